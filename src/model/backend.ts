@@ -1,0 +1,111 @@
+// Picks and initialises the tfjs backend, in the browser (page or worker) and in Node (Dawn for WebGPU).
+//
+// Why this is more than `tf.setBackend(name)`:
+// - the WebGPU backend registers itself only if `navigator.gpu` exists when its module is evaluated, so in Node the
+//   Dawn globals must be installed first and the backend module imported afterwards (dynamically);
+// - `tf.setBackend` returns false on failure while `tf.getBackend()` may still name the failed backend, so the
+//   result is checked and a requested backend that did not come up is an error, never a silent fallback;
+// - 'auto' tries webgpu, then wasm, then cpu, and says which one it got and why the better ones failed.
+import * as tf from '@tensorflow/tfjs';
+
+export type BackendName = 'webgpu' | 'wasm' | 'cpu';
+export type BackendChoice = BackendName | 'auto';
+export const BACKEND_NAMES: readonly BackendName[] = ['webgpu', 'wasm', 'cpu'];
+
+export interface BackendOptions {
+  /** Browser only: URLs of the wasm binaries (Vite: `import u from '.../tfjs-backend-wasm-simd.wasm?url'`). */
+  wasmPaths?: Partial<Record<'tfjs-backend-wasm.wasm' | 'tfjs-backend-wasm-simd.wasm' | 'tfjs-backend-wasm-threaded-simd.wasm', string>>;
+  /** Node only: flags passed to Dawn's `create()`, e.g. ['backend=vulkan'] or ['adapter=NAME']. */
+  dawnFlags?: string[];
+  /** Called with a human-readable line when 'auto' falls back or a backend is initialised. */
+  log?: (line: string) => void;
+}
+
+export interface BackendInfo {
+  name: BackendName;
+  /** The adapter's description for webgpu (e.g. 'SwiftShader' or an NVIDIA device), else the backend name. */
+  adapter: string;
+  /** Why better backends were skipped, when 'auto' fell back. */
+  fallbackReasons: string[];
+}
+
+const isNode = typeof process !== 'undefined' && !!process.versions?.node && typeof window === 'undefined'
+  && typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope === 'undefined';
+
+let adapterDescription = '';
+
+/** Installs Dawn's WebGPU implementation as `navigator.gpu` in Node (idempotent). */
+async function installDawn(flags: string[]): Promise<void> {
+  const g = globalThis as unknown as { navigator?: { gpu?: unknown } };
+  if (g.navigator?.gpu) return;
+  const dawn = (await import('webgpu')) as unknown as { create: (f: string[]) => unknown; globals: object };
+  Object.assign(globalThis, dawn.globals);
+  const gpu = dawn.create(flags);
+  if (g.navigator) Object.defineProperty(g.navigator, 'gpu', { value: gpu, configurable: true });
+  else Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
+}
+
+async function describeAdapter(): Promise<string> {
+  const gpu = (globalThis as unknown as { navigator?: { gpu?: { requestAdapter(): Promise<unknown> } } }).navigator?.gpu;
+  if (!gpu) throw new Error('WebGPU is not available here (navigator.gpu is undefined)');
+  const adapter = (await gpu.requestAdapter()) as null | { info?: Record<string, string>; isFallbackAdapter?: boolean };
+  if (!adapter) {
+    const hint = isNode
+      ? ' In Node, Dawn needs a Vulkan driver: install libvulkan1 and, on a machine without a GPU, point ' +
+        'VK_ICD_FILENAMES at a software driver (e.g. /usr/lib/chromium/vk_swiftshader_icd.json from Debian\'s chromium).'
+      : ' In Chromium, WebGPU needs a GPU or the --enable-unsafe-webgpu flag.';
+    throw new Error('WebGPU has no adapter (requestAdapter() returned null).' + hint);
+  }
+  const info = adapter.info ?? {};
+  return [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(' ') || 'unknown adapter';
+}
+
+async function tryBackend(name: BackendName, opts: BackendOptions): Promise<void> {
+  if (name === 'webgpu') {
+    if (isNode) await installDawn(opts.dawnFlags ?? []);
+    adapterDescription = await describeAdapter();
+    await import('@tensorflow/tfjs-backend-webgpu');
+    // Without this, tfjs runs small webgpu ops on the CPU, which hides kernel bugs and costs readbacks.
+    tf.env().set('WEBGPU_CPU_FORWARD', false);
+  } else if (name === 'wasm') {
+    const wasm = await import('@tensorflow/tfjs-backend-wasm');
+    if (opts.wasmPaths) wasm.setWasmPaths(opts.wasmPaths as Record<string, string>);
+    // Threads gave no speed-up on 2 cores, and the threaded build hangs in minified cross-origin-isolated workers.
+    tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
+  }
+  if (!tf.findBackendFactory(name)) throw new Error(`the tfjs '${name}' backend is not registered`);
+  const ok = await tf.setBackend(name);
+  if (!ok) throw new Error(`tf.setBackend('${name}') failed`);
+  await tf.ready();
+  if (tf.getBackend() !== name) throw new Error(`asked for '${name}' but tfjs is running '${tf.getBackend()}'`);
+}
+
+/**
+ * Initialises `choice` (or the best available backend for 'auto') and returns what is active.
+ * Throws, naming the backend and the reason, when an explicitly requested backend cannot start.
+ */
+export async function initBackend(choice: BackendChoice = 'auto', opts: BackendOptions = {}): Promise<BackendInfo> {
+  const log = opts.log ?? (() => {});
+  if (choice !== 'auto' && !BACKEND_NAMES.includes(choice)) {
+    throw new Error(`unknown backend '${String(choice)}' (expected one of: auto, ${BACKEND_NAMES.join(', ')})`);
+  }
+  const candidates: BackendName[] = choice === 'auto' ? [...BACKEND_NAMES] : [choice];
+  const fallbackReasons: string[] = [];
+  for (const name of candidates) {
+    try {
+      await tryBackend(name, opts);
+      const adapter = name === 'webgpu' ? adapterDescription : name;
+      if (fallbackReasons.length) log(`backend: using ${name} (${fallbackReasons.join('; ')})`);
+      else log(`backend: using ${name}${name === 'webgpu' ? ` on ${adapter}` : ''}`);
+      return { name, adapter, fallbackReasons };
+    } catch (err) {
+      const reason = `${name} unavailable: ${(err as Error).message}`;
+      if (choice !== 'auto') throw new Error(`could not start the requested backend: ${reason}`);
+      fallbackReasons.push(reason);
+    }
+  }
+  throw new Error(`no tfjs backend could start: ${fallbackReasons.join('; ')}`);
+}
+
+/** Path of Debian chromium's SwiftShader Vulkan driver, the software adapter used for WebGPU tests on CPU machines. */
+export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
