@@ -1,0 +1,154 @@
+// The multi-turn rollout loop (RAGEN agent_proxy.rollout, spec §4.2 step 1–2), independent of any model:
+// reset every env; for turn = 1..maxTurn, build a prompt for each still-running env, ask `generate` for the
+// continuations, parse them, step the envs; stop early when every env is done. Then render each trajectory in
+// training mode (the text and segments the trainer tokenizes and masks).
+//
+// Envs still running after maxTurn are simply left unfinished: they count as not successful, as in RAGEN.
+import { EnvGroupManager, summarizeEnvMetrics } from './envGroups';
+import type { RolloutState } from './envGroups';
+import { parseResponse, restoreForcedPrefix } from './parse';
+import { buildPrompt } from './prompt';
+import type { PromptStyle, RenderedPrompt } from './prompt';
+import type { StepInfo } from '../../envs/types';
+
+/**
+ * The policy as the loop sees it: prompts (rendered text ending in the forced `<think>`) in, sampled
+ * continuations out, one per prompt, in the same order. The continuation excludes the forced tag.
+ */
+export type GenerateFn = (prompts: string[]) => Promise<string[]>;
+
+export interface RolloutOptions {
+  /** RAGEN `agent_proxy.max_turn` (default 5; Bandit 1). */
+  maxTurn?: number;
+  /** RAGEN `agent_proxy.max_actions_per_turn` (default 5). */
+  maxActionsPerTurn?: number;
+  /** RAGEN `enable_think` (default true). */
+  enableThink?: boolean;
+  /** RAGEN `action_sep` (default `||`). */
+  actionSep?: string;
+  /** 'ragen' (default) or 'compact' prompt wording. */
+  promptStyle?: PromptStyle;
+  /** RAGEN `max_context_window` (default: full history). */
+  maxContextWindow?: number;
+  /** RAGEN `enable_response_mask` (default true = train only assistant turns; false = the paper's setting). */
+  responseMaskOnly?: boolean;
+  /** Explicit base seed for this reset (default: the manager's seed schedule). */
+  seed?: number;
+}
+
+/** One turn of one trajectory, for logs, the rollout viewer and metrics such as reasoning length. */
+export interface TurnRecord {
+  /** 1-based turn number. */
+  turn: number;
+  /** State the model saw at the start of the turn. */
+  state: string;
+  /** The full generation prompt (rendered text). */
+  prompt: string;
+  /** Sampled text with the forced tag restored. */
+  rawResponse: string;
+  think: string;
+  answer: string;
+  formatOk: boolean;
+  /** Actions parsed from the answer (before name mapping and budget). */
+  parsedActions: string[];
+  /** Actions the env executed. */
+  executedActions: string[];
+  /** Summed env reward of the turn (no penalty). */
+  reward: number;
+  /** Info of the last executed action, or null. */
+  info: StepInfo | null;
+  /** The trained-on response text. */
+  response: string;
+}
+
+export interface Trajectory extends RolloutState {
+  turns: TurnRecord[];
+  /** The trajectory in training mode: text + segments for tokenizing and loss masking. Null if no turn was played. */
+  training: RenderedPrompt | null;
+}
+
+export interface RolloutResult {
+  trajectories: Trajectory[];
+  /** Batch means of per-env metrics, RAGEN keys without a prefix (`<Tag>/success`, `<Tag>/pass@k`, …). */
+  envMetrics: Record<string, number>;
+  /** Turns actually played (≤ maxTurn). */
+  turnsPlayed: number;
+}
+
+/** Run one batch of rollouts over every env of the manager. */
+export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn, options: RolloutOptions = {}): Promise<RolloutResult> {
+  const maxTurn = options.maxTurn ?? 5;
+  const enableThink = options.enableThink ?? true;
+  const parseOptions = {
+    enableThink,
+    maxActionsPerTurn: options.maxActionsPerTurn ?? 5,
+    actionSep: options.actionSep ?? '||',
+  };
+  const promptOptions = {
+    style: options.promptStyle ?? 'ragen',
+    enableThink,
+    actionSep: parseOptions.actionSep,
+    maxContextWindow: options.maxContextWindow,
+    responseMaskOnly: options.responseMaskOnly,
+  } as const;
+  if (!Number.isInteger(maxTurn) || maxTurn < 1) throw new Error(`runRollouts: maxTurn must be a positive integer, got ${maxTurn}`);
+
+  let active = manager.reset(options.seed);
+  const turnsByEnv = new Map<number, TurnRecord[]>(manager.entries.map((e) => [e.envId, []]));
+  let turnsPlayed = 0;
+
+  for (let turn = 1; turn <= maxTurn && active.length > 0; turn++) {
+    const prompts = active.map((r) => buildPrompt(manager.entries[r.envId].info, r.history, { ...promptOptions, mode: 'generation' }).text);
+    const outputs = await generate(prompts);
+    if (!Array.isArray(outputs) || outputs.length !== prompts.length) {
+      throw new Error(`runRollouts: generate returned ${Array.isArray(outputs) ? outputs.length : typeof outputs} outputs for ${prompts.length} prompts`);
+    }
+    const badIndex = outputs.findIndex((o) => typeof o !== 'string');
+    if (badIndex >= 0) throw new Error(`runRollouts: generate output ${badIndex} is ${typeof outputs[badIndex]}, not a string`);
+    const inputs = active.map((rollout, i) => {
+      const raw = restoreForcedPrefix(outputs[i], enableThink);
+      const parsed = parseResponse(raw, parseOptions);
+      const record: TurnRecord = {
+        turn,
+        state: rollout.history[rollout.history.length - 1].state,
+        prompt: prompts[i],
+        rawResponse: raw,
+        think: parsed.think,
+        answer: parsed.answer,
+        formatOk: parsed.formatOk,
+        parsedActions: parsed.actions,
+        executedActions: [],
+        reward: 0,
+        info: null,
+        response: parsed.reconstructed,
+      };
+      turnsByEnv.get(rollout.envId)!.push(record);
+      return { envId: rollout.envId, actions: parsed.actions, llmResponse: parsed.reconstructed, llmRawResponse: raw };
+    });
+    const steppedIds = inputs.map((input) => input.envId);
+    active = manager.step(inputs);
+    // Copy what the env did back into the turn records (the history record of this turn is the second to last).
+    const rollouts = manager.allRollouts();
+    for (const envId of steppedIds) {
+      const rollout = rollouts[envId];
+      const played = rollout.history[rollout.history.length - 2];
+      const records = turnsByEnv.get(envId)!;
+      const record = records[records.length - 1];
+      record.executedActions = played.actions ?? [];
+      record.reward = played.reward ?? 0;
+      record.info = played.info ?? null;
+    }
+    turnsPlayed = turn;
+  }
+
+  const states = manager.rolloutStates();
+  const trajectories: Trajectory[] = states.map((state) => ({
+    ...state,
+    turns: turnsByEnv.get(state.envId)!,
+    training:
+      state.history.length >= 2
+        ? buildPrompt(manager.entries[state.envId].info, state.history, { ...promptOptions, mode: 'training' })
+        : null,
+  }));
+  return { trajectories, envMetrics: summarizeEnvMetrics(states), turnsPlayed };
+}
