@@ -1,0 +1,9 @@
+// Entry point of the browser playground: mounts the Svelte app. All state lives in playground.svelte.ts and all
+// tfjs work in the trainer worker.
+import { mount } from 'svelte';
+import App from './App.svelte';
+
+const target = document.getElementById('app');
+if (!target) throw new Error('index.html has no #app element to mount the playground in');
+
+export default mount(App, { target });
