@@ -1,0 +1,98 @@
+// `ragen demo`: a scripted agent plays RAGEN's environments in the terminal, through the same multi-turn protocol
+// the LLM agent uses (env groups, RAGEN prompts, <think>/<answer> parsing, action budget, format penalty).
+// The "policy" is a planner that writes its reasoning and answer as text: the BFS solver for Sokoban, value
+// iteration for FrozenLake, and a coin flip for Bandit (no name carries information a script could use).
+import type { Command } from 'commander';
+import { ENV_TAGS, Rng, makeEnv, planFrozenLake, solveSokoban, type AnyEnv } from '../../envs/index';
+import { EnvGroupManager, envRegistry, runRollouts, type Trajectory } from '../agent/index';
+import { UsageError } from './main';
+
+interface DemoOptions {
+  env?: string;
+  seed: string;
+  episodes: string;
+  actionsPerTurn: string;
+}
+
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description('watch a scripted agent (solver / planner / coin flip) play each environment through the agent protocol')
+    .option('--env <tag>', `one environment tag (default: all of ${ENV_TAGS.join(', ')})`)
+    .option('--seed <s>', 'base seed of the episodes (RAGEN validation seeds start at 123)', '123')
+    .option('--episodes <n>', 'episodes per environment', '1')
+    .option('--actions-per-turn <n>', 'actions the agent commits per turn (RAGEN max_actions_per_turn)', '2')
+    .action(async (opts: DemoOptions) => {
+      const tags = opts.env ? [opts.env] : [...ENV_TAGS];
+      for (const tag of tags) {
+        if (!ENV_TAGS.includes(tag)) throw new UsageError(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
+      }
+      const seed = positiveInt(opts.seed, '--seed', 0);
+      const episodes = positiveInt(opts.episodes, '--episodes', 1);
+      const actionsPerTurn = positiveInt(opts.actionsPerTurn, '--actions-per-turn', 1);
+      for (const tag of tags) await playTag(tag, seed, episodes, actionsPerTurn);
+    });
+}
+
+function positiveInt(text: string, flag: string, min: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`);
+  return n;
+}
+
+async function playTag(tag: string, seed: number, episodes: number, actionsPerTurn: number): Promise<void> {
+  const isBandit = tag.startsWith('Bandit');
+  // One env per group, one rollout each: RAGEN's validation layout.
+  const manager = new EnvGroupManager(
+    { mode: 'val', envGroups: episodes, groupSize: 1, tags: [{ tag, nGroups: episodes }], baseSeed: seed },
+    envRegistry(),
+  );
+  const coin = Rng.fromSeed(seed, 'demo/coin');
+  const maxActionsPerTurn = isBandit ? 1 : actionsPerTurn;
+  // The scripted policy reads the live env of each prompt: prompts come in the order of the active envs.
+  const generate = async (prompts: string[]) => {
+    const active = manager.activeRollouts();
+    return prompts.map((_, i) => scriptedResponse(manager.entries[active[i].envId].env as AnyEnv, maxActionsPerTurn, coin));
+  };
+  const result = await runRollouts(manager, generate, {
+    maxTurn: isBandit ? 1 : 5,
+    maxActionsPerTurn,
+    promptStyle: 'ragen',
+  });
+  for (const trajectory of result.trajectories) printTrajectory(tag, trajectory);
+  const success = result.envMetrics[`${tag}/success`] ?? 0;
+  console.log(`${tag}: success ${(success * 100).toFixed(0)}% over ${episodes} episode(s)\n`);
+}
+
+/** Reasoning and answer text for the env's current state, as a well-formatted LLM turn (without the forced <think>). */
+function scriptedResponse(env: AnyEnv, maxActions: number, coin: Rng): string {
+  if (env.tag.startsWith('Bandit')) {
+    const arm = coin.choice(env.actionNames);
+    return `Both names could be good, so I pick ${arm}.</think><answer>${arm}</answer>`;
+  }
+  if (env.tag === 'FrozenLake' && 'map' in env) {
+    const planner = planFrozenLake(env.map, env.config.successRate ?? 1 / 3, 10);
+    const action = planner.bestAction(env.position, 10) ?? 'Left';
+    // Slippery ice: commit one move at a time, so the next turn can replan from where the agent really is.
+    return `The goal is reachable; the safest next move is ${action}.</think><answer>${action}</answer>`;
+  }
+  if ('state' in env) {
+    const plan = solveSokoban(env.state, 30) ?? [];
+    const actions = plan.slice(0, maxActions);
+    const text = actions.length ? actions.join(' || ') : 'Up';
+    return `The box has to reach the target; the shortest plan starts with ${text}.</think><answer>${text}</answer>`;
+  }
+  throw new Error(`demo: no scripted agent for env '${env.tag}'`);
+}
+
+function printTrajectory(tag: string, t: Trajectory): void {
+  console.log(`=== ${tag}, seed ${t.status.seed} ===`);
+  for (const turn of t.turns) {
+    console.log(`Turn ${turn.turn}:\n${turn.state}`);
+    console.log(`  think:   ${turn.think}`);
+    console.log(`  answer:  ${turn.answer}   -> executed [${turn.executedActions.join(', ')}], reward ${turn.reward.toFixed(2)}`);
+  }
+  const last = t.history[t.history.length - 1];
+  console.log(`Final state:\n${last.state}`);
+  console.log(`${t.success ? 'solved' : 'not solved'}, total reward ${t.totalReward.toFixed(2)}, actions ${t.status.numActions}\n`);
+}
