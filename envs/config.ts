@@ -1,0 +1,86 @@
+// Config checking shared by every env: an unknown key or a wrongly typed value is an Error that names the tag,
+// the key and what was expected, because a silently ignored typo ("numBox") would train on the wrong task.
+
+/** Returns null when the value is acceptable, else what was expected (e.g. "must be an integer >= 1"). */
+export type Validator = (value: unknown) => string | null;
+
+export function validateConfig(
+  tag: string,
+  config: Record<string, unknown> | undefined,
+  validators: Readonly<Record<string, Validator>>,
+): void {
+  if (config === undefined || config === null) return;
+  if (typeof config !== 'object' || Array.isArray(config)) {
+    throw new Error(`${tag}: config must be an object of key/value pairs, got ${describeValue(config)}`);
+  }
+  const validKeys = Object.keys(validators);
+  for (const [key, value] of Object.entries(config)) {
+    const validate = Object.hasOwn(validators, key) ? validators[key] : undefined;
+    if (!validate) {
+      throw new Error(`${tag}: unknown config key '${key}' (valid keys: ${validKeys.join(', ')})`);
+    }
+    if (value === undefined) continue; // an explicit undefined means "use the default"
+    const problem = validate(value);
+    if (problem !== null) {
+      throw new Error(`${tag}: config '${key}' ${problem}, got ${describeValue(value)}`);
+    }
+  }
+}
+
+/** A short, printable rendering of any value for error messages. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value);
+  if (Array.isArray(value)) return `[${value.map(describeValue).join(', ')}]`;
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}
+
+export const integerAtLeast =
+  (min: number): Validator =>
+  (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min ? null : `must be an integer >= ${min}`;
+
+/** A finite number in [lo, hi] (or (lo, hi] when `excludeLo`). */
+export const numberBetween =
+  (lo: number, hi: number, excludeLo = false): Validator =>
+  (v) =>
+    typeof v === 'number' && Number.isFinite(v) && (excludeLo ? v > lo : v >= lo) && v <= hi
+      ? null
+      : `must be a number in ${excludeLo ? '(' : '['}${lo}, ${hi}]`;
+
+export const finiteNumber: Validator = (v) =>
+  typeof v === 'number' && Number.isFinite(v) ? null : 'must be a finite number';
+
+export const nonEmptyString: Validator = (v) =>
+  typeof v === 'string' && v.trim().length > 0 ? null : 'must be a non-empty string';
+
+/** A grid given as one string with rows separated by '\n', or as an array of row strings. */
+export const gridText: Validator = (v) =>
+  typeof v === 'string' || (Array.isArray(v) && v.every((row) => typeof row === 'string'))
+    ? null
+    : "must be a string (rows joined by '\\n') or an array of row strings";
+
+/** Splits a grid given as text or rows into rows; drops '\r' and a trailing empty line. */
+export function gridRows(grid: string | readonly string[]): string[] {
+  const rows = typeof grid === 'string' ? grid.replace(/\r/g, '').split('\n') : grid.map((r) => r.replace(/\r/g, ''));
+  while (rows.length > 0 && rows[rows.length - 1] === '') rows.pop();
+  return rows;
+}
+
+/**
+ * The index of `action` in `actionNames`, compared case-insensitively after trimming whitespace; -1 when it is
+ * not one of them (RAGEN drops such actions as invalid).
+ */
+export function lookupAction(actionNames: readonly string[], action: unknown): number {
+  if (typeof action !== 'string') return -1;
+  const wanted = action.trim().toLowerCase();
+  return actionNames.findIndex((name) => name.toLowerCase() === wanted);
+}
+
+/** The entries of a config whose value is not undefined (undefined means "keep the default"). */
+export function definedEntries(config: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config ?? {})) if (value !== undefined) out[key] = value;
+  return out;
+}

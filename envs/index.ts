@@ -1,0 +1,87 @@
+// The environments' front door (DESIGN.md "Environments: envs/index.ts").
+//
+//   makeEnv(tag, config?)  → an Env (reset / step / render, see envs/types.ts)
+//   ENV_TAGS               → the tags makeEnv knows, RAGEN's names
+//   envSpec(tag)           → an EnvSpec: what the agent's prompt builder needs besides the state text
+//
+// EnvSpec (also on every env as `env.spec`), RAGEN's per-tag entries of config/envs.yaml:
+//   instruction        env_instruction, the task text opening the first user message. FrozenLake's and Bandit's
+//                      are RAGEN's verbatim ('' for Bandit: its rules are in the observation); Sokoban's is our
+//                      wording of the same content (the spec does not quote RAGEN's).
+//   gridVocab          [symbol, meaning] pairs for "The meaning of each symbol in the state is:\n" + "sym: meaning"
+//                      joined by ", " (describeGridVocab does the join); null for Bandit.
+//   maxActionsPerTraj  the primitive-action budget per episode: 10 for Sokoban and FrozenLake, 1 for Bandit.
+//   maxTokens          N of "Max response length: N words (tokens).": 100 for the grid envs; null for Bandit, where
+//                      RAGEN falls back to the rollout's response length.
+// The available actions of "Your available actions are:" are `env.actionNames` (id order). Bandit's order is
+// reshuffled by each reset, so read them after reset.
+//
+// Config keys per tag (camelCase of RAGEN's; unknown keys and wrongly typed values throw):
+//   Sokoban tags  dimRoom, numBoxes, searchDepth, maxSteps, level
+//   FrozenLake    size, p, successRate, map
+//   Bandit tags   loArmName, hiArmName, loArmScore, hiArmHiScore, hiArmLoScore, hiArmHiScoreProb
+
+import { BanditEnv } from './bandit';
+import { FrozenLakeEnv } from './frozenlake';
+import { SOKOBAN_TAGS, SokobanEnv, type SokobanTag } from './sokoban/index';
+import type { EnvSpec } from './spec';
+import type { Env } from './types';
+
+export type { Env, StepInfo, StepResult } from './types';
+export type { EnvSpec, GridVocab } from './spec';
+export { describeGridVocab } from './spec';
+export { formatPythonFloat } from './format';
+export { Rng, fnv1a32, reseed } from './random';
+export { BanditEnv, BANDIT_DEFAULTS, banditPrompt, type BanditConfig } from './bandit';
+export {
+  FrozenLakeEnv,
+  FROZENLAKE_ACTIONS,
+  FROZENLAKE_DEFAULTS,
+  FROZENLAKE_GRID_VOCAB,
+  FROZENLAKE_INSTRUCTION,
+  generateFrozenLakeMap,
+  isGoalReachable,
+  moveOnLake,
+  parseFrozenLakeMap,
+  planFrozenLake,
+  renderFrozenLake,
+  slipOutcomes,
+  type FrozenLakeConfig,
+  type FrozenLakeMap,
+  type FrozenLakePlanner,
+} from './frozenlake';
+export * from './sokoban/index';
+
+export const ENV_TAGS: readonly string[] = Object.freeze([
+  'Bandit',
+  'BanditTest',
+  'SimpleSokoban',
+  'LargerSokoban',
+  'SokobanDifferentGridVocab',
+  'FrozenLake',
+]);
+
+/** An env instance, the kind envSpec and tests may want to narrow to. */
+export type AnyEnv = (BanditEnv | FrozenLakeEnv | SokobanEnv) & Env;
+
+/**
+ * A new env for `tag` with RAGEN's defaults for that tag, overridden by `config`. Throws an Error naming the
+ * problem for an unknown tag, an unknown config key, a wrongly typed value or an unplayable level/map.
+ */
+export function makeEnv(tag: string, config?: Record<string, unknown>): AnyEnv {
+  switch (tag) {
+    case 'Bandit':
+    case 'BanditTest':
+      return new BanditEnv(tag, config);
+    case 'FrozenLake':
+      return new FrozenLakeEnv(config);
+    default:
+      if ((SOKOBAN_TAGS as readonly string[]).includes(tag)) return new SokobanEnv(tag as SokobanTag, config);
+      throw new Error(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
+  }
+}
+
+/** The prompt-side facts of a tag with its default config (see the top of this file). */
+export function envSpec(tag: string): EnvSpec {
+  return makeEnv(tag).spec;
+}

@@ -1,0 +1,172 @@
+// Sokoban (spec §2.2): push every box onto a target. Three RAGEN tags share this env:
+//   SimpleSokoban              6x6, 1 box, searchDepth 300 (the default training env)
+//   LargerSokoban              8x8, 2 boxes, searchDepth 10
+//   SokobanDifferentGridVocab  6x6, 1 box, searchDepth 30, rendered with W . G C B A @
+// Each reset generates a level from the seed (or loads `level`). Rewards per primitive action: −0.1, +1 box onto
+// a target, −1 box off a target, +10 when every box is on a target; done when solved or after maxSteps actions.
+
+import type { Env, StepResult } from '../types';
+import { definedEntries, gridText, integerAtLeast, lookupAction, validateConfig, type Validator } from '../config';
+import { checkSeed } from '../random';
+import type { EnvSpec } from '../spec';
+import { SOKOBAN_ACTIONS, applyMove, stepReward } from './dynamics';
+import { generateSokoban } from './generate';
+import {
+  ALTERNATIVE_VOCAB,
+  DEFAULT_VOCAB,
+  boxesOnTarget,
+  cloneState,
+  parseSokobanLevel,
+  renderSokoban,
+  type SokobanState,
+  type SokobanVocab,
+} from './grid';
+
+export { SOKOBAN_ACTIONS, applyMove, stepReward } from './dynamics';
+export { generateSokoban, SokobanGenerationError } from './generate';
+export { solveSokoban } from './solver';
+export {
+  ALTERNATIVE_VOCAB,
+  DEFAULT_VOCAB,
+  boxesOnTarget,
+  cloneState,
+  parseSokobanLevel,
+  renderSokoban,
+  type SokobanState,
+  type SokobanVocab,
+} from './grid';
+
+export const SOKOBAN_TAGS = ['SimpleSokoban', 'LargerSokoban', 'SokobanDifferentGridVocab'] as const;
+export type SokobanTag = (typeof SOKOBAN_TAGS)[number];
+
+/**
+ * Sokoban's env_instruction. The spec does not quote RAGEN's; this wording says the same: who the player is, the
+ * push rule, and the multi-action answer format.
+ */
+export const SOKOBAN_INSTRUCTION =
+  'You are solving the Sokoban puzzle. You are the player and you need to push all boxes to targets. When you are ' +
+  'right next to a box, you can push it by moving in the same direction. You cannot push a box through a wall, and ' +
+  'you cannot pull a box. The answer should be a sequence of actions, like <answer>Right || Right || Up</answer>';
+
+export interface SokobanConfig {
+  /** [rows, cols] of generated rooms (RAGEN's dim_room), each >= 3 so that there is an interior. */
+  dimRoom: readonly [number, number];
+  /** Boxes (and targets) per generated room. */
+  numBoxes: number;
+  /** TTL of the reverse-play search that generates a level: larger = boxes can end up further from targets. */
+  searchDepth: number;
+  /** The env reports done after this many actions (gym-sokoban's max_steps; RAGEN's 10-action budget hits first). */
+  maxSteps: number;
+  /**
+   * A fixed level in the default vocabulary (# _ O √ X P S), rows joined by '\n' or as an array, used by every
+   * reset instead of generating one (dimRoom, numBoxes and searchDepth are then unused). Cells outside the grid
+   * act as walls, so it need not be walled in.
+   */
+  level?: string | readonly string[];
+}
+
+export const SOKOBAN_DEFAULTS: Readonly<Record<SokobanTag, Readonly<SokobanConfig>>> = {
+  SimpleSokoban: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 300, maxSteps: 100 },
+  LargerSokoban: { dimRoom: [8, 8], numBoxes: 2, searchDepth: 10, maxSteps: 100 },
+  SokobanDifferentGridVocab: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 30, maxSteps: 100 },
+};
+
+const dimRoom: Validator = (v) =>
+  Array.isArray(v) && v.length === 2 && v.every((n) => Number.isInteger(n) && n >= 3)
+    ? null
+    : 'must be [rows, cols], two integers >= 3';
+
+const SOKOBAN_CONFIG_KEYS = {
+  dimRoom,
+  numBoxes: integerAtLeast(1),
+  searchDepth: integerAtLeast(1),
+  maxSteps: integerAtLeast(1),
+  level: gridText,
+} as const;
+
+export class SokobanEnv implements Env {
+  readonly tag: SokobanTag;
+  readonly actionNames: readonly string[] = SOKOBAN_ACTIONS;
+  readonly config: Readonly<SokobanConfig>;
+  readonly vocab: SokobanVocab;
+  readonly spec: EnvSpec;
+
+  private readonly fixedLevel: SokobanState | null;
+  private board: SokobanState | null = null;
+  private boxesPlaced = 0;
+  private steps = 0;
+
+  constructor(tag: SokobanTag, config?: Record<string, unknown>) {
+    validateConfig(tag, config, SOKOBAN_CONFIG_KEYS);
+    this.tag = tag;
+    this.config = Object.freeze({ ...SOKOBAN_DEFAULTS[tag], ...definedEntries(config) } as SokobanConfig);
+    this.fixedLevel = this.config.level === undefined ? null : parseSokobanLevel(this.config.level);
+    this.vocab = tag === 'SokobanDifferentGridVocab' ? ALTERNATIVE_VOCAB : DEFAULT_VOCAB;
+    this.spec = {
+      tag,
+      instruction: SOKOBAN_INSTRUCTION,
+      gridVocab: this.vocab.gridVocab,
+      maxActionsPerTraj: 10,
+      maxTokens: 100,
+    };
+  }
+
+  reset(seed: number): string {
+    checkSeed(seed);
+    if (this.fixedLevel) {
+      this.board = cloneState(this.fixedLevel);
+    } else {
+      const [rows, cols] = this.config.dimRoom;
+      const { numBoxes, searchDepth } = this.config;
+      this.board = generateSokoban(seed, { rows, cols, numBoxes, searchDepth });
+    }
+    // RAGEN starts this count at 0, which is right for generated levels (no box starts on a target); counting
+    // keeps a hand-written level with a box already on a target from paying +1 on the first step.
+    this.boxesPlaced = boxesOnTarget(this.board);
+    this.steps = 0;
+    return this.render();
+  }
+
+  step(action: string): StepResult {
+    const board = this.state;
+    const id = lookupAction(this.actionNames, action);
+    if (id < 0) {
+      return { observation: this.render(), reward: 0, done: this.done, info: this.info(false, false) };
+    }
+    const moved = applyMove(board, id);
+    this.steps++;
+    const before = this.boxesPlaced;
+    this.boxesPlaced = boxesOnTarget(board);
+    const reward = stepReward(before, this.boxesPlaced, board.numBoxes);
+    return { observation: this.render(), reward, done: this.done, info: this.info(true, moved) };
+  }
+
+  render(): string {
+    return renderSokoban(this.state, this.vocab);
+  }
+
+  /** The live board (do not mutate it; use cloneState for a copy). Throws before the first reset. */
+  get state(): SokobanState {
+    if (!this.board) throw new Error(`${this.tag}: call reset(seed) before step(), render() or state`);
+    return this.board;
+  }
+
+  /** Every box is on a target. */
+  get solved(): boolean {
+    return this.boxesPlaced === this.state.numBoxes;
+  }
+
+  /** Solved, or maxSteps actions taken. */
+  get done(): boolean {
+    return this.solved || this.steps >= this.config.maxSteps;
+  }
+
+  /** Valid actions taken since the last reset. */
+  get stepCount(): number {
+    return this.steps;
+  }
+
+  private info(actionIsValid: boolean, actionIsEffective: boolean) {
+    return { success: this.solved, actionIsValid, actionIsEffective };
+  }
+}

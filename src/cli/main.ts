@@ -1,0 +1,30 @@
+// The headless entry point (`ragen` bin). Each subcommand lives in its own file; this one only wires them to the
+// command line. Errors that users can fix (bad flags, unknown presets, broken checkpoints) print one clear line and
+// exit 2; unexpected failures print the stack and exit 1.
+import { Command, CommanderError } from 'commander';
+import { registerBench } from './bench';
+import { registerDemo } from './demo';
+
+export class UsageError extends Error {}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command()
+    .name('ragen')
+    .description('RAGEN (StarPO / StarPO-S multi-turn RL for LLM agents) in TypeScript, headless')
+    .showHelpAfterError()
+    .exitOverride();
+  registerDemo(program);
+  registerBench(program);
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof UsageError) {
+      console.error(`ragen: ${err.message}`);
+      return 2;
+    }
+    console.error(err);
+    return 1;
+  }
+}
