@@ -1,18 +1,31 @@
 // Number formatting that matches what RAGEN's Python prints, because those strings end up in the model's context
-// (Bandit's "Dragon: 1.0 points", the manager's "Reward:\n-0.1\n").
+// (Bandit's "Dragon: 1.0 points", the manager's "Reward:\n-0.1\n"). JavaScript's shortest round-trip digits are the
+// same as Python's; only the layout differs (Python always writes a '.0' or an exponent, and switches to exponent
+// notation below 1e-4 and from 1e16), which is what this fixes.
 
-/**
- * A number as Python's `str(float)` writes it: integral values keep one decimal ("1.0", "0.0", "-1.0"), other
- * values use the shortest round-tripping digits, which JavaScript and Python agree on ("0.1", "10.700000000000001").
- * Python switches to exponent notation outside [1e-4, 1e16); JavaScript outside [1e-6, 1e21). Rewards never get
- * there, so those ranges are written the JavaScript way.
- */
+/** Python's `repr(float(x))` / `str(float(x))`. */
 export function formatPythonFloat(x: number): string {
   if (Number.isNaN(x)) return 'nan';
   if (x === Infinity) return 'inf';
   if (x === -Infinity) return '-inf';
-  if (Number.isInteger(x) && Math.abs(x) < 1e16) {
-    return (Object.is(x, -0) ? '-' : '') + x.toFixed(1);
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+
+  // toExponential() without an argument gives the shortest digits that round-trip: "d.ddde±x".
+  const [mantissa, expText] = x.toExponential().split('e');
+  const exponent = Number(expText);
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace('-', '').replace('.', '');
+  const sign = negative ? '-' : '';
+
+  // Python switches to scientific notation when the exponent is < -4 or >= 16.
+  if (exponent < -4 || exponent >= 16) {
+    const frac = digits.slice(1);
+    const expSign = exponent < 0 ? '-' : '+';
+    const expDigits = String(Math.abs(exponent)).padStart(2, '0');
+    return `${sign}${digits[0]}${frac ? '.' + frac : ''}e${expSign}${expDigits}`;
   }
-  return String(x);
+  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+  const intPart = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
+  const fracPart = digits.slice(exponent + 1);
+  return `${sign}${intPart}.${fracPart || '0'}`;
 }
