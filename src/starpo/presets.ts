@@ -1,0 +1,196 @@
+// Named run configurations: `ragen train --preset NAME` and the playground's preset menu.
+//
+// Each preset is a partial RunConfig laid over defaultRunConfig() (RAGEN v1's base.yaml), so a preset lists only
+// how it departs from RAGEN; docs/config.md shows those departures key by key. Presets are plain TS objects (no fs)
+// so the browser imports them too. A preset has one or more named arms: ordinary presets have one arm named like
+// the preset; `echo-trap` has two, 'starpo' and 'starpo-s', trained on the same seeds so their curves compare.
+//
+// The tiny presets' learning rates and sizes are starting points for a ~100k-parameter model warm-started by
+// `ragen warmstart` (checkpoint under public/warmstart/<preset>/), not values from RAGEN: RAGEN's 1e-6 is tuned
+// for a 0.5B instruct model and would not move a tiny one.
+import {
+  ConfigError,
+  didYouMean,
+  mergeConfigInput,
+  parseRunConfig,
+  type RunConfig,
+  type RunConfigInput,
+} from './config';
+
+interface PresetDefinition {
+  /** One line for menus and `--help`: what the preset is for. */
+  summary: string;
+  /** Arm name → partial config over defaultRunConfig(). */
+  arms: Record<string, RunConfigInput>;
+}
+
+// --- building blocks ---------------------------------------------------------------------------------------------
+
+/** Shared by every tiny preset: a tiny model with the compact prompt, small batches, a short run. */
+const TINY: RunConfigInput = {
+  model: {
+    pretrained: null,
+    promptStyle: 'compact',
+    tiny: { hiddenSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 192, ropeTheta: 10000, maxPositions: 1024 },
+  },
+  // 8 groups x 4 rollouts = 32 trajectories per step (RAGEN 128); 4 per prompt was the paper's best (Table 2).
+  // Validation: 32 fixed initial states instead of 256, so a validation pass stays cheap on a CPU.
+  agent: { envGroups: 8, groupSize: 4, valGroups: 32, valGroupSize: 1 },
+  // Reasoning in the warm-start demonstrations is a sentence or two: 64 new tokens per turn instead of 400.
+  rollout: { maxNewTokens: 64 },
+  // Filter 25 % keeps 2 groups x 4 = 8 trajectories = one mini-batch, as RAGEN's 32 = 32. One micro-batch per
+  // mini-batch: a tiny model fits, and it is the fastest on wasm.
+  actor: { lr: 1e-4, ppoMiniBatchSize: 8, ppoMicroBatchSize: 8 },
+  critic: { lr: 1e-3 },
+  trainer: { totalSteps: 100, testFreq: 10, saveFreq: 50, keepCheckpoints: 2, logRollouts: 4 },
+};
+
+/** Vanilla StarPO as the paper ran it (spec §4.5, §4.6): no filter, KL 0.001 (k1) folded into the reward, symmetric clip 0.2. */
+const VANILLA_STARPO: RunConfigInput = {
+  filter: { strategy: 'ratio', ratio: 1.0 },
+  algorithm: { useKlInReward: true, klCoef: 0.001, klEstimator: 'kl' },
+  actor: { clipRatioHigh: 0.2 },
+};
+
+// --- the presets -------------------------------------------------------------------------------------------------
+
+const BANDIT_TINY: RunConfigInput = mergeConfigInput(TINY, {
+  model: { warmStart: 'warmstart/bandit-tiny' },
+  // RAGEN `_1_bandit`: one turn, one action; validation on both name pairs (RAGEN 256 + 256, here 16 + 16).
+  agent: {
+    trainEnvs: [{ tag: 'Bandit', nGroups: 8 }],
+    valEnvs: [
+      { tag: 'Bandit', nGroups: 16 },
+      { tag: 'BanditTest', nGroups: 16 },
+    ],
+    // 8 rollouts per group (not 4): in Bandit the in-group variance comes only from choosing different arms.
+    groupSize: 8,
+    maxTurn: 1,
+    maxActionsPerTurn: 1,
+  },
+  rollout: { maxNewTokens: 48 },
+  // 2 kept groups x 8 = 16 trajectories = one mini-batch.
+  actor: { ppoMiniBatchSize: 16, ppoMicroBatchSize: 16 },
+  trainer: { totalSteps: 50, saveFreq: 25 },
+});
+
+const FROZENLAKE_TINY: RunConfigInput = mergeConfigInput(TINY, {
+  model: { warmStart: 'warmstart/frozenlake-tiny' },
+  // RAGEN `_3_frozen_lake`: 4x4, 20 % holes, slip 1/3 (the env's v1 defaults), 5 turns, 10 actions.
+  agent: { trainEnvs: [{ tag: 'FrozenLake', nGroups: 8 }], valEnvs: [{ tag: 'FrozenLake', nGroups: 32 }] },
+});
+
+const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
+  // Planning a push needs more capacity than Bandit or FrozenLake.
+  model: {
+    warmStart: 'warmstart/sokoban-tiny',
+    tiny: { hiddenSize: 128, numLayers: 4, numHeads: 4, numKvHeads: 2, intermediateSize: 384 },
+  },
+  // RAGEN's default env (6x6, one box); 3 turns instead of 5 to keep sequences short, still 5 actions per turn
+  // and 10 per episode (73.8 % of levels are solvable in 5 actions, 98.8 % in 10: spec §10.17).
+  agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8 }], valEnvs: [{ tag: 'SimpleSokoban', nGroups: 32 }], maxTurn: 3 },
+});
+
+// The echo trap (paper §4): vanilla StarPO's reward std and entropy fall early, then success collapses; StarPO-S
+// delays or avoids it. Both arms start from the frozenlake-tiny checkpoint with identical seeds (env seeds,
+// sampling, init). FrozenLake because the paper's collapse timeline is drawn on it (std drops ~step 40, reward
+// ~90) and its episodes are cheap. With 32 trajectories and mini-batch 8 the unfiltered vanilla arm takes 4
+// optimizer steps per rollout, so its clipping acts, as in the paper's 128 / 32; StarPO-S keeps 8 = one step.
+const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(FROZENLAKE_TINY, {
+  trainer: { totalSteps: 150, saveFreq: 0, seed: 0 },
+});
+
+const SOKOBAN_QWEN: RunConfigInput = {
+  // RAGEN's paper configuration is exactly defaultRunConfig(): Qwen2.5-0.5B-Instruct, SimpleSokoban 8 x 16, 5 turns
+  // x 5 actions (10 per episode), 400 new tokens, lr 1e-6 / 1e-5, PPO + GAE, filter 25 %, no KL, clip 0.2 / 0.28,
+  // RAGEN's prompt, 256 validation states. Departures: the model is read from `model.path` (--set model=PATH;
+  // required, nothing is downloaded) and a checkpoint is kept every 50 steps (RAGEN saves none by default).
+  // Like RAGEN main, the loss covers assistant turns only and micro-batches hold 1 trajectory; the April-2025 paper
+  // trained on env tokens too with micro-batch 4: `--set algorithm.responseMaskOnly=false --set actor.ppoMicroBatchSize=4`.
+  model: { pretrained: 'Qwen/Qwen2.5-0.5B-Instruct', path: null, promptStyle: 'ragen' },
+  agent: { maxActionsPerTraj: 10 },
+  trainer: { saveFreq: 50, keepCheckpoints: 2 },
+};
+
+const PRESETS = {
+  'bandit-tiny': {
+    summary: 'Bi-arm Bandit (Phoenix/Dragon), one turn, tiny model, StarPO-S; trains in minutes on 2 CPU cores (wasm).',
+    arms: { 'bandit-tiny': BANDIT_TINY },
+  },
+  'frozenlake-tiny': {
+    summary: 'FrozenLake 4x4 (slippery), up to 5 turns and 10 actions, tiny model, StarPO-S.',
+    arms: { 'frozenlake-tiny': FROZENLAKE_TINY },
+  },
+  'sokoban-tiny': {
+    summary: 'SimpleSokoban 6x6 with one box, up to 3 turns and 10 actions, tiny model, StarPO-S.',
+    arms: { 'sokoban-tiny': SOKOBAN_TINY },
+  },
+  'echo-trap': {
+    summary: 'Vanilla StarPO vs StarPO-S on FrozenLake with the same seeds: watch the echo trap (reward std and entropy collapse).',
+    arms: {
+      starpo: mergeConfigInput(ECHO_TRAP_BASE, VANILLA_STARPO),
+      'starpo-s': ECHO_TRAP_BASE,
+    },
+  },
+  'sokoban-qwen': {
+    summary: "RAGEN's paper configuration: Qwen2.5-0.5B-Instruct (local copy via --set model=PATH) on SimpleSokoban, 8x16, StarPO-S.",
+    arms: { 'sokoban-qwen': SOKOBAN_QWEN },
+  },
+} satisfies Record<string, PresetDefinition>;
+
+export type PresetName = keyof typeof PRESETS;
+export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
+
+export interface PresetArm {
+  /** Arm name: the preset's own name, or 'starpo' / 'starpo-s' for echo-trap. */
+  name: string;
+  config: RunConfig;
+}
+
+export interface ResolvedPreset {
+  name: PresetName;
+  summary: string;
+  /** One arm for an ordinary preset; several (same seeds) for a comparison such as echo-trap. */
+  arms: PresetArm[];
+}
+
+function definition(name: string): PresetDefinition {
+  if (!Object.hasOwn(PRESETS, name)) {
+    throw new ConfigError(`unknown preset '${name}'${didYouMean(name, PRESET_NAMES)} (presets: ${PRESET_NAMES.join(', ')})`, []);
+  }
+  return PRESETS[name as PresetName];
+}
+
+/** Every preset with its summary and arm names, for menus and `--help`. */
+export function listPresets(): { name: PresetName; summary: string; armNames: string[] }[] {
+  return PRESET_NAMES.map((name) => ({ name, summary: PRESETS[name].summary, armNames: Object.keys(PRESETS[name].arms) }));
+}
+
+/** A preset's validated configs. An unknown name throws a ConfigError listing the presets. */
+export function resolvePreset(name: string): ResolvedPreset {
+  const def = definition(name);
+  return {
+    name: name as PresetName,
+    summary: def.summary,
+    arms: Object.entries(def.arms).map(([arm, input]) => ({
+      name: arm,
+      config: parseRunConfig(input, `preset '${name}'${Object.keys(def.arms).length > 1 ? ` arm '${arm}'` : ''}`),
+    })),
+  };
+}
+
+/**
+ * One arm's config. `arm` may be omitted for a one-arm preset; for a several-arm preset a missing or unknown arm
+ * throws a ConfigError listing the arms.
+ */
+export function presetConfig(name: string, arm?: string): RunConfig {
+  const preset = resolvePreset(name);
+  if (arm === undefined && preset.arms.length === 1) return preset.arms[0].config;
+  const names = preset.arms.map((a) => a.name);
+  const found = preset.arms.find((a) => a.name === arm);
+  if (!found) {
+    const what = arm === undefined ? 'has several arms; name one' : `has no arm '${arm}'${didYouMean(arm, names)}`;
+    throw new ConfigError(`preset '${name}' ${what} (arms: ${names.join(', ')})`, []);
+  }
+  return found.config;
+}

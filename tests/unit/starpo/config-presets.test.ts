@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ECHO_TRAP_CONFIG, type EchoTrapConfig } from '../../../src/metrics/echoTrap';
+import { ConfigError, applyOverrides, assertRunnable, configDifferences, type RunConfig } from '../../../src/starpo/config';
+import { DEFAULT_EARLY_STOP, type EarlyStopConfig } from '../../../src/starpo/earlyStop';
+import { PRESET_NAMES, listPresets, presetConfig, resolvePreset } from '../../../src/starpo/presets';
+
+const TINY_PRESETS = ['bandit-tiny', 'frozenlake-tiny', 'sokoban-tiny'];
+
+function thrownMessage(f: () => unknown): string {
+  try {
+    f();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError, nothing was thrown');
+}
+
+/** Every config of every preset, as [label, config]. */
+function allConfigs(): [string, RunConfig][] {
+  return PRESET_NAMES.flatMap((name) => resolvePreset(name).arms.map((arm): [string, RunConfig] => [`${name}/${arm.name}`, arm.config]));
+}
+
+describe('the presets of issue #4', () => {
+  it('are exactly bandit-tiny, frozenlake-tiny, sokoban-tiny, echo-trap and sokoban-qwen', () => {
+    expect([...PRESET_NAMES].sort()).toEqual(['bandit-tiny', 'echo-trap', 'frozenlake-tiny', 'sokoban-qwen', 'sokoban-tiny']);
+    expect(listPresets().map((p) => p.name)).toEqual(PRESET_NAMES);
+    expect(listPresets().every((p) => p.summary.length > 20)).toBe(true);
+  });
+
+  it('all parse (resolvePreset validates every arm)', () => {
+    expect(allConfigs()).toHaveLength(6);
+  });
+
+  it('reject an unknown name, listing the presets and suggesting the closest', () => {
+    const msg = thrownMessage(() => resolvePreset('bandit-tin'));
+    expect(msg).toContain("unknown preset 'bandit-tin' (did you mean 'bandit-tiny'?)");
+    expect(msg).toContain('presets: bandit-tiny, frozenlake-tiny, sokoban-tiny, echo-trap, sokoban-qwen');
+    expect(thrownMessage(() => resolvePreset('toString'))).toContain("unknown preset 'toString'");
+  });
+
+  it('return fresh objects each time', () => {
+    const a = presetConfig('bandit-tiny');
+    a.agent.trainEnvs[0].nGroups = 99;
+    expect(presetConfig('bandit-tiny').agent.trainEnvs[0].nGroups).toBe(8);
+  });
+
+  it('match the consumers of earlyStop and echoTrap key for key', () => {
+    for (const [, c] of allConfigs()) {
+      const early: EarlyStopConfig = c.earlyStop; // compile-time: assignable to the early stopper's config
+      const echo: EchoTrapConfig = c.echoTrap; //    and to the echo-trap detector's
+      expect(Object.keys(early).sort()).toEqual(Object.keys(DEFAULT_EARLY_STOP).sort());
+      expect(Object.keys(echo).sort()).toEqual(Object.keys(DEFAULT_ECHO_TRAP_CONFIG).sort());
+    }
+  });
+});
+
+describe('tiny presets', () => {
+  it('use a tiny warm-started model with the compact prompt and StarPO-S', () => {
+    for (const name of TINY_PRESETS) {
+      const c = presetConfig(name);
+      expect(c.model.pretrained, name).toBeNull();
+      expect(c.model.path, name).toBeNull();
+      expect(c.model.warmStart, name).toMatch(/^warmstart\//);
+      expect(c.model.promptStyle, name).toBe('compact');
+      expect([c.filter.strategy, c.filter.ratio, c.actor.clipRatioHigh, c.algorithm.klCoef, c.actor.useKlLoss], name).toEqual(['ratio', 0.25, 0.28, 0, false]);
+      expect(c.agent.maxTurn, name).toBeLessThanOrEqual(5);
+      expect(() => assertRunnable(c), name).not.toThrow();
+    }
+  });
+
+  it('keep steps small enough for a CPU', () => {
+    for (const name of TINY_PRESETS) {
+      const c = presetConfig(name);
+      expect(c.agent.envGroups * c.agent.groupSize, name).toBeLessThanOrEqual(64);
+      expect(c.agent.valGroups * c.agent.valGroupSize, name).toBeLessThanOrEqual(64);
+      expect(c.rollout.maxNewTokens, name).toBeLessThanOrEqual(128);
+    }
+  });
+
+  it('bandit-tiny is single-turn Bandit, validated on both name pairs', () => {
+    const c = presetConfig('bandit-tiny');
+    expect([c.agent.maxTurn, c.agent.maxActionsPerTurn]).toEqual([1, 1]);
+    expect(c.agent.trainEnvs.map((b) => b.tag)).toEqual(['Bandit']);
+    expect(c.agent.valEnvs.map((b) => b.tag).sort()).toEqual(['Bandit', 'BanditTest']);
+    expect(c.agent.groupSize).toBeGreaterThanOrEqual(4);
+    expect(c.agent.groupSize).toBeLessThanOrEqual(8);
+  });
+
+  it('frozenlake-tiny and sokoban-tiny train and validate on their env', () => {
+    expect(presetConfig('frozenlake-tiny').agent.trainEnvs.map((b) => b.tag)).toEqual(['FrozenLake']);
+    expect(presetConfig('frozenlake-tiny').agent.valEnvs.map((b) => b.tag)).toEqual(['FrozenLake']);
+    expect(presetConfig('sokoban-tiny').agent.trainEnvs.map((b) => b.tag)).toEqual(['SimpleSokoban']);
+    expect(presetConfig('sokoban-tiny').agent.envGroups).toBeLessThan(8 * 16 / 4 + 1);
+  });
+});
+
+describe('echo-trap', () => {
+  const preset = resolvePreset('echo-trap');
+  const starpo = presetConfig('echo-trap', 'starpo');
+  const starpoS = presetConfig('echo-trap', 'starpo-s');
+
+  it('has two arms, vanilla StarPO and StarPO-S', () => {
+    expect(preset.arms.map((a) => a.name)).toEqual(['starpo', 'starpo-s']);
+  });
+
+  it('differs between arms only in the StarPO-S knobs (spec §4.5): same seeds, model, envs and schedule', () => {
+    const differing = configDifferences(starpo, starpoS).map(([key]) => key).sort();
+    expect(differing).toEqual(['actor.clipRatioHigh', 'algorithm.klCoef', 'algorithm.useKlInReward', 'filter.ratio']);
+  });
+
+  it('vanilla arm: no filter, KL 0.001 (k1) in the reward, symmetric clip 0.2, several mini-batches per rollout', () => {
+    expect(starpo.filter.ratio).toBe(1);
+    expect([starpo.algorithm.useKlInReward, starpo.algorithm.klCoef, starpo.algorithm.klEstimator]).toEqual([true, 0.001, 'kl']);
+    expect([starpo.actor.clipRatioLow, starpo.actor.clipRatioHigh]).toEqual([0.2, 0.2]);
+    expect((starpo.agent.envGroups * starpo.agent.groupSize) / starpo.actor.ppoMiniBatchSize).toBeGreaterThan(1);
+  });
+
+  it('StarPO-S arm: top-25 % filter, no KL, clip 0.2 / 0.28', () => {
+    expect([starpoS.filter.ratio, starpoS.algorithm.klCoef, starpoS.actor.clipRatioLow, starpoS.actor.clipRatioHigh]).toEqual([0.25, 0, 0.2, 0.28]);
+  });
+
+  it('needs an arm name when asked for one config', () => {
+    expect(thrownMessage(() => presetConfig('echo-trap'))).toContain('arms: starpo, starpo-s');
+    expect(thrownMessage(() => presetConfig('echo-trap', 'starpos'))).toContain("has no arm 'starpos' (did you mean 'starpo-s'?)");
+  });
+});
+
+describe('sokoban-qwen', () => {
+  const c = presetConfig('sokoban-qwen');
+
+  it("is RAGEN's paper configuration (spec §5.1, §5.2)", () => {
+    expect(c.model.pretrained).toBe('Qwen/Qwen2.5-0.5B-Instruct');
+    expect(c.model.promptStyle).toBe('ragen');
+    expect([c.agent.envGroups, c.agent.groupSize, c.agent.maxTurn, c.agent.maxActionsPerTurn, c.agent.maxActionsPerTraj]).toEqual([8, 16, 5, 5, 10]);
+    expect(c.agent.trainEnvs).toEqual([{ tag: 'SimpleSokoban', nGroups: 8 }]);
+    expect(c.rollout.maxNewTokens).toBe(400);
+    expect([c.actor.lr, c.critic.lr]).toEqual([1e-6, 1e-5]);
+    expect(c.algorithm.advEstimator).toBe('gae');
+    expect(c.filter.ratio).toBe(0.25);
+    expect([c.algorithm.useKlInReward, c.algorithm.klCoef, c.actor.useKlLoss]).toEqual([false, 0, false]);
+    expect([c.actor.clipRatioLow, c.actor.clipRatioHigh]).toEqual([0.2, 0.28]);
+    expect([c.agent.valGroups, c.rollout.valTemperature]).toEqual([256, 0.5]);
+  });
+
+  it('cannot run without a local model path, and can with --set model=PATH', () => {
+    expect(thrownMessage(() => assertRunnable(c))).toContain("config key 'model.path' is required");
+    const withPath = applyOverrides(c, ['model=/models/Qwen2.5-0.5B-Instruct']);
+    expect(withPath.model.path).toBe('/models/Qwen2.5-0.5B-Instruct');
+    expect(() => assertRunnable(withPath)).not.toThrow();
+  });
+});
