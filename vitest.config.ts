@@ -9,5 +9,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // tfjs keeps one global engine per process: isolate test files in forks so backends do not leak between them.
     pool: 'forks',
+    // The JSON report feeds scripts/test-summary.mjs, which prints the suite's one-line total after `npm test`.
+    reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
   },
 });
