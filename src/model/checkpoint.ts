@@ -1,0 +1,335 @@
+// Checkpoints in Hugging Face Qwen2 format: config.json + model.safetensors + tokenizer.json (+ tokenizer_config.json,
+// generation_config.json). The same directory loads in `transformers` (AutoModelForCausalLM / AutoTokenizer), and a
+// Qwen2.5 directory from the Hub loads here (bf16 weights widened to f32; sharded safetensors followed via the index).
+//
+// `checkpointFiles` / `loadCheckpointFiles` work on in-memory files (browser and Node share them; IndexedDB stores the
+// same files); `saveCheckpointDir` / `loadCheckpointDir` are the Node wrappers around a directory.
+import * as tf from '@tensorflow/tfjs';
+import type { Qwen2Config } from './config';
+import { indexSafetensors, serializeSafetensors, type SafetensorsEntry } from './safetensors';
+import { qwen2WeightShapes, validateQwen2Config } from './qwen2';
+import { Tokenizer } from './tokenizer';
+
+/** What a checkpoint needs from a model: its config and its weights by Hugging Face name. (Qwen2Model fits.) */
+export interface CheckpointableModel {
+  readonly config: Qwen2Config;
+  readonly variables: Record<string, tf.Variable>;
+  /** A critic (HF Qwen2ForTokenClassification, one label): `score.*` instead of `lm_head.weight`. */
+  readonly hasValueHead?: boolean;
+}
+
+export interface LoadedCheckpoint {
+  config: Qwen2Config;
+  /** HF name -> f32 tensor; the caller owns (and disposes) them, e.g. by handing them to `new Qwen2Model`. */
+  weights: Record<string, tf.Tensor>;
+  tokenizer: Tokenizer;
+  /** True for a critic checkpoint (architectures ['Qwen2ForTokenClassification']). */
+  valueHead: boolean;
+  /** generation_config.json if the checkpoint had one (kept so a re-save preserves it). */
+  generationConfig?: Record<string, unknown>;
+  /** Tensors in the file that a Qwen2 model does not use (e.g. an untied lm_head in a tied model); ignored. */
+  unusedWeights: string[];
+}
+
+/** The files of a checkpoint written by `checkpointFiles`. */
+export const CHECKPOINT_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json',
+  'generation_config.json'] as const;
+
+/** Hugging Face Qwen2Config's defaults for the keys a config.json may leave out. */
+const HF_QWEN2_DEFAULTS = {
+  hidden_act: 'silu',
+  max_position_embeddings: 32768,
+  rope_theta: 10000,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: false,
+  attention_dropout: 0,
+  initializer_range: 0.02,
+  use_cache: true,
+  use_sliding_window: false,
+  rope_scaling: null,
+} as const;
+
+const REQUIRED_SIZES = ['vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads',
+  'num_key_value_heads'] as const;
+
+/**
+ * Checks a parsed config.json and fills Hugging Face's defaults. Throws an Error naming the first problem: not a
+ * qwen2 model, a missing or invalid size, head counts that do not divide, or a feature this model does not implement.
+ */
+export function parseQwen2Config(raw: unknown): Qwen2Config {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('config.json: expected a JSON object');
+  const c = { ...HF_QWEN2_DEFAULTS, ...(raw as Record<string, unknown>) } as Record<string, unknown>;
+  if (c.model_type !== 'qwen2') {
+    throw new Error(`config.json: model_type is ${JSON.stringify(c.model_type)}, expected "qwen2" (a Qwen2 / Qwen2.5 model)`);
+  }
+  for (const key of REQUIRED_SIZES) {
+    const v = c[key];
+    if (v === undefined) throw new Error(`config.json: missing "${key}"`);
+    if (!Number.isInteger(v) || (v as number) <= 0) throw new Error(`config.json: "${key}" must be a positive integer, got ${JSON.stringify(v)}`);
+  }
+  const n = c as unknown as Qwen2Config;
+  if (n.hidden_size % n.num_attention_heads !== 0) {
+    throw new Error(`config.json: hidden_size ${n.hidden_size} is not divisible by num_attention_heads ${n.num_attention_heads}`);
+  }
+  if (n.num_attention_heads % n.num_key_value_heads !== 0) {
+    throw new Error(`config.json: num_attention_heads ${n.num_attention_heads} is not divisible by num_key_value_heads ` +
+      `${n.num_key_value_heads}`);
+  }
+  for (const key of ['rope_theta', 'rms_norm_eps', 'max_position_embeddings'] as const) {
+    if (typeof c[key] !== 'number' || !((c[key] as number) > 0)) throw new Error(`config.json: "${key}" must be a positive number`);
+  }
+  if (typeof c.tie_word_embeddings !== 'boolean') throw new Error('config.json: "tie_word_embeddings" must be true or false');
+  if (c.hidden_act !== 'silu') throw new Error(`config.json: hidden_act ${JSON.stringify(c.hidden_act)} is not supported (only "silu")`);
+  if (c.rope_scaling !== null && c.rope_scaling !== undefined) {
+    throw new Error(`config.json: rope_scaling ${JSON.stringify(c.rope_scaling)} is not supported (only plain RoPE)`);
+  }
+  if (c.use_sliding_window === true) throw new Error('config.json: use_sliding_window is not supported');
+  try {
+    validateQwen2Config(n); // the model's own checks (e.g. an even head dimension for RoPE)
+  } catch (err) {
+    throw new Error(`config.json: ${(err as Error).message}`);
+  }
+  return n;
+}
+
+/** config.json as Hugging Face's Qwen2Config writes it (sorted keys, HF defaults present); weights are f32. */
+export function hfConfigJSON(config: Qwen2Config, opts: { valueHead?: boolean; bosTokenId?: number; eosTokenId?: number } = {}): Record<string, unknown> {
+  const merged: Record<string, unknown> = {
+    ...HF_QWEN2_DEFAULTS,
+    max_window_layers: config.num_hidden_layers,
+    sliding_window: null,
+    ...config,
+    architectures: [opts.valueHead ? 'Qwen2ForTokenClassification' : 'Qwen2ForCausalLM'],
+    model_type: 'qwen2',
+    torch_dtype: 'float32',
+  };
+  if (merged.bos_token_id === undefined && opts.bosTokenId !== undefined) merged.bos_token_id = opts.bosTokenId;
+  if (merged.eos_token_id === undefined && opts.eosTokenId !== undefined) merged.eos_token_id = opts.eosTokenId;
+  if (opts.valueHead) {
+    // HF derives num_labels from id2label; veRL's critic is a token classifier with one label.
+    merged.id2label = { '0': 'LABEL_0' };
+    merged.label2id = { LABEL_0: 0 };
+  } else {
+    delete merged.id2label;
+    delete merged.label2id;
+  }
+  return Object.fromEntries(Object.keys(merged).sort().map((k) => [k, merged[k]]));
+}
+
+/**
+ * The files of a checkpoint of `model` + `tokenizer`, as bytes. `extra` files are added verbatim (and may replace the
+ * defaults, e.g. a generation_config.json kept from a Qwen checkpoint). Async because GPU tensors are read back
+ * asynchronously.
+ */
+export async function checkpointFiles(
+  model: CheckpointableModel,
+  tokenizer: Tokenizer,
+  extra: Record<string, Uint8Array> = {},
+): Promise<Record<string, Uint8Array>> {
+  const config = parseQwen2Config(model.config);
+  const valueHead = model.hasValueHead ?? false;
+  if (tokenizer.vocabSize > config.vocab_size) {
+    throw new Error(`checkpoint: the tokenizer has ${tokenizer.vocabSize} ids but the model's vocab_size is ${config.vocab_size}`);
+  }
+  const expected = qwen2WeightShapes(config, { valueHead });
+  const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
+  for (const [name, shape] of Object.entries(expected)) {
+    const v = model.variables[name];
+    if (!v) throw new Error(`checkpoint: the model has no weight '${name}'`);
+    if (!sameShape(v.shape, shape)) {
+      throw new Error(`checkpoint: weight '${name}' has shape [${v.shape}], expected [${shape}] for this config`);
+    }
+    const data = await v.data();
+    tensors[name] = { shape, data: data instanceof Float32Array ? data : Float32Array.from(data as ArrayLike<number>) };
+  }
+  const unexpected = Object.keys(model.variables).filter((k) => !(k in expected));
+  if (unexpected.length) throw new Error(`checkpoint: the model has weights a Qwen2 checkpoint does not: ${unexpected.join(', ')}`);
+
+  const bos = tokenizer.tokenId('<|endoftext|>');
+  const eos = tokenizer.eosTokenId;
+  const pad = tokenizer.padTokenId;
+  const generationConfig: Record<string, unknown> = {
+    bos_token_id: config.bos_token_id ?? bos,
+    // Chat turns end with <|im_end|>; <|endoftext|> also stops, as in Qwen2.5-Instruct's generation_config.
+    eos_token_id: [...new Set([eos, bos].filter((x) => x !== undefined))],
+    pad_token_id: pad,
+    do_sample: true,
+    temperature: 1.0,
+    top_p: 1.0,
+  };
+  const json = (o: unknown) => new TextEncoder().encode(JSON.stringify(o, null, 2) + '\n');
+  return {
+    'config.json': json(hfConfigJSON(config, { valueHead, bosTokenId: bos, eosTokenId: eos })),
+    // transformers refuses a safetensors file whose metadata lacks format "pt".
+    'model.safetensors': serializeSafetensors(tensors, { format: 'pt' }),
+    'tokenizer.json': json(tokenizer.toJSON()),
+    'tokenizer_config.json': json(tokenizer.configJSON()),
+    'generation_config.json': json(generationConfig),
+    ...extra,
+  };
+}
+
+/**
+ * Loads a checkpoint from its files: validates config.json, finds every expected weight with its shape (bf16/f16
+ * widened to f32), handles tied vs untied lm_head, and builds the tokenizer. Errors name the missing file, the
+ * missing or mis-shaped tensor, or the bad config key. No tensor is created unless everything checks out.
+ */
+export function loadCheckpointFiles(files: Record<string, Uint8Array>): LoadedCheckpoint {
+  const config = parseQwen2Config(readJSON(files, 'config.json'));
+  const architectures = (config.architectures ?? []) as string[];
+  const valueHead = architectures.includes('Qwen2ForTokenClassification');
+
+  const tensors = readWeights(files);
+  const expected = qwen2WeightShapes(config, { valueHead });
+  for (const [name, shape] of Object.entries(expected)) {
+    const t = tensors[name];
+    if (!t) {
+      throw new Error(`checkpoint: model.safetensors has no tensor '${name}' (expected shape [${shape}] for this config.json)`);
+    }
+    if (!sameShape(t.shape, shape)) {
+      throw new Error(`checkpoint: tensor '${name}' has shape [${t.shape}] but config.json implies [${shape}]`);
+    }
+  }
+  const unusedWeights = Object.keys(tensors).filter((k) => !(k in expected)).sort();
+
+  const tokenizerConfig = files['tokenizer_config.json'] ? readJSON(files, 'tokenizer_config.json') : undefined;
+  let tokenizer: Tokenizer;
+  try {
+    tokenizer = Tokenizer.fromJSON(readJSON(files, 'tokenizer.json') as object, tokenizerConfig as object | undefined);
+  } catch (err) {
+    throw new Error(`checkpoint: ${(err as Error).message}`);
+  }
+  if (tokenizer.vocabSize > config.vocab_size) {
+    throw new Error(`checkpoint: tokenizer.json has ${tokenizer.vocabSize} ids but config.json's vocab_size is ${config.vocab_size}`);
+  }
+  const generationConfig = files['generation_config.json']
+    ? readJSON(files, 'generation_config.json') as Record<string, unknown> : undefined;
+
+  const weights: Record<string, tf.Tensor> = {};
+  // One tensor at a time, so a large (bf16) checkpoint never holds all its float32 copies outside tfjs at once.
+  try {
+    for (const [name, shape] of Object.entries(expected)) weights[name] = tf.tensor(tensors[name].read(), shape, 'float32');
+  } catch (err) {
+    Object.values(weights).forEach((t) => t.dispose()); // e.g. out of memory half-way: leave nothing behind
+    throw err;
+  }
+  return { config, weights, tokenizer, valueHead, generationConfig, unusedWeights };
+}
+
+/** model.safetensors, or the shards named by model.safetensors.index.json (as larger Hub models ship). */
+function readWeights(files: Record<string, Uint8Array>): Record<string, SafetensorsEntry> {
+  const parse = (name: string) => {
+    try {
+      return indexSafetensors(files[name]).entries;
+    } catch (err) {
+      throw new Error(`checkpoint: ${name}: ${(err as Error).message}`);
+    }
+  };
+  if (files['model.safetensors']) return parse('model.safetensors');
+  if (files['model.safetensors.index.json']) {
+    const index = readJSON(files, 'model.safetensors.index.json') as { weight_map?: Record<string, string> };
+    if (!index.weight_map || typeof index.weight_map !== 'object') {
+      throw new Error('checkpoint: model.safetensors.index.json has no weight_map');
+    }
+    const out: Record<string, SafetensorsEntry> = {};
+    for (const shard of [...new Set(Object.values(index.weight_map))].sort()) {
+      if (!files[shard]) throw new Error(`checkpoint: shard '${shard}' named in model.safetensors.index.json is missing`);
+      Object.assign(out, parse(shard));
+    }
+    return out;
+  }
+  throw new Error('checkpoint: model.safetensors is missing');
+}
+
+function readJSON(files: Record<string, Uint8Array>, name: string): unknown {
+  const bytes = files[name];
+  if (!bytes) throw new Error(`checkpoint: ${name} is missing`);
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (err) {
+    throw new Error(`checkpoint: ${name} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+// ---- Node: directories -------------------------------------------------------------------------------------------
+// node:fs is imported lazily so that browser bundles, which never call these, do not pull it in.
+
+/**
+ * Writes the checkpoint to `dir` atomically: all files go to a sibling temp directory first, which then replaces
+ * `dir` by rename. A crash mid-write leaves any previous checkpoint in `dir` untouched (at worst a stray
+ * `dir.tmp-*` / `dir.old-*` sibling remains). Refuses to replace a non-empty directory that is not a checkpoint.
+ */
+export async function saveCheckpointDir(
+  dir: string,
+  model: CheckpointableModel,
+  tokenizer: Tokenizer,
+  extra: Record<string, Uint8Array> = {},
+): Promise<void> {
+  const fs = await import('node:fs/promises');
+  const path = await import('node:path');
+  const target = path.resolve(dir);
+  const existing = await fs.readdir(target).catch(() => null);
+  if (existing && existing.length > 0 && !existing.includes('config.json')) {
+    throw new Error(`saveCheckpointDir: refusing to replace ${target}: it is not empty and has no config.json ` +
+      `(not a checkpoint directory)`);
+  }
+  const files = await checkpointFiles(model, tokenizer, extra);
+  await fs.mkdir(path.dirname(target), { recursive: true });
+  const stamp = `${process.pid}-${Date.now()}`;
+  const tmp = `${target}.tmp-${stamp}`;
+  await fs.mkdir(tmp);
+  try {
+    for (const [name, bytes] of Object.entries(files)) {
+      if (name.includes('/') || name.includes('\\') || name.startsWith('.')) throw new Error(`saveCheckpointDir: bad file name '${name}'`);
+      const handle = await fs.open(path.join(tmp, name), 'w');
+      try {
+        await handle.writeFile(bytes);
+        await handle.sync(); // on disk before the rename makes it visible
+      } finally {
+        await handle.close();
+      }
+    }
+  } catch (err) {
+    await fs.rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  if (existing) {
+    const old = `${target}.old-${stamp}`;
+    await fs.rename(target, old);
+    await fs.rename(tmp, target);
+    await fs.rm(old, { recursive: true, force: true });
+  } else {
+    await fs.rename(tmp, target);
+  }
+}
+
+/** Reads a checkpoint directory (ours, or a Hugging Face Qwen2 / Qwen2.5 one) and loads it with loadCheckpointFiles. */
+export async function loadCheckpointDir(dir: string): Promise<LoadedCheckpoint> {
+  const fs = await import('node:fs/promises');
+  const path = await import('node:path');
+  const names = await fs.readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    throw new Error(`checkpoint directory ${dir} cannot be read: ${err.code === 'ENOENT' ? 'it does not exist' : err.message}`);
+  });
+  const wanted = new Set<string>([...CHECKPOINT_FILES, 'model.safetensors.index.json']);
+  if (!names.includes('model.safetensors') && names.includes('model.safetensors.index.json')) {
+    const index = JSON.parse(await fs.readFile(path.join(dir, 'model.safetensors.index.json'), 'utf8')) as
+      { weight_map?: Record<string, string> };
+    for (const shard of Object.values(index.weight_map ?? {})) wanted.add(shard);
+  }
+  const files: Record<string, Uint8Array> = {};
+  for (const name of names) {
+    if (wanted.has(name)) {
+      const buf = await fs.readFile(path.join(dir, name));
+      files[name] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    }
+  }
+  try {
+    return loadCheckpointFiles(files);
+  } catch (err) {
+    throw new Error(`${(err as Error).message} (in ${dir})`);
+  }
+}

@@ -1,0 +1,82 @@
+// Choosing the next token from logits, deterministically given a seed.
+//
+// The random numbers come from a seeded JavaScript generator (one uniform per row per step), and the device only
+// does what is heavy: argmax (greedy), or softmax + cumulative sum for plain sampling (the token is the first
+// whose cumulative probability exceeds u, "inverse CDF"). Top-k / top-p need a sort, so they take the k best
+// logits from the device (tf.topk) and finish on the CPU. Same seed + same backend => same tokens.
+import * as tf from '@tensorflow/tfjs';
+
+export interface SamplingOptions {
+  temperature: number;   // 0 = greedy (argmax); RAGEN rolls out at 1.0 and validates at 0.5
+  topP?: number;         // nucleus: keep the most likely tokens until their probability reaches topP (1 = off)
+  topK?: number;         // keep only the k most likely tokens (0, -1 or undefined = off, as vLLM's -1)
+}
+
+/** A small seeded uniform generator in [0, 1) (mulberry32). */
+export function seededUniform(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function validateSamplingOptions(o: SamplingOptions): void {
+  if (!(o.temperature >= 0) || !Number.isFinite(o.temperature)) {
+    throw new Error(`sampling: temperature must be a finite number >= 0, got ${o.temperature}`);
+  }
+  if (o.topP !== undefined && !(o.topP > 0 && o.topP <= 1)) throw new Error(`sampling: topP must be in (0, 1], got ${o.topP}`);
+  if (o.topK !== undefined && !(Number.isInteger(o.topK) && o.topK >= -1)) {
+    throw new Error(`sampling: topK must be an integer >= -1 (0 or -1 = off), got ${o.topK}`);
+  }
+}
+
+/** Next token per row from logits [B, V], using uniforms[b] as row b's random number. Does not dispose logits. */
+export async function sampleNextTokens(logits: tf.Tensor2D, o: SamplingOptions, uniforms: number[]): Promise<number[]> {
+  const [rows, vocab] = logits.shape;
+  if (o.temperature === 0) {
+    const best = tf.argMax(logits, 1);
+    const ids = Array.from(await best.data());
+    best.dispose();
+    return ids;
+  }
+  const topK = o.topK !== undefined && o.topK > 0 ? Math.min(o.topK, vocab) : vocab;
+  const topP = o.topP ?? 1;
+  if (topK === vocab && topP >= 1) {
+    const chosen = tf.tidy(() => {
+      const cdf = tf.cumsum(tf.softmax(logits.div(o.temperature)), 1);
+      const u = tf.tensor2d(uniforms, [rows, 1]);
+      const total = cdf.slice([0, vocab - 1], [rows, 1]);        // ~1, but use it so rounding cannot overshoot
+      const below = tf.less(cdf, u.mul(total)).toInt().sum(1);
+      return tf.minimum(below, vocab - 1);
+    });
+    const ids = Array.from(await chosen.data());
+    chosen.dispose();
+    return ids;
+  }
+  const { values, indices } = tf.topk(logits, topK, true);
+  const [vals, idx] = await Promise.all([values.data(), indices.data()]);
+  values.dispose();
+  indices.dispose();
+  const out: number[] = [];
+  for (let r = 0; r < rows; r++) {
+    // Probabilities of the k best tokens (sorted, best first), relative to the best one for stability.
+    const probs: number[] = [];
+    let sum = 0;
+    for (let j = 0; j < topK; j++) {
+      const p = Math.exp((vals[r * topK + j] - vals[r * topK]) / o.temperature);
+      probs.push(p);
+      sum += p;
+    }
+    // Nucleus: keep tokens while the mass before them is below topP (so at least the best one stays).
+    let kept = 0, keptMass = 0;
+    while (kept < topK && keptMass < topP * sum) keptMass += probs[kept++];
+    let target = uniforms[r] * keptMass, j = 0;
+    while (j < kept - 1 && target >= probs[j]) target -= probs[j++];
+    out.push(idx[r * topK + j]);
+  }
+  return out;
+}

@@ -1,0 +1,45 @@
+// Scoring for training: per-token log-probs and entropy of given sequences, differentiable (call it inside
+// tf.variableGrads / tf.grad). Position t scores token t+1, so both outputs are [B, T-1]; the caller applies its
+// loss mask (prompt and padding positions are scored too, and must be masked out).
+import * as tf from '@tensorflow/tfjs';
+import type { Qwen2Model } from './qwen2';
+
+/**
+ * logProbs[b, t] = log softmax(logits[b, t] / temperature)[ids[b, t+1]]
+ * entropy[b, t]  = entropy of that full softmax (RAGEN's `actor/entropy_loss` is its masked mean)
+ * RAGEN (veRL) scores with temperature 1.0 (the rollout temperature); the argument exists for other settings.
+ */
+export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Tensor2D, temperature = 1):
+    { logProbs: tf.Tensor2D; entropy: tf.Tensor2D } {
+  if (model.hasValueHead) throw new Error('tokenLogProbs: this model has a value head, not an LM head');
+  if (ids.dtype !== 'int32') throw new Error(`tokenLogProbs: ids must be int32, got ${ids.dtype}`);
+  if (ids.shape[1] < 2) throw new Error(`tokenLogProbs: need at least 2 tokens per sequence, got ${ids.shape[1]}`);
+  if (!(temperature > 0)) throw new Error(`tokenLogProbs: temperature must be > 0, got ${temperature}`);
+  return tf.tidy(() => {
+    const logits = model.forward(ids, mask) as tf.Tensor3D;
+    const [b, t, vocab] = logits.shape;
+    let scores = logits.slice([0, 0, 0], [b, t - 1, vocab]);
+    if (temperature !== 1) scores = scores.div(temperature);
+    const logp = tf.logSoftmax(scores);
+    // Picking the target column with a one-hot product, not tf.gather: gather's gradient is missing on wasm.
+    // (oneHot's dtype argument is broken on wasm 4.22: it writes int32 bits into a float32 tensor; cast instead.)
+    const targets = ids.slice([0, 1], [b, t - 1]);
+    const logProbs = logp.mul(tf.oneHot(targets, vocab).toFloat()).sum(-1) as tf.Tensor2D;
+    const entropy = tf.neg(tf.exp(logp).mul(logp).sum(-1)) as tf.Tensor2D;
+    return { logProbs, entropy };
+  });
+}
+
+/**
+ * tf.variableGrads keyed by our names (e.g. HF weight names) instead of tfjs's internal variable names.
+ * f must return a scalar loss built from the variables; returns the loss and the gradients (caller disposes).
+ */
+export function namedVariableGrads(vars: Record<string, tf.Variable>, f: () => tf.Scalar):
+    { value: tf.Scalar; grads: Record<string, tf.Tensor> } {
+  const entries = Object.entries(vars);
+  const { value, grads } = tf.variableGrads(f, entries.map(([, v]) => v));
+  const named: Record<string, tf.Tensor> = {};
+  // A variable the loss does not depend on gets no entry (as a PyTorch parameter whose .grad stays None).
+  for (const [name, variable] of entries) if (grads[variable.name]) named[name] = grads[variable.name];
+  return { value, grads: named };
+}

@@ -1,0 +1,157 @@
+// Batched KV-cache generation on wasm: token-exact agreement with full-sequence greedy decoding, stop tokens and
+// stop strings, per-turn token limit, seeded sampling, and input checks.
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../../../src/model/backend';
+import type { Qwen2Config } from '../../../src/model/config';
+import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
+import { CACHE_BUCKET, PROMPT_BUCKET, generate, type GenerateOptions } from '../../../src/model/generate';
+import { sampleNextTokens, seededUniform } from '../../../src/model/sampling';
+
+const config: Qwen2Config = {
+  model_type: 'qwen2', vocab_size: 50, hidden_size: 32, intermediate_size: 40, num_hidden_layers: 2,
+  num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 256, rope_theta: 10000,
+  rms_norm_eps: 1e-6, tie_word_embeddings: true,
+  initializer_range: 0.3,   // confident, input-dependent predictions (HF's 0.02 gives near-uniform logits)
+};
+const PAD = 0;
+const greedy = (maxNewTokens: number, extra: Partial<GenerateOptions> = {}): GenerateOptions =>
+  ({ maxNewTokens, temperature: 0, seed: 0, padTokenId: PAD, ...extra });
+
+let model: Qwen2Model;
+beforeAll(async () => {
+  await initBackend('wasm');
+  model = new Qwen2Model(config, initQwen2Weights(config, 11));
+});
+
+/** The definition of greedy decoding: rerun the whole sequence, take the argmax of the last position. */
+async function fullSequenceGreedy(prompt: number[], steps: number): Promise<number[]> {
+  const ids = [...prompt];
+  for (let s = 0; s < steps; s++) {
+    const next = tf.tidy(() => {
+      const logits = model.forward(tf.tensor2d([ids], undefined, 'int32'));
+      return tf.argMax(logits.slice([0, ids.length - 1, 0], [1, 1, config.vocab_size]).reshape([config.vocab_size]));
+    });
+    ids.push((await next.data())[0]);
+    next.dispose();
+  }
+  return ids.slice(prompt.length);
+}
+
+const prompts = [[5, 17, 3], [9, 1, 44, 23, 8, 8, 30, 2, 12], [4, 4, 19, 36, 2, 7, 7, 21, 11, 40, 3, 15, 28, 6, 1, 33, 9]];
+
+describe('generate', () => {
+  it('produces exactly the tokens of full-sequence greedy decoding, for a left-padded batch', async () => {
+    // 17-token prompt -> prompt bucket 32; 40 new tokens cross into a second cache bucket (capacity 128).
+    expect(PROMPT_BUCKET).toBe(16);
+    expect(CACHE_BUCKET).toBe(64);
+    const steps = 40;
+    const out = await generate(model, prompts, greedy(steps));
+    for (let i = 0; i < prompts.length; i++) {
+      const expected = await fullSequenceGreedy(prompts[i], steps);
+      expect(new Set(expected).size).toBeGreaterThan(3);   // not a degenerate repetition
+      expect(out.tokens[i]).toEqual(expected);
+      expect(out.finishReasons[i]).toBe('length');
+    }
+    // and a row alone gets the same tokens as in the batch
+    const alone = await generate(model, [prompts[1]], greedy(steps));
+    expect(alone.tokens[0]).toEqual(out.tokens[1]);
+  });
+
+  it('stops a row at a stop token (included) while the others continue unaffected', async () => {
+    const free = await generate(model, prompts, greedy(12));
+    const stopAt = 4;
+    const stopId = free.tokens[0][stopAt];
+    const firstIndex = free.tokens[0].indexOf(stopId);
+    const out = await generate(model, prompts, greedy(12, { stopTokenIds: [stopId] }));
+    expect(out.tokens[0]).toEqual(free.tokens[0].slice(0, firstIndex + 1));
+    expect(out.finishReasons[0]).toBe('stop');
+    for (const r of [1, 2]) {
+      const i = free.tokens[r].indexOf(stopId);
+      expect(out.tokens[r]).toEqual(i < 0 ? free.tokens[r] : free.tokens[r].slice(0, i + 1));
+      expect(out.finishReasons[r]).toBe(i < 0 ? 'length' : 'stop');
+    }
+  });
+
+  it('stops once the decoded new text contains a stop string', async () => {
+    const decode = (ids: number[]) => ids.map((id) => String.fromCharCode(65 + (id % 26))).join('');
+    const free = await generate(model, [prompts[2]], greedy(12));
+    const text = decode(free.tokens[0]);
+    const stop = text.slice(5, 7);                 // ends in the 7th new token (or earlier, if it appears before)
+    const end = text.indexOf(stop) + stop.length;
+    const out = await generate(model, [prompts[2]], greedy(12, { stopStrings: [stop], decode }));
+    expect(out.tokens[0]).toEqual(free.tokens[0].slice(0, end));
+    expect(decode(out.tokens[0]).endsWith(stop)).toBe(true);
+    expect(out.finishReasons[0]).toBe('stop');
+  });
+
+  it('respects the per-turn token limit', async () => {
+    const out = await generate(model, prompts, greedy(3));
+    expect(out.tokens.map((t) => t.length)).toEqual([3, 3, 3]);
+    const none = await generate(model, prompts, greedy(0));
+    expect(none.tokens).toEqual([[], [], []]);
+  });
+
+  it('samples deterministically from the seed', async () => {
+    const opts = (seed: number): GenerateOptions => ({ maxNewTokens: 30, temperature: 1, seed, padTokenId: PAD });
+    const a = await generate(model, prompts, opts(1));
+    const b = await generate(model, prompts, opts(1));
+    const c = await generate(model, prompts, opts(2));
+    expect(b.tokens).toEqual(a.tokens);
+    expect(c.tokens).not.toEqual(a.tokens);
+    const greedyOut = await generate(model, prompts, greedy(30));
+    expect(a.tokens).not.toEqual(greedyOut.tokens);
+    // top-k 1 and a tiny top-p both reduce to greedy
+    expect((await generate(model, prompts, { ...opts(3), topK: 1 })).tokens).toEqual(greedyOut.tokens);
+    expect((await generate(model, prompts, { ...opts(3), topP: 1e-6 })).tokens).toEqual(greedyOut.tokens);
+  });
+
+  it('leaves no tensors behind', async () => {
+    await generate(model, prompts, greedy(5));
+    const before = tf.memory().numTensors;
+    await generate(model, prompts, { maxNewTokens: 20, temperature: 0.7, topP: 0.9, seed: 5, padTokenId: PAD });
+    await generate(model, prompts, greedy(20, { stopTokenIds: [1, 2, 3] }));
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('rejects bad input with a clear error', async () => {
+    await expect(generate(model, [], greedy(3))).rejects.toThrow(/no prompts/);
+    await expect(generate(model, [[1], []], greedy(3))).rejects.toThrow(/prompt 1 is empty/);
+    await expect(generate(model, [[1, 50]], greedy(3))).rejects.toThrow(/token id 50 outside the vocabulary/);
+    await expect(generate(model, [[1]], greedy(3, { stopStrings: ['x'] }))).rejects.toThrow(/decode/);
+    await expect(generate(model, [[1]], greedy(3, { temperature: -1 }))).rejects.toThrow(/temperature/);
+    await expect(generate(model, [[1]], greedy(3, { topP: 0 }))).rejects.toThrow(/topP/);
+    await expect(generate(model, [[1]], greedy(-1))).rejects.toThrow(/maxNewTokens/);
+  });
+});
+
+describe('sampleNextTokens', () => {
+  it('draws tokens with the softmax(logits / temperature) frequencies', async () => {
+    const logits = [2, 1, 0, -1, 0.5];
+    const rows = 4000, temperature = 0.8;
+    const random = seededUniform(42);
+    const batch = tf.tensor2d(Array.from({ length: rows }, () => logits));
+    const drawn = await sampleNextTokens(batch, { temperature }, Array.from({ length: rows }, random));
+    batch.dispose();
+    const weights = logits.map((l) => Math.exp(l / temperature));
+    const total = weights.reduce((a, b) => a + b, 0);
+    weights.forEach((w, id) => {
+      const p = w / total;
+      const freq = drawn.filter((d) => d === id).length / rows;
+      expect(Math.abs(freq - p)).toBeLessThan(4 * Math.sqrt((p * (1 - p)) / rows));   // 4 standard errors
+    });
+  });
+
+  it('top-p keeps the smallest set of best tokens reaching p, top-k the k best', async () => {
+    // probabilities ~ [0.5, 0.3, 0.2] (log-space logits): top-p 0.6 keeps tokens 0 and 1 only
+    const logits = tf.tensor2d([Array.from({ length: 3 }, (_, i) => Math.log([0.5, 0.3, 0.2][i]))]);
+    const seen = new Set<number>();
+    const random = seededUniform(1);
+    for (let i = 0; i < 200; i++) seen.add((await sampleNextTokens(logits, { temperature: 1, topP: 0.6 }, [random()]))[0]);
+    expect([...seen].sort()).toEqual([0, 1]);
+    seen.clear();
+    for (let i = 0; i < 200; i++) seen.add((await sampleNextTokens(logits, { temperature: 1, topK: 2 }, [random()]))[0]);
+    expect([...seen].sort()).toEqual([0, 1]);
+    logits.dispose();
+  });
+});
