@@ -115,9 +115,13 @@ export async function generate(model: Qwen2Model, prompts: number[][], opts: Gen
         const ids = tf.tensor2d(next.map((id, r) => (done[r] ? opts.padTokenId : id)), [rows, 1], 'int32');
         const positions = tf.tensor2d(realLength.map((n) => n + step), [rows, 1], 'int32');
         const bias = decodeBias(visibleKeys, rows, capacity);
-        const slotMask = tf.oneHot(tf.tensor1d([slot], 'int32'), capacity).toBool().reshape([1, 1, capacity, 1]);
+        // Write the new K/V into the slot as a blend, cache·(1 − onehot) + fresh·onehot: exact (×1 and +0 change
+        // nothing), and ~30x faster on wasm than tf.where with a broadcast condition (520 ms vs 17 ms per call for a
+        // [64, 2, 256, 32] cache). (oneHot's dtype argument is broken on wasm 4.22, hence toFloat().)
+        const slotOneHot = tf.oneHot(tf.tensor1d([slot], 'int32'), capacity).toFloat().reshape([1, 1, capacity, 1]);
+        const keepOld = tf.sub(1, slotOneHot);
         const write = (cache: tf.Tensor4D, fresh: tf.Tensor4D) =>
-          tf.where(slotMask, fresh, cache) as tf.Tensor4D;   // broadcasts fresh [B, nKV, 1, hd] along the slots
+          cache.mul(keepOld).add(fresh.mul(slotOneHot)) as tf.Tensor4D;   // fresh [B, nKV, 1, hd] broadcasts over slots
         const hidden = model.hiddenStates(ids, positions, bias, Math.max(...realLength) + step, (layer, k, v) => {
           newK[layer] = tf.keep(write(cacheK[layer], k));
           newV[layer] = tf.keep(write(cacheV[layer], v));
