@@ -1,0 +1,125 @@
+// From rendered trajectories to the token rows the trainer scores and updates on (spec §3.4, §10.4).
+//
+// A trajectory in training mode is a list of segments (system, user, assistant, reward-user, ...), each starting
+// with `<|im_start|>`, a special token, so tokenizing segment by segment gives the same ids as tokenizing the
+// whole text. A token in a trainable segment is a POSITION whose next token is trained on; shifting by one
+// (`targetMaskFromPositionMask`) turns that into a mask over prediction targets, aligned with the model's
+// log-probs, which score ids[1..]. So every per-token row here (loss mask, log-probs, values, advantages) has
+// length ids.length - 1: index t is the prediction of ids[t + 1].
+//
+// Padding: rows are right-padded to a few fixed lengths (buckets) so WebGPU compiles few shaders and the tfjs
+// buffer pools stay bounded (PLATFORM.md). Padding is masked out of attention and of the loss.
+import * as tf from '@tensorflow/tfjs';
+import { targetMaskFromPositionMask, type RenderedPrompt } from '../agent/index';
+import type { Tokenizer } from '../model/tokenizer';
+
+/** One trajectory as token ids plus its loss mask over prediction targets (length ids.length - 1, 0/1). */
+export interface TokenizedTrajectory {
+  ids: number[];
+  lossMask: Uint8Array;
+}
+
+/** Tokenizes a training-mode rendering and builds RAGEN's loss mask (trainable segments, shifted by one). */
+export function tokenizeTrajectory(tokenizer: Tokenizer, rendered: RenderedPrompt): TokenizedTrajectory {
+  const ids: number[] = [];
+  const positionMask: boolean[] = [];
+  for (const segment of rendered.segments) {
+    const segmentIds = tokenizer.encode(segment.text);
+    for (const id of segmentIds) {
+      ids.push(id);
+      positionMask.push(segment.trainable);
+    }
+  }
+  if (ids.length < 2) throw new Error(`tokenizeTrajectory: a training sequence needs at least 2 tokens, got ${ids.length}`);
+  const lossMask = Uint8Array.from(targetMaskFromPositionMask(positionMask), (on) => (on ? 1 : 0));
+  return { ids, lossMask };
+}
+
+/** Number of loss tokens of a trajectory (RAGEN's `response_length`: the trained tokens). */
+export function lossTokenCount(t: TokenizedTrajectory): number {
+  let n = 0;
+  for (const m of t.lossMask) n += m;
+  return n;
+}
+
+/**
+ * The padded length for a sequence of `n` tokens: a multiple of 32 up to 256, then a multiple of 128. Short
+ * sequences (tiny presets) waste little; long ones (Qwen presets, thousands of tokens) still get few shapes.
+ */
+export function bucketLength(n: number): number {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`bucketLength: expected a positive integer length, got ${n}`);
+  return n <= 256 ? Math.ceil(n / 32) * 32 : Math.ceil(n / 128) * 128;
+}
+
+/** A padded batch as tensors. The caller disposes them (`disposeBatch`). */
+export interface PaddedBatch {
+  /** [B, T] int32 token ids, right-padded with the pad token. */
+  ids: tf.Tensor2D;
+  /** [B, T] float32: 1 on real tokens, 0 on padding (attention mask). */
+  attention: tf.Tensor2D;
+  /** [B, T - 1] float32 loss mask over prediction targets. */
+  lossMask: tf.Tensor2D;
+  /** T, the bucketed length. */
+  length: number;
+}
+
+/** Pads trajectories into one batch of bucketed length. */
+export function padBatch(items: readonly TokenizedTrajectory[], padTokenId: number): PaddedBatch {
+  if (items.length === 0) throw new Error('padBatch: no trajectories');
+  const length = bucketLength(Math.max(...items.map((t) => t.ids.length)));
+  const rows = items.length;
+  const ids = new Int32Array(rows * length).fill(padTokenId);
+  const attention = new Float32Array(rows * length);
+  const lossMask = new Float32Array(rows * (length - 1));
+  items.forEach((t, r) => {
+    t.ids.forEach((id, j) => {
+      ids[r * length + j] = id;
+      attention[r * length + j] = 1;
+    });
+    t.lossMask.forEach((m, j) => {
+      lossMask[r * (length - 1) + j] = m;
+    });
+  });
+  return {
+    ids: tf.tensor2d(ids, [rows, length], 'int32'),
+    attention: tf.tensor2d(attention, [rows, length]),
+    lossMask: tf.tensor2d(lossMask, [rows, length - 1]),
+    length,
+  };
+}
+
+export function disposeBatch(batch: PaddedBatch): void {
+  tf.dispose([batch.ids, batch.attention, batch.lossMask]);
+}
+
+/**
+ * Stacks per-trajectory rows (each of its own length, ids.length - 1) into a [B, width] float32 tensor, padding
+ * with zeros. Used for old log-probs, reference log-probs, values, advantages and returns of a micro-batch.
+ */
+export function padRows(rows: readonly ArrayLike<number>[], width: number): tf.Tensor2D {
+  const out = new Float32Array(rows.length * width);
+  rows.forEach((row, r) => {
+    if (row.length > width) throw new Error(`padRows: row ${r} has ${row.length} entries, more than the width ${width}`);
+    for (let j = 0; j < row.length; j++) out[r * width + j] = row[j];
+  });
+  return tf.tensor2d(out, [rows.length, width]);
+}
+
+/** Reads a [B, width] tensor back as one row per trajectory, each cut to that trajectory's own length. */
+export async function unpadRows(t: tf.Tensor, lengths: readonly number[]): Promise<Float32Array[]> {
+  const [rows, width] = t.shape;
+  if (rows !== lengths.length) throw new Error(`unpadRows: tensor has ${rows} rows but ${lengths.length} lengths were given`);
+  const data = (await t.data()) as Float32Array;
+  return lengths.map((n, r) => {
+    if (n > (width as number)) throw new Error(`unpadRows: row ${r} wants ${n} entries, the tensor is ${width} wide`);
+    return data.slice(r * (width as number), r * (width as number) + n);
+  });
+}
+
+/** Splits [0, n) into consecutive chunks of at most `size` indices (mini-batches, micro-batches). */
+export function chunks(indices: readonly number[], size: number): number[][] {
+  if (!Number.isInteger(size) || size < 1) throw new Error(`chunks: size must be a positive integer, got ${size}`);
+  const out: number[][] = [];
+  for (let i = 0; i < indices.length; i += size) out.push(indices.slice(i, i + size));
+  return out;
+}

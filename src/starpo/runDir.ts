@@ -1,0 +1,144 @@
+// The run directory of a Node training run (DESIGN.md): where `ragen train` writes, and what `--resume` reads.
+//
+//   OUT/config.json              the resolved RunConfig
+//   OUT/metrics.jsonl            one JSON object per training step (step 0 = validation before training)
+//   OUT/rollouts.jsonl           sample trajectories with their think / answer text per turn
+//   OUT/checkpoints/step-N/      the actor in Hugging Face Qwen2 format (config.json, model.safetensors,
+//                                tokenizer.json, ...) plus what a resume needs: critic/, optimizer.safetensors,
+//                                ref.safetensors (KL runs), trainer_state.json
+//
+// Checkpoints are written atomically: every file goes to a hidden sibling directory first, which is then renamed
+// into place, so a run killed mid-write leaves the previous checkpoints intact and never a half checkpoint that
+// `--resume` would pick. Node only (node:fs); the Trainer itself never touches the disk.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { RunConfig } from './config';
+
+export const CONFIG_FILE = 'config.json';
+export const CHECKPOINTS_DIR = 'checkpoints';
+/** The file whose presence marks a complete trainer checkpoint (written by Trainer.checkpointFiles). */
+const COMPLETE_MARKER = 'trainer_state.json';
+const STEP_DIR = /^step-(\d+)$/;
+
+/** The directory of the checkpoint of `step`. */
+export function checkpointDir(runDir: string, step: number): string {
+  return path.join(runDir, CHECKPOINTS_DIR, `step-${step}`);
+}
+
+/** Complete checkpoints of a run, oldest first. */
+export function listCheckpoints(runDir: string): { step: number; dir: string }[] {
+  const root = path.join(runDir, CHECKPOINTS_DIR);
+  if (!fs.existsSync(root)) return [];
+  const out: { step: number; dir: string }[] = [];
+  for (const name of fs.readdirSync(root)) {
+    const m = STEP_DIR.exec(name);
+    const dir = path.join(root, name);
+    if (m && fs.existsSync(path.join(dir, COMPLETE_MARKER))) out.push({ step: Number(m[1]), dir });
+  }
+  return out.sort((a, b) => a.step - b.step);
+}
+
+/** The newest complete checkpoint, or null. */
+export function latestCheckpoint(runDir: string): { step: number; dir: string } | null {
+  const all = listCheckpoints(runDir);
+  return all.length ? all[all.length - 1] : null;
+}
+
+/** True when `runDir` already holds (part of) a run: metrics, a config or checkpoints. */
+export function holdsRun(runDir: string): boolean {
+  if (!fs.existsSync(runDir)) return false;
+  return ['metrics.jsonl', CONFIG_FILE, CHECKPOINTS_DIR].some((name) => fs.existsSync(path.join(runDir, name)));
+}
+
+/** Writes the resolved config (pretty JSON) to OUT/config.json, creating OUT. */
+export function writeRunConfig(runDir: string, config: RunConfig): void {
+  fs.mkdirSync(runDir, { recursive: true });
+  fs.writeFileSync(path.join(runDir, CONFIG_FILE), JSON.stringify(config, null, 2) + '\n');
+}
+
+/** Reads OUT/config.json as plain JSON (validate it with parseRunConfig). */
+export function readRunConfig(runDir: string): unknown {
+  const file = path.join(runDir, CONFIG_FILE);
+  if (!fs.existsSync(file)) throw new Error(`${file} does not exist: ${runDir} holds no run to resume`);
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Writes checkpoint files (names may contain one level of sub-directory, e.g. `critic/model.safetensors`) as
+ * checkpoints/step-N, atomically, then deletes the oldest complete checkpoints beyond `keep` (0 = keep all).
+ */
+export function writeCheckpoint(runDir: string, step: number, files: Record<string, Uint8Array>, keep = 0): string {
+  const target = checkpointDir(runDir, step);
+  const root = path.dirname(target);
+  fs.mkdirSync(root, { recursive: true });
+  const tmp = path.join(root, `.step-${step}.tmp-${process.pid}-${Date.now()}`);
+  fs.mkdirSync(tmp);
+  try {
+    for (const [name, bytes] of Object.entries(files)) {
+      const parts = name.split('/');
+      if (parts.some((p) => p === '' || p === '.' || p === '..') || name.includes('\\')) {
+        throw new Error(`writeCheckpoint: bad file name '${name}'`);
+      }
+      const file = path.join(tmp, ...parts);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      const fd = fs.openSync(file, 'w');
+      try {
+        fs.writeSync(fd, bytes);
+        fs.fsyncSync(fd); // on disk before the rename makes the checkpoint visible
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  if (fs.existsSync(target)) {
+    const old = `${tmp}.old`;
+    fs.renameSync(target, old);
+    fs.renameSync(tmp, target);
+    fs.rmSync(old, { recursive: true, force: true });
+  } else {
+    fs.renameSync(tmp, target);
+  }
+  if (keep > 0) {
+    const all = listCheckpoints(runDir);
+    for (const c of all.slice(0, Math.max(0, all.length - keep))) fs.rmSync(c.dir, { recursive: true, force: true });
+  }
+  return target;
+}
+
+/** Reads every file of a checkpoint directory (one level of sub-directories) into memory. */
+export function readCheckpoint(dir: string): Record<string, Uint8Array> {
+  if (!fs.existsSync(dir)) throw new Error(`checkpoint directory ${dir} does not exist`);
+  const files: Record<string, Uint8Array> = {};
+  const visit = (sub: string) => {
+    for (const entry of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      const rel = sub ? `${sub}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (!sub) visit(rel);
+      } else if (entry.isFile()) {
+        const buf = fs.readFileSync(path.join(dir, rel));
+        files[rel] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+      }
+    }
+  };
+  visit('');
+  return files;
+}
+
+/** The files of a Hugging Face model directory (top level only; sharded weights included). */
+export function readModelDir(dir: string): Record<string, Uint8Array> {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new Error(`model directory ${dir} does not exist`);
+  const files: Record<string, Uint8Array> = {};
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isFile() || !/\.(json|safetensors)$/.test(entry.name)) continue;
+    const buf = fs.readFileSync(path.join(dir, entry.name));
+    files[entry.name] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+  return files;
+}

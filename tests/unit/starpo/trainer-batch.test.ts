@@ -1,0 +1,98 @@
+// Training sequences: tokenized segments, RAGEN's shifted loss mask, bucketed padding (src/starpo/batch.ts).
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildPrompt, envRegistry, type HistoryRecord } from '../../../src/agent/index';
+import { initBackend } from '../../../src/model/backend';
+import { bucketLength, chunks, disposeBatch, lossTokenCount, padBatch, padRows, tokenizeTrajectory, unpadRows } from '../../../src/starpo/batch';
+import { tinyBanditTokenizer } from './trainer-fixture';
+
+beforeAll(async () => {
+  await initBackend('cpu');
+});
+
+const tokenizer = tinyBanditTokenizer();
+const info = envRegistry().promptInfo('Bandit');
+
+/** A finished two-turn history (two turns keep the test about masking, not about Bandit's one-turn rule). */
+function history(): HistoryRecord[] {
+  return [
+    { state: 'arms: Phoenix, Dragon', actionsLeft: 2, actions: ['Dragon'], reward: 0.25, info: null, llmResponse: '<think>I pick Dragon.</think><answer>Dragon</answer>', llmRawResponse: '' },
+    { state: 'arms: Phoenix, Dragon', actionsLeft: 1, actions: ['Phoenix'], reward: 0.1, info: null, llmResponse: '<think>I pick Phoenix.</think><answer>Phoenix</answer>', llmRawResponse: '' },
+    { state: 'done', actionsLeft: 0 },
+  ];
+}
+
+/** The decoded text of the targets ids[t + 1] whose mask is on, as runs of consecutive targets. */
+function maskedRuns(ids: number[], mask: Uint8Array): string[] {
+  const runs: string[] = [];
+  let current: number[] = [];
+  for (let t = 0; t < mask.length; t++) {
+    if (mask[t]) current.push(ids[t + 1]);
+    else if (current.length) {
+      runs.push(tokenizer.decode(current));
+      current = [];
+    }
+  }
+  if (current.length) runs.push(tokenizer.decode(current));
+  return runs;
+}
+
+describe('tokenizeTrajectory', () => {
+  it('equals tokenizing the whole text, and trains on exactly the assistant turns shifted by one (response mask)', () => {
+    const rendered = buildPrompt(info, history(), { style: 'compact', mode: 'training' });
+    const t = tokenizeTrajectory(tokenizer, rendered);
+    expect(t.ids).toEqual(tokenizer.encode(rendered.text));
+    expect(t.lossMask.length).toBe(t.ids.length - 1);
+    // RAGEN: the model learns to predict "assistant\n", the response, <|im_end|>, "\n" and the NEXT <|im_start|>.
+    const assistant = rendered.segments.filter((s) => s.role === 'assistant').map((s) => s.text.slice('<|im_start|>'.length));
+    expect(maskedRuns(t.ids, t.lossMask)).toEqual([assistant[0] + '<|im_start|>', assistant[1]]);
+    expect(lossTokenCount(t)).toBe(t.lossMask.reduce((a, b) => a + b, 0));
+  });
+
+  it("with the paper's mask (responseMaskOnly false) trains on everything after the system prompt", () => {
+    const rendered = buildPrompt(info, history(), { style: 'compact', mode: 'training', responseMaskOnly: false });
+    const t = tokenizeTrajectory(tokenizer, rendered);
+    const system = rendered.segments[0].text;
+    expect(maskedRuns(t.ids, t.lossMask)).toEqual([rendered.text.slice(system.length + '<|im_start|>'.length)]);
+  });
+});
+
+describe('padding and rows', () => {
+  it('buckets lengths to multiples of 32 up to 256, then of 128', () => {
+    expect([1, 32, 33, 200, 256, 257, 400].map(bucketLength)).toEqual([32, 32, 64, 224, 256, 384, 512]);
+    expect(() => bucketLength(0)).toThrow(/positive integer/);
+  });
+
+  it('right-pads a batch: ids, attention and loss mask line up, padding is masked out', async () => {
+    const a = { ids: [5, 6, 7], lossMask: Uint8Array.from([0, 1]) };
+    const b = { ids: [8, 9, 10, 11, 12], lossMask: Uint8Array.from([1, 0, 1, 1]) };
+    const batch = padBatch([a, b], 0);
+    expect(batch.length).toBe(32);
+    expect(batch.ids.shape).toEqual([2, 32]);
+    expect(batch.lossMask.shape).toEqual([2, 31]);
+    const ids = await batch.ids.array();
+    const attention = await batch.attention.array();
+    const mask = await batch.lossMask.array();
+    expect(ids[0].slice(0, 4)).toEqual([5, 6, 7, 0]);
+    expect(attention[0].slice(0, 4)).toEqual([1, 1, 1, 0]);
+    expect(attention[1].reduce((s, x) => s + x, 0)).toBe(5);
+    expect(mask[1].slice(0, 5)).toEqual([1, 0, 1, 1, 0]);
+    expect(mask[0].reduce((s, x) => s + x, 0)).toBe(1);
+    disposeBatch(batch);
+  });
+
+  it('padRows / unpadRows round-trip rows of different lengths', async () => {
+    const rows = [Float32Array.from([1, 2]), Float32Array.from([3, 4, 5])];
+    const t = padRows(rows, 4);
+    expect(await t.array()).toEqual([[1, 2, 0, 0], [3, 4, 5, 0]]);
+    expect(await unpadRows(t, [2, 3])).toEqual(rows);
+    t.dispose();
+    expect(() => padRows([Float32Array.from([1, 2, 3])], 2)).toThrow(/more than the width/);
+    expect(tf.memory().numTensors).toBe(0);
+  });
+
+  it('chunks indices in order', () => {
+    expect(chunks([0, 1, 2, 3, 4], 2)).toEqual([[0, 1], [2, 3], [4]]);
+    expect(() => chunks([0], 0)).toThrow(/positive integer/);
+  });
+});

@@ -1,0 +1,210 @@
+// The Trainer end to end on a tiny random policy (Bandit, wasm): metric keys, finite losses, no tensor leaks,
+// determinism, NaN-skipping, KL wiring, empty filters and checkpoint / resume equivalence.
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../src/model/backend';
+import { MemorySink } from '../../../src/metrics/sink';
+import { REQUIRED_METRIC_KEYS, requiredMetricKeys } from '../../../src/metrics/keys';
+import { Trainer, checkpointStep } from '../../../src/starpo/trainer';
+import type { RunConfig } from '../../../src/starpo/config';
+import { tinyBanditConfig, tinyPolicy } from './trainer-fixture';
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+async function makeTrainer(config: RunConfig, extra: Partial<Parameters<typeof Trainer.create>[1]> = {}) {
+  const sink = new MemorySink();
+  const lines: string[] = [];
+  const trainer = await Trainer.create(config, { ...tinyPolicy(), sink, log: (l) => lines.push(l), ...extra });
+  return { trainer, sink, lines };
+}
+
+/** Every metric except wall-clock ones, for comparing runs. */
+function withoutTiming(row: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput'));
+}
+
+async function weightsOf(vars: Record<string, tf.Variable>): Promise<Record<string, Float32Array>> {
+  const out: Record<string, Float32Array> = {};
+  for (const [name, v] of Object.entries(vars)) out[name] = (await v.data()) as Float32Array;
+  return out;
+}
+
+describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
+  it('writes every required metric key with finite losses, keeps tensors flat, and validates on schedule', async () => {
+    const { trainer, sink } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps: 3, testFreq: 2 } }));
+    const counts: number[] = [];
+    while (!trainer.finished) {
+      await trainer.step();
+      counts.push(tf.memory().numTensors);
+    }
+    // Step 1 may grow RoPE tables (replaced, not added); from then on nothing may accumulate.
+    expect(counts[2]).toBe(counts[1]);
+    expect(counts[1]).toBe(counts[0]);
+
+    const rows = sink.rows;
+    expect(rows.map((r) => r.step)).toEqual([0, 1, 2, 3]); // step 0 = validation before training
+    const opts = { trainTags: ['Bandit'], valTags: ['Bandit', 'BanditTest'], hasCritic: true };
+    const seen = new Set(rows.flatMap((r) => Object.keys(r)));
+    for (const key of requiredMetricKeys(opts)) expect(seen, key).toContain(key);
+    for (const row of rows.slice(1)) {
+      for (const key of [...REQUIRED_METRIC_KEYS, 'critic/vf_loss', 'train/Bandit/success']) expect(row, `step ${row.step}`).toHaveProperty([key]);
+      for (const key of ['actor/pg_loss', 'actor/entropy_loss', 'actor/grad_norm', 'critic/vf_loss', 'timing_s/step', 'perf/throughput']) {
+        expect(Number.isFinite(row[key]), `${key} at step ${row.step}`).toBe(true);
+      }
+      // The filter keeps floor(0.5 x 2) = 1 group of 4 = one mini-batch, updated once at ratio exactly 1
+      // (old log-probs are recomputed on the same micro-batches): PPO's clip and KL-to-old are inert (spec §10.7).
+      expect(row['train/batch_size']).toBe(4);
+      expect(row['actor/ppo_kl']).toBe(0);
+      expect(row['actor/pg_clipfrac']).toBe(0);
+      expect(row['actor/nan_skipped']).toBe(0);
+      expect(row['echo_trap/warning']).toBe(0);
+    }
+    // Validation: before training (step 0), every testFreq = 2 steps and on the last step (3); not on step 1.
+    expect(rows.filter((r) => 'val-env/Bandit/success' in r).map((r) => r.step)).toEqual([0, 2, 3]);
+    // Sample trajectories: 2 per split and step, with their turns' think / answer text.
+    const train1 = sink.rollouts.filter((r) => r.step === 1 && r.split === 'train');
+    expect(train1).toHaveLength(2);
+    expect((train1[0].turns as unknown[]).length).toBe(1);
+    expect(train1[0].turns).toEqual([expect.objectContaining({ turn: 1, think: expect.any(String), answer: expect.any(String) })]);
+
+    const before = tf.memory().numTensors;
+    trainer.dispose();
+    expect(tf.memory().numTensors).toBeLessThan(before);
+    await expect(trainer.step()).rejects.toThrow(/dispose/);
+  });
+
+  it('gives identical metrics for the same seed (timing aside), and different rollouts for another seed', async () => {
+    const run = async (seed: number, totalSteps = 2) => {
+      const { trainer, sink } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps, testFreq: 0, valBeforeTrain: false, seed } }));
+      while (!trainer.finished) await trainer.step();
+      trainer.dispose();
+      return sink.rows.map(withoutTiming);
+    };
+    const a = await run(5);
+    const b = await run(5);
+    expect(b).toEqual(a);
+    expect(a[0]['actor/grad_norm']).toBeGreaterThan(0);
+    const c = await run(6, 1);
+    expect(c[0]['response_length/mean']).not.toEqual(a[0]['response_length/mean']);
+  });
+});
+
+describe('Trainer safety', () => {
+  it('skips an actor update whose loss is NaN: weights and optimizer untouched, logged, critic still trained', async () => {
+    const { trainer, sink, lines } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 0, valBeforeTrain: false } }), {
+      lossHook: (kind, step, loss) => (kind === 'actor' && step === 1 ? tf.mul(loss, NaN) : loss),
+    });
+    const actorBefore = await weightsOf(trainer.actor.variables);
+    const criticBefore = await weightsOf(trainer.critic!.variables);
+    await trainer.step();
+    const actorAfter = await weightsOf(trainer.actor.variables);
+    for (const name of Object.keys(actorBefore)) expect(actorAfter[name], name).toEqual(actorBefore[name]);
+    const criticAfter = await weightsOf(trainer.critic!.variables);
+    expect(Object.keys(criticBefore).some((n) => criticAfter[n].some((x, i) => x !== criticBefore[n][i]))).toBe(true);
+    const row = sink.rows[0];
+    expect(row['actor/nan_skipped']).toBe(1);
+    expect(row['critic/nan_skipped']).toBe(0);
+    expect(Number.isNaN(row['actor/grad_norm'])).toBe(true);
+    expect(Number.isFinite(row['critic/grad_norm'])).toBe(true);
+    expect(lines.some((l) => /step 1: skipped 1 actor update/.test(l))).toBe(true);
+    for (const v of Object.values(actorAfter)) expect(v.every(Number.isFinite)).toBe(true);
+
+    // The next (healthy) step updates the actor again, from finite weights.
+    await trainer.step();
+    expect(sink.rows[1]['actor/nan_skipped']).toBe(0);
+    const actorLater = await weightsOf(trainer.actor.variables);
+    expect(Object.keys(actorLater).some((n) => actorLater[n].some((x, i) => x !== actorAfter[n][i]))).toBe(true);
+    trainer.dispose();
+  });
+
+  it('makes no update when a v2 filter keeps nothing, and says so', async () => {
+    // A random policy never answers well: every reward is 0, every group's std is 0, and include_zero=false drops them.
+    const config = tinyBanditConfig({
+      filter: { strategy: 'top_p', value: 0.9, includeZero: false },
+      trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false },
+    });
+    const { trainer, sink, lines } = await makeTrainer(config);
+    const before = await weightsOf(trainer.actor.variables);
+    await trainer.step();
+    const row = sink.rows[0];
+    expect(row['rollout/empty_after_filter']).toBe(1);
+    expect(row['train/batch_size']).toBe(0);
+    expect(Number.isNaN(row['actor/pg_loss'])).toBe(true);
+    expect(row).toHaveProperty(['rollout/in_group_std']);
+    const after = await weightsOf(trainer.actor.variables);
+    for (const name of Object.keys(before)) expect(after[name]).toEqual(before[name]);
+    expect(lines.some((l) => /kept no env group/.test(l))).toBe(true);
+    trainer.dispose();
+  });
+
+  it('refuses to start without exactly one policy source', async () => {
+    const sink = new MemorySink();
+    await expect(Trainer.create(tinyBanditConfig(), { sink })).rejects.toThrow(/exactly one of/);
+  });
+});
+
+describe('Trainer KL wiring', () => {
+  it('PPO with KL in the reward: the reference is the initial actor, so the first step measures KL 0', async () => {
+    const config = tinyBanditConfig({
+      algorithm: { useKlInReward: true, klCoef: 0.001 },
+      trainer: { totalSteps: 2, testFreq: 0, valBeforeTrain: false },
+    });
+    const { trainer, sink } = await makeTrainer(config);
+    expect(trainer.ref).not.toBeNull();
+    await trainer.step();
+    await trainer.step();
+    expect(sink.rows[0]['critic/kl']).toBe(0);
+    expect(sink.rows[0]['critic/kl_coeff']).toBe(0.001);
+    // After one update the actor has moved away from the reference.
+    expect(Math.abs(sink.rows[1]['critic/kl'])).toBeGreaterThan(0);
+    trainer.dispose();
+  });
+
+  it('GRPO with a KL loss: no critic, group-normalised advantages, finite actor/kl_loss', async () => {
+    const config = tinyBanditConfig({
+      algorithm: { advEstimator: 'grpo', rewardNormalization: { method: 'mean_std' } },
+      actor: { useKlLoss: true, klLossCoef: 0.001 },
+      trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false },
+    });
+    const { trainer, sink } = await makeTrainer(config);
+    expect(trainer.critic).toBeNull();
+    await trainer.step();
+    const row = sink.rows[0];
+    expect(row).not.toHaveProperty(['critic/vf_loss']);
+    // Every reward is equal, so mean_std normalisation gives all-zero advantages (RAGEN's zero-std rule).
+    expect(row['critic/advantages/mean']).toBe(0);
+    // Reference = initial actor and one update at ratio 1: the KL loss is measured before the weights move.
+    expect(row['actor/kl_loss']).toBe(0);
+    expect(Number.isFinite(row['actor/entropy_loss'])).toBe(true);
+    trainer.dispose();
+  });
+});
+
+describe('Trainer checkpoints', () => {
+  it('resuming from checkpointFiles() continues exactly as the uninterrupted run', async () => {
+    const config = tinyBanditConfig({ algorithm: { useKlInReward: true, klCoef: 0.001 }, trainer: { totalSteps: 2, testFreq: 0 } });
+    const { trainer, sink } = await makeTrainer(config);
+    await trainer.step();
+    const files = await trainer.checkpointFiles();
+    expect(checkpointStep(files)).toBe(1);
+    expect(Object.keys(files)).toEqual(
+      expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'critic/model.safetensors', 'optimizer.safetensors', 'ref.safetensors', 'trainer_state.json']),
+    );
+    await trainer.step();
+    trainer.dispose();
+
+    const resumedSink = new MemorySink();
+    const resumed = await Trainer.create(config, { resumeFiles: files, sink: resumedSink });
+    expect(resumed.stepsDone).toBe(1);
+    await resumed.step();
+    expect(resumed.finished).toBe(true);
+    resumed.dispose();
+    expect(resumedSink.rows.map((r) => r.step)).toEqual([2]); // no second validation-before-training row
+    // Same weights, AdamW moments, reference, critic and seeds: step 2 (the first with a moved actor, so a nonzero
+    // KL to the reference) is reproduced exactly.
+    expect(Math.abs(sink.rows[2]['critic/kl'])).toBeGreaterThan(0);
+    expect(withoutTiming(resumedSink.rows[0])).toEqual(withoutTiming(sink.rows[2]));
+  });
+});
