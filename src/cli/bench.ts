@@ -1,50 +1,150 @@
 // `ragen bench`: the one place where performance is measured. Prints a table (and JSON with --json) so the figures
 // in BENCHMARKS.md come from a command anyone can rerun.
+//
+// Sections: envs (environment operations/s), model (tfjs training and generated tokens/s, bench-model.ts), torch (the
+// same measurements in PyTorch, tools/bench/torch_bench.py, run in the same invocation so that both see the same
+// machine load) and, when model and torch both ran, ratio (tfjs / PyTorch). A section that fails is reported, the
+// others still run, and the command exits non-zero.
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { BACKEND_NAMES, type BackendName } from '../model/backend';
+import { BENCH_SHAPE_NAMES, benchModel, benchSpec, runTorchBench } from './bench-model';
 import { benchEnvs } from './bench-envs';
 import { UsageError } from './main';
 
-const SECTIONS = ['envs'] as const;
+const SECTIONS = ['envs', 'model', 'torch'] as const;
 type Section = (typeof SECTIONS)[number];
+
+interface BenchOptions {
+  only: string;
+  seconds: string;
+  json?: string;
+  backend: string;
+  shapes: string;
+  python: string;
+  torchThreads: string;
+  torchDevice: string;
+}
 
 export function registerBench(program: Command): void {
   program
     .command('bench')
-    .description('measure environment and model throughput on this machine')
+    .description('measure environment and model throughput on this machine, next to a PyTorch baseline')
     .option('--only <sections>', `comma-separated subset of: ${SECTIONS.join(', ')}`, SECTIONS.join(','))
-    .option('--seconds <s>', 'time spent on each measurement', '1')
+    .option('--seconds <s>', 'least time spent timing each measurement (after warm-up)', '1')
     .option('--json <file>', 'also write the results as JSON to this file')
-    .action(async (opts: { only: string; seconds: string; json?: string }) => {
-      const wanted = opts.only.split(',').map((s) => s.trim()).filter(Boolean);
-      for (const s of wanted) {
-        if (!(SECTIONS as readonly string[]).includes(s)) {
-          throw new UsageError(`unknown bench section '${s}' (expected: ${SECTIONS.join(', ')})`);
+    .option('--backend <name>', 'tfjs backend of the model section: wasm, cpu or webgpu (in Node without a GPU, run ' +
+      'with VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json: a software adapter, for correctness only)', 'wasm')
+    .option('--shapes <names>', `model shapes, comma-separated: ${BENCH_SHAPE_NAMES.join(', ')}`, 'tiny,qwen0.5b')
+    .option('--python <path>', 'interpreter with torch for the baseline', '/usr/bin/python3')
+    .option('--torch-threads <n>', 'torch.set_num_threads of the baseline (tfjs wasm/cpu use 1 thread in Node)', '1')
+    .option('--torch-device <device>', 'torch device of the baseline: cpu or cuda', 'cpu')
+    .action(async (opts: BenchOptions) => {
+      const wanted = parseList(opts.only, 'bench section', SECTIONS) as Section[];
+      const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
+      const seconds = Number(opts.seconds);
+      if (!(seconds > 0) || !Number.isFinite(seconds)) {
+        throw new UsageError(`--seconds must be a positive number, got '${opts.seconds}'`);
+      }
+      if (!(BACKEND_NAMES as readonly string[]).includes(opts.backend)) {
+        throw new UsageError(`unknown backend '${opts.backend}' (expected: ${BACKEND_NAMES.join(', ')})`);
+      }
+      const backend = opts.backend as BackendName;
+      const torchThreads = Number(opts.torchThreads);
+      if (!Number.isInteger(torchThreads) || torchThreads < 1) {
+        throw new UsageError(`--torch-threads must be an integer >= 1, got '${opts.torchThreads}'`);
+      }
+
+      const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${gib(os.totalmem())} RAM, node ${process.version}`;
+      console.log(`ragen bench on ${machine}`);
+      const results: Partial<Record<Section | 'ratio', Record<string, number>>> = {};
+      const notes: Partial<Record<Section, string[]>> = {};
+      const errors: Partial<Record<Section, string>> = {};
+      let torchInfo: { torch: string; device: string; threads: number } | undefined;
+      const noteFor = (section: Section) => (line: string) => {
+        (notes[section] ??= []).push(line);
+        console.log(`  ${section}: ${line}`);
+      };
+
+      for (const section of wanted) {
+        try {
+          if (section === 'envs') {
+            results.envs = await benchEnvs({ seconds });
+            printTable('envs (operations/s)', results.envs);
+          } else if (section === 'model') {
+            console.log(`\nmodel: tfjs ${backend}, shapes ${shapes.join(', ')}`);
+            results.model = await benchModel({ backend, shapes, seconds, note: noteFor('model') });
+            printTable(`model (tfjs ${backend}, tokens/s)`, results.model);
+          } else {
+            console.log(`\ntorch: ${opts.python} tools/bench/torch_bench.py, ${torchThreads} thread(s), ${opts.torchDevice}`);
+            const torch = await runTorchBench({
+              spec: benchSpec(shapes, seconds), python: opts.python, threads: torchThreads, device: opts.torchDevice,
+              progress: (line) => console.log(`  ${line}`),
+            });
+            torch.notes.forEach(noteFor('torch'));
+            torchInfo = { torch: torch.torch, device: torch.device, threads: torch.threads };
+            results.torch = torch.results;
+            printTable(`torch (PyTorch ${torch.torch}, ${torch.device}, ${torch.threads} thread(s), tokens/s)`, results.torch);
+          }
+        } catch (err) {
+          errors[section] = (err as Error).message;
+          console.log(`\n${section}: FAILED: ${(err as Error).message}`);
         }
       }
-      const seconds = Number(opts.seconds);
-      if (!(seconds > 0)) throw new UsageError(`--seconds must be a positive number, got '${opts.seconds}'`);
 
-      const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version}`;
-      console.log(`ragen bench on ${machine}`);
-      const results: Record<string, Record<string, number>> = {};
-      for (const section of wanted as Section[]) {
-        if (section === 'envs') results.envs = await benchEnvs({ seconds });
-        printTable(section, results[section]);
+      if (results.model && results.torch) {
+        results.ratio = ratios(results.model, results.torch);
+        printTable(`ratio (tfjs ${backend} / PyTorch; above 1 = tfjs faster)`, results.ratio);
       }
       if (opts.json) {
-        writeFileSync(opts.json, JSON.stringify({ machine, date: new Date().toISOString(), results }, null, 2) + '\n');
+        const report = {
+          command: commandLine(), machine, date: new Date().toISOString(),
+          backend: wanted.includes('model') ? backend : undefined, torch: torchInfo, results, notes, errors,
+        };
+        writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
         console.log(`wrote ${opts.json}`);
       }
+      const failed = Object.keys(errors);
+      if (failed.length) throw new UsageError(`bench: section(s) failed: ${failed.map((s) => `${s} (${errors[s as Section]})`).join('; ')}`);
     });
 }
 
-function printTable(section: string, rows: Record<string, number>): void {
-  console.log(`\n${section}`);
+/** This invocation as a rerunnable line, with the Vulkan driver override that a webgpu run on a CPU-only machine needs. */
+function commandLine(): string {
+  const icd = process.env.VK_ICD_FILENAMES ? `VK_ICD_FILENAMES=${process.env.VK_ICD_FILENAMES} ` : '';
+  return `${icd}ragen ${process.argv.slice(2).join(' ')}`;
+}
+
+/** "tiny train tokens/s" in both -> "tiny train tfjs/torch" = tfjs / torch. */
+function ratios(tfjs: Record<string, number>, torch: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of Object.entries(tfjs)) {
+    if (key.endsWith(' tokens/s') && torch[key] > 0) out[key.replace(/ tokens\/s$/, ' tfjs/torch')] = value / torch[key];
+  }
+  return out;
+}
+
+function parseList<T extends string>(text: string, what: string, allowed: readonly T[]): T[] {
+  const items = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!items.length) throw new UsageError(`no ${what} given (expected: ${allowed.join(', ')})`);
+  for (const s of items) {
+    if (!(allowed as readonly string[]).includes(s)) throw new UsageError(`unknown ${what} '${s}' (expected: ${allowed.join(', ')})`);
+  }
+  return items as T[];
+}
+
+function printTable(title: string, rows: Record<string, number>): void {
+  console.log(`\n${title}`);
+  if (!Object.keys(rows).length) {
+    console.log('  (nothing measured)');
+    return;
+  }
   const width = Math.max(...Object.keys(rows).map((k) => k.length));
   for (const [name, value] of Object.entries(rows)) {
     const shown = value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toPrecision(3);
     console.log(`  ${name.padEnd(width)}  ${shown}`);
   }
 }
+
+const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(0)} GiB`;

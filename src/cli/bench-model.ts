@@ -1,0 +1,348 @@
+// Model throughput, for `ragen bench --only model`. Measures and returns; says why a measurement was skipped
+// through `note`, never prints. tools/bench/torch_bench.py measures the same shapes, the same way, in PyTorch, from
+// the spec that benchSpec() writes, so the two sides cannot drift apart.
+//
+// What is measured (random weights and random token ids: throughput does not depend on what the model knows):
+//   training tokens/s  = (trainBatch x trainSeq) / seconds per update, one update being: forward over the whole
+//                        batch, per-token log-probs and entropy, loss = -mean(log-prob) - 0.001 mean(entropy)
+//                        (the shape of RAGEN's policy loss with its entropy bonus), backward, gradient clipping to
+//                        global norm 1, one AdamW step. No padding: every token is real.
+//   generated tokens/s = (genBatch x newTokens) / seconds per generate() call: prefill of genBatch prompts of
+//                        promptLen tokens, then newTokens KV-cache decode steps sampled at temperature 1 (RAGEN's
+//                        rollout temperature). No stop token, so every row produces exactly newTokens tokens.
+// Both are means over the timed repetitions, after `warmup` untimed ones (JIT, wasm pages, shader compilation).
+import * as tf from '@tensorflow/tfjs';
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { AdamW, clipGradNormAsync } from '../model/adamw';
+import { initBackend, type BackendName } from '../model/backend';
+import type { Qwen2Config } from '../model/config';
+import { generate } from '../model/generate';
+import { Qwen2Model, initQwen2Weights, qwen2WeightShapes } from '../model/qwen2';
+import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
+import { seededUniform } from '../model/sampling';
+import { presetConfig } from '../starpo/presets';
+
+/** The fixed work of one measurement. Same numbers on the tfjs and the PyTorch side. */
+export interface ModelWorkload {
+  trainBatch: number;    // sequences per training update
+  trainSeq: number;      // tokens per training sequence
+  genBatch: number;      // prompts per generate() call (env groups x group size in a rollout)
+  promptLen: number;     // tokens per prompt
+  newTokens: number;     // tokens generated per prompt
+  warmup: number;        // untimed repetitions before timing (of each kind)
+}
+
+export interface BenchShape {
+  name: string;
+  /** One line for the output: where the shape comes from and what was shortened. */
+  description: string;
+  config: Qwen2Config;
+  workload: ModelWorkload;
+}
+
+/** What `--shapes` accepts. */
+export const BENCH_SHAPE_NAMES = ['tiny', 'sokoban-tiny', 'qwen0.5b'] as const;
+export type BenchShapeName = (typeof BENCH_SHAPE_NAMES)[number];
+
+// The tiny presets' vocabulary comes from a tokenizer built from the environments' text ("a few hundred entries",
+// src/agent/prompt.ts); 512 stands for it here so the benchmark needs no tokenizer.
+const TINY_VOCAB = 512;
+
+/** A tiny preset's model as a Qwen2 config (eps and init as Hugging Face's Qwen2 defaults). */
+function tinyPresetConfig(preset: string): Qwen2Config {
+  const t = presetConfig(preset).model.tiny;
+  return {
+    model_type: 'qwen2', vocab_size: TINY_VOCAB, hidden_size: t.hiddenSize, intermediate_size: t.intermediateSize,
+    num_hidden_layers: t.numLayers, num_attention_heads: t.numHeads, num_key_value_heads: t.numKvHeads,
+    max_position_embeddings: t.maxPositions, rope_theta: t.ropeTheta, rms_norm_eps: 1e-6, tie_word_embeddings: true,
+  };
+}
+
+/**
+ * The shapes, with workloads a rollout and an update of that preset really run: the tiny presets' rollout is
+ * 8 env groups x 4 = 32 trajectories with up to 64 new tokens per turn, their PPO micro-batch is 8 sequences.
+ * Qwen2.5-0.5B gets batch 1 and short sequences, because on a 2-core CPU one full-length update would take minutes.
+ */
+export function benchShape(name: string): BenchShape {
+  const tinyWork: ModelWorkload = { trainBatch: 8, trainSeq: 128, genBatch: 32, promptLen: 64, newTokens: 64, warmup: 1 };
+  switch (name) {
+    case 'tiny':
+      return {
+        name, config: tinyPresetConfig('bandit-tiny'), workload: tinyWork,
+        description: `model of bandit-tiny / frozenlake-tiny / echo-trap (vocabulary ${TINY_VOCAB} assumed)`,
+      };
+    case 'sokoban-tiny':
+      return {
+        name, config: tinyPresetConfig('sokoban-tiny'), workload: tinyWork,
+        description: `model of sokoban-tiny (vocabulary ${TINY_VOCAB} assumed)`,
+      };
+    case 'qwen0.5b':
+      return {
+        name,
+        description: 'Qwen2.5-0.5B shape, random weights; batch 1 and short sequences (RAGEN trains 1-4 x ~1-3k tokens)',
+        config: {
+          model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24,
+          num_attention_heads: 14, num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1000000,
+          rms_norm_eps: 1e-6, tie_word_embeddings: true,
+        },
+        workload: { trainBatch: 1, trainSeq: 32, genBatch: 1, promptLen: 32, newTokens: 16, warmup: 1 },
+      };
+    default:
+      throw new Error(`unknown model shape '${name}' (expected: ${BENCH_SHAPE_NAMES.join(', ')})`);
+  }
+}
+
+/** What tools/bench/torch_bench.py reads on stdin: the same shapes, time budget and memory estimates. */
+export interface TorchBenchSpec {
+  seconds: number;
+  shapes: (BenchShape & { bytes: { train: number; generate: number } })[];
+}
+
+export function benchSpec(shapes: readonly string[], seconds: number): TorchBenchSpec {
+  return {
+    seconds,
+    shapes: shapes.map(benchShape).map((s) => ({
+      ...s, bytes: { train: estimateBytes(s, 'train'), generate: estimateBytes(s, 'generate') },
+    })),
+  };
+}
+
+export function parameterCount(config: Qwen2Config): number {
+  return Object.values(qwen2WeightShapes(config)).reduce((sum, s) => sum + s.reduce((a, b) => a * b, 1), 0);
+}
+
+/**
+ * Rough float32 bytes a measurement needs: weights (1x), and for training also gradients, clipped gradients and
+ * AdamW's two moments (4x more), plus the [B, T, V] logit-sized tensors of the loss (about 6 of them).
+ */
+export function estimateBytes(shape: BenchShape, kind: 'train' | 'generate'): number {
+  const { config: c, workload: w } = shape;
+  const params = parameterCount(c);
+  if (kind === 'generate') {
+    const cache = 2 * c.num_hidden_layers * w.genBatch * (w.promptLen + w.newTokens + 64) * c.hidden_size;
+    return 4 * (params + cache + 4 * w.genBatch * c.vocab_size);
+  }
+  return 4 * (5 * params + 6 * w.trainBatch * w.trainSeq * c.vocab_size);
+}
+
+/** wasm32 addresses at most 4 GiB, and tfjs's wasm heap lives in it. */
+const WASM_HEAP_BYTES = 4 * 1024 ** 3;
+
+/** The cpu backend's arrays are freed by the garbage collector, not at dispose(): a qwen0.5b update was seen to grow
+ *  past 20 GB against its 9.3 GiB estimate. So on cpu a measurement must fit this many times over in free memory. */
+const CPU_GC_HEADROOM = 2.5;
+
+/** Bytes of estimate a backend can hold, or null when unknown (webgpu: the adapter decides; try and see). */
+function memoryLimit(backend: BackendName): number | null {
+  if (backend === 'wasm') return WASM_HEAP_BYTES;
+  if (backend === 'cpu') return os.freemem() / CPU_GC_HEADROOM;
+  return null;
+}
+
+export interface BenchModelOptions {
+  /** tfjs backend to measure (initialised here; an unavailable backend is an error). */
+  backend: BackendName;
+  /** Shape names from BENCH_SHAPE_NAMES (default: tiny, qwen0.5b). */
+  shapes?: readonly string[];
+  /** Least time spent timing each measurement, in seconds (default 1); at least one timed repetition runs. */
+  seconds?: number;
+  /** Seed of the random weights, token ids and sampling. */
+  seed?: number;
+  /** Receives one line per skipped measurement (and why) and per finished one (its time per repetition). */
+  note?: (line: string) => void;
+}
+
+/**
+ * Tokens per second for each shape: keys "<shape> train tokens/s" and "<shape> generate tokens/s". A measurement
+ * that cannot fit in the backend's memory is left out and `note` says so.
+ */
+export async function benchModel(opts: BenchModelOptions): Promise<Record<string, number>> {
+  const seconds = opts.seconds ?? 1;
+  if (!(seconds > 0) || !Number.isFinite(seconds)) throw new Error(`benchModel: seconds must be > 0, got ${seconds}`);
+  const shapes = (opts.shapes ?? ['tiny', 'qwen0.5b']).map(benchShape);
+  if (!shapes.length) throw new Error('benchModel: no shapes given');
+  const note = opts.note ?? (() => {});
+  const seed = opts.seed ?? 0;
+  const backend = await initBackend(opts.backend);
+  note(`tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter})` : ''}` +
+    (backend.name === 'webgpu' ? '' : ', one thread'));
+  const limit = memoryLimit(opts.backend);
+
+  const results: Record<string, number> = {};
+  for (const shape of shapes) {
+    const fits = (kind: 'train' | 'generate') => {
+      const need = estimateBytes(shape, kind);
+      if (limit === null || need <= limit) return true;
+      const where = opts.backend === 'wasm' ? "the wasm heap's 4 GiB"
+        : `${gib(os.freemem())} free memory / ${CPU_GC_HEADROOM} (headroom for the garbage collector)`;
+      note(`${shape.name} ${kind}: not measured on ${opts.backend}: needs about ${gib(need)} (${(parameterCount(shape.config) / 1e6).toFixed(0)}M parameters), more than ${where}`);
+      return false;
+    };
+    const wantTrain = fits('train');
+    const wantGenerate = fits('generate');
+    if (!wantTrain && !wantGenerate) continue;
+
+    const model = new Qwen2Model(shape.config, initQwen2Weights(shape.config, seed));
+    try {
+      const w = shape.workload;
+      if (wantTrain) {
+        const perStep = await trainSecondsPerStep(model, w, seconds, seed, note, `${shape.name} train`);
+        results[`${shape.name} train tokens/s`] = (w.trainBatch * w.trainSeq) / perStep;
+        note(`${shape.name} train: ${fmtSeconds(perStep)} per update of ${w.trainBatch} x ${w.trainSeq} tokens`);
+      }
+      if (wantGenerate) {
+        const perCall = await generateSecondsPerCall(model, w, seconds, seed, note, `${shape.name} generate`);
+        results[`${shape.name} generate tokens/s`] = (w.genBatch * w.newTokens) / perCall;
+        note(`${shape.name} generate: ${fmtSeconds(perCall)} per call (${w.genBatch} prompts x ${w.promptLen} tokens, ${w.newTokens} new)`);
+      }
+    } finally {
+      model.dispose();
+    }
+  }
+  return results;
+}
+
+/** Random token ids [rows, length] in [0, vocab), from a seeded generator. */
+function randomIds(rows: number, length: number, vocab: number, seed: number): number[][] {
+  const uniform = seededUniform(seed);
+  return Array.from({ length: rows }, () => Array.from({ length }, () => Math.floor(uniform() * vocab)));
+}
+
+async function trainSecondsPerStep(model: Qwen2Model, w: ModelWorkload, seconds: number, seed: number,
+                                   note: (line: string) => void, what: string): Promise<number> {
+  const ids = tf.tensor2d(randomIds(w.trainBatch, w.trainSeq, model.config.vocab_size, seed), undefined, 'int32');
+  // A small learning rate keeps random weights in range over many repetitions; it does not change the cost.
+  const optimizer = new AdamW(model.variables, { lr: 1e-6 });
+  const probe = model.variables['model.norm.weight'];
+  try {
+    return await secondsPerRepetition(w.warmup, seconds, async () => {
+      const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => {
+        const { logProbs, entropy } = tokenLogProbs(model, ids);
+        return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
+      }));
+      const clipped = await clipGradNormAsync(grads, 1.0);
+      optimizer.step(clipped.grads);
+      tf.dispose([value, ...Object.values(grads), ...Object.values(clipped.grads)]);
+      // webgpu queues work: reading an updated weight waits until the AdamW step has really run.
+      await probe.data();
+    }, note, what);
+  } finally {
+    ids.dispose();
+    optimizer.dispose();
+  }
+}
+
+async function generateSecondsPerCall(model: Qwen2Model, w: ModelWorkload, seconds: number, seed: number,
+                                      note: (line: string) => void, what: string): Promise<number> {
+  const prompts = randomIds(w.genBatch, w.promptLen, model.config.vocab_size, seed + 1);
+  let call = 0;
+  return secondsPerRepetition(w.warmup, seconds, async () => {
+    const out = await generate(model, prompts, { maxNewTokens: w.newTokens, temperature: 1, seed: seed + call++, padTokenId: 0 });
+    const produced = out.tokens.reduce((n, t) => n + t.length, 0);
+    if (produced !== w.genBatch * w.newTokens) {
+      throw new Error(`benchModel: generate returned ${produced} tokens, expected ${w.genBatch} x ${w.newTokens}`);
+    }
+  }, note, what);
+}
+
+/** A warm-up repetition longer than this is not repeated for timing: its own time is reported (a lower bound on
+ *  throughput, since it is cold), so that a huge shape on a slow backend costs one repetition, not two. */
+export const MAX_REPETITION_SECONDS = 60;
+
+/**
+ * Runs `body` `warmup` times untimed, then until `seconds` have passed (at least once); mean seconds per run.
+ * If one warm-up run already took longer than MAX_REPETITION_SECONDS, returns that run's time and says so.
+ */
+async function secondsPerRepetition(warmup: number, seconds: number, body: () => Promise<void>,
+                                    note: (line: string) => void, what: string): Promise<number> {
+  for (let i = 0; i < warmup; i++) {
+    const t0 = performance.now();
+    await body();
+    const took = (performance.now() - t0) / 1000;
+    if (took > MAX_REPETITION_SECONDS) {
+      note(`${what}: one cold repetition took ${took.toFixed(0)} s (over ${MAX_REPETITION_SECONDS} s), so it is the ` +
+        'figure, unrepeated: a lower bound on throughput');
+      return took;
+    }
+  }
+  const start = performance.now();
+  let runs = 0;
+  let now = start;
+  do {
+    await body();
+    runs++;
+    now = performance.now();
+  } while (now - start < seconds * 1000);
+  return (now - start) / 1000 / runs;
+}
+
+const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+const fmtSeconds = (s: number) => (s >= 1 ? `${s.toFixed(2)} s` : `${(s * 1000).toFixed(1)} ms`);
+
+// ---------------------------------------------------------------------------------------------------------------
+// The PyTorch baseline, run as a child process
+
+/** Path of the PyTorch side of the benchmark. */
+export const TORCH_BENCH_SCRIPT = fileURLToPath(new URL('../../tools/bench/torch_bench.py', import.meta.url));
+
+export interface TorchBenchOptions {
+  /** Shapes and time budget: the same as the tfjs side's (benchSpec). */
+  spec: TorchBenchSpec;
+  /** Interpreter that has torch (default: Debian's /usr/bin/python3, where python3-torch installs). */
+  python?: string;
+  /** torch.set_num_threads (default 1: tfjs's wasm and cpu backends use one thread in Node). */
+  threads?: number;
+  /** torch device (default 'cpu'; 'cuda' to compare with webgpu on a GPU). */
+  device?: string;
+  /** Receives the script's progress lines (its stderr). */
+  progress?: (line: string) => void;
+}
+
+export interface TorchBenchResult {
+  torch: string;     // torch.__version__
+  device: string;
+  threads: number;
+  results: Record<string, number>;
+  notes: string[];
+}
+
+/** Runs tools/bench/torch_bench.py. Throws, saying what to install, when the interpreter or torch is missing. */
+export function runTorchBench(opts: TorchBenchOptions): Promise<TorchBenchResult> {
+  const python = opts.python ?? '/usr/bin/python3';
+  const threads = opts.threads ?? 1;
+  if (!Number.isInteger(threads) || threads < 1) throw new Error(`torch threads must be an integer >= 1, got ${threads}`);
+  const args = [TORCH_BENCH_SCRIPT, '--threads', String(threads), '--device', opts.device ?? 'cpu'];
+  return new Promise((resolve, reject) => {
+    const child = spawn(python, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    const stderr: string[] = [];
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      for (const line of d.split('\n').filter(Boolean)) {
+        stderr.push(line);
+        opts.progress?.(line);
+      }
+    });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      reject(new Error(err.code === 'ENOENT'
+        ? `the PyTorch baseline needs ${python}, which does not exist (install Debian's python3-torch, or pass --python PATH)`
+        : `could not start ${python}: ${err.message}`));
+    });
+    child.on('close', (code) => {
+      if (code !== 0) {
+        const tail = stderr.slice(-5).join(' | ') || 'no output';
+        reject(new Error(`${python} ${args.join(' ')} exited with code ${code}: ${tail}`));
+        return;
+      }
+      try {
+        resolve(JSON.parse(stdout) as TorchBenchResult);
+      } catch {
+        reject(new Error(`torch_bench.py printed something that is not JSON: ${stdout.slice(0, 200)}`));
+      }
+    });
+    child.stdin.on('error', () => {});   // the child may exit before reading (no torch); 'close' reports why
+    child.stdin.end(JSON.stringify(opts.spec));
+  });
+}

@@ -1,0 +1,79 @@
+// `ragen bench`'s model and torch sections: every figure is a positive finite number, the ratio is the quotient of
+// the two sides, the shapes are the presets' and Qwen2.5-0.5B's, and a missing PyTorch fails loudly.
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { benchShape, benchSpec, parameterCount } from '../../../src/cli/bench-model';
+import { presetConfig } from '../../../src/starpo/presets';
+
+const run = promisify(execFile);
+const ragen = (...args: string[]) => run('node', ['bin/ragen.js', ...args], { cwd: process.cwd() });
+const dir = mkdtempSync(path.join(os.tmpdir(), 'ragen-bench-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('bench shapes', () => {
+  it('the tiny shapes are the presets\' models', () => {
+    for (const [shape, preset] of [['tiny', 'bandit-tiny'], ['sokoban-tiny', 'sokoban-tiny']]) {
+      const c = benchShape(shape).config;
+      const t = presetConfig(preset).model.tiny;
+      expect([c.hidden_size, c.num_hidden_layers, c.num_attention_heads, c.num_key_value_heads, c.intermediate_size])
+        .toEqual([t.hiddenSize, t.numLayers, t.numHeads, t.numKvHeads, t.intermediateSize]);
+    }
+  });
+
+  it('qwen0.5b has the parameter count of Qwen2.5-0.5B (494,032,768 with tied embeddings)', () => {
+    expect(parameterCount(benchShape('qwen0.5b').config)).toBe(494_032_768);
+  });
+
+  it('the spec for PyTorch carries the same shapes; unknown names are refused by name', () => {
+    const spec = benchSpec(['tiny'], 0.5);
+    expect(spec.seconds).toBe(0.5);
+    expect(spec.shapes[0].config).toEqual(benchShape('tiny').config);
+    expect(spec.shapes[0].bytes.train).toBeGreaterThan(spec.shapes[0].bytes.generate);
+    expect(() => benchShape('qwen7b')).toThrow(/unknown model shape 'qwen7b'/);
+  });
+});
+
+describe('ragen bench --only model,torch', () => {
+  it('writes positive finite tokens/s for tfjs and PyTorch, and their ratio', async () => {
+    const file = path.join(dir, 'bench.json');
+    const { stdout } = await ragen('bench', '--only', 'model,torch', '--shapes', 'tiny', '--seconds', '0.2', '--json', file);
+    const report = JSON.parse(readFileSync(file, 'utf8'));
+    const keys = ['tiny train tokens/s', 'tiny generate tokens/s'];
+    for (const section of ['model', 'torch']) {
+      expect(Object.keys(report.results[section]).sort()).toEqual([...keys].sort());
+      for (const v of Object.values(report.results[section]) as number[]) {
+        expect(Number.isFinite(v) && v > 0).toBe(true);
+      }
+    }
+    for (const key of keys) {
+      const ratioKey = key.replace('tokens/s', 'tfjs/torch');
+      expect(report.results.ratio[ratioKey]).toBeCloseTo(report.results.model[key] / report.results.torch[key], 10);
+    }
+    expect(report.backend).toBe('wasm');
+    expect(report.torch.threads).toBe(1);
+    expect(report.command).toContain('--shapes tiny');
+    expect(stdout).toMatch(/ratio \(tfjs wasm \/ PyTorch/);
+  });
+
+  it('fails the torch section, naming the problem, when the interpreter is missing or has no torch', async () => {
+    await expect(ragen('bench', '--only', 'torch', '--shapes', 'tiny', '--python', '/nonexistent/python3'))
+      .rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('/nonexistent/python3, which does not exist') });
+    // Python without site-packages: the interpreter runs, but `import torch` fails.
+    const noTorch = path.join(dir, 'python-without-torch');
+    writeFileSync(noTorch, '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n');
+    chmodSync(noTorch, 0o755);
+    await expect(ragen('bench', '--only', 'torch', '--shapes', 'tiny', '--python', noTorch))
+      .rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('cannot import torch') });
+  });
+
+  it('refuses an unknown shape or backend with exit code 2', async () => {
+    await expect(ragen('bench', '--only', 'model', '--shapes', 'tiny,huge')).rejects
+      .toMatchObject({ code: 2, stderr: expect.stringContaining("unknown model shape 'huge'") });
+    await expect(ragen('bench', '--only', 'model', '--backend', 'tpu')).rejects
+      .toMatchObject({ code: 2, stderr: expect.stringContaining("unknown backend 'tpu'") });
+  });
+});

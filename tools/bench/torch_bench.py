@@ -1,0 +1,239 @@
+"""The PyTorch baseline of `ragen bench`: the same model shapes, workloads and definitions as src/cli/bench-model.ts,
+measured with the independent PyTorch Qwen2 of tools/parity/reference.py.
+
+`ragen bench --only model,torch` runs this as a child process and writes the spec to its stdin, so both sides
+measure exactly the same thing; run it by hand the same way:
+    node bin/ragen.js bench --only torch --shapes tiny          # or, with a spec of your own:
+    /usr/bin/python3 tools/bench/torch_bench.py --threads 1 < spec.json
+Spec (JSON): {"seconds": S, "shapes": [{"name", "config" (HF Qwen2 config.json keys), "workload": {"trainBatch",
+"trainSeq", "genBatch", "promptLen", "newTokens", "warmup"}, "bytes": {"train", "generate"} (optional estimates)}]}.
+Prints one JSON object on stdout: {"torch", "device", "threads", "results": {"<shape> train tokens/s": x, ...},
+"notes": [...]}; progress goes to stderr.
+
+Definitions (the same as bench-model.ts):
+  training tokens/s  = trainBatch * trainSeq / seconds per update; an update = forward, log-probs and entropy,
+                       loss = -mean(log-prob) - 0.001 * mean(entropy), backward, clip_grad_norm_(1.0), AdamW step.
+  generated tokens/s = genBatch * newTokens / seconds per call; a call = prefill of genBatch prompts of promptLen
+                       tokens, then newTokens KV-cache decode steps sampled at temperature 1.
+Means over timed repetitions after `warmup` untimed ones. Threads: tfjs's wasm and cpu backends run on one thread
+in Node, so the fair CPU comparison is torch.set_num_threads(1) (the default here); say so next to the figures.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+try:
+    import torch
+except ImportError:
+    sys.stderr.write(
+        f"torch_bench: {sys.executable} cannot import torch; install Debian's python3-torch "
+        "(apt-get install python3-torch) and run with /usr/bin/python3\n"
+    )
+    sys.exit(3)
+
+sys.dont_write_bytecode = True  # no __pycache__ left in tools/parity by a benchmark run
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "parity"))
+import reference  # noqa: E402  the independent PyTorch Qwen2
+from make_fixtures import weight_shapes  # noqa: E402  HF weight names and shapes
+
+
+def log(msg):
+    sys.stderr.write(f"torch_bench: {msg}\n")
+    sys.stderr.flush()
+
+
+def init_weights(config, device, gen):
+    """As Hugging Face initialises Qwen2 (and initQwen2Weights does): normal(0, 0.02), norm scales 1, biases 0."""
+    w = {}
+    for name, shape in weight_shapes(config, False).items():
+        if name.endswith("norm.weight"):
+            t = torch.ones(shape)
+        elif name.endswith(".bias"):
+            t = torch.zeros(shape)
+        else:
+            t = 0.02 * torch.randn(shape, generator=gen)
+        w[name] = t.to(device).requires_grad_(True)
+    return w
+
+
+def forward_cached(config, w, ids, positions, cache):
+    """reference.forward with a KV cache, for unpadded batches: ids [B, t] at `positions` [B, t]; `cache` holds
+    each layer's (K, V) so far (after RoPE, before the GQA repeat) and is extended in place. Returns the logits
+    of the last position [B, V]. The first call (prefill) is causal over the prompt; later calls (t = 1) see all keys."""
+    b, t = ids.shape
+    n_heads, n_kv = config["num_attention_heads"], config["num_key_value_heads"]
+    hd = config["hidden_size"] // n_heads
+    eps = config["rms_norm_eps"]
+    cos, sin = reference.rope_cos_sin(positions, hd, config["rope_theta"])
+    bias = None
+    if t > 1:
+        bias = torch.zeros(t, t, device=ids.device).masked_fill(
+            ~torch.tril(torch.ones(t, t, dtype=torch.bool, device=ids.device)), torch.finfo(torch.float32).min)
+    lin = torch.nn.functional.linear
+    x = w["model.embed_tokens.weight"][ids]
+    for i in range(config["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        h = reference.rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        q = lin(h, w[p + "self_attn.q_proj.weight"], w[p + "self_attn.q_proj.bias"]).view(b, t, n_heads, hd).transpose(1, 2)
+        k = lin(h, w[p + "self_attn.k_proj.weight"], w[p + "self_attn.k_proj.bias"]).view(b, t, n_kv, hd).transpose(1, 2)
+        v = lin(h, w[p + "self_attn.v_proj.weight"], w[p + "self_attn.v_proj.bias"]).view(b, t, n_kv, hd).transpose(1, 2)
+        q = q * cos + reference.rotate_half(q) * sin
+        k = k * cos + reference.rotate_half(k) * sin
+        if len(cache) > i:
+            k = torch.cat([cache[i][0], k], dim=2)
+            v = torch.cat([cache[i][1], v], dim=2)
+            cache[i] = (k, v)
+        else:
+            cache.append((k, v))
+        k = reference.repeat_kv(k, n_heads // n_kv)
+        v = reference.repeat_kv(v, n_heads // n_kv)
+        scores = q @ k.transpose(2, 3) / math.sqrt(hd)
+        if bias is not None:
+            scores = scores + bias
+        attn = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, n_heads * hd)
+        x = x + lin(attn, w[p + "self_attn.o_proj.weight"])
+        h = reference.rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        gate = lin(h, w[p + "mlp.gate_proj.weight"])
+        up = lin(h, w[p + "mlp.up_proj.weight"])
+        x = x + lin(torch.nn.functional.silu(gate) * up, w[p + "mlp.down_proj.weight"])
+    x = reference.rms_norm(x[:, -1], w["model.norm.weight"], eps)
+    out = w["model.embed_tokens.weight"] if config["tie_word_embeddings"] else w["lm_head.weight"]
+    return lin(x, out)
+
+
+def generate(config, w, prompts, new_tokens, gen):
+    """Batched sampling at temperature 1 with a KV cache; returns the new tokens [B, new_tokens]."""
+    b, t = prompts.shape
+    cache = []
+    positions = torch.arange(t, device=prompts.device).expand(b, t)
+    logits = forward_cached(config, w, prompts, positions, cache)
+    out = []
+    for step in range(new_tokens):
+        # Sampled on the CPU generator so the same seed gives the same tokens on every device.
+        probs = torch.softmax(logits.float(), dim=-1).cpu()
+        nxt = torch.multinomial(probs, 1, generator=gen).to(prompts.device)
+        out.append(nxt)
+        if step + 1 < new_tokens:
+            logits = forward_cached(config, w, nxt, torch.full((b, 1), t + step, device=prompts.device), cache)
+    return torch.cat(out, dim=1)
+
+
+# As in bench-model.ts: a warm-up repetition longer than this is the figure itself (cold, so a lower bound).
+MAX_REPETITION_SECONDS = 60
+
+
+def seconds_per_repetition(warmup, seconds, body, sync, notes, what):
+    for _ in range(warmup):
+        t0 = time.perf_counter()
+        body()
+        sync()
+        took = time.perf_counter() - t0
+        if took > MAX_REPETITION_SECONDS:
+            notes.append(f"{what}: one cold repetition took {took:.0f} s (over {MAX_REPETITION_SECONDS} s), so it is "
+                         "the figure, unrepeated: a lower bound on throughput")
+            return took
+    start = time.perf_counter()
+    runs = 0
+    while True:
+        body()
+        sync()
+        runs += 1
+        now = time.perf_counter()
+        if now - start >= seconds:
+            return (now - start) / runs
+
+
+def available_bytes(device):
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def bench_shape(shape, seconds, device, results, notes, seed):
+    name, config, wl = shape["name"], shape["config"], shape["workload"]
+    free = available_bytes(device)
+    want = {}
+    for kind in ("train", "generate"):
+        need = shape.get("bytes", {}).get(kind)
+        want[kind] = free is None or need is None or need <= free
+        if not want[kind]:
+            notes.append(f"{name} {kind}: not measured: needs about {need / 2**30:.1f} GiB, "
+                         f"{free / 2**30:.1f} GiB available on {device.type}")
+    if not any(want.values()):
+        return
+    gen = torch.Generator().manual_seed(seed)
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    log(f"{name}: initialising {sum(math.prod(s) for s in weight_shapes(config, False).values()) / 1e6:.1f}M parameters")
+    w = init_weights(config, device, gen)
+    params = list(w.values())
+
+    if want["train"]:
+        ids = torch.randint(0, config["vocab_size"], (wl["trainBatch"], wl["trainSeq"]), generator=gen).to(device)
+        mask = torch.ones_like(ids)
+        opt = torch.optim.AdamW(params, lr=1e-6, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+
+        def update():
+            logits = reference.forward(config, w, ids, mask)
+            logp, entropy = reference.token_log_probs(logits, ids)
+            loss = -logp.mean() - 0.001 * entropy.mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+
+        per = seconds_per_repetition(wl["warmup"], seconds, update, sync, notes, f"{name} train")
+        results[f"{name} train tokens/s"] = wl["trainBatch"] * wl["trainSeq"] / per
+        log(f"{name} train: {per * 1000:.1f} ms per update")
+        del opt
+        for p in params:
+            p.grad = None
+
+    if want["generate"]:
+        prompts = torch.randint(0, config["vocab_size"], (wl["genBatch"], wl["promptLen"]), generator=gen).to(device)
+
+        def call():
+            with torch.no_grad():
+                out = generate(config, w, prompts, wl["newTokens"], gen)
+            assert out.shape == (wl["genBatch"], wl["newTokens"]), out.shape
+
+        per = seconds_per_repetition(wl["warmup"], seconds, call, sync, notes, f"{name} generate")
+        results[f"{name} generate tokens/s"] = wl["genBatch"] * wl["newTokens"] / per
+        log(f"{name} generate: {per * 1000:.1f} ms per call")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1, as tfjs wasm/cpu in Node)")
+    ap.add_argument("--device", default="cpu", help="torch device: cpu (default) or cuda")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    if args.threads < 1:
+        ap.error(f"--threads must be >= 1, got {args.threads}")
+    spec = json.load(sys.stdin)
+    if not isinstance(spec.get("shapes"), list) or not spec["shapes"]:
+        sys.exit("torch_bench: the spec on stdin has no shapes")
+    seconds = float(spec.get("seconds", 1))
+    if not seconds > 0:
+        sys.exit(f"torch_bench: seconds must be > 0, got {seconds}")
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit("torch_bench: --device cuda asked for, but torch.cuda.is_available() is False")
+    torch.set_num_threads(args.threads)
+
+    results, notes = {}, []
+    for shape in spec["shapes"]:
+        bench_shape(shape, seconds, device, results, notes, args.seed)
+    json.dump({"torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads(),
+               "results": results, "notes": notes}, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
