@@ -4,6 +4,9 @@
 import { Command, CommanderError } from 'commander';
 import { registerBench } from './bench';
 import { registerDemo } from './demo';
+import { registerEval } from './eval';
+import { registerWarmstart } from './warmstart';
+import { registerTrain } from './train';
 
 export class UsageError extends Error {}
 
@@ -15,6 +18,9 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride();
   registerDemo(program);
   registerBench(program);
+  registerEval(program);
+  registerWarmstart(program);
+  registerTrain(program);
   try {
     await program.parseAsync(argv);
     return 0;

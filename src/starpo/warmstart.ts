@@ -1,0 +1,630 @@
+// The warm start of the tiny presets: supervised fine-tuning (SFT) of a freshly initialised tiny Qwen2-style model
+// on solver-written demonstrations (demonstrations.ts), saved as a Hugging Face checkpoint that the Trainer loads
+// from public/warmstart/<preset>/ (DESIGN.md "The policy"). RAGEN itself needs none of this: it starts from an
+// instruct model that already writes <think>…</think><answer>…</answer>.
+//
+//   demonstrations  -> tokenizer (byte-level BPE over the demonstrations + every compact prompt text the preset's
+//                      env tags can show, so one checkpoint also evaluates on e.g. BanditTest's arm names)
+//                   -> tiny model (the preset's `model.tiny` shape, vocabulary = the tokenizer's)
+//                   -> SFT: cross-entropy on assistant tokens only (RAGEN's response mask), AdamW, length buckets
+//                   -> checkpoint (config.json, model.safetensors, tokenizer.json, ...)
+//
+// Everything is seeded (demonstration seeds, weight init, batch order): the same recipe on the same backend gives
+// the same checkpoint. The recipes are sized so `ragen warmstart` stays within minutes on two CPU cores (wasm).
+import * as tf from '@tensorflow/tfjs';
+import { ENV_TAGS, Rng, makeEnv } from '../../envs/index';
+import {
+  COMPACT_INSTRUCTIONS,
+  EnvGroupManager,
+  compactPromptFixedText,
+  envRegistry,
+  runRollouts,
+  targetMaskFromPositionMask,
+  type GenerateFn,
+  type RenderedPrompt,
+  type Trajectory,
+} from '../agent/index';
+import { AdamW, clipGradNormAsync } from '../model/adamw';
+import type { Qwen2Config } from '../model/config';
+import { generate } from '../model/generate';
+import { Qwen2Model, causalAttentionBias, initQwen2Weights, positionsFromMask } from '../model/qwen2';
+import { namedVariableGrads } from '../model/scoring';
+import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer, type Tokenizer } from '../model/tokenizer';
+import { envBlocks, type RunConfig } from './config';
+import { DEMO_SEED_BASE, demonstrationStats, generateDemonstrations, type Demonstration, type DemonstrationStats } from './demonstrations';
+import { presetConfig, resolvePreset } from './presets';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Recipes
+
+/** How one preset's warm start is made. Every field is a knob of the pipeline above. */
+export interface WarmStartRecipe {
+  /** Demonstration episodes per training env block of the preset. */
+  episodes: number;
+  /** Probability that a demonstrated action is deliberately imperfect (see DemonstrationConfig). */
+  imperfectFraction: number;
+  /** [fewest, most] actions per demonstrated answer; undefined = [1, agent.maxActionsPerTurn]. */
+  actionsPerAnswer?: readonly [number, number];
+  /** Bandit: fraction of episodes played with other arm names (teaches copying names from the prompt). */
+  alternateArmPairFraction?: number;
+  /** Ids of the tiny tokenizer: 256 bytes + BPE merges + special tokens (merges may stop earlier). */
+  vocabSize: number;
+  /** SFT optimizer steps. */
+  steps: number;
+  /** Sequences (episodes) per SFT step. */
+  batchSize: number;
+  /** Peak AdamW learning rate (linear warm-up, then cosine decay to 10 % of it). */
+  lr: number;
+  /** Steps of linear learning-rate warm-up. */
+  warmupSteps: number;
+  /** Seed of demonstrations' RNG streams, weight init and batch order. */
+  seed: number;
+}
+
+/**
+ * The shipped recipes. Imperfect fractions are chosen so the warm start leaves RL room: Bandit picks the high-risk
+ * arm about half of the time; FrozenLake and Sokoban demonstrators make a wrong move in about a quarter of their
+ * actions (see the report printed by `ragen warmstart` for the resulting success rates).
+ */
+export const WARMSTART_RECIPES = {
+  'bandit-tiny': {
+    episodes: 512,
+    imperfectFraction: 0.5,
+    // 0: the tiny model only learns Phoenix/Dragon. Mixing other arm names in (e.g. 0.5) teaches it to copy names
+    // from the prompt, but needs several times more SFT steps than the 3-minute budget allows.
+    alternateArmPairFraction: 0,
+    vocabSize: 1024,
+    steps: 150,
+    batchSize: 8,
+    lr: 5e-3,
+    warmupSteps: 10,
+    seed: 0,
+  },
+  'frozenlake-tiny': {
+    episodes: 1024,
+    imperfectFraction: 0.25,
+    actionsPerAnswer: [1, 3],
+    vocabSize: 768,
+    steps: 400,
+    batchSize: 8,
+    lr: 5e-3,
+    warmupSteps: 20,
+    seed: 0,
+  },
+  'sokoban-tiny': {
+    episodes: 1024,
+    imperfectFraction: 0.25,
+    actionsPerAnswer: [2, 5],
+    vocabSize: 768,
+    // A 4-layer x 128 model: ~4x the compute per token of the other two, hence fewer steps in the same time.
+    steps: 150,
+    batchSize: 8,
+    lr: 3e-3,
+    warmupSteps: 15,
+    seed: 0,
+  },
+} as const satisfies Record<string, WarmStartRecipe>;
+
+export type WarmStartPreset = keyof typeof WARMSTART_RECIPES;
+export const WARMSTART_PRESETS = Object.keys(WARMSTART_RECIPES) as WarmStartPreset[];
+
+/**
+ * The warm-start recipe name a preset uses: the last path part of its `model.warmStart` (so `echo-trap`, which
+ * starts from 'warmstart/frozenlake-tiny', maps to 'frozenlake-tiny'). Throws for presets without a warm start.
+ */
+export function warmStartRecipeName(preset: string): WarmStartPreset {
+  // Every arm of a comparison preset (echo-trap) starts from the same warm start: the first arm's says which.
+  const path = resolvePreset(preset).arms[0].config.model.warmStart;
+  const name = path?.split('/').pop();
+  if (!name || !(WARMSTART_PRESETS as string[]).includes(name)) {
+    throw new Error(
+      `preset '${preset}' has no warm start to build (model.warmStart is ${JSON.stringify(path)}); ` +
+        `warm starts exist for: ${WARMSTART_PRESETS.join(', ')}`,
+    );
+  }
+  return name as WarmStartPreset;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Demonstrations and tokenizer
+
+/** Demonstrations for every training env block of `config`, played with the preset's agent settings. */
+export function demonstrationsForRun(config: RunConfig, recipe: WarmStartRecipe): Demonstration[] {
+  const demos: Demonstration[] = [];
+  envBlocks(config, 'train').forEach((block, i) => {
+    demos.push(
+      ...generateDemonstrations({
+        tag: block.tag,
+        envConfig: block.config,
+        episodes: recipe.episodes,
+        // Blocks get disjoint seed ranges; all far above train/val seeds.
+        firstSeed: DEMO_SEED_BASE + recipe.seed * 1_000_000 + i * 100_000,
+        maxTurn: config.agent.maxTurn,
+        maxActionsPerTurn: config.agent.maxActionsPerTurn,
+        maxActionsPerTraj: block.maxActionsPerTraj,
+        actionsPerAnswer: recipe.actionsPerAnswer,
+        imperfectFraction: recipe.imperfectFraction,
+        alternateArmPairFraction: recipe.alternateArmPairFraction,
+        actionSep: config.agent.actionSep,
+        responseMaskOnly: config.algorithm.responseMaskOnly,
+      }),
+    );
+  });
+  return demos;
+}
+
+/** Env families: a checkpoint made for one tag of a family should tokenize its siblings' prompts well too. */
+const FAMILIES: readonly (readonly string[])[] = [
+  ['Bandit', 'BanditTest'],
+  ['SimpleSokoban', 'LargerSokoban', 'SokobanDifferentGridVocab'],
+  ['FrozenLake'],
+];
+
+/** The env tags a preset's checkpoint may meet: its train and val tags and their families. */
+export function warmStartTags(config: RunConfig): string[] {
+  const own = new Set([...config.agent.trainEnvs, ...config.agent.valEnvs].map((b) => b.tag));
+  const tags = new Set<string>();
+  for (const tag of own) {
+    tags.add(tag);
+    for (const family of FAMILIES) if (family.includes(tag)) family.forEach((t) => tags.add(t));
+  }
+  return ENV_TAGS.filter((t) => tags.has(t));
+}
+
+/**
+ * The tokenizer corpus: every demonstration's training text, plus for each tag the compact prompt's fixed words
+ * and a few initial states (seeds just below the demonstration range; tokenizer text only, never trained on), so
+ * prompt words of tags without demonstrations (e.g. BanditTest's arm names) get merges too.
+ */
+export function tokenizerCorpus(demos: readonly Demonstration[], tags: readonly string[], statesPerTag = 8): string[] {
+  const corpus = demos.map((d) => d.training.text);
+  const registry = envRegistry();
+  for (const tag of tags) {
+    if (COMPACT_INSTRUCTIONS[tag] === undefined) throw new Error(`warm start: no compact prompt for env tag '${tag}'`);
+    corpus.push(compactPromptFixedText(registry.promptInfo(tag)));
+    const env = makeEnv(tag);
+    for (let i = 0; i < statesPerTag; i++) corpus.push(env.reset(DEMO_SEED_BASE - 1 - i));
+  }
+  return corpus;
+}
+
+export function buildWarmStartTokenizer(demos: readonly Demonstration[], tags: readonly string[], vocabSize: number): Tokenizer {
+  return buildTinyTokenizer(tokenizerCorpus(demos, tags), { vocabSize, specialTokens: DEFAULT_SPECIAL_TOKENS });
+}
+
+/** A Hugging Face Qwen2 config for the preset's tiny shape and the tokenizer's vocabulary. */
+export function tinyQwen2Config(tiny: RunConfig['model']['tiny'], vocabSize: number): Qwen2Config {
+  return {
+    architectures: ['Qwen2ForCausalLM'],
+    model_type: 'qwen2',
+    vocab_size: vocabSize,
+    hidden_size: tiny.hiddenSize,
+    intermediate_size: tiny.intermediateSize,
+    num_hidden_layers: tiny.numLayers,
+    num_attention_heads: tiny.numHeads,
+    num_key_value_heads: tiny.numKvHeads,
+    max_position_embeddings: tiny.maxPositions,
+    rope_theta: tiny.ropeTheta,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: true, // as Qwen2.5-0.5B; halves the parameters of a tiny model
+    hidden_act: 'silu',
+    torch_dtype: 'float32',
+    initializer_range: 0.02,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// SFT data
+
+/** One tokenized training sequence: ids and, per prediction target ids[i + 1], whether it is trained on. */
+export interface SftExample {
+  ids: number[];
+  /** Length ids.length - 1: targetMask[i] says whether ids[i + 1] is in the loss. */
+  targetMask: boolean[];
+}
+
+/**
+ * Tokenizes a training-mode rendering segment by segment (each segment starts with a special token, so this equals
+ * tokenizing the whole text) and marks RAGEN's loss mask: positions in trainable segments, shifted by one.
+ */
+export function tokenizeRendered(tokenizer: Tokenizer, rendered: RenderedPrompt): SftExample {
+  const ids: number[] = [];
+  const positionMask: boolean[] = [];
+  for (const segment of rendered.segments) {
+    const segmentIds = tokenizer.encode(segment.text);
+    ids.push(...segmentIds);
+    for (let i = 0; i < segmentIds.length; i++) positionMask.push(segment.trainable);
+  }
+  return { ids, targetMask: targetMaskFromPositionMask(positionMask) };
+}
+
+/** Sequence lengths are padded up to a multiple of this: few distinct shapes (kernels, buffer pools). */
+export const LENGTH_BUCKET = 32;
+
+/** One SFT batch on the device. */
+export interface SftBatch {
+  /** Token ids [B, L], right-padded to a multiple of the length bucket. */
+  ids: tf.Tensor2D;
+  /** 1 = real token, 0 = padding [B, L]. */
+  attention: tf.Tensor2D;
+  /** Flat positions b * L + i whose next token ids[b][i + 1] is trained on [N]. */
+  positions: tf.Tensor1D;
+  /** The trained-on tokens ids[b][i + 1], in the order of `positions` [N]. */
+  targets: tf.Tensor1D;
+}
+
+/** Pads and stacks examples into one batch (right padding; padding is masked out of attention). */
+export function collate(examples: readonly SftExample[], padTokenId: number, bucket = LENGTH_BUCKET): SftBatch {
+  if (examples.length === 0) throw new Error('collate: no examples');
+  const length = Math.ceil(Math.max(...examples.map((e) => e.ids.length)) / bucket) * bucket;
+  const rows = examples.length;
+  const ids = new Int32Array(rows * length).fill(padTokenId);
+  const attention = new Float32Array(rows * length);
+  const positions: number[] = [];
+  const targets: number[] = [];
+  examples.forEach((e, r) => {
+    e.ids.forEach((id, j) => {
+      ids[r * length + j] = id;
+      attention[r * length + j] = 1;
+    });
+    e.targetMask.forEach((on, j) => {
+      if (!on) return;
+      positions.push(r * length + j);
+      targets.push(e.ids[j + 1]);
+    });
+  });
+  if (positions.length === 0) throw new Error('collate: no trained token in the batch (empty loss masks)');
+  return {
+    ids: tf.tensor2d(ids, [rows, length], 'int32'),
+    attention: tf.tensor2d(attention, [rows, length]),
+    positions: tf.tensor1d(positions, 'int32'),
+    targets: tf.tensor1d(targets, 'int32'),
+  };
+}
+
+/**
+ * Rows `indices` of `x` [R, H]. tf.gather's own gradient needs UnsortedSegmentSum, which wasm lacks, so the
+ * gradient is a scatter-add (ScatterNd sums repeated indices), as the model's embedding lookup does.
+ */
+function gatherRows(x: tf.Tensor2D, indices: tf.Tensor1D): tf.Tensor2D {
+  const [rows, width] = x.shape;
+  const pick = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    const [table, index, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
+    save([index]);
+    return {
+      value: tf.gather(table, index),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [tf.scatterND(saved[0].expandDims(1), dy, [rows, width]), tf.zeros(saved[0].shape)],
+    };
+  });
+  return pick(x, indices) as tf.Tensor2D;
+}
+
+/**
+ * Mean cross-entropy of the batch's trained-on tokens. The LM head runs only on the N trained positions, not on
+ * all B x L: prompts are most of each sequence, and the head is the widest matmul of a tiny model.
+ */
+export function sftLoss(model: Qwen2Model, batch: SftBatch): tf.Scalar {
+  return tf.tidy(() => {
+    const [b, length] = batch.ids.shape;
+    const hidden = model.hiddenStates(
+      batch.ids,
+      positionsFromMask(batch.attention),
+      causalAttentionBias(batch.attention),
+      length - 1,
+    );
+    const picked = gatherRows(hidden.reshape([b * length, hidden.shape[2]]), batch.positions);
+    const logits = model.head(picked.expandDims(0) as tf.Tensor3D).squeeze([0]) as tf.Tensor2D; // [N, V]
+    const logp = tf.logSoftmax(logits);
+    // One-hot product rather than a gather: gather's gradient is missing on wasm. (Cast: oneHot's dtype argument
+    // is broken on wasm 4.22.)
+    const picks = logp.mul(tf.oneHot(batch.targets, logits.shape[1]).toFloat()).sum(-1);
+    return tf.neg(picks.mean()) as tf.Scalar;
+  });
+}
+
+/**
+ * An endless, seeded stream of batches: each epoch shuffles the examples, groups them by length bucket (so a batch
+ * pads little), cuts each bucket into batches of `batchSize` and shuffles the batch order.
+ */
+export function* batchStream(examples: readonly SftExample[], batchSize: number, seed: number, bucket = LENGTH_BUCKET): Generator<SftExample[]> {
+  if (examples.length === 0) throw new Error('batchStream: no examples');
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchStream: batchSize must be a positive integer, got ${batchSize}`);
+  const rng = Rng.fromSeed(seed, 'warmstart/batches');
+  for (;;) {
+    const byBucket = new Map<number, SftExample[]>();
+    for (const e of rng.shuffle(examples.slice())) {
+      const key = Math.ceil(e.ids.length / bucket);
+      const list = byBucket.get(key) ?? [];
+      list.push(e);
+      byBucket.set(key, list);
+    }
+    const batches: SftExample[][] = [];
+    for (const key of [...byBucket.keys()].sort((a, b) => a - b)) {
+      const list = byBucket.get(key)!;
+      for (let i = 0; i < list.length; i += batchSize) batches.push(list.slice(i, i + batchSize));
+    }
+    yield* rng.shuffle(batches);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// SFT
+
+export interface SftOptions {
+  steps: number;
+  batchSize: number;
+  lr: number;
+  warmupSteps: number;
+  seed: number;
+  /** Global gradient-norm clip (RAGEN's actor uses 1.0). */
+  gradClip?: number;
+  /** AdamW decoupled weight decay (default 0.01). */
+  weightDecay?: number;
+  /** Called after every step with the step number (1-based) and that step's mean loss over its target tokens. */
+  onStep?: (step: number, loss: number) => void;
+}
+
+/** Linear warm-up to `lr`, then cosine decay to lr / 10 at the last step. */
+export function learningRate(step: number, opts: Pick<SftOptions, 'steps' | 'lr' | 'warmupSteps'>): number {
+  if (step < opts.warmupSteps) return (opts.lr * (step + 1)) / opts.warmupSteps;
+  const progress = Math.min(1, (step - opts.warmupSteps) / Math.max(1, opts.steps - opts.warmupSteps));
+  return opts.lr * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * progress)));
+}
+
+/**
+ * Supervised fine-tuning: mean cross-entropy over the masked target tokens of each batch, AdamW, gradient clipping.
+ * Returns the per-step losses.
+ */
+export async function trainSft(model: Qwen2Model, examples: readonly SftExample[], padTokenId: number, opts: SftOptions): Promise<number[]> {
+  if (!Number.isInteger(opts.steps) || opts.steps < 1) throw new Error(`trainSft: steps must be a positive integer, got ${opts.steps}`);
+  if (!(opts.lr > 0)) throw new Error(`trainSft: lr must be > 0, got ${opts.lr}`);
+  const maxPositions = model.config.max_position_embeddings;
+  const tooLong = examples.find((e) => e.ids.length > maxPositions);
+  if (tooLong) throw new Error(`trainSft: a sequence has ${tooLong.ids.length} tokens, more than the model's ${maxPositions} positions`);
+  if (examples.some((e) => !e.targetMask.some(Boolean))) throw new Error('trainSft: an example has no trained token (empty loss mask)');
+
+  const optimizer = new AdamW(model.variables, { lr: opts.lr, weightDecay: opts.weightDecay ?? 0.01 });
+  const batches = batchStream(examples, opts.batchSize, opts.seed);
+  const losses: number[] = [];
+  try {
+    for (let step = 0; step < opts.steps; step++) {
+      optimizer.lr = learningRate(step, opts);
+      const batch = collate(batches.next().value!, padTokenId);
+      const { value, grads } = namedVariableGrads(model.variables, () => sftLoss(model, batch));
+      const clipped = await clipGradNormAsync(grads, opts.gradClip ?? 1.0);
+      optimizer.step(clipped.grads);
+      const loss = (await value.data())[0];
+      tf.dispose([value, batch.ids, batch.attention, batch.positions, batch.targets, ...Object.values(grads), ...Object.values(clipped.grads)]);
+      if (!Number.isFinite(loss)) throw new Error(`trainSft: the loss became ${loss} at step ${step + 1}`);
+      losses.push(loss);
+      opts.onStep?.(step + 1, loss);
+    }
+  } finally {
+    optimizer.dispose();
+  }
+  return losses;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Checking a policy: sampled rollouts through the agent protocol
+
+export interface PolicyCheckOptions {
+  /** Sampling temperature (RAGEN validation 0.5, rollouts 1.0). */
+  temperature: number;
+  /** Seed of token sampling. */
+  seed: number;
+  /** Env groups of the check (one episode each); default the config's agent.valGroups. */
+  episodes?: number;
+  /** 'val' = the config's validation blocks and seeds (default); 'train' = its training tags at validation seeds. */
+  split?: 'val' | 'train';
+}
+
+/** Rates over the turns (format, actions) and episodes (success) of one env tag, or of all of them. */
+export interface CheckRates {
+  /** Fraction of turns whose response parsed as <think>…</think><answer>…</answer>. */
+  formatRate: number;
+  /** Fraction of turns with a well-formed answer whose actions are all valid env actions (at least one). */
+  validActionRate: number;
+  /** Fraction of episodes that succeeded (RAGEN `<Tag>/success`; Bandit: chose the high-risk arm). */
+  success: number;
+  turns: number;
+  episodes: number;
+}
+
+export interface PolicyCheck extends CheckRates {
+  /** The same rates per env tag. */
+  perTag: Record<string, CheckRates>;
+  /** Mean new tokens per turn. */
+  meanResponseTokens: number;
+  trajectories: Trajectory[];
+}
+
+/** A GenerateFn over a model: tokenize prompts, sample until <|im_end|>, decode without special tokens. */
+export function modelGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: { maxNewTokens: number; temperature: number; seed: number; onTokens?: (n: number) => void }): GenerateFn {
+  const imEnd = tokenizer.tokenId('<|im_end|>');
+  const pad = tokenizer.padTokenId;
+  if (imEnd === undefined || pad === undefined) throw new Error('modelGenerateFn: the tokenizer lacks <|im_end|> or a pad token');
+  let call = 0;
+  return async (prompts) => {
+    const ids = prompts.map((p) => tokenizer.encode(p));
+    const result = await generate(model, ids, {
+      maxNewTokens: opts.maxNewTokens,
+      temperature: opts.temperature,
+      stopTokenIds: [imEnd],
+      seed: opts.seed + 7919 * call++,
+      padTokenId: pad,
+    });
+    result.tokens.forEach((t) => opts.onTokens?.(t.length));
+    return result.tokens.map((t) => tokenizer.decode(t, { skipSpecialTokens: true }));
+  };
+}
+
+/** Plays validation episodes with the model and measures format validity, action validity and success. */
+export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, config: RunConfig, opts: PolicyCheckOptions): Promise<PolicyCheck> {
+  const split = opts.split ?? 'val';
+  let blocks = envBlocks(config, split);
+  const episodes = opts.episodes ?? config.agent.valGroups;
+  if (!Number.isInteger(episodes) || episodes < 1) throw new Error(`checkPolicy: episodes must be a positive integer, got ${episodes}`);
+  // Spread the episodes over the blocks in proportion to their group counts (at least one each).
+  const total = blocks.reduce((s, b) => s + b.nGroups, 0);
+  blocks = blocks.map((b, i) => ({
+    ...b,
+    nGroups: i === blocks.length - 1 ? 0 : Math.max(1, Math.round((b.nGroups / total) * episodes)),
+  }));
+  const assigned = blocks.reduce((s, b) => s + b.nGroups, 0);
+  blocks[blocks.length - 1].nGroups = Math.max(1, episodes - assigned);
+  const envGroups = blocks.reduce((s, b) => s + b.nGroups, 0);
+
+  const manager = new EnvGroupManager(
+    { mode: 'val', envGroups, groupSize: 1, tags: blocks, baseSeed: config.agent.seedVal, formatPenalty: config.agent.formatPenalty },
+    envRegistry(),
+  );
+  let newTokens = 0;
+  const generateFn = modelGenerateFn(model, tokenizer, {
+    maxNewTokens: config.rollout.maxNewTokens,
+    temperature: opts.temperature,
+    seed: opts.seed,
+    onTokens: (n) => (newTokens += n),
+  });
+  const result = await runRollouts(manager, generateFn, {
+    maxTurn: config.agent.maxTurn,
+    maxActionsPerTurn: config.agent.maxActionsPerTurn,
+    enableThink: config.model.enableThink,
+    actionSep: config.agent.actionSep,
+    promptStyle: config.model.promptStyle,
+    maxContextWindow: config.agent.maxContextWindow,
+  });
+
+  const rates = (trajectories: readonly Trajectory[]): CheckRates => {
+    let turns = 0;
+    let formatOk = 0;
+    let validActions = 0;
+    for (const t of trajectories) {
+      const names = new Set(manager.entries[t.envId].env.actionNames.map((n) => n.toLowerCase()));
+      for (const turn of t.turns) {
+        turns++;
+        if (!turn.formatOk) continue;
+        formatOk++;
+        if (turn.parsedActions.length > 0 && turn.parsedActions.every((a) => names.has(a.toLowerCase()))) validActions++;
+      }
+    }
+    return {
+      formatRate: turns ? formatOk / turns : 0,
+      validActionRate: turns ? validActions / turns : 0,
+      success: trajectories.length ? trajectories.filter((t) => t.success).length / trajectories.length : 0,
+      turns,
+      episodes: trajectories.length,
+    };
+  };
+  const perTag: Record<string, CheckRates> = {};
+  for (const tag of new Set(result.trajectories.map((t) => t.tag))) {
+    perTag[tag] = rates(result.trajectories.filter((t) => t.tag === tag));
+  }
+  const all = rates(result.trajectories);
+  return { ...all, perTag, meanResponseTokens: all.turns ? newTokens / all.turns : 0, trajectories: result.trajectories };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The whole pipeline
+
+export type WarmStartPhase = 'demonstrations' | 'tokenizer' | 'sft' | 'save';
+
+export interface WarmStartOptions {
+  /** Override recipe fields (e.g. fewer steps in a test). */
+  recipe?: Partial<WarmStartRecipe>;
+  /** Called when a phase starts. */
+  onPhase?: (phase: WarmStartPhase, detail: string) => void;
+  /** Called after every SFT step. */
+  onStep?: (step: number, steps: number, loss: number) => void;
+}
+
+export interface WarmStartResult {
+  preset: WarmStartPreset;
+  recipe: WarmStartRecipe;
+  config: RunConfig;
+  model: Qwen2Model;
+  tokenizer: Tokenizer;
+  demonstrations: DemonstrationStats;
+  /** Longest demonstrated response in tokens (must fit rollout.maxNewTokens). */
+  maxResponseTokens: number;
+  /** Longest training sequence in tokens. */
+  maxSequenceTokens: number;
+  losses: number[];
+  /** Mean loss over the last 10 % of the steps (less noisy than the last step's). */
+  finalLoss: number;
+  sftSeconds: number;
+}
+
+/**
+ * Builds a preset's warm start in memory: demonstrations, tokenizer, tiny model, SFT. The caller owns (and
+ * disposes) `result.model`; `saveCheckpointDir(dir, result.model, result.tokenizer)` writes it.
+ * Needs an initialised tfjs backend (initBackend).
+ */
+export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}): Promise<WarmStartResult> {
+  const name = warmStartRecipeName(preset);
+  const recipe: WarmStartRecipe = { ...WARMSTART_RECIPES[name], ...opts.recipe };
+  const config = presetConfig(name);
+  if (config.model.promptStyle !== 'compact') throw new Error(`warm start: preset '${name}' does not use the compact prompt`);
+  if (!config.model.enableThink) throw new Error(`warm start: preset '${name}' disables <think>; the demonstrations always think`);
+
+  opts.onPhase?.('demonstrations', `${recipe.episodes} episodes per training env block`);
+  const demos = demonstrationsForRun(config, recipe);
+  const stats = demonstrationStats(demos);
+
+  opts.onPhase?.('tokenizer', `byte-level BPE, ${recipe.vocabSize} ids`);
+  const tokenizer = buildWarmStartTokenizer(demos, warmStartTags(config), recipe.vocabSize);
+  const examples = demos.map((d) => tokenizeRendered(tokenizer, d.training));
+  let maxResponseTokens = 0;
+  for (const d of demos) {
+    for (const turn of d.turns) {
+      // The sampled continuation after the forced <think>: reasoning, answer and the stop token.
+      const n = tokenizer.encode(turn.response.slice('<think>'.length)).length + 1;
+      maxResponseTokens = Math.max(maxResponseTokens, n);
+    }
+  }
+  if (maxResponseTokens > config.rollout.maxNewTokens) {
+    throw new Error(
+      `warm start: a demonstrated response takes ${maxResponseTokens} tokens, more than rollout.maxNewTokens ` +
+        `${config.rollout.maxNewTokens} of preset '${name}': shorten the reasoning templates or raise the limit`,
+    );
+  }
+
+  opts.onPhase?.('sft', `${recipe.steps} steps, batch ${recipe.batchSize}`);
+  const modelConfig = tinyQwen2Config(config.model.tiny, tokenizer.vocabSize);
+  const model = new Qwen2Model(modelConfig, initQwen2Weights(modelConfig, recipe.seed));
+  const start = Date.now();
+  let losses: number[];
+  try {
+    losses = await trainSft(model, examples, tokenizer.padTokenId!, {
+      steps: recipe.steps,
+      batchSize: recipe.batchSize,
+      lr: recipe.lr,
+      warmupSteps: recipe.warmupSteps,
+      seed: recipe.seed,
+      gradClip: config.actor.gradClip,
+      onStep: (step, loss) => opts.onStep?.(step, recipe.steps, loss),
+    });
+  } catch (err) {
+    model.dispose();
+    throw err;
+  }
+  const tail = losses.slice(-Math.max(1, Math.round(losses.length / 10)));
+  return {
+    preset: name,
+    recipe,
+    config,
+    model,
+    tokenizer,
+    demonstrations: stats,
+    maxResponseTokens,
+    maxSequenceTokens: Math.max(...examples.map((e) => e.ids.length)),
+    losses,
+    finalLoss: tail.reduce((a, b) => a + b, 0) / tail.length,
+    sftSeconds: (Date.now() - start) / 1000,
+  };
+}
+
+/** Where a preset's warm start lives, relative to the repository root (the browser serves public/ at the root). */
+export function warmStartDir(preset: string): string {
+  return `public/warmstart/${warmStartRecipeName(preset)}`;
+}
