@@ -7,6 +7,7 @@
 //   result is checked and a requested backend that did not come up is an error, never a silent fallback;
 // - 'auto' tries webgpu, then wasm, then cpu, and says which one it got and why the better ones failed.
 import * as tf from '@tensorflow/tfjs';
+import { installWasmTransposedMatMul } from './wasmMatMul';
 
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
 export type BackendChoice = BackendName | 'auto';
@@ -72,6 +73,7 @@ async function tryBackend(name: BackendName, opts: BackendOptions): Promise<void
     if (opts.wasmPaths) wasm.setWasmPaths(opts.wasmPaths as Record<string, string>);
     // Threads gave no speed-up on 2 cores, and the threaded build hangs in minified cross-origin-isolated workers.
     tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
+    installWasmTransposedMatMul();
   }
   if (!tf.findBackendFactory(name)) throw new Error(`the tfjs '${name}' backend is not registered`);
   const ok = await tf.setBackend(name);
