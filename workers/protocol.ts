@@ -3,8 +3,10 @@
 // TypeScript on both sides. Only structured-cloneable data (plain objects, numbers, strings, arrays) crosses it.
 import type { BackendChoice, BackendInfo } from '../src/model/backend';
 import type { MatmulCheckResult } from './matmul-check';
+import type { RunConfig } from '../src/starpo/config';
+import type { MetricRow, RolloutRecord } from '../src/metrics/jsonl';
 
-export type { BackendChoice, BackendInfo, MatmulCheckResult };
+export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig };
 
 /** The backend choices a page may request (`?backend=...`); 'auto' tries webgpu, then wasm, then cpu. */
 export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
@@ -19,9 +21,73 @@ export const MATMUL_CHECK_SIZE = 128;
  */
 export const MATMUL_TOLERANCE = 1e-4;
 
+/**
+ * Where a training run is: 'loading' (building the model, fetching the warm start), 'ready' (built, no step yet
+ * asked for), 'running', 'paused', then one of the ends: 'done' (all steps), 'stopped' (by the user), 'failed'.
+ */
+export type RunPhase = 'loading' | 'ready' | 'running' | 'paused' | 'stopped' | 'done' | 'failed';
+
+export interface RunStatus {
+  phase: RunPhase;
+  /** Completed training steps. */
+  step: number;
+  totalSteps: number;
+  /** Why the run failed, or a note (e.g. what it resumed from). */
+  message: string | null;
+}
+
+/** A checkpoint as files (name -> bytes): the same files `checkpointFiles()` writes to checkpoints/step-N/. */
+export type CheckpointBytes = Record<string, Uint8Array>;
+
+/** The page's side of a run: the worker calls these through a Comlink proxy (the browser's CallbackSink). */
+export interface TrainingListener {
+  /** One training step's metrics row, as a metrics.jsonl line would hold it. */
+  metrics(row: MetricRow): void;
+  /** Sample trajectories of a step (think / answer text per turn), as rollouts.jsonl records. */
+  rollouts(step: number, records: RolloutRecord[]): void;
+  /** Phase changes, and the step count after every step. */
+  status(status: RunStatus): void;
+  /**
+   * A checkpoint taken at a step boundary: every `checkpointEvery` steps and whenever the run pauses, stops or ends
+   * (the page keeps the latest in IndexedDB, so a reloaded tab resumes from it).
+   */
+  checkpoint(step: number, files: CheckpointBytes): void;
+}
+
+export interface CreateRunOptions {
+  /** The run's complete config, built on the page by the same presets / parseRunConfig as the CLI. */
+  config: RunConfig;
+  /**
+   * URL the warm-start checkpoint path (`model.warmStart`, relative to public/) is resolved against: the page's
+   * `document.baseURI`, so the static build works from any sub-path.
+   */
+  siteBase: string;
+  /** Send a checkpoint through the listener every k completed steps (0 = only on pause / stop / end). */
+  checkpointEvery: number;
+  /** Continue from a stored checkpoint instead of the warm start. */
+  resume?: { step: number; files: CheckpointBytes };
+}
+
 export interface TrainerWorkerApi {
   /** Starts the requested tfjs backend inside the worker and reports which one is active and why others were skipped. */
   init(backend: BackendChoice): Promise<BackendInfo>;
   /** Multiplies two seeded n x n matrices on the active backend and compares with a plain-JS reference. */
   matmulCheck(n: number): Promise<MatmulCheckResult>;
+  /** Builds the Trainer for `options.config` (call init first); replaces any previous run in this worker. */
+  createRun(options: CreateRunOptions, listener: TrainingListener): Promise<RunStatus>;
+  /** Starts or resumes training; returns once the loop runs (progress arrives through the listener). */
+  play(): Promise<void>;
+  /** Pauses after the step in flight; resolves when paused. */
+  pause(): Promise<void>;
+  /** Runs exactly one training step (from ready or paused); resolves when it is done. */
+  stepOnce(): Promise<void>;
+  /** Ends the run after the step in flight. */
+  stop(): Promise<void>;
+  /** The current weights as checkpoint files, with the step they belong to (only while not playing). */
+  checkpoint(): Promise<{ step: number; files: CheckpointBytes }>;
+  /**
+   * Plays one episode of `tag` with `envConfig` (e.g. a custom Sokoban `level` or FrozenLake `map`) with the
+   * current policy, without training, and returns the trajectory as a rollout record.
+   */
+  playEpisode(tag: string, envConfig: Record<string, unknown>): Promise<RolloutRecord>;
 }

@@ -1,10 +1,17 @@
 // The trainer worker: every tfjs computation of the browser playground runs here, never on the page's main thread,
-// so the page stays responsive while a step runs. For now it only starts a backend and self-checks it; training
-// (the same Trainer the Node CLI uses) is added behind the same protocol.
+// so the page stays responsive while a step runs. It starts a backend (and self-checks it), then builds the SAME
+// Trainer the Node CLI uses from the RunConfig the page sends; metrics and sample rollouts go back through a
+// CallbackSink whose callbacks are a Comlink proxy of the page's listener. Nothing about training is written here.
 import * as Comlink from 'comlink';
 import { initBackend } from '../src/model/backend';
+import { CallbackSink } from '../src/metrics/sink';
+import { EnvGroupManager, envRegistry, runRollouts } from '../src/agent/index';
+import { Trainer } from '../src/starpo/trainer';
+import { modelGenerateFn } from '../src/starpo/warmstart';
 import { runMatmulCheck } from './matmul-check';
-import type { BackendChoice, TrainerWorkerApi } from './protocol';
+import { fetchCheckpoint, freshTinyPolicy } from './initial-policy';
+import { RunController, type Steppable } from './run-controller';
+import type { BackendChoice, CheckpointBytes, CreateRunOptions, RunStatus, TrainerWorkerApi, TrainingListener } from './protocol';
 // Vite copies each binary into the build and gives its URL. Without these, tfjs fetches the .wasm files next to the
 // bundle, the server answers index.html, and the backend fails with "expected magic word 00 61 73 6d".
 import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
@@ -17,12 +24,160 @@ const wasmPaths = {
   'tfjs-backend-wasm-threaded-simd.wasm': wasmThreadedSimdUrl,
 };
 
+const log = (line: string) => console.info(`[trainer worker] ${line}`);
+
+/** The Trainer as the run controller drives it: one step per call, with a checkpoint every k steps. */
+class TrainerRun implements Steppable {
+  private lastCheckpointStep = -1;
+  constructor(
+    readonly trainer: Trainer,
+    private readonly listener: TrainingListener,
+    private readonly checkpointEvery: number,
+  ) {}
+  get stepsDone(): number {
+    return this.trainer.stepsDone;
+  }
+  /** Early stopping ends the run where it stopped. */
+  get totalSteps(): number {
+    return this.trainer.stoppedBy !== null ? this.trainer.stepsDone : this.trainer.config.trainer.totalSteps;
+  }
+  async step(): Promise<void> {
+    await this.trainer.step();
+    if (this.checkpointEvery > 0 && this.trainer.stepsDone % this.checkpointEvery === 0) await this.sendCheckpoint();
+  }
+  /** Sends the current checkpoint to the page (at a step boundary; skipped when this step's was already sent). */
+  async sendCheckpoint(): Promise<void> {
+    const step = this.trainer.stepsDone;
+    if (step === 0 || step === this.lastCheckpointStep) return;
+    this.lastCheckpointStep = step;
+    await this.listener.checkpoint(step, await this.trainer.checkpointFiles());
+  }
+}
+
+let run: TrainerRun | null = null;
+let controller: RunController | null = null;
+
+function requireRun(): { run: TrainerRun; controller: RunController } {
+  if (!run || !controller) throw new Error('no training run in this worker: createRun first');
+  return { run, controller };
+}
+
 const api: TrainerWorkerApi = {
   async init(backend: BackendChoice) {
-    return initBackend(backend, { wasmPaths, log: (line) => console.info(`[trainer worker] ${line}`) });
+    return initBackend(backend, { wasmPaths, log });
   },
+
   async matmulCheck(n: number) {
     return runMatmulCheck(n);
+  },
+
+  async createRun(options: CreateRunOptions, listener: TrainingListener): Promise<RunStatus> {
+    if (controller) await controller.stop();
+    run?.trainer.dispose();
+    run = null;
+    controller = null;
+
+    const { config } = options;
+    const sink = new CallbackSink(
+      (row) => listener.metrics(row),
+      (step, records) => listener.rollouts(step, records),
+    );
+    let note: string | null = null;
+    let trainer: Trainer;
+    if (options.resume) {
+      trainer = await Trainer.create(config, { resumeFiles: options.resume.files, sink, log });
+      note = `resumed from the checkpoint of step ${trainer.stepsDone}`;
+    } else {
+      const dir = config.model.warmStart;
+      const files = dir ? await fetchCheckpoint(options.siteBase, dir) : null;
+      if (files) {
+        trainer = await Trainer.create(config, { policyFiles: files, sink, log });
+        note = `started from the warm-start checkpoint ${dir}`;
+      } else {
+        trainer = await Trainer.create(config, { ...freshTinyPolicy(config), sink, log });
+        note = dir
+          ? `no warm-start checkpoint at ${dir} on this site: training a freshly initialised tiny model (it cannot write the <think>/<answer> format yet)`
+          : 'no warm start configured: training a freshly initialised tiny model';
+      }
+    }
+    log(note);
+    const current = new TrainerRun(trainer, listener, options.checkpointEvery);
+    run = current;
+    controller = new RunController(current, async (status) => {
+      // Every pause, stop and end leaves a checkpoint the page can resume from.
+      if (status.phase === 'paused' || status.phase === 'stopped' || status.phase === 'done') await current.sendCheckpoint();
+      await listener.status({ ...status, message: status.message ?? note });
+    });
+    const status = { ...controller.status(), message: note };
+    await listener.status(status);
+    return status;
+  },
+
+  async play() {
+    requireRun().controller.play();
+  },
+
+  async pause() {
+    await requireRun().controller.pause();
+  },
+
+  async stepOnce() {
+    await requireRun().controller.stepOnce();
+  },
+
+  async stop() {
+    await requireRun().controller.stop();
+  },
+
+  async checkpoint(): Promise<{ step: number; files: CheckpointBytes }> {
+    const { run: r, controller: c } = requireRun();
+    if (c.status().phase === 'running') throw new Error('pause the run before taking a checkpoint');
+    return { step: r.trainer.stepsDone, files: await r.trainer.checkpointFiles() };
+  },
+
+  async playEpisode(tag: string, envConfig: Record<string, unknown>) {
+    const { run: r, controller: c } = requireRun();
+    if (c.status().phase === 'running') throw new Error('pause the run first: the policy is being trained');
+    const cfg = r.trainer.config;
+    // One env group of one env with the custom board, played like a validation episode of the run.
+    const manager = new EnvGroupManager(
+      { mode: 'val', envGroups: 1, groupSize: 1, tags: [{ tag, nGroups: 1, config: envConfig }], baseSeed: 0, formatPenalty: cfg.agent.formatPenalty },
+      envRegistry({ responseLength: cfg.rollout.maxNewTokens }),
+    );
+    const generate = modelGenerateFn(r.trainer.actor, r.trainer.tokenizer, {
+      maxNewTokens: cfg.rollout.maxNewTokens,
+      temperature: cfg.rollout.valDoSample ? cfg.rollout.valTemperature : 0,
+      seed: cfg.trainer.seed,
+    });
+    const result = await runRollouts(manager, generate, {
+      maxTurn: cfg.agent.maxTurn,
+      maxActionsPerTurn: cfg.agent.maxActionsPerTurn,
+      enableThink: cfg.model.enableThink,
+      actionSep: cfg.agent.actionSep,
+      promptStyle: cfg.model.promptStyle,
+      maxContextWindow: cfg.agent.maxContextWindow,
+      responseMaskOnly: cfg.algorithm.responseMaskOnly,
+      seed: 0,
+    });
+    const t = result.trajectories[0];
+    return {
+      step: r.trainer.stepsDone,
+      split: 'custom',
+      tag: t.tag,
+      success: t.success,
+      reward: t.totalReward,
+      score: t.score,
+      history: t.history.map((h) => ({ state: h.state })),
+      turns: t.turns.map((turn) => ({
+        turn: turn.turn,
+        state: turn.state,
+        think: turn.think,
+        answer: turn.answer,
+        formatOk: turn.formatOk,
+        actions: turn.executedActions,
+        reward: turn.reward,
+      })),
+    };
   },
 };
 

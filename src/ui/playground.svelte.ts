@@ -1,16 +1,42 @@
 // The playground's state, as Svelte 5 runes in a plain module: components read it, and only the functions here
-// change it. Today it holds the backend the worker got and the matmul self-check; training state joins it later.
+// change it. It holds the backend the worker got (and its matmul self-check), the settings (mirrored in the URL),
+// and the runs on screen: one per preset arm (two side by side in classroom mode), each with its metrics rows and
+// sample trajectories as they stream in from its worker. Training itself never runs here: every tfjs call is in
+// the trainer worker(s), reached through the typed Comlink protocol.
+import * as Comlink from 'comlink';
 import { startTrainerWorker, type TrainerClient } from './trainer-client';
+import { presetArms, runConfigFor, settingsToSearch, type PlaygroundSettings } from './settings';
+import * as store from './run-store';
+import type { RunContents } from './run-files';
 import {
   MATMUL_CHECK_SIZE,
   MATMUL_TOLERANCE,
   type BackendChoice,
   type BackendInfo,
+  type CheckpointBytes,
   type MatmulCheckResult,
+  type MetricRow,
+  type RolloutRecord,
+  type RunStatus,
+  type TrainingListener,
 } from '../../workers/protocol';
 
 /** Where the page is in bringing the worker up: starting the backend, self-checking it, usable, or failed. */
 export type Phase = 'starting' | 'checking' | 'ready' | 'failed';
+
+/** One run on screen: a live arm being trained, or a stored / imported run being viewed. */
+export interface ArmView {
+  /** Arm name ('bandit-tiny', or 'starpo' / 'starpo-s' in classroom mode; the file name for imports). */
+  arm: string;
+  /** IndexedDB id, or null for an import that was not stored. */
+  runId: string | null;
+  /** Training status from the worker; null for a run only being viewed. */
+  status: RunStatus | null;
+  rows: MetricRow[];
+  rollouts: RolloutRecord[];
+  /** Step of the latest stored checkpoint, if any. */
+  checkpointStep: number | null;
+}
 
 class PlaygroundState {
   /** The backend asked for (from the URL). */
@@ -21,18 +47,42 @@ class PlaygroundState {
   matmul = $state<MatmulCheckResult | null>(null);
   /** The message of the error that stopped start-up, if any. */
   error = $state<string | null>(null);
-
   /** True once the self-check ran and stayed within tolerance. */
   matmulPassed = $derived(this.matmul !== null && this.matmul.maxAbsError <= MATMUL_TOLERANCE);
+
+  /** Preset, backend and knobs; mirrored in the URL by `setSettings`. */
+  settings = $state<PlaygroundSettings>({ preset: 'bandit-tiny', backend: 'auto', knobs: {} });
+  /** Why the current settings do not make a valid RunConfig (shown next to the controls), or null. */
+  settingsError = $state<string | null>(null);
+  /** The runs on screen. */
+  arms = $state<ArmView[]>([]);
+  /** A training action in progress on the page side (creating workers, loading the warm start). */
+  busy = $state(false);
+  /** The last training error (a failed run, a worker that could not build the Trainer). */
+  trainingError = $state<string | null>(null);
+  /** Stored runs, newest first (the run list). */
+  storedRuns = $state<store.StoredRun[]>([]);
+
+  /** Completed steps of the first arm (the `step-count` test id). */
+  stepCount = $derived(this.arms[0]?.status?.step ?? this.arms[0]?.rows.at(-1)?.step ?? 0);
+  /** True while any arm's worker is training. */
+  running = $derived(this.arms.some((a) => a.status?.phase === 'running' || a.status?.phase === 'loading'));
+  /** Live arms that can be resumed or single-stepped. */
+  resumable = $derived(this.arms.length > 0 && this.arms.every((a) => a.status?.phase === 'paused' || a.status?.phase === 'ready'));
 }
 
 export const playground = new PlaygroundState();
 
+/** The first worker: it runs the backend self-check and the first (or only) arm. */
 let client: TrainerClient | null = null;
+/** Workers of the live arms, by arm name (the first arm uses `client`). */
+const armClients = new Map<string, TrainerClient>();
 
 /** Starts the worker with the requested backend and runs the matmul self-check. Errors end up in `playground.error`. */
 export async function connect(requested: BackendChoice): Promise<void> {
   client?.terminate();
+  for (const [, c] of armClients) if (c !== client) c.terminate();
+  armClients.clear();
   client = startTrainerWorker();
   playground.requested = requested;
   playground.phase = 'starting';
@@ -50,7 +100,7 @@ export async function connect(requested: BackendChoice): Promise<void> {
     }
   } catch (err) {
     playground.phase = 'failed';
-    playground.error = err instanceof Error ? err.message : String(err);
+    playground.error = messageOf(err);
   }
 }
 
@@ -58,4 +108,252 @@ export async function connect(requested: BackendChoice): Promise<void> {
 export function fail(message: string): void {
   playground.phase = 'failed';
   playground.error = message;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+// --- settings -------------------------------------------------------------------------------------------------
+
+/**
+ * Replaces the settings, writes them to the URL (history.replaceState: a link reproduces the setup), and checks
+ * that they make a valid RunConfig for every arm. Invalid settings stay on screen with the error; nothing runs.
+ */
+export function setSettings(next: PlaygroundSettings): void {
+  playground.settings = next;
+  if (typeof window !== 'undefined') {
+    const search = settingsToSearch(next, window.location.search);
+    window.history.replaceState(null, '', `${window.location.pathname}${search}${window.location.hash}`);
+  }
+  try {
+    for (const arm of presetArms(next.preset)) runConfigFor(next, arm);
+    playground.settingsError = null;
+  } catch (err) {
+    playground.settingsError = messageOf(err);
+  }
+}
+
+// --- metrics and rollouts from the workers ------------------------------------------------------------------------
+
+/** Adds a metrics row to an arm (a repeated or older step replaces what is there: a resumed run re-does steps). */
+export function recordMetrics(view: ArmView, row: MetricRow): void {
+  const i = view.rows.findIndex((r) => r.step >= row.step);
+  if (i === -1) view.rows.push(row);
+  else view.rows.splice(i, view.rows.length - i, row);
+}
+
+/** Adds a step's sample trajectories to an arm (replacing any earlier records of that step). */
+export function recordRollouts(view: ArmView, step: number, records: RolloutRecord[]): void {
+  const kept = view.rollouts.filter((r) => r.step < step);
+  view.rollouts = [...kept, ...records];
+}
+
+/** Shows runs without training them (a stored run, an import, or recorded data). */
+export function showRuns(views: ArmView[]): void {
+  playground.arms = views;
+}
+
+// --- training ---------------------------------------------------------------------------------------------------
+
+/** The page's base URL: the warm-start checkpoint under public/ is fetched relative to it (any sub-path works). */
+function siteBase(): string {
+  return typeof document !== 'undefined' ? document.baseURI : '/';
+}
+
+async function clientFor(arm: string, index: number): Promise<TrainerClient> {
+  if (index === 0) {
+    if (!client) throw new Error('the trainer worker has not started');
+    return client;
+  }
+  // Classroom mode: each further arm trains in its own worker on the same backend.
+  let c = armClients.get(arm);
+  if (!c) {
+    c = startTrainerWorker();
+    await c.api.init(playground.backend?.name ?? playground.requested);
+  }
+  return c;
+}
+
+function listenerFor(view: ArmView): TrainingListener {
+  return {
+    metrics(row) {
+      recordMetrics(view, row);
+      if (view.runId) void store.appendMetrics(view.runId, row);
+    },
+    rollouts(step, records) {
+      recordRollouts(view, step, records);
+      if (view.runId) void store.appendRollouts(view.runId, step, records);
+    },
+    status(status) {
+      view.status = status;
+      if (status.phase === 'failed') playground.trainingError = `${view.arm}: ${status.message ?? 'training failed'}`;
+      if (view.runId) {
+        const saved = store.updateRunStatus(view.runId, status);
+        // The run list shows each run's phase and step: refresh it when a run settles.
+        if (status.phase !== 'running') void saved.then(refreshStoredRuns);
+      }
+    },
+    checkpoint(step, files: CheckpointBytes) {
+      view.checkpointStep = step;
+      if (view.runId) void store.saveCheckpoint({ runId: view.runId, step, files });
+    },
+  };
+}
+
+/** Checkpoints are sent to the page (and IndexedDB) this often while playing, besides every pause and stop. */
+const CHECKPOINT_EVERY = 5;
+
+/**
+ * Builds one run per arm of the current settings in the worker(s), optionally resuming each from a stored
+ * checkpoint. The views are put on screen first, so the UI shows 'loading' while the warm start is fetched.
+ */
+async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.StoredCheckpoint | null; rows: MetricRow[]; rollouts: RolloutRecord[] }): Promise<void> {
+  const settings = playground.settings;
+  const arms = resume ? [resume.run.arm] : presetArms(settings.preset);
+  const configs = resume ? [resume.run.config!] : arms.map((arm) => runConfigFor(settings, arm));
+  const group = arms.length > 1 ? store.newRunId('classroom') : null;
+  const views: ArmView[] = arms.map((arm, i) => ({
+    arm,
+    runId: resume ? resume.run.id : store.newRunId(arm),
+    status: { phase: 'loading', step: resume?.checkpoint?.step ?? 0, totalSteps: configs[i].trainer.totalSteps, message: null },
+    rows: resume ? resume.rows.filter((r) => r.step <= (resume.checkpoint?.step ?? 0)) : [],
+    rollouts: resume ? resume.rollouts.filter((r) => r.step <= (resume.checkpoint?.step ?? 0)) : [],
+    checkpointStep: resume?.checkpoint?.step ?? null,
+  }));
+  playground.arms = views;
+  const live = playground.arms; // the $state proxies: updates through them reach the UI
+  const search = typeof window !== 'undefined' ? window.location.search : '';
+  await Promise.all(
+    live.map(async (view, i) => {
+      if (resume) {
+        if (resume.checkpoint) await store.truncateAfter(view.runId!, resume.checkpoint.step);
+      } else {
+        const date = new Date().toLocaleString();
+        await store.saveRun({
+          id: view.runId!, name: `${settings.preset}${arms.length > 1 ? ` · ${view.arm}` : ''} · ${date}`,
+          createdAt: Date.now(), preset: settings.preset, arm: view.arm, group, search, config: configs[i], status: view.status,
+        });
+      }
+      const c = await clientFor(view.arm, i);
+      armClients.set(view.arm, c);
+      const status = await c.api.createRun(
+        {
+          config: configs[i],
+          siteBase: siteBase(),
+          checkpointEvery: CHECKPOINT_EVERY,
+          resume: resume?.checkpoint ? { step: resume.checkpoint.step, files: resume.checkpoint.files } : undefined,
+        },
+        Comlink.proxy(listenerFor(view)),
+      );
+      view.status = status;
+    }),
+  );
+  void refreshStoredRuns();
+}
+
+async function guarded(action: () => Promise<void>): Promise<void> {
+  playground.trainingError = null;
+  playground.busy = true;
+  try {
+    await action();
+  } catch (err) {
+    playground.trainingError = messageOf(err);
+  } finally {
+    playground.busy = false;
+  }
+}
+
+function liveClients(): TrainerClient[] {
+  return playground.arms.map((a) => armClients.get(a.arm)).filter((c): c is TrainerClient => c !== undefined);
+}
+
+/** Start: builds the run(s) from the settings if none is live, then plays every arm. Resumes a paused run. */
+export function startTraining(): Promise<void> {
+  return guarded(async () => {
+    if (!playground.resumable) await createRuns();
+    await Promise.all(liveClients().map((c) => c.api.play()));
+  });
+}
+
+/** Pauses every arm after its step in flight. */
+export function pauseTraining(): Promise<void> {
+  return guarded(async () => {
+    await Promise.all(liveClients().map((c) => c.api.pause()));
+  });
+}
+
+/** One training step on every arm (building the runs first if needed). */
+export function stepOnce(): Promise<void> {
+  return guarded(async () => {
+    if (!playground.resumable) await createRuns();
+    await Promise.all(liveClients().map((c) => c.api.stepOnce()));
+  });
+}
+
+/** Stops every arm; a stopped run cannot continue, but stays stored. */
+export function stopTraining(): Promise<void> {
+  return guarded(async () => {
+    await Promise.all(liveClients().map((c) => c.api.stop()));
+  });
+}
+
+// --- stored runs ----------------------------------------------------------------------------------------------
+
+export async function refreshStoredRuns(): Promise<void> {
+  try {
+    playground.storedRuns = await store.listRuns();
+  } catch (err) {
+    playground.trainingError = `could not read stored runs: ${messageOf(err)}`;
+  }
+}
+
+/** Shows a stored run's charts and trajectories (no training). */
+export function openStoredRun(runId: string): Promise<void> {
+  return guarded(async () => {
+    const loaded = await store.loadRun(runId);
+    showRuns([{ arm: loaded.run.arm, runId, status: null, rows: loaded.rows, rollouts: loaded.rollouts, checkpointStep: loaded.checkpoint?.step ?? null }]);
+  });
+}
+
+/** Continues a stored run from its latest checkpoint, in the worker. */
+export function resumeStoredRun(runId: string): Promise<void> {
+  return guarded(async () => {
+    const loaded = await store.loadRun(runId);
+    if (!loaded.run.config) throw new Error(`run '${loaded.run.name}' has no config to resume from`);
+    await createRuns({ run: loaded.run, checkpoint: loaded.checkpoint, rows: loaded.rows, rollouts: loaded.rollouts });
+    await Promise.all(liveClients().map((c) => c.api.play()));
+  });
+}
+
+export function deleteStoredRun(runId: string): Promise<void> {
+  return guarded(async () => {
+    await store.deleteRun(runId);
+    await refreshStoredRuns();
+  });
+}
+
+/** Shows an imported run (archive or CLI metrics.jsonl); archives with a config are stored so they can resume. */
+export function showImportedRun(name: string, contents: RunContents): Promise<void> {
+  return guarded(async () => {
+    let runId: string | null = null;
+    if (contents.config) {
+      runId = store.newRunId('imported');
+      await store.saveRun({
+        id: runId, name: `${name} (imported)`, createdAt: Date.now(), preset: 'imported', arm: name, group: null, search: '',
+        config: contents.config, status: null,
+      });
+      for (const row of contents.rows) await store.appendMetrics(runId, row);
+      const steps = [...new Set(contents.rollouts.map((r) => r.step))];
+      for (const step of steps) await store.appendRollouts(runId, step, contents.rollouts.filter((r) => r.step === step));
+      if (contents.checkpoint) await store.saveCheckpoint({ runId, ...contents.checkpoint });
+      await refreshStoredRuns();
+    }
+    showRuns([{ arm: name, runId, status: null, rows: contents.rows, rollouts: contents.rollouts, checkpointStep: contents.checkpoint?.step ?? null }]);
+  });
+}
+
+/** The worker of the first live arm (custom boards are played by its current policy). */
+export function firstLiveClient(): TrainerClient | null {
+  return liveClients()[0] ?? null;
 }

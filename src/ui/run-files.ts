@@ -1,0 +1,79 @@
+// Export and import of runs as files. An exported run is a tar archive laid out exactly like the CLI's run
+// directory (DESIGN.md): config.json, metrics.jsonl, rollouts.jsonl, checkpoints/step-N/{config.json,
+// model.safetensors, tokenizer.json, ...}. Import takes such an archive back, or a bare metrics.jsonl written by the
+// headless CLI (charts only). Pure TypeScript.
+import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type RolloutRecord } from '../metrics/jsonl';
+import { parseRunConfig, type RunConfig } from '../starpo/config';
+import type { CheckpointBytes } from '../../workers/protocol';
+import { readTar, writeTar } from './tar';
+
+export interface RunContents {
+  config: RunConfig | null;
+  rows: MetricRow[];
+  rollouts: RolloutRecord[];
+  checkpoint: { step: number; files: CheckpointBytes } | null;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+const jsonl = (records: readonly ({ step: number } & Record<string, unknown>)[]) =>
+  encoder.encode(records.map((r) => encodeJsonLine(r) + '\n').join(''));
+
+/** The tar archive of a run, in the CLI's run-directory layout. */
+export function exportRunArchive(run: RunContents): Uint8Array {
+  const files: { path: string; bytes: Uint8Array }[] = [];
+  if (run.config) files.push({ path: 'config.json', bytes: encoder.encode(JSON.stringify(run.config, null, 2) + '\n') });
+  files.push({ path: 'metrics.jsonl', bytes: jsonl(run.rows) });
+  files.push({ path: 'rollouts.jsonl', bytes: jsonl(run.rollouts) });
+  if (run.checkpoint) {
+    for (const [name, bytes] of Object.entries(run.checkpoint.files)) {
+      files.push({ path: `checkpoints/step-${run.checkpoint.step}/${name}`, bytes });
+    }
+  }
+  return writeTar(files);
+}
+
+/**
+ * Reads an imported file: a run archive (.tar) or a metrics.jsonl. Errors name the file and the problem (a
+ * metrics line that is not JSON, an archive without metrics.jsonl, an invalid config.json).
+ */
+export function importRunFile(fileName: string, bytes: Uint8Array): RunContents {
+  if (/\.jsonl$/i.test(fileName)) {
+    return { config: null, rows: parseMetricsJsonl(decoder.decode(bytes), fileName), rollouts: [], checkpoint: null };
+  }
+  if (!/\.tar$/i.test(fileName)) throw new Error(`cannot import '${fileName}': expected a run archive (.tar) or a metrics.jsonl`);
+  const entries = readTar(bytes);
+  // An archive made with `tar -cf run.tar runs/abc` has every path under one top folder: strip it.
+  const paths = [...entries.keys()];
+  const metricsPath = paths.find((p) => p === 'metrics.jsonl' || p.endsWith('/metrics.jsonl'));
+  if (!metricsPath) throw new Error(`cannot import '${fileName}': the archive has no metrics.jsonl`);
+  const root = metricsPath.slice(0, metricsPath.length - 'metrics.jsonl'.length);
+  const at = (p: string) => entries.get(root + p);
+
+  const rows = parseMetricsJsonl(decoder.decode(at('metrics.jsonl')!), `${fileName}: metrics.jsonl`);
+  const rolloutBytes = at('rollouts.jsonl');
+  const rollouts = rolloutBytes ? parseRolloutsJsonl(decoder.decode(rolloutBytes), `${fileName}: rollouts.jsonl`) : [];
+  const configBytes = at('config.json');
+  let config: RunConfig | null = null;
+  if (configBytes) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(decoder.decode(configBytes));
+    } catch (err) {
+      throw new Error(`${fileName}: config.json is not valid JSON (${(err as Error).message})`);
+    }
+    config = parseRunConfig(raw, `${fileName}: config.json`);
+  }
+
+  // The latest checkpoint: the highest step-N folder.
+  let checkpoint: RunContents['checkpoint'] = null;
+  for (const path of paths) {
+    const m = new RegExp(`^${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}checkpoints/step-(\\d+)/(.+)$`).exec(path);
+    if (!m) continue;
+    const step = Number(m[1]);
+    if (!checkpoint || step > checkpoint.step) checkpoint = { step, files: {} };
+    if (step === checkpoint.step) checkpoint.files[m[2]] = entries.get(path)!;
+  }
+  return { config, rows, rollouts, checkpoint };
+}

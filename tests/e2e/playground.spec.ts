@@ -1,0 +1,169 @@
+// Issue #5's other browser proofs: training on WebGPU (SwiftShader, so only a step), the main thread staying free
+// while the worker trains, custom boards (a malformed one is refused by name and changes nothing, a valid one is
+// played by the current policy), classroom mode's two workers, and importing a CLI metrics.jsonl.
+import { expect, test, type Page } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
+import { readTar } from '../../src/ui/tar';
+
+async function stepCount(page: Page): Promise<number> {
+  return Number(await page.getByTestId('step-count').textContent());
+}
+
+test('training: webgpu (auto) runs a real training step in the worker', async ({ page }, testInfo) => {
+  test.setTimeout(400_000);
+  const errors = watchErrors(page);
+  await page.goto('./?preset=bandit-tiny&groups=4&groupSize=2');
+  await expect(page.getByTestId('backend'), `page errors: ${errors.join(' | ')}`).toHaveText('webgpu');
+  await expectWorkingMatmul(page);
+  await page.getByTestId('step-once').click();
+  await expect.poll(() => stepCount(page), { timeout: 360_000 }).toBe(1);
+  await expect(page.getByTestId('run-phase')).toHaveText('paused');
+  await expect(page.getByTestId('training-error')).toHaveCount(0);
+  await expect.poll(async () => Number(await page.getByTestId('chart-actor/grad_norm').getAttribute('data-points'))).toBeGreaterThanOrEqual(1);
+  await expect(page.getByTestId('rollout-viewer').getByTestId('board').first()).toBeVisible();
+  await saveScreenshot(page, testInfo, 'training-webgpu-one-step');
+});
+
+test('responsiveness: the main thread keeps its timers on time while the worker trains', async ({ page }, testInfo) => {
+  test.setTimeout(300_000);
+  await page.goto('./?preset=bandit-tiny&backend=wasm&groups=4&groupSize=4');
+  await expectWorkingMatmul(page);
+  await page.getByTestId('start').click();
+  // Measure once training is under way: the first step (with the validation before training) is done.
+  await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBeGreaterThanOrEqual(1);
+  const before = await stepCount(page);
+  // In the page: a 20 ms interval and requestAnimationFrame, measured until the worker finishes another step
+  // (at least 3 s, at most 120 s): how late each tick fires and the longest gap between frames.
+  const timing = await page.evaluate(async (startStep) => {
+    const counter = document.querySelector('[data-testid="step-count"]')!;
+    const lateness: number[] = [];
+    let expected = performance.now() + 20;
+    const interval = setInterval(() => {
+      const now = performance.now();
+      lateness.push(now - expected);
+      expected = now + 20;
+    }, 20);
+    let maxFrameGap = 0;
+    let last = performance.now();
+    let frames = 0;
+    let measuring = true;
+    const frame = (t: number) => {
+      maxFrameGap = Math.max(maxFrameGap, t - last);
+      last = t;
+      frames++;
+      if (measuring) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+    const start = performance.now();
+    while (performance.now() - start < 120_000) {
+      await new Promise((r) => setTimeout(r, 100));
+      if (performance.now() - start >= 3000 && Number(counter.textContent) > startStep) break;
+    }
+    measuring = false;
+    clearInterval(interval);
+    return { maxLateness: Math.max(...lateness), ticks: lateness.length, maxFrameGap, frames, ms: performance.now() - start };
+  }, before);
+  const after = await stepCount(page);
+  await saveScreenshot(page, testInfo, 'responsiveness-while-training');
+  testInfo.annotations.push({ type: 'timing', description: JSON.stringify({ ...timing, stepsDuring: after - before }) });
+  // The worker really trained during the window (the page's counter moved) ...
+  expect(after).toBeGreaterThan(before);
+  // ... while the page's timers stayed close to schedule: a training step (seconds of tfjs work) on the main thread
+  // would delay a tick by that long. The bounds leave room for a busy 2-core CI machine.
+  expect(timing.ticks).toBeGreaterThan(100);
+  expect(timing.maxLateness).toBeLessThan(250);
+  expect(timing.maxFrameGap).toBeLessThan(400);
+  await page.getByTestId('stop').click();
+});
+
+test('custom board: a malformed level shows an error naming the problem and changes nothing', async ({ page }, testInfo) => {
+  await page.goto('./?preset=bandit-tiny&backend=wasm&seed=5');
+  await expectWorkingMatmul(page);
+  const urlBefore = page.url();
+  await page.getByTestId('custom-level-env').selectOption('SimpleSokoban');
+  await page.getByTestId('custom-level-input').fill('#####\n#PP_#\n#_XO#\n#####');
+  await page.getByTestId('custom-level-play').click();
+  await expect(page.getByTestId('custom-level-error')).toContainText('player');
+  await page.getByTestId('custom-level-env').selectOption('FrozenLake');
+  await page.getByTestId('custom-level-input').fill('P__\n_Z_\n__G');
+  await page.getByTestId('custom-level-play').click();
+  await expect(page.getByTestId('custom-level-error')).toContainText("'Z'");
+  await saveScreenshot(page, testInfo, 'custom-board-error');
+  // Nothing changed: same settings in the URL, no run, no result.
+  expect(page.url()).toBe(urlBefore);
+  await expect(page.getByTestId('step-count')).toHaveText('0');
+  await expect(page.getByTestId('custom-level-result')).toHaveCount(0);
+  await expect(page.getByTestId('run-item')).toHaveCount(0);
+});
+
+test('custom board: a valid FrozenLake map is played by the current policy', async ({ page }, testInfo) => {
+  test.setTimeout(300_000);
+  await page.goto('./?preset=bandit-tiny&backend=wasm&groups=4&groupSize=2');
+  await expectWorkingMatmul(page);
+  await page.getByTestId('step-once').click();
+  await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
+  await page.getByTestId('custom-level-env').selectOption('FrozenLake');
+  await page.getByTestId('custom-level-input').fill('P_O\n__O\nO_G');
+  await page.getByTestId('custom-level-play').click();
+  const result = page.getByTestId('custom-level-result');
+  await expect(result).toBeVisible({ timeout: 120_000 });
+  await expect(page.getByTestId('custom-level-error')).toHaveCount(0);
+  const board = result.getByTestId('board').first();
+  await expect(board).toHaveAttribute('data-kind', 'grid');
+  await expect(board).toHaveAttribute('data-rows', '3');
+  await expect(result.locator('[data-tile="player"]').first()).toBeVisible();
+  await expect(result.locator('[data-tile="goal"]')).toHaveCount(1);
+  await saveScreenshot(page, testInfo, 'custom-board-played');
+
+  // Export: one tar in the CLI's run-directory layout, with the checkpoint the pause left behind.
+  const item = page.getByTestId('run-item').first();
+  await expect(item).toHaveAttribute('data-step', '1');
+  const [download] = await Promise.all([page.waitForEvent('download'), item.getByTestId('run-export').click()]);
+  const files = readTar(new Uint8Array(readFileSync(await download.path())));
+  const steps = new TextDecoder().decode(files.get('metrics.jsonl')).trim().split('\n').map((l) => JSON.parse(l).step);
+  expect(steps).toEqual([0, 1]);
+  expect(JSON.parse(new TextDecoder().decode(files.get('config.json'))).agent.groupSize).toBe(2);
+  for (const name of ['config.json', 'model.safetensors', 'tokenizer.json', 'trainer_state.json']) {
+    expect(files.has(`checkpoints/step-1/${name}`), name).toBe(true);
+  }
+});
+
+test('classroom: echo-trap trains vanilla StarPO and StarPO-S side by side in two workers, curves overlaid', async ({ page }, testInfo) => {
+  test.setTimeout(400_000);
+  const errors = watchErrors(page);
+  await page.goto('./?preset=echo-trap&backend=wasm&groups=4&groupSize=2&turns=1');
+  await expectWorkingMatmul(page);
+  await expect(page.getByTestId('classroom-note')).toBeVisible();
+  await page.getByTestId('step-once').click();
+  await expect(page.getByTestId('arm-step-starpo')).toContainText('starpo: 1', { timeout: 360_000 });
+  await expect(page.getByTestId('arm-step-starpo-s')).toContainText('starpo-s: 1', { timeout: 360_000 });
+  await expect(page.getByTestId('training-error'), `page errors: ${errors.join(' | ')}`).toHaveCount(0);
+  // Each chart overlays both arms' series.
+  const chart = page.getByTestId('chart-actor/entropy_loss');
+  await expect.poll(async () => Number(await chart.getAttribute('data-series'))).toBe(2);
+  await expect(chart).toContainText('starpo: actor/entropy_loss');
+  await expect(chart).toContainText('starpo-s: actor/entropy_loss');
+  await expect(page.getByTestId('run-item')).toHaveCount(2);
+  await saveScreenshot(page, testInfo, 'classroom-echo-trap');
+});
+
+test('import: a CLI metrics.jsonl is drawn on the charts, with the echo-trap warning where it fired', async ({ page }, testInfo) => {
+  await page.goto('./?backend=wasm');
+  await expect(page.getByTestId('backend')).toHaveText('wasm');
+  // A run whose reward std and entropy collapse after step 6 (the detector's defaults fire on it).
+  const lines = [];
+  for (let step = 1; step <= 12; step++) {
+    const level = step <= 6 ? 1 : 0.05;
+    lines.push(JSON.stringify({ step, 'rollout/in_group_std': level, 'actor/entropy_loss': 2 * level, 'actor/grad_norm': 1, 'train/Bandit/success': 0.5 }));
+  }
+  await page.getByTestId('import-file').setInputFiles({ name: 'metrics.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(lines.join('\n') + '\n') });
+  await expect(page.getByTestId('chart-rollout/in_group_std')).toHaveAttribute('data-points', '12');
+  await expect(page.getByTestId('echo-trap-warning')).toBeVisible();
+  await expect(page.getByTestId('echo-trap-warning')).toContainText('fired at step 8');
+  await expect(page.getByTestId('chart-actor/entropy_loss')).toHaveAttribute('data-echo-trap-steps', '8');
+  await saveScreenshot(page, testInfo, 'import-metrics-echo-trap');
+  // A broken file is refused by name.
+  await page.getByTestId('import-file').setInputFiles({ name: 'metrics.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from('{"step":1}\nnot json\n{"step":2}\n') });
+  await expect(page.getByTestId('import-error')).toContainText('line 2 is not valid JSON');
+});

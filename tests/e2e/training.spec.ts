@@ -1,0 +1,80 @@
+// Issue #5's browser proof: the built page trains bandit-tiny for real in the trainer worker (the same Trainer as
+// the CLI), the step counter advances, the charts and the rollout viewer fill, pause holds and resume continues,
+// and a reloaded tab finds the run in IndexedDB and resumes it from its checkpoint.
+import { expect, test, type Page } from '@playwright/test';
+import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
+
+/** A small bandit-tiny setup: 4 env groups x 4 rollouts, so a step takes seconds on wasm. */
+const SMALL = 'preset=bandit-tiny&groups=4&groupSize=4';
+
+async function stepCount(page: Page): Promise<number> {
+  return Number(await page.getByTestId('step-count').textContent());
+}
+
+async function waitForSteps(page: Page, atLeast: number, timeout = 120_000): Promise<void> {
+  await expect.poll(() => stepCount(page), { timeout, message: `step-count should reach ${atLeast}` }).toBeGreaterThanOrEqual(atLeast);
+}
+
+test('training: bandit-tiny on wasm trains, fills charts and rollouts, pauses, resumes, and survives a reload', async ({ page }, testInfo) => {
+  test.setTimeout(360_000);
+  const errors = watchErrors(page);
+  await page.goto(`./?${SMALL}&backend=wasm`);
+  await expect(page.getByTestId('backend'), `page errors: ${errors.join(' | ')}`).toHaveText('wasm');
+  await expectWorkingMatmul(page);
+  await page.getByTestId('preset-select').selectOption('bandit-tiny');
+  await expect(page.getByTestId('step-count')).toHaveText('0');
+  await saveScreenshot(page, testInfo, 'training-loaded');
+
+  await page.getByTestId('start').click();
+  await waitForSteps(page, 2);
+  await expect(page.getByTestId('training-error'), `page errors: ${errors.join(' | ')}`).toHaveCount(0);
+
+  // Charts: every paper indicator has points (step 0 is the validation row, so success has 1 more).
+  for (const key of ['actor/entropy_loss', 'actor/grad_norm', 'rollout/in_group_std', 'response_length/mean', 'reasoning_length/mean']) {
+    const chart = page.getByTestId(`chart-${key}`);
+    await expect.poll(async () => Number(await chart.getAttribute('data-points')), { message: key }).toBeGreaterThanOrEqual(2);
+    await expect(chart.locator('canvas')).toBeVisible();
+  }
+  await expect.poll(async () => Number(await page.getByTestId('chart-train/Bandit/success').getAttribute('data-series'))).toBeGreaterThanOrEqual(1);
+
+  // Rollout viewer: trajectories of the latest step, drawn as a bandit board with the model's text.
+  const viewer = page.getByTestId('rollout-viewer');
+  await expect.poll(async () => Number(await viewer.getAttribute('data-steps'))).toBeGreaterThanOrEqual(2);
+  await expect(viewer.getByTestId('board').first()).toHaveAttribute('data-kind', 'bandit');
+  await expect(viewer.getByTestId('turn-answer')).toBeVisible();
+  await saveScreenshot(page, testInfo, 'training-running');
+
+  // Pause: the counter stops after the step in flight and stays.
+  await page.getByTestId('pause').click();
+  await expect(page.getByTestId('run-phase')).toHaveText('paused', { timeout: 120_000 });
+  const paused = await stepCount(page);
+  await page.waitForTimeout(3000);
+  expect(await stepCount(page)).toBe(paused);
+  await saveScreenshot(page, testInfo, 'training-paused');
+
+  // Resume: it continues from where it paused.
+  await page.getByTestId('start').click();
+  await waitForSteps(page, paused + 1);
+  await page.getByTestId('pause').click();
+  await expect(page.getByTestId('run-phase')).toHaveText('paused', { timeout: 120_000 });
+  const beforeReload = await stepCount(page);
+  const pointsBeforeReload = await page.getByTestId('chart-actor/entropy_loss').getAttribute('data-points');
+
+  // Reload: the run is listed (IndexedDB), its charts come back, and it resumes from its checkpoint.
+  await page.reload();
+  await expect(page.getByTestId('backend')).toHaveText('wasm');
+  const item = page.getByTestId('run-item').first();
+  await expect(item).toBeVisible();
+  await expect(item).toHaveAttribute('data-step', String(beforeReload));
+  await item.getByTestId('run-open').click();
+  await expect.poll(async () => Number(await page.getByTestId('chart-actor/entropy_loss').getAttribute('data-points'))).toBe(Number(pointsBeforeReload));
+  await saveScreenshot(page, testInfo, 'training-reloaded');
+  await expectWorkingMatmul(page);
+  await item.getByTestId('run-resume').click();
+  await waitForSteps(page, beforeReload + 1);
+  await expect(page.getByTestId('run-phase')).not.toHaveText('failed');
+  await page.getByTestId('pause').click();
+  await expect(page.getByTestId('run-phase')).toHaveText('paused', { timeout: 120_000 });
+  await saveScreenshot(page, testInfo, 'training-resumed');
+  expect(errors.filter((e) => !e.includes('favicon'))).toEqual([]);
+});

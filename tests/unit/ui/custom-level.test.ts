@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { checkCustomBoard } from '../../../src/ui/custom-level';
+
+describe('custom boards', () => {
+  it('accepts a playable Sokoban level and FrozenLake map, returning the env config and first state', () => {
+    const s = checkCustomBoard('SimpleSokoban', '#####\n#P_X#\n#__O#\n#####\n');
+    expect(s.envConfig).toEqual({ level: ['#####', '#P_X#', '#__O#', '#####'] });
+    expect(s.state.split('\n')[1]).toBe('#P_X#');
+    const f = checkCustomBoard('FrozenLake', ' P_ \n OG ');
+    expect(f.envConfig).toEqual({ map: ['P_', 'OG'] });
+  });
+
+  it('names the problem of a malformed board', () => {
+    expect(() => checkCustomBoard('SimpleSokoban', '  \n')).toThrow(/board is empty/);
+    expect(() => checkCustomBoard('SimpleSokoban', '#P#\n#X')).toThrow(/rectangular|row 1/);
+    expect(() => checkCustomBoard('SimpleSokoban', '#PP_XO#')).toThrow(/player/);
+    expect(() => checkCustomBoard('FrozenLake', 'P_\n_Z')).toThrow(/Z/);
+    expect(() => checkCustomBoard('Bandit', 'x')).toThrow(/not 'Bandit'/);
+  });
+});
