@@ -7,7 +7,7 @@ import { initBackend } from '../src/model/backend';
 import { CallbackSink } from '../src/metrics/sink';
 import { EnvGroupManager, envRegistry, runRollouts } from '../src/agent/index';
 import { Trainer } from '../src/starpo/trainer';
-import { modelGenerateFn } from '../src/starpo/warmstart';
+import { mixSeed, policyGenerateFn } from '../src/starpo/policyAgent';
 import { runMatmulCheck } from './matmul-check';
 import { fetchCheckpoint, freshTinyPolicy } from './initial-policy';
 import { RunController, type Steppable } from './run-controller';
@@ -144,10 +144,10 @@ const api: TrainerWorkerApi = {
       { mode: 'val', envGroups: 1, groupSize: 1, tags: [{ tag, nGroups: 1, config: envConfig }], baseSeed: 0, formatPenalty: cfg.agent.formatPenalty },
       envRegistry({ responseLength: cfg.rollout.maxNewTokens }),
     );
-    const generate = modelGenerateFn(r.trainer.actor, r.trainer.tokenizer, {
+    const generate = policyGenerateFn(r.trainer.actor, r.trainer.tokenizer, {
       maxNewTokens: cfg.rollout.maxNewTokens,
       temperature: cfg.rollout.valDoSample ? cfg.rollout.valTemperature : 0,
-      seed: cfg.trainer.seed,
+      seedForCall: (call) => mixSeed(cfg.trainer.seed, call),
     });
     const result = await runRollouts(manager, generate, {
       maxTurn: cfg.agent.maxTurn,

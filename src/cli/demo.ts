@@ -3,7 +3,7 @@
 // The "policy" is a planner that writes its reasoning and answer as text: the BFS solver for Sokoban, value
 // iteration for FrozenLake, and a coin flip for Bandit (no name carries information a script could use).
 import type { Command } from 'commander';
-import { ENV_TAGS, Rng, makeEnv, planFrozenLake, solveSokoban, type AnyEnv } from '../../envs/index';
+import { ENV_TAGS, Rng, planFrozenLake, solveSokoban, type AnyEnv } from '../../envs/index';
 import { EnvGroupManager, envRegistry, runRollouts, type Trajectory } from '../agent/index';
 import { UsageError } from './main';
 

@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerBench } from './bench';
 import { registerDemo } from './demo';
+import { registerEval } from './eval';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
 
@@ -17,6 +18,7 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride();
   registerDemo(program);
   registerBench(program);
+  registerEval(program);
   registerWarmstart(program);
   registerTrain(program);
   try {

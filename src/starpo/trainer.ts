@@ -30,7 +30,6 @@ import * as tf from '@tensorflow/tfjs';
 import { EnvGroupManager, envRegistry, runRollouts, summarizeEnvMetrics, type GenerateFn, type Trajectory } from '../agent/index';
 import { AdamW, clipGradNormAsync } from '../model/adamw';
 import { checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
-import { generate } from '../model/generate';
 import { Qwen2Model, type WeightMap } from '../model/qwen2';
 import { indexSafetensors, serializeSafetensors } from '../model/safetensors';
 import { seededUniform } from '../model/sampling';
@@ -48,6 +47,7 @@ import { chunks, disposeBatch, lossTokenCount, padBatch, padRows, tokenizeTrajec
 import { envBlocks, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason, type EarlyStopState } from './earlyStop';
 import { filterGroupsV1, filterGroupsV2, filterLossScale, type FilterResult } from './filter';
+import { mixSeed, policyGenerateFn } from './policyAgent';
 import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
 
 /** How a Trainer starts: exactly one of `policyFiles`, `model` + `tokenizer`, or `resumeFiles`. */
@@ -102,22 +102,9 @@ const STATE_FILE = 'trainer_state.json';
 const OPTIMIZER_FILE = 'optimizer.safetensors';
 const REF_FILE = 'ref.safetensors';
 const CRITIC_PREFIX = 'critic/';
-/** Stop strings of every rollout: RAGEN stops at `<|im_end|>`; `</answer>` ends the format (anything after it
- *  is discarded by the parser anyway, spec §3.3), which saves the tiny models' tokens. */
-const STOP_STRINGS = ['</answer>'];
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-
-/** A 32-bit mix of integers (for per-step, per-call sampling seeds that do not collide across steps). */
-function mixSeed(...parts: number[]): number {
-  let h = 0x811c9dc5;
-  for (const p of parts) {
-    h = Math.imul(h ^ (p >>> 0), 0x01000193) >>> 0;
-    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
-  }
-  return h >>> 0;
-}
 
 function cloneWeights(model: Qwen2Model, skip: (name: string) => boolean = () => false): WeightMap {
   const out: WeightMap = {};
@@ -140,7 +127,6 @@ export class Trainer {
   private readonly sink: MetricSink;
   private readonly log: (line: string) => void;
   private readonly lossHook: TrainerOptions['lossHook'];
-  private readonly imEnd: number;
   private readonly padId: number;
   private readonly stopper: EarlyStopper;
   private readonly echoTrap: EchoTrapDetector;
@@ -176,7 +162,6 @@ export class Trainer {
     const pad = parts.tokenizer.padTokenId;
     if (imEnd === undefined) throw new Error('Trainer: the tokenizer has no <|im_end|> token (the chat template needs it)');
     if (pad === undefined) throw new Error('Trainer: the tokenizer has no pad token (tokenizer_config.json pad_token)');
-    this.imEnd = imEnd;
     this.padId = pad;
     const a = config.actor;
     this.actorOptim = new AdamW(this.actor.variables, { lr: a.lr, betas: a.betas, weightDecay: a.weightDecay });
@@ -437,22 +422,13 @@ export class Trainer {
   /** The policy as runRollouts sees it: sampling seeded by (trainer seed, split, step, call). */
   private generateFn(split: 'train' | 'val', step: number, temperature: number): GenerateFn {
     const c = this.config;
-    let call = 0;
-    return async (prompts) => {
-      const ids = prompts.map((p) => this.tokenizer.encode(p));
-      const result = await generate(this.actor, ids, {
-        maxNewTokens: c.rollout.maxNewTokens,
-        temperature,
-        topP: c.rollout.topP,
-        topK: c.rollout.topK,
-        stopTokenIds: [this.imEnd],
-        stopStrings: STOP_STRINGS,
-        decode: (t) => this.tokenizer.decode(t),
-        seed: mixSeed(c.trainer.seed, split === 'train' ? 1 : 2, step, call++),
-        padTokenId: this.padId,
-      });
-      return result.tokens.map((t) => this.tokenizer.decode(t, { skipSpecialTokens: true }));
-    };
+    return policyGenerateFn(this.actor, this.tokenizer, {
+      maxNewTokens: c.rollout.maxNewTokens,
+      temperature,
+      topP: c.rollout.topP,
+      topK: c.rollout.topK,
+      seedForCall: (call) => mixSeed(c.trainer.seed, split === 'train' ? 1 : 2, step, call),
+    });
   }
 
   /** Validation on the fixed val env groups; returns the `val-env/...` metrics and `timing_s/testing`. */

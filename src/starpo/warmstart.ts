@@ -20,13 +20,12 @@ import {
   envRegistry,
   runRollouts,
   targetMaskFromPositionMask,
-  type GenerateFn,
   type RenderedPrompt,
   type Trajectory,
 } from '../agent/index';
 import { AdamW, clipGradNormAsync } from '../model/adamw';
 import type { Qwen2Config } from '../model/config';
-import { generate } from '../model/generate';
+import { mixSeed, policyGenerateFn } from './policyAgent';
 import { Qwen2Model, causalAttentionBias, initQwen2Weights, positionsFromMask } from '../model/qwen2';
 import { namedVariableGrads } from '../model/scoring';
 import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer, type Tokenizer } from '../model/tokenizer';
@@ -439,26 +438,6 @@ export interface PolicyCheck extends CheckRates {
   trajectories: Trajectory[];
 }
 
-/** A GenerateFn over a model: tokenize prompts, sample until <|im_end|>, decode without special tokens. */
-export function modelGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: { maxNewTokens: number; temperature: number; seed: number; onTokens?: (n: number) => void }): GenerateFn {
-  const imEnd = tokenizer.tokenId('<|im_end|>');
-  const pad = tokenizer.padTokenId;
-  if (imEnd === undefined || pad === undefined) throw new Error('modelGenerateFn: the tokenizer lacks <|im_end|> or a pad token');
-  let call = 0;
-  return async (prompts) => {
-    const ids = prompts.map((p) => tokenizer.encode(p));
-    const result = await generate(model, ids, {
-      maxNewTokens: opts.maxNewTokens,
-      temperature: opts.temperature,
-      stopTokenIds: [imEnd],
-      seed: opts.seed + 7919 * call++,
-      padTokenId: pad,
-    });
-    result.tokens.forEach((t) => opts.onTokens?.(t.length));
-    return result.tokens.map((t) => tokenizer.decode(t, { skipSpecialTokens: true }));
-  };
-}
-
 /** Plays validation episodes with the model and measures format validity, action validity and success. */
 export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, config: RunConfig, opts: PolicyCheckOptions): Promise<PolicyCheck> {
   const split = opts.split ?? 'val';
@@ -480,10 +459,10 @@ export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, confi
     envRegistry(),
   );
   let newTokens = 0;
-  const generateFn = modelGenerateFn(model, tokenizer, {
+  const generateFn = policyGenerateFn(model, tokenizer, {
     maxNewTokens: config.rollout.maxNewTokens,
     temperature: opts.temperature,
-    seed: opts.seed,
+    seedForCall: (call) => mixSeed(opts.seed, call),
     onTokens: (n) => (newTokens += n),
   });
   const result = await runRollouts(manager, generateFn, {

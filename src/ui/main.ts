@@ -2,6 +2,7 @@
 // tfjs work in the trainer worker.
 import { mount } from 'svelte';
 import App from './App.svelte';
+import './panels.css';
 
 const target = document.getElementById('app');
 if (!target) throw new Error('index.html has no #app element to mount the playground in');

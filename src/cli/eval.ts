@@ -1,0 +1,227 @@
+// `ragen eval`: the scorecard of a checkpoint on held-out and out-of-distribution suites (src/eval), printed as a
+// table and optionally written as JSON; `--baseline` adds deltas against another checkpoint (or a scorecard JSON),
+// and `--fail-on-regression PCT` exits 1, naming the suites, when any suite's success drops by more than PCT points.
+// Bad input (missing directory, unknown env, bad numbers) exits 2 before any work.
+import type { Command } from 'commander';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ENV_TAGS } from '../../envs/index';
+import { initBackend } from '../model/backend';
+import type { Qwen2Model } from '../model/qwen2';
+import { ConfigError } from '../starpo/config';
+import {
+  compareScorecards,
+  findRegressions,
+  formatScorecard,
+  modelScorecardPolicy,
+  parseScorecardJson,
+  runScorecard,
+  scorecardToJson,
+  suitesForTag,
+  type Comparison,
+  type EvalProtocol,
+  type EvalSuite,
+  type Scorecard,
+} from '../eval/index';
+import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig, type ResolvedCheckpoint } from '../eval/load';
+import { UsageError } from './main';
+
+interface EvalFlags {
+  checkpoint?: string;
+  env?: string;
+  episodes?: string;
+  k?: string;
+  backend?: string;
+  seed?: string;
+  temperature?: string;
+  batchSize?: string;
+  preset?: string;
+  baselinePreset?: string;
+  out?: string;
+  baseline?: string;
+  failOnRegression?: string;
+  quiet?: boolean;
+}
+
+/**
+ * The regression gate's failure: the CLI's generic error handler exits 1 with it. Node's console prints errors
+ * through util.inspect, which asks this custom hook first: the user sees one sentence, not a stack trace.
+ */
+export class RegressionGateError extends Error {
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `ragen eval: ${this.message}`;
+  }
+}
+
+export function registerEval(program: Command): void {
+  program
+    .command('eval')
+    .description('scorecard of a checkpoint on held-out and out-of-distribution suites (table; JSON with --out)')
+    .requiredOption('--checkpoint <dir>', 'a checkpoint directory, a run directory (newest checkpoint) or a warm-start directory')
+    .option('--env <tag>', `only the suites playing this env tag (${ENV_TAGS.join(', ')})`)
+    .option('--episodes <n>', 'initial states (seeds) per suite (default: the run\'s agent.valGroups)')
+    .option('--k <k>', 'rollouts per seed, for pass@k', '1')
+    .option('--backend <name>', 'tfjs backend: webgpu, wasm, cpu or auto (default: the run\'s trainer.backend)')
+    .option('--seed <s>', 'sampling seed (default: the run\'s trainer.seed)')
+    .option('--temperature <t>', 'sampling temperature (default: the run\'s rollout.valTemperature, RAGEN 0.5)')
+    .option('--batch-size <n>', 'episodes per generate batch (memory, progress granularity; part of determinism)', '32')
+    .option('--preset <name>', 'the run config of a bare model directory (one without run config or warmstart.json)')
+    .option('--baseline-preset <name>', 'the same, for a bare --baseline directory')
+    .option('--out <file.json>', 'also write the scorecard (and deltas) as JSON')
+    .option('--baseline <dir|file.json>', 'compare with another checkpoint (same suites and protocol) or a scorecard JSON')
+    .option('--fail-on-regression <pct>', 'exit 1 when any suite\'s success drops by more than PCT percentage points vs --baseline')
+    .option('--quiet', 'no progress lines on stderr')
+    .action(async (flags: EvalFlags) => {
+      await runEval(flags);
+    });
+}
+
+function intFlag(text: string | undefined, flag: string, min: number): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`);
+  return n;
+}
+
+function numberFlag(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number >= 0, got '${text}'`);
+  return n;
+}
+
+function usage<T>(what: () => T): T {
+  try {
+    return what();
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** Everything checked before any model is loaded: the command line as a plan. */
+interface EvalPlan {
+  target: ResolvedCheckpoint;
+  suites: EvalSuite[];
+  protocol: EvalProtocol;
+  backend: 'webgpu' | 'wasm' | 'cpu' | 'auto';
+  baseline: { kind: 'scorecard'; card: Scorecard; source: string } | { kind: 'checkpoint'; target: ResolvedCheckpoint; source: string } | null;
+  failOnRegression: number | undefined;
+  out: string | undefined;
+}
+
+export function planEval(flags: EvalFlags): EvalPlan {
+  return usage(() => {
+    if (!flags.checkpoint) throw new UsageError('--checkpoint DIR is required');
+    const episodes = intFlag(flags.episodes, '--episodes', 1);
+    const k = intFlag(flags.k, '--k', 1);
+    const seed = intFlag(flags.seed, '--seed', 0);
+    const batchSize = intFlag(flags.batchSize, '--batch-size', 1);
+    const temperature = numberFlag(flags.temperature, '--temperature');
+    const failOnRegression = numberFlag(flags.failOnRegression, '--fail-on-regression');
+    if (failOnRegression !== undefined && !flags.baseline) throw new UsageError('--fail-on-regression needs --baseline (what to compare against)');
+    if (flags.backend !== undefined && !['webgpu', 'wasm', 'cpu', 'auto'].includes(flags.backend)) {
+      throw new UsageError(`--backend must be webgpu, wasm, cpu or auto, got '${flags.backend}'`);
+    }
+    if (flags.env !== undefined && !ENV_TAGS.includes(flags.env)) {
+      throw new UsageError(`unknown env tag '${flags.env}' (valid tags: ${ENV_TAGS.join(', ')})`);
+    }
+    if (flags.out !== undefined && !fs.existsSync(path.dirname(path.resolve(flags.out)))) {
+      throw new UsageError(`--out ${flags.out}: the directory ${path.dirname(flags.out)} does not exist`);
+    }
+    const target = resolveCheckpoint(flags.checkpoint, flags.preset);
+    let suites = suitesFromConfig(target.config);
+    if (flags.env !== undefined) suites = suitesForTag(suites, flags.env, target.config.agent.trainEnvs.map((b) => b.tag));
+    const protocol = protocolFromConfig(target.config, {
+      ...(episodes !== undefined ? { episodes } : {}),
+      ...(k !== undefined ? { k } : {}),
+      ...(seed !== undefined ? { seed } : {}),
+      ...(batchSize !== undefined ? { batchSize } : {}),
+      ...(temperature !== undefined ? { temperature } : {}),
+    });
+    let baseline: EvalPlan['baseline'] = null;
+    if (flags.baseline) {
+      if (fs.existsSync(flags.baseline) && fs.statSync(flags.baseline).isFile()) {
+        const card = parseScorecardJson(fs.readFileSync(flags.baseline, 'utf8'), flags.baseline);
+        baseline = { kind: 'scorecard', card, source: flags.baseline };
+      } else if (!fs.existsSync(flags.baseline)) {
+        throw new UsageError(`--baseline ${flags.baseline} does not exist`);
+      } else {
+        baseline = { kind: 'checkpoint', target: resolveCheckpoint(flags.baseline, flags.baselinePreset), source: flags.baseline };
+      }
+    }
+    const backend = (flags.backend ?? target.config.trainer.backend) as EvalPlan['backend'];
+    return { target, suites, protocol, backend, baseline, failOnRegression, out: flags.out };
+  });
+}
+
+async function scoreCheckpoint(name: string, target: ResolvedCheckpoint, suites: EvalSuite[], protocol: EvalProtocol, quiet: boolean): Promise<Scorecard> {
+  let loaded: { model: Qwen2Model; tokenizer: import('../model/tokenizer').Tokenizer };
+  try {
+    loaded = await loadActor(target.modelDir);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const start = Date.now();
+  try {
+    const policy = modelScorecardPolicy(name, loaded.model, loaded.tokenizer, {
+      maxNewTokens: target.config.rollout.maxNewTokens,
+      topP: target.config.rollout.topP,
+      topK: target.config.rollout.topK,
+    });
+    return await runScorecard(policy, suites, protocol, agentFormatFromConfig(target.config), {
+      onProgress: quiet
+        ? undefined
+        : (p) =>
+            process.stderr.write(
+              `eval ${name}: suite ${p.suiteIndex + 1}/${p.suiteCount} ${p.suite}: ${p.episodesDone}/${p.episodesTotal} episodes ` +
+                `(${((Date.now() - start) / 1000).toFixed(1)} s)\n`,
+            ),
+    });
+  } finally {
+    loaded.model.dispose();
+  }
+}
+
+export async function runEval(flags: EvalFlags): Promise<void> {
+  const plan = planEval(flags);
+  const quiet = !!flags.quiet;
+  const backend = await initBackend(plan.backend, { log: quiet ? undefined : (line) => process.stderr.write(`${line}\n`) });
+  if (!quiet) process.stderr.write(`eval: ${plan.target.modelDir} (${plan.target.configSource}) on ${backend.name}\n`);
+  const card = await scoreCheckpoint(flags.checkpoint!, plan.target, plan.suites, plan.protocol, quiet);
+
+  let comparison: Comparison | undefined;
+  if (plan.baseline) {
+    let base: Scorecard;
+    if (plan.baseline.kind === 'scorecard') {
+      base = plan.baseline.card;
+      if (base.protocol.episodes !== card.protocol.episodes || base.protocol.k !== card.protocol.k) {
+        process.stderr.write(
+          `eval: warning: the baseline scorecard used ${base.protocol.episodes} seeds x ${base.protocol.k}, this one ` +
+            `${card.protocol.episodes} x ${card.protocol.k}\n`,
+        );
+      }
+    } else {
+      // The baseline plays the current checkpoint's suites under the same protocol, in its own prompt format.
+      base = await scoreCheckpoint(plan.baseline.source, plan.baseline.target, plan.suites, plan.protocol, quiet);
+    }
+    // A scorecard file is named by its path and by what it scored (it may be the same checkpoint at another seed).
+    const label = plan.baseline.kind === 'scorecard' ? `${plan.baseline.source} (scorecard of ${base.policy})` : base.policy;
+    comparison = { ...compareScorecards(card, base), baseline: label };
+    if (comparison.deltas.length === 0) throw new UsageError(`--baseline ${plan.baseline.source} shares no suite with this scorecard`);
+  }
+
+  process.stdout.write(formatScorecard(card, comparison));
+  if (plan.out) {
+    fs.writeFileSync(plan.out, scorecardToJson(card, comparison));
+    if (!quiet) process.stderr.write(`eval: wrote ${plan.out}\n`);
+  }
+  if (comparison && plan.failOnRegression !== undefined) {
+    const regressions = findRegressions(comparison, plan.failOnRegression);
+    if (regressions.length > 0) {
+      const list = regressions.map((r) => `${r.suite} (-${r.dropPoints.toFixed(1)} points)`).join(', ');
+      throw new RegressionGateError(`success regressed by more than ${plan.failOnRegression} points against ${comparison.baseline} in: ${list}`);
+    }
+  }
+}

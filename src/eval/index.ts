@@ -1,0 +1,7 @@
+// Checkpoint scorecards (browser-safe part; the Node loader is ./load).
+export * from './stats';
+export * from './suites';
+export * from './scorecard';
+export * from './scripted';
+export * from './modelPolicy';
+export * from './format';

@@ -1,0 +1,66 @@
+// The tfjs policy as the agent loop sees it: a GenerateFn (prompts in, sampled continuations out) built from a
+// Qwen2 model and its tokenizer. Shared by the Trainer (training and validation rollouts) and `ragen eval`
+// (checkpoint scorecards), so both sample the same way: same stop rules, same per-turn token limit, same seeding.
+import type { GenerateFn } from '../agent/index';
+import { generate } from '../model/generate';
+import type { Qwen2Model } from '../model/qwen2';
+import type { Tokenizer } from '../model/tokenizer';
+
+/**
+ * Stop strings of every rollout: RAGEN stops at `<|im_end|>`; `</answer>` ends the format (anything after it is
+ * discarded by the parser anyway, spec §3.3), which saves the tiny models' tokens.
+ */
+export const STOP_STRINGS = ['</answer>'];
+
+export interface PolicyAgentOptions {
+  /** Most tokens generated per turn (RAGEN `rollout.response_length`). */
+  maxNewTokens: number;
+  /** Sampling temperature; 0 = greedy (RAGEN: rollouts 1.0, validation 0.5). */
+  temperature: number;
+  /** Nucleus mass; 1 = off. */
+  topP?: number;
+  /** Top-k; -1 = off. */
+  topK?: number;
+  /**
+   * Sampling seed of the `call`-th generate call (0, 1, ...) of this GenerateFn. One seed per call, so a rollout
+   * batch of several turns never reuses a random stream, and the same seeds + backend give the same samples.
+   */
+  seedForCall: (call: number) => number;
+  /** Called with the number of new tokens of each sampled continuation (progress / throughput displays). */
+  onTokens?: (count: number) => void;
+}
+
+/** A GenerateFn that samples from `model`. Throws when the tokenizer lacks `<|im_end|>` or a pad token. */
+export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: PolicyAgentOptions): GenerateFn {
+  const imEnd = tokenizer.tokenId('<|im_end|>');
+  const pad = tokenizer.padTokenId;
+  if (imEnd === undefined) throw new Error('policyGenerateFn: the tokenizer has no <|im_end|> token (the chat template needs it)');
+  if (pad === undefined) throw new Error('policyGenerateFn: the tokenizer has no pad token (tokenizer_config.json pad_token)');
+  let call = 0;
+  return async (prompts) => {
+    const ids = prompts.map((p) => tokenizer.encode(p));
+    const result = await generate(model, ids, {
+      maxNewTokens: opts.maxNewTokens,
+      temperature: opts.temperature,
+      topP: opts.topP,
+      topK: opts.topK,
+      stopTokenIds: [imEnd],
+      stopStrings: STOP_STRINGS,
+      decode: (t) => tokenizer.decode(t),
+      seed: opts.seedForCall(call++),
+      padTokenId: pad,
+    });
+    if (opts.onTokens) for (const t of result.tokens) opts.onTokens(t.length);
+    return result.tokens.map((t) => tokenizer.decode(t, { skipSpecialTokens: true }));
+  };
+}
+
+/** A 32-bit mix of integers (sampling seeds per run, split, step and call that do not collide). */
+export function mixSeed(...parts: number[]): number {
+  let h = 0x811c9dc5;
+  for (const p of parts) {
+    h = Math.imul(h ^ (p >>> 0), 0x01000193) >>> 0;
+    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
+  }
+  return h >>> 0;
+}
