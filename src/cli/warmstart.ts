@@ -6,7 +6,7 @@ import cliProgress from 'cli-progress';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKEND_NAMES, initBackend, type BackendName } from '../model/backend';
-import { saveCheckpointDir } from '../model/checkpoint';
+import { saveCheckpointDir } from '../model/checkpointDir';
 import { PRESET_NAMES } from '../starpo/presets';
 import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../starpo/warmstart';
 import { UsageError } from './main';

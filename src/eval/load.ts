@@ -8,7 +8,7 @@
 // An explicit preset always wins over what the directory implies.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadCheckpointDir } from '../model/checkpoint';
+import { loadCheckpointDir } from '../model/checkpointDir';
 import { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
 import { envBlocks, parseRunConfig, type RunConfig } from '../starpo/config';

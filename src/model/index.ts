@@ -2,7 +2,7 @@
 // tools outside this repo use to check checkpoints (log-probs of a token sequence, re-save).
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendInfo, type BackendName } from './backend';
-import { loadCheckpointDir, saveCheckpointDir } from './checkpoint';
+import { loadCheckpointDir, saveCheckpointDir } from './checkpointDir';
 import type { Qwen2Config } from './config';
 import { Qwen2Model } from './qwen2';
 import { tokenLogProbs } from './scoring';
@@ -11,6 +11,7 @@ import type { Tokenizer } from './tokenizer';
 export * from './adamw';
 export * from './backend';
 export * from './checkpoint';
+export * from './checkpointDir';
 export * from './config';
 export * from './generate';
 export * from './qwen2';

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
-import { loadCheckpointDir, saveCheckpointDir } from '../../../src/model/checkpoint';
+import { loadCheckpointDir, saveCheckpointDir } from '../../../src/model/checkpointDir';
 import { readMetricsJsonl } from '../../../src/metrics/jsonlSink';
 import { requiredMetricKeys } from '../../../src/metrics/keys';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';

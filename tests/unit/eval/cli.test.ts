@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
-import { saveCheckpointDir } from '../../../src/model/checkpoint';
+import { saveCheckpointDir } from '../../../src/model/checkpointDir';
 import { resolveCheckpoint } from '../../../src/eval/load';
 import { parseScorecardJson } from '../../../src/eval/scorecard';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';

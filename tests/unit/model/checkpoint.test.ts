@@ -3,10 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  checkpointFiles, loadCheckpointDir, loadCheckpointFiles, saveCheckpointDir,
-  type CheckpointableModel,
-} from '../../../src/model/checkpoint';
+import { checkpointFiles, loadCheckpointFiles, type CheckpointableModel } from '../../../src/model/checkpoint';
+import { loadCheckpointDir, saveCheckpointDir } from '../../../src/model/checkpointDir';
 import type { Qwen2Config } from '../../../src/model/config';
 import { qwen2WeightShapes } from '../../../src/model/qwen2';
 import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main';
-import { loadCheckpointDir } from '../../../src/model/checkpoint';
+import { loadCheckpointDir } from '../../../src/model/checkpointDir';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'warmstart-cli-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
