@@ -5,8 +5,9 @@ import type { BackendChoice, BackendInfo } from '../src/model/backend';
 import type { MatmulCheckResult } from './matmul-check';
 import type { RunConfig } from '../src/starpo/config';
 import type { MetricRow, RolloutRecord } from '../src/metrics/jsonl';
+import type { Scorecard, ScorecardProgress } from '../src/eval/scorecard';
 
-export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig };
+export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress };
 
 /** The backend choices a page may request (`?backend=...`); 'auto' tries webgpu, then wasm, then cpu. */
 export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
@@ -68,6 +69,22 @@ export interface CreateRunOptions {
   resume?: { step: number; files: CheckpointBytes };
 }
 
+/**
+ * Which policy a scorecard scores: 'current' is the live run's policy in this worker (its config sets the suites
+ * and the protocol); a stored checkpoint comes as its files (`checkpointFiles()`, as IndexedDB keeps them) with the
+ * config of the run it belongs to, and a name for the scorecard.
+ */
+export type ScorecardSource = 'current' | { files: CheckpointBytes; config: RunConfig; name: string };
+
+/** The size of a scorecard: seeds per suite and rollouts per seed (the rest is the run's validation protocol). */
+export interface ScorecardRequest {
+  episodes: number;
+  k: number;
+}
+
+/** Small enough to finish in tens of seconds on wasm for a tiny preset (the CLI defaults to the run's valGroups). */
+export const BROWSER_SCORECARD_DEFAULTS: ScorecardRequest = { episodes: 8, k: 1 };
+
 export interface TrainerWorkerApi {
   /** Starts the requested tfjs backend inside the worker and reports which one is active and why others were skipped. */
   init(backend: BackendChoice): Promise<BackendInfo>;
@@ -90,4 +107,10 @@ export interface TrainerWorkerApi {
    * current policy, without training, and returns the trajectory as a rollout record.
    */
   playEpisode(tag: string, envConfig: Record<string, unknown>): Promise<RolloutRecord>;
+  /**
+   * The checkpoint scorecard of `source` (see ScorecardSource), computed here with the CLI's runScorecard, default
+   * suites and validation protocol (src/eval/fromConfig), sized by `request`. Refused while the run trains.
+   * `onProgress` (a Comlink proxy) hears after every batch of episodes.
+   */
+  scorecard(source: ScorecardSource, request: ScorecardRequest, onProgress?: (p: ScorecardProgress) => void): Promise<Scorecard>;
 }

@@ -8,10 +8,24 @@ import { CallbackSink } from '../src/metrics/sink';
 import { EnvGroupManager, envRegistry, runRollouts } from '../src/agent/index';
 import { Trainer } from '../src/starpo/trainer';
 import { mixSeed, policyGenerateFn } from '../src/starpo/policyAgent';
+import { loadCheckpointFiles } from '../src/model/checkpoint';
+import { Qwen2Model } from '../src/model/qwen2';
+import type { Tokenizer } from '../src/model/tokenizer';
+import type { RunConfig } from '../src/starpo/config';
+import { agentFormatFromConfig, modelScorecardPolicy, protocolFromConfig, runScorecard, suitesFromConfig, type ScorecardProgress } from '../src/eval/index';
 import { runMatmulCheck } from './matmul-check';
 import { fetchCheckpoint, freshTinyPolicy } from './initial-policy';
 import { RunController, type Steppable } from './run-controller';
-import type { BackendChoice, CheckpointBytes, CreateRunOptions, RunStatus, TrainerWorkerApi, TrainingListener } from './protocol';
+import type {
+  BackendChoice,
+  CheckpointBytes,
+  CreateRunOptions,
+  RunStatus,
+  ScorecardRequest,
+  ScorecardSource,
+  TrainerWorkerApi,
+  TrainingListener,
+} from './protocol';
 // Vite copies each binary into the build and gives its URL. Without these, tfjs fetches the .wasm files next to the
 // bundle, the server answers index.html, and the backend fails with "expected magic word 00 61 73 6d".
 import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
@@ -60,6 +74,37 @@ let controller: RunController | null = null;
 function requireRun(): { run: TrainerRun; controller: RunController } {
   if (!run || !controller) throw new Error('no training run in this worker: createRun first');
   return { run, controller };
+}
+
+/** The policy of a stored checkpoint (its top-level files: the critic/ and ref files are not the policy). Caller disposes. */
+function policyFromFiles(files: CheckpointBytes): { model: Qwen2Model; tokenizer: Tokenizer } {
+  const policyFiles = Object.fromEntries(Object.entries(files).filter(([name]) => !name.includes('/')));
+  const loaded = loadCheckpointFiles(policyFiles);
+  if (loaded.valueHead) {
+    Object.values(loaded.weights).forEach((t) => t.dispose());
+    throw new Error('the stored checkpoint is a critic (value head), not a policy');
+  }
+  return { model: new Qwen2Model(loaded.config, loaded.weights), tokenizer: loaded.tokenizer };
+}
+
+/** Scores `model` exactly as `ragen eval` does (src/cli/eval.ts): the run's suites, protocol and agent format. */
+function scoreModel(
+  name: string,
+  model: Qwen2Model,
+  tokenizer: Tokenizer,
+  config: RunConfig,
+  request: ScorecardRequest,
+  onProgress?: (p: ScorecardProgress) => void,
+) {
+  const policy = modelScorecardPolicy(name, model, tokenizer, {
+    maxNewTokens: config.rollout.maxNewTokens,
+    topP: config.rollout.topP,
+    topK: config.rollout.topK,
+  });
+  const protocol = protocolFromConfig(config, { episodes: request.episodes, k: request.k });
+  return runScorecard(policy, suitesFromConfig(config), protocol, agentFormatFromConfig(config), {
+    onProgress: onProgress ? (p) => void onProgress(p) : undefined,
+  });
 }
 
 const api: TrainerWorkerApi = {
@@ -178,6 +223,22 @@ const api: TrainerWorkerApi = {
         reward: turn.reward,
       })),
     };
+  },
+
+  async scorecard(source: ScorecardSource, request: ScorecardRequest, onProgress?: (p: ScorecardProgress) => void) {
+    // Scoring and training share this worker's tfjs: interleaving them would slow both and muddle the timings.
+    if (controller && controller.status().phase === 'running') throw new Error('pause the run first: the policy is being trained');
+    if (source === 'current') {
+      const { run: r } = requireRun();
+      const name = `current policy (step ${r.trainer.stepsDone})`;
+      return scoreModel(name, r.trainer.actor, r.trainer.tokenizer, r.trainer.config, request, onProgress);
+    }
+    const { model, tokenizer } = policyFromFiles(source.files);
+    try {
+      return await scoreModel(source.name, model, tokenizer, source.config, request, onProgress);
+    } finally {
+      model.dispose();
+    }
   },
 };
 

@@ -5,3 +5,4 @@ export * from './scorecard';
 export * from './scripted';
 export * from './modelPolicy';
 export * from './format';
+export * from './fromConfig';

@@ -11,11 +11,11 @@ import * as path from 'node:path';
 import { loadCheckpointDir } from '../model/checkpointDir';
 import { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
-import { envBlocks, parseRunConfig, type RunConfig } from '../starpo/config';
+import { parseRunConfig, type RunConfig } from '../starpo/config';
 import { resolvePreset } from '../starpo/presets';
 import { CONFIG_FILE, CHECKPOINTS_DIR, latestCheckpoint } from '../starpo/runDir';
-import type { AgentFormat, EvalProtocol } from './scorecard';
-import { defaultSuites, type EvalSuite } from './suites';
+// The config-to-scorecard part is browser-safe and lives in ./fromConfig (the playground worker uses it too).
+export { agentFormatFromConfig, protocolFromConfig, suitesFromConfig } from './fromConfig';
 
 export interface ResolvedCheckpoint {
   /** The Hugging Face model directory that is loaded. */
@@ -65,38 +65,6 @@ export function resolveCheckpoint(dir: string, preset?: string): ResolvedCheckpo
     return { modelDir, config: presetRunConfig(name), configSource: `preset ${name} (from warmstart.json)` };
   }
   throw new Error(`cannot tell which run ${dir} belongs to (no ../../config.json, no warmstart.json): pass --preset NAME`);
-}
-
-/** How the agent of `config` talks (prompt and answer format, limits). */
-export function agentFormatFromConfig(c: RunConfig): AgentFormat {
-  return {
-    maxTurn: c.agent.maxTurn,
-    maxActionsPerTurn: c.agent.maxActionsPerTurn,
-    enableThink: c.model.enableThink,
-    actionSep: c.agent.actionSep,
-    promptStyle: c.model.promptStyle,
-    maxContextWindow: c.agent.maxContextWindow,
-    responseLength: c.rollout.maxNewTokens,
-    formatPenalty: c.agent.formatPenalty,
-  };
-}
-
-/** RAGEN's validation protocol from the run config: valGroups seeds from seedVal, valTemperature, one rollout each. */
-export function protocolFromConfig(c: RunConfig, over: Partial<EvalProtocol> = {}): EvalProtocol {
-  return {
-    episodes: c.agent.valGroups,
-    k: 1,
-    baseSeed: c.agent.seedVal,
-    temperature: c.rollout.valDoSample ? c.rollout.valTemperature : 0,
-    seed: c.trainer.seed,
-    batchSize: 32,
-    ...over,
-  };
-}
-
-/** The default suites of the run's training envs. */
-export function suitesFromConfig(c: RunConfig): EvalSuite[] {
-  return defaultSuites(envBlocks(c, 'train'));
 }
 
 /** Loads the actor of a model directory (needs an initialised tfjs backend). The caller disposes the model. */

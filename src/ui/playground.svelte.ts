@@ -9,6 +9,7 @@ import { presetArms, runConfigFor, settingsToSearch, type PlaygroundSettings } f
 import * as store from './run-store';
 import type { RunContents } from './run-files';
 import {
+  BROWSER_SCORECARD_DEFAULTS,
   MATMUL_CHECK_SIZE,
   MATMUL_TOLERANCE,
   type BackendChoice,
@@ -18,6 +19,10 @@ import {
   type MetricRow,
   type RolloutRecord,
   type RunStatus,
+  type Scorecard,
+  type ScorecardProgress,
+  type ScorecardRequest,
+  type ScorecardSource,
   type TrainingListener,
 } from '../../workers/protocol';
 
@@ -62,6 +67,17 @@ class PlaygroundState {
   trainingError = $state<string | null>(null);
   /** Stored runs, newest first (the run list). */
   storedRuns = $state<store.StoredRun[]>([]);
+
+  /** Size of the scorecards asked for (seeds per suite, rollouts per seed). */
+  scorecardRequest = $state<ScorecardRequest>({ ...BROWSER_SCORECARD_DEFAULTS });
+  /** The latest scorecard, computed in the worker. */
+  scorecard = $state<Scorecard | null>(null);
+  /** Progress of the scorecard being computed, or null when none is. */
+  scorecardProgress = $state<ScorecardProgress | null>(null);
+  /** True from the click until the scorecard (or its error) is back. */
+  scoring = $state(false);
+  /** Why the last scorecard failed. */
+  scorecardError = $state<string | null>(null);
 
   /** Completed steps of the first arm (the `step-count` test id). */
   stepCount = $derived(this.arms[0]?.status?.step ?? this.arms[0]?.rows.at(-1)?.step ?? 0);
@@ -356,4 +372,57 @@ export function showImportedRun(name: string, contents: RunContents): Promise<vo
 /** The worker of the first live arm (custom boards are played by its current policy). */
 export function firstLiveClient(): TrainerClient | null {
   return liveClients()[0] ?? null;
+}
+
+// --- scorecards -----------------------------------------------------------------------------------------------
+
+/** Asks the worker for a scorecard of `source`, keeping progress and the result (or the error) in the state. */
+async function computeScorecard(pick: () => Promise<{ client: TrainerClient; source: ScorecardSource }>): Promise<void> {
+  if (playground.scoring) return;
+  playground.scoring = true;
+  playground.scorecardError = null;
+  playground.scorecardProgress = null;
+  try {
+    const { client: c, source } = await pick();
+    const onProgress = (p: ScorecardProgress) => {
+      playground.scorecardProgress = p;
+    };
+    playground.scorecard = await c.api.scorecard(source, { ...playground.scorecardRequest }, Comlink.proxy(onProgress));
+  } catch (err) {
+    playground.scorecardError = messageOf(err);
+  } finally {
+    playground.scoring = false;
+    playground.scorecardProgress = null;
+  }
+}
+
+/**
+ * Scores the current policy: the first live arm's weights (pause it first), or, before any run, the policy a run of
+ * the current settings starts from (the run is built as Step would build it: from the warm start).
+ */
+export function scoreCurrentPolicy(): Promise<void> {
+  return computeScorecard(async () => {
+    if (playground.phase !== 'ready') throw new Error('the trainer worker is not ready yet');
+    if (playground.running) throw new Error('pause the run first: the policy is being trained');
+    const liveArm = playground.arms.find((a) => a.status !== null && armClients.has(a.arm));
+    if (!liveArm) {
+      await guarded(() => createRuns());
+      if (playground.trainingError) throw new Error(playground.trainingError);
+    }
+    const c = firstLiveClient();
+    if (!c) throw new Error('no live run to score');
+    return { client: c, source: 'current' };
+  });
+}
+
+/** Scores a stored run's latest checkpoint, in the first worker, with the config of the run it came from. */
+export function scoreStoredRun(runId: string): Promise<void> {
+  return computeScorecard(async () => {
+    if (!client || playground.phase !== 'ready') throw new Error('the trainer worker is not ready yet');
+    const loaded = await store.loadRun(runId);
+    if (!loaded.run.config) throw new Error(`run '${loaded.run.name}' has no config: cannot tell which suites to score it on`);
+    if (!loaded.checkpoint) throw new Error(`run '${loaded.run.name}' has no stored checkpoint yet (one is kept at every pause, stop and end)`);
+    const name = `${loaded.run.name} (checkpoint of step ${loaded.checkpoint.step})`;
+    return { client, source: { files: loaded.checkpoint.files, config: loaded.run.config, name } };
+  });
 }
