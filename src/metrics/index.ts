@@ -1,7 +1,6 @@
 // The browser-safe metrics layer. Node code imports the JSONL file sink from './jsonlSink' directly, so that
 // bundling this index never pulls in node:fs.
 export * from './keys';
-export * from './envMetrics';
 export * from './reasoning';
 export * from './ema';
 export * from './echoTrap';
