@@ -52,6 +52,8 @@ export interface TrainFlags {
   out?: string;
   set: string[];
   resume?: boolean;
+  /** Train only this arm of a multi-arm preset (echo-trap: 'starpo' or 'starpo-s'), e.g. to run arms in parallel. */
+  arm?: string;
 }
 
 /** One arm to train: its name, resolved config and run directory. */
@@ -75,6 +77,7 @@ export function registerTrain(program: Command): void {
     .option('--out <dir>', 'run directory (default runs/<preset>)')
     .option('--set <key=value>', 'override a config key, e.g. --set actor.lr=3e-5 (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
     .option('--resume', 'continue the run in --out from its newest checkpoint')
+    .option('--arm <name>', "train only this arm of a multi-arm preset (echo-trap: 'starpo' or 'starpo-s'); it still goes to <out>/<arm>")
     .action(async (flags: TrainFlags) => {
       const arms = resolveTrainArms(flags);
       await runTrainArms(arms, { resume: !!flags.resume, progressBar: !!process.stderr.isTTY });
@@ -151,7 +154,9 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
               .map((d) => ({ name: d, out: path.join(flags.out!, d) }))
           : [];
       if (dirs.length === 0) throw new UsageError(`--resume: ${flags.out} holds no run (no config.json)`);
-      return dirs.map(({ name, out }) => {
+      const chosen = flags.arm === undefined ? dirs : dirs.filter((d) => d.name === flags.arm);
+      if (chosen.length === 0) throw new UsageError(`--arm: ${flags.out} holds no arm '${flags.arm}' (arms: ${dirs.map((d) => d.name).join(', ')})`);
+      return chosen.map(({ name, out }) => {
         const saved = parseRunConfig(readRunConfig(out), path.join(out, 'config.json'));
         const config = applyOverrides(saved, [...flags.set, ...flagOverrides]);
         return { name, config, out, modelDir: modelDirFor(config) };
@@ -164,12 +169,15 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
       : [{ name: path.basename(flags.config!).replace(/\.(ya?ml|json)$/, ''), config: defaultRunConfig() }];
     const fileInput = flags.config ? readConfigFile(flags.config) : undefined;
     const root = flags.out ?? path.join('runs', flags.preset ?? base[0].name);
-    const arms = base.map((arm) => {
+    if (flags.arm !== undefined && !base.some((arm) => arm.name === flags.arm)) {
+      throw new UsageError(`--arm: ${flags.preset ? `preset '${flags.preset}'` : 'the config'} has no arm '${flags.arm}' (arms: ${base.map((a) => a.name).join(', ')})`);
+    }
+    const arms = base.filter((arm) => flags.arm === undefined || arm.name === flags.arm).map((arm) => {
       let config = arm.config;
       if (fileInput !== undefined) config = parseRunConfig(mergeConfigInput(config, fileInput), flags.config);
       config = applyOverrides(config, [...flags.set, ...flagOverrides]);
       assertRunnable(config);
-      const out = base.length > 1 ? path.join(root, arm.name) : root;
+      const out = base.length > 1 ? path.join(root, arm.name) : root;  // with --arm too, so arms run apart still pair up
       return { name: arm.name, config, out, modelDir: '' };
     });
     for (const arm of arms) {

@@ -11,6 +11,7 @@ import { loadCheckpointDir, saveCheckpointDir } from '../../../src/model/checkpo
 import { readMetricsJsonl } from '../../../src/metrics/jsonlSink';
 import { requiredMetricKeys } from '../../../src/metrics/keys';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
+import { resolveTrainArms } from '../../../src/cli/train';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/ragen.js');
@@ -52,6 +53,7 @@ describe('ragen train: bad input stops before any work (exit 2, named in the mes
       [['--preset', 'bandit-tiny', '--set', 'actor.lr=fast'], /actor\.lr.*expected number/],
       [['--preset', 'bandit-tiny', '--config', 'typo.yaml'], /actor\.clip_ratio_high.*did you mean 'clipRatioHigh'/],
       [['--preset', 'bandit-tiny', '--steps', '2.5'], /--steps must be an integer/],
+      [['--preset', 'echo-trap', '--arm', 'starpo-z'], /preset 'echo-trap' has no arm 'starpo-z' \(arms: starpo, starpo-s\)/],
       [['--preset', 'bandit-tiny', '--set', 'model.warmStart=warmstart/none'], /no warm-start checkpoint at public\/warmstart\/none.*ragen warmstart --preset none/],
     ];
     const results = await Promise.all(cases.map(([args]) => ragen('train', ...args, '--out', 'bad-run')));
@@ -61,6 +63,17 @@ describe('ragen train: bad input stops before any work (exit 2, named in the mes
       expect(r.stderr).not.toMatch(/backend: using/); // nothing started
     });
     expect(fs.existsSync(path.join(tmp, 'bad-run'))).toBe(false);
+  });
+});
+
+describe('ragen train --arm', () => {
+  it('picks one arm of a multi-arm preset, in the same directory the whole preset would use', () => {
+    const out = path.join(tmp, 'arms');
+    const both = resolveTrainArms({ preset: 'echo-trap', out, set: [] });
+    const one = resolveTrainArms({ preset: 'echo-trap', out, set: [], arm: 'starpo-s' });
+    expect(both.map((a) => a.name)).toEqual(['starpo', 'starpo-s']);
+    expect(one).toEqual([both[1]]);
+    expect(one[0].out).toBe(path.join(out, 'starpo-s'));
   });
 });
 
