@@ -15,7 +15,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { headDim } from './config';
 import { MASKED_SCORE, causalAttentionBias, positionsFromMask, type Qwen2Model } from './qwen2';
-import { sampleNextTokens, seededUniform, validateSamplingOptions } from './sampling';
+import { sampleNextTokens, sampleOnDevice, seededUniform, validateSamplingOptions } from './sampling';
 
 /** Prompt lengths are padded up to a multiple of this (fewer distinct prefill shapes). */
 export const PROMPT_BUCKET = 16;
@@ -32,6 +32,7 @@ export interface GenerateOptions {
   decode?: (ids: number[]) => string;
   seed: number;                  // same seed + same backend => same samples
   padTokenId: number;            // left padding, and the filler for rows that already finished
+  readEvery?: number;            // read sampled ids back every n steps (default: 8 on webgpu, 1 elsewhere)
 }
 
 export interface GenerateResult {
@@ -73,6 +74,7 @@ export async function generate(model: Qwen2Model, prompts: number[][], opts: Gen
     });
   });
 
+  let unread: tf.Tensor1D[] = [];   // sampled ids [B] the host has not read yet (see readEvery below)
   let cacheK: tf.Tensor4D[] = [];
   let cacheV: tf.Tensor4D[] = [];
   const nKV = c.num_key_value_heads, hd = headDim(c);
@@ -91,28 +93,44 @@ export async function generate(model: Qwen2Model, prompts: number[][], opts: Gen
       return lastPositionLogits(model, hidden);
     });
 
+    // Sampled ids stay on the device and feed the next decode step directly; the host reads them (to find stop
+    // tokens and strings) only every `readEvery` steps, because on WebGPU each read is a round trip that stalls the
+    // queue. A row that stopped since the last read goes on decoding until the next one and what it produces then
+    // is dropped; no row attends to another, so the kept tokens are exactly those of reading every step.
+    const readEvery = opts.readEvery ?? (tf.getBackend() === 'webgpu' ? 8 : 1);
     for (let step = 0; ; step++) {
       const uniforms = prompts.map(() => random());   // drawn for every row, so a row's stream ignores the others
-      const next = await sampleNextTokens(logits, opts, uniforms);
+      const onDevice = sampleOnDevice(logits, opts, uniforms);
+      // Top-k / top-p finish on the CPU: those ids are on the host anyway, so they are read every step.
+      const newest = onDevice ?? tf.tensor1d(await sampleNextTokens(logits, opts, uniforms), 'int32');
       logits.dispose();
-      for (let r = 0; r < rows; r++) {
-        if (done[r]) continue;
-        tokens[r].push(next[r]);
-        if (stopIds.has(next[r])) { done[r] = true; finishReasons[r] = 'stop'; continue; }
-        if (stopStrings.length) {
-          const tail = opts.decode!(tokens[r].slice(-tailTokens));
-          if (stopStrings.some((s) => tail.includes(s))) { done[r] = true; finishReasons[r] = 'stop'; continue; }
+      unread.push(newest);
+      // Every row has step + 1 tokens unless it stopped, so the length limit needs no read.
+      if (unread.length >= readEvery || step + 1 >= opts.maxNewTokens || !onDevice) {
+        for (const ids of await Promise.all(unread.map((t) => t.data()))) {
+          for (let r = 0; r < rows; r++) {
+            if (done[r]) continue;
+            tokens[r].push(ids[r]);
+            if (stopIds.has(ids[r])) { done[r] = true; finishReasons[r] = 'stop'; continue; }
+            if (stopStrings.length) {
+              const tail = opts.decode!(tokens[r].slice(-tailTokens));
+              if (stopStrings.some((s) => tail.includes(s))) { done[r] = true; finishReasons[r] = 'stop'; continue; }
+            }
+            if (tokens[r].length >= opts.maxNewTokens) done[r] = true;
+          }
         }
-        if (tokens[r].length >= opts.maxNewTokens) done[r] = true;
+        tf.dispose(unread.filter((t) => t !== newest));
+        unread = [];
+        if (done.every(Boolean)) { newest.dispose(); break; }
       }
-      if (done.every(Boolean)) break;
 
-      // Decode one token per row into slot promptLen + step.
+      // Decode one token per row into slot promptLen + step (rows known to be done are fed padding).
       const slot = promptLen + step;
       for (let r = 0; r < rows; r++) visibleKeys[r * capacity + slot] = done[r] ? 0 : 1;
       const newK: tf.Tensor4D[] = [], newV: tf.Tensor4D[] = [];
       logits = tf.tidy(() => {
-        const ids = tf.tensor2d(next.map((id, r) => (done[r] ? opts.padTokenId : id)), [rows, 1], 'int32');
+        const rowDone = tf.tensor1d(done, 'bool');
+        const ids = tf.where(rowDone, tf.fill([rows], opts.padTokenId, 'int32'), newest).reshape([rows, 1]);
         const positions = tf.tensor2d(realLength.map((n) => n + step), [rows, 1], 'int32');
         const bias = decodeBias(visibleKeys, rows, capacity);
         // Write the new K/V into the slot as a blend, cache·(1 − onehot) + fresh·onehot: exact (×1 and +0 change
@@ -122,19 +140,20 @@ export async function generate(model: Qwen2Model, prompts: number[][], opts: Gen
         const keepOld = tf.sub(1, slotOneHot);
         const write = (cache: tf.Tensor4D, fresh: tf.Tensor4D) =>
           cache.mul(keepOld).add(fresh.mul(slotOneHot)) as tf.Tensor4D;   // fresh [B, nKV, 1, hd] broadcasts over slots
-        const hidden = model.hiddenStates(ids, positions, bias, Math.max(...realLength) + step, (layer, k, v) => {
+        const hidden = model.hiddenStates(ids as tf.Tensor2D, positions, bias, Math.max(...realLength) + step, (layer, k, v) => {
           newK[layer] = tf.keep(write(cacheK[layer], k));
           newV[layer] = tf.keep(write(cacheV[layer], v));
           return { k: newK[layer], v: newV[layer] };
         });
         return lastPositionLogits(model, hidden);
       });
+      if (!unread.includes(newest)) newest.dispose();
       tf.dispose([...cacheK, ...cacheV]);
       cacheK = newK;
       cacheV = newV;
     }
   } finally {
-    tf.dispose([...cacheK, ...cacheV]);
+    tf.dispose([...cacheK, ...cacheV, ...unread]);
   }
   return { tokens, finishReasons };
 }
@@ -171,6 +190,9 @@ function validate(model: Qwen2Model, prompts: number[][], o: GenerateOptions): v
   }
   if (!Number.isInteger(o.padTokenId) || o.padTokenId < 0 || o.padTokenId >= vocab) {
     throw new Error(`generate: padTokenId ${o.padTokenId} is outside the vocabulary [0, ${vocab})`);
+  }
+  if (o.readEvery !== undefined && !(Number.isInteger(o.readEvery) && o.readEvery >= 1)) {
+    throw new Error(`generate: readEvery must be an integer >= 1, got ${o.readEvery}`);
   }
   if (!Number.isFinite(o.seed)) throw new Error(`generate: seed must be a number, got ${o.seed}`);
   if (o.stopStrings?.length && !o.decode) throw new Error('generate: stopStrings need a decode function');

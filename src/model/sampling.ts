@@ -34,29 +34,36 @@ export function validateSamplingOptions(o: SamplingOptions): void {
   }
 }
 
+/**
+ * The next token per row as an int32 tensor [B], computed on the device, when the options need no sort (greedy, or
+ * plain sampling at any temperature); null for top-k / top-p, which finish on the CPU. Does not dispose logits.
+ * Generation feeds this tensor straight into the next decode step, so the device need not be read every token.
+ */
+export function sampleOnDevice(logits: tf.Tensor2D, o: SamplingOptions, uniforms: number[]): tf.Tensor1D | null {
+  const [rows, vocab] = logits.shape;
+  if (o.temperature === 0) return tf.argMax(logits, 1) as tf.Tensor1D;   // int32 already
+  const topK = o.topK !== undefined && o.topK > 0 ? Math.min(o.topK, vocab) : vocab;
+  if (topK !== vocab || (o.topP ?? 1) < 1) return null;
+  return tf.tidy(() => {
+    const cdf = tf.cumsum(tf.softmax(logits.div(o.temperature)), 1);
+    const u = tf.tensor2d(uniforms, [rows, 1]);
+    const total = cdf.slice([0, vocab - 1], [rows, 1]);        // ~1, but use it so rounding cannot overshoot
+    const below = tf.less(cdf, u.mul(total)).toInt().sum(1);
+    return tf.minimum(below, tf.scalar(vocab - 1, 'int32')) as tf.Tensor1D;   // int32, as argMax's
+  });
+}
+
 /** Next token per row from logits [B, V], using uniforms[b] as row b's random number. Does not dispose logits. */
 export async function sampleNextTokens(logits: tf.Tensor2D, o: SamplingOptions, uniforms: number[]): Promise<number[]> {
-  const [rows, vocab] = logits.shape;
-  if (o.temperature === 0) {
-    const best = tf.argMax(logits, 1);
-    const ids = Array.from(await best.data());
-    best.dispose();
+  const onDevice = sampleOnDevice(logits, o, uniforms);
+  if (onDevice) {
+    const ids = Array.from(await onDevice.data());
+    onDevice.dispose();
     return ids;
   }
+  const [rows, vocab] = logits.shape;
   const topK = o.topK !== undefined && o.topK > 0 ? Math.min(o.topK, vocab) : vocab;
   const topP = o.topP ?? 1;
-  if (topK === vocab && topP >= 1) {
-    const chosen = tf.tidy(() => {
-      const cdf = tf.cumsum(tf.softmax(logits.div(o.temperature)), 1);
-      const u = tf.tensor2d(uniforms, [rows, 1]);
-      const total = cdf.slice([0, vocab - 1], [rows, 1]);        // ~1, but use it so rounding cannot overshoot
-      const below = tf.less(cdf, u.mul(total)).toInt().sum(1);
-      return tf.minimum(below, vocab - 1);
-    });
-    const ids = Array.from(await chosen.data());
-    chosen.dispose();
-    return ids;
-  }
   const { values, indices } = tf.topk(logits, topK, true);
   const [vals, idx] = await Promise.all([values.data(), indices.data()]);
   values.dispose();

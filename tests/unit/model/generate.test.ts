@@ -114,6 +114,33 @@ describe('generate', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 
+  it('reading the sampled ids back every k steps gives the same tokens as every step', async () => {
+    const decode = (ids: number[]) => ids.map((id) => String.fromCharCode(65 + (id % 26))).join('');
+    const free = await generate(model, prompts, greedy(20, { readEvery: 1 }));
+    const stopId = free.tokens[1][6];                        // row 1 stops mid-way between two reads
+    const stop = decode(free.tokens[2]).slice(9, 11);       // row 2 stops on a string
+    const cases: Partial<GenerateOptions>[] = [
+      {},
+      { stopTokenIds: [stopId] },
+      { stopTokenIds: [stopId], stopStrings: [stop], decode },
+      { temperature: 1, seed: 7 },
+      { temperature: 0.7, seed: 7, topP: 0.9 },            // finishes on the CPU: read every step regardless
+    ];
+    for (const extra of cases) {
+      const every = await generate(model, prompts, greedy(20, { ...extra, readEvery: 1 }));
+      const before = tf.memory().numTensors;
+      for (const k of [3, 8, 64]) {
+        const batched = await generate(model, prompts, greedy(20, { ...extra, readEvery: k }));
+        expect(batched).toEqual(every);
+      }
+      expect(tf.memory().numTensors).toBe(before);
+    }
+    const stopped = await generate(model, prompts, greedy(20, { stopTokenIds: [stopId], readEvery: 8 }));
+    expect(stopped.finishReasons[1]).toBe('stop');        // the case above really stopped a row between reads
+    expect(stopped.tokens[1].length).toBeLessThan(20);
+    await expect(generate(model, [[1]], greedy(3, { readEvery: 0 }))).rejects.toThrow(/readEvery/);
+  });
+
   it('rejects bad input with a clear error', async () => {
     await expect(generate(model, [], greedy(3))).rejects.toThrow(/no prompts/);
     await expect(generate(model, [[1], []], greedy(3))).rejects.toThrow(/prompt 1 is empty/);
