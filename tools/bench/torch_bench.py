@@ -112,9 +112,9 @@ def generate(config, w, prompts, new_tokens, gen):
     logits = forward_cached(config, w, prompts, positions, cache)
     out = []
     for step in range(new_tokens):
-        # Sampled on the CPU generator so the same seed gives the same tokens on every device.
-        probs = torch.softmax(logits.float(), dim=-1).cpu()
-        nxt = torch.multinomial(probs, 1, generator=gen).to(prompts.device)
+        # Sampled where the logits are (gen is a generator on that device): no per-token copy to the host.
+        probs = torch.softmax(logits.float(), dim=-1)
+        nxt = torch.multinomial(probs, 1, generator=gen)
         out.append(nxt)
         if step + 1 < new_tokens:
             logits = forward_cached(config, w, nxt, torch.full((b, 1), t + step, device=prompts.device), cache)
@@ -197,10 +197,11 @@ def bench_shape(shape, seconds, device, results, notes, seed):
 
     if want["generate"]:
         prompts = torch.randint(0, config["vocab_size"], (wl["genBatch"], wl["promptLen"]), generator=gen).to(device)
+        sample_gen = torch.Generator(device=device).manual_seed(seed)
 
         def call():
             with torch.no_grad():
-                out = generate(config, w, prompts, wl["newTokens"], gen)
+                out = generate(config, w, prompts, wl["newTokens"], sample_gen)
             assert out.shape == (wl["genBatch"], wl["newTokens"]), out.shape
 
         per = seconds_per_repetition(wl["warmup"], seconds, call, sync, notes, f"{name} generate")

@@ -27,7 +27,7 @@ def rotate_half(x):
 
 def rope_cos_sin(positions, head_dim, theta):
     """positions [B, T] (int) -> cos, sin [B, 1, T, head_dim] in float32."""
-    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64, device=positions.device).float() / head_dim))
     angles = positions.float()[..., None] * inv_freq[None, None, :]
     emb = torch.cat((angles, angles), dim=-1)
     return emb.cos()[:, None], emb.sin()[:, None]
@@ -56,8 +56,8 @@ def forward(config, w, ids, mask, value_head=False):
 
     cos, sin = rope_cos_sin(positions_from_mask(mask), hd, config["rope_theta"])
     # Additive mask like HF's eager attention: the most negative float where a key is in the future or padding.
-    allowed = torch.tril(torch.ones(t, t, dtype=torch.bool))[None, None] & mask.bool()[:, None, None, :]
-    bias = torch.zeros(b, 1, t, t).masked_fill(~allowed, torch.finfo(torch.float32).min)
+    allowed = torch.tril(torch.ones(t, t, dtype=torch.bool, device=mask.device))[None, None] & mask.bool()[:, None, None, :]
+    bias = torch.zeros(b, 1, t, t, device=mask.device).masked_fill(~allowed, torch.finfo(torch.float32).min)
 
     x = w["model.embed_tokens.weight"][ids]
     for i in range(config["num_hidden_layers"]):
