@@ -11,6 +11,10 @@
 //                        promptLen tokens, then newTokens KV-cache decode steps sampled at temperature 1 (RAGEN's
 //                        rollout temperature). No stop token, so every row produces exactly newTokens tokens.
 // Both are means over the timed repetitions, after `warmup` untimed ones (JIT, wasm pages, shader compilation).
+// Memory: the first warm-up repetition of each kind runs under tf.profile (measurePeakMemory below), giving
+// "<shape> train|generate peak bytes" and "... peak tensors": the most bytes / tensors held by live tfjs tensors at
+// any kernel boundary during that call, weights and AdamW moments included (see measurePeakMemory for what that
+// does and does not count). The warm-up is untimed, so the profiler's per-kernel bookkeeping costs no throughput.
 import * as tf from '@tensorflow/tfjs';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
@@ -155,8 +159,9 @@ export interface BenchModelOptions {
 }
 
 /**
- * Tokens per second for each shape: keys "<shape> train tokens/s" and "<shape> generate tokens/s". A measurement
- * that cannot fit in the backend's memory is left out and `note` says so.
+ * Tokens per second for each shape: keys "<shape> train tokens/s" and "<shape> generate tokens/s", and the peak
+ * tensor memory of one update / one call: "<shape> train peak bytes", "<shape> train peak tensors" (and the same for
+ * generate). A measurement that cannot fit in the backend's memory is left out and `note` says so.
  */
 export async function benchModel(opts: BenchModelOptions): Promise<Record<string, number>> {
   const seconds = opts.seconds ?? 1;
@@ -188,14 +193,16 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
     try {
       const w = shape.workload;
       if (wantTrain) {
-        const perStep = await trainSecondsPerStep(model, w, seconds, seed, note, `${shape.name} train`);
+        const { seconds: perStep, peak } = await trainSecondsPerStep(model, w, seconds, seed, note, `${shape.name} train`);
         results[`${shape.name} train tokens/s`] = (w.trainBatch * w.trainSeq) / perStep;
-        note(`${shape.name} train: ${fmtSeconds(perStep)} per update of ${w.trainBatch} x ${w.trainSeq} tokens`);
+        addPeak(results, `${shape.name} train`, peak);
+        note(`${shape.name} train: ${fmtSeconds(perStep)} per update of ${w.trainBatch} x ${w.trainSeq} tokens; ${describePeak(peak)}`);
       }
       if (wantGenerate) {
-        const perCall = await generateSecondsPerCall(model, w, seconds, seed, note, `${shape.name} generate`);
+        const { seconds: perCall, peak } = await generateSecondsPerCall(model, w, seconds, seed, note, `${shape.name} generate`);
         results[`${shape.name} generate tokens/s`] = (w.genBatch * w.newTokens) / perCall;
-        note(`${shape.name} generate: ${fmtSeconds(perCall)} per call (${w.genBatch} prompts x ${w.promptLen} tokens, ${w.newTokens} new)`);
+        addPeak(results, `${shape.name} generate`, peak);
+        note(`${shape.name} generate: ${fmtSeconds(perCall)} per call (${w.genBatch} prompts x ${w.promptLen} tokens, ${w.newTokens} new); ${describePeak(peak)}`);
       }
     } finally {
       model.dispose();
@@ -211,7 +218,7 @@ function randomIds(rows: number, length: number, vocab: number, seed: number): n
 }
 
 async function trainSecondsPerStep(model: Qwen2Model, w: ModelWorkload, seconds: number, seed: number,
-                                   note: (line: string) => void, what: string): Promise<number> {
+                                   note: (line: string) => void, what: string): Promise<Repetitions> {
   const ids = tf.tensor2d(randomIds(w.trainBatch, w.trainSeq, model.config.vocab_size, seed), undefined, 'int32');
   // A small learning rate keeps random weights in range over many repetitions; it does not change the cost.
   const optimizer = new AdamW(model.variables, { lr: 1e-6 });
@@ -235,7 +242,7 @@ async function trainSecondsPerStep(model: Qwen2Model, w: ModelWorkload, seconds:
 }
 
 async function generateSecondsPerCall(model: Qwen2Model, w: ModelWorkload, seconds: number, seed: number,
-                                      note: (line: string) => void, what: string): Promise<number> {
+                                      note: (line: string) => void, what: string): Promise<Repetitions> {
   const prompts = randomIds(w.genBatch, w.promptLen, model.config.vocab_size, seed + 1);
   let call = 0;
   return secondsPerRepetition(w.warmup, seconds, async () => {
@@ -251,20 +258,29 @@ async function generateSecondsPerCall(model: Qwen2Model, w: ModelWorkload, secon
  *  throughput, since it is cold), so that a huge shape on a slow backend costs one repetition, not two. */
 export const MAX_REPETITION_SECONDS = 60;
 
+/** Mean seconds per timed repetition, and the peak memory of the (profiled) first warm-up repetition. */
+interface Repetitions {
+  seconds: number;
+  peak: PeakMemory;
+}
+
 /**
- * Runs `body` `warmup` times untimed, then until `seconds` have passed (at least once); mean seconds per run.
- * If one warm-up run already took longer than MAX_REPETITION_SECONDS, returns that run's time and says so.
+ * Runs `body` `warmup` times untimed (the first of them under tf.profile, for its peak memory), then until `seconds`
+ * have passed (at least once); mean seconds per run. If one warm-up run already took longer than
+ * MAX_REPETITION_SECONDS, returns that run's time and says so.
  */
 async function secondsPerRepetition(warmup: number, seconds: number, body: () => Promise<void>,
-                                    note: (line: string) => void, what: string): Promise<number> {
-  for (let i = 0; i < warmup; i++) {
+                                    note: (line: string) => void, what: string): Promise<Repetitions> {
+  let peak: PeakMemory | undefined;
+  for (let i = 0; i < Math.max(1, warmup); i++) {
     const t0 = performance.now();
-    await body();
+    if (i === 0) peak = await measurePeakMemory(body);
+    else await body();
     const took = (performance.now() - t0) / 1000;
     if (took > MAX_REPETITION_SECONDS) {
       note(`${what}: one cold repetition took ${took.toFixed(0)} s (over ${MAX_REPETITION_SECONDS} s), so it is the ` +
         'figure, unrepeated: a lower bound on throughput');
-      return took;
+      return { seconds: took, peak: peak! };
     }
   }
   const start = performance.now();
@@ -275,9 +291,81 @@ async function secondsPerRepetition(warmup: number, seconds: number, body: () =>
     runs++;
     now = performance.now();
   } while (now - start < seconds * 1000);
-  return (now - start) / 1000 / runs;
+  return { seconds: (now - start) / 1000 / runs, peak: peak! };
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Peak memory (shared with the step section, bench-step.ts)
+
+/** What one profiled call held at most, counted in live tfjs tensors. */
+export interface PeakMemory {
+  /**
+   * Most bytes held by live tfjs tensors after any kernel of the call (tf.profile's peakBytes, i.e. the engine's
+   * tf.memory().numBytes sampled after every kernel). Everything alive before the call counts too (weights, optimizer
+   * moments, a critic or reference model), so this is the call's high-water mark, not its own allocation. Not counted:
+   * memory a backend keeps outside tensors (the wasm heap's free space, webgpu's buffer pool, kernel scratch).
+   */
+  peakBytes: number;
+  /**
+   * Most live tfjs tensors after any kernel of the call (tf.memory().numTensors sampled after every kernel, from
+   * tf.profile's per-kernel records). A tensor made without a kernel (tf.tensor(), a data upload) shows up at the next
+   * kernel; one made and disposed between two kernels is not seen.
+   */
+  peakTensors: number;
+  /** Live tensors and their bytes just before the call (the resident part of the peaks). */
+  startTensors: number;
+  startBytes: number;
+  /** Kernels the call ran (as tf.profile recorded them). */
+  kernels: number;
+}
+
+/**
+ * Runs `body` once under tf.profile and returns its peak tensor memory. tf.profile records every kernel (name,
+ * shapes, memory snapshots): cheap per kernel, but not free, so keep timed runs outside it.
+ */
+export async function measurePeakMemory(body: () => Promise<void>): Promise<PeakMemory> {
+  const engine = tf.engine();
+  const start = tf.memory();
+  let finished = false;
+  let info: Awaited<ReturnType<typeof tf.profile>> | undefined;
+  try {
+    info = await tf.profile(async () => {
+      await body();
+      finished = true;
+    });
+  } catch (err) {
+    // tf.profile takes Math.max(...) over all its kernel records, which overflows V8's stack (RangeError) past about
+    // 120k kernels, after the body has finished. The records are still in the engine's state: read them there.
+    if (!finished || !(err instanceof RangeError)) throw err;
+  } finally {
+    // A body that throws would otherwise leave tfjs profiling (and recording) every later kernel.
+    engine.state.profiling = false;
+  }
+  const records = (info ?? engine.state.activeProfile).kernels;
+  let peakBytes = start.numBytes;
+  let peakTensors = start.numTensors;
+  for (const k of records) {
+    if (k.totalBytesSnapshot > peakBytes) peakBytes = k.totalBytesSnapshot;
+    if (k.totalTensorsSnapshot > peakTensors) peakTensors = k.totalTensorsSnapshot;
+  }
+  const kernels = records.length;
+  records.length = 0;   // the engine keeps the last profile until the next one: free the records now
+  return { peakBytes, peakTensors, startTensors: start.numTensors, startBytes: start.numBytes, kernels };
+}
+
+/** Adds "<what> peak bytes" and "<what> peak tensors". */
+export function addPeak(results: Record<string, number>, what: string, peak: PeakMemory): void {
+  results[`${what} peak bytes`] = peak.peakBytes;
+  results[`${what} peak tensors`] = peak.peakTensors;
+}
+
+/** "peak 1.2 MiB in 345 tensors (resident before: 0.9 MiB in 120), 4,321 kernels". */
+export function describePeak(p: PeakMemory): string {
+  return `peak ${mib(p.peakBytes)} in ${p.peakTensors.toLocaleString('en-US')} tensors ` +
+    `(resident before: ${mib(p.startBytes)} in ${p.startTensors.toLocaleString('en-US')}), ${p.kernels.toLocaleString('en-US')} kernels`;
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(bytes < 10 * 1024 ** 2 ? 2 : 0)} MiB`;
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 const fmtSeconds = (s: number) => (s >= 1 ? `${s.toFixed(2)} s` : `${(s * 1000).toFixed(1)} ms`);
 

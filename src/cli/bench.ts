@@ -1,20 +1,28 @@
 // `ragen bench`: the one place where performance is measured. Prints a table (and JSON with --json) so the figures
 // in BENCHMARKS.md come from a command anyone can rerun.
 //
-// Sections: envs (environment operations/s), model (tfjs training and generated tokens/s, bench-model.ts), torch (the
-// same measurements in PyTorch, tools/bench/torch_bench.py, run in the same invocation so that both see the same
-// machine load) and, when model and torch both ran, ratio (tfjs / PyTorch). A section that fails is reported, the
-// others still run, and the command exits non-zero.
+// Sections: envs (environment operations/s), model (tfjs training and generated tokens/s, with the peak tensor memory
+// of one update / one generate call, bench-model.ts), torch (the same throughput in PyTorch, tools/bench/torch_bench.py,
+// run in the same invocation so that both see the same machine load), step (one full StarPO-S training step of tiny
+// presets split into rollout / scoring / update, with its peak tensor memory, bench-step.ts) and, when model and
+// torch both ran, ratio (tfjs / PyTorch). All run by default, in that order (step adds well under a minute on wasm
+// with the two default presets). A section that fails is reported, the others still run, and the command exits
+// non-zero.
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { BACKEND_NAMES, type BackendName } from '../model/backend';
+import { ConfigError } from '../starpo/config';
 import { BENCH_SHAPE_NAMES, benchModel, benchSpec, runTorchBench } from './bench-model';
 import { benchEnvs } from './bench-envs';
+import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig, stepPresetNames } from './bench-step';
 import { UsageError } from './main';
+import { modelDirFor } from './train';
 
-const SECTIONS = ['envs', 'model', 'torch'] as const;
+const SECTIONS = ['envs', 'model', 'torch', 'step'] as const;
 type Section = (typeof SECTIONS)[number];
+/** What runs without --only: everything (step with bandit-tiny and frozenlake-tiny adds about 45 s on wasm here). */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS;
 
 interface BenchOptions {
   only: string;
@@ -25,24 +33,37 @@ interface BenchOptions {
   python: string;
   torchThreads: string;
   torchDevice: string;
+  presets: string;
+  stepRepeats: string;
+  stepSet: string[];
 }
 
 export function registerBench(program: Command): void {
   program
     .command('bench')
-    .description('measure environment and model throughput on this machine, next to a PyTorch baseline')
-    .option('--only <sections>', `comma-separated subset of: ${SECTIONS.join(', ')}`, SECTIONS.join(','))
+    .description('measure environment and model throughput on this machine, next to a PyTorch baseline, and time a training step')
+    .option('--only <sections>', `comma-separated subset of: ${SECTIONS.join(', ')}`, DEFAULT_SECTIONS.join(','))
     .option('--seconds <s>', 'least time spent timing each measurement (after warm-up)', '1')
     .option('--json <file>', 'also write the results as JSON to this file')
-    .option('--backend <name>', 'tfjs backend of the model section: wasm, cpu or webgpu (in Node without a GPU, run ' +
+    .option('--backend <name>', 'tfjs backend of the model and step sections: wasm, cpu or webgpu (in Node without a GPU, run ' +
       'with VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json: a software adapter, for correctness only)', 'wasm')
     .option('--shapes <names>', `model shapes, comma-separated: ${BENCH_SHAPE_NAMES.join(', ')}`, 'tiny,qwen0.5b')
     .option('--python <path>', 'interpreter with torch for the baseline', '/usr/bin/python3')
     .option('--torch-threads <n>', 'torch.set_num_threads of the baseline (tfjs wasm/cpu use 1 thread in Node)', '1')
     .option('--torch-device <device>', 'torch device of the baseline: cpu or cuda', 'cpu')
+    .option('--presets <names>', `tiny presets of the step section, comma-separated: ${stepPresetNames().join(', ')}`,
+      DEFAULT_STEP_PRESETS.join(','))
+    .option('--step-repeats <n>', 'timed training steps per preset in the step section (after one untimed warm-up step)', '2')
+    .option('--step-set <key=value>', 'config override for the step section\'s presets, as `ragen train --set` (repeatable), ' +
+      'e.g. --step-set agent.envGroups=2 --step-set agent.trainEnvs.0.nGroups=2', (v: string, acc: string[]) => [...acc, v], [])
     .action(async (opts: BenchOptions) => {
       const wanted = parseList(opts.only, 'bench section', SECTIONS) as Section[];
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
+      const presets = parseList(opts.presets, 'step preset', stepPresetNames());
+      const stepRepeats = Number(opts.stepRepeats);
+      if (!/^\s*\d+\s*$/.test(opts.stepRepeats) || !Number.isInteger(stepRepeats) || stepRepeats < 1) {
+        throw new UsageError(`--step-repeats must be an integer >= 1, got '${opts.stepRepeats}'`);
+      }
       const seconds = Number(opts.seconds);
       if (!(seconds > 0) || !Number.isFinite(seconds)) {
         throw new UsageError(`--seconds must be a positive number, got '${opts.seconds}'`);
@@ -51,6 +72,19 @@ export function registerBench(program: Command): void {
         throw new UsageError(`unknown backend '${opts.backend}' (expected: ${BACKEND_NAMES.join(', ')})`);
       }
       const backend = opts.backend as BackendName;
+      if (wanted.includes('step')) {
+        // Every preset's config (with --step-set) and warm start are checked before any section runs.
+        for (const preset of presets) {
+          try {
+            modelDirFor(benchStepConfig(preset, { backend, repeats: stepRepeats, overrides: opts.stepSet }));
+          } catch (err) {
+            if (err instanceof ConfigError || err instanceof UsageError) throw new UsageError(`step preset '${preset}': ${err.message}`);
+            throw err;
+          }
+        }
+      } else if (opts.stepSet.length) {
+        throw new UsageError('--step-set applies to the step section, which is not in --only');
+      }
       const torchThreads = Number(opts.torchThreads);
       if (!Number.isInteger(torchThreads) || torchThreads < 1) {
         throw new UsageError(`--torch-threads must be an integer >= 1, got '${opts.torchThreads}'`);
@@ -75,7 +109,11 @@ export function registerBench(program: Command): void {
           } else if (section === 'model') {
             console.log(`\nmodel: tfjs ${backend}, shapes ${shapes.join(', ')}`);
             results.model = await benchModel({ backend, shapes, seconds, note: noteFor('model') });
-            printTable(`model (tfjs ${backend}, tokens/s)`, results.model);
+            printTable(`model (tfjs ${backend}, tokens/s; peak bytes / tensors: first warm-up repetition)`, results.model);
+          } else if (section === 'step') {
+            console.log(`\nstep: tfjs ${backend}, presets ${presets.join(', ')}, ${stepRepeats} timed step(s) after 1 warm-up`);
+            results.step = await benchStep({ backend, presets, repeats: stepRepeats, overrides: opts.stepSet, note: noteFor('step') });
+            printTable(`step (tfjs ${backend}; seconds per training step, mean of ${stepRepeats}; peak bytes / tensors: warm-up step)`, results.step);
           } else {
             console.log(`\ntorch: ${opts.python} tools/bench/torch_bench.py, ${torchThreads} thread(s), ${opts.torchDevice}`);
             const torch = await runTorchBench({
@@ -100,7 +138,7 @@ export function registerBench(program: Command): void {
       if (opts.json) {
         const report = {
           command: commandLine(), machine, date: new Date().toISOString(),
-          backend: wanted.includes('model') ? backend : undefined, torch: torchInfo, results, notes, errors,
+          backend: wanted.includes('model') || wanted.includes('step') ? backend : undefined, torch: torchInfo, results, notes, errors,
         };
         writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
         console.log(`wrote ${opts.json}`);
@@ -142,7 +180,8 @@ function printTable(title: string, rows: Record<string, number>): void {
   }
   const width = Math.max(...Object.keys(rows).map((k) => k.length));
   for (const [name, value] of Object.entries(rows)) {
-    const shown = value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toPrecision(3);
+    let shown = value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toPrecision(3);
+    if (name.endsWith(' bytes')) shown += ` (${(value / 1024 ** 2).toFixed(value < 10 * 1024 ** 2 ? 2 : 0)} MiB)`;
     console.log(`  ${name.padEnd(width)}  ${shown}`);
   }
 }

@@ -43,12 +43,18 @@ describe('ragen bench --only model,torch', () => {
     const { stdout } = await ragen('bench', '--only', 'model,torch', '--shapes', 'tiny', '--seconds', '0.2', '--json', file);
     const report = JSON.parse(readFileSync(file, 'utf8'));
     const keys = ['tiny train tokens/s', 'tiny generate tokens/s'];
+    // tfjs also reports the peak tensor memory of one update / one generate call (its profiled warm-up).
+    const peakKeys = ['tiny train peak bytes', 'tiny train peak tensors', 'tiny generate peak bytes', 'tiny generate peak tensors'];
     for (const section of ['model', 'torch']) {
-      expect(Object.keys(report.results[section]).sort()).toEqual([...keys].sort());
+      expect(Object.keys(report.results[section]).sort()).toEqual([...keys, ...(section === 'model' ? peakKeys : [])].sort());
       for (const v of Object.values(report.results[section]) as number[]) {
         expect(Number.isFinite(v) && v > 0).toBe(true);
       }
     }
+    // An update holds at least the weights, gradients and AdamW's two moments: more than 4 x the float32 weights.
+    expect(report.results.model['tiny train peak bytes']).toBeGreaterThan(4 * 4 * parameterCount(benchShape('tiny').config));
+    expect(report.results.model['tiny generate peak bytes']).toBeGreaterThan(4 * parameterCount(benchShape('tiny').config));
+    expect(Number.isInteger(report.results.model['tiny train peak tensors'])).toBe(true);
     for (const key of keys) {
       const ratioKey = key.replace('tokens/s', 'tfjs/torch');
       expect(report.results.ratio[ratioKey]).toBeCloseTo(report.results.model[key] / report.results.torch[key], 10);
