@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FINDINGS_DIR, renderPlots, type ExperimentDef, type FindingsJson } from './lib/experiment';
 
-const NAMES = ['01-vanilla-collapse', '02-filter-ratio', '03-kl-clip', '04-starpo-vs-starpo-s', '05-actions-per-turn', '06-generalisation'];
+const NAMES = ['00-echo-trap', '01-vanilla-collapse', '02-filter-ratio', '03-kl-clip', '04-starpo-vs-starpo-s', '05-actions-per-turn', '06-generalisation'];
 const arg = process.argv[2];
 const dirFlag = process.argv.indexOf('--dir');
 const dir = dirFlag > 0 ? path.resolve(process.argv[dirFlag + 1]) : FINDINGS_DIR;

@@ -51,6 +51,8 @@ export interface ExperimentDef {
   /** How this experiment departs from the paper, and why. */
   departures: string;
   runs: RunSpec[];
+  /** Run directories, relative to the repository (default runs/experiments, shared by the experiments). */
+  root?: string;
   charts: ChartDef[];
   /** Extra numbers (evaluations, tables) computed after training; stored under "extra" in the JSON. */
   after?: (ctx: ExperimentContext) => Promise<Record<string, unknown>>;
@@ -125,7 +127,7 @@ export async function runExperiment(def: ExperimentDef, argv = process.argv): Pr
   program.parse(argv);
   const f = program.opts<{ jobs: string; steps?: string; backend: string; minutes?: string; episodes: string; out?: string; smoke?: boolean; plots: boolean; train: boolean }>();
   const smoke = !!f.smoke;
-  const root = path.resolve(f.out ?? path.join(REPO, smoke ? 'runs/experiments-smoke' : 'runs/experiments'));
+  const root = path.resolve(f.out ?? path.join(REPO, smoke ? `${def.root ?? 'runs/experiments'}-smoke` : (def.root ?? 'runs/experiments')));
   const findingsDir = smoke ? path.join(root, 'findings') : FINDINGS_DIR;
   const steps = smoke ? 2 : f.steps ? Number(f.steps) : null;
   const episodes = smoke ? 4 : Number(f.episodes);

@@ -20,6 +20,8 @@ export interface RunSpec {
   /** `--set key=value` overrides on top of the preset. */
   set: string[];
   steps: number;
+  /** One arm of a multi-arm preset (echo-trap): trained with --arm into <root>/<arm>, so `name` must equal it. */
+  arm?: string;
 }
 
 export interface RunOptions {
@@ -89,7 +91,8 @@ export async function trainAll(specs: readonly RunSpec[], o: RunOptions): Promis
       const hasCheckpoint = fs.existsSync(path.join(dir, 'checkpoints')) && fs.readdirSync(path.join(dir, 'checkpoints')).length > 0;
       const args = hasCheckpoint
         ? ['train', '--resume', '--out', dir, '--steps', String(spec.steps), '--backend', o.backend]
-        : ['train', '--preset', spec.preset, '--steps', String(spec.steps), '--backend', o.backend, '--out', dir,
+        : ['train', '--preset', spec.preset, '--steps', String(spec.steps), '--backend', o.backend,
+           ...(spec.arm ? ['--arm', spec.arm, '--out', o.root] : ['--out', dir]),
            ...[...spec.set, 'trainer.saveFreq=5', 'trainer.keepCheckpoints=1', ...o.extraSet].flatMap((s) => ['--set', s])];
       if (!hasCheckpoint && fs.existsSync(dir)) fs.rmSync(dir, { recursive: true, force: true });   // a start that never saved
       fs.mkdirSync(dir, { recursive: true });
