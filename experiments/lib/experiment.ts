@@ -82,6 +82,7 @@ function keptKeys(def: ExperimentDef, tag: string | null): string[] {
   const keys = new Set<string>([KEYS.std, KEYS.entropy, KEYS.gradNorm, KEYS.reasoning, 'echo_trap/warning']);
   if (tag) for (const k of [`val-env/${tag}/success`, `train/${tag}/success`]) keys.add(k);
   for (const c of def.charts) keys.add(tag ? c.metric.replace('{tag}', tag) : c.metric);
+  keys.add('timing_s/step');
   return [...keys];
 }
 
