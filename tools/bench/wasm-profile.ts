@@ -1,0 +1,39 @@
+// Where a tiny-model training update's time goes on wasm: tf.profile of forward + backward + clipping + AdamW,
+// kernel time summed by kernel name.  npx tsx tools/bench/wasm-profile.ts [tiny|sokoban-tiny]
+import * as tf from '@tensorflow/tfjs';
+import { benchShape } from '../../src/cli/bench-model';
+import { AdamW, clipGradNorm } from '../../src/model/adamw';
+import { initBackend } from '../../src/model/backend';
+import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
+import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
+
+await initBackend('wasm');
+const shape = benchShape(process.argv[2] ?? 'tiny');
+const w = shape.workload;
+const model = new Qwen2Model(shape.config, initQwen2Weights(shape.config, 0));
+const ids = tf.randomUniformInt([w.trainBatch, w.trainSeq], 0, shape.config.vocab_size);
+const opt = new AdamW(model.variables, { lr: 1e-6 });
+const update = () => {
+  const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => {
+    const { logProbs, entropy } = tokenLogProbs(model, ids);
+    return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
+  }));
+  const clipped = clipGradNorm(grads, 1.0);
+  opt.step(clipped.grads);
+  tf.dispose([value, ...Object.values(grads), ...Object.values(clipped.grads)]);
+};
+update();
+const t0 = performance.now();
+const prof = await tf.profile(update);
+const wall = performance.now() - t0;
+const byName = new Map<string, { n: number; ms: number }>();
+for (const k of prof.kernels) {
+  const e = byName.get(k.name) ?? { n: 0, ms: 0 };
+  e.n++; e.ms += typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
+  byName.set(k.name, e);
+}
+const total = [...byName.values()].reduce((a, e) => a + e.ms, 0);
+console.log(`${shape.name}: ${prof.kernels.length} kernels per update, kernel time ${total.toFixed(0)} ms, wall ${wall.toFixed(0)} ms (profiled)`);
+for (const [name, e] of [...byName].sort((a, b) => b[1].ms - a[1].ms).slice(0, 14)) {
+  console.log(`  ${name.padEnd(22)} ${String(e.n).padStart(5)} calls ${e.ms.toFixed(1).padStart(8)} ms ${(100 * e.ms / total).toFixed(1).padStart(5)} %`);
+}
