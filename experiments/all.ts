@@ -1,22 +1,17 @@
 // Every experiment in one go: trains the union of their runs once (a run shared by several experiments is trained
 // once), then writes each experiment's JSON and plots from the run directories.
 //   npx tsx experiments/all.ts [--jobs N] [--backend B] [--minutes M] [--only 01,02,...] [--no-plots] [--smoke]
-// Roughly 2.5 hours on a 2-core CPU; each experiment alone fits in about 30 minutes (see its header).
+// Roughly 3.5 hours on a 2-core CPU (the echo-trap arms alone ~65 min); each experiment 01-06 alone fits in about
+// 30 minutes (see its header).
 import { Command } from 'commander';
 import * as path from 'node:path';
-import { REPO, runExperiment, type ExperimentDef } from './lib/experiment';
-import { defaultJobs, trainAll, type RunSpec } from './lib/runs';
+import { REPO, runExperiment, withCommonOptions, type ExperimentDef } from './lib/experiment';
+import { trainAll, type RunSpec } from './lib/runs';
 
-const NAMES = ['01-vanilla-collapse', '02-filter-ratio', '03-kl-clip', '04-starpo-vs-starpo-s', '05-actions-per-turn', '06-generalisation'];
+const NAMES = ['00-echo-trap', '01-vanilla-collapse', '02-filter-ratio', '03-kl-clip', '04-starpo-vs-starpo-s', '05-actions-per-turn', '06-generalisation'];
 
-const program = new Command()
-  .option('--jobs <n>', 'training runs at a time', String(defaultJobs()))
-  .option('--backend <name>', 'tfjs backend', 'wasm')
-  .option('--minutes <m>', 'stop each run after this many minutes')
+const program = withCommonOptions(new Command())
   .option('--only <list>', 'comma-separated experiment numbers or names (default: all)')
-  .option('--episodes <n>', 'initial states per eval suite', '32')
-  .option('--no-plots', 'skip the PNGs')
-  .option('--smoke', 'plumbing check: 2 steps per run')
   .option('--match <regex>', 'train only the runs whose name matches (e.g. ^sokoban- to split the work between machines)')
   .option('--train-only', 'train, then stop without writing the experiments\' JSON and plots');
 program.parse();

@@ -111,19 +111,22 @@ function machine(): string {
   return `${os.cpus().length} x ${os.cpus()[0]?.model.trim() ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
 }
 
-/** Runs an experiment from the command line (see the header for the flags). */
-export async function runExperiment(def: ExperimentDef, argv = process.argv): Promise<void> {
-  const program = new Command()
-    .name(`experiments/${def.name}.ts`)
-    .description(def.title)
+/** The flags every experiment script and experiments/all.ts take. */
+export function withCommonOptions(program: Command): Command {
+  return program
     .option('--jobs <n>', 'training runs at a time (default: the number of CPUs)', String(defaultJobs()))
-    .option('--steps <n>', 'override every run\'s training steps')
     .option('--backend <name>', 'tfjs backend of every run and evaluation', 'wasm')
     .option('--minutes <m>', 'stop each run after this many minutes (its finished steps still count)')
     .option('--episodes <n>', 'initial states per eval suite', '32')
-    .option('--out <dir>', 'run directories (default runs/experiments, runs/experiments-smoke with --smoke)')
     .option('--smoke', 'plumbing check: 2 steps per run, 4 eval episodes, results under the runs directory')
-    .option('--no-plots', 'skip the PNGs (redraw later with experiments/plot.ts)')
+    .option('--no-plots', 'skip the PNGs (redraw later with experiments/plot.ts)');
+}
+
+/** Runs an experiment from the command line (see the header for the flags). */
+export async function runExperiment(def: ExperimentDef, argv = process.argv): Promise<void> {
+  const program = withCommonOptions(new Command().name(`experiments/${def.name}.ts`).description(def.title))
+    .option('--steps <n>', 'override every run\'s training steps')
+    .option('--out <dir>', 'run directories (default runs/experiments, runs/experiments-smoke with --smoke)')
     .option('--no-train', 'train nothing: summarise the run directories as they are (after experiments/all.ts)');
   program.parse(argv);
   const f = program.opts<{ jobs: string; steps?: string; backend: string; minutes?: string; episodes: string; out?: string; smoke?: boolean; plots: boolean; train: boolean }>();
