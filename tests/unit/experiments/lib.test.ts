@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { firstDrop, movingAverage, readMetrics, series, summarise, type MetricsRow } from '../../../experiments/lib/analysis';
 import { lineChartSvg, niceTicks } from '../../../experiments/lib/chart';
 import { lastStep } from '../../../experiments/lib/runs';
+import { writePngs } from '../../../experiments/lib/png';
 
 const row = (step: number, extra: Record<string, number>): MetricsRow => ({ step, ...extra }) as MetricsRow;
 
@@ -77,4 +78,16 @@ describe('experiments: SVG line chart', () => {
     expect(niceTicks(0, 150)).toEqual([0, 50, 100, 150]);
     expect(niceTicks(2, 2)).toEqual([2]);
   });
+});
+
+describe('experiments: PNG through Chromium', () => {
+  it('rasterises a chart to a PNG of the chart\'s size', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'exp-png-'));
+    const file = path.join(dir, 'chart.png');
+    await writePngs([{ file, svg: lineChartSvg({ title: 't', yLabel: 'y', series: [{ label: 'a', points: [[0, 0], [1, 1]] }], width: 400, height: 300 }) }]);
+    const png = fs.readFileSync(file);
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([400, 300]);   // IHDR width, height
+    fs.rmSync(dir, { recursive: true });
+  }, 60_000);
 });
