@@ -44,8 +44,8 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
 const fmt = (v: number) => (Math.abs(v) >= 1000 ? v.toFixed(0) : Number(v.toPrecision(3)).toString());
 
 export function lineChartSvg(spec: ChartSpec): string {
-  const W = spec.width ?? 720, H = spec.height ?? 380;
-  const m = { left: 64, right: 180, top: 40, bottom: 48 };
+  const W = spec.width ?? 800, H = spec.height ?? 380;
+  const m = { left: 64, right: 250, top: 40, bottom: 48 };
   const pw = W - m.left - m.right, ph = H - m.top - m.bottom;
   const all = spec.series.flatMap((s) => s.points);
   const xs = all.map(([x]) => x), ys = all.map(([, y]) => y);
