@@ -25,8 +25,14 @@ export class AdamW {
   readonly eps: number;
   readonly weightDecay: number;
   private stepCount = 0;
-  private readonly m: Record<string, tf.Variable> = {};
-  private readonly v: Record<string, tf.Variable> = {};
+  // The moments of all variables live in two flat buffers, in `names` order, and a step updates every parameter
+  // with one chain of element-wise ops over the concatenation, then splits the result back. The maths is the
+  // per-parameter update's; what changes is the kernel count: ~14 ops per parameter tensor became ~14 in all plus
+  // a concat and a split. On WebGPU each op is a dispatch with a fixed cost (BENCHMARKS.md), so this matters there.
+  private readonly names: string[];
+  private readonly sizes: number[];
+  private readonly m: tf.Variable;
+  private readonly v: tf.Variable;
 
   constructor(private readonly vars: Record<string, tf.Variable>, opts: AdamWOptions) {
     this.lr = opts.lr;
@@ -37,11 +43,12 @@ export class AdamW {
     for (const b of this.betas) if (!(b >= 0 && b < 1)) throw new Error(`AdamW: betas must be in [0, 1), got ${this.betas}`);
     if (!(this.eps > 0)) throw new Error(`AdamW: eps must be > 0, got ${this.eps}`);
     if (!(this.weightDecay >= 0)) throw new Error(`AdamW: weightDecay must be >= 0, got ${this.weightDecay}`);
-    for (const [name, variable] of Object.entries(vars)) {
-      // tidy disposes the zeros tensors; the variables keep their own reference to the data.
-      this.m[name] = tf.tidy(() => tf.variable(tf.zerosLike(variable), false));
-      this.v[name] = tf.tidy(() => tf.variable(tf.zerosLike(variable), false));
-    }
+    this.names = Object.keys(vars);
+    this.sizes = this.names.map((n) => vars[n].size);
+    const total = this.sizes.reduce((a, b) => a + b, 0);
+    // tidy disposes the zeros tensors; the variables keep their own reference to the data.
+    this.m = tf.tidy(() => tf.variable(tf.zeros([total]), false));
+    this.v = tf.tidy(() => tf.variable(tf.zeros([total]), false));
   }
 
   /** Steps taken so far. */
@@ -61,30 +68,43 @@ export class AdamW {
     const [b1, b2] = this.betas;
     const stepSize = this.lr / (1 - b1 ** this.stepCount);
     const bias2Sqrt = Math.sqrt(1 - b2 ** this.stepCount);
+    const all = this.names.every((n) => grads[n] !== undefined);
     tf.tidy(() => {
-      for (const [name, g] of Object.entries(grads)) {
-        const param = this.vars[name], m = this.m[name], v = this.v[name];
-        const decayed = this.weightDecay ? param.mul(1 - this.lr * this.weightDecay) : param;
-        const newM = m.mul(b1).add(g.mul(1 - b1));
-        const newV = v.mul(b2).add(g.square().mul(1 - b2));
-        const denom = newV.sqrt().div(bias2Sqrt).add(this.eps);
-        param.assign(decayed.sub(newM.div(denom).mul(stepSize)));
-        m.assign(newM);
-        v.assign(newV);
+      // A variable without a gradient keeps its value and moments: its slots get a zero gradient and a mask of 0.
+      const flat = (ts: tf.Tensor[]) => (ts.length === 1 ? ts[0].reshape([-1]) : tf.concat(ts.map((t) => t.reshape([-1]))));
+      const g = flat(this.names.map((n) => grads[n] ?? tf.zerosLike(this.vars[n])));
+      const param = flat(this.names.map((n) => this.vars[n]));
+      const keep = all ? null : flat(this.names.map((n) => (grads[n] ? tf.onesLike(this.vars[n]) : tf.zerosLike(this.vars[n]))));
+      const decayed = this.weightDecay ? param.mul(1 - this.lr * this.weightDecay) : param;
+      let newM = this.m.mul(b1).add(g.mul(1 - b1));
+      let newV = this.v.mul(b2).add(g.square().mul(1 - b2));
+      const denom = newV.sqrt().div(bias2Sqrt).add(this.eps);
+      let newParam = decayed.sub(newM.div(denom).mul(stepSize));
+      if (keep) {
+        const old = (before: tf.Tensor, after: tf.Tensor) => after.mul(keep).add(before.mul(tf.sub(1, keep)));
+        newParam = old(param, newParam);
+        newM = old(this.m, newM);
+        newV = old(this.v, newV);
       }
+      const parts = this.names.length === 1 ? [newParam] : tf.split(newParam, this.sizes);
+      this.names.forEach((n, i) => this.vars[n].assign(parts[i].reshape(this.vars[n].shape)));
+      this.m.assign(newM);
+      this.v.assign(newV);
     });
   }
 
   getState(): AdamWState {
-    const copy = (r: Record<string, tf.Variable>) =>
-      Object.fromEntries(Object.entries(r).map(([k, t]) => [k, t.clone()])) as Record<string, tf.Tensor>;
-    return { step: this.stepCount, m: copy(this.m), v: copy(this.v) };
+    const byName = (flat: tf.Variable) => tf.tidy(() => {
+      const parts = this.names.length === 1 ? [flat.clone()] : tf.split(flat, this.sizes);
+      return Object.fromEntries(this.names.map((n, i) => [n, tf.keep(parts[i].reshape(this.vars[n].shape))]));
+    }) as Record<string, tf.Tensor>;
+    return { step: this.stepCount, m: byName(this.m), v: byName(this.v) };
   }
 
   setState(state: AdamWState): void {
     if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`AdamW.setState: bad step ${state.step}`);
     for (const [which, moments] of [['m', state.m], ['v', state.v]] as const) {
-      for (const name of Object.keys(this.vars)) {
+      for (const name of this.names) {
         const t = moments[name];
         if (!t) throw new Error(`AdamW.setState: ${which} is missing '${name}'`);
         if (t.shape.join(',') !== this.vars[name].shape.join(',')) {
@@ -92,15 +112,16 @@ export class AdamW {
         }
       }
     }
-    for (const name of Object.keys(this.vars)) {
-      this.m[name].assign(state.m[name]);
-      this.v[name].assign(state.v[name]);
-    }
+    tf.tidy(() => {
+      this.m.assign(tf.concat(this.names.map((n) => state.m[n].reshape([-1]))));
+      this.v.assign(tf.concat(this.names.map((n) => state.v[n].reshape([-1]))));
+    });
     this.stepCount = state.step;
   }
 
   dispose(): void {
-    for (const t of [...Object.values(this.m), ...Object.values(this.v)]) t.dispose();
+    this.m.dispose();
+    this.v.dispose();
   }
 }
 

@@ -221,6 +221,38 @@ describe('AdamW', () => {
   });
 });
 
+describe('AdamW over several variables (one flat buffer)', () => {
+  it('updates each variable as a lone AdamW would, and leaves one without a gradient untouched', async () => {
+    const init = { a: [[0.5, -1], [2, 3]], b: [0.25, -0.75, 1.5] };
+    const a = tf.variable(tf.tensor2d(init.a)), b = tf.variable(tf.tensor1d(init.b));
+    const soloA = tf.variable(tf.tensor2d(init.a)), soloB = tf.variable(tf.tensor1d(init.b));
+    const opt = new AdamW({ a, b }, { lr: 0.05, weightDecay: 0.1 });
+    const optA = new AdamW({ a: soloA }, { lr: 0.05, weightDecay: 0.1 });
+    const optB = new AdamW({ b: soloB }, { lr: 0.05, weightDecay: 0.1 });
+    const ga = [tf.tensor2d([[1, -2], [0.5, 4]]), tf.tensor2d([[-1, 1], [1, -1]])];
+    const gb = [tf.tensor1d([3, 0.1, -2]), tf.tensor1d([0, 1, 1])];
+    for (let i = 0; i < 2; i++) {
+      opt.step({ a: ga[i], b: gb[i] });
+      optA.step({ a: ga[i] });
+      optB.step({ b: gb[i] });
+    }
+    expect(Array.from(await a.data())).toEqual(Array.from(await soloA.data()));
+    expect(Array.from(await b.data())).toEqual(Array.from(await soloB.data()));
+    // A step with a gradient for `a` only: `b` and its moments stay as they were.
+    const bBefore = Array.from(await b.data());
+    const mBefore = opt.getState();
+    opt.step({ a: ga[0] });
+    optA.step({ a: ga[0] });
+    expect(Array.from(await b.data())).toEqual(bBefore);
+    expect(Array.from(await a.data())).toEqual(Array.from(await soloA.data()));
+    const mAfter = opt.getState();
+    expect(Array.from(await mAfter.m.b.data())).toEqual(Array.from(await mBefore.m.b.data()));
+    expect(mAfter.m.a.shape).toEqual([2, 2]);
+    tf.dispose([a, b, soloA, soloB, ...ga, ...gb, ...[mBefore, mAfter].flatMap((st) => [...Object.values(st.m), ...Object.values(st.v)])]);
+    [opt, optA, optB].forEach((o) => o.dispose());
+  });
+});
+
 describe('clipGradNorm', () => {
   it('scales to the max norm and returns the norm before clipping', async () => {
     const grads = { a: tf.tensor1d([3, 0]), b: tf.tensor2d([[0, 4]]) };    // global norm 5

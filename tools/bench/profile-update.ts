@@ -1,13 +1,14 @@
-// Where a tiny-model training update's time goes on wasm: tf.profile of forward + backward + clipping + AdamW,
-// kernel time summed by kernel name.  npx tsx tools/bench/wasm-profile.ts [tiny|sokoban-tiny]
+// Where a tiny-model training update's time goes: tf.profile of forward + backward + clipping + AdamW, kernel count
+// and kernel time summed by kernel name, then the mean wall time of 5 more updates.
+//   npx tsx tools/bench/profile-update.ts [tiny|sokoban-tiny] [wasm|webgpu|cpu]
 import * as tf from '@tensorflow/tfjs';
 import { benchShape } from '../../src/cli/bench-model';
-import { AdamW, clipGradNorm } from '../../src/model/adamw';
+import { AdamW, clipGradNormOnDevice } from '../../src/model/adamw';
 import { initBackend } from '../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
 
-await initBackend('wasm');
+await initBackend((process.argv[3] ?? 'wasm') as 'wasm' | 'webgpu' | 'cpu');
 const shape = benchShape(process.argv[2] ?? 'tiny');
 const w = shape.workload;
 const model = new Qwen2Model(shape.config, initQwen2Weights(shape.config, 0));
@@ -18,9 +19,9 @@ const update = () => {
     const { logProbs, entropy } = tokenLogProbs(model, ids);
     return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
   }));
-  const clipped = clipGradNorm(grads, 1.0);
+  const clipped = clipGradNormOnDevice(grads, 1.0);
   opt.step(clipped.grads);
-  tf.dispose([value, ...Object.values(grads), ...Object.values(clipped.grads)]);
+  tf.dispose([value, clipped.norm, ...Object.values(grads), ...Object.values(clipped.grads)]);
 };
 update();
 const t0 = performance.now();
@@ -37,3 +38,9 @@ console.log(`${shape.name}: ${prof.kernels.length} kernels per update, kernel ti
 for (const [name, e] of [...byName].sort((a, b) => b[1].ms - a[1].ms).slice(0, 14)) {
   console.log(`  ${name.padEnd(22)} ${String(e.n).padStart(5)} calls ${e.ms.toFixed(1).padStart(8)} ms ${(100 * e.ms / total).toFixed(1).padStart(5)} %`);
 }
+
+const probe = model.variables['model.norm.weight'];
+const t1 = performance.now();
+for (let i = 0; i < 5; i++) update();
+await probe.data();
+console.log(`  mean wall time of 5 updates: ${((performance.now() - t1) / 5).toFixed(0)} ms`);
