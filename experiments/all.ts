@@ -20,17 +20,22 @@ const wanted = f.only ? f.only.split(',').map((s) => NAMES.find((n) => n === s |
 if (wanted.some((n) => !n)) { console.error(`--only: expected some of ${NAMES.join(', ')}`); process.exit(2); }
 const defs = await Promise.all(wanted.map(async (n) => ((await import(`./${n}.ts`)) as { def: ExperimentDef }).def));
 
-const unique = new Map<string, RunSpec>();
+// Runs are shared by name within a runs root (the echo-trap arms live in their own root, runs/echo-trap).
+const byRoot = new Map<string, Map<string, RunSpec>>();
 const match = f.match ? new RegExp(f.match) : null;
 for (const d of defs) {
+  const root = path.join(REPO, `${d.root ?? 'runs/experiments'}${f.smoke ? '-smoke' : ''}`);
+  const unique = byRoot.get(root) ?? new Map<string, RunSpec>();
+  byRoot.set(root, unique);
   for (const r of d.runs) if (!unique.has(r.name) && (!match || match.test(r.name))) unique.set(r.name, { ...r, steps: f.smoke ? 2 : r.steps });
 }
-const root = path.join(REPO, f.smoke ? 'runs/experiments-smoke' : 'runs/experiments');
-console.log(`experiments ${wanted.join(', ')}: ${unique.size} distinct runs, ${f.jobs} at a time`);
-await trainAll([...unique.values()], {
-  root, jobs: Number(f.jobs), backend: f.backend, minutes: f.minutes ? Number(f.minutes) : null,
-  extraSet: f.smoke ? ['trainer.testFreq=2'] : [], log: (l) => console.log(`[train] ${l}`),
-});
+for (const [root, unique] of byRoot) {
+  console.log(`${path.relative(REPO, root)}: ${unique.size} distinct runs, ${f.jobs} at a time`);
+  await trainAll([...unique.values()], {
+    root, jobs: Number(f.jobs), backend: f.backend, minutes: f.minutes ? Number(f.minutes) : null,
+    extraSet: f.smoke ? ['trainer.testFreq=2'] : [], log: (l) => console.log(`[train] ${l}`),
+  });
+}
 if (f.trainOnly) process.exit(0);
 const common = ['--no-train', '--backend', f.backend, '--episodes', f.episodes, ...(f.plots ? [] : ['--no-plots']), ...(f.smoke ? ['--smoke'] : [])];
 for (const d of defs) await runExperiment(d, [process.argv[0], d.name, ...common]);
