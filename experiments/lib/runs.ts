@@ -131,6 +131,9 @@ export interface SuiteScore {
 
 /** `ragen eval` of a checkpoint (or run / warm-start directory); returns its suites. Cached in `outFile`. */
 export async function evaluate(checkpoint: string, outFile: string, o: { backend: string; episodes: number; log: (l: string) => void }): Promise<SuiteScore[]> {
+  // A cached scorecard older than the run's newest metrics is stale (the run was trained further since).
+  const metrics = path.join(checkpoint, 'metrics.jsonl');
+  if (fs.existsSync(outFile) && fs.existsSync(metrics) && fs.statSync(metrics).mtimeMs > fs.statSync(outFile).mtimeMs) fs.rmSync(outFile);
   if (!fs.existsSync(outFile)) {
     fs.mkdirSync(path.dirname(outFile), { recursive: true });
     o.log(`eval ${checkpoint} (${o.episodes} episodes per suite)`);
