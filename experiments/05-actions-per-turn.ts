@@ -1,7 +1,7 @@
 // Finding 5 (paper Table 3, spec §7.1): the number of actions the agent may send per turn. 1 to 7 on Sokoban;
 // the paper found 5-6 best and 7 worse. The episode budget follows the per-turn one, as in RAGEN's script
 // (max_actions_per_traj = turns x max_actions_per_turn).
-// One command: npx tsx experiments/05-actions-per-turn.ts   (7 runs, ~45 core-minutes)
+// One command: npx tsx experiments/05-actions-per-turn.ts   (7 runs, ~21 core-minutes)
 import { STEPS } from './lib/configs';
 import { isMain, runExperiment, type ExperimentDef } from './lib/experiment';
 

@@ -1,7 +1,7 @@
 // Finding 6 (paper README, Table 4; spec §7.1-7.2): trained on SimpleSokoban, the agent transfers to LargerSokoban,
 // SokobanDifferentGridVocab and FrozenLake; trained on one Bandit arm pair, to BanditTest and to swapped names.
 // `ragen eval`'s default suites are exactly these out-of-distribution sets; warm start vs StarPO-S final checkpoint.
-// One command: npx tsx experiments/06-generalisation.ts   (2 runs + 4 evals, ~20 core-minutes; the runs are 04's)
+// One command: npx tsx experiments/06-generalisation.ts   (2 runs + 4 evals, ~11 core-minutes; the runs are 04's)
 import * as path from 'node:path';
 import { PRESET, starpoS, type Env } from './lib/configs';
 import { REPO, isMain, runExperiment, type ExperimentDef } from './lib/experiment';
@@ -14,6 +14,7 @@ export const def: ExperimentDef = {
   paper: 'Table 4 (StarPO-S, %): trained on Bandit -> Bandit 100.00, BanditRev 67.58; trained on Sokoban -> FrozenLake 19.92, LargeSokoban 2.34, Sokoban 21.48, SokobanNewVocab 18.75. README: training on SimpleSokoban generalises to LargerSokoban, another grid vocabulary and FrozenLake (spec §7.1, §7.2).',
   departures: 'Tiny warm-started models trained 10 (Sokoban) / 40 (Bandit) steps; 32 seeds per suite. Our BanditTest names (Trader / Librarian) never appear in the tiny warm start\'s demonstrations.',
   runs: ENVS.map(starpoS),
+  evalMinutes: 4,   // 4 `ragen eval` scorecards (shared with 04's cache when it ran first)
   charts: [
     { id: 'val-success', title: 'Validation success during training', yLabel: 'success', metric: 'val-env/{tag}/success', yMin: 0, yMax: 1 },
   ],

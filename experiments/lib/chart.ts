@@ -66,7 +66,9 @@ export function lineChartSvg(spec: ChartSpec): string {
     parts.push(`<line x1="${m.left}" x2="${m.left + pw}" y1="${Y(t)}" y2="${Y(t)}" stroke="#e5e5e5"/>`,
       `<text x="${m.left - 6}" y="${Y(t) + 4}" text-anchor="end">${fmt(t)}</text>`);
   }
-  for (const t of niceTicks(xMin, xMax)) {
+  // Training steps are whole numbers: no tick at step 0.5 on a short run.
+  const xTicks = niceTicks(xMin, xMax).filter((t) => !xs.every(Number.isInteger) || Number.isInteger(t));
+  for (const t of xTicks) {
     parts.push(`<line x1="${X(t)}" x2="${X(t)}" y1="${m.top + ph}" y2="${m.top + ph + 5}" stroke="#333"/>`,
       `<text x="${X(t)}" y="${m.top + ph + 18}" text-anchor="middle">${fmt(t)}</text>`);
   }

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { KEYS, readMetrics, series, summarise, trainTag, type RunSummary, type Series, movingAverage } from './analysis';
 import { lineChartSvg, type ChartMarker, type ChartSpec } from './chart';
+import { estimateMinutes } from './configs';
 import { defaultJobs, evaluate, existingOutcome, trainAll, type RunOutcome, type RunSpec, type SuiteScore } from './runs';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
@@ -54,6 +55,8 @@ export interface ExperimentDef {
   /** Run directories, relative to the repository (default runs/experiments, shared by the experiments). */
   root?: string;
   charts: ChartDef[];
+  /** Estimated minutes of the `ragen eval` calls in `after` (run one at a time after training), for the estimate. */
+  evalMinutes?: number;
   /** Extra numbers (evaluations, tables) computed after training; stored under "extra" in the JSON. */
   after?: (ctx: ExperimentContext) => Promise<Record<string, unknown>>;
 }
@@ -73,6 +76,8 @@ export interface FindingsJson {
   machine: string;
   paper: string;
   departures: string;
+  /** The estimate printed at the start (from configs.ts's per-step costs; every run trained, none reused). */
+  estimate?: { coreMinutes: number; wallMinutes: number; jobs: number };
   runs: FindingsRun[];
   extra: Record<string, unknown>;
 }
@@ -139,6 +144,11 @@ export async function runExperiment(def: ExperimentDef, argv = process.argv): Pr
   const runs = def.runs.map((r) => ({ ...r, steps: steps ?? r.steps }));
 
   log(`${def.title}: ${runs.length} runs, ${f.jobs} at a time, ${f.backend}, runs in ${path.relative(REPO, root)}`);
+  const est = estimateMinutes(runs, Number(f.jobs));
+  const evalMin = smoke ? (def.evalMinutes ?? 0) / 8 : (def.evalMinutes ?? 0);
+  const estimate = { coreMinutes: Math.round(est.coreMinutes + evalMin), wallMinutes: Math.round(est.wallMinutes + evalMin), jobs: Number(f.jobs) };
+  if (f.train) log(`estimate (quiet cores, wasm, nothing reused): ~${estimate.coreMinutes} core-minutes, ~${estimate.wallMinutes} min with ${f.jobs} job(s)` +
+    (evalMin ? `, evals ~${evalMin.toFixed(0)} min included` : ''));
   const started = Date.now();
   const outcomes = f.train
     ? await trainAll(runs, {
@@ -161,6 +171,7 @@ export async function runExperiment(def: ExperimentDef, argv = process.argv): Pr
     machine: machine(),
     paper: def.paper,
     departures: def.departures,
+    estimate,
     runs: outcomes.map((o) => {
       const rows = readMetrics(o.dir);
       const tag = trainTag(rows);

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { firstDrop, movingAverage, readMetrics, series, summarise, type MetricsRow } from '../../../experiments/lib/analysis';
 import { lineChartSvg, niceTicks } from '../../../experiments/lib/chart';
 import { lastStep } from '../../../experiments/lib/runs';
+import { STARPO_S_SECONDS, estimateMinutes, estimateStepSeconds, starpoS, vanilla } from '../../../experiments/lib/configs';
 import { writePngs } from '../../../experiments/lib/png';
 
 const row = (step: number, extra: Record<string, number>): MetricsRow => ({ step, ...extra }) as MetricsRow;
@@ -58,6 +59,23 @@ describe('experiments: metrics', () => {
   });
 });
 
+describe('experiments: the cost estimate printed at start', () => {
+  it('scales the StarPO-S step cost by the keep ratio and GRPO, and schedules runs on the pool', () => {
+    expect(estimateStepSeconds(starpoS('sokoban'))).toBeCloseTo(STARPO_S_SECONDS.sokoban);
+    const fl = estimateStepSeconds(vanilla('frozenlake', 'ppo'));
+    expect(fl / STARPO_S_SECONDS.frozenlake).toBeCloseTo(2.4);                  // no filter: 4x the trajectories
+    expect(estimateStepSeconds(vanilla('frozenlake', 'grpo'))).toBeCloseTo(0.7 * fl);
+    const half = { ...starpoS('frozenlake'), set: ['filter.ratio=1', 'filter.ratio=0.5'] };   // the last --set wins
+    expect(estimateStepSeconds(half) / STARPO_S_SECONDS.frozenlake).toBeCloseTo(1 + 1.4 / 3);
+    expect(estimateStepSeconds({ name: 'starpo', arm: 'starpo', label: '', preset: 'echo-trap', set: [], steps: 1 })).toBeCloseTo(fl);
+    // three runs of 60, 60 and 120 core-seconds: 4 core-minutes; 2 jobs: [60+120, 60] -> 3 min wall; 1 job: 4 min
+    const runs = [60, 60, 120].map((sec) => ({ ...starpoS('bandit'), steps: sec / STARPO_S_SECONDS.bandit }));
+    expect(estimateMinutes(runs, 2).coreMinutes).toBeCloseTo(4);
+    expect(estimateMinutes(runs, 2).wallMinutes).toBeCloseTo(3);
+    expect(estimateMinutes(runs, 1).wallMinutes).toBeCloseTo(4);
+  });
+});
+
 describe('experiments: SVG line chart', () => {
   it('draws one polyline per non-empty series, a legend entry per series, and in-range markers', () => {
     const svg = lineChartSvg({
@@ -71,6 +89,14 @@ describe('experiments: SVG line chart', () => {
     expect(svg).toContain('A &lt;b&gt; &amp; c');
     expect(svg).toContain('>empty</text>');
     expect(svg).not.toContain('NaN');
+  });
+
+  it('puts x ticks on whole steps only when the steps are whole', () => {
+    const xTickLabels = (svg: string) => [...svg.matchAll(/text-anchor="middle">([^<]+)<\/text>/g)].map((m) => m[1]);
+    const whole = lineChartSvg({ title: 't', yLabel: 'y', series: [{ label: 'a', points: [[0, 0], [1, 1], [2, 0]] }] });
+    expect(xTickLabels(whole)).toEqual(['0', '1', '2', 'training step', 'y']);   // ticks, then the axis labels
+    const frac = lineChartSvg({ title: 't', yLabel: 'y', series: [{ label: 'a', points: [[0, 0], [0.5, 1], [2, 0]] }] });
+    expect(xTickLabels(frac)).toContain('0.5');
   });
 
   it('picks round ticks covering the range', () => {
