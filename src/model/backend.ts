@@ -7,6 +7,7 @@
 //   result is checked and a requested backend that did not come up is an error, never a silent fallback;
 // - 'auto' tries webgpu, then wasm, then cpu, and says which one it got and why the better ones failed.
 import * as tf from '@tensorflow/tfjs';
+import { registerFusedKernels } from './kernels/index';
 import { installWasmTransposedMatMul } from './wasmMatMul';
 
 export type BackendName = 'webgpu' | 'wasm' | 'cpu';
@@ -80,6 +81,7 @@ async function tryBackend(name: BackendName, opts: BackendOptions): Promise<void
   if (!ok) throw new Error(`tf.setBackend('${name}') failed`);
   await tf.ready();
   if (tf.getBackend() !== name) throw new Error(`asked for '${name}' but tfjs is running '${tf.getBackend()}'`);
+  await registerFusedKernels();
 }
 
 /**
