@@ -2,9 +2,12 @@
 //
 // 1. Prefill: prompts are left-padded to a common length (rounded up to PROMPT_BUCKET) and run through the model
 //    once; every layer's keys/values (after RoPE) go into a cache preallocated at its final size
-//    [B, nKV, capacity, hd], capacity = round_up(prompt length + maxNewTokens, CACHE_BUCKET).
+//    [B, capacity, nKV*hd], capacity = round_up(prompt length + maxNewTokens, CACHE_BUCKET).
 // 2. Decode: one token per row per step. The new key/value is written into slot (prompt length + step) and the
-//    query attends over the whole cache, with unwritten slots and padding masked out.
+//    query attends over the cache up to that slot, with padding masked out. Both steps are one fused kernel per
+//    layer (cachedAttention, src/model/kernels), which on wasm and cpu writes into the cache in place.
+// The weights are stacked and transposed once per call (Qwen2Model.inferenceWeights), so each decode step's
+// matmuls take tfjs-wasm's fast path with the bias fused in.
 // Why a fixed-size cache rather than concatenating a column per step: every decode step then has identical
 // shapes, so WebGPU compiles its shaders once per (batch, prompt bucket, capacity) instead of once per step, and
 // the buffer pool stays flat. The cost is attending over up to CACHE_BUCKET - 1 unused (masked) slots.
@@ -14,7 +17,7 @@
 // outputs are ignored and they cannot affect other rows (each row attends only to its own keys).
 import * as tf from '@tensorflow/tfjs';
 import { headDim } from './config';
-import { MASKED_SCORE, causalAttentionBias, positionsFromMask, type Qwen2Model } from './qwen2';
+import { disposeInferenceWeights, positionsFromMask, type InferenceWeights, type KvCache, type Qwen2Model } from './qwen2';
 import { sampleNextTokens, sampleOnDevice, seededUniform, validateSamplingOptions } from './sampling';
 
 /** Prompt lengths are padded up to a multiple of this (fewer distinct prefill shapes). */
@@ -75,22 +78,31 @@ export async function generate(model: Qwen2Model, prompts: number[][], opts: Gen
   });
 
   let unread: tf.Tensor1D[] = [];   // sampled ids [B] the host has not read yet (see readEvery below)
-  let cacheK: tf.Tensor4D[] = [];
-  let cacheV: tf.Tensor4D[] = [];
-  const nKV = c.num_key_value_heads, hd = headDim(c);
+  const kw = c.num_key_value_heads * headDim(c);
+  const weights = model.inferenceWeights();
+  let cache: KvCache = { k: [], v: [] };
+  for (let l = 0; l < c.num_hidden_layers; l++) {
+    cache.k.push(tf.zeros([rows, capacity, kw]));
+    cache.v.push(tf.zeros([rows, capacity, kw]));
+  }
+  // Runs the stack on `ids` [B, T] at cache slots slot..slot+T-1; returns the logits of each row's last position.
+  const advance = (ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number): tf.Tensor2D => {
+    const keyMask = tf.tensor2d(visibleKeys, [rows, capacity]);
+    try {
+      const out = model.hiddenWithCache(ids, positions, maxPosition, keyMask, slot, cache, weights);
+      disposeCache(cache);
+      cache = out.cache;
+      return tf.tidy(() => lastPositionLogits(model, out.hidden, rows, weights));
+    } finally {
+      keyMask.dispose();
+    }
+  };
   try {
-    // Prefill: the whole prompt at once; keep each layer's K/V, padded with empty slots up to the capacity.
+    // Prefill: the whole prompt at once, its keys and values written into cache slots 0 .. promptLen-1.
     let logits = tf.tidy(() => {
       const ids = tf.tensor2d(idsData, [rows, promptLen], 'int32');
-      const mask = tf.tensor2d(promptMask, [rows, promptLen]);
-      const empty = tf.zeros([rows, nKV, capacity - promptLen, hd]);
-      const hidden = model.hiddenStates(ids, positionsFromMask(mask), causalAttentionBias(mask), promptLen - 1,
-        (layer, k, v) => {
-          cacheK[layer] = tf.keep(tf.concat([k, empty], 2) as tf.Tensor4D);
-          cacheV[layer] = tf.keep(tf.concat([v, empty], 2) as tf.Tensor4D);
-          return { k, v };
-        });
-      return lastPositionLogits(model, hidden);
+      const positions = positionsFromMask(tf.tensor2d(promptMask, [rows, promptLen])).reshape([rows * promptLen]) as tf.Tensor1D;
+      return advance(ids, positions, promptLen - 1, 0);
     });
 
     // Sampled ids stay on the device and feed the next decode step directly; the host reads them (to find stop
@@ -127,50 +139,31 @@ export async function generate(model: Qwen2Model, prompts: number[][], opts: Gen
       // Decode one token per row into slot promptLen + step (rows known to be done are fed padding).
       const slot = promptLen + step;
       for (let r = 0; r < rows; r++) visibleKeys[r * capacity + slot] = done[r] ? 0 : 1;
-      const newK: tf.Tensor4D[] = [], newV: tf.Tensor4D[] = [];
       logits = tf.tidy(() => {
         const rowDone = tf.tensor1d(done, 'bool');
-        const ids = tf.where(rowDone, tf.fill([rows], opts.padTokenId, 'int32'), newest).reshape([rows, 1]);
-        const positions = tf.tensor2d(realLength.map((n) => n + step), [rows, 1], 'int32');
-        const bias = decodeBias(visibleKeys, rows, capacity);
-        // Write the new K/V into the slot as a blend, cache·(1 − onehot) + fresh·onehot: exact (×1 and +0 change
-        // nothing), and ~30x faster on wasm than tf.where with a broadcast condition (520 ms vs 17 ms per call for a
-        // [64, 2, 256, 32] cache). (oneHot's dtype argument is broken on wasm 4.22, hence toFloat().)
-        const slotOneHot = tf.oneHot(tf.tensor1d([slot], 'int32'), capacity).toFloat().reshape([1, 1, capacity, 1]);
-        const keepOld = tf.sub(1, slotOneHot);
-        const write = (cache: tf.Tensor4D, fresh: tf.Tensor4D) =>
-          cache.mul(keepOld).add(fresh.mul(slotOneHot)) as tf.Tensor4D;   // fresh [B, nKV, 1, hd] broadcasts over slots
-        const hidden = model.hiddenStates(ids as tf.Tensor2D, positions, bias, Math.max(...realLength) + step, (layer, k, v) => {
-          newK[layer] = tf.keep(write(cacheK[layer], k));
-          newV[layer] = tf.keep(write(cacheV[layer], v));
-          return { k: newK[layer], v: newV[layer] };
-        });
-        return lastPositionLogits(model, hidden);
+        const ids = tf.where(rowDone, tf.fill([rows], opts.padTokenId, 'int32'), newest).reshape([rows, 1]) as tf.Tensor2D;
+        const positions = tf.tensor1d(realLength.map((n) => n + step), 'int32');
+        return advance(ids, positions, Math.max(...realLength) + step, slot);
       });
       if (!unread.includes(newest)) newest.dispose();
-      tf.dispose([...cacheK, ...cacheV]);
-      cacheK = newK;
-      cacheV = newV;
     }
   } finally {
-    tf.dispose([...cacheK, ...cacheV, ...unread]);
+    disposeCache(cache);
+    disposeInferenceWeights(weights);
+    tf.dispose(unread);
   }
   return { tokens, finishReasons };
 }
 
-/** Logits [B, V] of the last position only (the LM head on every prompt position would be wasted work). */
-function lastPositionLogits(model: Qwen2Model, hidden: tf.Tensor3D): tf.Tensor2D {
-  const [b, t, h] = hidden.shape;
-  const logits = model.head(hidden.slice([0, t - 1, 0], [b, 1, h]));
-  return logits.reshape([b, model.config.vocab_size]) as tf.Tensor2D;
+/** Logits [B, V] of each row's last position (the LM head on every prompt position would be wasted work). */
+function lastPositionLogits(model: Qwen2Model, hidden: tf.Tensor2D, rows: number, weights: InferenceWeights): tf.Tensor2D {
+  const t = hidden.shape[0] / rows;
+  const last = t === 1 ? hidden : hidden.reshape([rows, t, hidden.shape[1]]).slice([0, t - 1, 0], [rows, 1, hidden.shape[1]]).reshape([rows, hidden.shape[1]]);
+  return model.head(last as tf.Tensor2D, weights) as tf.Tensor2D;
 }
 
-/** Attention bias [B, 1, 1, capacity] for the newest query: it sees every slot written so far (which includes
- *  its own, just written), real prompt tokens included, padding and unwritten slots excluded. */
-function decodeBias(visibleKeys: Float32Array, rows: number, capacity: number): tf.Tensor4D {
-  const bias = new Float32Array(rows * capacity);
-  for (let i = 0; i < rows * capacity; i++) bias[i] = visibleKeys[i] ? 0 : MASKED_SCORE;
-  return tf.tensor4d(bias, [rows, 1, 1, capacity]);
+function disposeCache(cache: KvCache): void {
+  tf.dispose([...cache.k, ...cache.v]);
 }
 
 function validate(model: Qwen2Model, prompts: number[][], o: GenerateOptions): void {

@@ -121,7 +121,7 @@ const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
     const [B, T] = mask.shape;
     const out = b.makeOutput([B * T, nH * hd], 'float32'), lse = b.makeOutput([B, nH, T], 'float32');
-    withScratch(b, T, (scratch) =>
+    withScratch(b, T + 4, (scratch) =>
       kernels(b).attn_fwd(addr(b, qkv), addr(b, mask), addr(b, out), addr(b, lse), scratch, B, T, nH, nKV, hd, 1 / Math.sqrt(hd)));
     return [out, lse];
   },
@@ -137,7 +137,7 @@ const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
     const [B, C] = mask.shape;
     const T = qkv.shape[0] / B;
     const out = b.makeOutput([B * T, nH * hd], 'float32');
-    withScratch(b, C, (scratch) =>
+    withScratch(b, C + 4, (scratch) =>
       kernels(b).attn_cached(addr(b, qkv), addr(b, cacheK), addr(b, cacheV), addr(b, mask), addr(b, out), scratch,
         B, T, C, attrs.slot as number, nH, nKV, hd, 1 / Math.sqrt(hd)));
     b.incRef(cacheK.dataId);

@@ -32,6 +32,10 @@ static inline void store(f32* p, v4 v) { wasm_v128_store(p, v); }
 static inline v4 add(v4 a, v4 b) { return wasm_f32x4_add(a, b); }
 static inline v4 sub(v4 a, v4 b) { return wasm_f32x4_sub(a, b); }
 static inline v4 mul(v4 a, v4 b) { return wasm_f32x4_mul(a, b); }
+static inline f32 hmax(v4 v) {
+  v4 m = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_f32x4_extract_lane(wasm_f32x4_max(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2)), 0);
+}
 static inline f32 hsum(v4 v) {
   return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
          (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
@@ -90,6 +94,32 @@ static inline f32 dot(const f32* a, const f32* b, int n) {   // n % 4 == 0
 static inline void axpy(f32* y, f32 a, const f32* x, int n) {   // y += a x, n % 4 == 0
   v4 va = splat(a);
   for (int i = 0; i < n; i += 4) store(y + i, add(load(y + i), mul(va, load(x + i))));
+}
+
+// Four dot products at once: lane j = a . b_j (n % 4 == 0). Four accumulators, then a 4x4 transpose-and-add.
+static inline v4 dot4(const f32* a, const f32* b0, const f32* b1, const f32* b2, const f32* b3, int n) {
+  v4 s0 = splat(0), s1 = splat(0), s2 = splat(0), s3 = splat(0);
+  for (int i = 0; i < n; i += 4) {
+    v4 va = load(a + i);
+    s0 = add(s0, mul(va, load(b0 + i)));
+    s1 = add(s1, mul(va, load(b1 + i)));
+    s2 = add(s2, mul(va, load(b2 + i)));
+    s3 = add(s3, mul(va, load(b3 + i)));
+  }
+  v4 t0 = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);
+  v4 t2 = wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7);
+  v4 u0 = add(t0, t1), u1 = add(t2, t3);   // u0 = (s0a, s1a, s0b, s1b), u1 likewise for s2, s3
+  return add(wasm_i32x4_shuffle(u0, u1, 0, 1, 4, 5), wasm_i32x4_shuffle(u0, u1, 2, 3, 6, 7));
+}
+
+// y += p0 x0 + p1 x1 + p2 x2 + p3 x3 (n % 4 == 0).
+static inline void axpy4(f32* y, v4 p, const f32* x0, const f32* x1, const f32* x2, const f32* x3, int n) {
+  v4 p0 = wasm_i32x4_shuffle(p, p, 0, 0, 0, 0), p1 = wasm_i32x4_shuffle(p, p, 1, 1, 1, 1);
+  v4 p2 = wasm_i32x4_shuffle(p, p, 2, 2, 2, 2), p3 = wasm_i32x4_shuffle(p, p, 3, 3, 3, 3);
+  for (int i = 0; i < n; i += 4) {
+    v4 acc = add(add(mul(p0, load(x0 + i)), mul(p1, load(x1 + i))), add(mul(p2, load(x2 + i)), mul(p3, load(x3 + i))));
+    store(y + i, add(load(y + i), acc));
+  }
 }
 
 static void zero(f32* p, int n) {
@@ -289,8 +319,50 @@ void logprob_bwd(const f32* dlp, const f32* dent, const f32* z, const int* targe
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// One query row of softmax attention: o = sum_j p_j v_j over keys j = 0 .. n-1 whose mask is set, with
+// p = softmax(q . k_j scale). Keys and values are rows of stride `kstride`. scratch: n (rounded up to 4) floats.
+// Returns the log-sum-exp of the scaled scores, or -inf (and o = 0) when no key is visible.
+static f32 attend_row(const f32* q, const f32* k, const f32* v, int kstride, const f32* mask, int n, f32* o,
+                      f32* scratch, int hd, f32 scale) {
+  v4 vmax = splat(NEG_INF), vscale = splat(scale), vninf = splat(NEG_INF);
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const f32* kj = k + (long)j * kstride;
+    v4 s = mul(dot4(q, kj, kj + kstride, kj + 2 * kstride, kj + 3 * kstride, hd), vscale);
+    s = wasm_v128_bitselect(s, vninf, wasm_f32x4_ne(load(mask + j), splat(0)));
+    store(scratch + j, s);
+    vmax = wasm_f32x4_max(vmax, s);
+  }
+  f32 mx = hmax(vmax);
+  for (; j < n; j++) {
+    f32 s = mask[j] != 0 ? dot(q, k + (long)j * kstride, hd) * scale : NEG_INF;
+    scratch[j] = s;
+    if (s > mx) mx = s;
+  }
+  zero(o, hd);
+  if (mx == NEG_INF) return NEG_INF;
+  v4 vm = splat(mx), vsum = splat(0);
+  for (j = 0; j + 4 <= n; j += 4) {
+    // exp of a masked score (-inf) is clamped to exp(-87), so it is zeroed by the mask explicitly.
+    v4 p = mul(v_exp(sub(load(scratch + j), vm)), wasm_v128_and(wasm_f32x4_ne(load(mask + j), splat(0)), splat(1)));
+    vsum = add(vsum, p);
+    const f32* vj = v + (long)j * kstride;
+    axpy4(o, p, vj, vj + kstride, vj + 2 * kstride, vj + 3 * kstride, hd);
+  }
+  f32 sum = hsum(vsum);
+  for (; j < n; j++) {
+    if (mask[j] == 0) continue;
+    f32 p = s_exp(scratch[j] - mx);
+    sum += p;
+    axpy(o, p, v + (long)j * kstride, hd);
+  }
+  v4 inv = splat(1.0f / sum);
+  for (int d = 0; d < hd; d += 4) store(o + d, mul(load(o + d), inv));
+  return mx + s_log(sum);
+}
+
 // Causal self-attention with grouped-query heads over a packed qkv [B*T, W], W = (nH + 2 nKV) hd. Query head h uses
-// key/value head h / (nH / nKV). scratch: at least T floats.
+// key/value head h / (nH / nKV). scratch: at least T + 4 floats.
 
 EXPORT(attn_fwd)
 void attn_fwd(const f32* qkv, const f32* mask, f32* out, f32* lse, f32* scratch, int B, int T, int nH, int nKV,
@@ -298,32 +370,12 @@ void attn_fwd(const f32* qkv, const f32* mask, f32* out, f32* lse, f32* scratch,
   int W = (nH + 2 * nKV) * hd, group = nH / nKV;
   for (int b = 0; b < B; b++) {
     const f32* rows = qkv + (long)b * T * W;
-    const f32* m = mask + (long)b * T;
     for (int h = 0; h < nH; h++) {
       const f32* kcol = rows + (nH + h / group) * hd;
       const f32* vcol = rows + (nH + nKV + h / group) * hd;
       for (int i = 0; i < T; i++) {
-        const f32* q = rows + (long)i * W + h * hd;
-        f32* o = out + ((long)b * T + i) * nH * hd + h * hd;
-        f32 mx = NEG_INF;
-        for (int j = 0; j <= i; j++) {
-          if (m[j] == 0) continue;
-          f32 s = dot(q, kcol + (long)j * W, hd) * scale;
-          scratch[j] = s;
-          if (s > mx) mx = s;
-        }
-        zero(o, hd);
-        if (mx == NEG_INF) { lse[((long)b * nH + h) * T + i] = NEG_INF; continue; }
-        f32 sum = 0;
-        for (int j = 0; j <= i; j++) {
-          if (m[j] == 0) continue;
-          f32 p = s_exp(scratch[j] - mx);
-          sum += p;
-          axpy(o, p, vcol + (long)j * W, hd);
-        }
-        f32 inv = 1.0f / sum;
-        for (int d = 0; d < hd; d += 4) store(o + d, mul(load(o + d), splat(inv)));
-        lse[((long)b * nH + h) * T + i] = mx + s_log(sum);
+        lse[((long)b * nH + h) * T + i] = attend_row(rows + (long)i * W + h * hd, kcol, vcol, W, mask + (long)b * T, i + 1,
+                                                      out + ((long)b * T + i) * nH * hd + h * hd, scratch, hd, scale);
       }
     }
   }
@@ -348,9 +400,28 @@ void attn_bwd(const f32* dout, const f32* qkv, const f32* mask, const f32* out, 
         const f32* q = rows + (long)i * W + h * hd;
         f32* dq = drows + (long)i * W + h * hd;
         const f32* dO = dout + ((long)b * T + i) * nH * hd + h * hd;
-        const f32* O = out + ((long)b * T + i) * nH * hd + h * hd;
-        f32 D = dot(dO, O, hd);
-        for (int j = 0; j <= i; j++) {
+        f32 D = dot(dO, out + ((long)b * T + i) * nH * hd + h * hd, hd);
+        v4 vl = splat(l), vD = splat(D), vscale = splat(scale);
+        int j = 0;
+        for (; j + 4 <= i + 1; j += 4) {
+          const f32* k0 = rows + (long)j * W + kOff;
+          const f32* v0 = rows + (long)j * W + vOff;
+          v4 vis = wasm_v128_and(wasm_f32x4_ne(load(m + j), splat(0)), splat(1));
+          v4 p = mul(v_exp(sub(mul(dot4(q, k0, k0 + W, k0 + 2 * W, k0 + 3 * W, hd), vscale), vl)), vis);
+          v4 ds = mul(mul(p, sub(dot4(dO, v0, v0 + W, v0 + 2 * W, v0 + 3 * W, hd), vD)), vscale);
+          axpy4(dq, ds, k0, k0 + W, k0 + 2 * W, k0 + 3 * W, hd);
+          f32* dk0 = drows + (long)j * W + kOff;
+          f32* dv0 = drows + (long)j * W + vOff;
+          axpy(dk0, wasm_f32x4_extract_lane(ds, 0), q, hd);
+          axpy(dk0 + W, wasm_f32x4_extract_lane(ds, 1), q, hd);
+          axpy(dk0 + 2 * W, wasm_f32x4_extract_lane(ds, 2), q, hd);
+          axpy(dk0 + 3 * W, wasm_f32x4_extract_lane(ds, 3), q, hd);
+          axpy(dv0, wasm_f32x4_extract_lane(p, 0), dO, hd);
+          axpy(dv0 + W, wasm_f32x4_extract_lane(p, 1), dO, hd);
+          axpy(dv0 + 2 * W, wasm_f32x4_extract_lane(p, 2), dO, hd);
+          axpy(dv0 + 3 * W, wasm_f32x4_extract_lane(p, 3), dO, hd);
+        }
+        for (; j <= i; j++) {
           if (m[j] == 0) continue;
           const f32* k = rows + (long)j * W + kOff;
           const f32* v = rows + (long)j * W + vOff;
@@ -367,7 +438,7 @@ void attn_bwd(const f32* dout, const f32* qkv, const f32* mask, const f32* out, 
 
 // Attention for generation with a KV cache: cacheK, cacheV [B, C, nKV hd] are updated IN PLACE (the caller owns
 // them; see wasm.ts): rows slot .. slot+T-1 receive the keys and values of qkv [B*T, W]; then query t of row b sees
-// cache slots s <= slot + t with mask[b, s] = 1. out [B*T, nH hd]; scratch: at least C floats.
+// cache slots s <= slot + t with mask[b, s] = 1. out [B*T, nH hd]; scratch: at least C + 4 floats.
 EXPORT(attn_cached)
 void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32* out, f32* scratch, int B, int T, int C,
                  int slot, int nH, int nKV, int hd, f32 scale) {
@@ -381,32 +452,12 @@ void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32*
     }
   }
   for (int b = 0; b < B; b++) {
-    const f32* m = mask + (long)b * C;
     for (int h = 0; h < nH; h++) {
       const f32* kcol = cacheK + (long)b * C * KW + (h / group) * hd;
       const f32* vcol = cacheV + (long)b * C * KW + (h / group) * hd;
       for (int t = 0; t < T; t++) {
-        const f32* q = qkv + ((long)b * T + t) * W + h * hd;
-        f32* o = out + ((long)b * T + t) * nH * hd + h * hd;
-        int last = slot + t;
-        f32 mx = NEG_INF;
-        for (int j = 0; j <= last; j++) {
-          if (m[j] == 0) continue;
-          f32 s = dot(q, kcol + (long)j * KW, hd) * scale;
-          scratch[j] = s;
-          if (s > mx) mx = s;
-        }
-        zero(o, hd);
-        if (mx == NEG_INF) continue;
-        f32 sum = 0;
-        for (int j = 0; j <= last; j++) {
-          if (m[j] == 0) continue;
-          f32 p = s_exp(scratch[j] - mx);
-          sum += p;
-          axpy(o, p, vcol + (long)j * KW, hd);
-        }
-        f32 inv = 1.0f / sum;
-        for (int d = 0; d < hd; d += 4) store(o + d, mul(load(o + d), splat(inv)));
+        attend_row(qkv + ((long)b * T + t) * W + h * hd, kcol, vcol, KW, mask + (long)b * C, slot + t + 1,
+                   out + ((long)b * T + t) * nH * hd + h * hd, scratch, hd, scale);
       }
     }
   }
