@@ -23,7 +23,7 @@
 // Everything is float32 (tfjs has no bf16).
 import * as tf from '@tensorflow/tfjs';
 import { headDim, type Qwen2Config } from './config';
-import { attention, cachedAttention, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
+import { attention, cachedAttention, embed, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
 import { RopeTables } from './rope';
 
 export type WeightMap = Record<string, tf.Tensor>;
@@ -116,28 +116,6 @@ function seededNormal(seed: number): () => number {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Building blocks
-
-/**
- * Embedding lookup ids [N] -> [N, H]. tf.gather's own gradient needs UnsortedSegmentSum, which the wasm backend
- * lacks, so the gradient is written here as a scatter-add of the output gradient into the table's rows (ScatterNd
- * sums rows of repeated ids, and exists on cpu, wasm and webgpu).
- */
-function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
-  const [vocab, hidden] = table.shape;
-  // customGrad passes its inputs and the save function as one variadic list.
-  const lookup = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    const [tbl, flatIds, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
-    save([flatIds]);
-    return {
-      value: tf.gather(tbl, flatIds),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
-        tf.scatterND(saved[0].expandDims(1), dy, [vocab, hidden]),
-        tf.zeros(saved[0].shape),   // ids are integers: no gradient, but customGrad wants one per input
-      ],
-    };
-  });
-  return lookup(table, ids) as tf.Tensor2D;
-}
 
 /** Where each token sits in its sequence, counting real tokens only (so left padding works): cumsum(mask) - 1,
  *  clipped at 0 for leading padding. The same rule as veRL's position ids. */

@@ -1,0 +1,13 @@
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from './src/model/backend';
+await initBackend('wasm');
+const t = (name: string, f: () => tf.Tensor | tf.Tensor[], n = 100) => { tf.dispose(f()); const c0 = process.cpuUsage(); for (let i = 0; i < n; i++) tf.dispose(f()); const c = process.cpuUsage(c0); console.log(name, ((c.user + c.system) / 1000 / n).toFixed(3), 'ms cpu'); };
+const E = tf.randomNormal([537, 128]); const ids = tf.tensor1d(Array.from({length:32},(_, i)=>i), 'int32');
+t('gather 32 rows', () => tf.gather(E, ids));
+const dy = tf.randomNormal([2560, 128]), ids2 = tf.randomUniformInt([2560], 0, 537);
+t('scatterND 2560', () => tf.scatterND(ids2.expandDims(1), dy, [537, 128]), 10);
+const a = tf.randomNormal([32, 537]), u = tf.randomUniform([32, 1]);
+t('less [32,537]', () => tf.less(a, u));
+t('cumsum [32,537]', () => tf.cumsum(a, 1));
+const x = tf.randomNormal([32, 128]), w = tf.randomNormal([128, 384]);
+t('matmul 32x128x384', () => tf.matMul(x, w));
