@@ -21,6 +21,7 @@
 // outputs are ignored and they cannot affect other rows (each row attends only to its own keys).
 import * as tf from '@tensorflow/tfjs';
 import { headDim } from './config';
+import { embed } from './kernels/index';
 import { disposeInferenceWeights, type InferenceWeights, type KvCache, type Qwen2Model } from './qwen2';
 import { sampleNextTokens, sampleOnDevice, seededUniform, validateSamplingOptions } from './sampling';
 
@@ -234,7 +235,9 @@ export class GenerationSession {
     }
     const index = tf.tensor1d(from.map((f) => Math.max(f, 0)), 'int32');   // a new row borrows row 0; it sees none of it
     const take = (t: tf.Tensor3D) => tf.tidy(() => {
-      const picked = tf.gather(t, index);
+      // Whole rows of the cache, gathered with the embedding-lookup kernel (a row copy; tfjs-wasm's GatherV2 is slow).
+      const [n, slots, width] = t.shape;
+      const picked = embed(t.reshape([n, slots * width]), index).reshape([rows, slots, width]);
       return (capacity > this.capacity ? tf.pad(picked, [[0, 0], [0, capacity - this.capacity], [0, 0]]) : picked) as tf.Tensor3D;
     });
     try {
