@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { registerBench } from './bench';
 import { registerDemo } from './demo';
 import { registerEval } from './eval';
+import { registerExport } from './export';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
 
@@ -21,6 +22,7 @@ export async function main(argv: string[]): Promise<number> {
   registerEval(program);
   registerWarmstart(program);
   registerTrain(program);
+  registerExport(program);
   try {
     await program.parseAsync(argv);
     return 0;

@@ -247,7 +247,8 @@ function decode(dtype: string, raw: Uint8Array): Float32Array {
   const size = DTYPE_BYTES[dtype];
   const n = raw.length / size;
   // Copy into a fresh, aligned buffer: typed-array views need alignment, and the caller may reuse the file's bytes.
-  const bytes = raw.slice();
+  // (new Uint8Array(view) always copies; a Node Buffer's slice() would return a view of the whole pooled buffer.)
+  const bytes = new Uint8Array(raw);
   if (!HOST_IS_LITTLE_ENDIAN && size > 1) swapBytes(bytes, size);
   const buf = bytes.buffer;
   switch (dtype) {

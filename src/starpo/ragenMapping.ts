@@ -232,7 +232,7 @@ const always = () => true;
 
 export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
   'model.promptStyle': {
-    why: "RAGEN always builds its own prompt with the Qwen chat template; a 'compact'-prompt model meets a prompt it was never trained on",
+    why: "RAGEN always builds its own prompt (RAGEN's text, Qwen chat template): a model trained on the 'compact' prompt meets a prompt it never saw, so expect its success to drop until it adapts",
     sameAsRagen: (c) => c.model.promptStyle === 'ragen',
   },
   'agent.banditPerInstanceSeed': {
@@ -434,10 +434,7 @@ export function toRagen(c: RunConfig, opts: RagenRunOptions): RagenConfig {
     if (SCALAR_KEYS.some((k) => k.ours === key && (!k.when || k.when(c)))) continue;
     const value = getPath(c, key);
     const same = info.sameAsRagen(c);
-    warn(key, value, `no RAGEN key: ${info.why}${same ? ' (RAGEN behaves the same here)' : ''}`, same);
-  }
-  if (c.model.promptStyle === 'compact') {
-    warn('model.promptStyle', 'compact', 'this model was trained on the compact prompt; under RAGEN it sees RAGEN\'s full prompt: expect its success to drop until it adapts');
+    warn(key, value, `no RAGEN key: ${info.why}`, same);
   }
   const tags = [...new Set([...c.agent.trainEnvs, ...c.agent.valEnvs].map((b) => b.tag))];
   return { values, added, warnings, tags };

@@ -267,3 +267,17 @@ describe('safetensors BF16 writing (round to nearest, ties to even)', () => {
       .toThrow(/cannot write dtype 'F16'/);
   });
 });
+
+describe('safetensors read from a Node Buffer', () => {
+  it('decodes each tensor from its own bytes, not from the start of a pooled buffer', () => {
+    const file = serializeSafetensors({ a: { shape: [2], data: new Float32Array([1, 2]) }, b: { shape: [3], data: new Float32Array([3, 4, 5]) } });
+    // A Buffer carved out of a larger pool, as fs.readFileSync returns small files.
+    const pool = Buffer.alloc(file.length + 64, 0x7f);
+    pool.set(file, 32);
+    const buffer = pool.subarray(32, 32 + file.length);
+    const parsed = parseSafetensors(buffer);
+    expect(Array.from(parsed.tensors.a.data)).toEqual([1, 2]);
+    expect(Array.from(parsed.tensors.b.data)).toEqual([3, 4, 5]);
+    expect(parsed.tensors.b.data.length).toBe(3);
+  });
+});
