@@ -6,6 +6,7 @@ import { registerBench } from './bench';
 import { registerDemo } from './demo';
 import { registerEval } from './eval';
 import { registerExport } from './export';
+import { registerImportMetrics } from './import-metrics';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
 
@@ -23,6 +24,7 @@ export async function main(argv: string[]): Promise<number> {
   registerWarmstart(program);
   registerTrain(program);
   registerExport(program);
+  registerImportMetrics(program);
   try {
     await program.parseAsync(argv);
     return 0;
