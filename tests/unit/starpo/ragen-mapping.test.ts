@@ -9,7 +9,7 @@ import { defaultRunConfig, describeConfig, mergeConfigInput, parseRunConfig, typ
 import { PRESET_NAMES, resolvePreset } from '../../../src/starpo/presets';
 import {
   ENV_BLOCK_FIELDS, ENV_CONFIG_KEYS, ENV_RULE_DIFFERENCES, FROM_CHECKPOINT, NOT_IN_SPEC, NO_RAGEN_KEY, SCALAR_KEYS,
-  fromRagen, getPath, toRagen, type RagenRunOptions,
+  fromRagen, getPath, toRagen, unwrapWandbConfig, type RagenRunOptions,
 } from '../../../src/starpo/ragenMapping';
 import { hydraOverrides, nestRagenValues, parseHydraOverrides, ragenConfigYaml } from '../../../src/starpo/ragenHydra';
 import { extractSpecKeys, type SpecKeys } from '../../../tools/ragen/spec-keys';
@@ -213,5 +213,9 @@ describe('warnings: nothing is dropped silently', () => {
     const { config } = fromRagen({ ppo_mini_batch_size: 16, micro_batch_size_per_gpu: '${ppo_mini_batch_size}', seed: { train: 5, val: 9 } });
     expect(config.actor?.ppoMicroBatchSize).toBe(16);
     expect(config.agent?.seedVal).toBe(9);
+    // W&B's config.yaml wraps each top-level key as {desc, value}.
+    const wandb = { _wandb: { value: { cli_version: '0.19' } }, seed: { desc: null, value: { train: 1, val: 2 } }, ppo_mini_batch_size: { desc: null, value: 8 } };
+    expect(fromRagen(unwrapWandbConfig(wandb)).config).toEqual({ agent: { seedTrain: 1, seedVal: 2 }, actor: { ppoMiniBatchSize: 8 } });
+    expect(unwrapWandbConfig({ seed: { train: 1 } })).toEqual({ seed: { train: 1 } }); // a plain Hydra config is left as is
   });
 });
