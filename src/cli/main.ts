@@ -5,6 +5,8 @@ import { Command, CommanderError } from 'commander';
 import { registerBench } from './bench';
 import { registerDemo } from './demo';
 import { registerEval } from './eval';
+import { registerExport } from './export';
+import { registerImportMetrics } from './import-metrics';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
 
@@ -21,6 +23,8 @@ export async function main(argv: string[]): Promise<number> {
   registerEval(program);
   registerWarmstart(program);
   registerTrain(program);
+  registerExport(program);
+  registerImportMetrics(program);
   try {
     await program.parseAsync(argv);
     return 0;
