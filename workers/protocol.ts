@@ -9,9 +9,6 @@ import type { Scorecard, ScorecardProgress } from '../src/eval/scorecard';
 
 export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress };
 
-/** The backend choices a page may request (`?backend=...`); 'auto' tries webgpu, then wasm, then cpu. */
-export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
-
 /** Side of the matrices the page's self-check multiplies: big enough to use real tiled kernels, fast on SwiftShader. */
 export const MATMUL_CHECK_SIZE = 128;
 
@@ -49,7 +46,7 @@ export interface TrainingListener {
   /** Phase changes, and the step count after every step. */
   status(status: RunStatus): void;
   /**
-   * A checkpoint taken at a step boundary: every `checkpointEvery` steps and whenever the run pauses, stops or ends
+   * A checkpoint taken at a step boundary: every `trainer.saveFreq` steps and whenever the run pauses, stops or ends
    * (the page keeps the latest in IndexedDB, so a reloaded tab resumes from it).
    */
   checkpoint(step: number, files: CheckpointBytes): void;
@@ -63,8 +60,6 @@ export interface CreateRunOptions {
    * `document.baseURI`, so the static build works from any sub-path.
    */
   siteBase: string;
-  /** Send a checkpoint through the listener every k completed steps (0 = only on pause / stop / end). */
-  checkpointEvery: number;
   /** Continue from a stored checkpoint instead of the warm start. */
   resume?: { step: number; files: CheckpointBytes };
 }

@@ -40,13 +40,12 @@ const wasmPaths = {
 
 const log = (line: string) => console.info(`[trainer worker] ${line}`);
 
-/** The Trainer as the run controller drives it: one step per call, with a checkpoint every k steps. */
+/** The Trainer as the run controller drives it: one step per call, with a checkpoint every trainer.saveFreq steps. */
 class TrainerRun implements Steppable {
   private lastCheckpointStep = -1;
   constructor(
     readonly trainer: Trainer,
     private readonly listener: TrainingListener,
-    private readonly checkpointEvery: number,
   ) {}
   get stepsDone(): number {
     return this.trainer.stepsDone;
@@ -57,7 +56,7 @@ class TrainerRun implements Steppable {
   }
   async step(): Promise<void> {
     await this.trainer.step();
-    if (this.checkpointEvery > 0 && this.trainer.stepsDone % this.checkpointEvery === 0) await this.sendCheckpoint();
+    if (this.trainer.shouldCheckpoint(this.trainer.stepsDone)) await this.sendCheckpoint();
   }
   /** Sends the current checkpoint to the page (at a step boundary; skipped when this step's was already sent). */
   async sendCheckpoint(): Promise<void> {
@@ -146,7 +145,7 @@ const api: TrainerWorkerApi = {
       }
     }
     log(note);
-    const current = new TrainerRun(trainer, listener, options.checkpointEvery);
+    const current = new TrainerRun(trainer, listener);
     run = current;
     controller = new RunController(current, async (status) => {
       // Every pause, stop and end leaves a checkpoint the page can resume from.
@@ -194,16 +193,7 @@ const api: TrainerWorkerApi = {
       temperature: cfg.rollout.valDoSample ? cfg.rollout.valTemperature : 0,
       seedForCall: (call) => mixSeed(cfg.trainer.seed, call),
     });
-    const result = await runRollouts(manager, generate, {
-      maxTurn: cfg.agent.maxTurn,
-      maxActionsPerTurn: cfg.agent.maxActionsPerTurn,
-      enableThink: cfg.model.enableThink,
-      actionSep: cfg.agent.actionSep,
-      promptStyle: cfg.model.promptStyle,
-      maxContextWindow: cfg.agent.maxContextWindow,
-      responseMaskOnly: cfg.algorithm.responseMaskOnly,
-      seed: 0,
-    });
+    const result = await runRollouts(manager, generate, { ...agentFormatFromConfig(cfg), seed: 0 });
     const t = result.trajectories[0];
     return {
       step: r.trainer.stepsDone,

@@ -7,8 +7,7 @@ import { registerDemo } from './demo';
 import { registerEval } from './eval';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
-
-export class UsageError extends Error {}
+import { UsageError } from './usage';
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command()

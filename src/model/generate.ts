@@ -15,7 +15,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { headDim } from './config';
 import { MASKED_SCORE, causalAttentionBias, positionsFromMask, type Qwen2Model } from './qwen2';
-import { sampleNextTokens, sampleOnDevice, seededUniform, validateSamplingOptions } from './sampling';
+import { sampleNextTokens, sampleOnDevice, validateSamplingOptions } from './sampling';
+import { seededUniform } from './seeded';
 
 /** Prompt lengths are padded up to a multiple of this (fewer distinct prefill shapes). */
 export const PROMPT_BUCKET = 16;

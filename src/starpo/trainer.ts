@@ -27,12 +27,12 @@
 // What differs from RAGEN, on purpose: the reference model is only built when a KL term is on (RAGEN also computes
 // it just to log `rollout/ref_log_prob`); mini-batches are taken in order, as veRL with shuffle off.
 import * as tf from '@tensorflow/tfjs';
-import { EnvGroupManager, envRegistry, runRollouts, summarizeEnvMetrics, type GenerateFn, type Trajectory } from '../agent/index';
+import { EnvGroupManager, envRegistry, runRollouts, summarizeEnvMetrics, type GenerateFn, type RolloutOptions, type Trajectory } from '../agent/index';
 import { AdamW, clipGradNormAsync } from '../model/adamw';
 import { checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
 import { Qwen2Model, type WeightMap } from '../model/qwen2';
 import { indexSafetensors, serializeSafetensors } from '../model/safetensors';
-import { seededUniform } from '../model/sampling';
+import { seededUniform } from '../model/seeded';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import type { Tokenizer } from '../model/tokenizer';
 import { EchoTrapDetector, type EchoTrapState } from '../metrics/echoTrap';
@@ -44,7 +44,7 @@ import {
 } from './kl';
 import { broadcastOverLossTokens, gae, grpoNormalize, placeTerminalReward, whiten } from './advantages';
 import { chunks, disposeBatch, lossTokenCount, padBatch, padRows, tokenizeTrajectory, unpadRows, type TokenizedTrajectory } from './batch';
-import { envBlocks, type RunConfig } from './config';
+import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason, type EarlyStopState } from './earlyStop';
 import { filterGroupsV1, filterGroupsV2, filterLossScale, type FilterResult } from './filter';
 import { mixSeed, policyGenerateFn } from './policyAgent';
@@ -394,18 +394,8 @@ export class Trainer {
   // -------------------------------------------------------------------------------------------------------------
   // Rollouts
 
-  private rolloutOptions(seed: number) {
-    const c = this.config;
-    return {
-      maxTurn: c.agent.maxTurn,
-      maxActionsPerTurn: c.agent.maxActionsPerTurn,
-      enableThink: c.model.enableThink,
-      actionSep: c.agent.actionSep,
-      promptStyle: c.model.promptStyle,
-      maxContextWindow: c.agent.maxContextWindow,
-      responseMaskOnly: c.algorithm.responseMaskOnly,
-      seed,
-    };
+  private rolloutOptions(seed: number): RolloutOptions {
+    return { ...agentFormatFromConfig(this.config), seed };
   }
 
   /**

@@ -217,9 +217,6 @@ function listenerFor(view: ArmView): TrainingListener {
   };
 }
 
-/** Checkpoints are sent to the page (and IndexedDB) this often while playing, besides every pause and stop. */
-const CHECKPOINT_EVERY = 5;
-
 /**
  * Builds one run per arm of the current settings in the worker(s), optionally resuming each from a stored
  * checkpoint. The views are put on screen first, so the UI shows 'loading' while the warm start is fetched.
@@ -257,7 +254,6 @@ async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.Sto
         {
           config: configs[i],
           siteBase: siteBase(),
-          checkpointEvery: CHECKPOINT_EVERY,
           resume: resume?.checkpoint ? { step: resume.checkpoint.step, files: resume.checkpoint.files } : undefined,
         },
         Comlink.proxy(listenerFor(view)),
