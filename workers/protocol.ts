@@ -4,10 +4,11 @@
 import type { BackendChoice, BackendInfo } from '../src/model/backend';
 import type { MatmulCheckResult } from './matmul-check';
 import type { RunConfig } from '../src/starpo/config';
-import type { MetricRow, RolloutRecord } from '../src/metrics/jsonl';
+import type { MetricRow, StoredRollout } from '../src/metrics/jsonl';
+import type { RolloutRecord } from '../src/metrics/rolloutRecord';
 import type { Scorecard, ScorecardProgress } from '../src/eval/scorecard';
 
-export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress };
+export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StoredRollout };
 
 /** Side of the matrices the page's self-check multiplies: big enough to use real tiled kernels, fast on SwiftShader. */
 export const MATMUL_CHECK_SIZE = 128;
@@ -42,7 +43,7 @@ export interface TrainingListener {
   /** One training step's metrics row, as a metrics.jsonl line would hold it. */
   metrics(row: MetricRow): void;
   /** Sample trajectories of a step (think / answer text per turn), as rollouts.jsonl records. */
-  rollouts(step: number, records: RolloutRecord[]): void;
+  rollouts(step: number, records: StoredRollout[]): void;
   /** Phase changes, and the step count after every step. */
   status(status: RunStatus): void;
   /**

@@ -4,12 +4,13 @@
 // CallbackSink whose callbacks are a Comlink proxy of the page's listener. Nothing about training is written here.
 import * as Comlink from 'comlink';
 import { initBackend } from '../src/model/backend';
+import { toRolloutRecord } from '../src/metrics/rolloutRecord';
 import { CallbackSink } from '../src/metrics/sink';
 import { EnvGroupManager, envRegistry, runRollouts } from '../src/agent/index';
 import { Trainer } from '../src/starpo/trainer';
 import { mixSeed, policyGenerateFn } from '../src/starpo/policyAgent';
-import { loadCheckpointFiles } from '../src/model/checkpoint';
-import { Qwen2Model } from '../src/model/qwen2';
+import { loadPolicyFiles } from '../src/model/policyFiles';
+import type { Qwen2Model } from '../src/model/qwen2';
 import type { Tokenizer } from '../src/model/tokenizer';
 import type { RunConfig } from '../src/starpo/config';
 import { agentFormatFromConfig, modelScorecardPolicy, protocolFromConfig, runScorecard, suitesFromConfig, type ScorecardProgress } from '../src/eval/index';
@@ -73,17 +74,6 @@ let controller: RunController | null = null;
 function requireRun(): { run: TrainerRun; controller: RunController } {
   if (!run || !controller) throw new Error('no training run in this worker: createRun first');
   return { run, controller };
-}
-
-/** The policy of a stored checkpoint (its top-level files: the critic/ and ref files are not the policy). Caller disposes. */
-function policyFromFiles(files: CheckpointBytes): { model: Qwen2Model; tokenizer: Tokenizer } {
-  const policyFiles = Object.fromEntries(Object.entries(files).filter(([name]) => !name.includes('/')));
-  const loaded = loadCheckpointFiles(policyFiles);
-  if (loaded.valueHead) {
-    Object.values(loaded.weights).forEach((t) => t.dispose());
-    throw new Error('the stored checkpoint is a critic (value head), not a policy');
-  }
-  return { model: new Qwen2Model(loaded.config, loaded.weights), tokenizer: loaded.tokenizer };
 }
 
 /** Scores `model` exactly as `ragen eval` does (src/cli/eval.ts): the run's suites, protocol and agent format. */
@@ -194,25 +184,7 @@ const api: TrainerWorkerApi = {
       seedForCall: (call) => mixSeed(cfg.trainer.seed, call),
     });
     const result = await runRollouts(manager, generate, { ...agentFormatFromConfig(cfg), seed: 0 });
-    const t = result.trajectories[0];
-    return {
-      step: r.trainer.stepsDone,
-      split: 'custom',
-      tag: t.tag,
-      success: t.success,
-      reward: t.totalReward,
-      score: t.score,
-      history: t.history.map((h) => ({ state: h.state })),
-      turns: t.turns.map((turn) => ({
-        turn: turn.turn,
-        state: turn.state,
-        think: turn.think,
-        answer: turn.answer,
-        formatOk: turn.formatOk,
-        actions: turn.executedActions,
-        reward: turn.reward,
-      })),
-    };
+    return toRolloutRecord(result.trajectories[0], r.trainer.stepsDone, 'custom');
   },
 
   async scorecard(source: ScorecardSource, request: ScorecardRequest, onProgress?: (p: ScorecardProgress) => void) {
@@ -223,7 +195,7 @@ const api: TrainerWorkerApi = {
       const name = `current policy (step ${r.trainer.stepsDone})`;
       return scoreModel(name, r.trainer.actor, r.trainer.tokenizer, r.trainer.config, request, onProgress);
     }
-    const { model, tokenizer } = policyFromFiles(source.files);
+    const { model, tokenizer } = loadPolicyFiles(source.files, 'the stored checkpoint');
     try {
       return await scoreModel(source.name, model, tokenizer, source.config, request, onProgress);
     } finally {

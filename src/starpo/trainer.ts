@@ -37,6 +37,7 @@ import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import type { Tokenizer } from '../model/tokenizer';
 import { EchoTrapDetector, type EchoTrapState } from '../metrics/echoTrap';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
+import { toRolloutRecord } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
 import {
   applyKlInReward,
@@ -452,28 +453,7 @@ export class Trainer {
     const groupSize = split === 'train' ? this.config.agent.groupSize : this.config.agent.valGroupSize;
     const picked: Trajectory[] = [];
     for (let i = 0; i < trajectories.length && picked.length < n; i += groupSize) picked.push(trajectories[i]);
-    await this.sink.writeRollouts(
-      step,
-      picked.map((x) => ({
-        split,
-        envId: x.envId,
-        groupId: x.groupId,
-        tag: x.tag,
-        seed: x.status.seed,
-        success: x.success,
-        reward: x.totalReward,
-        score: x.score,
-        turns: x.turns.map((turn) => ({
-          turn: turn.turn,
-          state: turn.state,
-          think: turn.think,
-          answer: turn.answer,
-          formatOk: turn.formatOk,
-          actions: turn.executedActions,
-          reward: turn.reward,
-        })),
-      })),
-    );
+    await this.sink.writeRollouts(step, picked.map((x) => toRolloutRecord(x, step, split)));
   }
 
   // -------------------------------------------------------------------------------------------------------------

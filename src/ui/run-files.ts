@@ -2,7 +2,7 @@
 // directory (DESIGN.md): config.json, metrics.jsonl, rollouts.jsonl, checkpoints/step-N/{config.json,
 // model.safetensors, tokenizer.json, ...}. Import takes such an archive back, or a bare metrics.jsonl written by the
 // headless CLI (charts only). Pure TypeScript.
-import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type RolloutRecord } from '../metrics/jsonl';
+import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type StoredRollout } from '../metrics/jsonl';
 import { parseRunConfig, type RunConfig } from '../starpo/config';
 import type { CheckpointBytes } from '../../workers/protocol';
 import { readTar, writeTar } from './tar';
@@ -10,7 +10,7 @@ import { readTar, writeTar } from './tar';
 export interface RunContents {
   config: RunConfig | null;
   rows: MetricRow[];
-  rollouts: RolloutRecord[];
+  rollouts: StoredRollout[];
   checkpoint: { step: number; files: CheckpointBytes } | null;
 }
 
