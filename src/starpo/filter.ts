@@ -16,6 +16,7 @@
 // binary rewards many groups share a std of exactly 0.
 
 import { meanAndUnbiasedStd } from './advantages';
+import type { FilterConfig as FilterSettings } from './config';
 
 /** Result of a filter: which groups and trajectories to keep, plus RAGEN's metrics (plain numbers, JSON-safe). */
 export interface FilterResult {
@@ -371,4 +372,29 @@ export function filterLossScale(mode: 'none' | 'linear' | 'sqrt', keptRatio: num
   if (mode === 'linear') return keptRatio;
   if (mode === 'sqrt') return Math.sqrt(keptRatio);
   throw new Error(`filterLossScale: unknown mode '${mode as string}' (expected none, linear or sqrt)`);
+}
+
+/**
+ * The run's filter (its `filter` config section) on one step: v1 ranks groups by the in-group std of the raw rewards;
+ * the v2 strategies rank by `metric`, whose per-trajectory values are computed only when that metric needs them.
+ */
+export async function filterGroupsByConfig(
+  f: FilterSettings,
+  numGroups: number,
+  groupSize: number,
+  values: { rawRewards: readonly number[]; lossTokens: () => number[]; entropyMeans: () => Promise<number[]> },
+): Promise<FilterResult> {
+  if (f.strategy === 'ratio') return filterGroupsV1(values.rawRewards, numGroups, groupSize, { ratio: f.ratio, type: f.type });
+  let perTrajectory = values.rawRewards;
+  if (f.metric === 'length') perTrajectory = values.lossTokens();
+  if (f.metric === 'entropy' || f.metric === 'entropy_variance') perTrajectory = await values.entropyMeans();
+  return filterGroupsV2(perTrajectory, numGroups, groupSize, {
+    strategy: f.strategy,
+    value: f.value,
+    type: f.type === 'std' ? 'largest' : 'smallest',
+    includeZero: f.includeZero,
+    topPProbMode: f.topPProbMode,
+    selectionEps: f.selectionEps,
+    metric: f.metric,
+  });
 }
