@@ -50,8 +50,6 @@ import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
 import type { TrainerModels, TrainerSource, TrainerState } from './trainerCheckpoint';
 
-export { checkpointStep } from './trainerCheckpoint';
-
 /** How a Trainer starts (exactly one of `policyFiles`, `model` + `tokenizer`, or `resumeFiles`) and where it reports. */
 export interface TrainerOptions extends TrainerSource {
   /** Where each step's metrics row and sample trajectories go. */
