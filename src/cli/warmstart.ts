@@ -1,5 +1,5 @@
 // `ragen warmstart --preset NAME [--out DIR]`: rebuilds a tiny preset's warm-start checkpoint (supervised fine-tuning
-// on solver demonstrations, src/starpo/warmstart.ts), checks it by sampling validation episodes, and writes it where
+// on solver demonstrations, src/warmstart/warmstart.ts), checks it by sampling validation episodes, and writes it where
 // the preset loads it from (public/warmstart/<preset>/ by default).
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { BACKEND_NAMES, initBackend, isBackendName, type BackendName } from '../model/backend';
 import { saveCheckpointDir } from '../model/checkpointDir';
 import { PRESET_NAMES } from '../starpo/presets';
-import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../starpo/warmstart';
+import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../warmstart/warmstart';
 import { REPO_ROOT } from './modelDir';
 import { UsageError } from './usage';
 

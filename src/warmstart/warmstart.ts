@@ -25,13 +25,13 @@ import {
 } from '../agent/index';
 import { AdamW, clipGradNormAsync } from '../model/adamw';
 import type { Qwen2Config } from '../model/config';
-import { mixSeed, policyGenerateFn } from './policyAgent';
+import { mixSeed, policyGenerateFn } from '../starpo/policyAgent';
 import { Qwen2Model, causalAttentionBias, initQwen2Weights, positionsFromMask } from '../model/qwen2';
 import { namedVariableGrads } from '../model/scoring';
 import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer, type Tokenizer } from '../model/tokenizer';
-import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
+import { agentFormatFromConfig, envBlocks, type RunConfig } from '../starpo/config';
 import { DEMO_SEED_BASE, demonstrationStats, generateDemonstrations, type Demonstration, type DemonstrationStats } from './demonstrations';
-import { presetConfig, resolvePreset } from './presets';
+import { presetConfig, resolvePreset } from '../starpo/presets';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Recipes
