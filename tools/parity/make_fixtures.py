@@ -40,6 +40,14 @@ def f32(t):
     return {"shape": list(t.shape), "f32": base64.b64encode(t.numpy().astype("<f4").tobytes()).decode("ascii")}
 
 
+def write_fixture(name, fixture, summary):
+    os.makedirs(OUT_DIR, exist_ok=True)
+    path = os.path.join(OUT_DIR, f"{name}.json")
+    with open(path, "w") as f:
+        json.dump(fixture, f, separators=(",", ":"))
+    print(f"{path}: {summary}, {os.path.getsize(path) // 1024} KiB")
+
+
 def weight_shapes(c, value_head):
     h, hd = c["hidden_size"], c["hidden_size"] // c["num_attention_heads"]
     nh, nkv, inter = c["num_attention_heads"], c["num_key_value_heads"], c["intermediate_size"]
@@ -190,12 +198,7 @@ def build(name, config, seed, pad_side, value_head=False):
     fixture["stepLosses"], fixture["stepGradNorms"] = losses, norms
     fixture["weightsAfterAdamW"] = {k: f32(v) for k, v in w.items()}
 
-    os.makedirs(OUT_DIR, exist_ok=True)
-    path = os.path.join(OUT_DIR, f"{name}.json")
-    with open(path, "w") as f:
-        json.dump(fixture, f, separators=(",", ":"))
-    print(f"{path}: loss {fixture['loss']:.6f}, grad norms {[round(n, 4) for n in norms]}, "
-          f"{os.path.getsize(path) // 1024} KiB")
+    write_fixture(name, fixture, f"loss {fixture['loss']:.6f}, grad norms {[round(n, 4) for n in norms]}")
 
 
 AGG_MODES = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm"]
@@ -272,12 +275,8 @@ def build_ppo_gae(name, seed, rows=4, t=16):
                   "grad": f32(vf_grad)},
         "gae": {"rewards": f32(rewards), "values": f32(gae_values), "cases": gae_cases},
     }
-    os.makedirs(OUT_DIR, exist_ok=True)
-    path = os.path.join(OUT_DIR, f"{name}.json")
-    with open(path, "w") as f:
-        json.dump(fixture, f, separators=(",", ":"))
-    print(f"{path}: pg_loss {policy['token-mean']['loss']:.6f}, clipfrac {stats['clipfrac']:.3f} "
-          f"(lower {stats['clipfracLower']:.3f}), vf_loss {float(vf_loss):.6f}, {os.path.getsize(path) // 1024} KiB")
+    write_fixture(name, fixture, f"pg_loss {policy['token-mean']['loss']:.6f}, clipfrac {stats['clipfrac']:.3f} "
+                                 f"(lower {stats['clipfracLower']:.3f}), vf_loss {float(vf_loss):.6f}")
 
 
 def qwen2_config(**overrides):
