@@ -47,6 +47,24 @@ export interface RolloutOptions {
   seed?: number;
 }
 
+/**
+ * How an agent talks, as a run sets it: everything runRollouts needs (every limit spelled out) plus the two numbers
+ * that shape an env group around it. The Trainer, the playground's single episodes, the warm-start check and the
+ * scorecard all play with the AgentFormat of their RunConfig (src/starpo/config.ts agentFormatFromConfig).
+ */
+export interface AgentFormat extends RolloutOptions {
+  maxTurn: number;
+  maxActionsPerTurn: number;
+  enableThink: boolean;
+  actionSep: string;
+  promptStyle: PromptStyle;
+  maxContextWindow: number;
+  /** Printed as "Max response length" for tags without their own max_tokens (Bandit); the token limit per turn. */
+  responseLength: number;
+  /** RAGEN `format_penalty`: added to the score of a trajectory with a malformed turn. */
+  formatPenalty: number;
+}
+
 /** One turn of one trajectory, for logs, the rollout viewer and metrics such as reasoning length. */
 export interface TurnRecord {
   /** 1-based turn number. */

@@ -19,7 +19,7 @@ import { ragenConfigYaml, hydraOverrides } from '../starpo/ragenHydra';
 import { toRagen, type RagenConfig } from '../starpo/ragenMapping';
 import { CONFIG_FILE, listCheckpoints, readCheckpoint, readRunConfig } from '../starpo/runDir';
 import { renderExportReadme } from './export-readme';
-import { UsageError } from './main';
+import { UsageError } from './usage';
 
 export const POLICY_DIR = 'qwen2-policy';
 export const CRITIC_DIR = 'qwen2-critic';

@@ -13,7 +13,7 @@ import { parseWandbHistory, type ImportedHistory } from '../metrics/wandbHistory
 import { ConfigError, parseRunConfig, type RunConfig } from '../starpo/config';
 import { fromRagen, unwrapWandbConfig } from '../starpo/ragenMapping';
 import { holdsRun, writeRunConfig } from '../starpo/runDir';
-import { UsageError } from './main';
+import { UsageError } from './usage';
 
 interface ImportFlags {
   out?: string;

@@ -9,8 +9,7 @@ import { registerExport } from './export';
 import { registerImportMetrics } from './import-metrics';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
-
-export class UsageError extends Error {}
+import { UsageError } from './usage';
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command()

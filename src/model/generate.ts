@@ -23,7 +23,8 @@ import * as tf from '@tensorflow/tfjs';
 import { headDim } from './config';
 import { embed } from './kernels/index';
 import { disposeInferenceWeights, type InferenceWeights, type KvCache, type Qwen2Model } from './qwen2';
-import { sampleNextTokens, sampleOnDevice, seededUniform, validateSamplingOptions } from './sampling';
+import { sampleNextTokens, sampleOnDevice, validateSamplingOptions } from './sampling';
+import { seededUniform } from './seeded';
 
 /** Prompt lengths are padded up to a multiple of this (fewer distinct prefill shapes). */
 export const PROMPT_BUCKET = 16;

@@ -25,6 +25,7 @@ import * as tf from '@tensorflow/tfjs';
 import { headDim, type Qwen2Config } from './config';
 import { attention, cachedAttention, embed, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
 import { RopeTables } from './rope';
+import { seededNormal } from './seeded';
 
 export type WeightMap = Record<string, tf.Tensor>;
 
@@ -99,19 +100,6 @@ export function initQwen2Weights(config: Qwen2Config, seed: number, opts: { valu
     weights[name] = tf.tensor(data, shape, 'float32');
   }
   return weights;
-}
-
-/** Standard normal samples from a seeded mulberry32 generator (Box-Muller). */
-function seededNormal(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
 }
 
 // ---------------------------------------------------------------------------------------------------------------

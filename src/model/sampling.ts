@@ -13,18 +13,6 @@ export interface SamplingOptions {
   topK?: number;         // keep only the k most likely tokens (0, -1 or undefined = off, as vLLM's -1)
 }
 
-/** A small seeded uniform generator in [0, 1) (mulberry32). */
-export function seededUniform(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function validateSamplingOptions(o: SamplingOptions): void {
   if (!(o.temperature >= 0) || !Number.isFinite(o.temperature)) {
     throw new Error(`sampling: temperature must be a finite number >= 0, got ${o.temperature}`);

@@ -3,7 +3,7 @@
 // model.safetensors, tokenizer.json, ...}. Import takes such an archive back, a bare metrics.jsonl written by the
 // headless CLI, or a RAGEN run's W&B history export (.csv / .json / wandb-history.jsonl; charts only, see
 // src/metrics/wandbHistory.ts). Pure TypeScript.
-import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type RolloutRecord } from '../metrics/jsonl';
+import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type StoredRollout } from '../metrics/jsonl';
 import { parseWandbHistory } from '../metrics/wandbHistory';
 import { parseRunConfig, type RunConfig } from '../starpo/config';
 import type { CheckpointBytes } from '../../workers/protocol';
@@ -12,7 +12,7 @@ import { readTar, writeTar } from './tar';
 export interface RunContents {
   config: RunConfig | null;
   rows: MetricRow[];
-  rollouts: RolloutRecord[];
+  rollouts: StoredRollout[];
   checkpoint: { step: number; files: CheckpointBytes } | null;
 }
 

@@ -6,7 +6,8 @@ import { initBackend } from '../../../src/model/backend';
 import type { Qwen2Config } from '../../../src/model/config';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { CACHE_BUCKET, GenerationSession, PROMPT_BUCKET, generate, type GenerateOptions } from '../../../src/model/generate';
-import { sampleNextTokens, seededUniform } from '../../../src/model/sampling';
+import { sampleNextTokens } from '../../../src/model/sampling';
+import { seededUniform } from '../../../src/model/seeded';
 
 const config: Qwen2Config = {
   model_type: 'qwen2', vocab_size: 50, hidden_size: 32, intermediate_size: 40, num_hidden_layers: 2,

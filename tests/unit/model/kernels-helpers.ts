@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import * as fused from '../../../src/model/kernels/index';
 import { unfused, type HeadAttrs } from '../../../src/model/kernels/index';
-import { seededUniform } from '../../../src/model/sampling';
+import { seededUniform } from '../../../src/model/seeded';
 
 function rand(shape: number[], seed: number, scale = 1): tf.Tensor {
   const u = seededUniform(seed);
