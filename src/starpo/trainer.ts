@@ -45,7 +45,8 @@ import { chunks, disposeBatch, lossTokenCount, padBatch, padRows, scoreLogProbs,
 import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
 import { filterGroupsByConfig, filterLossScale, type FilterResult } from './filter';
-import { mixSeed, policyGenerateFn } from './policyAgent';
+import { mixSeed } from '../model/seeded';
+import { policyGenerateFn } from './policyAgent';
 import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
 import type { TrainerModels, TrainerSource, TrainerState } from './trainerCheckpoint';
