@@ -30,10 +30,10 @@
 // it just to log `rollout/ref_log_prob`); mini-batches are taken in order, as veRL with shuffle off.
 import * as tf from '@tensorflow/tfjs';
 import { EnvGroupManager, envRegistry, runRollouts, summarizeEnvMetrics, type AgentFormat, type EnvGroupsConfig, type GenerateFn, type RolloutOptions, type Trajectory } from '../agent/index';
-import { AdamW, clipGradNormAsync } from '../model/adamw';
+import { AdamW } from '../model/adamw';
 import type { Qwen2Model } from '../model/qwen2';
 import { seededUniform } from '../model/seeded';
-import { accumulateGrads, namedVariableGrads, stopGradient, tokenLogProbs } from '../model/scoring';
+import { stopGradient, tokenLogProbs } from '../model/scoring';
 import type { Tokenizer } from '../model/tokenizer';
 import { EchoTrapDetector } from '../metrics/echoTrap';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
@@ -41,13 +41,14 @@ import { toRolloutRecord } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
 import { applyKlInReward, klLoss } from './kl';
 import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, whiten } from './advantages';
-import { chunks, disposeBatch, lossTokenCount, padBatch, padRows, scoreLogProbs, scoreValues, tokenizeTrajectory, unpadRows, type PaddedBatch, type TokenizedTrajectory } from './batch';
+import { chunks, lossTokenCount, padRows, scoreLogProbs, scoreValues, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
 import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
 import { filterGroupsByConfig, filterLossScale, type FilterResult } from './filter';
 import { mixSeed } from '../model/seeded';
 import { policyGenerateFn } from './policyAgent';
-import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
+import { actorLoss, entropyLoss, policyLoss } from './losses';
+import { criticLoss, miniBatchUpdate, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
 import type { TrainerModels, TrainerSource, TrainerState } from './trainerCheckpoint';
 
@@ -81,17 +82,6 @@ export interface StepResult {
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-
-/**
- * A loss over one micro-batch: the scalar to minimise, the named scalars to log (each averaged over the
- * micro-batches of a mini-batch) and, optionally, per-token rows [micro, T-1] to read back (the values or log-probs
- * the forward pass computed anyway). Called inside the gradient computation.
- */
-type MicroBatchLoss = (batch: PaddedBatch, micro: readonly number[]) =>
-  { loss: tf.Scalar; stats: Record<string, tf.Scalar>; rows?: Record<string, tf.Tensor2D> };
-
-/** Rows a mini-batch update read back, by name, one Float32Array per trajectory of the mini-batch (in its order). */
-type UpdateRows = Record<string, Float32Array[]>;
 
 export class Trainer {
   readonly config: RunConfig;
@@ -419,7 +409,7 @@ export class Trainer {
     const seconds = { actor: 0, critic: 0 };
     const run = async (kind: 'actor' | 'critic', mini: readonly number[], lossOf: MicroBatchLoss): Promise<UpdateRows> => {
       const t0 = now();
-      const r = await this.miniBatchUpdate(kind, step, seqs, mini, lossOf);
+      const r = await miniBatchUpdate(this.updateOptions(kind, step), seqs, mini, lossOf);
       if (!r.applied) skipped[kind]++;
       for (const [k, v] of Object.entries(r.stats)) (stats[kind][k] ??= []).push(v);
       seconds[kind] += now() - t0;
@@ -455,7 +445,7 @@ export class Trainer {
       if (reuse) {
         // gamma = lambda = 1: every return is the trajectory's score, whatever the values.
         returns = gae(rewards, masks.map((m) => new Float32Array(m.length)), masks, 1, 1).returns;
-        const rows = await run('critic', all, this.criticLoss(null, returns));
+        const rows = await run('critic', all, criticLoss(this.critic!, this.criticLossConfig(), null, returns));
         oldValues = rows.values.map((row, i) => row.map((v, j) => (masks[i][j] ? v : 0)));   // as veRL: 0 off the mask
       } else {
         oldValues = await this.scoreCritic(seqs);
@@ -487,7 +477,7 @@ export class Trainer {
     } else {
       for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
         for (const mini of miniBatches) {
-          if (this.critic && returns && oldValues) await run('critic', mini, this.criticLoss(oldValues, returns));
+          if (this.critic && returns && oldValues) await run('critic', mini, criticLoss(this.critic, this.criticLossConfig(), oldValues, returns));
           await run('actor', mini, this.actorLoss(oldLogProbs, advantages, refLogProbs));
         }
       }
@@ -506,6 +496,25 @@ export class Trainer {
       if (skipped[kind]) this.log(`step ${step}: skipped ${skipped[kind]} ${kind} update(s) with a non-finite loss or gradient norm`);
     }
     return metrics;
+  }
+
+  /** How miniBatchUpdate steps the actor or the critic. */
+  private updateOptions(kind: 'actor' | 'critic', step: number): MiniBatchUpdateOptions {
+    const c = this.config;
+    const hook = this.lossHook;
+    return {
+      model: kind === 'actor' ? this.actor : this.critic!,
+      optimizer: kind === 'actor' ? this.actorOptim : this.criticOptim!,
+      microBatchSize: c.actor.ppoMicroBatchSize,
+      gradClip: kind === 'actor' ? c.actor.gradClip : c.critic.gradClip,
+      padId: this.padId,
+      gradNormKey: `${kind}/grad_norm`,
+      ...(hook ? { lossHook: (loss: tf.Scalar) => hook(kind, step, loss) } : {}),
+    };
+  }
+
+  private criticLossConfig() {
+    return { cliprangeValue: this.config.critic.cliprangeValue, lossAggMode: this.config.actor.lossAggMode };
   }
 
   private usesKlLoss(refLogProbs: readonly Float32Array[] | null): boolean {
@@ -553,97 +562,6 @@ export class Trainer {
         ...(oldLogProbs ? {} : { rows: { logProbs, entropy } }),
       };
     };
-  }
-
-  /**
-   * The critic's clipped value loss on a micro-batch, with its clip fraction and mean prediction for the log. With
-   * `oldValues` null the old values are the forward pass's own (reusesUpdateForward), detached and read back.
-   */
-  private criticLoss(oldValues: readonly Float32Array[] | null, returns: readonly Float32Array[]): MicroBatchLoss {
-    const critic = this.critic!;
-    return (batch, micro) => {
-      const width = batch.length - 1;
-      const values = (critic.forward(batch.ids, batch.attention) as tf.Tensor2D).slice([0, 0], [micro.length, width]);
-      const vf = valueLoss({
-        values,
-        oldValues: oldValues ? padRows(micro.map((i) => oldValues[i]), width) : stopGradient(values),
-        returns: padRows(micro.map((i) => returns[i]), width),
-        mask: batch.lossMask,
-        clipRange: this.config.critic.cliprangeValue,
-        aggMode: this.config.actor.lossAggMode,
-      });
-      const vpred = tf.div(tf.sum(tf.mul(values, batch.lossMask)), tf.maximum(tf.sum(batch.lossMask), 1)) as tf.Scalar;
-      return {
-        loss: vf.loss,
-        stats: { 'critic/vf_loss': vf.loss, 'critic/vf_clipfrac': vf.clipfrac, 'critic/vpred_mean': vpred },
-        ...(oldValues ? {} : { rows: { values } }),
-      };
-    };
-  }
-
-  /**
-   * One optimizer step of the actor or the critic over a mini-batch, gradients accumulated over its micro-batches
-   * (each micro-batch's loss divided by their number, veRL's gradient accumulation); the logged parts of the loss
-   * are averaged over the micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss
-   * or the grad norm is not finite.
-   */
-  private async miniBatchUpdate(
-    kind: 'actor' | 'critic',
-    step: number,
-    seqs: readonly TokenizedTrajectory[],
-    mini: readonly number[],
-    lossOf: MicroBatchLoss,
-  ): Promise<{ applied: boolean; stats: Record<string, number>; rows: UpdateRows }> {
-    const model = kind === 'actor' ? this.actor : this.critic!;
-    const optimizer = kind === 'actor' ? this.actorOptim : this.criticOptim!;
-    const micros = chunks(mini, this.config.actor.ppoMicroBatchSize);
-    let grads: Record<string, tf.Tensor> | null = null;
-    let lossSum = 0;
-    const parts: Record<string, number[]> = {};
-    const rowsRead: UpdateRows = {};
-    try {
-      for (const micro of micros) {
-        const batch = padBatch(micro.map((i) => seqs[i]), this.padId);
-        // Filled inside the gradient computation: the names of the logged parts, and their values with the loss
-        // stacked into one tensor (one read-back per micro-batch), and any rows to read back, kept past the
-        // gradient's tidy.
-        const log: { names: string[]; readout?: tf.Tensor; rows: Record<string, tf.Tensor2D> } = { names: [], rows: {} };
-        try {
-          const { value, grads: g } = namedVariableGrads(model.variables, () => {
-            const { loss: raw, stats, rows } = lossOf(batch, micro);
-            const loss = this.lossHook ? this.lossHook(kind, step, raw) : raw;
-            log.names = Object.keys(stats);
-            log.readout = tf.keep(tf.stack([...log.names.map((n) => stats[n]), loss]));
-            for (const [name, t] of Object.entries(rows ?? {})) log.rows[name] = tf.keep(t);
-            return tf.div(loss, micros.length) as tf.Scalar;
-          });
-          value.dispose();
-          grads = accumulateGrads(grads, g);
-          const values = Array.from(await log.readout!.data());
-          log.names.forEach((name, k) => (parts[name] ??= []).push(values[k]));
-          lossSum += values[log.names.length];
-          const lengths = micro.map((i) => seqs[i].ids.length - 1);
-          for (const [name, t] of Object.entries(log.rows)) (rowsRead[name] ??= []).push(...(await unpadRows(t, lengths)));
-        } finally {
-          tf.dispose([...(log.readout ? [log.readout] : []), ...Object.values(log.rows)]);
-          disposeBatch(batch);
-        }
-      }
-      const stats: Record<string, number> = {};
-      for (const [k, v] of Object.entries(parts)) stats[k] = mean(v);
-      const maxNorm = kind === 'actor' ? this.config.actor.gradClip : this.config.critic.gradClip;
-      const clipped = await clipGradNormAsync(grads!, maxNorm);
-      try {
-        stats[`${kind}/grad_norm`] = clipped.norm;
-        const applied = Number.isFinite(lossSum) && Number.isFinite(clipped.norm);
-        if (applied) optimizer.step(clipped.grads);
-        return { applied, stats, rows: rowsRead };
-      } finally {
-        tf.dispose(Object.values(clipped.grads));
-      }
-    } finally {
-      if (grads) tf.dispose(Object.values(grads));
-    }
   }
 
   // -------------------------------------------------------------------------------------------------------------
