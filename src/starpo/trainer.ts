@@ -46,7 +46,8 @@ import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
 import { filterGroupsByConfig, filterLossScale, type FilterResult } from './filter';
 import { mixSeed } from '../model/seeded';
-import { policyGenerateFn } from './policyAgent';
+import { modelState, loadModelState, type HelperApi } from './helper';
+import { policyGenerateFn, splitGenerateFn } from './policyAgent';
 import { actorLoss, entropyLoss, policyLoss } from './losses';
 import { criticLoss, miniBatchUpdate, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
@@ -68,6 +69,12 @@ export interface TrainerOptions extends TrainerSource {
    * own forward pass (see reusesUpdateForward). false always scores first, as RAGEN does; the results are the same.
    */
   reuseUpdateForward?: boolean;
+  /**
+   * A helper on a second core (helper.ts; spawned by the caller: src/cli/helperThread.ts in Node, the playground's
+   * worker in the browser): it generates half of every rollout batch and, for PPO, scores and updates the critic
+   * while this thread does the actor. Same results as without it. The caller owns it (and ends it after dispose()).
+   */
+  helper?: HelperApi;
 }
 
 /** What one call of `step()` did. */
@@ -101,6 +108,9 @@ export class Trainer {
   private readonly log: (line: string) => void;
   private readonly lossHook: TrainerOptions['lossHook'];
   private readonly reuseUpdateForward: boolean;
+  private readonly helper: HelperApi | null;
+  /** What the helper holds is out of date: the actor's weights changed (an update), or the critic's (a restore). */
+  private helperStale = { actor: true, critic: true };
   private readonly padId: number;
   private readonly stopper: EarlyStopper;
   private readonly echoTrap: EchoTrapDetector;
@@ -122,6 +132,7 @@ export class Trainer {
     this.log = opts.log ?? (() => {});
     this.lossHook = opts.lossHook;
     this.reuseUpdateForward = opts.reuseUpdateForward ?? true;
+    this.helper = opts.helper ?? null;
     const imEnd = models.tokenizer.tokenId('<|im_end|>');
     const pad = models.tokenizer.padTokenId;
     if (imEnd === undefined) throw new Error('Trainer: the tokenizer has no <|im_end|> token (the chat template needs it)');
@@ -149,11 +160,37 @@ export class Trainer {
       const echoTrap = state ? EchoTrapDetector.fromState(state.echoTrap) : new EchoTrapDetector(config.echoTrap);
       const trainer = new Trainer(config, models, stopper, echoTrap, opts);
       if (state) trainer.restore(state, opts.resumeFiles!);
+      if (opts.helper) await trainer.initHelper(opts.helper);
       return trainer;
     } catch (err) {
       disposeTrainerModels(models, opts.model);
       throw err;
     }
+  }
+
+  /** Hands the helper what it needs to generate and to train the critic (it loads tfjs on the same backend). */
+  private async initHelper(helper: HelperApi): Promise<void> {
+    const backend = tf.getBackend();
+    if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`Trainer: a helper runs on wasm or cpu, not ${backend}`);
+    const c = this.config;
+    await helper.init({
+      backend,
+      modelConfig: this.actor.config,
+      tokenizer: { json: this.tokenizer.toJSON(), config: this.tokenizer.configJSON() },
+      sampling: { maxNewTokens: c.rollout.maxNewTokens, topP: c.rollout.topP, topK: c.rollout.topK },
+      critic: this.critic
+        ? {
+            lr: c.critic.lr, betas: c.critic.betas, weightDecay: c.critic.weightDecay, gradClip: c.critic.gradClip,
+            cliprangeValue: c.critic.cliprangeValue, lossAggMode: c.actor.lossAggMode,
+            microBatchSize: c.actor.ppoMicroBatchSize, padId: this.padId,
+          }
+        : null,
+    });
+  }
+
+  /** The critic's work goes to the helper (PPO with a helper; a loss hook keeps it here, where the hook runs). */
+  private get remoteCritic(): HelperApi | null {
+    return this.helper && this.critic && !this.lossHook ? this.helper : null;
   }
 
   /** Completed training steps. */
@@ -202,7 +239,7 @@ export class Trainer {
     let t = now();
     const rollout = await runRollouts(
       this.trainManager,
-      this.generateFn('train', step, c.rollout.temperature),
+      await this.generateFn('train', step, c.rollout.temperature),
       this.rolloutOptions(this.trainSeedBase(step)),
     );
     metrics['timing_s/gen'] = now() - t;
@@ -289,16 +326,30 @@ export class Trainer {
     return Math.floor(seededUniform(mixSeed(c.trainer.seed, step, 0x5eed))() * 1_000_001);
   }
 
-  /** The policy as runRollouts sees it: sampling seeded by (trainer seed, split, step, call). */
-  private generateFn(split: 'train' | 'val', step: number, temperature: number): GenerateFn {
+  /**
+   * The policy as runRollouts sees it: sampling seeded by (trainer seed, split, step, call). With a helper, the
+   * dialogues of odd env ids are generated there, at the same time (the helper first gets the actor's weights when
+   * they changed).
+   */
+  private async generateFn(split: 'train' | 'val', step: number, temperature: number): Promise<GenerateFn> {
     const c = this.config;
-    return policyGenerateFn(this.actor, this.tokenizer, {
+    const seedParts = [c.trainer.seed, split === 'train' ? 1 : 2, step];
+    const local = policyGenerateFn(this.actor, this.tokenizer, {
       maxNewTokens: c.rollout.maxNewTokens,
       temperature,
       topP: c.rollout.topP,
       topK: c.rollout.topK,
-      seedForCall: (call) => mixSeed(c.trainer.seed, split === 'train' ? 1 : 2, step, call),
+      seedForCall: (call) => mixSeed(...seedParts, call),
     });
+    const helper = this.helper;
+    if (!helper) return local;
+    if (this.helperStale.actor) {
+      await helper.setActor((await modelState(this.actor)).weights);
+      this.helperStale.actor = false;
+    }
+    const remote: GenerateFn = (prompts, context) => helper.generate(prompts, context!, temperature, seedParts);
+    remote.release = () => void helper.release();
+    return splitGenerateFn(local, remote, (envId) => envId % 2 === 1);
   }
 
   /** The env groups of a split, as RAGEN's es_manager lays them out. */
@@ -321,7 +372,7 @@ export class Trainer {
     const c = this.config;
     const start = now();
     const temperature = c.rollout.valDoSample ? c.rollout.valTemperature : 0;
-    const result = await runRollouts(this.valManager, this.generateFn('val', step, temperature), this.rolloutOptions(c.agent.seedVal));
+    const result = await runRollouts(this.valManager, await this.generateFn('val', step, temperature), this.rolloutOptions(c.agent.seedVal));
     const metrics = summarizeEnvMetrics(result.trajectories, 'val-env');
     metrics['timing_s/testing'] = now() - start;
     const successByTag: Record<string, number> = {};
@@ -391,7 +442,8 @@ export class Trainer {
   private reusesUpdateForward(trajectories: number): boolean {
     const c = this.config;
     const gaeOk = c.algorithm.advEstimator !== 'gae' || (c.algorithm.gamma === 1 && c.algorithm.lambda === 1);
-    return this.reuseUpdateForward && c.actor.ppoEpochs === 1 && trajectories <= c.actor.ppoMiniBatchSize && this.ref === null && gaeOk;
+    // With the critic on a helper, scoring and updating side by side beats reusing the update's forward pass.
+    return this.reuseUpdateForward && !this.remoteCritic && c.actor.ppoEpochs === 1 && trajectories <= c.actor.ppoMiniBatchSize && this.ref === null && gaeOk;
   }
 
   private async update(step: number, seqs: TokenizedTrajectory[], scores: number[], filter: FilterResult): Promise<Record<string, number>> {
@@ -417,8 +469,17 @@ export class Trainer {
     };
 
     // Old log-probs, reference log-probs (KL), critic values (PPO): scored first, unless the update's own forward
-    // pass gives them (reusesUpdateForward).
+    // pass gives them (reusesUpdateForward). A helper scores the critic meanwhile.
     let t = now();
+    const remote = this.remoteCritic;
+    let remoteValues: Promise<Float32Array[]> | null = null;
+    if (remote && !reuse && c.algorithm.advEstimator === 'gae') {
+      if (this.helperStale.critic) {
+        await remote.setCritic(await modelState(this.critic!, this.criticOptim!));
+        this.helperStale.critic = false;
+      }
+      remoteValues = remote.criticValues(seqs);
+    }
     let oldLogProbs: Float32Array[] | null = null;
     if (!reuse) {
       const scored = await this.scoreActor(seqs, all);
@@ -448,7 +509,7 @@ export class Trainer {
         const rows = await run('critic', all, criticLoss(this.critic!, this.criticLossConfig(), null, returns));
         oldValues = rows.values.map((row, i) => row.map((v, j) => (masks[i][j] ? v : 0)));   // as veRL: 0 off the mask
       } else {
-        oldValues = await this.scoreCritic(seqs);
+        oldValues = remoteValues ? await remoteValues : await this.scoreCritic(seqs);
         if (c.algorithm.useKlInReward && refLogProbs) {
           const withKl = applyKlInReward(rewards, oldLogProbs!, refLogProbs, masks, c.algorithm.klCoef, c.algorithm.klEstimator);
           rewards = withKl.rewards;
@@ -475,13 +536,23 @@ export class Trainer {
       metrics['rollout/old_log_prob'] = lossTokenMean(rows.logProbs, masks);
       metrics['rollout/old_entropy'] = mean(rows.entropy.map((row, i) => lossTokenMean([row], [masks[i]])));
     } else {
+      // Given the advantages, the critic's updates do not depend on the actor's: a helper runs them meanwhile.
+      const remoteTrain = remote && returns && oldValues ? remote.criticTrain(seqs, miniBatches, c.actor.ppoEpochs, oldValues, returns) : null;
       for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
         for (const mini of miniBatches) {
-          if (this.critic && returns && oldValues) await run('critic', mini, criticLoss(this.critic, this.criticLossConfig(), oldValues, returns));
+          if (this.critic && returns && oldValues && !remoteTrain) await run('critic', mini, criticLoss(this.critic, this.criticLossConfig(), oldValues, returns));
           await run('actor', mini, this.actorLoss(oldLogProbs, advantages, refLogProbs));
         }
       }
+      if (remoteTrain) {
+        const r = await remoteTrain;
+        loadModelState(this.critic!, r.state, this.criticOptim!);   // the helper and this thread hold the same critic
+        stats.critic = r.stats;
+        skipped.critic = r.skipped;
+        seconds.critic = r.seconds;
+      }
     }
+    this.helperStale.actor = true;
     for (const [k, v] of [...Object.entries(stats.actor), ...Object.entries(stats.critic)]) metrics[k] = mean(v);
     if (this.usesKlLoss(refLogProbs)) metrics['actor/kl_coef'] = c.actor.klLossCoef;
     metrics['actor/nan_skipped'] = skipped.actor;
