@@ -9,6 +9,7 @@
 // OUT/starpo and OUT/starpo-s.
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import YAML from 'yaml';
 import cliProgress from 'cli-progress';
@@ -38,7 +39,9 @@ import {
 } from '../starpo/runDir';
 import { Trainer, type StepResult } from '../starpo/trainer';
 import { modelDirFor } from './modelDir';
+import { spawnHelperThread } from './helperThread';
 import { UsageError } from './usage';
+import type { HelperApi } from '../starpo/helper';
 
 export interface TrainFlags {
   preset?: string;
@@ -51,6 +54,8 @@ export interface TrainFlags {
   resume?: boolean;
   /** Train only this arm of a multi-arm preset (echo-trap: 'starpo' or 'starpo-s'), e.g. to run arms in parallel. */
   arm?: string;
+  /** Cores per run: 1, 2 (a helper thread), or auto (see helperThreads). */
+  workers?: string;
 }
 
 /** One arm to train: its name, resolved config and run directory. */
@@ -75,9 +80,11 @@ export function registerTrain(program: Command): void {
     .option('--set <key=value>', 'override a config key, e.g. --set actor.lr=3e-5 (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
     .option('--resume', 'continue the run in --out from its newest checkpoint')
     .option('--arm <name>', "train only this arm of a multi-arm preset (echo-trap: 'starpo' or 'starpo-s'); it still goes to <out>/<arm>")
+    .option('--workers <n>', 'cores per run: 1, 2 (a helper thread generates half the rollouts and trains the critic; same results), or auto', 'auto')
     .action(async (flags: TrainFlags) => {
+      const workers = workersFlag(flags.workers);
       const arms = resolveTrainArms(flags);
-      await runTrainArms(arms, { resume: !!flags.resume, progressBar: !!process.stderr.isTTY });
+      await runTrainArms(arms, { resume: !!flags.resume, progressBar: !!process.stderr.isTTY, workers });
     });
 }
 
@@ -89,6 +96,22 @@ function intFlag(text: string | undefined, flag: string, min: number): number | 
   const n = Number(text);
   if (!/^\s*-?\d+\s*$/.test(text) || !Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`);
   return n;
+}
+
+function workersFlag(text: string | undefined): number | 'auto' {
+  if (text === undefined || text === 'auto') return 'auto';
+  if (text !== '1' && text !== '2') throw new UsageError(`--workers must be 1, 2 or auto, got '${text}'`);
+  return Number(text);
+}
+
+/**
+ * Helper threads for a run: with 'auto', one when the machine has a second core, the backend runs on the CPU (wasm
+ * or cpu: one thread each; WebGPU is one device) and the model is a tiny one (a helper holds a copy of the actor and
+ * the critic, which is nothing for a tiny model and gigabytes for Qwen2.5).
+ */
+export function helperThreads(workers: number | 'auto', backend: string, config: RunConfig): number {
+  if (workers !== 'auto') return workers - 1;
+  return os.availableParallelism() >= 2 && (backend === 'wasm' || backend === 'cpu') && config.model.pretrained === null ? 1 : 0;
 }
 
 function readConfigFile(file: string): unknown {
@@ -186,6 +209,8 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Show a live progress bar (on a terminal) instead of one line per step. */
   progressBar?: boolean;
+  /** Cores per run (default auto): see helperThreads. */
+  workers?: number | 'auto';
 }
 
 let backendInfo: BackendInfo | null = null;
@@ -212,24 +237,50 @@ const fmt = (v: number, digits = 3) => (Number.isFinite(v) ? v.toFixed(digits) :
 export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const { config, out } = arm;
-  const total = config.trainer.totalSteps;
   let trainer: Trainer;
   let sink: JsonlSink;
   const checkpoint = opts.resume ? latestCheckpoint(out) : null;
+  const helper = helperThreads(opts.workers ?? 'auto', backendInfo?.name ?? config.trainer.backend, config) > 0 ? spawnHelperThread() : null;
+  if (helper) log('using 2 cores: a helper thread generates half of each rollout batch and trains the critic (same results as 1)');
+  try {
+    ({ trainer, sink } = await createTrainer(arm, opts, checkpoint, helper?.api, log));
+  } catch (err) {
+    await helper?.terminate();
+    throw err;
+  }
+  writeRunConfig(out, config);
+  try {
+    await trainLoop(arm, trainer, sink, checkpoint, opts, log);
+  } finally {
+    await helper?.terminate();
+  }
+}
+
+async function createTrainer(arm: TrainArm, opts: RunOptions, checkpoint: ReturnType<typeof latestCheckpoint> | null,
+                             helper: HelperApi | undefined, log: (line: string) => void): Promise<{ trainer: Trainer; sink: JsonlSink }> {
+  const { config, out } = arm;
+  let trainer: Trainer;
+  let sink: JsonlSink;
   if (opts.resume && checkpoint) {
     sink = new JsonlSink(out);
     sink.truncateAfter(checkpoint.step);
     log(`resuming ${out} from checkpoint step ${checkpoint.step} (metrics after it dropped)`);
-    trainer = await Trainer.create(config, { resumeFiles: readCheckpoint(checkpoint.dir), sink, log });
+    trainer = await Trainer.create(config, { resumeFiles: readCheckpoint(checkpoint.dir), sink, log, helper });
   } else {
     if (opts.resume) {
       log(`no checkpoint in ${out}: starting the run over`);
       for (const f of [METRICS_FILE, ROLLOUTS_FILE]) fs.rmSync(path.join(out, f), { force: true });
     }
     sink = new JsonlSink(out);
-    trainer = await Trainer.create(config, { policyFiles: readModelDir(arm.modelDir), sink, log });
+    trainer = await Trainer.create(config, { policyFiles: readModelDir(arm.modelDir), sink, log, helper });
   }
-  writeRunConfig(out, config);
+  return { trainer, sink };
+}
+
+async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, checkpoint: ReturnType<typeof latestCheckpoint> | null,
+                         opts: RunOptions, log: (line: string) => void): Promise<void> {
+  const { config, out } = arm;
+  const total = config.trainer.totalSteps;
 
   const useBar = !!opts.progressBar;
   const bar = useBar
