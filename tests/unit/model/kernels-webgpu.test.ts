@@ -1,0 +1,40 @@
+// Every fused kernel of src/model/kernels against the stock tfjs composition it replaces, on the webgpu backend
+// through Dawn in Node. On a machine without a GPU the adapter is Chromium's SwiftShader (Debian's chromium
+// package; VK_ICD_FILENAMES is set to it unless already set). It never skips: if WebGPU cannot start, it fails.
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
+import * as fused from '../../../src/model/kernels/index';
+import { describeFusedKernels } from './kernels-helpers';
+
+const setup = async () => {
+  process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
+  await initBackend('webgpu');
+};
+
+describeFusedKernels('webgpu', { setup });
+
+describe('fused webgpu kernels with a mask held in an int32 buffer', () => {
+  beforeAll(setup);
+
+  // tfjs-webgpu casts int32 to float32 by relabelling the same buffer, so `intMask.toFloat()` (as the model does
+  // with an int mask) reaches the shader as array<i32>: reading it as f32 would see every 1 as ~1e-45.
+  it('attention and KV-cache attention give the same output as with a float mask', async () => {
+    const heads = { numHeads: 4, numKvHeads: 2, headDim: 8 };
+    const W = (heads.numHeads + 2 * heads.numKvHeads) * heads.headDim, kw = heads.numKvHeads * heads.headDim;
+    const rows = [[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]];
+    const qkv = tf.randomUniform([10, W], -2, 2, 'float32', 3) as tf.Tensor2D;
+    const floatMask = tf.tensor2d(rows, undefined, 'float32');
+    const intMask = tf.tensor2d(rows, undefined, 'int32');
+    const relabelled = intMask.toFloat() as tf.Tensor2D;
+    const a = fused.attention(qkv, floatMask, heads), b = fused.attention(qkv, relabelled, heads);
+    const caches = [0, 1, 2, 3].map(() => tf.zeros([2, 5, kw]) as tf.Tensor3D);
+    const [c, ck, cv] = fused.cachedAttention(qkv, caches[0], caches[1], floatMask, 0, heads);
+    const [d, dk, dv] = fused.cachedAttention(qkv, caches[2], caches[3], relabelled, 0, heads);
+    const [x, y, u, v] = await Promise.all([a.data(), b.data(), c.data(), d.data()]);
+    expect(Array.from(y)).toEqual(Array.from(x));
+    expect(Array.from(v)).toEqual(Array.from(u));
+    expect(Array.from(x).some((e) => e !== 0)).toBe(true);
+    tf.dispose([qkv, floatMask, intMask, relabelled, a, b, c, ck, cv, d, dk, dv, ...caches]);
+  });
+});
