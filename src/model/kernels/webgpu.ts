@@ -36,6 +36,9 @@ interface Program {
 interface WebGpuBackend {
   runWebGPUProgram(program: Program, inputs: Info[], dtype: tf.DataType, uniforms?: Uniform[], output?: Info): Info;
   incRef(dataId: object): void;
+  disposeData(dataId: object): void;
+  /** Per tensor: `values` is a CPU copy kept once the tensor has been read back (or before its first upload). */
+  tensorMap: { get(dataId: object): { values: unknown } };
 }
 type Args = { inputs: Record<string, Info>; backend: WebGpuBackend; attrs: Record<string, unknown> };
 
@@ -162,7 +165,7 @@ function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[
 
 /** Frees a tensor a kernel made for its own use (the engine never sees it). */
 function disposeIntermediate(backend: WebGpuBackend, t: Info): void {
-  (backend as unknown as { disposeData(id: object): void }).disposeData(t.dataId);
+  backend.disposeData(t.dataId);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -538,6 +541,10 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
     [qkv], 'float32', [i32(slot), i32(srcCol)], cache);
   write(cacheK, nH * hd);
   write(cacheV, nH * hd + KW);
+  // The backend keeps a CPU copy of a tensor it has read back, and would answer the next read from it: drop it, the
+  // buffer has changed. (runWebGPUProgram uploaded any not-yet-uploaded values before writing, so nothing is lost.)
+  backend.tensorMap.get(cacheK.dataId).values = null;
+  backend.tensorMap.get(cacheV.dataId).values = null;
   // One invocation per (batch, new row t, head h): online-softmax attention over the cache slots it sees
   // (s <= slot + t, mask 1), the new rows included (written just above); zeros when it sees none.
   const code = `${hc.wgsl}

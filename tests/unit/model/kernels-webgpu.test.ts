@@ -37,4 +37,22 @@ describe('fused webgpu kernels with a mask held in an int32 buffer', () => {
     expect(Array.from(x).some((e) => e !== 0)).toBe(true);
     tf.dispose([qkv, floatMask, intMask, relabelled, a, b, c, ck, cv, d, dk, dv, ...caches]);
   });
+
+  // The KV-cache kernel writes the caches in place on the GPU; tfjs-webgpu keeps a CPU copy of a tensor once it has
+  // been read back, which would then be stale.
+  it('a KV cache read back before a decode step shows that step\'s new row afterwards', async () => {
+    const heads = { numHeads: 2, numKvHeads: 1, headDim: 4 };
+    const W = (heads.numHeads + 2 * heads.numKvHeads) * heads.headDim, kw = heads.numKvHeads * heads.headDim;
+    const mask = tf.ones([1, 4]) as tf.Tensor2D;
+    const k0 = tf.zeros([1, 4, kw]) as tf.Tensor3D, v0 = tf.zeros([1, 4, kw]) as tf.Tensor3D;
+    const first = tf.randomUniform([1, W], -1, 1, 'float32', 5) as tf.Tensor2D;
+    const [o1, k1, v1] = fused.cachedAttention(first, k0, v0, mask, 0, heads);
+    expect(Array.from(await k1.data()).slice(kw)).toEqual(new Array(3 * kw).fill(0));   // read: cached on the CPU
+    const second = tf.randomUniform([1, W], -1, 1, 'float32', 6) as tf.Tensor2D;
+    const [o2, k2, v2] = fused.cachedAttention(second, k1, v1, mask, 1, heads);
+    const newKey = Array.from(await second.slice([0, heads.numHeads * heads.headDim], [1, kw]).data());
+    expect(Array.from(await k2.data()).slice(kw, 2 * kw)).toEqual(newKey);
+    expect(Array.from(await k1.data()).slice(kw, 2 * kw)).toEqual(newKey);   // the same buffer, as on cpu and wasm
+    tf.dispose([mask, k0, v0, first, o1, k1, v1, second, o2, k2, v2]);
+  });
 });
