@@ -56,3 +56,47 @@ describe('fused webgpu kernels with a mask held in an int32 buffer', () => {
     tf.dispose([mask, k0, v0, first, o1, k1, v1, second, o2, k2, v2]);
   });
 });
+
+// Why fuse on WebGPU: each dispatch costs ~0.3-0.5 ms through Dawn on a real GPU. Pins how many compute programs
+// each kernel runs (webgpu.ts explains each one), so the count cannot silently grow back.
+describe('GPU programs per fused webgpu kernel', () => {
+  beforeAll(setup);
+
+  it('each kernel runs its pinned number of compute programs', () => {
+    const backend = tf.backend() as unknown as { runWebGPUProgram: (...a: unknown[]) => unknown };
+    const original = backend.runWebGPUProgram;
+    let programs = 0;
+    const tensorsBefore = tf.memory().numTensors;
+    backend.runWebGPUProgram = function (this: unknown, ...a: unknown[]) { programs++; return original.apply(this, a); };
+    try {
+      const heads = { numHeads: 4, numKvHeads: 2, headDim: 8 };
+      const W = (heads.numHeads + 2 * heads.numKvHeads) * heads.headDim;
+      const x = tf.ones([4, 16]), w = tf.ones([16]), qkv = tf.ones([6, W]), mask = tf.ones([2, 3]);
+      const out = tf.ones([6, 32]), lse = tf.zeros([2, 4, 3]), cache = tf.zeros([2, 5, 16]), cacheMask = tf.ones([2, 5]);
+      const logits = tf.ones([3, 11]), targets = tf.tensor1d([1, -1, 4], 'int32'), r = tf.ones([3]);
+      const positions = tf.tensor1d([0, 1, 2, 3], 'int32'), table = tf.ones([4, 8]), rows = tf.ones([4, W]);
+      const half = tf.ones([4, 8]), cacheV = tf.zeros([2, 5, 16]);
+      const cases: [string, tf.NamedTensorMap, object, number][] = [
+        [fused.K.rmsNorm, { x, weight: w }, { eps: 1e-6 }, 1],
+        [fused.K.rmsNormGrad, { dy: x, x, weight: w }, { eps: 1e-6 }, 3],
+        [fused.K.rope, { x: rows, positions, cos: table, sin: table }, { rotatedHeads: 6, headDim: 8, inverse: false }, 1],
+        [fused.K.swiGlu, { gu: x }, {}, 1],
+        [fused.K.swiGluGrad, { dy: half, gu: x }, {}, 1],
+        [fused.K.attention, { qkv, mask }, heads, 2],
+        [fused.K.attentionGrad, { dOut: out, qkv, mask, out, lse }, heads, 1],
+        [fused.K.cachedAttention, { qkv, cacheK: cache, cacheV, mask: cacheMask }, { ...heads, slot: 0 }, 3],
+        [fused.K.logProbs, { logits, targets }, { temperature: 1 }, 3],
+        [fused.K.logProbsGrad, { dLogProbs: r, dEntropy: r, logits, targets }, { temperature: 1 }, 2],
+      ];
+      for (const [name, inputs, attrs, expected] of cases) {
+        programs = 0;
+        tf.tidy(() => { tf.engine().runKernel(name, inputs, attrs as tf.NamedAttrMap); });
+        expect(programs, name).toBe(expected);
+      }
+      tf.dispose([x, w, qkv, mask, out, lse, cache, cacheV, cacheMask, logits, targets, r, positions, table, rows, half]);
+      expect(tf.memory().numTensors).toBe(tensorsBefore);
+    } finally {
+      backend.runWebGPUProgram = original;
+    }
+  });
+});
