@@ -62,6 +62,8 @@ async function measure(label: string): Promise<void> {
   console.log(`${label}: update ${u.kernels} kernels / ${u.dispatches} dispatches; ` +
     `per decoded token ${perToken('kernels')} kernels / ${perToken('dispatches')} dispatches ` +
     `(generate 16 tokens: ${g16.kernels} / ${g16.dispatches})`);
+  const top = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).map(([n, c]) => `${n} ${c}`).join(', ');
+  console.log(`  update: ${top(u.byName)}`);
   const names = [...g16.byName].map(([n, c]) => [n, (c - (g8.byName.get(n) ?? 0)) / 8] as const).filter(([, c]) => c > 0);
   console.log(`  per decoded token: ${names.sort((a, b) => b[1] - a[1]).map(([n, c]) => `${n} ${c}`).join(', ')}`);
 }

@@ -11,6 +11,8 @@
 // - compiled pipelines are cached by `shaderKey` plus the ranks and dtypes of the tensors (not their sizes), so
 //   every constant baked into the WGSL text (head counts, head size, workgroup size) is part of the shaderKey.
 // One program writes one output tensor, so a kernel with several outputs runs several programs.
+// A buffer's element type is that of the data, not of the tensor: tfjs-webgpu casts int32 to float32 by relabelling
+// the int32 buffer, so an integer-valued input (mask, positions, targets) is read through f32(...) or i32(...).
 //
 // The KV-cache kernel writes the new keys and values into the cache tensors it is given and returns them as
 // outputs sharing their buffers, exactly as the cpu and wasm kernels do (see wasm.ts for why that is safe in
@@ -65,8 +67,9 @@ function perRow(key: string, variableNames: string[], outputShape: number[], row
 const f32 = (...data: number[]): Uniform => ({ type: 'float32', data });
 const i32 = (...data: number[]): Uniform => ({ type: 'int32', data });
 
-// WGSL helpers for the perRow programs: the row this workgroup works on, and a tree reduction over the workgroup.
-// Barriers stay in uniform control flow: no invocation returns early, writes are guarded instead.
+// WGSL for the perRow programs: workgroup memory (one slot per invocation; logitStats merges three numbers, the
+// others one) and a tree reduction over the workgroup. Barriers must stay in uniform control flow, so no
+// invocation returns early: the workgroup's row is clamped for reads, and writes are guarded.
 const ROW_HEADER = `
   const WG = ${WG};
   var<workgroup> partial : array<f32, ${WG}>;
