@@ -10,9 +10,9 @@ import * as tf from '@tensorflow/tfjs';
 import { registerFusedKernels } from './kernels/index';
 import { installWasmTransposedMatMul } from './wasmMatMul';
 
-export type BackendName = 'webgpu' | 'wasm' | 'cpu';
-export type BackendChoice = BackendName | 'auto';
-export const BACKEND_NAMES: readonly BackendName[] = ['webgpu', 'wasm', 'cpu'];
+import { BACKEND_NAMES, isBackendName, type BackendChoice, type BackendName } from './backendNames';
+
+export * from './backendNames';
 
 export interface BackendOptions {
   /** Browser only: URLs of the wasm binaries (Vite: `import u from '.../tfjs-backend-wasm-simd.wasm?url'`). */
@@ -90,7 +90,7 @@ async function tryBackend(name: BackendName, opts: BackendOptions): Promise<void
  */
 export async function initBackend(choice: BackendChoice = 'auto', opts: BackendOptions = {}): Promise<BackendInfo> {
   const log = opts.log ?? (() => {});
-  if (choice !== 'auto' && !BACKEND_NAMES.includes(choice)) {
+  if (choice !== 'auto' && !isBackendName(choice)) {
     throw new Error(`unknown backend '${String(choice)}' (expected one of: auto, ${BACKEND_NAMES.join(', ')})`);
   }
   const candidates: BackendName[] = choice === 'auto' ? [...BACKEND_NAMES] : [choice];

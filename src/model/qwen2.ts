@@ -23,8 +23,9 @@
 // Everything is float32 (tfjs has no bf16).
 import * as tf from '@tensorflow/tfjs';
 import { headDim, type Qwen2Config } from './config';
-import { attention, cachedAttention, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
+import { attention, cachedAttention, embed, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
 import { RopeTables } from './rope';
+import { seededNormal } from './seeded';
 
 export type WeightMap = Record<string, tf.Tensor>;
 
@@ -101,43 +102,8 @@ export function initQwen2Weights(config: Qwen2Config, seed: number, opts: { valu
   return weights;
 }
 
-/** Standard normal samples from a seeded mulberry32 generator (Box-Muller). */
-function seededNormal(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Building blocks
-
-/**
- * Embedding lookup ids [N] -> [N, H]. tf.gather's own gradient needs UnsortedSegmentSum, which the wasm backend
- * lacks, so the gradient is written here as a scatter-add of the output gradient into the table's rows (ScatterNd
- * sums rows of repeated ids, and exists on cpu, wasm and webgpu).
- */
-function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
-  const [vocab, hidden] = table.shape;
-  // customGrad passes its inputs and the save function as one variadic list.
-  const lookup = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    const [tbl, flatIds, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
-    save([flatIds]);
-    return {
-      value: tf.gather(tbl, flatIds),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
-        tf.scatterND(saved[0].expandDims(1), dy, [vocab, hidden]),
-        tf.zeros(saved[0].shape),   // ids are integers: no gradient, but customGrad wants one per input
-      ],
-    };
-  });
-  return lookup(table, ids) as tf.Tensor2D;
-}
 
 /** Where each token sits in its sequence, counting real tokens only (so left padding works): cumsum(mask) - 1,
  *  clipped at 0 for leading padding. The same rule as veRL's position ids. */

@@ -32,6 +32,25 @@ export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Ten
  * tf.variableGrads keyed by our names (e.g. HF weight names) instead of tfjs's internal variable names.
  * f must return a scalar loss built from the variables; returns the loss and the gradients (caller disposes).
  */
+/**
+ * Gradient accumulation: adds `grads` into `acc` (null = nothing yet), disposing what is replaced. Returns the sums;
+ * they, and nothing else, are left for the caller to dispose.
+ */
+export function accumulateGrads(acc: Record<string, tf.Tensor> | null, grads: Record<string, tf.Tensor>): Record<string, tf.Tensor> {
+  if (!acc) return grads;
+  for (const [name, g] of Object.entries(grads)) {
+    const prev = acc[name];
+    if (prev) {
+      acc[name] = tf.add(prev, g);
+      prev.dispose();
+      g.dispose();
+    } else {
+      acc[name] = g;
+    }
+  }
+  return acc;
+}
+
 export function namedVariableGrads(vars: Record<string, tf.Variable>, f: () => tf.Scalar):
     { value: tf.Scalar; grads: Record<string, tf.Tensor> } {
   const entries = Object.entries(vars);

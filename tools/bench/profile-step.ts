@@ -3,7 +3,7 @@
 //   npx tsx tools/bench/profile-step.ts [preset] [wasm|webgpu|cpu] [--set key=value ...]
 import * as tf from '@tensorflow/tfjs';
 import { benchStepConfig } from '../../src/cli/bench-step';
-import { modelDirFor } from '../../src/cli/train';
+import { modelDirFor } from '../../src/cli/modelDir';
 import { initBackend, type BackendName } from '../../src/model/backend';
 import { MemorySink } from '../../src/metrics/sink';
 import { readModelDir } from '../../src/starpo/runDir';

@@ -245,7 +245,43 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
   return [backend.makeTensorInfo([B * T, nH * hd], 'float32', out), { ...cacheK }, { ...cacheV }];
 }
 
+function embed({ inputs: { table, ids }, backend }: Args): Info {
+  const [, H] = table.shape;
+  const E = vals(backend, table), I = backend.data.get(ids.dataId).values, out = new Float32Array(I.length * H);
+  for (let i = 0; i < I.length; i++) out.set(E.subarray(I[i] * H, I[i] * H + H), i * H);
+  return backend.makeTensorInfo([I.length, H], 'float32', out);
+}
+
+function embedGrad({ inputs: { dy, ids }, backend, attrs }: Args): Info {
+  const H = dy.shape[1], V = attrs.vocabSize as number;
+  const D = vals(backend, dy), I = backend.data.get(ids.dataId).values, out = new Float32Array(V * H);
+  for (let i = 0; i < I.length; i++) for (let d = 0; d < H; d++) out[I[i] * H + d] += D[i * H + d];
+  return backend.makeTensorInfo([V, H], 'float32', out);
+}
+
+function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
+  const [rows, V] = logits.shape;
+  const Z = vals(backend, logits), U = vals(backend, uniforms), invT = 1 / (attrs.temperature as number);
+  const out = new Int32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    let m = -Infinity;
+    for (let i = 0; i < V; i++) m = Math.max(m, Z[r * V + i] * invT);
+    let total = 0;
+    for (let i = 0; i < V; i++) total += Math.exp(Z[r * V + i] * invT - m);
+    let cum = 0, pick = V - 1;
+    for (let i = 0; i < V; i++) {
+      cum += Math.exp(Z[r * V + i] * invT - m);
+      if (cum >= U[r] * total) { pick = i; break; }
+    }
+    out[r] = pick;
+  }
+  return backend.makeTensorInfo([rows], 'int32', out as unknown as Float32Array);
+}
+
 const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
+  [K.embed]: embed,
+  [K.embedGrad]: embedGrad,
+  [K.sample]: sample,
   [K.rmsNorm]: rmsNorm,
   [K.rmsNormGrad]: rmsNormGrad,
   [K.rope]: rope,

@@ -23,6 +23,9 @@ export const K = {
   cachedAttention: 'RagenCachedAttention',
   logProbs: 'RagenTokenLogProbs',
   logProbsGrad: 'RagenTokenLogProbsGrad',
+  embed: 'RagenEmbed',
+  embedGrad: 'RagenEmbedGrad',
+  sample: 'RagenSample',
 } as const;
 
 /** Head layout of a packed qkv row (attrs of the attention and RoPE kernels). */
@@ -40,6 +43,42 @@ const run = <T extends tf.Tensor | tf.Tensor[]>(name: string, inputs: tf.NamedTe
 // The stock-tfjs compositions (the pre-fusion model code). Fallback and test reference.
 
 export const unfused = {
+  /**
+   * Embedding lookup table[ids]. tf.gather's own gradient needs UnsortedSegmentSum, which the wasm backend lacks,
+   * so the gradient is written as a scatter-add of the output gradient into the table's rows (ScatterNd sums rows
+   * of repeated ids, and exists on cpu, wasm and webgpu).
+   */
+  embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
+    const [vocab, hidden] = table.shape;
+    // customGrad passes its inputs and the save function as one variadic list.
+    const lookup = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      const [tbl, flatIds, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
+      save([flatIds]);
+      return {
+        value: tf.gather(tbl, flatIds),
+        gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
+          tf.scatterND(saved[0].expandDims(1), dy, [vocab, hidden]),
+          tf.zeros(saved[0].shape),   // ids are integers: no gradient, but customGrad wants one per input
+        ],
+      };
+    });
+    return lookup(table, ids) as tf.Tensor2D;
+  },
+
+  /**
+   * One token per row by inverse CDF: the first whose cumulative probability under softmax(logits / temperature)
+   * reaches uniforms[r] times the total (at most V - 1). int32 [B].
+   */
+  sample(logits: tf.Tensor2D, uniforms: tf.Tensor1D, temperature: number): tf.Tensor1D {
+    return tf.tidy(() => {
+      const [rows, vocab] = logits.shape;
+      const cdf = tf.cumsum(tf.softmax(logits.div(temperature)), 1);
+      const total = cdf.slice([0, vocab - 1], [rows, 1]);        // ~1, but use it so rounding cannot overshoot
+      const below = tf.less(cdf, uniforms.reshape([rows, 1]).mul(total)).toInt().sum(1);
+      return tf.minimum(below, tf.scalar(vocab - 1, 'int32')) as tf.Tensor1D;
+    });
+  },
+
   rmsNorm(x: tf.Tensor2D, weight: tf.Tensor1D, eps: number): tf.Tensor2D {
     return tf.tidy(() => x.mul(tf.rsqrt(tf.mean(tf.square(x), -1, true).add(eps))).mul(weight) as tf.Tensor2D);
   },
@@ -139,6 +178,14 @@ function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, visible: tf.Tens
 // ---------------------------------------------------------------------------------------------------------------
 // The fused ops.
 
+export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
+  return has(K.embed) ? run(K.embed, { table, ids }, {}) : unfused.embed(table, ids);
+}
+
+export function sample(logits: tf.Tensor2D, uniforms: tf.Tensor1D, temperature: number): tf.Tensor1D {
+  return has(K.sample) ? run(K.sample, { logits, uniforms }, { temperature }) : unfused.sample(logits, uniforms, temperature);
+}
+
 export function rmsNorm(x: tf.Tensor2D, weight: tf.Tensor1D, eps: number): tf.Tensor2D {
   return has(K.rmsNorm) ? run(K.rmsNorm, { x, weight }, { eps }) : unfused.rmsNorm(x, weight, eps);
 }
@@ -183,6 +230,17 @@ let gradientsRegistered = false;
 export function registerFusedGradients(): void {
   if (gradientsRegistered) return;
   gradientsRegistered = true;
+  tf.registerGradient({
+    kernelName: K.embed,
+    inputsToSave: ['table', 'ids'],
+    gradFunc: (dy, saved) => {
+      const [table, ids] = saved;
+      return {
+        table: () => run(K.embedGrad, { dy: dy as tf.Tensor, ids }, { vocabSize: table.shape[0] }),
+        ids: () => tf.zerosLike(ids),
+      };
+    },
+  });
   tf.registerGradient({
     kernelName: K.rmsNorm,
     inputsToSave: ['x', 'weight'],

@@ -35,6 +35,9 @@ interface Exports {
   logprob_bwd(dlp: number, dent: number, z: number, target: number, dz: number, rows: number, V: number, invT: number): void;
   attn_fwd(qkv: number, mask: number, out: number, lse: number, scratch: number, B: number, T: number, nH: number, nKV: number, hd: number, scale: number): void;
   attn_bwd(dout: number, qkv: number, mask: number, out: number, lse: number, dqkv: number, B: number, T: number, nH: number, nKV: number, hd: number, scale: number): void;
+  embed_fwd(table: number, ids: number, out: number, n: number, H: number): void;
+  embed_bwd(dy: number, ids: number, dtable: number, n: number, V: number, H: number): void;
+  sample_rows(z: number, u: number, out: number, rows: number, V: number, invT: number): void;
   attn_cached(qkv: number, cacheK: number, cacheV: number, mask: number, out: number, scratch: number, B: number, T: number, C: number, slot: number, nH: number, nKV: number, hd: number, scale: number): void;
 }
 
@@ -79,6 +82,22 @@ function withScratch(b: WasmBackend, n: number, f: (ptr: number) => void): void 
 const heads = (attrs: Record<string, unknown>) => attrs as unknown as HeadAttrs;
 
 const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
+  [K.embed]: ({ inputs: { table, ids }, backend: b }) => {
+    const out = b.makeOutput([ids.shape[0], table.shape[1]], 'float32');
+    kernels(b).embed_fwd(addr(b, table), addr(b, ids), addr(b, out), ids.shape[0], table.shape[1]);
+    return out;
+  },
+  [K.embedGrad]: ({ inputs: { dy, ids }, backend: b, attrs }) => {
+    const V = attrs.vocabSize as number;
+    const out = b.makeOutput([V, dy.shape[1]], 'float32');
+    kernels(b).embed_bwd(addr(b, dy), addr(b, ids), addr(b, out), ids.shape[0], V, dy.shape[1]);
+    return out;
+  },
+  [K.sample]: ({ inputs: { logits, uniforms }, backend: b, attrs }) => {
+    const out = b.makeOutput([logits.shape[0]], 'int32');
+    kernels(b).sample_rows(addr(b, logits), addr(b, uniforms), addr(b, out), logits.shape[0], logits.shape[1], 1 / (attrs.temperature as number));
+    return out;
+  },
   [K.rmsNorm]: ({ inputs: { x, weight }, backend: b, attrs }) => {
     const y = b.makeOutput(x.shape, 'float32');
     kernels(b).rmsnorm_fwd(addr(b, x), addr(b, weight), addr(b, y), x.shape[0], x.shape[1], attrs.eps as number);

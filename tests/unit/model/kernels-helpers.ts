@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import * as fused from '../../../src/model/kernels/index';
 import { unfused, type HeadAttrs } from '../../../src/model/kernels/index';
-import { seededUniform } from '../../../src/model/sampling';
+import { seededUniform } from '../../../src/model/seeded';
 
 function rand(shape: number[], seed: number, scale = 1): tf.Tensor {
   const u = seededUniform(seed);
@@ -54,6 +54,27 @@ export function describeFusedKernels(backend: string, opts: { tol?: number; setu
       await opts.setup();
       expect(tf.getBackend()).toBe(backend);
       for (const name of Object.values(fused.K)) expect(tf.getKernel(name, backend), name).toBeDefined();
+    });
+
+    it('embedding lookup (repeated ids): forward and gradient', async () => {
+      const table = rand([9, 12], 20);
+      const ids = tf.tensor1d([3, 0, 8, 3, 3, 5], 'int32');
+      await expectClose(fused.embed(table as tf.Tensor2D, ids), unfused.embed(table as tf.Tensor2D, ids), 1e-12);   // a copy: exact
+      await expectClose(gradsOf((t) => fused.embed(t as tf.Tensor2D, ids), [table], 21), gradsOf((t) => unfused.embed(t as tf.Tensor2D, ids), [table], 21), tol);
+      tf.dispose([table, ids]);
+    });
+
+    it('sampling by inverse CDF picks the tokens of the stock-op sampler', async () => {
+      const logits = rand([64, 37], 22, 3) as tf.Tensor2D;
+      const u = seededUniform(23);
+      const uniforms = tf.tensor1d(Array.from({ length: 64 }, (_, i) => (i === 0 ? 0 : i === 1 ? 0.999999 : u())));
+      for (const temperature of [1, 0.5]) {
+        const a = Array.from(await fused.sample(logits, uniforms, temperature).data());
+        const b = Array.from(await unfused.sample(logits, uniforms, temperature).data());
+        expect(a).toEqual(b);
+        expect(new Set(a).size).toBeGreaterThan(10);
+      }
+      tf.dispose([logits, uniforms]);
     });
 
     it('RMSNorm: forward and gradients match the composition', async () => {

@@ -462,3 +462,50 @@ void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32*
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Embedding lookup: out[i] = table[ids[i]] (rows of H floats); its gradient adds dy's rows into a zeroed table.
+
+EXPORT(embed_fwd)
+void embed_fwd(const f32* table, const int* ids, f32* out, int n, int H) {
+  for (int i = 0; i < n; i++) {
+    const f32* src = table + (long)ids[i] * H;
+    f32* dst = out + (long)i * H;
+    int d = 0;
+    for (; d + 4 <= H; d += 4) store(dst + d, load(src + d));
+    for (; d < H; d++) dst[d] = src[d];
+  }
+}
+
+EXPORT(embed_bwd)
+void embed_bwd(const f32* dy, const int* ids, f32* dtable, int n, int V, int H) {
+  zero(dtable, V * H);
+  for (int i = 0; i < n; i++) {
+    f32* dst = dtable + (long)ids[i] * H;
+    const f32* src = dy + (long)i * H;
+    int d = 0;
+    for (; d + 4 <= H; d += 4) store(dst + d, add(load(dst + d), load(src + d)));
+    for (; d < H; d++) dst[d] += src[d];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sampling by inverse CDF: row r's token is the first i whose cumulative probability under softmax(z invT)
+// reaches u[r] times the total (at most V - 1), the rule of sampling.ts's stock-op path.
+
+EXPORT(sample_rows)
+void sample_rows(const f32* z, const f32* u, int* out, int rows, int V, f32 invT) {
+  for (int r = 0; r < rows; r++) {
+    const f32* zr = z + (long)r * V;
+    f32 m = row_max(zr, V, invT);
+    f32 total = 0;
+    for (int i = 0; i < V; i++) total += s_exp(zr[i] * invT - m);
+    f32 target = u[r] * total, cum = 0;
+    int pick = V - 1;
+    for (int i = 0; i < V; i++) {
+      cum += s_exp(zr[i] * invT - m);
+      if (cum >= target) { pick = i; break; }
+    }
+    out[r] = pick;
+  }
+}

@@ -25,14 +25,14 @@ import {
 } from '../agent/index';
 import { AdamW, clipGradNormAsync } from '../model/adamw';
 import type { Qwen2Config } from '../model/config';
-import { mixSeed, policyGenerateFn } from './policyAgent';
+import { mixSeed, policyGenerateFn } from '../starpo/policyAgent';
 import { tokenLogProbs as fusedTokenLogProbs } from '../model/kernels/index';
 import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
 import { namedVariableGrads } from '../model/scoring';
 import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer, type Tokenizer } from '../model/tokenizer';
-import { envBlocks, type RunConfig } from './config';
+import { agentFormatFromConfig, envBlocks, type RunConfig } from '../starpo/config';
 import { DEMO_SEED_BASE, demonstrationStats, generateDemonstrations, type Demonstration, type DemonstrationStats } from './demonstrations';
-import { presetConfig, resolvePreset } from './presets';
+import { presetConfig, resolvePreset } from '../starpo/presets';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Recipes
@@ -455,14 +455,7 @@ export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, confi
     seedForCall: (call) => mixSeed(opts.seed, call),
     onTokens: (n) => (newTokens += n),
   });
-  const result = await runRollouts(manager, generateFn, {
-    maxTurn: config.agent.maxTurn,
-    maxActionsPerTurn: config.agent.maxActionsPerTurn,
-    enableThink: config.model.enableThink,
-    actionSep: config.agent.actionSep,
-    promptStyle: config.model.promptStyle,
-    maxContextWindow: config.agent.maxContextWindow,
-  });
+  const result = await runRollouts(manager, generateFn, agentFormatFromConfig(config));
 
   const rates = (trajectories: readonly Trajectory[]): CheckRates => {
     let turns = 0;
