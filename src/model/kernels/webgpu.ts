@@ -94,6 +94,67 @@ const ROW_HEADER = `
 const NEG = '-3.0e38';
 
 // ---------------------------------------------------------------------------------------------------------------
+// Embedding lookup (also the generation session's row copy) and its gradient
+
+function embed({ inputs: { table, ids }, backend }: Args): Info {
+  const n = ids.shape[0], H = table.shape[1];
+  // One invocation per output element: row i of the output is row ids[i] of the table.
+  const code = `
+  fn main(index : i32) {
+    let H = uniforms.tableShape[1];
+    if (index >= uniforms.outShape[0] * H) { return; }
+    let i = index / H;
+    result[index] = table[i32(ids[i]) * H + index - i * H];
+  }`;
+  return backend.runWebGPUProgram(perItem('embed', ['table', 'ids'], [n, H], n * H, code), [table, ids], 'float32');
+}
+
+function embedGrad({ inputs: { dy, ids }, backend, attrs }: Args): Info {
+  const [n, H] = dy.shape, V = attrs.vocabSize as number;
+  // Rows of dy with the same id are summed in index order (as on cpu), without atomics, so the result is the same
+  // on every run. One invocation per token i: whether i is its id's first occurrence, and the next occurrence.
+  // Output [n, 2] int32: (next index with the same id or -1, 1 if i is the first occurrence).
+  const linkCode = `
+  fn main(index : i32) {
+    let n = uniforms.idsShape;
+    if (index >= n) { return; }
+    let id = i32(ids[index]);
+    var first = 1;
+    var next = -1;
+    for (var j = 0; j < n; j = j + 1) {
+      if (i32(ids[j]) != id) { continue; }
+      if (j < index) { first = 0; }
+      if (j > index && next < 0) { next = j; }
+    }
+    result[2 * index] = next;
+    result[2 * index + 1] = first;
+  }`;
+  const links = backend.runWebGPUProgram(perItem('embed_grad_links', ['ids'], [n, 2], n, linkCode), [ids], 'int32');
+  // One invocation per element of the gradient table: zero (rows no token uses stay zero).
+  const zeroCode = `
+  fn main(index : i32) {
+    if (index < uniforms.outShape[0] * uniforms.outShape[1]) { result[index] = 0.0; }
+  }`;
+  const grad = backend.runWebGPUProgram(perItem('embed_grad_zero', [], [V, H], V * H, zeroCode), [], 'float32');
+  // One invocation per (first occurrence i, column d): the sum of dy[j, d] over the occurrences j of ids[i], written
+  // into row ids[i] of the zeroed table (the program's output is that table).
+  const sumCode = `
+  fn main(index : i32) {
+    let H = uniforms.dyShape[1];
+    if (index >= uniforms.dyShape[0] * H) { return; }
+    let i = index / H;
+    let d = index - i * H;
+    if (links[2 * i + 1] == 0) { return; }
+    var s = 0.0;
+    for (var j = i; j >= 0; j = links[2 * j]) { s = s + dy[j * H + d]; }
+    result[i32(ids[i]) * H + d] = s;
+  }`;
+  backend.runWebGPUProgram(perItem('embed_grad_sum', ['dy', 'ids', 'links'], [V, H], n * H, sumCode), [dy, ids, links], 'float32', undefined, grad);
+  disposeIntermediate(backend, links);
+  return grad;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // RMSNorm
 
 function rmsNorm({ inputs: { x, weight }, backend, attrs }: Args): Info {
@@ -243,7 +304,7 @@ function swiGluGrad({ inputs: { dy, gu }, backend }: Args): Info {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Token log-probs and entropy
+// Token log-probs and entropy; sampling
 
 /**
  * [rows, 2]: log-sum-exp and entropy of softmax(logits / T) per row. One workgroup per row, one pass over the row:
@@ -345,6 +406,59 @@ function logProbsGrad({ inputs: { dLogProbs, dEntropy, logits, targets }, backen
     [dLogProbs, dEntropy, logits, targets, stats], 'float32', [f32(invT)]);
   disposeIntermediate(backend, stats);
   return dz;
+}
+
+function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
+  const rows = logits.shape[0], invT = 1 / (attrs.temperature as number);
+  // One workgroup per row: the first token whose cumulative exp(z/T - max) reaches u times the total (else V - 1).
+  // Each invocation owns a contiguous chunk of the vocabulary: chunk maxima and sums, a prefix over the chunks, then
+  // each invocation scans its own chunk from its prefix and the workgroup takes the smallest crossing.
+  const code = `${ROW_HEADER}
+  var<workgroup> rowTotal : f32;
+  fn main(index : i32) {
+    let tid = i32(localId.x);
+    let rows = uniforms.logitsShape[0];
+    let V = uniforms.logitsShape[1];
+    let row = index / WG;
+    let r = min(row, rows - 1);
+    let chunk = (V + WG - 1) / WG;
+    let start = min(tid * chunk, V);
+    let end = min(start + chunk, V);
+    var m = ${NEG};
+    for (var i = start; i < end; i = i + 1) { m = max(m, logits[r * V + i] * uniforms.invT); }
+    partial[tid] = m;
+    workgroupBarrier();
+    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
+      if (tid < stride) { partial[tid] = max(partial[tid], partial[tid + stride]); }
+      workgroupBarrier();
+    }
+    let rowMax = partial[0];
+    var s = 0.0;
+    for (var i = start; i < end; i = i + 1) { s = s + exp(logits[r * V + i] * uniforms.invT - rowMax); }
+    partial2[tid] = s;
+    workgroupBarrier();
+    if (tid == 0) {   // exclusive prefix over the chunks, in order
+      var acc = 0.0;
+      for (var t = 0; t < WG; t = t + 1) { let c = partial2[t]; partial2[t] = acc; acc = acc + c; }
+      rowTotal = acc;
+    }
+    workgroupBarrier();
+    let threshold = f32(draws[r]) * rowTotal;
+    var cum = partial2[tid];
+    var pick = V - 1;
+    for (var i = start; i < end; i = i + 1) {
+      cum = cum + exp(logits[r * V + i] * uniforms.invT - rowMax);
+      if (cum >= threshold) { pick = i; break; }
+    }
+    partial3[tid] = f32(pick);   // exact: token ids are far below 2^24
+    workgroupBarrier();
+    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
+      if (tid < stride) { partial3[tid] = min(partial3[tid], partial3[tid + stride]); }
+      workgroupBarrier();
+    }
+    if (row < rows && tid == 0) { result[r] = i32(partial3[0]); }
+  }`;
+  return backend.runWebGPUProgram(perRow('sample', ['logits', 'draws'], [rows], rows, code, 'invT : f32,'), [logits, uniforms], 'int32', [f32(invT)]);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -590,6 +704,9 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
 }
 
 const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
+  [K.embed]: embed,
+  [K.embedGrad]: embedGrad,
+  [K.sample]: sample,
   [K.rmsNorm]: rmsNorm,
   [K.rmsNormGrad]: rmsNormGrad,
   [K.rope]: rope,

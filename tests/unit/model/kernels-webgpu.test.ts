@@ -57,6 +57,41 @@ describe('fused webgpu kernels with a mask held in an int32 buffer', () => {
   });
 });
 
+// The shared suite's shapes fit one WGSL invocation per vocabulary entry and one workgroup; these do not.
+describe('fused webgpu kernels on larger shapes', () => {
+  beforeAll(setup);
+
+  it('sampling over 1000 tokens (16 per invocation) picks the tokens of the stock-op sampler', async () => {
+    const rows = 32, vocab = 1000;
+    const logits = tf.randomNormal([rows, vocab], 0, 2, 'float32', 30) as tf.Tensor2D;
+    const draws = Array.from({ length: rows }, (_, i) => (i === 0 ? 0 : i === 1 ? 0.9999 : ((i * 0.6180339887) % 1)));
+    const uniforms = tf.tensor1d(draws);
+    for (const temperature of [1, 0.3]) {
+      const a = fused.sample(logits, uniforms, temperature), b = fused.unfused.sample(logits, uniforms, temperature);
+      const [x, y] = [Array.from(await a.data()), Array.from(await b.data())];
+      expect(x).toEqual(y);
+      expect(new Set(x).size).toBeGreaterThan(rows / 2);
+      expect(Math.max(...x)).toBeGreaterThan(vocab / 2);   // crossings well past the first invocation's chunk
+      tf.dispose([a, b]);
+    }
+    tf.dispose([logits, uniforms]);
+  });
+
+  it('embedding gradient with 300 lookups of 7 ids sums each id\'s rows', async () => {
+    const table = tf.randomNormal([7, 40], 0, 1, 'float32', 31) as tf.Tensor2D;
+    const ids = tf.tensor1d(Array.from({ length: 300 }, (_, i) => (i * i) % 7), 'int32');
+    const w = tf.randomNormal([300, 40], 0, 1, 'float32', 32);
+    const grad = (impl: typeof fused.embed) => tf.grad((t: tf.Tensor) => impl(t as tf.Tensor2D, ids).mul(w).sum())(table);
+    const [a, b] = [grad(fused.embed), grad(fused.unfused.embed)];
+    const [x, y] = [await a.data(), await b.data()];
+    let worst = 0;
+    for (let i = 0; i < x.length; i++) worst = Math.max(worst, Math.abs(x[i] - y[i]));
+    expect(worst).toBeLessThan(1e-4);   // sums of ~40-120 terms of size ~1 in different orders
+    expect(Array.from(x.slice(5 * 40, 6 * 40)).every((v) => v === 0)).toBe(true);   // 5 is never a square mod 7
+    tf.dispose([table, ids, w, a, b]);
+  });
+});
+
 // Why fuse on WebGPU: each dispatch costs ~0.3-0.5 ms through Dawn on a real GPU. Pins how many compute programs
 // each kernel runs (webgpu.ts explains each one), so the count cannot silently grow back.
 describe('GPU programs per fused webgpu kernel', () => {
@@ -75,7 +110,7 @@ describe('GPU programs per fused webgpu kernel', () => {
       const out = tf.ones([6, 32]), lse = tf.zeros([2, 4, 3]), cache = tf.zeros([2, 5, 16]), cacheMask = tf.ones([2, 5]);
       const logits = tf.ones([3, 11]), targets = tf.tensor1d([1, -1, 4], 'int32'), r = tf.ones([3]);
       const positions = tf.tensor1d([0, 1, 2, 3], 'int32'), table = tf.ones([4, 8]), rows = tf.ones([4, W]);
-      const half = tf.ones([4, 8]), cacheV = tf.zeros([2, 5, 16]);
+      const half = tf.ones([4, 8]), cacheV = tf.zeros([2, 5, 16]), ids = tf.tensor1d([1, 0, 4], 'int32'), draws = tf.fill([3], 0.5);
       const cases: [string, tf.NamedTensorMap, object, number][] = [
         [fused.K.rmsNorm, { x, weight: w }, { eps: 1e-6 }, 1],
         [fused.K.rmsNormGrad, { dy: x, x, weight: w }, { eps: 1e-6 }, 3],
@@ -87,13 +122,16 @@ describe('GPU programs per fused webgpu kernel', () => {
         [fused.K.cachedAttention, { qkv, cacheK: cache, cacheV, mask: cacheMask }, { ...heads, slot: 0 }, 3],
         [fused.K.logProbs, { logits, targets }, { temperature: 1 }, 3],
         [fused.K.logProbsGrad, { dLogProbs: r, dEntropy: r, logits, targets }, { temperature: 1 }, 2],
+        [fused.K.embed, { table: x, ids }, {}, 1],
+        [fused.K.embedGrad, { dy: half, ids: positions }, { vocabSize: 6 }, 3],
+        [fused.K.sample, { logits, uniforms: draws }, { temperature: 1 }, 1],
       ];
       for (const [name, inputs, attrs, expected] of cases) {
         programs = 0;
         tf.tidy(() => { tf.engine().runKernel(name, inputs, attrs as tf.NamedAttrMap); });
         expect(programs, name).toBe(expected);
       }
-      tf.dispose([x, w, qkv, mask, out, lse, cache, cacheV, cacheMask, logits, targets, r, positions, table, rows, half]);
+      tf.dispose([x, w, qkv, mask, out, lse, cache, cacheV, cacheMask, logits, targets, r, positions, table, rows, half, ids, draws]);
       expect(tf.memory().numTensors).toBe(tensorsBefore);
     } finally {
       backend.runWebGPUProgram = original;
