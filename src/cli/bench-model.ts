@@ -19,7 +19,7 @@ import * as tf from '@tensorflow/tfjs';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { AdamW, clipGradNormAsync } from '../model/adamw';
+import { AdamW } from '../model/adamw';
 import { initBackend, type BackendName } from '../model/backend';
 import type { Qwen2Config } from '../model/config';
 import { generate } from '../model/generate';
@@ -229,9 +229,8 @@ async function trainSecondsPerStep(model: Qwen2Model, w: ModelWorkload, seconds:
         const { logProbs, entropy } = tokenLogProbs(model, ids);
         return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
       }));
-      const clipped = await clipGradNormAsync(grads, 1.0);
-      optimizer.step(clipped.grads);
-      tf.dispose([value, ...Object.values(grads), ...Object.values(clipped.grads)]);
+      await optimizer.stepClipped(grads, 1.0);
+      tf.dispose([value, ...Object.values(grads)]);
       // webgpu queues work: reading an updated weight waits until the AdamW step has really run.
       await probe.data();
     }, note, what);

@@ -4,6 +4,7 @@
 //   m = b1 m + (1 - b1) g;   v = b2 v + (1 - b2) g^2
 //   param -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 import * as tf from '@tensorflow/tfjs';
+import { adamWInPlace, sumOfSquares, type AdamWAttrs } from './kernels/index';
 
 export interface AdamWOptions {
   lr: number;                    // learning rate (RAGEN: actor 1e-6, critic 1e-5); may be changed between steps
@@ -53,6 +54,48 @@ export class AdamW {
 
   /** Steps taken so far. */
   get stepsTaken(): number { return this.stepCount; }
+
+  /**
+   * Global-norm clipping (clip_grad_norm_: coef = min(1, maxNorm / (norm + 1e-6))) then one update, RAGEN's
+   * optimizer step. Nothing is written when the norm is not finite, or (fused kernel) when any updated value would
+   * not be: `applied` says which. With every variable's gradient given and the fused kernels registered (cpu, wasm),
+   * this is two kernels (src/model/kernels: sum of squares, AdamW in place) instead of a few per parameter tensor,
+   * with the same float32 arithmetic as step(). Does not dispose the gradients.
+   */
+  async stepClipped(grads: Record<string, tf.Tensor>, maxNorm: number): Promise<{ norm: number; applied: boolean }> {
+    if (!(maxNorm > 0)) throw new Error(`clipGradNorm: maxNorm must be > 0, got ${maxNorm}`);
+    const list = this.names.map((n) => grads[n]);
+    const sumSq = list.every(Boolean) ? sumOfSquares(list) : null;
+    if (sumSq) {
+      const norm = Math.fround(Math.sqrt((await sumSq.data())[0]));
+      sumSq.dispose();
+      if (!Number.isFinite(norm)) return { norm, applied: false };
+      const f = Math.fround;
+      const coef = Math.min(f(f(maxNorm) / f(norm + f(1e-6))), 1);   // float32, as clipGradNormOnDevice computes it
+      const applied = await adamWInPlace(this.names.map((n) => this.vars[n]), list, this.m, this.v, this.attrs(this.stepCount + 1, coef));
+      if (applied !== null) {
+        if (applied) this.stepCount++;
+        return { norm, applied };
+      }
+    }
+    const clipped = await clipGradNormAsync(grads, maxNorm);
+    try {
+      const applied = Number.isFinite(clipped.norm);
+      if (applied) this.step(clipped.grads);
+      return { norm: clipped.norm, applied };
+    } finally {
+      tf.dispose(Object.values(clipped.grads));
+    }
+  }
+
+  /** The scalars of update number `t` (1-based) with gradients scaled by `coef`. */
+  private attrs(t: number, coef: number): AdamWAttrs {
+    const [b1, b2] = this.betas;
+    return {
+      coef, decay: 1 - this.lr * this.weightDecay, b1, omb1: 1 - b1, b2, omb2: 1 - b2,
+      stepSize: this.lr / (1 - b1 ** t), bc2: Math.sqrt(1 - b2 ** t), eps: this.eps,
+    };
+  }
 
   /** One update from `grads` (by variable name; variables without a gradient are left alone, as PyTorch does for
    *  parameters whose .grad is None). Does not dispose the gradients. */

@@ -2,7 +2,6 @@
 // the helper worker (helper.ts), which runs the critic's updates on a second core with exactly this code.
 import * as tf from '@tensorflow/tfjs';
 import type { AdamW } from '../model/adamw';
-import { clipGradNormAsync } from '../model/adamw';
 import type { Qwen2Model } from '../model/qwen2';
 import { accumulateGrads, namedVariableGrads, stopGradient } from '../model/scoring';
 import { chunks, disposeBatch, padBatch, padRows, unpadRows, type PaddedBatch, type TokenizedTrajectory } from './batch';
@@ -37,8 +36,8 @@ export interface MiniBatchUpdateOptions {
 /**
  * One optimizer step over a mini-batch, gradients accumulated over its micro-batches (each micro-batch's loss
  * divided by their number, veRL's gradient accumulation); the logged parts of the loss are averaged over the
- * micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss or the grad norm is
- * not finite.
+ * micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss, the grad norm or
+ * (fused AdamW) an updated weight is not finite.
  */
 export async function miniBatchUpdate(o: MiniBatchUpdateOptions, seqs: readonly TokenizedTrajectory[], mini: readonly number[],
                                       lossOf: MicroBatchLoss): Promise<{ applied: boolean; stats: Record<string, number>; rows: UpdateRows }> {
@@ -77,15 +76,13 @@ export async function miniBatchUpdate(o: MiniBatchUpdateOptions, seqs: readonly 
     }
     const stats: Record<string, number> = {};
     for (const [k, v] of Object.entries(parts)) stats[k] = v.reduce((a, b) => a + b, 0) / v.length;
-    const clipped = await clipGradNormAsync(grads!, o.gradClip);
-    try {
-      stats[o.gradNormKey] = clipped.norm;
-      const applied = Number.isFinite(lossSum) && Number.isFinite(clipped.norm);
-      if (applied) o.optimizer.step(clipped.grads);
-      return { applied, stats, rows: rowsRead };
-    } finally {
-      tf.dispose(Object.values(clipped.grads));
+    if (!Number.isFinite(lossSum)) {
+      stats[o.gradNormKey] = NaN;
+      return { applied: false, stats, rows: rowsRead };
     }
+    const { norm, applied } = await o.optimizer.stepClipped(grads!, o.gradClip);
+    stats[o.gradNormKey] = norm;
+    return { applied, stats, rows: rowsRead };
   } finally {
     if (grads) tf.dispose(Object.values(grads));
   }

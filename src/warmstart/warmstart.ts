@@ -23,7 +23,7 @@ import {
   type RenderedPrompt,
   type Trajectory,
 } from '../agent/index';
-import { AdamW, clipGradNormAsync } from '../model/adamw';
+import { AdamW } from '../model/adamw';
 import type { Qwen2Config } from '../model/config';
 import { mixSeed } from '../model/seeded';
 import { policyGenerateFn } from '../starpo/policyAgent';
@@ -381,10 +381,9 @@ export async function trainSft(model: Qwen2Model, examples: readonly SftExample[
       optimizer.lr = learningRate(step, opts);
       const batch = collate(batches.next().value!, padTokenId);
       const { value, grads } = namedVariableGrads(model.variables, () => sftLoss(model, batch));
-      const clipped = await clipGradNormAsync(grads, opts.gradClip ?? 1.0);
-      optimizer.step(clipped.grads);
+      await optimizer.stepClipped(grads, opts.gradClip ?? 1.0);
       const loss = (await value.data())[0];
-      tf.dispose([value, batch.ids, batch.attention, batch.positions, batch.targets, ...Object.values(grads), ...Object.values(clipped.grads)]);
+      tf.dispose([value, batch.ids, batch.attention, batch.positions, batch.targets, ...Object.values(grads)]);
       if (!Number.isFinite(loss)) throw new Error(`trainSft: the loss became ${loss} at step ${step + 1}`);
       losses.push(loss);
       opts.onStep?.(step + 1, loss);

@@ -3,7 +3,7 @@
 //   npx tsx tools/bench/profile-update.ts [tiny|sokoban-tiny] [wasm|webgpu|cpu]
 import * as tf from '@tensorflow/tfjs';
 import { benchShape } from '../../src/cli/bench-model';
-import { AdamW, clipGradNormOnDevice } from '../../src/model/adamw';
+import { AdamW } from '../../src/model/adamw';
 import { initBackend } from '../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
@@ -14,16 +14,15 @@ const w = shape.workload;
 const model = new Qwen2Model(shape.config, initQwen2Weights(shape.config, 0));
 const ids = tf.randomUniformInt([w.trainBatch, w.trainSeq], 0, shape.config.vocab_size);
 const opt = new AdamW(model.variables, { lr: 1e-6 });
-const update = () => {
+const update = async () => {
   const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => {
     const { logProbs, entropy } = tokenLogProbs(model, ids);
     return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
   }));
-  const clipped = clipGradNormOnDevice(grads, 1.0);
-  opt.step(clipped.grads);
-  tf.dispose([value, clipped.norm, ...Object.values(grads), ...Object.values(clipped.grads)]);
+  await opt.stepClipped(grads, 1.0);
+  tf.dispose([value, ...Object.values(grads)]);
 };
-update();
+await update();
 const t0 = performance.now();
 const prof = await tf.profile(update);
 const wall = performance.now() - t0;
@@ -35,12 +34,12 @@ for (const k of prof.kernels) {
 }
 const total = [...byName.values()].reduce((a, e) => a + e.ms, 0);
 console.log(`${shape.name}: ${prof.kernels.length} kernels per update, kernel time ${total.toFixed(0)} ms, wall ${wall.toFixed(0)} ms (profiled)`);
-for (const [name, e] of [...byName].sort((a, b) => b[1].ms - a[1].ms).slice(0, 14)) {
+for (const [name, e] of [...byName].sort((a, b) => b[1].ms - a[1].ms).slice(0, 40)) {
   console.log(`  ${name.padEnd(22)} ${String(e.n).padStart(5)} calls ${e.ms.toFixed(1).padStart(8)} ms ${(100 * e.ms / total).toFixed(1).padStart(5)} %`);
 }
 
 const probe = model.variables['model.norm.weight'];
 const t1 = performance.now();
-for (let i = 0; i < 5; i++) update();
+for (let i = 0; i < 5; i++) await update();
 await probe.data();
 console.log(`  mean wall time of 5 updates: ${((performance.now() - t1) / 5).toFixed(0)} ms`);

@@ -2,7 +2,7 @@
 // wasm (C) and webgpu (WGSL) kernels are read against: the same loops, in the order of wasm/kernels.c, without SIMD.
 // JavaScript computes in double precision and rounds when storing into the Float32Array outputs.
 import * as tf from '@tensorflow/tfjs';
-import { K, type HeadAttrs } from './ops';
+import { K, type AdamWAttrs, type HeadAttrs } from './ops';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
 interface CpuBackend {
@@ -278,7 +278,42 @@ function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
   return backend.makeTensorInfo([rows], 'int32', out as unknown as Float32Array);
 }
 
+function sumSquares({ inputs, backend, attrs }: Args): Info {
+  let total = 0;
+  for (let t = 0; t < (attrs.n as number); t++) for (const x of vals(backend, inputs[`t${t}`])) total += x * x;
+  return backend.makeTensorInfo([], 'float32', Float32Array.of(total));
+}
+
+/** AdamW in place (see ops.ts AdamWAttrs), after checking every new value is finite; returns 1 applied / 0 not. */
+function adamW({ inputs, backend, attrs }: Args): Info {
+  const a = attrs as unknown as AdamWAttrs & { n: number };
+  const f = Math.fround;
+  const M = vals(backend, inputs.m), V = vals(backend, inputs.v);
+  for (const write of [false, true]) {
+    let off = 0;
+    for (let t = 0; t < a.n; t++) {
+      const P = vals(backend, inputs[`p${t}`]), G = vals(backend, inputs[`g${t}`]);
+      for (let i = 0; i < P.length; i++, off++) {
+        // Rounded to float32 after every operation, as the float32 kernels do.
+        const g = f(G[i] * a.coef);
+        const m = f(f(M[off] * a.b1) + f(g * a.omb1));
+        const v = f(f(V[off] * a.b2) + f(f(g * g) * a.omb2));
+        const den = f(f(f(Math.sqrt(v)) / a.bc2) + a.eps);
+        const p = f(f(P[i] * a.decay) - f(f(m / den) * a.stepSize));
+        if (!write) {
+          if (!Number.isFinite(p) || !Number.isFinite(m) || !Number.isFinite(v)) return backend.makeTensorInfo([1], 'int32', Int32Array.of(0) as unknown as Float32Array);
+        } else {
+          P[i] = p; M[off] = m; V[off] = v;
+        }
+      }
+    }
+  }
+  return backend.makeTensorInfo([1], 'int32', Int32Array.of(1) as unknown as Float32Array);
+}
+
 const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
+  [K.sumSquares]: sumSquares,
+  [K.adamW]: adamW,
   [K.embed]: embed,
   [K.embedGrad]: embedGrad,
   [K.sample]: sample,

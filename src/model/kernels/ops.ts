@@ -26,7 +26,22 @@ export const K = {
   embed: 'RagenEmbed',
   embedGrad: 'RagenEmbedGrad',
   sample: 'RagenSample',
+  sumSquares: 'RagenSumSquares',
+  adamW: 'RagenAdamW',
 } as const;
+
+/**
+ * One AdamW step over many parameters (attrs of RagenAdamW; the scalars exactly as AdamW.step uses them):
+ *   g = grad coef;  p = p decay;  m = b1 m + omb1 g;  v = b2 v + omb2 g^2;  p = p - stepSize (m / (sqrt(v) / bc2 + eps))
+ */
+export interface AdamWAttrs {
+  coef: number;       // gradient scale (global-norm clipping)
+  decay: number;      // 1 - lr weightDecay
+  b1: number; omb1: number; b2: number; omb2: number;
+  stepSize: number;   // lr / (1 - b1^t)
+  bc2: number;        // sqrt(1 - b2^t)
+  eps: number;
+}
 
 /** Head layout of a packed qkv row (attrs of the attention and RoPE kernels). */
 export interface HeadAttrs {
@@ -184,6 +199,29 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
 
 export function sample(logits: tf.Tensor2D, uniforms: tf.Tensor1D, temperature: number): tf.Tensor1D {
   return has(K.sample) ? run(K.sample, { logits, uniforms }, { temperature }) : unfused.sample(logits, uniforms, temperature);
+}
+
+/** The sum of squares of every element of `tensors` (a squared global norm), or null without a fused kernel. */
+export function sumOfSquares(tensors: readonly tf.Tensor[]): tf.Scalar | null {
+  if (!has(K.sumSquares)) return null;
+  return run<tf.Scalar>(K.sumSquares, Object.fromEntries(tensors.map((t, i) => [`t${i}`, t])), { n: tensors.length });
+}
+
+/**
+ * AdamW over `params` IN PLACE (their data, and the flat moments m and v, are overwritten), unless some new value
+ * would be non-finite: then nothing changes. Returns whether it applied, or null without a fused kernel.
+ */
+export async function adamWInPlace(params: readonly tf.Variable[], grads: readonly tf.Tensor[], m: tf.Variable, v: tf.Variable,
+                                   attrs: AdamWAttrs): Promise<boolean | null> {
+  if (!has(K.adamW)) return null;
+  const inputs: tf.NamedTensorMap = { m, v };
+  params.forEach((p, i) => { inputs[`p${i}`] = p; inputs[`g${i}`] = grads[i]; });
+  const flag = run<tf.Tensor>(K.adamW, inputs, { ...attrs, n: params.length });
+  try {
+    return (await flag.data())[0] === 1;
+  } finally {
+    flag.dispose();
+  }
 }
 
 export function rmsNorm(x: tf.Tensor2D, weight: tf.Tensor1D, eps: number): tf.Tensor2D {

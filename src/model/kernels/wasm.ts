@@ -11,7 +11,7 @@
 // them, and drops the input cache as soon as the kernel returns. Copying the whole cache at every decoded token would
 // cost more than the attention itself.
 import * as tf from '@tensorflow/tfjs';
-import { K, type HeadAttrs } from './ops';
+import { K, type AdamWAttrs, type HeadAttrs } from './ops';
 import { KERNELS_WASM_BASE64 } from './wasm/module';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
@@ -38,6 +38,9 @@ interface Exports {
   embed_fwd(table: number, ids: number, out: number, n: number, H: number): void;
   embed_bwd(dy: number, ids: number, dtable: number, n: number, V: number, H: number): void;
   sample_rows(z: number, u: number, out: number, rows: number, V: number, invT: number): void;
+  sum_squares(ptrs: number, sizes: number, n: number, out: number): void;
+  adamw_step(pptrs: number, gptrs: number, sizes: number, n: number, m: number, v: number, coef: number, decay: number,
+             b1: number, omb1: number, b2: number, omb2: number, stepSize: number, bc2: number, eps: number): number;
   attn_cached(qkv: number, cacheK: number, cacheV: number, mask: number, out: number, scratch: number, B: number, T: number, C: number, slot: number, nH: number, nKV: number, hd: number, scale: number): void;
 }
 
@@ -81,7 +84,38 @@ function withScratch(b: WasmBackend, n: number, f: (ptr: number) => void): void 
 
 const heads = (attrs: Record<string, unknown>) => attrs as unknown as HeadAttrs;
 
+/** Runs `f` with int32 tables on the heap (addresses and sizes of many tensors), freed afterwards. */
+function withTables(b: WasmBackend, tables: number[][], f: (ptrs: number[]) => number): number {
+  const infos = tables.map((t) => b.makeOutput([Math.max(1, t.length)], 'int32'));
+  try {
+    const heap = new Int32Array(b.wasm.asm.memory.buffer);
+    infos.forEach((info, k) => heap.set(tables[k], addr(b, info) >> 2));
+    return f(infos.map((info) => addr(b, info)));
+  } finally {
+    for (const info of infos) b.disposeData(info.dataId);
+  }
+}
+
 const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
+  [K.sumSquares]: ({ inputs, backend: b, attrs }) => {
+    const ts = Array.from({ length: attrs.n as number }, (_, i) => inputs[`t${i}`]);
+    const out = b.makeOutput([], 'float32');
+    withTables(b, [ts.map((t) => addr(b, t)), ts.map((t) => t.shape.reduce((x, y) => x * y, 1))], ([ptrs, sizes]) => {
+      kernels(b).sum_squares(ptrs, sizes, ts.length, addr(b, out));
+      return 0;
+    });
+    return out;
+  },
+  [K.adamW]: ({ inputs, backend: b, attrs }) => {
+    const a = attrs as unknown as AdamWAttrs & { n: number };
+    const ps = Array.from({ length: a.n }, (_, i) => inputs[`p${i}`]), gs = Array.from({ length: a.n }, (_, i) => inputs[`g${i}`]);
+    const sizes = ps.map((t) => t.shape.reduce((x, y) => x * y, 1));
+    const applied = withTables(b, [ps.map((t) => addr(b, t)), gs.map((t) => addr(b, t)), sizes], ([pp, gp, sz]) =>
+      kernels(b).adamw_step(pp, gp, sz, a.n, addr(b, inputs.m), addr(b, inputs.v), a.coef, a.decay, a.b1, a.omb1, a.b2, a.omb2, a.stepSize, a.bc2, a.eps));
+    const flag = b.makeOutput([1], 'int32');
+    new Int32Array(b.wasm.asm.memory.buffer, addr(b, flag), 1)[0] = applied;
+    return flag;
+  },
   [K.embed]: ({ inputs: { table, ids }, backend: b }) => {
     const out = b.makeOutput([ids.shape[0], table.shape[1]], 'float32');
     kernels(b).embed_fwd(addr(b, table), addr(b, ids), addr(b, out), ids.shape[0], table.shape[1]);

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import * as fused from '../../../src/model/kernels/index';
 import { unfused, type HeadAttrs } from '../../../src/model/kernels/index';
 import { seededUniform } from '../../../src/model/seeded';
+import { AdamW, clipGradNormAsync } from '../../../src/model/adamw';
 
 function rand(shape: number[], seed: number, scale = 1): tf.Tensor {
   const u = seededUniform(seed);
@@ -41,7 +42,11 @@ async function expectClose(fusedOut: tf.Tensor | tf.Tensor[], refOut: tf.Tensor 
 }
 
 /** One kernel per layer of a real model: with `fused` the fused path must be taken (no fallback). */
-export function describeFusedKernels(backend: string, opts: { tol?: number; setup: () => Promise<void> }): void {
+/** The optimizer kernels (multi-tensor, in place) exist on cpu and wasm; webgpu runs AdamW's stock composition. */
+export const OPTIMIZER_KERNELS: readonly string[] = [fused.K.sumSquares, fused.K.adamW];
+
+export function describeFusedKernels(backend: string, opts: { tol?: number; setup: () => Promise<void>; optimizer?: boolean }): void {
+  const optimizer = opts.optimizer ?? true;
   const tol = opts.tol ?? 2e-5;
   describe(`fused kernels on ${backend}`, () => {
     const heads: HeadAttrs = { numHeads: 4, numKvHeads: 2, headDim: 8 };
@@ -53,7 +58,59 @@ export function describeFusedKernels(backend: string, opts: { tol?: number; setu
     it('the fused kernels are registered for this backend', async () => {
       await opts.setup();
       expect(tf.getBackend()).toBe(backend);
-      for (const name of Object.values(fused.K)) expect(tf.getKernel(name, backend), name).toBeDefined();
+      for (const name of Object.values(fused.K)) {
+        if (OPTIMIZER_KERNELS.includes(name) && !optimizer) expect(tf.getKernel(name, backend), name).toBeUndefined();
+        else expect(tf.getKernel(name, backend), name).toBeDefined();
+      }
+    });
+
+    if (optimizer) it('clipping + AdamW in two kernels: the norm and the updated weights and moments of the stock path', async () => {
+      const shapes = [[7, 5], [5], [3, 9]];
+      const make = (seed: number) => Object.fromEntries(shapes.map((sh, i) => [`w${i}`, tf.variable(rand(sh, seed + i), true)]));
+      const grads = Object.fromEntries(shapes.map((sh, i) => [`w${i}`, rand(sh, 40 + i, 3)]));
+      const results: { norm: number; weights: Float32Array[]; state: Float32Array[] }[] = [];
+      for (const fusedPath of [true, false]) {
+        const vars = make(30);
+        const opt = new AdamW(vars, { lr: 0.01, weightDecay: 0.1 });
+        let norm = NaN;
+        for (let step = 0; step < 3; step++) {
+          if (fusedPath) norm = (await opt.stepClipped(grads, 1.5)).norm;   // the norm is ~20: clipping acts
+          else {
+            const c = await clipGradNormAsync(grads, 1.5);
+            norm = c.norm;
+            opt.step(c.grads);
+            tf.dispose(Object.values(c.grads));
+          }
+        }
+        const st = opt.getState();
+        results.push({
+          norm,
+          weights: await Promise.all(Object.values(vars).map(async (v) => (await v.data()) as Float32Array)),
+          state: await Promise.all([...Object.values(st.m), ...Object.values(st.v)].map(async (t) => (await t.data()) as Float32Array)),
+        });
+        tf.dispose([...Object.values(st.m), ...Object.values(st.v), ...Object.values(vars)]);
+        opt.dispose();
+      }
+      const [a, b] = results;
+      expect(a.norm).toBeGreaterThan(1.5);
+      expect(Math.abs(a.norm - b.norm)).toBeLessThan(1e-4 * b.norm);
+      a.weights.forEach((w, i) => w.forEach((x, j) => expect(Math.abs(x - b.weights[i][j])).toBeLessThan(1e-6)));
+      a.state.forEach((w, i) => w.forEach((x, j) => expect(Math.abs(x - b.state[i][j])).toBeLessThan(1e-6)));
+      tf.dispose(Object.values(grads));
+    });
+
+    if (optimizer) it('AdamW writes nothing when an updated weight would not be finite (a learning rate of 1e39)', async () => {
+      const vars = { w: tf.variable(rand([4, 4], 50), true) };
+      const before = await vars.w.data();
+      const opt = new AdamW(vars, { lr: 1e39, weightDecay: 0 });
+      const g = { w: rand([4, 4], 51) };
+      const r = await opt.stepClipped(g, 1.0);
+      expect(Number.isFinite(r.norm)).toBe(true);
+      expect(r.applied).toBe(false);
+      expect(Array.from(await vars.w.data())).toEqual(Array.from(before));
+      expect(opt.stepsTaken).toBe(0);
+      tf.dispose([vars.w, g.w]);
+      opt.dispose();
     });
 
     it('embedding lookup (repeated ids): forward and gradient', async () => {

@@ -12,7 +12,7 @@ const setup = async () => {
   await initBackend('webgpu');
 };
 
-describeFusedKernels('webgpu', { setup });
+describeFusedKernels('webgpu', { setup, optimizer: false });
 
 describe('fused webgpu kernels with a mask held in an int32 buffer', () => {
   beforeAll(setup);

@@ -509,3 +509,69 @@ void sample_rows(const f32* z, const f32* u, int* out, int rows, int V, f32 invT
     out[r] = pick;
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Optimizer. Tensors are passed as tables of addresses (ptrs[i], sizes[i] floats), so one call covers every
+// parameter of a model.
+
+// out[0] = sum over the tensors of sum(g^2) (the squared global grad norm; non-finite if any gradient is).
+EXPORT(sum_squares)
+void sum_squares(const int* ptrs, const int* sizes, int n, f32* out) {
+  double total = 0;
+  for (int t = 0; t < n; t++) {
+    const f32* g = (const f32*)ptrs[t];
+    v4 acc = splat(0);
+    int i = 0;
+    for (; i + 4 <= sizes[t]; i += 4) { v4 x = load(g + i); acc = add(acc, mul(x, x)); }
+    f32 s = hsum(acc);
+    for (; i < sizes[t]; i++) s += g[i] * g[i];
+    total += s;
+  }
+  out[0] = (f32)total;
+}
+
+// AdamW (PyTorch's, with the gradient first scaled by coef for clipping), over every parameter at once, IN PLACE:
+//   p = p (1 - lr wd);  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  p = p - step (m / (sqrt(v) / bc2 + eps))
+// m and v are flat, the parameters' concatenation in table order. The result is checked first: if any new value
+// would be non-finite, nothing is written and 0 is returned (1 when applied).
+static inline v4 v_isfinite(v4 x) { return wasm_f32x4_lt(wasm_f32x4_abs(x), splat(__builtin_inff())); }
+
+EXPORT(adamw_step)
+int adamw_step(const int* pptrs, const int* gptrs, const int* sizes, int n, f32* m, f32* v, f32 coef, f32 decay,
+               f32 b1, f32 omb1, f32 b2, f32 omb2, f32 stepSize, f32 bc2, f32 eps) {
+  v4 vc = splat(coef), vd = splat(decay), vb1 = splat(b1), vo1 = splat(omb1), vb2 = splat(b2), vo2 = splat(omb2);
+  v4 vs = splat(stepSize), vbc = splat(bc2), ve = splat(eps);
+  for (int pass = 0; pass < 2; pass++) {   // pass 0 only checks, pass 1 writes
+    v4 ok = wasm_i32x4_splat(-1);
+    int okScalar = 1;
+    long off = 0;
+    for (int t = 0; t < n; t++) {
+      f32* p = (f32*)pptrs[t];
+      const f32* g = (const f32*)gptrs[t];
+      f32* mt = m + off;
+      f32* vt = v + off;
+      int i = 0;
+      for (; i + 4 <= sizes[t]; i += 4) {
+        v4 gg = mul(load(g + i), vc);
+        v4 nm = add(mul(load(mt + i), vb1), mul(gg, vo1));
+        v4 nv = add(mul(load(vt + i), vb2), mul(mul(gg, gg), vo2));
+        v4 den = add(wasm_f32x4_div(wasm_f32x4_sqrt(nv), vbc), ve);
+        v4 np = sub(mul(load(p + i), vd), mul(wasm_f32x4_div(nm, den), vs));
+        if (pass == 0) ok = wasm_v128_and(ok, wasm_v128_and(v_isfinite(np), wasm_v128_and(v_isfinite(nm), v_isfinite(nv))));
+        else { store(p + i, np); store(mt + i, nm); store(vt + i, nv); }
+      }
+      for (; i < sizes[t]; i++) {
+        f32 gg = g[i] * coef;
+        f32 nm = mt[i] * b1 + gg * omb1;
+        f32 nv = vt[i] * b2 + (gg * gg) * omb2;
+        f32 den = __builtin_sqrtf(nv) / bc2 + eps;
+        f32 np = p[i] * decay - (nm / den) * stepSize;
+        if (pass == 0) okScalar &= (np - np == 0) & (nm - nm == 0) & (nv - nv == 0);
+        else { p[i] = np; mt[i] = nm; vt[i] = nv; }
+      }
+      off += sizes[t];
+    }
+    if (pass == 0 && !(okScalar && wasm_i32x4_all_true(ok))) return 0;
+  }
+  return 1;
+}
