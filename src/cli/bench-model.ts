@@ -198,6 +198,13 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
         addPeak(results, `${shape.name} train`, peak);
         note(`${shape.name} train: ${fmtSeconds(perStep)} per update of ${w.trainBatch} x ${w.trainSeq} tokens; ${describePeak(peak)}`);
       }
+      if (wantTrain && wantGenerate) {
+        const counts = await kernelCounts(model, w, seed);
+        results[`${shape.name} kernels/update`] = counts.update;
+        results[`${shape.name} kernels/decoded token`] = counts.perDecodedToken;
+        note(`${shape.name}: ${counts.update} kernels per update, ${counts.perDecodedToken} per decoded token ` +
+          `(${((counts.perDecodedToken - counts.decodeConstant) / model.config.num_hidden_layers).toFixed(1)} per layer + ${counts.decodeConstant})`);
+      }
       if (wantGenerate) {
         const { seconds: perCall, peak } = await generateSecondsPerCall(model, w, seconds, seed, note, `${shape.name} generate`);
         results[`${shape.name} generate tokens/s`] = (w.genBatch * w.newTokens) / perCall;
@@ -209,6 +216,61 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
     }
   }
   return results;
+}
+
+/**
+ * Whether a tf.profile record is a kernel that computes something: Reshape and Identity only relabel a tensor's
+ * data (no arithmetic, no copy, no GPU dispatch), and names ending in '__op' or 'unnamed scope' are the op-level
+ * scopes around a kernel, not kernels.
+ */
+export function computes(recordName: string): boolean {
+  return recordName !== 'Reshape' && recordName !== 'Identity' && !recordName.endsWith('__op') && recordName !== 'unnamed scope';
+}
+
+/**
+ * Computing kernels (see computes) of one training update as the Trainer runs it
+ * (forward, backward, clipping, AdamW), and of one decoded token: the difference between generating 2n and n tokens,
+ * divided by n. `decodeConstant` is the decoded token's share outside the layers (embedding, final norm, head,
+ * sampling): the same count on a one-layer copy of the model tells one layer's share.
+ */
+export async function kernelCounts(model: Qwen2Model, w: ModelWorkload, seed: number):
+    Promise<{ update: number; perDecodedToken: number; decodeConstant: number }> {
+  const count = async (body: () => Promise<void>) => (await tf.profile(body)).kernels.filter((k) => computes(k.name)).length;
+  const ids = tf.tensor2d(randomIds(w.trainBatch, w.trainSeq, model.config.vocab_size, seed), undefined, 'int32');
+  const optimizer = new AdamW(model.variables, { lr: 1e-6 });
+  let update: number;
+  try {
+    update = await count(async () => {
+      const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => {
+        const { logProbs, entropy } = tokenLogProbs(model, ids);
+        return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
+      }));
+      await optimizer.stepClipped(grads, 1.0);
+      tf.dispose([value, ...Object.values(grads)]);
+    });
+  } finally {
+    ids.dispose();
+    optimizer.dispose();
+  }
+  const perToken = async (m: Qwen2Model) => {
+    const prompts = randomIds(4, 8, m.config.vocab_size, seed + 2);
+    const run = (n: number) => count(async () => {
+      await generate(m, prompts, { maxNewTokens: n, temperature: 1, seed, padTokenId: 0 });
+    });
+    const n = 8;
+    return ((await run(2 * n)) - (await run(n))) / n;
+  };
+  const perDecodedToken = await perToken(model);
+  // The same model cut to its first layer: per-token kernels = constant + 1 layer's.
+  const one = { ...model.config, num_hidden_layers: 1 };
+  const oneLayer = new Qwen2Model(one, initQwen2Weights(one, seed));
+  try {
+    const layers = model.config.num_hidden_layers;
+    const perLayer = layers > 1 ? (perDecodedToken - (await perToken(oneLayer))) / (layers - 1) : 0;
+    return { update, perDecodedToken, decodeConstant: perDecodedToken - perLayer * model.config.num_hidden_layers };
+  } finally {
+    oneLayer.dispose();
+  }
 }
 
 /** Random token ids [rows, length] in [0, vocab), from a seeded generator. */

@@ -24,6 +24,7 @@ import { listPresets, presetConfig } from '../starpo/presets';
 import { readModelDir } from '../starpo/runDir';
 import { Trainer } from '../starpo/trainer';
 import { addPeak, describePeak, measurePeakMemory } from './bench-model';
+import { helperThreads, spawnHelperThread } from './helperThread';
 import { modelDirFor } from './modelDir';
 
 /** The presets the step section runs by default. */
@@ -63,6 +64,8 @@ export interface BenchStepOptions {
   overrides?: readonly string[];
   /** Receives one line per preset: what a step did and its peak memory. */
   note?: (line: string) => void;
+  /** Cores per step (default auto), as `ragen train --workers`: 2 runs a helper thread (helperThread.ts). */
+  workers?: number | 'auto';
 }
 
 /**
@@ -91,7 +94,14 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
 
   const results: Record<string, number> = {};
   for (const { preset, config, modelDir } of runs) {
-    const trainer = await Trainer.create(config, { policyFiles: readModelDir(modelDir), sink: new MemorySink(), log: (line) => note(`${preset}: ${line}`) });
+    const helper = helperThreads(opts.workers ?? 'auto', backend.name, config) > 0 ? spawnHelperThread() : null;
+    const trainer = await Trainer.create(config, {
+      policyFiles: readModelDir(modelDir), sink: new MemorySink(), log: (line) => note(`${preset}: ${line}`), helper: helper?.api,
+    }).catch(async (err) => {
+      await helper?.terminate();
+      throw err;
+    });
+    if (helper) note(`${preset}: 2 cores (a helper thread: half of each rollout batch, the critic)`);
     try {
       const peak = await measurePeakMemory(async () => {
         await trainer.step();
@@ -117,6 +127,7 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
         `${kept.join(' / ')} kept by the filter; ${results[`${preset} step s`].toFixed(2)} s per step; warm-up step: ${describePeak(peak)}`);
     } finally {
       trainer.dispose();
+      await helper?.terminate();
     }
   }
   return results;

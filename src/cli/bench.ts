@@ -16,6 +16,7 @@ import { ConfigError } from '../starpo/config';
 import { BENCH_SHAPE_NAMES, benchModel, benchSpec, runTorchBench } from './bench-model';
 import { benchEnvs } from './bench-envs';
 import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig, stepPresetNames } from './bench-step';
+import { workersFlag } from './helperThread';
 import { UsageError } from './usage';
 import { modelDirFor } from './modelDir';
 
@@ -36,6 +37,7 @@ interface BenchOptions {
   presets: string;
   stepRepeats: string;
   stepSet: string[];
+  workers: string;
 }
 
 export function registerBench(program: Command): void {
@@ -56,10 +58,12 @@ export function registerBench(program: Command): void {
     .option('--step-repeats <n>', 'timed training steps per preset in the step section (after one untimed warm-up step)', '2')
     .option('--step-set <key=value>', 'config override for the step section\'s presets, as `ragen train --set` (repeatable), ' +
       'e.g. --step-set agent.envGroups=2 --step-set agent.trainEnvs.0.nGroups=2', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--workers <n>', 'cores per training step in the step section, as `ragen train --workers`: 1, 2 or auto', 'auto')
     .action(async (opts: BenchOptions) => {
       const wanted = parseList(opts.only, 'bench section', SECTIONS) as Section[];
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
       const presets = parseList(opts.presets, 'step preset', stepPresetNames());
+      const workers = workersFlag(opts.workers);
       const stepRepeats = Number(opts.stepRepeats);
       if (!/^\s*\d+\s*$/.test(opts.stepRepeats) || !Number.isInteger(stepRepeats) || stepRepeats < 1) {
         throw new UsageError(`--step-repeats must be an integer >= 1, got '${opts.stepRepeats}'`);
@@ -112,7 +116,7 @@ export function registerBench(program: Command): void {
             printTable(`model (tfjs ${backend}, tokens/s; peak bytes / tensors: first warm-up repetition)`, results.model);
           } else if (section === 'step') {
             console.log(`\nstep: tfjs ${backend}, presets ${presets.join(', ')}, ${stepRepeats} timed step(s) after 1 warm-up`);
-            results.step = await benchStep({ backend, presets, repeats: stepRepeats, overrides: opts.stepSet, note: noteFor('step') });
+            results.step = await benchStep({ backend, presets, repeats: stepRepeats, overrides: opts.stepSet, note: noteFor('step'), workers });
             printTable(`step (tfjs ${backend}; seconds per training step, mean of ${stepRepeats}; peak bytes / tensors: warm-up step)`, results.step);
           } else {
             console.log(`\ntorch: ${opts.python} tools/bench/torch_bench.py, ${torchThreads} thread(s), ${opts.torchDevice}`);

@@ -9,7 +9,6 @@
 // OUT/starpo and OUT/starpo-s.
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import YAML from 'yaml';
 import cliProgress from 'cli-progress';
@@ -39,7 +38,7 @@ import {
 } from '../starpo/runDir';
 import { Trainer, type StepResult } from '../starpo/trainer';
 import { modelDirFor } from './modelDir';
-import { spawnHelperThread } from './helperThread';
+import { helperThreads, spawnHelperThread, workersFlag } from './helperThread';
 import { UsageError } from './usage';
 import type { HelperApi } from '../starpo/helper';
 
@@ -96,22 +95,6 @@ function intFlag(text: string | undefined, flag: string, min: number): number | 
   const n = Number(text);
   if (!/^\s*-?\d+\s*$/.test(text) || !Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`);
   return n;
-}
-
-function workersFlag(text: string | undefined): number | 'auto' {
-  if (text === undefined || text === 'auto') return 'auto';
-  if (text !== '1' && text !== '2') throw new UsageError(`--workers must be 1, 2 or auto, got '${text}'`);
-  return Number(text);
-}
-
-/**
- * Helper threads for a run: with 'auto', one when the machine has a second core, the backend runs on the CPU (wasm
- * or cpu: one thread each; WebGPU is one device) and the model is a tiny one (a helper holds a copy of the actor and
- * the critic, which is nothing for a tiny model and gigabytes for Qwen2.5).
- */
-export function helperThreads(workers: number | 'auto', backend: string, config: RunConfig): number {
-  if (workers !== 'auto') return workers - 1;
-  return os.availableParallelism() >= 2 && (backend === 'wasm' || backend === 'cpu') && config.model.pretrained === null ? 1 : 0;
 }
 
 function readConfigFile(file: string): unknown {
