@@ -16,7 +16,7 @@
 // Presets live in ./presets.ts.
 import { z } from 'zod';
 import YAML from 'yaml';
-import { ENV_TAGS, makeEnv } from '../../envs/index';
+import { ENV_TAGS, assertEnvPlayable } from '../../envs/index';
 import type { BackendChoice } from '../model/backend';
 import { checkFilterConfigV1 } from './filter';
 
@@ -101,7 +101,9 @@ const EnvBlockSchema = z.strictObject({
     .optional()
     .describe(
       "Env config, camelCase of RAGEN's `custom_envs.<Tag>.env_config` (e.g. Sokoban `dimRoom`, `numBoxes`; FrozenLake " +
-        '`size`, `p`, `successRate`; Bandit arm names/scores). Omitted = the tag\'s RAGEN defaults. Checked by envs/makeEnv.',
+        '`size`, `p`, `successRate`; Bandit arm names/scores). Omitted = the tag\'s RAGEN defaults. Checked by the env ' +
+        'before any work, with one trial reset: rooms and maps at most 20 cells a side, a `level` must be solvable, ' +
+        'a `map` must have a path, and the generator must manage to build a level from the config.',
     ),
   maxActionsPerTraj: positiveInt()
     .optional()
@@ -553,14 +555,15 @@ function crossFieldProblems(c: RunConfig): Problem[] {
   const problems: Problem[] = [];
   const add = (path: (string | number)[], message: string) => problems.push({ path, message });
 
-  // Env blocks: known tags, a config makeEnv accepts, and group counts that add up (RAGEN asserts the sums).
+  // Env blocks: known tags, a config the env accepts and can generate a level / map from (one trial reset with the
+  // split's first seed), and group counts that add up (RAGEN asserts the sums).
   for (const split of ['trainEnvs', 'valEnvs'] as const) {
     c.agent[split].forEach((block, i) => {
       if (!ENV_TAGS.includes(block.tag)) {
         add(['agent', split, i, 'tag'], `unknown env tag '${block.tag}'${didYouMean(block.tag, ENV_TAGS)} (valid tags: ${ENV_TAGS.join(', ')})`);
       } else if (block.config !== undefined) {
         try {
-          makeEnv(block.tag, block.config);
+          assertEnvPlayable(block.tag, block.config, split === 'trainEnvs' ? (c.agent.seedTrain ?? 0) : c.agent.seedVal);
         } catch (err) {
           add(['agent', split, i, 'config'], `env ${block.tag} rejects this config: ${(err as Error).message}`);
         }

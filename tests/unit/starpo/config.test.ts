@@ -195,6 +195,17 @@ describe('cross-field rules', () => {
     expect(ok.agent.valEnvs[0].config).toEqual({ size: 4, p: 0.9 });
   });
 
+  it('refuses, before any work, an env config the generator cannot satisfy or a level that cannot be solved', () => {
+    // These used to pass and then crash at the first reset of the run.
+    const boxes = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { numBoxes: 7 } }] } }));
+    expect(boxes.message).toContain("config key 'agent.trainEnvs[0].config': env SimpleSokoban rejects this config: Sokoban: no level for a 6x6 room with 7 boxes");
+    const room = configError(() => parseRunConfig({ agent: { valEnvs: [{ tag: 'SimpleSokoban', nGroups: 256, config: { dimRoom: [500, 500] } }] } }));
+    expect(room.message).toContain("config key 'agent.valEnvs[0].config'");
+    expect(room.message).toContain('two integers from 3 to 20');
+    const level = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { level: '#####\n#P_X#\n#__O#\n#####' } }] } }));
+    expect(level.message).toContain('the level cannot be solved');
+  });
+
   it('requires the nGroups of each split to sum to its group count', () => {
     const train = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'Bandit', nGroups: 4 }, { tag: 'BanditTest', nGroups: 2 }] } }));
     expect(train.message).toContain('the nGroups of trainEnvs sum to 6, but agent.envGroups is 8');
