@@ -10,6 +10,7 @@ import { initBackend } from '../model/backend';
 import type { Qwen2Model } from '../model/qwen2';
 import { ConfigError } from '../starpo/config';
 import {
+  assertSuitesFitContext,
   compareScorecards,
   findRegressions,
   formatScorecard,
@@ -25,6 +26,8 @@ import {
 } from '../eval/index';
 import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig, type ResolvedCheckpoint } from '../eval/load';
 import { UsageError } from './main';
+import { readModelContext } from './modelContext';
+import { checkOutputFile } from './outDir';
 
 interface EvalFlags {
   checkpoint?: string;
@@ -127,9 +130,7 @@ export function planEval(flags: EvalFlags): EvalPlan {
     if (flags.env !== undefined && !ENV_TAGS.includes(flags.env)) {
       throw new UsageError(`unknown env tag '${flags.env}' (valid tags: ${ENV_TAGS.join(', ')})`);
     }
-    if (flags.out !== undefined && !fs.existsSync(path.dirname(path.resolve(flags.out)))) {
-      throw new UsageError(`--out ${flags.out}: the directory ${path.dirname(flags.out)} does not exist`);
-    }
+    if (flags.out !== undefined) checkOutputFile('--out', flags.out);
     const target = resolveCheckpoint(flags.checkpoint, flags.preset);
     let suites = suitesFromConfig(target.config);
     if (flags.env !== undefined) suites = suitesForTag(suites, flags.env, target.config.agent.trainEnvs.map((b) => b.tag));
@@ -150,6 +151,11 @@ export function planEval(flags: EvalFlags): EvalPlan {
       } else {
         baseline = { kind: 'checkpoint', target: resolveCheckpoint(flags.baseline, flags.baselinePreset), source: flags.baseline };
       }
+    }
+    // Every suite's prompt plus responses must fit the model's positions, the baseline's too (same suites).
+    for (const checked of [target, ...(baseline?.kind === 'checkpoint' ? [baseline.target] : [])]) {
+      const context = readModelContext(checked.modelDir);
+      assertSuitesFitContext(suites, agentFormatFromConfig(checked.config), protocol.baseSeed, context.countTokens, context.maxPositions);
     }
     const backend = (flags.backend ?? target.config.trainer.backend) as EvalPlan['backend'];
     return { target, suites, protocol, backend, baseline, failOnRegression, out: flags.out };

@@ -6,10 +6,11 @@ import cliProgress from 'cli-progress';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKEND_NAMES, initBackend, type BackendName } from '../model/backend';
-import { saveCheckpointDir } from '../model/checkpointDir';
+import { assertCheckpointTarget, saveCheckpointDir } from '../model/checkpointDir';
 import { PRESET_NAMES } from '../starpo/presets';
 import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../starpo/warmstart';
 import { UsageError } from './main';
+import { checkOutputDir } from './outDir';
 
 interface WarmstartFlags {
   preset: string;
@@ -41,6 +42,13 @@ export function registerWarmstart(program: Command): void {
       const steps = flags.steps === undefined ? undefined : positiveInt(flags.steps, '--steps');
       const checkEpisodes = positiveInt(flags.checkEpisodes, '--check-episodes');
       const out = flags.out ? path.resolve(flags.out) : path.join(REPO_ROOT, 'public', 'warmstart', preset);
+      // Checked now, not after the fine-tuning: an --out that cannot take the checkpoint would waste it.
+      try {
+        checkOutputDir('--out', out);
+        assertCheckpointTarget(out);
+      } catch (err) {
+        throw new UsageError((err as Error).message.startsWith('--out') ? (err as Error).message : `--out ${out}: ${(err as Error).message}`);
+      }
       await runWarmstart({ preset, out, backend: flags.backend as BackendName, steps, checkEpisodes, check: flags.check });
     });
 }

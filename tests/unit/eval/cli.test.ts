@@ -55,6 +55,9 @@ describe('ragen eval: bad input exits 2 and names it', () => {
       [['--checkpoint', 'model-a'], /cannot tell which run model-a belongs to.*--preset NAME/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--baseline', 'gone'], /--baseline gone does not exist/],
       [[], /required option '--checkpoint <dir>'/],
+      // Found before any episode is played: an --out that is a directory, a dialogue longer than the model's positions.
+      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--out', 'model-b'], /--out model-b is a directory, not a file/],
+      [['--checkpoint', 'model-a', '--preset', 'sokoban-tiny'], /suite SimpleSokoban: 3 turns of up to 64 new tokens can grow the dialogue to about \d+ tokens, more than the model's 512 positions/],
     ];
     const results = await Promise.all(cases.map(([args]) => ragen('eval', ...args)));
     results.forEach((r, i) => {
