@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENV_TAGS } from '../../envs/index';
 import { initBackend } from '../model/backend';
+import { MIN_TEMPERATURE } from '../model/config';
 import type { Qwen2Model } from '../model/qwen2';
 import { ConfigError } from '../starpo/config';
 import {
@@ -122,6 +123,9 @@ export function planEval(flags: EvalFlags): EvalPlan {
     const seed = intFlag(flags.seed, '--seed', 0);
     const batchSize = intFlag(flags.batchSize, '--batch-size', 1);
     const temperature = numberFlag(flags.temperature, '--temperature');
+    if (temperature !== undefined && temperature !== 0 && temperature < MIN_TEMPERATURE) {
+      throw new UsageError(`--temperature must be 0 (greedy) or at least ${MIN_TEMPERATURE}, got '${flags.temperature}'`);
+    }
     const failOnRegression = numberFlag(flags.failOnRegression, '--fail-on-regression');
     if (failOnRegression !== undefined && !flags.baseline) throw new UsageError('--fail-on-regression needs --baseline (what to compare against)');
     if (flags.backend !== undefined && !['webgpu', 'wasm', 'cpu', 'auto'].includes(flags.backend)) {

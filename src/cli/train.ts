@@ -21,6 +21,7 @@ import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
   ConfigError,
   applyOverrides,
+  checkConfigShape,
   assertRunnable,
   configDifferences,
   configWarnings,
@@ -108,11 +109,16 @@ function readConfigFile(file: string): unknown {
   if (!fs.existsSync(file)) throw new UsageError(`--config ${file}: the file does not exist`);
   if (!fs.statSync(file).isFile()) throw new UsageError(`--config ${file}: not a file (give a YAML or JSON run config)`);
   const text = fs.readFileSync(file, 'utf8');
+  let input: unknown;
   try {
-    return file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
+    input = file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
   } catch (err) {
-    throw new UsageError(`--config ${file}: cannot be read as ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message}`);
+    // YAML's messages quote the offending line below the first: keep the first line, which says what and where.
+    const why = (err as Error).message.split('\n')[0].replace(/:$/, '');
+    throw new UsageError(`--config ${file}: cannot be read as ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${why}`);
   }
+  checkConfigShape(input, file); // before it is merged: absurd nesting would overflow the merge
+  return input;
 }
 
 /** Where a config's initial policy lives: model.path, else public/<model.warmStart>. Throws UsageError when missing. */

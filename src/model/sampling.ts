@@ -5,6 +5,7 @@
 // whose cumulative probability exceeds u, "inverse CDF"). Top-k / top-p need a sort, so they take the k best
 // logits from the device (tf.topk) and finish on the CPU. Same seed + same backend => same tokens.
 import * as tf from '@tensorflow/tfjs';
+import { MIN_TEMPERATURE } from './config';
 
 export interface SamplingOptions {
   temperature: number;   // 0 = greedy (argmax); RAGEN rolls out at 1.0 and validates at 0.5
@@ -25,8 +26,8 @@ export function seededUniform(seed: number): () => number {
 }
 
 export function validateSamplingOptions(o: SamplingOptions): void {
-  if (!(o.temperature >= 0) || !Number.isFinite(o.temperature)) {
-    throw new Error(`sampling: temperature must be a finite number >= 0, got ${o.temperature}`);
+  if (!Number.isFinite(o.temperature) || !(o.temperature === 0 || o.temperature >= MIN_TEMPERATURE)) {
+    throw new Error(`sampling: temperature must be 0 (greedy) or a finite number >= ${MIN_TEMPERATURE}, got ${o.temperature}`);
   }
   if (o.topP !== undefined && !(o.topP > 0 && o.topP <= 1)) throw new Error(`sampling: topP must be in (0, 1], got ${o.topP}`);
   if (o.topK !== undefined && !(Number.isInteger(o.topK) && o.topK >= -1)) {

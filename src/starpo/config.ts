@@ -18,6 +18,7 @@ import { z } from 'zod';
 import YAML from 'yaml';
 import { ENV_TAGS, assertEnvPlayable } from '../../envs/index';
 import type { BackendChoice } from '../model/backend';
+import { MIN_TEMPERATURE } from '../model/config';
 import { checkFilterConfigV1 } from './filter';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -173,7 +174,10 @@ const AgentSchema = z.strictObject({
 });
 
 const RolloutSchema = z.strictObject({
-  temperature: z.number().positive().describe('Sampling temperature of training rollouts (RAGEN `actor_rollout_ref.rollout.temperature`, 1.0).'),
+  temperature: z
+    .number()
+    .min(MIN_TEMPERATURE)
+    .describe(`Sampling temperature of training rollouts, at least ${MIN_TEMPERATURE} (RAGEN \`actor_rollout_ref.rollout.temperature\`, 1.0).`),
   topP: z.number().gt(0).max(1).describe('Nucleus sampling mass; 1 = off (RAGEN `actor_rollout_ref.rollout.top_p`, 1.0).'),
   topK: z
     .int()
@@ -185,8 +189,11 @@ const RolloutSchema = z.strictObject({
   ),
   valTemperature: z
     .number()
-    .positive()
-    .describe('Temperature of validation rollouts (RAGEN `actor_rollout_ref.rollout.val_kwargs.temperature`, 0.5).'),
+    .min(MIN_TEMPERATURE)
+    .describe(
+      `Temperature of validation rollouts, at least ${MIN_TEMPERATURE}; greedy validation is valDoSample false ` +
+        '(RAGEN `actor_rollout_ref.rollout.val_kwargs.temperature`, 0.5).',
+    ),
   valDoSample: z
     .boolean()
     .describe('Sample during validation; false = greedy (RAGEN `actor_rollout_ref.rollout.val_kwargs.do_sample`, true).'),
@@ -727,6 +734,30 @@ export function mergeConfigInput<T>(base: T, over: unknown): T {
   return out as T;
 }
 
+/** Deeper than this, a config is not a run config (the real one nests 4 levels), and recursion would overflow. */
+const MAX_CONFIG_DEPTH = 32;
+
+/**
+ * Throws a ConfigError naming the key when raw config input (a parsed file) nests deeper than MAX_CONFIG_DEPTH or
+ * holds a `__proto__` key: JavaScript objects drop such a key on assignment, so it would vanish silently instead
+ * of being reported. Walks without recursion, so even absurd nesting gets this one-line answer.
+ */
+export function checkConfigShape(obj: unknown, source?: string): void {
+  const where = source ? ` (${source})` : '';
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value: obj, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (path.length >= MAX_CONFIG_DEPTH) {
+      throw new ConfigError(`invalid run config${where}: nested deeper than ${MAX_CONFIG_DEPTH} levels at '${truncate(keyName(path))}'`, []);
+    }
+    for (const key of Object.keys(value)) {
+      if (key === '__proto__') throw new ConfigError(`invalid run config${where}: config key '${keyName([...path, key])}' is not allowed`, []);
+      stack.push({ value: (value as Record<string, unknown>)[key], path: [...path, Array.isArray(value) ? Number(key) : key] });
+    }
+  }
+}
+
 /**
  * Validates a (partial) config laid over defaultRunConfig() and returns the complete RunConfig. Throws a
  * ConfigError naming every unknown key (with a suggestion), wrongly typed value and broken cross-field rule.
@@ -738,6 +769,7 @@ export function parseRunConfig(obj: unknown, source?: string): RunConfig {
   if (!isPlainObject(obj)) {
     throw new ConfigError(`invalid run config${where}: expected an object of sections, got ${describeValue(obj)}`, []);
   }
+  checkConfigShape(obj, source);
   const merged = mergeConfigInput(defaultRunConfig(), obj);
   const result = RunConfigSchema.safeParse(merged, { reportInput: true });
   if (result.success) return result.data;
@@ -907,6 +939,7 @@ export function applyOverrides(config: RunConfig | RunConfigInput, overrides: re
     } catch {
       value = raw;
     }
+    checkConfigShape(value, `--set ${override}`);
     out = setAtPath(out, path, value, override);
   }
   return parseRunConfig(out, overrides.length ? `--set ${overrides.join(' ')}` : undefined);
@@ -916,6 +949,7 @@ function checkOverridePath(path: string[], override: string): void {
   let schema: AnySchema = RunConfigSchema;
   for (let i = 0; i < path.length; i++) {
     const segment = path[i];
+    if (segment === '__proto__') throw new ConfigError(`config key '${path.slice(0, i + 1).join('.')}' in --set ${override} is not allowed`, []);
     const child = childSchema(schema, segment);
     if (!child) {
       const parent = path.slice(0, i).join('.');

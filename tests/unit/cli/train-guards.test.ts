@@ -201,6 +201,12 @@ describe('bad --out targets and inputs fail before any work', () => {
 
   it('names a --config that is a directory, and a model directory whose model.safetensors is not a file', async () => {
     expectRefused(await ragen('--config', tmp, '--out', path.join(tmp, 'x')), /--config .*: not a file/);
+    const deep = path.join(tmp, 'deep.json');
+    fs.writeFileSync(deep, '{"actor": {"x": ' + '{"a":'.repeat(5000) + '1' + '}'.repeat(5000) + '}}');
+    expectRefused(await ragen('--config', deep, '--out', path.join(tmp, 'x')), /invalid run config \(.*deep\.json\): nested deeper than 32 levels/);
+    const badYaml = path.join(tmp, 'bad.yaml');
+    fs.writeFileSync(badYaml, 'actor:\n  lr: [1, 2\n');
+    expectRefused(await ragen('--config', badYaml, '--out', path.join(tmp, 'x')), /--config .*bad\.yaml: cannot be read as YAML: .*line \d+, column \d+$/);
     const model = path.join(tmp, 'odd-model');
     fs.cpSync(path.join(tmp, 'tiny-model'), model, { recursive: true });
     fs.rmSync(path.join(model, 'model.safetensors'));
