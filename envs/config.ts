@@ -27,6 +27,15 @@ export function validateConfig(
   }
 }
 
+/** Runs `parse`, prefixing its Error with the tag and config key, so the message says which env and which key. */
+export function withKey<T>(tag: string, key: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new Error(`${tag}: config '${key}': ${(err as Error).message}`);
+  }
+}
+
 /** A short, printable rendering of any value for error messages. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value);

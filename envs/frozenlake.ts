@@ -10,7 +10,7 @@
 // group share the seed, so identical action sequences replay identically within a group, as in RAGEN.
 
 import type { Env, StepResult } from './types';
-import { MAX_GRID_SIDE, checkGridSize, definedEntries, gridRows, gridText, integerBetween, lookupAction, numberBetween, validateConfig } from './config';
+import { MAX_GRID_SIDE, checkGridSize, definedEntries, gridRows, gridText, integerBetween, lookupAction, numberBetween, validateConfig, withKey } from './config';
 import { Rng, checkSeed } from './random';
 import type { EnvSpec, GridVocab } from './spec';
 
@@ -269,7 +269,7 @@ export class FrozenLakeEnv implements Env {
   constructor(config?: Record<string, unknown>) {
     validateConfig(this.tag, config, FROZENLAKE_CONFIG_KEYS);
     this.config = Object.freeze({ ...FROZENLAKE_DEFAULTS, ...definedEntries(config) } as FrozenLakeConfig);
-    this.fixedMap = this.config.map === undefined ? null : parseFrozenLakeMap(this.config.map);
+    this.fixedMap = this.config.map === undefined ? null : withKey(this.tag, 'map', () => parseFrozenLakeMap(this.config.map!));
     this.spec = {
       tag: this.tag,
       instruction: FROZENLAKE_INSTRUCTION,

@@ -6,7 +6,7 @@
 // a target, −1 box off a target, +10 when every box is on a target; done when solved or after maxSteps actions.
 
 import type { Env, StepResult } from '../types';
-import { MAX_GRID_SIDE, definedEntries, gridText, integerAtLeast, lookupAction, validateConfig, type Validator } from '../config';
+import { MAX_GRID_SIDE, definedEntries, gridText, integerAtLeast, lookupAction, validateConfig, withKey, type Validator } from '../config';
 import { checkSeed } from '../random';
 import type { EnvSpec } from '../spec';
 import { SOKOBAN_ACTIONS, applyMove, stepReward } from './dynamics';
@@ -102,7 +102,7 @@ export class SokobanEnv implements Env {
     validateConfig(tag, config, SOKOBAN_CONFIG_KEYS);
     this.tag = tag;
     this.config = Object.freeze({ ...SOKOBAN_DEFAULTS[tag], ...definedEntries(config) } as SokobanConfig);
-    this.fixedLevel = this.config.level === undefined ? null : parseSokobanLevel(this.config.level);
+    this.fixedLevel = this.config.level === undefined ? null : withKey(tag, 'level', () => parseSokobanLevel(this.config.level!));
     if (this.fixedLevel) {
       // DESIGN.md: an unplayable level throws. A level too large to decide within the search budget is played.
       if (isSokobanSolvable(this.fixedLevel) === false) {
