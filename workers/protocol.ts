@@ -4,13 +4,11 @@
 import type { BackendChoice, BackendInfo } from '../src/model/backend';
 import type { MatmulCheckResult } from './matmul-check';
 import type { RunConfig } from '../src/starpo/config';
-import type { MetricRow, RolloutRecord } from '../src/metrics/jsonl';
+import type { MetricRow, StoredRollout } from '../src/metrics/jsonl';
+import type { RolloutRecord } from '../src/metrics/rolloutRecord';
 import type { Scorecard, ScorecardProgress } from '../src/eval/scorecard';
 
-export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress };
-
-/** The backend choices a page may request (`?backend=...`); 'auto' tries webgpu, then wasm, then cpu. */
-export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
+export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StoredRollout };
 
 /** Side of the matrices the page's self-check multiplies: big enough to use real tiled kernels, fast on SwiftShader. */
 export const MATMUL_CHECK_SIZE = 128;
@@ -45,11 +43,11 @@ export interface TrainingListener {
   /** One training step's metrics row, as a metrics.jsonl line would hold it. */
   metrics(row: MetricRow): void;
   /** Sample trajectories of a step (think / answer text per turn), as rollouts.jsonl records. */
-  rollouts(step: number, records: RolloutRecord[]): void;
+  rollouts(step: number, records: StoredRollout[]): void;
   /** Phase changes, and the step count after every step. */
   status(status: RunStatus): void;
   /**
-   * A checkpoint taken at a step boundary: every `checkpointEvery` steps and whenever the run pauses, stops or ends
+   * A checkpoint taken at a step boundary: every `trainer.saveFreq` steps and whenever the run pauses, stops or ends
    * (the page keeps the latest in IndexedDB, so a reloaded tab resumes from it).
    */
   checkpoint(step: number, files: CheckpointBytes): void;
@@ -63,8 +61,6 @@ export interface CreateRunOptions {
    * `document.baseURI`, so the static build works from any sub-path.
    */
   siteBase: string;
-  /** Send a checkpoint through the listener every k completed steps (0 = only on pause / stop / end). */
-  checkpointEvery: number;
   /** Continue from a stored checkpoint instead of the warm start. */
   resume?: { step: number; files: CheckpointBytes };
 }

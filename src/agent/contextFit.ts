@@ -7,9 +7,11 @@
 // initial state, with maxTurn − 1 earlier turns whose responses are empty tags, and adds maxNewTokens for every
 // turn (each response is at most that long). Observations of the grid envs keep their size from turn to turn, so
 // this is a close upper bound; with maxTurn = 1 it is exact: the first prompt plus one response.
-import type { EnvRegistry, TagBlock } from './envGroups';
+import type { TagBlock } from './envGroups';
 import { EnvGroupManager } from './envGroups';
-import { buildPrompt, type PromptStyle } from './prompt';
+import { buildPrompt } from './prompt';
+import { envRegistry } from './registry';
+import type { AgentFormat } from './rollout';
 import type { HistoryRecord } from './types';
 
 export interface ContextFitOptions {
@@ -17,14 +19,8 @@ export interface ContextFitOptions {
   blocks: readonly { name: string; block: TagBlock }[];
   /** Seed of the initial state measured (the split's first seed). */
   seed: number;
-  registry: EnvRegistry;
-  maxTurn: number;
-  /** Most tokens sampled per turn (rollout.maxNewTokens). */
-  maxNewTokens: number;
-  promptStyle: PromptStyle;
-  enableThink: boolean;
-  actionSep: string;
-  maxContextWindow?: number;
+  /** How the agent talks: turns, prompt style, context window, and the most tokens sampled per turn (responseLength). */
+  format: AgentFormat;
   /** The model's positions (max_position_embeddings). */
   maxPositions: number;
   /** Token count of a text under the model's tokenizer. */
@@ -42,26 +38,28 @@ export interface DialogueLength {
 
 /** The first-prompt and longest-dialogue token counts of each block (see the top of this file). */
 export function dialogueLengths(o: ContextFitOptions): DialogueLength[] {
+  const f = o.format;
   const promptOptions = {
-    style: o.promptStyle,
-    enableThink: o.enableThink,
-    actionSep: o.actionSep,
-    maxContextWindow: o.maxContextWindow,
+    style: f.promptStyle,
+    enableThink: f.enableThink,
+    actionSep: f.actionSep,
+    maxContextWindow: f.maxContextWindow,
     mode: 'generation',
   } as const;
-  const emptyResponse = o.enableThink ? '<think></think><answer></answer>' : '<answer></answer>';
+  const emptyResponse = f.enableThink ? '<think></think><answer></answer>' : '<answer></answer>';
+  const registry = envRegistry({ responseLength: f.responseLength });
   return o.blocks.map(({ name, block }) => {
-    const manager = new EnvGroupManager({ mode: 'val', envGroups: 1, groupSize: 1, tags: [{ ...block, nGroups: 1 }], baseSeed: o.seed }, o.registry);
+    const manager = new EnvGroupManager({ mode: 'val', envGroups: 1, groupSize: 1, tags: [{ ...block, nGroups: 1 }], baseSeed: o.seed }, registry);
     const [rollout] = manager.reset();
     const info = manager.entries[0].info;
     const first = rollout.history[0];
     const history: HistoryRecord[] = [];
-    for (let turn = 1; turn < o.maxTurn; turn++) {
+    for (let turn = 1; turn < f.maxTurn; turn++) {
       history.push({ ...first, actions: [], reward: -0.1, info: null, llmResponse: emptyResponse, llmRawResponse: emptyResponse });
     }
     history.push(first);
     const firstPrompt = o.countTokens(buildPrompt(info, [first], promptOptions).text);
-    const longest = o.countTokens(buildPrompt(info, history, promptOptions).text) + o.maxTurn * o.maxNewTokens;
+    const longest = o.countTokens(buildPrompt(info, history, promptOptions).text) + f.maxTurn * f.responseLength;
     return { name, tag: block.tag, firstPrompt, longest };
   });
 }
@@ -71,18 +69,19 @@ export function dialogueLengths(o: ContextFitOptions): DialogueLength[] {
  * response, or the estimated longest dialogue over maxTurn turns, and what to change.
  */
 export function assertDialoguesFit(o: ContextFitOptions): void {
+  const { maxTurn, responseLength: maxNewTokens } = o.format;
   for (const d of dialogueLengths(o)) {
     const where = d.name.includes(d.tag) ? d.name : `${d.name} (${d.tag})`;
-    if (d.firstPrompt + o.maxNewTokens > o.maxPositions) {
+    if (d.firstPrompt + maxNewTokens > o.maxPositions) {
       throw new Error(
-        `${where}: the first prompt is ${d.firstPrompt} tokens, plus up to ${o.maxNewTokens} new tokens (rollout.maxNewTokens) ` +
+        `${where}: the first prompt is ${d.firstPrompt} tokens, plus up to ${maxNewTokens} new tokens (rollout.maxNewTokens) ` +
           `that is more than the model's ${o.maxPositions} positions (max_position_embeddings): use a smaller level or map, ` +
           'fewer new tokens, or a model with more positions',
       );
     }
     if (d.longest > o.maxPositions) {
       throw new Error(
-        `${where}: ${o.maxTurn} turns of up to ${o.maxNewTokens} new tokens can grow the dialogue to about ${d.longest} ` +
+        `${where}: ${maxTurn} turns of up to ${maxNewTokens} new tokens can grow the dialogue to about ${d.longest} ` +
           `tokens, more than the model's ${o.maxPositions} positions (max_position_embeddings): lower agent.maxTurn or ` +
           'rollout.maxNewTokens, set agent.maxContextWindow, or use a model with more positions',
       );

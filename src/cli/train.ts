@@ -12,16 +12,15 @@
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import YAML from 'yaml';
 import cliProgress from 'cli-progress';
-import { initBackend, type BackendInfo } from '../model/backend';
+import { BACKEND_CHOICES, initBackend, isBackendChoice, type BackendInfo } from '../model/backend';
 import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
   ConfigError,
   applyOverrides,
   checkConfigShape,
+  readConfigText,
   assertRunnable,
   configDifferences,
   configWarnings,
@@ -47,12 +46,10 @@ import {
 } from '../starpo/runDir';
 import { RunLockedError, acquireRunLock, type RunLock } from '../starpo/runLock';
 import { Trainer, type StepResult } from '../starpo/trainer';
-import { UsageError } from './main';
+import { modelDirFor } from './modelDir';
 import { readModelContext, type ModelContext } from './modelContext';
 import { checkOutputDir } from './outDir';
-
-/** The repository root (public/ holds the warm-start checkpoints). */
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { UsageError } from './usage';
 
 export interface TrainFlags {
   preset?: string;
@@ -108,39 +105,9 @@ function intFlag(text: string | undefined, flag: string, min: number): number | 
 function readConfigFile(file: string): unknown {
   if (!fs.existsSync(file)) throw new UsageError(`--config ${file}: the file does not exist`);
   if (!fs.statSync(file).isFile()) throw new UsageError(`--config ${file}: not a file (give a YAML or JSON run config)`);
-  const text = fs.readFileSync(file, 'utf8');
-  let input: unknown;
-  try {
-    input = file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
-  } catch (err) {
-    // YAML's messages quote the offending line below the first: keep the first line, which says what and where.
-    const why = (err as Error).message.split('\n')[0].replace(/:$/, '');
-    throw new UsageError(`--config ${file}: cannot be read as ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${why}`);
-  }
+  const input = readConfigText(fs.readFileSync(file, 'utf8'), file.endsWith('.json') ? 'json' : 'yaml', file);
   checkConfigShape(input, file); // before it is merged: absurd nesting would overflow the merge
   return input;
-}
-
-/** Where a config's initial policy lives: model.path, else public/<model.warmStart>. Throws UsageError when missing. */
-export function modelDirFor(config: RunConfig): string {
-  if (config.model.path !== null) {
-    const dir = path.resolve(config.model.path);
-    if (!fs.existsSync(path.join(dir, 'config.json'))) {
-      throw new UsageError(`model.path ${dir} is not a Hugging Face model directory (no config.json there)`);
-    }
-    return dir;
-  }
-  if (config.model.warmStart !== null) {
-    const dir = path.join(REPO_ROOT, 'public', config.model.warmStart);
-    if (!fs.existsSync(path.join(dir, 'model.safetensors'))) {
-      const name = config.model.warmStart.split('/').pop();
-      throw new UsageError(
-        `no warm-start checkpoint at public/${config.model.warmStart}: build it first with \`npx ragen warmstart --preset ${name}\``,
-      );
-    }
-    return dir;
-  }
-  throw new UsageError('the config names no initial policy: set model.path (--set model=DIR) or model.warmStart');
 }
 
 /**
@@ -152,8 +119,8 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
   try {
     const steps = intFlag(flags.steps, '--steps', 1);
     const seed = intFlag(flags.seed, '--seed', 0);
-    if (flags.backend !== undefined && !['webgpu', 'wasm', 'cpu', 'auto'].includes(flags.backend)) {
-      throw new UsageError(`--backend must be webgpu, wasm, cpu or auto, got '${flags.backend}'`);
+    if (flags.backend !== undefined && !isBackendChoice(flags.backend)) {
+      throw new UsageError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}, got '${flags.backend}'`);
     }
     const flagOverrides = [
       ...(steps !== undefined ? [`trainer.totalSteps=${steps}`] : []),

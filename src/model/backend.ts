@@ -7,11 +7,12 @@
 //   result is checked and a requested backend that did not come up is an error, never a silent fallback;
 // - 'auto' tries webgpu, then wasm, then cpu, and says which one it got and why the better ones failed.
 import * as tf from '@tensorflow/tfjs';
+import { registerFusedKernels } from './kernels/index';
 import { installWasmTransposedMatMul } from './wasmMatMul';
 
-export type BackendName = 'webgpu' | 'wasm' | 'cpu';
-export type BackendChoice = BackendName | 'auto';
-export const BACKEND_NAMES: readonly BackendName[] = ['webgpu', 'wasm', 'cpu'];
+import { BACKEND_NAMES, isBackendName, type BackendChoice, type BackendName } from './backendNames';
+
+export * from './backendNames';
 
 export interface BackendOptions {
   /** Browser only: URLs of the wasm binaries (Vite: `import u from '.../tfjs-backend-wasm-simd.wasm?url'`). */
@@ -80,6 +81,7 @@ async function tryBackend(name: BackendName, opts: BackendOptions): Promise<void
   if (!ok) throw new Error(`tf.setBackend('${name}') failed`);
   await tf.ready();
   if (tf.getBackend() !== name) throw new Error(`asked for '${name}' but tfjs is running '${tf.getBackend()}'`);
+  await registerFusedKernels();
 }
 
 /**
@@ -88,7 +90,7 @@ async function tryBackend(name: BackendName, opts: BackendOptions): Promise<void
  */
 export async function initBackend(choice: BackendChoice = 'auto', opts: BackendOptions = {}): Promise<BackendInfo> {
   const log = opts.log ?? (() => {});
-  if (choice !== 'auto' && !BACKEND_NAMES.includes(choice)) {
+  if (choice !== 'auto' && !isBackendName(choice)) {
     throw new Error(`unknown backend '${String(choice)}' (expected one of: auto, ${BACKEND_NAMES.join(', ')})`);
   }
   const candidates: BackendName[] = choice === 'auto' ? [...BACKEND_NAMES] : [choice];

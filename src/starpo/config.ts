@@ -17,7 +17,8 @@
 import { z } from 'zod';
 import YAML from 'yaml';
 import { ENV_TAGS, assertEnvPlayable } from '../../envs/index';
-import type { BackendChoice } from '../model/backend';
+import type { AgentFormat } from '../agent/index';
+import { BACKEND_CHOICES } from '../model/backendNames';
 import { MIN_TEMPERATURE } from '../model/config';
 import { checkFilterConfigV1 } from './filter';
 
@@ -25,8 +26,13 @@ import { checkFilterConfigV1 } from './filter';
 // Schema
 // ---------------------------------------------------------------------------------------------------------------
 
-/** tfjs backends a run may ask for; 'auto' tries webgpu, then wasm, then cpu (src/model/backend.ts). */
-export const BACKEND_CHOICES = ['auto', 'webgpu', 'wasm', 'cpu'] as const satisfies readonly BackendChoice[];
+/** veRL's `loss_agg_mode`s: how per-token losses become one number (each is explained at losses.ts aggregateLoss). */
+export const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
+export type LossAggMode = (typeof LOSS_AGG_MODES)[number];
+
+/** KL estimators of the in-reward penalty and the KL loss (each is explained at the top of kl.ts). */
+export const KL_ESTIMATORS = ['kl', 'abs', 'mse', 'low_var_kl'] as const;
+export type KlEstimator = (typeof KL_ESTIMATORS)[number];
 
 const positiveInt = () => z.int().min(1);
 const nonNegativeInt = () => z.int().min(0);
@@ -249,11 +255,10 @@ const AlgorithmSchema = z.strictObject({
     .min(0)
     .describe('Coefficient β of the in-reward KL penalty, fixed controller (RAGEN `algorithm.kl_ctrl.kl_coef`, 0.0; vanilla 0.001).'),
   klEstimator: z
-    .enum(['kl', 'abs', 'mse', 'low_var_kl'])
+    .enum(KL_ESTIMATORS)
     .describe("KL estimator of the in-reward penalty: 'kl' = k1 (log π − log π_ref), 'low_var_kl' = k3 (RAGEN `algorithm.kl_penalty`, kl)."),
 });
 
-const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
 const betas = () =>
   z
     .tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)])
@@ -284,7 +289,7 @@ const ActorSchema = z.strictObject({
   useKlLoss: z.boolean().describe('Add a KL(π‖π_ref) term to the actor loss, as GRPO runs do (RAGEN `actor_rollout_ref.actor.use_kl_loss`, false).'),
   klLossCoef: z.number().min(0).describe('Coefficient of that KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_coef`, 0.0; vanilla GRPO 0.001).'),
   klLossType: z
-    .enum(['kl', 'abs', 'mse', 'low_var_kl'])
+    .enum(KL_ESTIMATORS)
     .describe('Estimator of the KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_type`, kl).'),
   lossAggMode: z
     .enum(LOSS_AGG_MODES)
@@ -699,6 +704,21 @@ export function envBlocks(
   });
 }
 
+/** How the run's agent talks (prompt and answer format, limits): what every rollout of the run is played with. */
+export function agentFormatFromConfig(c: RunConfig): AgentFormat {
+  return {
+    maxTurn: c.agent.maxTurn,
+    maxActionsPerTurn: c.agent.maxActionsPerTurn,
+    enableThink: c.model.enableThink,
+    actionSep: c.agent.actionSep,
+    promptStyle: c.model.promptStyle,
+    maxContextWindow: c.agent.maxContextWindow,
+    responseMaskOnly: c.algorithm.responseMaskOnly,
+    responseLength: c.rollout.maxNewTokens,
+    formatPenalty: c.agent.formatPenalty,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Parsing, with errors that name the key
 // ---------------------------------------------------------------------------------------------------------------
@@ -780,13 +800,37 @@ export function parseRunConfig(obj: unknown, source?: string): RunConfig {
 
 /** Reads a config file's text (YAML or JSON) and validates it like parseRunConfig. */
 export function loadConfigText(text: string, format: 'yaml' | 'json', source?: string): RunConfig {
-  let obj: unknown;
-  try {
-    obj = format === 'json' ? JSON.parse(text) : YAML.parse(text);
-  } catch (err) {
-    throw new ConfigError(`could not read the run config${source ? ` ${source}` : ''} as ${format.toUpperCase()}: ${(err as Error).message}`, []);
+  return parseRunConfig(readConfigText(text, format, source), source);
+}
+
+/**
+ * The plain value of a config file's text (not validated yet: see parseRunConfig). Throws a ConfigError of one line
+ * naming the source: a syntax error (YAML's own message quotes the line below; only its first line is kept), or a
+ * YAML warning such as an unknown `!tag`, which would otherwise print a warning and read the value as a string.
+ */
+export function readConfigText(text: string, format: 'yaml' | 'json', source?: string): unknown {
+  const fail = (why: string) =>
+    new ConfigError(`could not read the run config${source ? ` ${source}` : ''} as ${format.toUpperCase()}: ${why.split('\n')[0].replace(/:$/, '')}`, []);
+  if (format === 'json') {
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw fail((err as Error).message);
+    }
   }
-  return parseRunConfig(obj, source);
+  let doc: ReturnType<typeof YAML.parseDocument>;
+  try {
+    doc = YAML.parseDocument(text, { logLevel: 'silent' });
+  } catch (err) {
+    throw fail((err as Error).message);
+  }
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw fail(problem.message);
+  try {
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    throw fail((err as Error).message);
+  }
 }
 
 function keyName(path: readonly PropertyKey[]): string {
@@ -933,9 +977,11 @@ export function applyOverrides(config: RunConfig | RunConfigInput, overrides: re
     if (key === 'model') key = 'model.path';
     const path = key.split('.');
     checkOverridePath(path, override);
-    let value: unknown;
+    let value: unknown = raw;
     try {
-      value = YAML.parse(raw);
+      // A value YAML cannot read cleanly (a syntax error, or a warning such as an unknown `!tag`) stays a string.
+      const doc = YAML.parseDocument(raw, { logLevel: 'silent' });
+      if (doc.errors.length === 0 && doc.warnings.length === 0) value = doc.toJS();
     } catch {
       value = raw;
     }

@@ -5,6 +5,7 @@
 // share one chart: their series are overlaid, one colour per arm.
 import { EchoTrapDetector } from '../metrics/echoTrap';
 import type { MetricRow } from '../metrics/jsonl';
+import { defaultRunConfig } from '../starpo/config';
 
 export interface ChartSpec {
   /** The main metric key: the chart's test id is `chart-<key>`. */
@@ -102,7 +103,7 @@ export function echoTrapMark(rows: readonly MetricRow[]): EchoTrapMark | null {
     const row = rows.find((r) => r['echo_trap/warning'] === 1);
     return row ? { step: row.step, reason: null } : null;
   }
-  const detector = new EchoTrapDetector();
+  const detector = new EchoTrapDetector(defaultRunConfig().echoTrap);
   for (const row of [...rows].sort((a, b) => a.step - b.step)) detector.update(row.step, row);
   const report = detector.report();
   return report.fired && report.firstFiredStep !== null ? { step: report.firstFiredStep, reason: report.reason } : null;

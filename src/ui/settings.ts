@@ -3,9 +3,9 @@
 // into a RunConfig by laying the knobs over the preset's config, the SAME RunConfig the CLI would build for
 // `ragen train --preset NAME --set ...`. Pure TypeScript (no DOM, no runes), so it is unit-tested in Node.
 import { ENV_TAGS } from '../../envs/index';
-import { BACKEND_CHOICES, mergeConfigInput, parseRunConfig, type RunConfig, type RunConfigInput } from '../starpo/config';
+import { mergeConfigInput, parseRunConfig, type RunConfig, type RunConfigInput } from '../starpo/config';
 import { PRESET_NAMES, presetConfig, resolvePreset, type PresetName } from '../starpo/presets';
-import type { BackendChoice } from '../model/backend';
+import { BACKEND_CHOICES, isBackendChoice, type BackendChoice } from '../model/backendNames';
 
 /** Policy-gradient flavour: PPO with a critic and GAE (RAGEN's default), or critic-free GRPO. */
 export type Algorithm = 'ppo' | 'grpo';
@@ -106,7 +106,7 @@ export function settingsFromSearch(search: string): PlaygroundSettings {
     throw new Error(`unknown preset '${preset}' in the URL (expected one of: ${PRESET_NAMES.join(', ')})`);
   }
   const backend = params.get('backend') || 'auto';
-  if (!(BACKEND_CHOICES as readonly string[]).includes(backend)) {
+  if (!isBackendChoice(backend)) {
     throw new Error(`unknown backend '${backend}' in the URL (expected one of: ${BACKEND_CHOICES.join(', ')})`);
   }
   const knobs: Knobs = {};

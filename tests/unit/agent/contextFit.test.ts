@@ -1,25 +1,32 @@
 // The dialogue-length estimate behind "prompt length vs the model's positions": exact for one turn, an upper
 // bound for several, and a refusal that names the env block.
 import { describe, expect, it } from 'vitest';
-import { assertDialoguesFit, buildPrompt, dialogueLengths, envRegistry, type ContextFitOptions } from '../../../src/agent/index';
+import { assertDialoguesFit, buildPrompt, dialogueLengths, envRegistry, type AgentFormat, type ContextFitOptions } from '../../../src/agent/index';
 import { makeEnv } from '../../../envs/index';
 
 /** One token per character: easy to reason about, and an upper bound of any real tokenizer's count here. */
 const chars = (text: string) => text.length;
 
-function options(over: Partial<ContextFitOptions> = {}): ContextFitOptions {
+/** FrozenLake, one turn of at most 64 tokens; `format` overrides the agent format, the rest the options. */
+function options(over: Partial<Omit<ContextFitOptions, 'format'>> & { format?: Partial<AgentFormat> } = {}): ContextFitOptions {
+  const { format, ...rest } = over;
   return {
     blocks: [{ name: 'agent.trainEnvs[0]', block: { tag: 'FrozenLake', nGroups: 8 } }],
     seed: 10000,
-    registry: envRegistry({ responseLength: 64 }),
-    maxTurn: 1,
-    maxNewTokens: 64,
-    promptStyle: 'compact',
-    enableThink: true,
-    actionSep: '||',
+    format: {
+      maxTurn: 1,
+      maxActionsPerTurn: 5,
+      enableThink: true,
+      actionSep: '||',
+      promptStyle: 'compact',
+      maxContextWindow: -1,
+      responseLength: 64,
+      formatPenalty: -0.1,
+      ...format,
+    },
     maxPositions: 4096,
     countTokens: chars,
-    ...over,
+    ...rest,
   };
 }
 
@@ -35,9 +42,9 @@ describe('dialogueLengths', () => {
 
   it('more turns add a response and an observation each; a context window caps the growth', () => {
     const one = dialogueLengths(options())[0].longest;
-    const five = dialogueLengths(options({ maxTurn: 5 }))[0].longest;
+    const five = dialogueLengths(options({ format: { maxTurn: 5 } }))[0].longest;
     expect(five).toBeGreaterThan(one + 4 * 64 + 4 * 16); // four more responses and four 4x4 boards
-    const windowed = dialogueLengths(options({ maxTurn: 5, maxContextWindow: 1 }))[0].longest;
+    const windowed = dialogueLengths(options({ format: { maxTurn: 5, maxContextWindow: 1 } }))[0].longest;
     expect(windowed).toBeLessThan(five);
   });
 
@@ -55,10 +62,10 @@ describe('assertDialoguesFit', () => {
       new RegExp(`^agent\\.trainEnvs\\[0\\] \\(FrozenLake\\): the first prompt is ${first} tokens, plus up to 64 new tokens \\(rollout\\.maxNewTokens\\) that is more than the model's ${first + 63} positions`),
     );
     expect(() => assertDialoguesFit(options({ maxPositions: first + 64 }))).not.toThrow();
-    const longest = dialogueLengths(options({ maxTurn: 3 }))[0].longest;
-    expect(() => assertDialoguesFit(options({ maxTurn: 3, maxPositions: longest - 1 }))).toThrow(
+    const longest = dialogueLengths(options({ format: { maxTurn: 3 } }))[0].longest;
+    expect(() => assertDialoguesFit(options({ format: { maxTurn: 3 }, maxPositions: longest - 1 }))).toThrow(
       `agent.trainEnvs[0] (FrozenLake): 3 turns of up to 64 new tokens can grow the dialogue to about ${longest} tokens, more than the model's ${longest - 1} positions`,
     );
-    expect(() => assertDialoguesFit(options({ maxTurn: 3, maxPositions: longest }))).not.toThrow();
+    expect(() => assertDialoguesFit(options({ format: { maxTurn: 3 }, maxPositions: longest }))).not.toThrow();
   });
 });

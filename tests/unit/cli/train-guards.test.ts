@@ -206,7 +206,7 @@ describe('bad --out targets and inputs fail before any work', () => {
     expectRefused(await ragen('--config', deep, '--out', path.join(tmp, 'x')), /invalid run config \(.*deep\.json\): nested deeper than 32 levels/);
     const badYaml = path.join(tmp, 'bad.yaml');
     fs.writeFileSync(badYaml, 'actor:\n  lr: [1, 2\n');
-    expectRefused(await ragen('--config', badYaml, '--out', path.join(tmp, 'x')), /--config .*bad\.yaml: cannot be read as YAML: .*line \d+, column \d+$/);
+    expectRefused(await ragen('--config', badYaml, '--out', path.join(tmp, 'x')), /could not read the run config .*bad\.yaml as YAML: .*line \d+, column \d+$/);
     const model = path.join(tmp, 'odd-model');
     fs.cpSync(path.join(tmp, 'tiny-model'), model, { recursive: true });
     fs.rmSync(path.join(model, 'model.safetensors'));

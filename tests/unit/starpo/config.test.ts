@@ -100,6 +100,13 @@ describe('parseRunConfig: partial configs over the defaults', () => {
     expect(configError(() => applyOverrides(defaultRunConfig(), ['actor={__proto__: {lr: 3}}'])).message).toMatch(/__proto__' is not allowed/);
   });
 
+  it('reads a YAML file with an unknown tag or a syntax error as one ConfigError line naming the file', () => {
+    expect(configError(() => loadConfigText('actor: !fast 1e-3\n', 'yaml', 'run.yaml')).message).toMatch(/^could not read the run config run\.yaml as YAML: .*!fast/);
+    const broken = configError(() => loadConfigText('actor:\n  lr: [1, 2\n', 'yaml', 'run.yaml')).message;
+    expect(broken).toMatch(/^could not read the run config run\.yaml as YAML: /);
+    expect(broken.split('\n')).toHaveLength(1);
+  });
+
   it('refuses absurdly deep nesting with one line naming the source, not a stack overflow', () => {
     const deep = '{"actor": {"x": ' + '{"a":'.repeat(5000) + '1' + '}'.repeat(5000) + '}}';
     const err = configError(() => loadConfigText(deep, 'json', 'deep.json'));
