@@ -90,6 +90,22 @@ describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
     const c = await run(6, 1);
     expect(c[0]['response_length/mean']).not.toEqual(a[0]['response_length/mean']);
   });
+
+  it('seed 0 is a seed too: two runs give the same step-1 metrics, critic included', async () => {
+    // The critic's fresh value head used tf.randomNormal(..., seed), and tfjs reads seed 0 as "no seed".
+    const run = async () => {
+      const { trainer, sink } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false, seed: 0 } }));
+      const head = await weightsOf({ w: trainer.critic!.variables['score.weight'] });
+      await trainer.step();
+      trainer.dispose();
+      return { row: withoutTiming(sink.rows[0]), head: head.w };
+    };
+    const a = await run();
+    const b = await run();
+    expect(b.head).toEqual(a.head);
+    expect(b.row).toEqual(a.row);
+    expect(Number.isFinite(a.row['critic/vf_loss'])).toBe(true);
+  });
 });
 
 describe('Trainer PPO clipping (vanilla StarPO relies on it)', () => {
