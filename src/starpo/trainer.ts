@@ -17,8 +17,8 @@
 //   6. advantages   PPO: terminal reward (minus reward-KL) -> GAE -> whitening; GRPO: broadcast normalised scores;
 //   7. update       ppoEpochs x mini-batches of ppoMiniBatchSize trajectories, each accumulated over micro-batches:
 //                   critic (clipped value loss) then actor (clipped surrogate - entropy bonus [+ KL loss]), global
-//                   grad-norm clipping and AdamW. A non-finite loss or grad norm skips that optimizer step (logged as
-//                   `actor/nan_skipped` / `critic/nan_skipped`), so it never reaches the weights;
+//                   grad-norm clipping and AdamW. A non-finite loss, grad norm or updated weight skips that optimizer
+//                   step (logged as `actor/nan_skipped` / `critic/nan_skipped`), so it never reaches the weights;
 //   8. validation   every testFreq steps and on the last step (and once before training: the row of step 0), on the
 //                   fixed val env groups (seeds from seedVal = 123) at valTemperature 0.5;
 //   9. metrics      RAGEN's keys into the sink, plus reasoning diversity, the echo-trap detector and early stopping.
@@ -455,7 +455,7 @@ export class Trainer {
       metrics['timing_s/update_critic'] = seconds.critic;
     }
     for (const kind of ['actor', 'critic'] as const) {
-      if (skipped[kind]) this.log(`step ${step}: skipped ${skipped[kind]} ${kind} update(s) with a non-finite loss or gradient norm`);
+      if (skipped[kind]) this.log(`step ${step}: skipped ${skipped[kind]} ${kind} update(s) with a non-finite loss, gradient norm or updated weights`);
     }
     return metrics;
   }
@@ -524,8 +524,8 @@ export class Trainer {
   /**
    * One optimizer step of the actor or the critic over a mini-batch, gradients accumulated over its micro-batches
    * (each micro-batch's loss divided by their number, veRL's gradient accumulation); the logged parts of the loss
-   * are averaged over the micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss
-   * or the grad norm is not finite.
+   * are averaged over the micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss,
+   * the grad norm or any updated weight or moment is not finite.
    */
   private async miniBatchUpdate(
     kind: 'actor' | 'critic',
@@ -570,8 +570,9 @@ export class Trainer {
       const clipped = await clipGradNormAsync(grads!, maxNorm);
       try {
         stats[`${kind}/grad_norm`] = clipped.norm;
-        const applied = Number.isFinite(lossSum) && Number.isFinite(clipped.norm);
-        if (applied) optimizer.step(clipped.grads);
+        // A finite loss and gradient can still give non-finite weights (a huge lr or weight decay): stepIfFinite
+        // then writes nothing, so one bad update never poisons the model for the rest of the run.
+        const applied = Number.isFinite(lossSum) && Number.isFinite(clipped.norm) && (await optimizer.stepIfFinite(clipped.grads));
         return { applied, stats };
       } finally {
         tf.dispose(Object.values(clipped.grads));

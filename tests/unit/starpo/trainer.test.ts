@@ -159,6 +159,27 @@ describe('Trainer safety', () => {
     trainer.dispose();
   });
 
+  it('never writes a non-finite weight: a huge lr or weight decay skips the update (finite loss and gradient)', async () => {
+    // actor.lr 1e39 and a huge critic weight decay (or lr) used to leave Inf/NaN weights (the actor's saved as
+    // such, the critic's crashing the next step); now each such update is skipped, counted and logged, and the run
+    // goes on with the weights it had.
+    const config = tinyBanditConfig({ actor: { lr: 1e39 }, critic: { weightDecay: 1e45 }, trainer: { totalSteps: 2, testFreq: 0, valBeforeTrain: false } });
+    const { trainer, sink, lines } = await makeTrainer(config);
+    const actorBefore = await weightsOf(trainer.actor.variables);
+    while (!trainer.finished) await trainer.step();
+    for (const row of sink.rows) {
+      expect(Number.isFinite(row['actor/grad_norm'])).toBe(true);
+      expect(row['actor/nan_skipped'], `step ${row.step}`).toBe(1);
+      expect(row['critic/nan_skipped'], `step ${row.step}`).toBe(1);
+      expect(Number.isFinite(row['critic/vf_loss'])).toBe(true);
+    }
+    const actorAfter = await weightsOf(trainer.actor.variables);
+    for (const name of Object.keys(actorBefore)) expect(actorAfter[name], name).toEqual(actorBefore[name]);
+    for (const v of Object.values(await weightsOf(trainer.critic!.variables))) expect(v.every(Number.isFinite)).toBe(true);
+    expect(lines.some((l) => /step 1: skipped 1 actor update\(s\) with a non-finite loss, gradient norm or updated weights/.test(l))).toBe(true);
+    trainer.dispose();
+  });
+
   it('makes no update when a v2 filter keeps nothing, and says so', async () => {
     // A random policy never answers well: every reward is 0, every group's std is 0, and include_zero=false drops them.
     const config = tinyBanditConfig({
