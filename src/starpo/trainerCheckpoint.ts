@@ -22,7 +22,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { EchoTrapState } from '../metrics/echoTrap';
 import type { AdamW } from '../model/adamw';
-import { checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
+import { assertFinite, checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
 import { loadPolicyFiles } from '../model/policyFiles';
 import { Qwen2Model, type WeightMap } from '../model/qwen2';
 import { indexSafetensors, serializeSafetensors } from '../model/safetensors';
@@ -110,7 +110,12 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       if (needCritic) {
         const criticFiles = prefixedFiles(files, CRITIC_PREFIX);
         if (!criticFiles['model.safetensors']) throw new Error(`Trainer: the checkpoint has no ${CRITIC_PREFIX}model.safetensors (critic) to resume PPO`);
-        const c = loadCheckpointFiles(criticFiles);
+        let c;
+        try {
+          c = loadCheckpointFiles(criticFiles);
+        } catch (err) {
+          throw new Error(`${(err as Error).message} (the critic, under ${CRITIC_PREFIX})`);
+        }
         critic = new Qwen2Model(c.config, c.weights, { valueHead: true });
         owned.push(critic);
       }
@@ -272,7 +277,16 @@ function readTensors(bytes: Uint8Array | undefined, file: string): Record<string
     throw new Error(`trainer checkpoint: ${file}: ${(err as Error).message}`);
   }
   const out: Record<string, tf.Tensor> = {};
-  for (const [name, e] of Object.entries(entries)) out[name] = tf.tensor(e.read(), e.shape, 'float32');
+  try {
+    for (const [name, e] of Object.entries(entries)) {
+      const data = e.read();
+      assertFinite(data, name, file);
+      out[name] = tf.tensor(data, e.shape, 'float32');
+    }
+  } catch (err) {
+    tf.dispose(Object.values(out));
+    throw err;
+  }
   return out;
 }
 

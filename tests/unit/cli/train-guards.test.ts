@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
+import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
 import { LOCK_FILE } from '../../../src/starpo/runLock';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
 
@@ -53,6 +54,14 @@ function snapshot(dir: string): Record<string, string> {
     files[path.relative(dir, file)] = fs.readFileSync(file).toString('base64');
   }
   return files;
+}
+
+/** Rewrites a safetensors file with one value of its first tensor set to `value` (NaN by default). */
+function poison(file: string, value = NaN): void {
+  const { tensors, metadata } = parseSafetensors(new Uint8Array(fs.readFileSync(file)));
+  const first = Object.keys(tensors).sort()[0];
+  tensors[first].data[0] = value;
+  fs.writeFileSync(file, serializeSafetensors(tensors, metadata));
 }
 
 function copyRun(name: string): string {
@@ -128,6 +137,10 @@ describe('--resume continues the run as it was started, or changes nothing', () 
       ['no-optimizer', (c) => fs.rmSync(path.join(c, 'optimizer.safetensors')), /optimizer\.safetensors is missing/],
       ['no-critic', (c) => fs.rmSync(path.join(c, 'critic'), { recursive: true }), /no critic\/model\.safetensors/],
       ['no-tokenizer', (c) => fs.rmSync(path.join(c, 'tokenizer.json')), /tokenizer\.json is missing/],
+      // Non-finite weights (a diverged run, flipped bits) are flagged, not trained on.
+      ['nan-actor', (c) => poison(path.join(c, 'model.safetensors')), /tensor '.*' in model\.safetensors has 1 non-finite value/],
+      ['nan-critic', (c) => poison(path.join(c, 'critic/model.safetensors')), /in model\.safetensors has 1 non-finite value.*\(the critic, under critic\/\)/],
+      ['inf-moments', (c) => poison(path.join(c, 'optimizer.safetensors'), Infinity), /optimizer\.safetensors has 1 non-finite value/],
     ];
     for (const [name, damage, why] of cases) {
       const dir = copyRun(`damaged-${name}`);
