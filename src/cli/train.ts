@@ -11,6 +11,7 @@
 // OUT/starpo and OUT/starpo-s.
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import cliProgress from 'cli-progress';
 import { BACKEND_CHOICES, initBackend, isBackendChoice, type BackendInfo } from '../model/backend';
@@ -47,9 +48,11 @@ import {
 import { RunLockedError, acquireRunLock, type RunLock } from '../starpo/runLock';
 import { Trainer, type StepResult } from '../starpo/trainer';
 import { modelDirFor } from './modelDir';
+import { spawnHelperThread } from './helperThread';
 import { readModelContext, type ModelContext } from './modelContext';
 import { checkOutputDir } from './outDir';
 import { UsageError } from './usage';
+import type { HelperApi } from '../starpo/helper';
 
 export interface TrainFlags {
   preset?: string;
@@ -62,6 +65,8 @@ export interface TrainFlags {
   resume?: boolean;
   /** Train only this arm of a multi-arm preset (echo-trap: 'starpo' or 'starpo-s'), e.g. to run arms in parallel. */
   arm?: string;
+  /** Cores per run: 1, 2 (a helper thread), or auto (see helperThreads). */
+  workers?: string;
 }
 
 /** One arm to train: its name, resolved config and run directory. */
@@ -86,9 +91,11 @@ export function registerTrain(program: Command): void {
     .option('--set <key=value>', 'override a config key, e.g. --set actor.lr=3e-5 (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
     .option('--resume', 'continue the run in --out from its newest checkpoint')
     .option('--arm <name>', "train only this arm of a multi-arm preset (echo-trap: 'starpo' or 'starpo-s'); it still goes to <out>/<arm>")
+    .option('--workers <n>', 'cores per run: 1, 2 (a helper thread generates half the rollouts and trains the critic; same results), or auto', 'auto')
     .action(async (flags: TrainFlags) => {
+      const workers = workersFlag(flags.workers);
       const arms = resolveTrainArms(flags);
-      await runTrainArms(arms, { resume: !!flags.resume, progressBar: !!process.stderr.isTTY });
+      await runTrainArms(arms, { resume: !!flags.resume, progressBar: !!process.stderr.isTTY, workers });
     });
 }
 
@@ -100,6 +107,22 @@ function intFlag(text: string | undefined, flag: string, min: number): number | 
   const n = Number(text);
   if (!/^\s*-?\d+\s*$/.test(text) || !Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`);
   return n;
+}
+
+function workersFlag(text: string | undefined): number | 'auto' {
+  if (text === undefined || text === 'auto') return 'auto';
+  if (text !== '1' && text !== '2') throw new UsageError(`--workers must be 1, 2 or auto, got '${text}'`);
+  return Number(text);
+}
+
+/**
+ * Helper threads for a run: with 'auto', one when the machine has a second core, the backend runs on the CPU (wasm
+ * or cpu: one thread each; WebGPU is one device) and the model is a tiny one (a helper holds a copy of the actor and
+ * the critic, which is nothing for a tiny model and gigabytes for Qwen2.5).
+ */
+export function helperThreads(workers: number | 'auto', backend: string, config: RunConfig): number {
+  if (workers !== 'auto') return workers - 1;
+  return os.availableParallelism() >= 2 && (backend === 'wasm' || backend === 'cpu') && config.model.pretrained === null ? 1 : 0;
 }
 
 function readConfigFile(file: string): unknown {
@@ -246,6 +269,8 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Show a live progress bar (on a terminal) instead of one line per step. */
   progressBar?: boolean;
+  /** Cores per run (default auto): see helperThreads. */
+  workers?: number | 'auto';
 }
 
 let backendInfo: BackendInfo | null = null;
@@ -321,23 +346,52 @@ function damagedCheckpoint(out: string, dir: string, why: string): string {
 export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const { config, out } = arm;
-  const total = config.trainer.totalSteps;
   let trainer: Trainer;
   let sink: JsonlSink;
   const checkpoint = opts.resume ? latestCheckpoint(out) : null;
-  if (opts.resume) {
-    // resolveTrainArms refused a run without a checkpoint; one that lost it since then is refused the same way.
-    if (!checkpoint) throw new UsageError(`--resume: ${out} holds no complete checkpoint to continue from; nothing was changed`);
-    // The checkpoint is loaded before anything in the run directory changes: a damaged one changes nothing.
-    sink = new JsonlSink(out);
-    trainer = await startTrainer(() => Trainer.create(config, { resumeFiles: readCheckpoint(checkpoint.dir), sink, log }), sink, (why) => damagedCheckpoint(out, checkpoint.dir, why));
+  // resolveTrainArms refused a resume without a checkpoint; one that lost it since then is refused the same way.
+  if (opts.resume && !checkpoint) throw new UsageError(`--resume: ${out} holds no complete checkpoint to continue from; nothing was changed`);
+  const helper = helperThreads(opts.workers ?? 'auto', backendInfo?.name ?? config.trainer.backend, config) > 0 ? spawnHelperThread() : null;
+  if (helper) log('using 2 cores: a helper thread generates half of each rollout batch and trains the critic (same results as 1)');
+  try {
+    ({ trainer, sink } = await createTrainer(arm, checkpoint, helper?.api, log));
+  } catch (err) {
+    await helper?.terminate();
+    throw err;
+  }
+  writeRunConfig(out, config);
+  try {
+    await trainLoop(arm, trainer, sink, checkpoint, opts, log);
+  } finally {
+    await helper?.terminate();
+  }
+}
+
+/**
+ * The trainer of a fresh run (from the arm's model directory) or of a resume (from `checkpoint`). The checkpoint is
+ * loaded before anything in the run directory changes, so a damaged one changes nothing.
+ */
+async function createTrainer(arm: TrainArm, checkpoint: ReturnType<typeof latestCheckpoint> | null,
+                             helper: HelperApi | undefined, log: (line: string) => void): Promise<{ trainer: Trainer; sink: JsonlSink }> {
+  const { config, out } = arm;
+  let trainer: Trainer;
+  const sink = new JsonlSink(out);
+  if (checkpoint) {
+    trainer = await startTrainer(() => Trainer.create(config, { resumeFiles: readCheckpoint(checkpoint.dir), sink, log, helper }), sink,
+      (why) => damagedCheckpoint(out, checkpoint.dir, why));
     sink.truncateAfter(checkpoint.step);
     log(`resuming ${out} from checkpoint step ${checkpoint.step} (metrics after it dropped)`);
   } else {
-    sink = new JsonlSink(out);
-    trainer = await startTrainer(() => Trainer.create(config, { policyFiles: readModelDir(arm.modelDir), sink, log }), sink, (why) => `cannot start from ${arm.modelDir}: ${why}`);
+    trainer = await startTrainer(() => Trainer.create(config, { policyFiles: readModelDir(arm.modelDir), sink, log, helper }), sink,
+      (why) => `cannot start from ${arm.modelDir}: ${why}`);
   }
-  writeRunConfig(out, config);
+  return { trainer, sink };
+}
+
+async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, checkpoint: ReturnType<typeof latestCheckpoint> | null,
+                         opts: RunOptions, log: (line: string) => void): Promise<void> {
+  const { config, out } = arm;
+  const total = config.trainer.totalSteps;
 
   const useBar = !!opts.progressBar;
   const bar = useBar

@@ -14,7 +14,7 @@ import { MIN_TEMPERATURE } from '../model/config';
 import { SokobanEnv, FrozenLakeEnv, fnv1a32, makeEnv, planFrozenLake, solveSokoban } from '../../envs/index';
 import { EnvGroupManager, envRegistry, runRollouts, type AgentFormat, type GenerateFn, type Trajectory } from '../agent/index';
 import { countWords, reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
-import { mixSeed } from '../starpo/policyAgent';
+import { mixSeed } from '../model/seeded';
 import type { EvalSuite, SuiteKind } from './suites';
 import { finiteMean, passAtK, wilsonInterval } from './stats';
 

@@ -24,7 +24,7 @@ import { headDim } from './config';
 import { embed } from './kernels/index';
 import { disposeInferenceWeights, type InferenceWeights, type KvCache, type Qwen2Model } from './qwen2';
 import { sampleNextTokens, sampleOnDevice, validateSamplingOptions } from './sampling';
-import { seededUniform } from './seeded';
+import { mixSeed, seededUniform } from './seeded';
 
 /** Prompt lengths are padded up to a multiple of this (fewer distinct prefill shapes). */
 export const PROMPT_BUCKET = 16;
@@ -122,7 +122,9 @@ export class GenerationSession {
       return { key: keys ? keys[r] : r, tokens: [...p], slots };
     });
     const realLength = prompts.map((p) => p.length);
-    const random = seededUniform(opts.seed);
+    // One random stream per row, keyed like the cache (env id): a row samples the same tokens whatever else is in
+    // the batch, so a batch can be split across workers without changing a single token.
+    const streams = prompts.map((_, r) => seededUniform(mixSeed(opts.seed, keys ? keys[r] : r)));
     const stopIds = new Set(opts.stopTokenIds ?? []);
     const stopStrings = opts.stopStrings ?? [];
     // A stop string can only end in the newest token; decoding a short tail is enough to find it.
@@ -156,7 +158,7 @@ export class GenerationSession {
       // then is dropped; no row attends to another, so the kept tokens are exactly those of reading every step.
       const readEvery = opts.readEvery ?? (tf.getBackend() === 'webgpu' ? 8 : 1);
       for (let step = 0; ; step++) {
-        const uniforms = prompts.map(() => random());   // drawn for every row, so a row's stream ignores the others
+        const uniforms = streams.map((next) => next());
         const onDevice = sampleOnDevice(logits, opts, uniforms);
         // Top-k / top-p finish on the CPU: those ids are on the host anyway, so they are read every step.
         const newest = onDevice ?? tf.tensor1d(await sampleNextTokens(logits, opts, uniforms), 'int32');

@@ -60,3 +60,12 @@ export function namedVariableGrads(vars: Record<string, tf.Variable>, f: () => t
   for (const [name, variable] of entries) if (grads[variable.name]) named[name] = grads[variable.name];
   return { value, grads: named };
 }
+
+/** x's value with no gradient flowing back through it (PyTorch's `detach`). */
+export function stopGradient<T extends tf.Tensor>(x: T): T {
+  const detach = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    const input = args[0] as tf.Tensor;
+    return { value: input.clone(), gradFunc: (dy: tf.Tensor) => [tf.zerosLike(dy)] };
+  });
+  return detach(x) as T;
+}

@@ -22,8 +22,9 @@ export interface PolicyAgentOptions {
   /** Top-k; -1 = off. */
   topK?: number;
   /**
-   * Sampling seed of the `call`-th generate call (0, 1, ...) of this GenerateFn. One seed per call, so a rollout
-   * batch of several turns never reuses a random stream, and the same seeds + backend give the same samples.
+   * Sampling seed of the `call`-th generate call (0, 1, ...) of this GenerateFn; within a rollout batch the call is
+   * the turn - 1. One seed per call, so a rollout batch of several turns never reuses a random stream, and the same
+   * seeds + backend give the same samples.
    */
   seedForCall: (call: number) => number;
   /** Called with the number of new tokens of each sampled continuation (progress / throughput displays). */
@@ -58,7 +59,7 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
       stopTokenIds: [imEnd],
       stopStrings: STOP_STRINGS,
       decode: (t) => tokenizer.decode(t),
-      seed: opts.seedForCall(call++),
+      seed: opts.seedForCall(context ? context.turn - 1 : call++),   // per turn, so a split batch seeds alike
       padTokenId: pad,
     }, context?.keys);
     if (opts.onTokens) for (const t of result.tokens) opts.onTokens(t.length);
@@ -68,12 +69,30 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
   return fn;
 }
 
-/** A 32-bit mix of integers (sampling seeds per run, split, step and call that do not collide). */
-export function mixSeed(...parts: number[]): number {
-  let h = 0x811c9dc5;
-  for (const p of parts) {
-    h = Math.imul(h ^ (p >>> 0), 0x01000193) >>> 0;
-    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
-  }
-  return h >>> 0;
+/**
+ * A GenerateFn that sends the prompts of some dialogues to `remote` (a helper worker) and the rest to `local`, both
+ * at once. Which side a prompt goes to depends only on its key (env id), so each side keeps its own dialogues'
+ * KV caches from turn to turn; without a context everything stays local.
+ */
+export function splitGenerateFn(local: GenerateFn, remote: GenerateFn, isRemote: (key: number) => boolean): GenerateFn {
+  const fn: GenerateFn = async (prompts, context) => {
+    if (!context) return local(prompts);
+    const sides = { local: [] as number[], remote: [] as number[] };
+    context.keys.forEach((key, i) => sides[isRemote(key) ? 'remote' : 'local'].push(i));
+    const part = (idx: number[]) => ({ prompts: idx.map((i) => prompts[i]), context: { ...context, keys: idx.map((i) => context.keys[i]) } });
+    // Post the remote half first: the local half then runs on this thread while the worker computes its own.
+    const r = part(sides.remote), l = part(sides.local);
+    const remoteOut = sides.remote.length ? remote(r.prompts, r.context) : Promise.resolve([]);
+    const localOut = sides.local.length ? await local(l.prompts, l.context) : [];
+    const remoteDone = await remoteOut;
+    const out = new Array<string>(prompts.length);
+    sides.local.forEach((i, k) => (out[i] = localOut[k]));
+    sides.remote.forEach((i, k) => (out[i] = remoteDone[k]));
+    return out;
+  };
+  fn.release = () => {
+    local.release?.();
+    remote.release?.();
+  };
+  return fn;
 }

@@ -30,10 +30,10 @@
 // it just to log `rollout/ref_log_prob`); mini-batches are taken in order, as veRL with shuffle off.
 import * as tf from '@tensorflow/tfjs';
 import { EnvGroupManager, envRegistry, runRollouts, summarizeEnvMetrics, type AgentFormat, type EnvGroupsConfig, type GenerateFn, type RolloutOptions, type Trajectory } from '../agent/index';
-import { AdamW, clipGradNormAsync } from '../model/adamw';
+import { AdamW } from '../model/adamw';
 import type { Qwen2Model } from '../model/qwen2';
 import { seededUniform } from '../model/seeded';
-import { accumulateGrads, namedVariableGrads, tokenLogProbs } from '../model/scoring';
+import { stopGradient, tokenLogProbs } from '../model/scoring';
 import type { Tokenizer } from '../model/tokenizer';
 import { EchoTrapDetector } from '../metrics/echoTrap';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
@@ -41,12 +41,15 @@ import { toRolloutRecord } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
 import { applyKlInReward, klLoss } from './kl';
 import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, whiten } from './advantages';
-import { chunks, disposeBatch, lossTokenCount, padBatch, padRows, scoreLogProbs, scoreValues, tokenizeTrajectory, type PaddedBatch, type TokenizedTrajectory } from './batch';
+import { chunks, lossTokenCount, padRows, scoreLogProbs, scoreValues, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
 import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
 import { filterGroupsByConfig, filterLossScale, type FilterResult } from './filter';
-import { mixSeed, policyGenerateFn } from './policyAgent';
-import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
+import { mixSeed } from '../model/seeded';
+import { modelState, loadModelState, type HelperApi } from './helper';
+import { policyGenerateFn, splitGenerateFn } from './policyAgent';
+import { actorLoss, entropyLoss, policyLoss } from './losses';
+import { criticLoss, miniBatchUpdate, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
 import type { TrainerModels, TrainerSource, TrainerState } from './trainerCheckpoint';
 
@@ -61,6 +64,17 @@ export interface TrainerOptions extends TrainerSource {
    * multiply by NaN to check that a poisoned update is skipped). Not part of a normal run.
    */
   lossHook?: (kind: 'actor' | 'critic', step: number, loss: tf.Scalar) => tf.Scalar;
+  /**
+   * Test / benchmark switch (default true): let a one-mini-batch update take the old log-probs and values from its
+   * own forward pass (see reusesUpdateForward). false always scores first, as RAGEN does; the results are the same.
+   */
+  reuseUpdateForward?: boolean;
+  /**
+   * A helper on a second core (helper.ts; spawned by the caller: src/cli/helperThread.ts in Node, the playground's
+   * worker in the browser): it generates half of every rollout batch and, for PPO, scores and updates the critic
+   * while this thread does the actor. Same results as without it. The caller owns it (and ends it after dispose()).
+   */
+  helper?: HelperApi;
 }
 
 /** What one call of `step()` did. */
@@ -75,12 +89,6 @@ export interface StepResult {
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-
-/**
- * A loss over one micro-batch: the scalar to minimise and the named scalars to log (each averaged over the
- * micro-batches of a mini-batch). Called inside the gradient computation.
- */
-type MicroBatchLoss = (batch: PaddedBatch, micro: readonly number[]) => { loss: tf.Scalar; stats: Record<string, tf.Scalar> };
 
 export class Trainer {
   readonly config: RunConfig;
@@ -99,6 +107,10 @@ export class Trainer {
   private readonly sink: MetricSink;
   private readonly log: (line: string) => void;
   private readonly lossHook: TrainerOptions['lossHook'];
+  private readonly reuseUpdateForward: boolean;
+  private readonly helper: HelperApi | null;
+  /** What the helper holds is out of date: the actor's weights changed (an update), or the critic's (a restore). */
+  private helperStale = { actor: true, critic: true };
   private readonly padId: number;
   private readonly stopper: EarlyStopper;
   private readonly echoTrap: EchoTrapDetector;
@@ -119,6 +131,8 @@ export class Trainer {
     this.sink = opts.sink;
     this.log = opts.log ?? (() => {});
     this.lossHook = opts.lossHook;
+    this.reuseUpdateForward = opts.reuseUpdateForward ?? true;
+    this.helper = opts.helper ?? null;
     const imEnd = models.tokenizer.tokenId('<|im_end|>');
     const pad = models.tokenizer.padTokenId;
     if (imEnd === undefined) throw new Error('Trainer: the tokenizer has no <|im_end|> token (the chat template needs it)');
@@ -146,11 +160,37 @@ export class Trainer {
       const echoTrap = state ? EchoTrapDetector.fromState(state.echoTrap) : new EchoTrapDetector(config.echoTrap);
       const trainer = new Trainer(config, models, stopper, echoTrap, opts);
       if (state) trainer.restore(state, opts.resumeFiles!);
+      if (opts.helper) await trainer.initHelper(opts.helper);
       return trainer;
     } catch (err) {
       disposeTrainerModels(models, opts.model);
       throw err;
     }
+  }
+
+  /** Hands the helper what it needs to generate and to train the critic (it loads tfjs on the same backend). */
+  private async initHelper(helper: HelperApi): Promise<void> {
+    const backend = tf.getBackend();
+    if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`Trainer: a helper runs on wasm or cpu, not ${backend}`);
+    const c = this.config;
+    await helper.init({
+      backend,
+      modelConfig: this.actor.config,
+      tokenizer: { json: this.tokenizer.toJSON(), config: this.tokenizer.configJSON() },
+      sampling: { maxNewTokens: c.rollout.maxNewTokens, topP: c.rollout.topP, topK: c.rollout.topK },
+      critic: this.critic
+        ? {
+            lr: c.critic.lr, betas: c.critic.betas, weightDecay: c.critic.weightDecay, gradClip: c.critic.gradClip,
+            cliprangeValue: c.critic.cliprangeValue, lossAggMode: c.actor.lossAggMode,
+            microBatchSize: c.actor.ppoMicroBatchSize, padId: this.padId,
+          }
+        : null,
+    });
+  }
+
+  /** The critic's work goes to the helper (PPO with a helper; a loss hook keeps it here, where the hook runs). */
+  private get remoteCritic(): HelperApi | null {
+    return this.helper && this.critic && !this.lossHook ? this.helper : null;
   }
 
   /** Completed training steps. */
@@ -199,7 +239,7 @@ export class Trainer {
     let t = now();
     const rollout = await runRollouts(
       this.trainManager,
-      this.generateFn('train', step, c.rollout.temperature),
+      await this.generateFn('train', step, c.rollout.temperature),
       this.rolloutOptions(this.trainSeedBase(step)),
     );
     metrics['timing_s/gen'] = now() - t;
@@ -286,16 +326,30 @@ export class Trainer {
     return Math.floor(seededUniform(mixSeed(c.trainer.seed, step, 0x5eed))() * 1_000_001);
   }
 
-  /** The policy as runRollouts sees it: sampling seeded by (trainer seed, split, step, call). */
-  private generateFn(split: 'train' | 'val', step: number, temperature: number): GenerateFn {
+  /**
+   * The policy as runRollouts sees it: sampling seeded by (trainer seed, split, step, call). With a helper, the
+   * dialogues of odd env ids are generated there, at the same time (the helper first gets the actor's weights when
+   * they changed).
+   */
+  private async generateFn(split: 'train' | 'val', step: number, temperature: number): Promise<GenerateFn> {
     const c = this.config;
-    return policyGenerateFn(this.actor, this.tokenizer, {
+    const seedParts = [c.trainer.seed, split === 'train' ? 1 : 2, step];
+    const local = policyGenerateFn(this.actor, this.tokenizer, {
       maxNewTokens: c.rollout.maxNewTokens,
       temperature,
       topP: c.rollout.topP,
       topK: c.rollout.topK,
-      seedForCall: (call) => mixSeed(c.trainer.seed, split === 'train' ? 1 : 2, step, call),
+      seedForCall: (call) => mixSeed(...seedParts, call),
     });
+    const helper = this.helper;
+    if (!helper) return local;
+    if (this.helperStale.actor) {
+      await helper.setActor((await modelState(this.actor)).weights);
+      this.helperStale.actor = false;
+    }
+    const remote: GenerateFn = (prompts, context) => helper.generate(prompts, context!, temperature, seedParts);
+    remote.release = () => void helper.release();
+    return splitGenerateFn(local, remote, (envId) => envId % 2 === 1);
   }
 
   /** The env groups of a split, as RAGEN's es_manager lays them out. */
@@ -318,7 +372,7 @@ export class Trainer {
     const c = this.config;
     const start = now();
     const temperature = c.rollout.valDoSample ? c.rollout.valTemperature : 0;
-    const result = await runRollouts(this.valManager, this.generateFn('val', step, temperature), this.rolloutOptions(c.agent.seedVal));
+    const result = await runRollouts(this.valManager, await this.generateFn('val', step, temperature), this.rolloutOptions(c.agent.seedVal));
     const metrics = summarizeEnvMetrics(result.trajectories, 'val-env');
     metrics['timing_s/testing'] = now() - start;
     const successByTag: Record<string, number> = {};
@@ -378,17 +432,62 @@ export class Trainer {
   // -------------------------------------------------------------------------------------------------------------
   // Advantages and the PPO update
 
+  /**
+   * Whether this step's update can take the old log-probs and the critic's values from its own forward pass instead
+   * of scoring the batch first: one epoch over one mini-batch (StarPO-S's kept 25 % = one mini-batch) starts from
+   * the very weights that would score it, so the first forward computes exactly what scoring would (the ratio is
+   * 1 either way). It also needs returns that do not depend on values or old log-probs (GAE with gamma = lambda = 1,
+   * no KL folded into the reward) and no reference model.
+   */
+  private reusesUpdateForward(trajectories: number): boolean {
+    const c = this.config;
+    const gaeOk = c.algorithm.advEstimator !== 'gae' || (c.algorithm.gamma === 1 && c.algorithm.lambda === 1);
+    // With the critic on a helper, scoring and updating side by side beats reusing the update's forward pass.
+    return this.reuseUpdateForward && !this.remoteCritic && c.actor.ppoEpochs === 1 && trajectories <= c.actor.ppoMiniBatchSize && this.ref === null && gaeOk;
+  }
+
   private async update(step: number, seqs: TokenizedTrajectory[], scores: number[], filter: FilterResult): Promise<Record<string, number>> {
     const c = this.config;
     const metrics: Record<string, number> = {};
     const masks = seqs.map((s) => s.lossMask);
     const all = seqs.map((_, i) => i);
+    const reuse = this.reusesUpdateForward(seqs.length);
 
+    // The PPO updates: epochs x mini-batches, in order (veRL with shuffle off); critic first, then actor, as veRL.
+    const miniBatches = chunks(all, c.actor.ppoMiniBatchSize);
+    metrics['train/num_mini_batches'] = miniBatches.length * c.actor.ppoEpochs;
+    const stats: Record<'actor' | 'critic', Record<string, number[]>> = { actor: {}, critic: {} };
+    const skipped = { actor: 0, critic: 0 };
+    const seconds = { actor: 0, critic: 0 };
+    const run = async (kind: 'actor' | 'critic', mini: readonly number[], lossOf: MicroBatchLoss): Promise<UpdateRows> => {
+      const t0 = now();
+      const r = await miniBatchUpdate(this.updateOptions(kind, step), seqs, mini, lossOf);
+      if (!r.applied) skipped[kind]++;
+      for (const [k, v] of Object.entries(r.stats)) (stats[kind][k] ??= []).push(v);
+      seconds[kind] += now() - t0;
+      return r.rows;
+    };
+
+    // Old log-probs, reference log-probs (KL), critic values (PPO): scored first, unless the update's own forward
+    // pass gives them (reusesUpdateForward). A helper scores the critic meanwhile.
     let t = now();
-    const { logProbs: oldLogProbs, entropyMeans } = await this.scoreActor(seqs, all);
-    metrics['rollout/old_log_prob'] = lossTokenMean(oldLogProbs, masks);
-    metrics['rollout/old_entropy'] = mean(entropyMeans);
-    metrics['timing_s/old_log_prob'] = now() - t;
+    const remote = this.remoteCritic;
+    let remoteValues: Promise<Float32Array[]> | null = null;
+    if (remote && !reuse && c.algorithm.advEstimator === 'gae') {
+      if (this.helperStale.critic) {
+        await remote.setCritic(await modelState(this.critic!, this.criticOptim!));
+        this.helperStale.critic = false;
+      }
+      remoteValues = remote.criticValues(seqs);
+    }
+    let oldLogProbs: Float32Array[] | null = null;
+    if (!reuse) {
+      const scored = await this.scoreActor(seqs, all);
+      oldLogProbs = scored.logProbs;
+      metrics['rollout/old_log_prob'] = lossTokenMean(oldLogProbs, masks);
+      metrics['rollout/old_entropy'] = mean(scored.entropyMeans);
+      metrics['timing_s/old_log_prob'] = now() - t;
+    }
     let refLogProbs: Float32Array[] | null = null;
     if (this.ref) {
       t = now();
@@ -397,18 +496,25 @@ export class Trainer {
       metrics['timing_s/ref'] = now() - t;
     }
 
-    // Advantages.
+    // Advantages (and, when the update's forward pass gives the values, the critic's update itself).
     t = now();
     let advantages: Float32Array[];
     let returns: Float32Array[] | null = null;
     let oldValues: Float32Array[] | null = null;
     if (c.algorithm.advEstimator === 'gae') {
-      oldValues = await this.scoreCritic(seqs);
       let rewards = placeTerminalReward(scores, masks);
-      if (c.algorithm.useKlInReward && refLogProbs) {
-        const withKl = applyKlInReward(rewards, oldLogProbs, refLogProbs, masks, c.algorithm.klCoef, c.algorithm.klEstimator);
-        rewards = withKl.rewards;
-        Object.assign(metrics, withKl.metrics);
+      if (reuse) {
+        // gamma = lambda = 1: every return is the trajectory's score, whatever the values.
+        returns = gae(rewards, masks.map((m) => new Float32Array(m.length)), masks, 1, 1).returns;
+        const rows = await run('critic', all, criticLoss(this.critic!, this.criticLossConfig(), null, returns));
+        oldValues = rows.values.map((row, i) => row.map((v, j) => (masks[i][j] ? v : 0)));   // as veRL: 0 off the mask
+      } else {
+        oldValues = remoteValues ? await remoteValues : await this.scoreCritic(seqs);
+        if (c.algorithm.useKlInReward && refLogProbs) {
+          const withKl = applyKlInReward(rewards, oldLogProbs!, refLogProbs, masks, c.algorithm.klCoef, c.algorithm.klEstimator);
+          rewards = withKl.rewards;
+          Object.assign(metrics, withKl.metrics);
+        }
       }
       const g = gae(rewards, oldValues, masks, c.algorithm.gamma, c.algorithm.lambda);
       advantages = whiten(g.advantages, masks);
@@ -423,27 +529,30 @@ export class Trainer {
       advantages = advantages.map((row) => row.map((a) => a * factor));
     }
     metrics['critic/advantages/mean'] = lossTokenMean(advantages, masks);
-    metrics['timing_s/adv'] = now() - t;
+    metrics['timing_s/adv'] = now() - t - (reuse ? seconds.critic : 0);
 
-    // PPO epochs x mini-batches, in order (veRL with shuffle off); critic first, then actor, as veRL.
-    const miniBatches = chunks(all, c.actor.ppoMiniBatchSize);
-    metrics['train/num_mini_batches'] = miniBatches.length * c.actor.ppoEpochs;
-    const stats: Record<'actor' | 'critic', Record<string, number[]>> = { actor: {}, critic: {} };
-    const skipped = { actor: 0, critic: 0 };
-    const seconds = { actor: 0, critic: 0 };
-    const run = async (kind: 'actor' | 'critic', mini: readonly number[], lossOf: MicroBatchLoss) => {
-      t = now();
-      const r = await this.miniBatchUpdate(kind, step, seqs, mini, lossOf);
-      if (!r.applied) skipped[kind]++;
-      for (const [k, v] of Object.entries(r.stats)) (stats[kind][k] ??= []).push(v);
-      seconds[kind] += now() - t;
-    };
-    for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
-      for (const mini of miniBatches) {
-        if (this.critic && returns && oldValues) await run('critic', mini, this.criticLoss(oldValues, returns));
-        await run('actor', mini, this.actorLoss(oldLogProbs, advantages, refLogProbs));
+    if (reuse) {
+      const rows = await run('actor', all, this.actorLoss(null, advantages, null));
+      metrics['rollout/old_log_prob'] = lossTokenMean(rows.logProbs, masks);
+      metrics['rollout/old_entropy'] = mean(rows.entropy.map((row, i) => lossTokenMean([row], [masks[i]])));
+    } else {
+      // Given the advantages, the critic's updates do not depend on the actor's: a helper runs them meanwhile.
+      const remoteTrain = remote && returns && oldValues ? remote.criticTrain(seqs, miniBatches, c.actor.ppoEpochs, oldValues, returns) : null;
+      for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
+        for (const mini of miniBatches) {
+          if (this.critic && returns && oldValues && !remoteTrain) await run('critic', mini, criticLoss(this.critic, this.criticLossConfig(), oldValues, returns));
+          await run('actor', mini, this.actorLoss(oldLogProbs, advantages, refLogProbs));
+        }
+      }
+      if (remoteTrain) {
+        const r = await remoteTrain;
+        loadModelState(this.critic!, r.state, this.criticOptim!);   // the helper and this thread hold the same critic
+        stats.critic = r.stats;
+        skipped.critic = r.skipped;
+        seconds.critic = r.seconds;
       }
     }
+    this.helperStale.actor = true;
     for (const [k, v] of [...Object.entries(stats.actor), ...Object.entries(stats.critic)]) metrics[k] = mean(v);
     if (this.usesKlLoss(refLogProbs)) metrics['actor/kl_coef'] = c.actor.klLossCoef;
     metrics['actor/nan_skipped'] = skipped.actor;
@@ -460,14 +569,37 @@ export class Trainer {
     return metrics;
   }
 
+  /** How miniBatchUpdate steps the actor or the critic. */
+  private updateOptions(kind: 'actor' | 'critic', step: number): MiniBatchUpdateOptions {
+    const c = this.config;
+    const hook = this.lossHook;
+    return {
+      model: kind === 'actor' ? this.actor : this.critic!,
+      optimizer: kind === 'actor' ? this.actorOptim : this.criticOptim!,
+      microBatchSize: c.actor.ppoMicroBatchSize,
+      gradClip: kind === 'actor' ? c.actor.gradClip : c.critic.gradClip,
+      padId: this.padId,
+      gradNormKey: `${kind}/grad_norm`,
+      ...(hook ? { lossHook: (loss: tf.Scalar) => hook(kind, step, loss) } : {}),
+    };
+  }
+
+  private criticLossConfig() {
+    return { cliprangeValue: this.config.critic.cliprangeValue, lossAggMode: this.config.actor.lossAggMode };
+  }
+
   private usesKlLoss(refLogProbs: readonly Float32Array[] | null): boolean {
     const a = this.config.actor;
     return a.useKlLoss && a.klLossCoef > 0 && refLogProbs !== null;
   }
 
-  /** The actor's loss on a micro-batch: clipped surrogate - entropy bonus [+ KL loss], with its parts for the log. */
+  /**
+   * The actor's loss on a micro-batch: clipped surrogate - entropy bonus [+ KL loss], with its parts for the log.
+   * With `oldLogProbs` null the old policy is the current one (reusesUpdateForward): the forward pass's own log-probs,
+   * detached, which are also read back.
+   */
   private actorLoss(
-    oldLogProbs: readonly Float32Array[],
+    oldLogProbs: readonly Float32Array[] | null,
     advantages: readonly Float32Array[],
     refLogProbs: readonly Float32Array[] | null,
   ): MicroBatchLoss {
@@ -478,7 +610,7 @@ export class Trainer {
       const { logProbs, entropy } = tokenLogProbs(this.actor, batch.ids, batch.attention);
       const pg = policyLoss({
         logProbs,
-        oldLogProbs: padRows(micro.map((i) => oldLogProbs[i]), width),
+        oldLogProbs: oldLogProbs ? padRows(micro.map((i) => oldLogProbs[i]), width) : stopGradient(logProbs),
         advantages: padRows(micro.map((i) => advantages[i]), width),
         mask: batch.lossMask,
         clipLow: a.clipRatioLow,
@@ -498,88 +630,9 @@ export class Trainer {
           'actor/entropy_loss': ent,
           ...(kl ? { 'actor/kl_loss': kl } : {}),
         },
+        ...(oldLogProbs ? {} : { rows: { logProbs, entropy } }),
       };
     };
-  }
-
-  /** The critic's clipped value loss on a micro-batch, with its clip fraction and mean prediction for the log. */
-  private criticLoss(oldValues: readonly Float32Array[], returns: readonly Float32Array[]): MicroBatchLoss {
-    const critic = this.critic!;
-    return (batch, micro) => {
-      const width = batch.length - 1;
-      const values = (critic.forward(batch.ids, batch.attention) as tf.Tensor2D).slice([0, 0], [micro.length, width]);
-      const vf = valueLoss({
-        values,
-        oldValues: padRows(micro.map((i) => oldValues[i]), width),
-        returns: padRows(micro.map((i) => returns[i]), width),
-        mask: batch.lossMask,
-        clipRange: this.config.critic.cliprangeValue,
-        aggMode: this.config.actor.lossAggMode,
-      });
-      const vpred = tf.div(tf.sum(tf.mul(values, batch.lossMask)), tf.maximum(tf.sum(batch.lossMask), 1)) as tf.Scalar;
-      return { loss: vf.loss, stats: { 'critic/vf_loss': vf.loss, 'critic/vf_clipfrac': vf.clipfrac, 'critic/vpred_mean': vpred } };
-    };
-  }
-
-  /**
-   * One optimizer step of the actor or the critic over a mini-batch, gradients accumulated over its micro-batches
-   * (each micro-batch's loss divided by their number, veRL's gradient accumulation); the logged parts of the loss
-   * are averaged over the micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss,
-   * the grad norm or any updated weight or moment is not finite.
-   */
-  private async miniBatchUpdate(
-    kind: 'actor' | 'critic',
-    step: number,
-    seqs: readonly TokenizedTrajectory[],
-    mini: readonly number[],
-    lossOf: MicroBatchLoss,
-  ): Promise<{ applied: boolean; stats: Record<string, number> }> {
-    const model = kind === 'actor' ? this.actor : this.critic!;
-    const optimizer = kind === 'actor' ? this.actorOptim : this.criticOptim!;
-    const micros = chunks(mini, this.config.actor.ppoMicroBatchSize);
-    let grads: Record<string, tf.Tensor> | null = null;
-    let lossSum = 0;
-    const parts: Record<string, number[]> = {};
-    try {
-      for (const micro of micros) {
-        const batch = padBatch(micro.map((i) => seqs[i]), this.padId);
-        // Filled inside the gradient computation: the names of the logged parts, and their values with the loss
-        // stacked into one tensor (one read-back per micro-batch), kept past the gradient's tidy.
-        const log: { names: string[]; readout?: tf.Tensor } = { names: [] };
-        try {
-          const { value, grads: g } = namedVariableGrads(model.variables, () => {
-            const { loss: raw, stats } = lossOf(batch, micro);
-            const loss = this.lossHook ? this.lossHook(kind, step, raw) : raw;
-            log.names = Object.keys(stats);
-            log.readout = tf.keep(tf.stack([...log.names.map((n) => stats[n]), loss]));
-            return tf.div(loss, micros.length) as tf.Scalar;
-          });
-          value.dispose();
-          grads = accumulateGrads(grads, g);
-          const values = Array.from(await log.readout!.data());
-          log.names.forEach((name, k) => (parts[name] ??= []).push(values[k]));
-          lossSum += values[log.names.length];
-        } finally {
-          log.readout?.dispose();
-          disposeBatch(batch);
-        }
-      }
-      const stats: Record<string, number> = {};
-      for (const [k, v] of Object.entries(parts)) stats[k] = mean(v);
-      const maxNorm = kind === 'actor' ? this.config.actor.gradClip : this.config.critic.gradClip;
-      const clipped = await clipGradNormAsync(grads!, maxNorm);
-      try {
-        stats[`${kind}/grad_norm`] = clipped.norm;
-        // A finite loss and gradient can still give non-finite weights (a huge lr or weight decay): stepIfFinite
-        // then writes nothing, so one bad update never poisons the model for the rest of the run.
-        const applied = Number.isFinite(lossSum) && Number.isFinite(clipped.norm) && (await optimizer.stepIfFinite(clipped.grads));
-        return { applied, stats };
-      } finally {
-        tf.dispose(Object.values(clipped.grads));
-      }
-    } finally {
-      if (grads) tf.dispose(Object.values(grads));
-    }
   }
 
   // -------------------------------------------------------------------------------------------------------------

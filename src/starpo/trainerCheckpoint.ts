@@ -26,11 +26,10 @@ import { assertFinite, checkpointFiles, loadCheckpointFiles } from '../model/che
 import { loadPolicyFiles } from '../model/policyFiles';
 import { Qwen2Model, type WeightMap } from '../model/qwen2';
 import { indexSafetensors, serializeSafetensors } from '../model/safetensors';
-import { seededNormal } from '../model/seeded';
+import { mixSeed, seededNormal } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
 import type { RunConfig } from './config';
 import type { EarlyStopReason, EarlyStopState } from './earlyStop';
-import { mixSeed } from './policyAgent';
 
 const STATE_FORMAT = 'ragen-ts-trainer/1';
 const STATE_FILE = 'trainer_state.json';

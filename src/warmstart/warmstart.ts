@@ -25,7 +25,8 @@ import {
 } from '../agent/index';
 import { AdamW, clipGradNormAsync } from '../model/adamw';
 import type { Qwen2Config } from '../model/config';
-import { mixSeed, policyGenerateFn } from '../starpo/policyAgent';
+import { mixSeed } from '../model/seeded';
+import { policyGenerateFn } from '../starpo/policyAgent';
 import { tokenLogProbs as fusedTokenLogProbs } from '../model/kernels/index';
 import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
 import { namedVariableGrads } from '../model/scoring';

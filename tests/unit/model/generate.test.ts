@@ -224,4 +224,18 @@ describe('sampleNextTokens', () => {
     session.dispose();
     expect(tf.memory().numTensors).toBe(before);
   });
+
+  it('samples each row from its own stream (keyed like the cache): splitting a batch changes no token', async () => {
+    const opts = { maxNewTokens: 12, temperature: 1, seed: 99, padTokenId: PAD };
+    const together = new GenerationSession(model), apart = [new GenerationSession(model), new GenerationSession(model)];
+    try {
+      const all = await together.generate(prompts, opts, [4, 5, 6]);
+      const first = await apart[0].generate([prompts[0], prompts[2]], opts, [4, 6]);
+      const second = await apart[1].generate([prompts[1]], opts, [5]);
+      expect([first.tokens[0], second.tokens[0], first.tokens[1]]).toEqual(all.tokens);
+      expect(new Set(all.tokens.flat()).size).toBeGreaterThan(5);   // really sampled, not a constant
+    } finally {
+      [together, ...apart].forEach((s) => s.dispose());
+    }
+  });
 });

@@ -1,0 +1,731 @@
+// The fused kernels on tfjs's webgpu backend: WGSL compute programs run through the backend's own program
+// interface (`runWebGPUProgram`), the way tfjs-backend-webgpu's stock kernels are written. The semantics are those
+// of cpu.ts (the reference); only the parallel decomposition differs.
+//
+// How a program is put together by tfjs (tfjs-backend-webgpu/dist/webgpu_program.js, makeShader):
+// - each name in `variableNames` becomes a read-only storage buffer of that name (array<f32>, or array<i32> for
+//   int32 tensors), and its shape is in `uniforms.<name>Shape`; the output is the read-write buffer `result`;
+// - `uniforms` adds program-specific fields after the shapes (their values are passed to runWebGPUProgram in order);
+// - the user code defines `fn main(index : i32)`, called once per invocation with the flat invocation index;
+//   `localId` is the invocation's id inside its workgroup;
+// - compiled pipelines are cached by `shaderKey` plus the ranks and dtypes of the tensors (not their sizes), so
+//   every constant baked into the WGSL text (head counts, head size, workgroup size) is part of the shaderKey.
+// One program writes one output tensor, so a kernel with several outputs runs several programs.
+// A buffer's element type is that of the data, not of the tensor: tfjs-webgpu casts int32 to float32 by relabelling
+// the int32 buffer, so an integer-valued input (mask, positions, targets) is read through f32(...) or i32(...).
+//
+// The KV-cache kernel writes the new keys and values into the cache tensors it is given and returns them as
+// outputs sharing their buffers, exactly as the cpu and wasm kernels do (see wasm.ts for why that is safe in
+// generate.ts): the cache rows are written by running a program with the cache itself as its output tensor.
+import * as tf from '@tensorflow/tfjs';
+import { K, type HeadAttrs } from './ops';
+
+type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
+type Uniform = { type: 'float32' | 'int32'; data: number[] };
+
+/** The fields of tfjs-backend-webgpu's WebGPUProgram that we set (its other fields are filled in by the backend). */
+interface Program {
+  variableNames: string[];
+  outputShape: number[];
+  shaderKey: string;
+  dispatchLayout: { x: number[] };
+  dispatch: [number, number, number];
+  workgroupSize: [number, number, number];
+  uniforms?: string;
+  getUserCode(): string;
+}
+
+interface WebGpuBackend {
+  runWebGPUProgram(program: Program, inputs: Info[], dtype: tf.DataType, uniforms?: Uniform[], output?: Info): Info;
+  incRef(dataId: object): void;
+  disposeData(dataId: object): void;
+  /** Per tensor: `values` is a CPU copy kept once the tensor has been read back (or before its first upload). */
+  tensorMap: { get(dataId: object): { values: unknown } };
+}
+type Args = { inputs: Record<string, Info>; backend: WebGpuBackend; attrs: Record<string, unknown> };
+
+/** Invocations per workgroup, for every program (a power of two: the workgroup reductions halve it). */
+const WG = 64;
+
+/** A program with one invocation per work item (`items` of them), 64 to a workgroup. */
+function perItem(key: string, variableNames: string[], outputShape: number[], items: number, code: string, uniforms?: string): Program {
+  return {
+    variableNames, outputShape, uniforms,
+    shaderKey: `ragen_${key}`,
+    dispatchLayout: { x: outputShape.map((_, i) => i) },
+    dispatch: [Math.max(1, Math.ceil(items / WG)), 1, 1],
+    workgroupSize: [WG, 1, 1],
+    getUserCode: () => code,
+  };
+}
+
+/** A program with one workgroup of 64 invocations per row, which cooperate through workgroup memory. */
+function perRow(key: string, variableNames: string[], outputShape: number[], rows: number, code: string, uniforms?: string): Program {
+  return perItem(key, variableNames, outputShape, rows * WG, code, uniforms);
+}
+
+const f32 = (...data: number[]): Uniform => ({ type: 'float32', data });
+const i32 = (...data: number[]): Uniform => ({ type: 'int32', data });
+
+// WGSL for the perRow programs: workgroup memory (one slot per invocation; logitStats merges three numbers, the
+// others one) and a tree reduction over the workgroup. Barriers must stay in uniform control flow, so no
+// invocation returns early: the workgroup's row is clamped for reads, and writes are guarded.
+const ROW_HEADER = `
+  const WG = ${WG};
+  var<workgroup> partial : array<f32, ${WG}>;
+  var<workgroup> partial2 : array<f32, ${WG}>;
+  var<workgroup> partial3 : array<f32, ${WG}>;
+
+  /** The sum of v over the workgroup (every invocation gets it). */
+  fn workgroupSum(tid : i32, v : f32) -> f32 {
+    partial[tid] = v;
+    workgroupBarrier();
+    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
+      if (tid < stride) { partial[tid] = partial[tid] + partial[tid + stride]; }
+      workgroupBarrier();
+    }
+    let total = partial[0];
+    workgroupBarrier();
+    return total;
+  }
+`;
+
+// A float below every score, standing for -infinity (WGSL has no infinity literal; exp(NEG - x) is 0).
+const NEG = '-3.0e38';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Embedding lookup (also the generation session's row copy) and its gradient
+
+function embed({ inputs: { table, ids }, backend }: Args): Info {
+  const n = ids.shape[0], H = table.shape[1];
+  // One invocation per output element: row i of the output is row ids[i] of the table.
+  const code = `
+  fn main(index : i32) {
+    let H = uniforms.tableShape[1];
+    if (index >= uniforms.outShape[0] * H) { return; }
+    let i = index / H;
+    result[index] = table[i32(ids[i]) * H + index - i * H];
+  }`;
+  return backend.runWebGPUProgram(perItem('embed', ['table', 'ids'], [n, H], n * H, code), [table, ids], 'float32');
+}
+
+function embedGrad({ inputs: { dy, ids }, backend, attrs }: Args): Info {
+  const [n, H] = dy.shape, V = attrs.vocabSize as number;
+  // Rows of dy with the same id are summed in index order (as on cpu), without atomics, so the result is the same
+  // on every run. One invocation per token i: whether i is its id's first occurrence, and the next occurrence.
+  // Output [n, 2] int32: (next index with the same id or -1, 1 if i is the first occurrence).
+  const linkCode = `
+  fn main(index : i32) {
+    let n = uniforms.idsShape;
+    if (index >= n) { return; }
+    let id = i32(ids[index]);
+    var first = 1;
+    var next = -1;
+    for (var j = 0; j < n; j = j + 1) {
+      if (i32(ids[j]) != id) { continue; }
+      if (j < index) { first = 0; }
+      if (j > index && next < 0) { next = j; }
+    }
+    result[2 * index] = next;
+    result[2 * index + 1] = first;
+  }`;
+  const links = backend.runWebGPUProgram(perItem('embed_grad_links', ['ids'], [n, 2], n, linkCode), [ids], 'int32');
+  // One invocation per element of the gradient table: zero (rows no token uses stay zero).
+  const zeroCode = `
+  fn main(index : i32) {
+    if (index < uniforms.outShape[0] * uniforms.outShape[1]) { result[index] = 0.0; }
+  }`;
+  const grad = backend.runWebGPUProgram(perItem('embed_grad_zero', [], [V, H], V * H, zeroCode), [], 'float32');
+  // One invocation per (first occurrence i, column d): the sum of dy[j, d] over the occurrences j of ids[i], written
+  // into row ids[i] of the zeroed table (the program's output is that table).
+  const sumCode = `
+  fn main(index : i32) {
+    let H = uniforms.dyShape[1];
+    if (index >= uniforms.dyShape[0] * H) { return; }
+    let i = index / H;
+    let d = index - i * H;
+    if (links[2 * i + 1] == 0) { return; }
+    var s = 0.0;
+    for (var j = i; j >= 0; j = links[2 * j]) { s = s + dy[j * H + d]; }
+    result[i32(ids[i]) * H + d] = s;
+  }`;
+  backend.runWebGPUProgram(perItem('embed_grad_sum', ['dy', 'ids', 'links'], [V, H], n * H, sumCode), [dy, ids, links], 'float32', undefined, grad);
+  disposeIntermediate(backend, links);
+  return grad;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// RMSNorm
+
+function rmsNorm({ inputs: { x, weight }, backend, attrs }: Args): Info {
+  const [rows] = x.shape;
+  // One workgroup per row: the sum of squares, then y = x / rms(x) * weight.
+  const code = `${ROW_HEADER}
+  fn main(index : i32) {
+    let tid = i32(localId.x);
+    let rows = uniforms.xShape[0];
+    let H = uniforms.xShape[1];
+    let row = index / WG;
+    let r = min(row, rows - 1);
+    var ss = 0.0;
+    for (var i = tid; i < H; i = i + WG) { let v = x[r * H + i]; ss = ss + v * v; }
+    let inv = 1.0 / sqrt(workgroupSum(tid, ss) / f32(H) + uniforms.eps);
+    if (row < rows) {
+      for (var i = tid; i < H; i = i + WG) { result[r * H + i] = x[r * H + i] * inv * weight[i]; }
+    }
+  }`;
+  return backend.runWebGPUProgram(perRow('rmsnorm', ['x', 'weight'], x.shape, rows, code, 'eps : f32,'), [x, weight], 'float32',
+    [f32(attrs.eps as number)]);
+}
+
+function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[] {
+  const [rows, H] = x.shape;
+  // One workgroup per row: inv = 1 / rms(x) and c = sum(w dy x) inv^3 / H, the two numbers dx needs.
+  const stats = `${ROW_HEADER}
+  fn main(index : i32) {
+    let tid = i32(localId.x);
+    let rows = uniforms.xShape[0];
+    let H = uniforms.xShape[1];
+    let row = index / WG;
+    let r = min(row, rows - 1);
+    var ss = 0.0;
+    var g = 0.0;
+    for (var i = tid; i < H; i = i + WG) {
+      let xi = x[r * H + i];
+      ss = ss + xi * xi;
+      g = g + weight[i] * dy[r * H + i] * xi;
+    }
+    let inv = 1.0 / sqrt(workgroupSum(tid, ss) / f32(H) + uniforms.eps);
+    let c = workgroupSum(tid, g) * inv * inv * inv / f32(H);
+    if (row < rows && tid == 0) { result[2 * r] = inv; result[2 * r + 1] = c; }
+  }`;
+  const rowStats = backend.runWebGPUProgram(perRow('rmsnorm_grad_stats', ['dy', 'x', 'weight'], [rows, 2], rows, stats, 'eps : f32,'),
+    [dy, x, weight], 'float32', [f32(attrs.eps as number)]);
+  // One invocation per element of x: dx = inv w dy - c x.
+  const dxCode = `
+  fn main(index : i32) {
+    let H = uniforms.xShape[1];
+    if (index >= uniforms.xShape[0] * H) { return; }
+    let r = index / H;
+    let i = index - r * H;
+    result[index] = rowStats[2 * r] * weight[i] * dy[index] - rowStats[2 * r + 1] * x[index];
+  }`;
+  const dx = backend.runWebGPUProgram(perItem('rmsnorm_grad_dx', ['dy', 'x', 'weight', 'rowStats'], x.shape, rows * H, dxCode),
+    [dy, x, weight, rowStats], 'float32');
+  // One invocation per column i of the weight: dw[i] = sum over rows of dy x inv.
+  const dwCode = `
+  fn main(index : i32) {
+    let rows = uniforms.xShape[0];
+    let H = uniforms.xShape[1];
+    if (index >= H) { return; }
+    var s = 0.0;
+    for (var r = 0; r < rows; r = r + 1) { s = s + dy[r * H + index] * x[r * H + index] * rowStats[2 * r]; }
+    result[index] = s;
+  }`;
+  const dw = backend.runWebGPUProgram(perItem('rmsnorm_grad_dw', ['dy', 'x', 'rowStats'], [H], H, dwCode), [dy, x, rowStats], 'float32');
+  disposeIntermediate(backend, rowStats);
+  return [dx, dw];
+}
+
+/** Frees a tensor a kernel made for its own use (the engine never sees it). */
+function disposeIntermediate(backend: WebGpuBackend, t: Info): void {
+  backend.disposeData(t.dataId);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// RoPE, SwiGLU: element-wise
+
+function rope({ inputs: { x, positions, cos, sin }, backend, attrs }: Args): Info {
+  const [rows, W] = x.shape;
+  const { rotatedHeads, headDim: hd, inverse } = attrs as { rotatedHeads: number; headDim: number; inverse: boolean };
+  // One invocation per element: in the first `rotatedHeads` heads, element i < hd/2 of a head pairs with element
+  // i + hd/2 (rotate-half); the rest of the row is copied. The inverse rotation (the gradient) negates sin.
+  const code = `
+  const HD = ${hd};
+  const HALF = ${hd / 2};
+  fn main(index : i32) {
+    let W = uniforms.xShape[1];
+    if (index >= uniforms.xShape[0] * W) { return; }
+    let r = index / W;
+    let col = index - r * W;
+    if (col >= uniforms.rotated * HD) { result[index] = x[index]; return; }
+    let i = col % HD;
+    let k = select(i - HALF, i, i < HALF);   // the angle index, shared by the pair
+    let c = cosTable[i32(positions[r]) * HD + k];
+    let s = uniforms.sign * sinTable[i32(positions[r]) * HD + k];
+    if (i < HALF) {
+      result[index] = x[index] * c - x[index + HALF] * s;
+    } else {
+      result[index] = x[index] * c + x[index - HALF] * s;
+    }
+  }`;
+  return backend.runWebGPUProgram(perItem(`rope_${hd}`, ['x', 'positions', 'cosTable', 'sinTable'], x.shape, rows * W, code, 'rotated : i32, sign : f32,'),
+    [x, positions, cos, sin], 'float32', [i32(rotatedHeads), f32(inverse ? -1 : 1)]);
+}
+
+const SIGMOID = 'fn sigmoid(g : f32) -> f32 { return 1.0 / (1.0 + exp(-g)); }';
+
+function swiGlu({ inputs: { gu }, backend }: Args): Info {
+  const [rows, I2] = gu.shape, I = I2 / 2;
+  // One invocation per output element: silu(gate) * up, gate and up being the two halves of the row.
+  const code = `${SIGMOID}
+  fn main(index : i32) {
+    let I = uniforms.guShape[1] / 2;
+    if (index >= uniforms.guShape[0] * I) { return; }
+    let r = index / I;
+    let i = index - r * I;
+    let g = gu[r * 2 * I + i];
+    result[index] = g * sigmoid(g) * gu[r * 2 * I + I + i];
+  }`;
+  return backend.runWebGPUProgram(perItem('swiglu', ['gu'], [rows, I], rows * I, code), [gu], 'float32');
+}
+
+function swiGluGrad({ inputs: { dy, gu }, backend }: Args): Info {
+  const [rows, I2] = gu.shape;
+  // One invocation per element of gu: the gate half gets dy up silu'(gate), the up half dy silu(gate).
+  const code = `${SIGMOID}
+  fn main(index : i32) {
+    let I2 = uniforms.guShape[1];
+    let I = I2 / 2;
+    if (index >= uniforms.guShape[0] * I2) { return; }
+    let r = index / I2;
+    let col = index - r * I2;
+    let i = select(col - I, col, col < I);
+    let g = gu[r * I2 + i];
+    let s = sigmoid(g);
+    let d = dy[r * I + i];
+    if (col < I) {
+      result[index] = d * gu[r * I2 + I + i] * s * (1.0 + g * (1.0 - s));
+    } else {
+      result[index] = d * g * s;
+    }
+  }`;
+  return backend.runWebGPUProgram(perItem('swiglu_grad', ['dy', 'gu'], gu.shape, rows * I2, code), [dy, gu], 'float32');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Token log-probs and entropy; sampling
+
+/**
+ * [rows, 2]: log-sum-exp and entropy of softmax(logits / T) per row. One workgroup per row, one pass over the row:
+ * each invocation keeps a running max m, s = sum exp(z - m) and t = sum exp(z - m) z over its columns, and the
+ * workgroup merges them. entropy = lse - sum(p z).
+ */
+function logitStats(backend: WebGpuBackend, logits: Info, invT: number): Info {
+  const code = `${ROW_HEADER}
+  fn main(index : i32) {
+    let tid = i32(localId.x);
+    let rows = uniforms.logitsShape[0];
+    let V = uniforms.logitsShape[1];
+    let row = index / WG;
+    let r = min(row, rows - 1);
+    var m = ${NEG};
+    var s = 0.0;
+    var t = 0.0;
+    for (var i = tid; i < V; i = i + WG) {
+      let z = logits[r * V + i] * uniforms.invT;
+      let mNew = max(m, z);
+      let rescale = exp(m - mNew);
+      let p = exp(z - mNew);
+      s = s * rescale + p;
+      t = t * rescale + p * z;
+      m = mNew;
+    }
+    partial[tid] = m;
+    partial2[tid] = s;
+    partial3[tid] = t;
+    workgroupBarrier();
+    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
+      if (tid < stride) {
+        let m1 = partial[tid];
+        let m2 = partial[tid + stride];
+        let mm = max(m1, m2);
+        let a = exp(m1 - mm);
+        let b = exp(m2 - mm);
+        partial[tid] = mm;
+        partial2[tid] = partial2[tid] * a + partial2[tid + stride] * b;
+        partial3[tid] = partial3[tid] * a + partial3[tid + stride] * b;
+      }
+      workgroupBarrier();
+    }
+    if (row < rows && tid == 0) {
+      let lse = partial[0] + log(partial2[0]);
+      result[2 * r] = lse;
+      result[2 * r + 1] = lse - partial3[0] / partial2[0];
+    }
+  }`;
+  const rows = logits.shape[0];
+  return backend.runWebGPUProgram(perRow('logit_stats', ['logits'], [rows, 2], rows, code, 'invT : f32,'), [logits], 'float32', [f32(invT)]);
+}
+
+function logProbs({ inputs: { logits, targets }, backend, attrs }: Args): Info[] {
+  const rows = logits.shape[0], invT = 1 / (attrs.temperature as number);
+  const stats = logitStats(backend, logits, invT);
+  // One invocation per row: log p(target) = z[target] / T - lse, or 0 without a target.
+  const lpCode = `
+  fn main(index : i32) {
+    let V = uniforms.logitsShape[1];
+    if (index >= uniforms.logitsShape[0]) { return; }
+    let t = i32(targetIds[index]);
+    let picked = logits[index * V + max(t, 0)] * uniforms.invT - rowStats[2 * index];
+    result[index] = select(0.0, picked, t >= 0);
+  }`;
+  const lp = backend.runWebGPUProgram(perItem('logprob_pick', ['logits', 'targetIds', 'rowStats'], [rows], rows, lpCode, 'invT : f32,'),
+    [logits, targets, stats], 'float32', [f32(invT)]);
+  // One invocation per row: the entropy column of the row statistics.
+  const entCode = `
+  fn main(index : i32) {
+    if (index >= uniforms.outShape) { return; }
+    result[index] = rowStats[2 * index + 1];
+  }`;
+  const ent = backend.runWebGPUProgram(perItem('logprob_entropy', ['rowStats'], [rows], rows, entCode), [stats], 'float32');
+  disposeIntermediate(backend, stats);
+  return [lp, ent];
+}
+
+function logProbsGrad({ inputs: { dLogProbs, dEntropy, logits, targets }, backend, attrs }: Args): Info {
+  const [rows, V] = logits.shape, invT = 1 / (attrs.temperature as number);
+  const stats = logitStats(backend, logits, invT);
+  // One invocation per logit: with log p = z/T - lse and H the entropy,
+  // dz = -(p (g + gH (log p + H))) / T, plus g / T at the target (g = 0 for a row without target).
+  const code = `
+  fn main(index : i32) {
+    let V = uniforms.logitsShape[1];
+    if (index >= uniforms.logitsShape[0] * V) { return; }
+    let r = index / V;
+    let i = index - r * V;
+    let t = i32(targetIds[r]);
+    let g = select(0.0, dLogProbs[r], t >= 0);
+    let H = rowStats[2 * r + 1];
+    let logp = logits[index] * uniforms.invT - rowStats[2 * r];
+    var d = -(exp(logp) * (g + dEntropy[r] * (logp + H)));
+    if (i == t) { d = d + g; }
+    result[index] = uniforms.invT * d;
+  }`;
+  const dz = backend.runWebGPUProgram(perItem('logprob_grad', ['dLogProbs', 'dEntropy', 'logits', 'targetIds', 'rowStats'], [rows, V], rows * V, code, 'invT : f32,'),
+    [dLogProbs, dEntropy, logits, targets, stats], 'float32', [f32(invT)]);
+  disposeIntermediate(backend, stats);
+  return dz;
+}
+
+function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
+  const rows = logits.shape[0], invT = 1 / (attrs.temperature as number);
+  // One workgroup per row: the first token whose cumulative exp(z/T - max) reaches u times the total (else V - 1).
+  // Each invocation owns a contiguous chunk of the vocabulary: chunk maxima and sums, a prefix over the chunks, then
+  // each invocation scans its own chunk from its prefix and the workgroup takes the smallest crossing.
+  const code = `${ROW_HEADER}
+  var<workgroup> rowTotal : f32;
+  fn main(index : i32) {
+    let tid = i32(localId.x);
+    let rows = uniforms.logitsShape[0];
+    let V = uniforms.logitsShape[1];
+    let row = index / WG;
+    let r = min(row, rows - 1);
+    let chunk = (V + WG - 1) / WG;
+    let start = min(tid * chunk, V);
+    let end = min(start + chunk, V);
+    var m = ${NEG};
+    for (var i = start; i < end; i = i + 1) { m = max(m, logits[r * V + i] * uniforms.invT); }
+    partial[tid] = m;
+    workgroupBarrier();
+    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
+      if (tid < stride) { partial[tid] = max(partial[tid], partial[tid + stride]); }
+      workgroupBarrier();
+    }
+    let rowMax = partial[0];
+    var s = 0.0;
+    for (var i = start; i < end; i = i + 1) { s = s + exp(logits[r * V + i] * uniforms.invT - rowMax); }
+    partial2[tid] = s;
+    workgroupBarrier();
+    if (tid == 0) {   // exclusive prefix over the chunks, in order
+      var acc = 0.0;
+      for (var t = 0; t < WG; t = t + 1) { let c = partial2[t]; partial2[t] = acc; acc = acc + c; }
+      rowTotal = acc;
+    }
+    workgroupBarrier();
+    let threshold = f32(draws[r]) * rowTotal;
+    var cum = partial2[tid];
+    var pick = V - 1;
+    for (var i = start; i < end; i = i + 1) {
+      cum = cum + exp(logits[r * V + i] * uniforms.invT - rowMax);
+      if (cum >= threshold) { pick = i; break; }
+    }
+    partial3[tid] = f32(pick);   // exact: token ids are far below 2^24
+    workgroupBarrier();
+    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
+      if (tid < stride) { partial3[tid] = min(partial3[tid], partial3[tid + stride]); }
+      workgroupBarrier();
+    }
+    if (row < rows && tid == 0) { result[r] = i32(partial3[0]); }
+  }`;
+  return backend.runWebGPUProgram(perRow('sample', ['logits', 'draws'], [rows], rows, code, 'invT : f32,'), [logits, uniforms], 'int32', [f32(invT)]);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Attention. A packed qkv row holds nH query heads, then nKV key heads, then nKV value heads, hd floats each
+// (W = (nH + 2 nKV) hd); query head h reads key/value head h / (nH / nKV).
+
+/** WGSL constants of a head layout (baked into the shader, so part of its key). */
+function headConstants(a: HeadAttrs): { key: string; wgsl: string } {
+  const { numHeads: nH, numKvHeads: nKV, headDim: hd } = a;
+  return {
+    key: `${nH}_${nKV}_${hd}`,
+    wgsl: `
+  const NH = ${nH};
+  const NKV = ${nKV};
+  const HD = ${hd};
+  const GROUP = ${nH / nKV};
+  const W = ${(nH + 2 * nKV) * hd};
+  const SCALE = ${1 / Math.sqrt(hd)};`,
+  };
+}
+
+function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
+  const a = attrs as unknown as HeadAttrs;
+  const { numHeads: nH, headDim: hd } = a;
+  const [B, T] = mask.shape;
+  const hc = headConstants(a);
+  // Query (b, i, h): invocation index = (b T + i) nH + h.
+  const query = `
+    let B = uniforms.maskShape[0];
+    let T = uniforms.maskShape[1];
+    if (index >= B * T * NH) { return; }
+    let h = index % NH;
+    let bi = index / NH;          // the packed row b T + i
+    let b = bi / T;
+    let i = bi - b * T;
+    let q = bi * W + h * HD;
+    let kOff = (NH + h / GROUP) * HD;
+    let vOff = (NH + NKV + h / GROUP) * HD;`;
+  // One invocation per (batch, head, query): the log-sum-exp of its scaled scores over the keys it sees
+  // (s <= i, mask 1), or -infinity when it sees none. Output [B, nH, T].
+  const lseCode = `${hc.wgsl}
+  fn main(index : i32) {${query}
+    var m = ${NEG};
+    var sum = 0.0;
+    for (var j = 0; j <= i; j = j + 1) {
+      if (f32(mask[b * T + j]) == 0.0) { continue; }
+      let k = (b * T + j) * W + kOff;
+      var score = 0.0;
+      for (var d = 0; d < HD; d = d + 1) { score = score + qkv[q + d] * qkv[k + d]; }
+      score = score * SCALE;
+      let mNew = max(m, score);
+      sum = sum * exp(m - mNew) + exp(score - mNew);
+      m = mNew;
+    }
+    result[(b * NH + h) * T + i] = select(-uniforms.INFINITY, m + log(sum), sum > 0.0);
+  }`;
+  const lse = backend.runWebGPUProgram(perItem(`attn_lse_${hc.key}`, ['qkv', 'mask'], [B, nH, T], B * T * nH, lseCode), [qkv, mask], 'float32');
+  // One invocation per (batch, head, query): softmax-weighted sum of the values it sees, in one pass with a running
+  // max (online softmax); zeros when it sees no key. Output [B T, nH hd].
+  const outCode = `${hc.wgsl}
+  fn main(index : i32) {${query}
+    var m = ${NEG};
+    var sum = 0.0;
+    var acc : array<f32, HD>;
+    for (var j = 0; j <= i; j = j + 1) {
+      if (f32(mask[b * T + j]) == 0.0) { continue; }
+      let k = (b * T + j) * W + kOff;
+      let v = (b * T + j) * W + vOff;
+      var score = 0.0;
+      for (var d = 0; d < HD; d = d + 1) { score = score + qkv[q + d] * qkv[k + d]; }
+      score = score * SCALE;
+      let mNew = max(m, score);
+      let rescale = exp(m - mNew);
+      let p = exp(score - mNew);
+      sum = sum * rescale + p;
+      for (var d = 0; d < HD; d = d + 1) { acc[d] = acc[d] * rescale + p * qkv[v + d]; }
+      m = mNew;
+    }
+    let norm = select(0.0, 1.0 / sum, sum > 0.0);
+    for (var d = 0; d < HD; d = d + 1) { result[bi * NH * HD + h * HD + d] = acc[d] * norm; }
+  }`;
+  const out = backend.runWebGPUProgram(perItem(`attn_out_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], B * T * nH, outCode), [qkv, mask], 'float32');
+  return [out, lse];
+}
+
+function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }: Args): Info {
+  const a = attrs as unknown as HeadAttrs;
+  const { numHeads: nH, numKvHeads: nKV } = a;
+  const [B, T] = mask.shape;
+  const hc = headConstants(a);
+  // One program writes all of dqkv; its invocations come in two kinds.
+  // - (b, i, h), the first B T nH: the query gradient of head h at row i,
+  //     dq = scale sum_j p_ij (dO_i . v_j - D_i) k_j,  p_ij = exp(scale q_i . k_j - lse_i),  D_i = dO_i . O_i;
+  // - (b, j, g), the next B T nKV: the key and value gradients of KV head g at row j, summed over the heads h of its
+  //   group and the queries i >= j (all of which see key j when its mask is 1; a masked key gets zeros):
+  //     dk = scale sum p_ij (dO_i . v_j - D_i) q_i,   dv = sum p_ij dO_i.
+  // p and D are recomputed where needed rather than stored: one dispatch, no scratch tensors.
+  const code = `${hc.wgsl}
+  fn main(index : i32) {
+    let B = uniforms.maskShape[0];
+    let T = uniforms.maskShape[1];
+    let OW = NH * HD;             // width of an attention-output row
+    if (index < B * T * NH) {
+      let h = index % NH;
+      let bi = index / NH;
+      let b = bi / T;
+      let i = bi - b * T;
+      let q = bi * W + h * HD;
+      let o = bi * OW + h * HD;
+      let kOff = (NH + h / GROUP) * HD;
+      let vOff = (NH + NKV + h / GROUP) * HD;
+      var dq : array<f32, HD>;
+      let l = lse[(b * NH + h) * T + i];
+      if (l > ${NEG}) {
+        var D = 0.0;
+        for (var d = 0; d < HD; d = d + 1) { D = D + dOut[o + d] * attnOut[o + d]; }
+        for (var j = 0; j <= i; j = j + 1) {
+          if (f32(mask[b * T + j]) == 0.0) { continue; }
+          let k = (b * T + j) * W + kOff;
+          let v = (b * T + j) * W + vOff;
+          var score = 0.0;
+          var dp = 0.0;
+          for (var d = 0; d < HD; d = d + 1) {
+            score = score + qkv[q + d] * qkv[k + d];
+            dp = dp + dOut[o + d] * qkv[v + d];
+          }
+          let p = exp(score * SCALE - l);
+          let ds = p * (dp - D) * SCALE;
+          for (var d = 0; d < HD; d = d + 1) { dq[d] = dq[d] + ds * qkv[k + d]; }
+        }
+      }
+      for (var d = 0; d < HD; d = d + 1) { result[q + d] = dq[d]; }
+      return;
+    }
+    let kvIndex = index - B * T * NH;
+    if (kvIndex >= B * T * NKV) { return; }
+    let g = kvIndex % NKV;
+    let bj = kvIndex / NKV;
+    let b = bj / T;
+    let j = bj - b * T;
+    let k = bj * W + (NH + g) * HD;
+    let v = bj * W + (NH + NKV + g) * HD;
+    var dk : array<f32, HD>;
+    var dv : array<f32, HD>;
+    if (f32(mask[bj]) != 0.0) {
+      for (var h = g * GROUP; h < (g + 1) * GROUP; h = h + 1) {
+        for (var i = j; i < T; i = i + 1) {
+          let q = (b * T + i) * W + h * HD;
+          let o = (b * T + i) * OW + h * HD;
+          var score = 0.0;
+          var dp = 0.0;
+          var D = 0.0;
+          for (var d = 0; d < HD; d = d + 1) {
+            score = score + qkv[q + d] * qkv[k + d];
+            dp = dp + dOut[o + d] * qkv[v + d];
+            D = D + dOut[o + d] * attnOut[o + d];
+          }
+          let p = exp(score * SCALE - lse[(b * NH + h) * T + i]);
+          let ds = p * (dp - D) * SCALE;
+          for (var d = 0; d < HD; d = d + 1) {
+            dk[d] = dk[d] + ds * qkv[q + d];
+            dv[d] = dv[d] + p * dOut[o + d];
+          }
+        }
+      }
+    }
+    for (var d = 0; d < HD; d = d + 1) {
+      result[k + d] = dk[d];
+      result[v + d] = dv[d];
+    }
+  }`;
+  return backend.runWebGPUProgram(perItem(`attn_grad_${hc.key}`, ['dOut', 'qkv', 'mask', 'attnOut', 'lse'], qkv.shape, B * T * (nH + nKV), code),
+    [dOut, qkv, mask, out, lse], 'float32');
+}
+
+function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs }: Args): Info[] {
+  const a = attrs as unknown as HeadAttrs & { slot: number };
+  const { numHeads: nH, numKvHeads: nKV, headDim: hd, slot } = a;
+  const [B] = mask.shape;
+  const T = qkv.shape[0] / B, KW = nKV * hd;
+  const hc = headConstants(a);
+  // One invocation per (batch, new row t, float of a KV row): copies the new key (or value) of qkv row b T + t into
+  // cache slot `slot + t`. The cache tensor is the program's output, so only those slots change.
+  const writeCode = `${hc.wgsl}
+  fn main(index : i32) {
+    let KW = NKV * HD;
+    let T = uniforms.qkvShape[0] / uniforms.outShape[0];
+    if (index >= uniforms.qkvShape[0] * KW) { return; }
+    let bt = index / KW;          // the packed qkv row b T + t
+    let d = index - bt * KW;
+    let b = bt / T;
+    let t = bt - b * T;
+    result[(b * uniforms.outShape[1] + uniforms.slot + t) * KW + d] = qkv[bt * W + uniforms.srcCol + d];
+  }`;
+  const write = (cache: Info, srcCol: number) => backend.runWebGPUProgram(
+    perItem(`cache_write_${hc.key}`, ['qkv'], cache.shape, B * T * KW, writeCode, 'slot : i32, srcCol : i32,'),
+    [qkv], 'float32', [i32(slot), i32(srcCol)], cache);
+  write(cacheK, nH * hd);
+  write(cacheV, nH * hd + KW);
+  // The backend keeps a CPU copy of a tensor it has read back, and would answer the next read from it: drop it, the
+  // buffer has changed. (runWebGPUProgram uploaded any not-yet-uploaded values before writing, so nothing is lost.)
+  backend.tensorMap.get(cacheK.dataId).values = null;
+  backend.tensorMap.get(cacheV.dataId).values = null;
+  // One invocation per (batch, new row t, head h): online-softmax attention over the cache slots it sees
+  // (s <= slot + t, mask 1), the new rows included (written just above); zeros when it sees none.
+  const code = `${hc.wgsl}
+  fn main(index : i32) {
+    let KW = NKV * HD;
+    let B = uniforms.maskShape[0];
+    let C = uniforms.maskShape[1];
+    let T = uniforms.qkvShape[0] / B;
+    if (index >= B * T * NH) { return; }
+    let h = index % NH;
+    let bt = index / NH;
+    let b = bt / T;
+    let t = bt - b * T;
+    let q = bt * W + h * HD;
+    let kv = (h / GROUP) * HD;
+    var m = ${NEG};
+    var sum = 0.0;
+    var acc : array<f32, HD>;
+    for (var j = 0; j <= uniforms.slot + t; j = j + 1) {
+      if (f32(mask[b * C + j]) == 0.0) { continue; }
+      let k = (b * C + j) * KW + kv;
+      var score = 0.0;
+      for (var d = 0; d < HD; d = d + 1) { score = score + qkv[q + d] * cacheK[k + d]; }
+      score = score * SCALE;
+      let mNew = max(m, score);
+      let rescale = exp(m - mNew);
+      let p = exp(score - mNew);
+      sum = sum * rescale + p;
+      for (var d = 0; d < HD; d = d + 1) { acc[d] = acc[d] * rescale + p * cacheV[k + d]; }
+      m = mNew;
+    }
+    let norm = select(0.0, 1.0 / sum, sum > 0.0);
+    for (var d = 0; d < HD; d = d + 1) { result[bt * NH * HD + h * HD + d] = acc[d] * norm; }
+  }`;
+  const out = backend.runWebGPUProgram(perItem(`attn_cached_${hc.key}`, ['qkv', 'cacheK', 'cacheV', 'mask'], [B * T, nH * hd], B * T * nH, code, 'slot : i32,'),
+    [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)]);
+  backend.incRef(cacheK.dataId);
+  backend.incRef(cacheV.dataId);
+  return [out, { ...cacheK }, { ...cacheV }];
+}
+
+const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
+  [K.embed]: embed,
+  [K.embedGrad]: embedGrad,
+  [K.sample]: sample,
+  [K.rmsNorm]: rmsNorm,
+  [K.rmsNormGrad]: rmsNormGrad,
+  [K.rope]: rope,
+  [K.swiGlu]: swiGlu,
+  [K.swiGluGrad]: swiGluGrad,
+  [K.attention]: attention,
+  [K.attentionGrad]: attentionGrad,
+  [K.cachedAttention]: cachedAttention,
+  [K.logProbs]: logProbs,
+  [K.logProbsGrad]: logProbsGrad,
+};
+
+/**
+ * Registers the fused kernels for the webgpu backend (idempotent). This module imports nothing from
+ * tfjs-backend-webgpu (the backend arrives as the kernel's argument), so importing it is safe where WebGPU is absent.
+ */
+export function registerWebGpuKernels(): void {
+  for (const [kernelName, fn] of Object.entries(KERNELS)) {
+    if (tf.getKernel(kernelName, 'webgpu')) continue;
+    tf.registerKernel({ kernelName, backendName: 'webgpu', kernelFunc: fn as unknown as tf.KernelFunc });
+  }
+}

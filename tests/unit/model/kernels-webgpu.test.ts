@@ -1,0 +1,140 @@
+// Every fused kernel of src/model/kernels against the stock tfjs composition it replaces, on the webgpu backend
+// through Dawn in Node. On a machine without a GPU the adapter is Chromium's SwiftShader (Debian's chromium
+// package; VK_ICD_FILENAMES is set to it unless already set). It never skips: if WebGPU cannot start, it fails.
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
+import * as fused from '../../../src/model/kernels/index';
+import { describeFusedKernels } from './kernels-helpers';
+
+const setup = async () => {
+  process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
+  await initBackend('webgpu');
+};
+
+describeFusedKernels('webgpu', { setup });
+
+describe('fused webgpu kernels with a mask held in an int32 buffer', () => {
+  beforeAll(setup);
+
+  // tfjs-webgpu casts int32 to float32 by relabelling the same buffer, so `intMask.toFloat()` (as the model does
+  // with an int mask) reaches the shader as array<i32>: reading it as f32 would see every 1 as ~1e-45.
+  it('attention and KV-cache attention give the same output as with a float mask', async () => {
+    const heads = { numHeads: 4, numKvHeads: 2, headDim: 8 };
+    const W = (heads.numHeads + 2 * heads.numKvHeads) * heads.headDim, kw = heads.numKvHeads * heads.headDim;
+    const rows = [[0, 0, 1, 1, 1], [1, 1, 1, 0, 0]];
+    const qkv = tf.randomUniform([10, W], -2, 2, 'float32', 3) as tf.Tensor2D;
+    const floatMask = tf.tensor2d(rows, undefined, 'float32');
+    const intMask = tf.tensor2d(rows, undefined, 'int32');
+    const relabelled = intMask.toFloat() as tf.Tensor2D;
+    const a = fused.attention(qkv, floatMask, heads), b = fused.attention(qkv, relabelled, heads);
+    const caches = [0, 1, 2, 3].map(() => tf.zeros([2, 5, kw]) as tf.Tensor3D);
+    const [c, ck, cv] = fused.cachedAttention(qkv, caches[0], caches[1], floatMask, 0, heads);
+    const [d, dk, dv] = fused.cachedAttention(qkv, caches[2], caches[3], relabelled, 0, heads);
+    const [x, y, u, v] = await Promise.all([a.data(), b.data(), c.data(), d.data()]);
+    expect(Array.from(y)).toEqual(Array.from(x));
+    expect(Array.from(v)).toEqual(Array.from(u));
+    expect(Array.from(x).some((e) => e !== 0)).toBe(true);
+    tf.dispose([qkv, floatMask, intMask, relabelled, a, b, c, ck, cv, d, dk, dv, ...caches]);
+  });
+
+  // The KV-cache kernel writes the caches in place on the GPU; tfjs-webgpu keeps a CPU copy of a tensor once it has
+  // been read back, which would then be stale.
+  it('a KV cache read back before a decode step shows that step\'s new row afterwards', async () => {
+    const heads = { numHeads: 2, numKvHeads: 1, headDim: 4 };
+    const W = (heads.numHeads + 2 * heads.numKvHeads) * heads.headDim, kw = heads.numKvHeads * heads.headDim;
+    const mask = tf.ones([1, 4]) as tf.Tensor2D;
+    const k0 = tf.zeros([1, 4, kw]) as tf.Tensor3D, v0 = tf.zeros([1, 4, kw]) as tf.Tensor3D;
+    const first = tf.randomUniform([1, W], -1, 1, 'float32', 5) as tf.Tensor2D;
+    const [o1, k1, v1] = fused.cachedAttention(first, k0, v0, mask, 0, heads);
+    expect(Array.from(await k1.data()).slice(kw)).toEqual(new Array(3 * kw).fill(0));   // read: cached on the CPU
+    const second = tf.randomUniform([1, W], -1, 1, 'float32', 6) as tf.Tensor2D;
+    const [o2, k2, v2] = fused.cachedAttention(second, k1, v1, mask, 1, heads);
+    const newKey = Array.from(await second.slice([0, heads.numHeads * heads.headDim], [1, kw]).data());
+    expect(Array.from(await k2.data()).slice(kw, 2 * kw)).toEqual(newKey);
+    expect(Array.from(await k1.data()).slice(kw, 2 * kw)).toEqual(newKey);   // the same buffer, as on cpu and wasm
+    tf.dispose([mask, k0, v0, first, o1, k1, v1, second, o2, k2, v2]);
+  });
+});
+
+// The shared suite's shapes fit one WGSL invocation per vocabulary entry and one workgroup; these do not.
+describe('fused webgpu kernels on larger shapes', () => {
+  beforeAll(setup);
+
+  it('sampling over 1000 tokens (16 per invocation) picks the tokens of the stock-op sampler', async () => {
+    const rows = 32, vocab = 1000;
+    const logits = tf.randomNormal([rows, vocab], 0, 2, 'float32', 30) as tf.Tensor2D;
+    const draws = Array.from({ length: rows }, (_, i) => (i === 0 ? 0 : i === 1 ? 0.9999 : ((i * 0.6180339887) % 1)));
+    const uniforms = tf.tensor1d(draws);
+    for (const temperature of [1, 0.3]) {
+      const a = fused.sample(logits, uniforms, temperature), b = fused.unfused.sample(logits, uniforms, temperature);
+      const [x, y] = [Array.from(await a.data()), Array.from(await b.data())];
+      expect(x).toEqual(y);
+      expect(new Set(x).size).toBeGreaterThan(rows / 2);
+      expect(Math.max(...x)).toBeGreaterThan(vocab / 2);   // crossings well past the first invocation's chunk
+      tf.dispose([a, b]);
+    }
+    tf.dispose([logits, uniforms]);
+  });
+
+  it('embedding gradient with 300 lookups of 7 ids sums each id\'s rows', async () => {
+    const table = tf.randomNormal([7, 40], 0, 1, 'float32', 31) as tf.Tensor2D;
+    const ids = tf.tensor1d(Array.from({ length: 300 }, (_, i) => (i * i) % 7), 'int32');
+    const w = tf.randomNormal([300, 40], 0, 1, 'float32', 32);
+    const grad = (impl: typeof fused.embed) => tf.grad((t: tf.Tensor) => impl(t as tf.Tensor2D, ids).mul(w).sum())(table);
+    const [a, b] = [grad(fused.embed), grad(fused.unfused.embed)];
+    const [x, y] = [await a.data(), await b.data()];
+    let worst = 0;
+    for (let i = 0; i < x.length; i++) worst = Math.max(worst, Math.abs(x[i] - y[i]));
+    expect(worst).toBeLessThan(1e-4);   // sums of ~40-120 terms of size ~1 in different orders
+    expect(Array.from(x.slice(5 * 40, 6 * 40)).every((v) => v === 0)).toBe(true);   // 5 is never a square mod 7
+    tf.dispose([table, ids, w, a, b]);
+  });
+});
+
+// Why fuse on WebGPU: each dispatch costs ~0.3-0.5 ms through Dawn on a real GPU. Pins how many compute programs
+// each kernel runs (webgpu.ts explains each one), so the count cannot silently grow back.
+describe('GPU programs per fused webgpu kernel', () => {
+  beforeAll(setup);
+
+  it('each kernel runs its pinned number of compute programs', () => {
+    const backend = tf.backend() as unknown as { runWebGPUProgram: (...a: unknown[]) => unknown };
+    const original = backend.runWebGPUProgram;
+    let programs = 0;
+    const tensorsBefore = tf.memory().numTensors;
+    backend.runWebGPUProgram = function (this: unknown, ...a: unknown[]) { programs++; return original.apply(this, a); };
+    try {
+      const heads = { numHeads: 4, numKvHeads: 2, headDim: 8 };
+      const W = (heads.numHeads + 2 * heads.numKvHeads) * heads.headDim;
+      const x = tf.ones([4, 16]), w = tf.ones([16]), qkv = tf.ones([6, W]), mask = tf.ones([2, 3]);
+      const out = tf.ones([6, 32]), lse = tf.zeros([2, 4, 3]), cache = tf.zeros([2, 5, 16]), cacheMask = tf.ones([2, 5]);
+      const logits = tf.ones([3, 11]), targets = tf.tensor1d([1, -1, 4], 'int32'), r = tf.ones([3]);
+      const positions = tf.tensor1d([0, 1, 2, 3], 'int32'), table = tf.ones([4, 8]), rows = tf.ones([4, W]);
+      const half = tf.ones([4, 8]), cacheV = tf.zeros([2, 5, 16]), ids = tf.tensor1d([1, 0, 4], 'int32'), draws = tf.fill([3], 0.5);
+      const cases: [string, tf.NamedTensorMap, object, number][] = [
+        [fused.K.rmsNorm, { x, weight: w }, { eps: 1e-6 }, 1],
+        [fused.K.rmsNormGrad, { dy: x, x, weight: w }, { eps: 1e-6 }, 3],
+        [fused.K.rope, { x: rows, positions, cos: table, sin: table }, { rotatedHeads: 6, headDim: 8, inverse: false }, 1],
+        [fused.K.swiGlu, { gu: x }, {}, 1],
+        [fused.K.swiGluGrad, { dy: half, gu: x }, {}, 1],
+        [fused.K.attention, { qkv, mask }, heads, 2],
+        [fused.K.attentionGrad, { dOut: out, qkv, mask, out, lse }, heads, 1],
+        [fused.K.cachedAttention, { qkv, cacheK: cache, cacheV, mask: cacheMask }, { ...heads, slot: 0 }, 3],
+        [fused.K.logProbs, { logits, targets }, { temperature: 1 }, 3],
+        [fused.K.logProbsGrad, { dLogProbs: r, dEntropy: r, logits, targets }, { temperature: 1 }, 2],
+        [fused.K.embed, { table: x, ids }, {}, 1],
+        [fused.K.embedGrad, { dy: half, ids: positions }, { vocabSize: 6 }, 3],
+        [fused.K.sample, { logits, uniforms: draws }, { temperature: 1 }, 1],
+      ];
+      for (const [name, inputs, attrs, expected] of cases) {
+        programs = 0;
+        tf.tidy(() => { tf.engine().runKernel(name, inputs, attrs as tf.NamedAttrMap); });
+        expect(programs, name).toBe(expected);
+      }
+      tf.dispose([x, w, qkv, mask, out, lse, cache, cacheV, cacheMask, logits, targets, r, positions, table, rows, half, ids, draws]);
+      expect(tf.memory().numTensors).toBe(tensorsBefore);
+    } finally {
+      backend.runWebGPUProgram = original;
+    }
+  });
+});
