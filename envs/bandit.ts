@@ -9,7 +9,7 @@
 //   which is the rollout manager's business, not the env's.
 
 import type { Env, StepResult } from './types';
-import { definedEntries, finiteNumber, lookupAction, nonEmptyString, numberBetween, validateConfig } from './config';
+import { definedEntries, finiteNumber, lookupAction, nonEmptyString, numberBetween, validateConfig, type Validator } from './config';
 import { formatPythonFloat } from './format';
 import { Rng, checkSeed } from './random';
 import type { EnvSpec } from './spec';
@@ -48,9 +48,25 @@ export const BANDIT_DEFAULTS: Readonly<Record<'Bandit' | 'BanditTest', BanditCon
   },
 };
 
+/**
+ * An arm name is an action the model writes inside `<answer>…</answer>` and the agent splits at `||`, trimming
+ * each part: a name that starts or ends with whitespace, contains the separator or a tag bracket, or spans lines
+ * could never be answered as written.
+ */
+const armName: Validator = (v) => {
+  const problem = nonEmptyString(v);
+  if (problem !== null) return problem;
+  const name = v as string;
+  if (name.trim() !== name) return 'must not start or end with whitespace';
+  if (/[\r\n]/.test(name)) return 'must be one line';
+  if (name.includes('||')) return "must not contain '||' (the action separator)";
+  if (/[<>]/.test(name)) return "must not contain '<' or '>' (they would read as tags)";
+  return null;
+};
+
 const BANDIT_CONFIG_KEYS = {
-  loArmName: nonEmptyString,
-  hiArmName: nonEmptyString,
+  loArmName: armName,
+  hiArmName: armName,
   loArmScore: finiteNumber,
   hiArmHiScore: finiteNumber,
   hiArmLoScore: finiteNumber,

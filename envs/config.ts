@@ -27,6 +27,15 @@ export function validateConfig(
   }
 }
 
+/** Runs `parse`, prefixing its Error with the tag and config key, so the message says which env and which key. */
+export function withKey<T>(tag: string, key: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new Error(`${tag}: config '${key}': ${(err as Error).message}`);
+  }
+}
+
 /** A short, printable rendering of any value for error messages. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value);
@@ -35,6 +44,18 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'object') return 'an object';
   return String(value);
 }
+
+/**
+ * The largest side of a grid env (Sokoban rooms and levels, FrozenLake maps). RAGEN's rooms are 6x6 and 8x8; a
+ * 20x20 Sokoban room already takes about a second to generate (minutes with several boxes), and a larger one
+ * overflows the level generator's recursion and any tiny model's context.
+ */
+export const MAX_GRID_SIDE = 20;
+
+export const integerBetween =
+  (min: number, max: number): Validator =>
+  (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? null : `must be an integer from ${min} to ${max}`;
 
 export const integerAtLeast =
   (min: number): Validator =>
@@ -66,6 +87,14 @@ export function gridRows(grid: string | readonly string[]): string[] {
   const rows = typeof grid === 'string' ? grid.replace(/\r/g, '').split('\n') : grid.map((r) => r.replace(/\r/g, ''));
   while (rows.length > 0 && rows[rows.length - 1] === '') rows.pop();
   return rows;
+}
+
+/** Throws when a hand-written grid is larger than MAX_GRID_SIDE on a side (`what`: "Sokoban level", "FrozenLake map"). */
+export function checkGridSize(what: string, rows: readonly string[]): void {
+  const widest = rows.reduce((w, row) => Math.max(w, [...row].length), 0);
+  if (rows.length > MAX_GRID_SIDE || widest > MAX_GRID_SIDE) {
+    throw new Error(`${what} is ${rows.length} rows x ${widest} columns; at most ${MAX_GRID_SIDE} x ${MAX_GRID_SIDE} is supported`);
+  }
 }
 
 /**

@@ -10,7 +10,7 @@
 // group share the seed, so identical action sequences replay identically within a group, as in RAGEN.
 
 import type { Env, StepResult } from './types';
-import { definedEntries, gridRows, gridText, integerAtLeast, lookupAction, numberBetween, validateConfig } from './config';
+import { MAX_GRID_SIDE, checkGridSize, definedEntries, gridRows, gridText, integerBetween, lookupAction, numberBetween, validateConfig, withKey } from './config';
 import { Rng, checkSeed } from './random';
 import type { EnvSpec, GridVocab } from './spec';
 
@@ -54,7 +54,7 @@ export interface FrozenLakeConfig {
 export const FROZENLAKE_DEFAULTS: Readonly<FrozenLakeConfig> = { size: 4, p: 0.8, successRate: 1 / 3 };
 
 const FROZENLAKE_CONFIG_KEYS = {
-  size: integerAtLeast(2),
+  size: integerBetween(2, MAX_GRID_SIDE),
   p: numberBetween(0, 1, true),
   successRate: numberBetween(0, 1),
   map: gridText,
@@ -134,6 +134,7 @@ export function generateFrozenLakeMap(rng: Rng, size: number, p: number): Frozen
 export function parseFrozenLakeMap(grid: string | readonly string[]): FrozenLakeMap {
   const rows = gridRows(grid);
   if (rows.length === 0) throw new Error('FrozenLake map is empty');
+  checkGridSize('FrozenLake map', rows);
   const cols = [...rows[0]].length;
   const holes: boolean[] = [];
   const starts: number[] = [];
@@ -268,7 +269,7 @@ export class FrozenLakeEnv implements Env {
   constructor(config?: Record<string, unknown>) {
     validateConfig(this.tag, config, FROZENLAKE_CONFIG_KEYS);
     this.config = Object.freeze({ ...FROZENLAKE_DEFAULTS, ...definedEntries(config) } as FrozenLakeConfig);
-    this.fixedMap = this.config.map === undefined ? null : parseFrozenLakeMap(this.config.map);
+    this.fixedMap = this.config.map === undefined ? null : withKey(this.tag, 'map', () => parseFrozenLakeMap(this.config.map!));
     this.spec = {
       tag: this.tag,
       instruction: FROZENLAKE_INSTRUCTION,

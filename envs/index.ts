@@ -16,9 +16,9 @@
 // The available actions of "Your available actions are:" are `env.actionNames` (id order). Bandit's order is
 // reshuffled by each reset, so read them after reset.
 //
-// Config keys per tag (camelCase of RAGEN's; unknown keys and wrongly typed values throw):
-//   Sokoban tags  dimRoom, numBoxes, searchDepth, maxSteps, level
-//   FrozenLake    size, p, successRate, map
+// Config keys per tag (camelCase of RAGEN's; unknown keys, wrongly typed values and sizes past MAX_GRID_SIDE throw):
+//   Sokoban tags  dimRoom, numBoxes, searchDepth, maxSteps, level (must be solvable)
+//   FrozenLake    size, p, successRate, map (must have a path from P to G)
 //   Bandit tags   loArmName, hiArmName, loArmScore, hiArmHiScore, hiArmLoScore, hiArmHiScoreProb
 
 import { BanditEnv } from './bandit';
@@ -32,6 +32,7 @@ export type { EnvSpec, GridVocab } from './spec';
 export { describeGridVocab } from './spec';
 export { formatPythonFloat } from './format';
 export { Rng, fnv1a32, reseed } from './random';
+export { MAX_GRID_SIDE } from './config';
 export { BanditEnv, BANDIT_DEFAULTS, banditPrompt, type BanditConfig } from './bandit';
 export {
   FrozenLakeEnv,
@@ -79,6 +80,15 @@ export function makeEnv(tag: string, config?: Record<string, unknown>): AnyEnv {
       if ((SOKOBAN_TAGS as readonly string[]).includes(tag)) return new SokobanEnv(tag as SokobanTag, config);
       throw new Error(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
   }
+}
+
+/**
+ * Checks that `tag` with `config` can be played before a run relies on it: makeEnv's checks (keys, types, sizes,
+ * an unsolvable level or a map without a path) and one reset with `seed`, which generates a level or map, so a
+ * config the generators cannot satisfy (e.g. five boxes in a 5x5 room) fails now, naming the tag, not mid-run.
+ */
+export function assertEnvPlayable(tag: string, config: Record<string, unknown> | undefined, seed: number): void {
+  makeEnv(tag, config).reset(seed);
 }
 
 /** The prompt-side facts of a tag with its default config (see the top of this file). */

@@ -6,7 +6,8 @@ import * as Comlink from 'comlink';
 import { initBackend } from '../src/model/backend';
 import { toRolloutRecord } from '../src/metrics/rolloutRecord';
 import { CallbackSink } from '../src/metrics/sink';
-import { EnvGroupManager, envRegistry, runRollouts } from '../src/agent/index';
+import { EnvGroupManager, assertDialoguesFit, envRegistry, runRollouts } from '../src/agent/index';
+import { assertRunFitsContext } from '../src/starpo/contextFit';
 import { Trainer } from '../src/starpo/trainer';
 import { mixSeed } from '../src/model/seeded';
 import { policyGenerateFn } from '../src/starpo/policyAgent';
@@ -14,7 +15,7 @@ import { loadPolicyFiles } from '../src/model/policyFiles';
 import type { Qwen2Model } from '../src/model/qwen2';
 import type { Tokenizer } from '../src/model/tokenizer';
 import type { RunConfig } from '../src/starpo/config';
-import { agentFormatFromConfig, modelScorecardPolicy, protocolFromConfig, runScorecard, suitesFromConfig, type ScorecardProgress } from '../src/eval/index';
+import { agentFormatFromConfig, assertSuitesFitContext, modelScorecardPolicy, protocolFromConfig, runScorecard, suitesFromConfig, type ScorecardProgress } from '../src/eval/index';
 import { runMatmulCheck } from './matmul-check';
 import { fetchCheckpoint, freshTinyPolicy } from './initial-policy';
 import { RunController, type Steppable } from './run-controller';
@@ -69,6 +70,8 @@ class TrainerRun implements Steppable {
   }
 }
 
+const countTokensWith = (tokenizer: Tokenizer) => (text: string) => tokenizer.encode(text).length;
+
 let run: TrainerRun | null = null;
 let controller: RunController | null = null;
 
@@ -92,7 +95,9 @@ function scoreModel(
     topK: config.rollout.topK,
   });
   const protocol = protocolFromConfig(config, { episodes: request.episodes, k: request.k });
-  return runScorecard(policy, suitesFromConfig(config), protocol, agentFormatFromConfig(config), {
+  const suites = suitesFromConfig(config);
+  assertSuitesFitContext(suites, agentFormatFromConfig(config), protocol.baseSeed, countTokensWith(tokenizer), model.config.max_position_embeddings);
+  return runScorecard(policy, suites, protocol, agentFormatFromConfig(config), {
     onProgress: onProgress ? (p) => void onProgress(p) : undefined,
   });
 }
@@ -136,6 +141,13 @@ const api: TrainerWorkerApi = {
       }
     }
     log(note);
+    // Before any step: every env block's prompt plus responses must fit the model's positions (as the CLI checks).
+    try {
+      assertRunFitsContext(config, countTokensWith(trainer.tokenizer), trainer.actor.config.max_position_embeddings);
+    } catch (err) {
+      trainer.dispose();
+      throw err;
+    }
     const current = new TrainerRun(trainer, listener);
     run = current;
     controller = new RunController(current, async (status) => {
@@ -174,6 +186,14 @@ const api: TrainerWorkerApi = {
     const { run: r, controller: c } = requireRun();
     if (c.status().phase === 'running') throw new Error('pause the run first: the policy is being trained');
     const cfg = r.trainer.config;
+    // A board whose prompt cannot fit the model's positions is refused before it is played.
+    assertDialoguesFit({
+      blocks: [{ name: 'custom board', block: { tag, nGroups: 1, config: envConfig } }],
+      seed: 0,
+      format: agentFormatFromConfig(cfg),
+      maxPositions: r.trainer.actor.config.max_position_embeddings,
+      countTokens: countTokensWith(r.trainer.tokenizer),
+    });
     // One env group of one env with the custom board, played like a validation episode of the run.
     const manager = new EnvGroupManager(
       { mode: 'val', envGroups: 1, groupSize: 1, tags: [{ tag, nGroups: 1, config: envConfig }], baseSeed: 0, formatPenalty: cfg.agent.formatPenalty },

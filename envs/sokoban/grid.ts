@@ -1,6 +1,6 @@
 // The Sokoban board: gym-sokoban's cell codes, RAGEN's two text vocabularies, and parsing of hand-written levels.
 
-import { gridRows } from '../config';
+import { checkGridSize, gridRows } from '../config';
 import type { GridVocab } from '../spec';
 
 /** Cell codes (gym-sokoban). `fixed` only holds WALL/FLOOR/TARGET; `cells` holds the full dynamic state. */
@@ -96,6 +96,7 @@ const PARSE: Readonly<Record<string, readonly [number, number]>> = {
 export function parseSokobanLevel(level: string | readonly string[]): SokobanState {
   const rows = gridRows(level);
   if (rows.length === 0) throw new Error('Sokoban level is empty');
+  checkGridSize('Sokoban level', rows);
   const cols = [...rows[0]].length;
   const fixed = new Uint8Array(rows.length * cols);
   const cells = new Uint8Array(rows.length * cols);

@@ -6,11 +6,12 @@
 // a target, −1 box off a target, +10 when every box is on a target; done when solved or after maxSteps actions.
 
 import type { Env, StepResult } from '../types';
-import { definedEntries, gridText, integerAtLeast, lookupAction, validateConfig, type Validator } from '../config';
+import { MAX_GRID_SIDE, definedEntries, gridText, integerAtLeast, lookupAction, validateConfig, withKey, type Validator } from '../config';
 import { checkSeed } from '../random';
 import type { EnvSpec } from '../spec';
 import { SOKOBAN_ACTIONS, applyMove, stepReward } from './dynamics';
 import { generateSokoban } from './generate';
+import { isSokobanSolvable } from './solver';
 import {
   ALTERNATIVE_VOCAB,
   DEFAULT_VOCAB,
@@ -24,7 +25,7 @@ import {
 
 export { SOKOBAN_ACTIONS, applyMove, stepReward } from './dynamics';
 export { generateSokoban, SokobanGenerationError } from './generate';
-export { solveSokoban } from './solver';
+export { isSokobanSolvable, solveSokoban } from './solver';
 export {
   ALTERNATIVE_VOCAB,
   DEFAULT_VOCAB,
@@ -49,9 +50,9 @@ export const SOKOBAN_INSTRUCTION =
   'you cannot pull a box. The answer should be a sequence of actions, like <answer>Right || Right || Up</answer>';
 
 export interface SokobanConfig {
-  /** [rows, cols] of generated rooms (RAGEN's dim_room), each >= 3 so that there is an interior. */
+  /** [rows, cols] of generated rooms (RAGEN's dim_room), each from 3 (an interior) to MAX_GRID_SIDE. */
   dimRoom: readonly [number, number];
-  /** Boxes (and targets) per generated room. */
+  /** Boxes (and targets) per generated room; the player and every box need a cell inside the walls. */
   numBoxes: number;
   /** TTL of the reverse-play search that generates a level: larger = boxes can end up further from targets. */
   searchDepth: number;
@@ -60,7 +61,8 @@ export interface SokobanConfig {
   /**
    * A fixed level in the default vocabulary (# _ O √ X P S), rows joined by '\n' or as an array, used by every
    * reset instead of generating one (dimRoom, numBoxes and searchDepth are then unused). Cells outside the grid
-   * act as walls, so it need not be walled in.
+   * act as walls, so it need not be walled in. At most MAX_GRID_SIDE a side, and it must be solvable (checked by
+   * breadth-first search; a level too large to decide within the search budget is accepted).
    */
   level?: string | readonly string[];
 }
@@ -72,9 +74,9 @@ export const SOKOBAN_DEFAULTS: Readonly<Record<SokobanTag, Readonly<SokobanConfi
 };
 
 const dimRoom: Validator = (v) =>
-  Array.isArray(v) && v.length === 2 && v.every((n) => Number.isInteger(n) && n >= 3)
+  Array.isArray(v) && v.length === 2 && v.every((n) => Number.isInteger(n) && n >= 3 && n <= MAX_GRID_SIDE)
     ? null
-    : 'must be [rows, cols], two integers >= 3';
+    : `must be [rows, cols], two integers from 3 to ${MAX_GRID_SIDE}`;
 
 const SOKOBAN_CONFIG_KEYS = {
   dimRoom,
@@ -100,7 +102,23 @@ export class SokobanEnv implements Env {
     validateConfig(tag, config, SOKOBAN_CONFIG_KEYS);
     this.tag = tag;
     this.config = Object.freeze({ ...SOKOBAN_DEFAULTS[tag], ...definedEntries(config) } as SokobanConfig);
-    this.fixedLevel = this.config.level === undefined ? null : parseSokobanLevel(this.config.level);
+    this.fixedLevel = this.config.level === undefined ? null : withKey(tag, 'level', () => parseSokobanLevel(this.config.level!));
+    if (this.fixedLevel) {
+      // DESIGN.md: an unplayable level throws. A level too large to decide within the search budget is played.
+      if (isSokobanSolvable(this.fixedLevel) === false) {
+        throw new Error(`${tag}: the level cannot be solved: no sequence of moves puts every box on a target`);
+      }
+    } else {
+      // The player and every box need a cell of their own inside the wall border.
+      const [rows, cols] = this.config.dimRoom;
+      const inside = (rows - 2) * (cols - 2);
+      if (this.config.numBoxes > inside - 1) {
+        throw new Error(
+          `${tag}: config 'numBoxes' ${this.config.numBoxes} does not fit a ${rows}x${cols} room (${inside} cells inside ` +
+            `the walls, one of them for the player): at most ${Math.max(0, inside - 1)}`,
+        );
+      }
+    }
     this.vocab = tag === 'SokobanDifferentGridVocab' ? ALTERNATIVE_VOCAB : DEFAULT_VOCAB;
     this.spec = {
       tag,

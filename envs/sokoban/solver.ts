@@ -14,11 +14,25 @@ export function solveSokoban(state: SokobanState, maxDepth = 100): string[] | nu
   if (!Number.isInteger(maxDepth) || maxDepth < 0) {
     throw new Error(`solveSokoban: maxDepth must be an integer >= 0, got ${maxDepth}`);
   }
+  return search(state, maxDepth, Infinity).path;
+}
+
+/**
+ * Whether any sequence of moves solves `state`: true, false (every reachable state was visited and none is
+ * solved), or null when `maxStates` distinct states were visited without deciding (large levels with many boxes).
+ */
+export function isSokobanSolvable(state: SokobanState, maxStates = 200_000): boolean | null {
+  const { path, exhausted } = search(state, Infinity, maxStates);
+  return path !== null ? true : exhausted ? false : null;
+}
+
+/** Breadth-first search up to `maxDepth` actions and `maxStates` visited states; `exhausted` = nothing left to try. */
+function search(state: SokobanState, maxDepth: number, maxStates: number): { path: string[] | null; exhausted: boolean } {
   const walls = (cell: number) => cell < 0 || state.fixed[cell] === WALL;
   const startBoxes: number[] = [];
   state.cells.forEach((code, cell) => isBox(code) && startBoxes.push(cell));
   const solved = (boxes: readonly number[]) => boxes.every((cell) => state.fixed[cell] === TARGET);
-  if (solved(startBoxes)) return [];
+  if (solved(startBoxes)) return { path: [], exhausted: false };
 
   // Flat node storage: node i has player[i], boxes[i], depth[i], and was reached from parent[i] by action[i].
   const players = [state.player];
@@ -28,8 +42,13 @@ export function solveSokoban(state: SokobanState, maxDepth = 100): string[] | nu
   const depths = [0];
   const seen = new Set<string>([key(state.player, startBoxes)]);
 
+  let cutByDepth = false;
   for (let head = 0; head < players.length; head++) {
-    if (depths[head] >= maxDepth) continue;
+    if (players.length > maxStates) return { path: null, exhausted: false };
+    if (depths[head] >= maxDepth) {
+      cutByDepth = true;
+      continue;
+    }
     const player = players[head];
     const boxes = boxLists[head];
     for (let a = 0; a < SOKOBAN_ACTIONS.length; a++) {
@@ -52,10 +71,10 @@ export function solveSokoban(state: SokobanState, maxDepth = 100): string[] | nu
       parents.push(head);
       actions.push(a);
       depths.push(depths[head] + 1);
-      if (pushed >= 0 && solved(nextBoxes)) return pathTo(players.length - 1, parents, actions);
+      if (pushed >= 0 && solved(nextBoxes)) return { path: pathTo(players.length - 1, parents, actions), exhausted: false };
     }
   }
-  return null;
+  return { path: null, exhausted: !cutByDepth };
 }
 
 function key(player: number, sortedBoxes: readonly number[]): string {

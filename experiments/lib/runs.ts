@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { listCheckpoints } from '../../src/starpo/runDir';
 
 export const BIN = path.resolve(import.meta.dirname, '../../bin/ragen.js');
 
@@ -88,7 +89,8 @@ export async function trainAll(specs: readonly RunSpec[], o: RunOptions): Promis
         o.log(`${spec.name}: complete already (${before} steps), reused`);
         continue;
       }
-      const hasCheckpoint = fs.existsSync(path.join(dir, 'checkpoints')) && fs.readdirSync(path.join(dir, 'checkpoints')).length > 0;
+      // Only a complete checkpoint can be resumed (`ragen train --resume` refuses a run without one, changing nothing).
+      const hasCheckpoint = listCheckpoints(dir).length > 0;
       const args = hasCheckpoint
         ? ['train', '--resume', '--out', dir, '--steps', String(spec.steps), '--backend', o.backend]
         : ['train', '--preset', spec.preset, '--steps', String(spec.steps), '--backend', o.backend,

@@ -18,3 +18,5 @@ export { runRollouts } from './rollout';
 export type { AgentFormat, GenerateContext, GenerateFn, RolloutOptions, RolloutResult, Trajectory, TurnRecord } from './rollout';
 export { envRegistry } from './registry';
 export type { EnvRegistryOptions } from './registry';
+export { assertDialoguesFit, dialogueLengths } from './contextFit';
+export type { ContextFitOptions, DialogueLength } from './contextFit';

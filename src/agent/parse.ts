@@ -46,8 +46,41 @@ export interface ParsedResponse {
   reconstructed: string;
 }
 
-const THINK_PATTERN = /<think>(.*?)<\/think>\s*<answer>(.*?)<\/answer>/s;
-const ANSWER_PATTERN = /<answer>(.*?)<\/answer>/s;
+/** One character of JavaScript's `\s` class (the regex's whitespace, Unicode spaces included). */
+const WHITESPACE = /^\s$/;
+
+/**
+ * The first `<think>A</think>` + whitespace + `<answer>B</answer>` in `text`, as the lazy regular expression
+ * /<think>(.*?)<\/think>\s*<answer>(.*?)<\/answer>/s (RAGEN's pattern) would find it, or null. Written as a forward
+ * scan because that regular expression backtracks super-linearly on adversarial text (a 46 kB response took 7.6 s):
+ * this is linear in the text's length. Why the scan finds the regex's match:
+ * - the leftmost match starts at the first `<think>`: any later start sees a subset of the same closing tags;
+ * - from there the regex tries each `</think>` in order and takes the first one followed by whitespace and
+ *   `<answer>` ('<' is not whitespace, so backtracking into `\s*` never helps);
+ * - that candidate matches iff a `</answer>` follows its `<answer>`; if none does, no later candidate can match.
+ */
+function matchThinkAnswer(text: string): [think: string, answer: string] | null {
+  const open = text.indexOf('<think>');
+  if (open < 0) return null;
+  const thinkStart = open + '<think>'.length;
+  for (let close = text.indexOf('</think>', thinkStart); close >= 0; close = text.indexOf('</think>', close + 1)) {
+    let at = close + '</think>'.length;
+    while (at < text.length && WHITESPACE.test(text[at])) at++;
+    if (!text.startsWith('<answer>', at)) continue;
+    const answer = matchAnswer(text, at);
+    return answer === null ? null : [text.slice(thinkStart, close), answer];
+  }
+  return null;
+}
+
+/** The first `<answer>B</answer>` at or after `from`, as /<answer>(.*?)<\/answer>/s finds it (B), or null. Linear. */
+function matchAnswer(text: string, from = 0): string | null {
+  const open = text.indexOf('<answer>', from);
+  if (open < 0) return null;
+  const start = open + '<answer>'.length;
+  const close = text.indexOf('</answer>', start);
+  return close < 0 ? null : text.slice(start, close);
+}
 
 /**
  * Put back the tag that the prompt forced (`<think>` or `<answer>`) and drop chat markers, mimicking RAGEN's
@@ -78,13 +111,14 @@ export function parseResponse(text: string, options: ParseOptions = {}): ParsedR
   }
   if (actionSep.length === 0) throw new Error('parseResponse: actionSep must not be empty');
 
-  const match = (enableThink ? THINK_PATTERN : ANSWER_PATTERN).exec(text);
+  const answerOnly = enableThink ? null : matchAnswer(text);
+  const match = enableThink ? matchThinkAnswer(text) : answerOnly === null ? null : (['', answerOnly] as [string, string]);
   if (!match) {
     // RAGEN keeps the raw text as the response (it is trained on, and penalised by the env manager).
     return { think: '', answer: '', actions: [], formatOk: false, reconstructed: text };
   }
-  const think = enableThink ? stripSpecialTokens(match[1]) : '';
-  let answer = stripSpecialTokens(enableThink ? match[2] : match[1]);
+  const think = enableThink ? stripSpecialTokens(match[0]) : '';
+  let answer = stripSpecialTokens(match[1]);
   let actions = answer
     .split(actionSep)
     .map((a) => a.trim())

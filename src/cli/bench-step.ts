@@ -14,6 +14,7 @@
 //           + timing_s/adv                    critic values (one critic forward pass, PPO/GAE) + GAE + whitening;
 //                                             the GAE and whitening loops are plain JS over a few thousand floats
 //   update  = timing_s/update_actor + timing_s/update_critic    PPO epochs x mini-batches, backward + AdamW
+//             (with a helper thread, --workers 2, the critic's run alongside the actor's: the longer of the two)
 //   other   = step - the three above: tokenising, the uncertainty filter, reasoning metrics, the sink
 // A part the step did not run (no reference model, no critic, the filter kept nothing) counts 0.
 import * as tf from '@tensorflow/tfjs';
@@ -112,7 +113,7 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
         const t0 = performance.now();
         const { metrics: m } = await trainer.step();
         const wall = (performance.now() - t0) / 1000;
-        const parts = stepParts(m);
+        const parts = stepParts(m, helper !== null);
         sums.step += wall;
         sums.rollout += parts.rollout;
         sums.scoring += parts.scoring;
@@ -133,12 +134,16 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
   return results;
 }
 
-/** A step's metrics as rollout / scoring / update seconds (a part the step did not run counts 0). */
-export function stepParts(m: Readonly<Record<string, number>>): { rollout: number; scoring: number; update: number } {
+/**
+ * A step's metrics as rollout / scoring / update seconds (a part the step did not run counts 0). With a helper
+ * (`parallel`) the critic's updates run while the actor's do, so the update takes the longer of the two.
+ */
+export function stepParts(m: Readonly<Record<string, number>>, parallel = false): { rollout: number; scoring: number; update: number } {
   const s = (key: string) => (Number.isFinite(m[key]) ? m[key] : 0);
+  const [actor, critic] = [s('timing_s/update_actor'), s('timing_s/update_critic')];
   return {
     rollout: s('timing_s/gen'),
     scoring: s('timing_s/old_log_prob') + s('timing_s/ref') + s('timing_s/adv'),
-    update: s('timing_s/update_actor') + s('timing_s/update_critic'),
+    update: parallel ? Math.max(actor, critic) : actor + critic,
   };
 }

@@ -7,9 +7,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENV_TAGS } from '../../envs/index';
 import { BACKEND_CHOICES, initBackend, isBackendChoice, type BackendChoice } from '../model/backend';
+import { MIN_TEMPERATURE } from '../model/config';
 import type { Qwen2Model } from '../model/qwen2';
 import { ConfigError } from '../starpo/config';
 import {
+  assertSuitesFitContext,
   compareScorecards,
   findRegressions,
   formatScorecard,
@@ -24,6 +26,8 @@ import {
   type Scorecard,
 } from '../eval/index';
 import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig, type ResolvedCheckpoint } from '../eval/load';
+import { readModelContext } from './modelContext';
+import { checkOutputFile } from './outDir';
 import { UsageError } from './usage';
 
 interface EvalFlags {
@@ -119,6 +123,9 @@ export function planEval(flags: EvalFlags): EvalPlan {
     const seed = intFlag(flags.seed, '--seed', 0);
     const batchSize = intFlag(flags.batchSize, '--batch-size', 1);
     const temperature = numberFlag(flags.temperature, '--temperature');
+    if (temperature !== undefined && temperature !== 0 && temperature < MIN_TEMPERATURE) {
+      throw new UsageError(`--temperature must be 0 (greedy) or at least ${MIN_TEMPERATURE}, got '${flags.temperature}'`);
+    }
     const failOnRegression = numberFlag(flags.failOnRegression, '--fail-on-regression');
     if (failOnRegression !== undefined && !flags.baseline) throw new UsageError('--fail-on-regression needs --baseline (what to compare against)');
     if (flags.backend !== undefined && !isBackendChoice(flags.backend)) {
@@ -127,9 +134,7 @@ export function planEval(flags: EvalFlags): EvalPlan {
     if (flags.env !== undefined && !ENV_TAGS.includes(flags.env)) {
       throw new UsageError(`unknown env tag '${flags.env}' (valid tags: ${ENV_TAGS.join(', ')})`);
     }
-    if (flags.out !== undefined && !fs.existsSync(path.dirname(path.resolve(flags.out)))) {
-      throw new UsageError(`--out ${flags.out}: the directory ${path.dirname(flags.out)} does not exist`);
-    }
+    if (flags.out !== undefined) checkOutputFile('--out', flags.out);
     const target = resolveCheckpoint(flags.checkpoint, flags.preset);
     let suites = suitesFromConfig(target.config);
     if (flags.env !== undefined) suites = suitesForTag(suites, flags.env, target.config.agent.trainEnvs.map((b) => b.tag));
@@ -150,6 +155,11 @@ export function planEval(flags: EvalFlags): EvalPlan {
       } else {
         baseline = { kind: 'checkpoint', target: resolveCheckpoint(flags.baseline, flags.baselinePreset), source: flags.baseline };
       }
+    }
+    // Every suite's prompt plus responses must fit the model's positions, the baseline's too (same suites).
+    for (const checked of [target, ...(baseline?.kind === 'checkpoint' ? [baseline.target] : [])]) {
+      const context = readModelContext(checked.modelDir);
+      assertSuitesFitContext(suites, agentFormatFromConfig(checked.config), protocol.baseSeed, context.countTokens, context.maxPositions);
     }
     const backend = (flags.backend ?? target.config.trainer.backend) as EvalPlan['backend'];
     return { target, suites, protocol, backend, baseline, failOnRegression, out: flags.out };

@@ -3,21 +3,24 @@
 // already holds a run), then train each arm of the preset into its run directory (src/starpo/runDir.ts) with a
 // progress line showing success, reward std and entropy, checkpoints every trainer.saveFreq steps and at the end,
 // and a final summary. `--resume` continues from the newest checkpoint in --out, dropping the metrics lines written
-// after it, so metrics.jsonl holds every step exactly once.
+// after it, so metrics.jsonl holds every step exactly once; it refuses (changing nothing) a config that differs from
+// the run's own, a run directory without a complete checkpoint, and metrics that do not reach that checkpoint.
+// While a run writes its directory it holds OUT/.ragen.lock, so two runs never write the same directory.
 //
 // The echo-trap preset has two arms (vanilla StarPO and StarPO-S, same seeds): they run one after the other into
 // OUT/starpo and OUT/starpo-s.
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import YAML from 'yaml';
 import cliProgress from 'cli-progress';
 import { BACKEND_CHOICES, initBackend, isBackendChoice, type BackendInfo } from '../model/backend';
-import { JsonlSink, METRICS_FILE, ROLLOUTS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
+import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
   ConfigError,
   applyOverrides,
+  checkConfigShape,
+  readConfigText,
   assertRunnable,
   configDifferences,
   configWarnings,
@@ -27,18 +30,26 @@ import {
   type RunConfig,
 } from '../starpo/config';
 import { resolvePreset } from '../starpo/presets';
+import { assertRunFitsContext } from '../starpo/contextFit';
 import {
+  cleanInterruptedWrites,
   holdsRun,
   latestCheckpoint,
+  listCheckpoints,
+  listStepDirs,
   readCheckpoint,
+  readCheckpointStep,
   readModelDir,
   readRunConfig,
   writeCheckpoint,
   writeRunConfig,
 } from '../starpo/runDir';
+import { RunLockedError, acquireRunLock, type RunLock } from '../starpo/runLock';
 import { Trainer, type StepResult } from '../starpo/trainer';
 import { modelDirFor } from './modelDir';
 import { helperThreads, spawnHelperThread, workersFlag } from './helperThread';
+import { readModelContext, type ModelContext } from './modelContext';
+import { checkOutputDir } from './outDir';
 import { UsageError } from './usage';
 import type { HelperApi } from '../starpo/helper';
 
@@ -99,17 +110,16 @@ function intFlag(text: string | undefined, flag: string, min: number): number | 
 
 function readConfigFile(file: string): unknown {
   if (!fs.existsSync(file)) throw new UsageError(`--config ${file}: the file does not exist`);
-  const text = fs.readFileSync(file, 'utf8');
-  try {
-    return file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
-  } catch (err) {
-    throw new UsageError(`--config ${file}: cannot be read as ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message}`);
-  }
+  if (!fs.statSync(file).isFile()) throw new UsageError(`--config ${file}: not a file (give a YAML or JSON run config)`);
+  const input = readConfigText(fs.readFileSync(file, 'utf8'), file.endsWith('.json') ? 'json' : 'yaml', file);
+  checkConfigShape(input, file); // before it is merged: absurd nesting would overflow the merge
+  return input;
 }
 
 /**
  * Turns the command line into the arms to train, or throws a UsageError naming the problem (unknown preset, config
- * key, wrongly typed value, missing warm start, an --out that already holds a run, a resume whose config differs).
+ * key, wrongly typed value, missing warm start, an unusable --out, an --out that already holds a run, a resume whose
+ * config differs or whose run directory is damaged, a prompt longer than the model's positions).
  */
 export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
   try {
@@ -123,63 +133,113 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
       ...(seed !== undefined ? [`trainer.seed=${seed}`] : []),
       ...(flags.backend !== undefined ? [`trainer.backend=${flags.backend}`] : []),
     ];
-
-    // Resuming with neither preset nor config: the run directory's own config.json (and --steps to extend it).
-    if (flags.resume && !flags.preset && !flags.config) {
-      if (!flags.out) throw new UsageError('--resume needs --out DIR (the run to continue), or the --preset it was started with');
-      const dirs = fs.existsSync(path.join(flags.out, 'config.json'))
-        ? [{ name: path.basename(flags.out), out: flags.out }]
-        : fs.existsSync(flags.out)
-          ? fs.readdirSync(flags.out)
-              .filter((d) => fs.existsSync(path.join(flags.out!, d, 'config.json')))
-              .map((d) => ({ name: d, out: path.join(flags.out!, d) }))
-          : [];
-      if (dirs.length === 0) throw new UsageError(`--resume: ${flags.out} holds no run (no config.json)`);
-      const chosen = flags.arm === undefined ? dirs : dirs.filter((d) => d.name === flags.arm);
-      if (chosen.length === 0) throw new UsageError(`--arm: ${flags.out} holds no arm '${flags.arm}' (arms: ${dirs.map((d) => d.name).join(', ')})`);
-      return chosen.map(({ name, out }) => {
-        const saved = parseRunConfig(readRunConfig(out), path.join(out, 'config.json'));
-        const config = applyOverrides(saved, [...flags.set, ...flagOverrides]);
-        return { name, config, out, modelDir: modelDirFor(config) };
-      });
-    }
-
-    if (!flags.preset && !flags.config) throw new UsageError('give --preset NAME or --config FILE');
-    const base = flags.preset
-      ? resolvePreset(flags.preset).arms
-      : [{ name: path.basename(flags.config!).replace(/\.(ya?ml|json)$/, ''), config: defaultRunConfig() }];
-    const fileInput = flags.config ? readConfigFile(flags.config) : undefined;
-    const root = flags.out ?? path.join('runs', flags.preset ?? base[0].name);
-    if (flags.arm !== undefined && !base.some((arm) => arm.name === flags.arm)) {
-      throw new UsageError(`--arm: ${flags.preset ? `preset '${flags.preset}'` : 'the config'} has no arm '${flags.arm}' (arms: ${base.map((a) => a.name).join(', ')})`);
-    }
-    const arms = base.filter((arm) => flags.arm === undefined || arm.name === flags.arm).map((arm) => {
-      let config = arm.config;
-      if (fileInput !== undefined) config = parseRunConfig(mergeConfigInput(config, fileInput), flags.config);
-      config = applyOverrides(config, [...flags.set, ...flagOverrides]);
-      assertRunnable(config);
-      const out = base.length > 1 ? path.join(root, arm.name) : root;  // with --arm too, so arms run apart still pair up
-      return { name: arm.name, config, out, modelDir: '' };
-    });
+    const arms = flags.resume && !flags.preset && !flags.config ? savedArms(flags, flagOverrides) : newArms(flags, flagOverrides);
+    const contexts = new Map<string, ModelContext>();
     for (const arm of arms) {
-      if (flags.resume) {
-        const saved = parseRunConfig(readRunConfig(arm.out), path.join(arm.out, 'config.json'));
-        const diffs = configDifferences(arm.config, saved).filter(([key]) => key !== 'trainer.totalSteps');
-        if (diffs.length > 0) {
-          throw new UsageError(
-            `--resume: the config differs from the one ${arm.out} was started with, at ${diffs.map(([k]) => k).join(', ')}`,
-          );
-        }
-      } else if (holdsRun(arm.out)) {
-        throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
-      }
+      checkOutputDir('--out', arm.out);
+      if (flags.resume) checkResumable(arm);
+      else if (holdsRun(arm.out)) throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
       arm.modelDir = modelDirFor(arm.config);
+      if (!contexts.has(arm.modelDir)) contexts.set(arm.modelDir, readModelContext(arm.modelDir));
+      const context = contexts.get(arm.modelDir)!;
+      assertRunFitsContext(arm.config, context.countTokens, context.maxPositions);
     }
     return arms;
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.message);
     if (err instanceof UsageError) throw err;
     throw new UsageError((err as Error).message);
+  }
+}
+
+/** Resuming with neither preset nor config: each run directory's own config.json, with --set / flags laid over it. */
+function savedArms(flags: TrainFlags, flagOverrides: string[]): TrainArm[] {
+  if (!flags.out) throw new UsageError('--resume needs --out DIR (the run to continue), or the --preset it was started with');
+  const dirs = fs.existsSync(path.join(flags.out, 'config.json'))
+    ? [{ name: path.basename(flags.out), out: flags.out }]
+    : fs.existsSync(flags.out) && fs.statSync(flags.out).isDirectory()
+      ? fs.readdirSync(flags.out)
+          .filter((d) => fs.existsSync(path.join(flags.out!, d, 'config.json')))
+          .map((d) => ({ name: d, out: path.join(flags.out!, d) }))
+      : [];
+  if (dirs.length === 0) throw new UsageError(`--resume: ${flags.out} holds no run (no config.json)`);
+  const chosen = flags.arm === undefined ? dirs : dirs.filter((d) => d.name === flags.arm);
+  if (chosen.length === 0) throw new UsageError(`--arm: ${flags.out} holds no arm '${flags.arm}' (arms: ${dirs.map((d) => d.name).join(', ')})`);
+  return chosen.map(({ name, out }) => {
+    const saved = parseRunConfig(readRunConfig(out), path.join(out, 'config.json'));
+    return { name, config: applyOverrides(saved, [...flags.set, ...flagOverrides]), out, modelDir: '' };
+  });
+}
+
+/** The arms of a preset or config file, with --set / flags laid over them. */
+function newArms(flags: TrainFlags, flagOverrides: string[]): TrainArm[] {
+  if (!flags.preset && !flags.config) throw new UsageError('give --preset NAME or --config FILE');
+  const base = flags.preset
+    ? resolvePreset(flags.preset).arms
+    : [{ name: path.basename(flags.config!).replace(/\.(ya?ml|json)$/, ''), config: defaultRunConfig() }];
+  const fileInput = flags.config ? readConfigFile(flags.config) : undefined;
+  const root = flags.out ?? path.join('runs', flags.preset ?? base[0].name);
+  if (flags.arm !== undefined && !base.some((arm) => arm.name === flags.arm)) {
+    throw new UsageError(`--arm: ${flags.preset ? `preset '${flags.preset}'` : 'the config'} has no arm '${flags.arm}' (arms: ${base.map((a) => a.name).join(', ')})`);
+  }
+  return base.filter((arm) => flags.arm === undefined || arm.name === flags.arm).map((arm) => {
+    let config = arm.config;
+    if (fileInput !== undefined) config = parseRunConfig(mergeConfigInput(config, fileInput), flags.config);
+    config = applyOverrides(config, [...flags.set, ...flagOverrides]);
+    assertRunnable(config);
+    const out = base.length > 1 ? path.join(root, arm.name) : root;  // with --arm too, so arms run apart still pair up
+    return { name: arm.name, config, out, modelDir: '' };
+  });
+}
+
+/**
+ * A resume continues the run exactly as it was started: the config must equal its config.json except for a larger
+ * trainer.totalSteps (--steps to extend a run), and the run directory must be intact: a complete newest checkpoint
+ * whose trainer_state.json agrees with its folder, and a metrics.jsonl holding every step up to it. Anything else is
+ * refused with nothing changed (a resume that started over or went on without metrics would lose what was saved).
+ */
+function checkResumable(arm: TrainArm): void {
+  const { out, config } = arm;
+  const saved = parseRunConfig(readRunConfig(out), path.join(out, 'config.json'));
+  const diffs = configDifferences(config, saved).filter(([key]) => key !== 'trainer.totalSteps');
+  if (diffs.length > 0) {
+    throw new UsageError(`--resume: the config differs from the one ${out} was started with, at ${diffs.map(([k]) => k).join(', ')}`);
+  }
+  const checkpoint = latestCheckpoint(out);
+  if (!checkpoint) {
+    throw new UsageError(
+      `--resume: ${out} holds no complete checkpoint (checkpoints/step-N with trainer_state.json) to continue from; ` +
+        'nothing was changed: to start over, move it away or choose another --out',
+    );
+  }
+  const unfinished = listStepDirs(out).filter((d) => !d.complete && d.step > checkpoint.step);
+  if (unfinished.length > 0) {
+    // Resuming would write over that folder when the run reaches its step again.
+    throw new UsageError(
+      `--resume: ${unfinished[0].dir} is not a complete checkpoint (no trainer_state.json) but is newer than ${checkpoint.dir}; ` +
+        'nothing was changed: move it out of the run directory to resume from the older one',
+    );
+  }
+  const recorded = readCheckpointStep(checkpoint.dir);
+  if (recorded !== checkpoint.step) {
+    throw new UsageError(`--resume: ${path.join(checkpoint.dir, 'trainer_state.json')} records step ${recorded}, not the step ${checkpoint.step} its folder names`);
+  }
+  if (config.trainer.totalSteps < checkpoint.step) {
+    throw new UsageError(
+      `--resume: --steps ${config.trainer.totalSteps} is fewer than the ${checkpoint.step} steps ${out} already holds (trainer.totalSteps can only grow)`,
+    );
+  }
+  const metricsFile = path.join(out, METRICS_FILE);
+  if (!fs.existsSync(metricsFile)) {
+    throw new UsageError(`--resume: ${metricsFile} is missing, so steps 1-${checkpoint.step} would have no metrics; nothing was changed`);
+  }
+  const logged = new Set(readMetricsJsonl(metricsFile).map((r) => r.step));
+  const missing = Array.from({ length: checkpoint.step }, (_, i) => i + 1).filter((step) => !logged.has(step));
+  if (missing.length > 0) {
+    const shown = missing.length > 5 ? `${missing.slice(0, 5).join(', ')}, …` : missing.join(', ');
+    throw new UsageError(
+      `--resume: ${metricsFile} has no row for step ${shown} although the checkpoint is at step ${checkpoint.step} (torn or edited?); nothing was changed`,
+    );
   }
 }
 
@@ -198,14 +258,39 @@ export interface RunOptions {
 
 let backendInfo: BackendInfo | null = null;
 
+/**
+ * Trains the arms one after the other. Every arm's run directory is locked first (src/starpo/runLock.ts), before
+ * the backend starts: a run directory another live `ragen train` is writing is refused, and so is a fresh run into
+ * a directory that gained a run since it was checked.
+ */
 export async function runTrainArms(arms: readonly TrainArm[], opts: RunOptions): Promise<void> {
   const log = opts.log ?? ((line: string) => console.log(line));
-  const backend = arms[0].config.trainer.backend;
-  if (!backendInfo) backendInfo = await initBackend(backend, { log });
-  for (const arm of arms) {
-    for (const w of configWarnings(arm.config)) log(`warning: ${w}`);
-    if (arms.length > 1) log(`\n=== arm ${arm.name} -> ${arm.out} ===`);
-    await trainArm(arm, { ...opts, log });
+  const locks: RunLock[] = [];
+  try {
+    for (const arm of arms) {
+      locks.push(lockRunDir(arm.out));
+      if (!opts.resume && holdsRun(arm.out)) throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
+      for (const line of cleanInterruptedWrites(arm.out)) log(line);
+    }
+    const backend = arms[0].config.trainer.backend;
+    if (!backendInfo) backendInfo = await initBackend(backend, { log });
+    for (const arm of arms) {
+      for (const w of configWarnings(arm.config)) log(`warning: ${w}`);
+      if (arms.length > 1) log(`\n=== arm ${arm.name} -> ${arm.out} ===`);
+      await trainArm(arm, { ...opts, log });
+    }
+  } finally {
+    for (const lock of locks) lock.release();
+  }
+}
+
+/** The lock of a run directory, or a UsageError naming why it cannot be had (in use, or --out cannot be created). */
+function lockRunDir(out: string): RunLock {
+  try {
+    return acquireRunLock(out);
+  } catch (err) {
+    if (err instanceof RunLockedError) throw new UsageError(err.message);
+    throw new UsageError(`--out ${out} cannot be used: ${(err as Error).message}`);
   }
 }
 
@@ -216,6 +301,30 @@ function meanOf(metrics: Record<string, number>, re: RegExp): number {
 
 const fmt = (v: number, digits = 3) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
 
+/**
+ * Builds the trainer; a checkpoint that cannot be loaded (missing or truncated file, bad header, missing critic or
+ * optimizer state) becomes one UsageError line, `describe(why)`, instead of a stack trace.
+ */
+async function startTrainer(create: () => Promise<Trainer>, sink: JsonlSink, describe: (why: string) => string): Promise<Trainer> {
+  try {
+    return await create();
+  } catch (err) {
+    await sink.close();
+    // Our loaders throw plain Errors that name the file; anything else (a RangeError, a tfjs failure) is a bug.
+    if (Object.getPrototypeOf(err) === Error.prototype) throw new UsageError(describe((err as Error).message));
+    throw err;
+  }
+}
+
+/** The message for a newest checkpoint that cannot be loaded, naming the older complete one if there is one. */
+function damagedCheckpoint(out: string, dir: string, why: string): string {
+  const older = listCheckpoints(out).filter((c) => c.dir !== dir);
+  const next = older.length
+    ? `the newest checkpoint before it is ${older[older.length - 1].dir}: move ${path.basename(dir)} out of ${path.dirname(dir)} to resume from there`
+    : 'there is no older checkpoint to resume from';
+  return `--resume: the checkpoint ${dir} cannot be loaded: ${why}. Nothing was changed; ${next}`;
+}
+
 /** Trains one arm into its run directory; returns the metrics rows of the finished run. */
 export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
   const log = opts.log ?? ((line: string) => console.log(line));
@@ -223,10 +332,12 @@ export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
   let trainer: Trainer;
   let sink: JsonlSink;
   const checkpoint = opts.resume ? latestCheckpoint(out) : null;
+  // resolveTrainArms refused a resume without a checkpoint; one that lost it since then is refused the same way.
+  if (opts.resume && !checkpoint) throw new UsageError(`--resume: ${out} holds no complete checkpoint to continue from; nothing was changed`);
   const helper = helperThreads(opts.workers ?? 'auto', backendInfo?.name ?? config.trainer.backend, config) > 0 ? spawnHelperThread() : null;
   if (helper) log('using 2 cores: a helper thread generates half of each rollout batch and trains the critic (same results as 1)');
   try {
-    ({ trainer, sink } = await createTrainer(arm, opts, checkpoint, helper?.api, log));
+    ({ trainer, sink } = await createTrainer(arm, checkpoint, helper?.api, log));
   } catch (err) {
     await helper?.terminate();
     throw err;
@@ -239,23 +350,23 @@ export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
   }
 }
 
-async function createTrainer(arm: TrainArm, opts: RunOptions, checkpoint: ReturnType<typeof latestCheckpoint> | null,
+/**
+ * The trainer of a fresh run (from the arm's model directory) or of a resume (from `checkpoint`). The checkpoint is
+ * loaded before anything in the run directory changes, so a damaged one changes nothing.
+ */
+async function createTrainer(arm: TrainArm, checkpoint: ReturnType<typeof latestCheckpoint> | null,
                              helper: HelperApi | undefined, log: (line: string) => void): Promise<{ trainer: Trainer; sink: JsonlSink }> {
   const { config, out } = arm;
   let trainer: Trainer;
-  let sink: JsonlSink;
-  if (opts.resume && checkpoint) {
-    sink = new JsonlSink(out);
+  const sink = new JsonlSink(out);
+  if (checkpoint) {
+    trainer = await startTrainer(() => Trainer.create(config, { resumeFiles: readCheckpoint(checkpoint.dir), sink, log, helper }), sink,
+      (why) => damagedCheckpoint(out, checkpoint.dir, why));
     sink.truncateAfter(checkpoint.step);
     log(`resuming ${out} from checkpoint step ${checkpoint.step} (metrics after it dropped)`);
-    trainer = await Trainer.create(config, { resumeFiles: readCheckpoint(checkpoint.dir), sink, log, helper });
   } else {
-    if (opts.resume) {
-      log(`no checkpoint in ${out}: starting the run over`);
-      for (const f of [METRICS_FILE, ROLLOUTS_FILE]) fs.rmSync(path.join(out, f), { force: true });
-    }
-    sink = new JsonlSink(out);
-    trainer = await Trainer.create(config, { policyFiles: readModelDir(arm.modelDir), sink, log, helper });
+    trainer = await startTrainer(() => Trainer.create(config, { policyFiles: readModelDir(arm.modelDir), sink, log, helper }), sink,
+      (why) => `cannot start from ${arm.modelDir}: ${why}`);
   }
   return { trainer, sink };
 }

@@ -5,10 +5,11 @@ import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import path from 'node:path';
 import { BACKEND_NAMES, initBackend, isBackendName, type BackendName } from '../model/backend';
-import { saveCheckpointDir } from '../model/checkpointDir';
+import { assertCheckpointTarget, saveCheckpointDir } from '../model/checkpointDir';
 import { PRESET_NAMES } from '../starpo/presets';
 import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../warmstart/warmstart';
 import { REPO_ROOT } from './modelDir';
+import { checkOutputDir } from './outDir';
 import { UsageError } from './usage';
 
 interface WarmstartFlags {
@@ -38,6 +39,13 @@ export function registerWarmstart(program: Command): void {
       const steps = flags.steps === undefined ? undefined : positiveInt(flags.steps, '--steps');
       const checkEpisodes = positiveInt(flags.checkEpisodes, '--check-episodes');
       const out = flags.out ? path.resolve(flags.out) : path.join(REPO_ROOT, 'public', 'warmstart', preset);
+      // Checked now, not after the fine-tuning: an --out that cannot take the checkpoint would waste it.
+      try {
+        checkOutputDir('--out', out);
+        assertCheckpointTarget(out);
+      } catch (err) {
+        throw new UsageError((err as Error).message.startsWith('--out') ? (err as Error).message : `--out ${out}: ${(err as Error).message}`);
+      }
       await runWarmstart({ preset, out, backend: flags.backend, steps, checkEpisodes, check: flags.check });
     });
 }

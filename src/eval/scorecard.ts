@@ -10,6 +10,7 @@
 // the BFS / planner optimum, action validity, format-error rate, reasoning length and reasoning diversity.
 // Deterministic given the eval seed, the backend and the batch size (sampling seeds are mixed from the eval seed,
 // the suite name and the first seed of the batch).
+import { MIN_TEMPERATURE } from '../model/config';
 import { SokobanEnv, FrozenLakeEnv, fnv1a32, makeEnv, planFrozenLake, solveSokoban } from '../../envs/index';
 import { EnvGroupManager, envRegistry, runRollouts, type AgentFormat, type GenerateFn, type Trajectory } from '../agent/index';
 import { countWords, reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
@@ -131,7 +132,9 @@ export function checkProtocol(p: EvalProtocol): void {
   positive(p.batchSize, 'batchSize');
   if (!Number.isSafeInteger(p.baseSeed) || p.baseSeed < 0) throw new Error(`eval protocol: baseSeed must be an integer >= 0, got ${p.baseSeed}`);
   if (!Number.isSafeInteger(p.seed) || p.seed < 0) throw new Error(`eval protocol: seed must be an integer >= 0, got ${p.seed}`);
-  if (!(p.temperature >= 0)) throw new Error(`eval protocol: temperature must be >= 0, got ${p.temperature}`);
+  if (!(p.temperature === 0 || (p.temperature >= MIN_TEMPERATURE && Number.isFinite(p.temperature)))) {
+    throw new Error(`eval protocol: temperature must be 0 (greedy) or at least ${MIN_TEMPERATURE}, got ${p.temperature}`);
+  }
 }
 
 /** Plays every suite and returns the scorecard. */

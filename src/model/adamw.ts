@@ -57,8 +57,8 @@ export class AdamW {
 
   /**
    * Global-norm clipping (clip_grad_norm_: coef = min(1, maxNorm / (norm + 1e-6))) then one update, RAGEN's
-   * optimizer step. Nothing is written when the norm is not finite, or (fused kernel) when any updated value would
-   * not be: `applied` says which. With every variable's gradient given and the fused kernels registered (cpu, wasm),
+   * optimizer step. Nothing is written when the norm is not finite, or when any updated weight or moment would not
+   * be (stepIfFinite): `applied` says which. With every variable's gradient given and the fused kernels registered (cpu, wasm),
    * this is two kernels (src/model/kernels: sum of squares, AdamW in place) instead of a few per parameter tensor,
    * with the same float32 arithmetic as step(). Does not dispose the gradients.
    */
@@ -80,8 +80,7 @@ export class AdamW {
     }
     const clipped = await clipGradNormAsync(grads, maxNorm);
     try {
-      const applied = Number.isFinite(clipped.norm);
-      if (applied) this.step(clipped.grads);
+      const applied = Number.isFinite(clipped.norm) && (await this.stepIfFinite(clipped.grads));
       return { norm: clipped.norm, applied };
     } finally {
       tf.dispose(Object.values(clipped.grads));
@@ -100,6 +99,37 @@ export class AdamW {
   /** One update from `grads` (by variable name; variables without a gradient are left alone, as PyTorch does for
    *  parameters whose .grad is None). Does not dispose the gradients. */
   step(grads: Record<string, tf.Tensor>): void {
+    this.checkGrads(grads);
+    this.stepCount++;
+    tf.tidy(() => this.commit(this.update(grads, this.stepCount)));
+  }
+
+  /**
+   * step(), but nothing is written unless every updated parameter and moment is finite: a finite gradient can still
+   * produce Inf/NaN weights (a huge learning rate or weight decay), and once written they poison every later step.
+   * The update is computed into temporaries, checked on the device (one read-back) and committed only when finite;
+   * otherwise weights, moments and the step count stay as they were. Returns whether the update was applied.
+   */
+  async stepIfFinite(grads: Record<string, tf.Tensor>): Promise<boolean> {
+    this.checkGrads(grads);
+    const next = tf.tidy(() => {
+      const u = this.update(grads, this.stepCount + 1);
+      const finite = (t: tf.Tensor) => tf.all(tf.isFinite(t));
+      return { ...u, ok: tf.logicalAnd(tf.logicalAnd(finite(u.param), finite(u.m)), finite(u.v)) };
+    });
+    try {
+      const ok = (await next.ok.data())[0] === 1;
+      if (ok) {
+        this.stepCount++;
+        tf.tidy(() => this.commit(next));
+      }
+      return ok;
+    } finally {
+      tf.dispose([next.param, next.m, next.v, next.ok]);
+    }
+  }
+
+  private checkGrads(grads: Record<string, tf.Tensor>): void {
     for (const [name, g] of Object.entries(grads)) {
       const variable = this.vars[name];
       if (!variable) throw new Error(`AdamW.step: gradient for unknown variable '${name}'`);
@@ -107,33 +137,39 @@ export class AdamW {
         throw new Error(`AdamW.step: gradient '${name}' has shape [${g.shape}], variable has [${variable.shape}]`);
       }
     }
-    this.stepCount++;
+  }
+
+  /** The flat parameters and moments after update number `t` (call inside a tidy; nothing is written). */
+  private update(grads: Record<string, tf.Tensor>, t: number): { param: tf.Tensor; m: tf.Tensor; v: tf.Tensor } {
     const [b1, b2] = this.betas;
-    const stepSize = this.lr / (1 - b1 ** this.stepCount);
-    const bias2Sqrt = Math.sqrt(1 - b2 ** this.stepCount);
+    const stepSize = this.lr / (1 - b1 ** t);
+    const bias2Sqrt = Math.sqrt(1 - b2 ** t);
     const all = this.names.every((n) => grads[n] !== undefined);
-    tf.tidy(() => {
-      // A variable without a gradient keeps its value and moments: its slots get a zero gradient and a mask of 0.
-      const flat = (ts: tf.Tensor[]) => (ts.length === 1 ? ts[0].reshape([-1]) : tf.concat(ts.map((t) => t.reshape([-1]))));
-      const g = flat(this.names.map((n) => grads[n] ?? tf.zerosLike(this.vars[n])));
-      const param = flat(this.names.map((n) => this.vars[n]));
-      const keep = all ? null : flat(this.names.map((n) => (grads[n] ? tf.onesLike(this.vars[n]) : tf.zerosLike(this.vars[n]))));
-      const decayed = this.weightDecay ? param.mul(1 - this.lr * this.weightDecay) : param;
-      let newM = this.m.mul(b1).add(g.mul(1 - b1));
-      let newV = this.v.mul(b2).add(g.square().mul(1 - b2));
-      const denom = newV.sqrt().div(bias2Sqrt).add(this.eps);
-      let newParam = decayed.sub(newM.div(denom).mul(stepSize));
-      if (keep) {
-        const old = (before: tf.Tensor, after: tf.Tensor) => after.mul(keep).add(before.mul(tf.sub(1, keep)));
-        newParam = old(param, newParam);
-        newM = old(this.m, newM);
-        newV = old(this.v, newV);
-      }
-      const parts = this.names.length === 1 ? [newParam] : tf.split(newParam, this.sizes);
-      this.names.forEach((n, i) => this.vars[n].assign(parts[i].reshape(this.vars[n].shape)));
-      this.m.assign(newM);
-      this.v.assign(newV);
-    });
+    // A variable without a gradient keeps its value and moments: its slots get a zero gradient and a mask of 0.
+    const flat = (ts: tf.Tensor[]) => (ts.length === 1 ? ts[0].reshape([-1]) : tf.concat(ts.map((x) => x.reshape([-1]))));
+    const g = flat(this.names.map((n) => grads[n] ?? tf.zerosLike(this.vars[n])));
+    const param = flat(this.names.map((n) => this.vars[n]));
+    const keep = all ? null : flat(this.names.map((n) => (grads[n] ? tf.onesLike(this.vars[n]) : tf.zerosLike(this.vars[n]))));
+    const decayed = this.weightDecay ? param.mul(1 - this.lr * this.weightDecay) : param;
+    let newM = this.m.mul(b1).add(g.mul(1 - b1));
+    let newV = this.v.mul(b2).add(g.square().mul(1 - b2));
+    const denom = newV.sqrt().div(bias2Sqrt).add(this.eps);
+    let newParam = decayed.sub(newM.div(denom).mul(stepSize));
+    if (keep) {
+      const old = (before: tf.Tensor, after: tf.Tensor) => after.mul(keep).add(before.mul(tf.sub(1, keep)));
+      newParam = old(param, newParam);
+      newM = old(this.m, newM);
+      newV = old(this.v, newV);
+    }
+    return { param: newParam, m: newM, v: newV };
+  }
+
+  /** Writes an update from update() into the variables and moments (call inside a tidy). */
+  private commit(u: { param: tf.Tensor; m: tf.Tensor; v: tf.Tensor }): void {
+    const parts = this.names.length === 1 ? [u.param] : tf.split(u.param, this.sizes);
+    this.names.forEach((n, i) => this.vars[n].assign(parts[i].reshape(this.vars[n].shape)));
+    this.m.assign(u.m);
+    this.v.assign(u.v);
   }
 
   getState(): AdamWState {

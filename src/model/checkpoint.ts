@@ -208,7 +208,11 @@ export function loadCheckpointFiles(files: Record<string, Uint8Array>): LoadedCh
   const weights: Record<string, tf.Tensor> = {};
   // One tensor at a time, so a large (bf16) checkpoint never holds all its float32 copies outside tfjs at once.
   try {
-    for (const [name, shape] of Object.entries(expected)) weights[name] = tf.tensor(tensors[name].read(), shape, 'float32');
+    for (const [name, shape] of Object.entries(expected)) {
+      const data = tensors[name].read();
+      assertFinite(data, name, 'model.safetensors');
+      weights[name] = tf.tensor(data, shape, 'float32');
+    }
   } catch (err) {
     Object.values(weights).forEach((t) => t.dispose()); // e.g. out of memory half-way: leave nothing behind
     throw err;
@@ -239,6 +243,17 @@ function readWeights(files: Record<string, Uint8Array>): Record<string, Safetens
     return out;
   }
   throw new Error('checkpoint: model.safetensors is missing');
+}
+
+/**
+ * Throws an Error naming the tensor and the file when `data` holds a NaN or an infinity. A checkpoint with such
+ * weights (a run that diverged, a damaged file) would give NaN log-probs everywhere: refused when it is loaded,
+ * by eval and by --resume alike, instead of silently scoring or training garbage.
+ */
+export function assertFinite(data: Float32Array, tensor: string, file: string): void {
+  let bad = 0;
+  for (let i = 0; i < data.length; i++) if (!Number.isFinite(data[i])) bad++;
+  if (bad > 0) throw new Error(`checkpoint: tensor '${tensor}' in ${file} has ${bad} non-finite value(s) (NaN or infinity) of ${data.length}`);
 }
 
 function readJSON(files: Record<string, Uint8Array>, name: string): unknown {

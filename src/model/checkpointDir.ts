@@ -1,5 +1,6 @@
 // Checkpoints as directories on disk (Node only). Kept apart from checkpoint.ts, which the browser bundles too:
 // the files themselves are built and parsed there (checkpointFiles / loadCheckpointFiles).
+import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { CHECKPOINT_FILES, checkpointFiles, loadCheckpointFiles, type CheckpointableModel, type LoadedCheckpoint } from './checkpoint';
@@ -8,7 +9,8 @@ import type { Tokenizer } from './tokenizer';
 /**
  * Writes the checkpoint to `dir` atomically: all files go to a sibling temp directory first, which then replaces
  * `dir` by rename. A crash mid-write leaves any previous checkpoint in `dir` untouched (at worst a stray
- * `dir.tmp-*` / `dir.old-*` sibling remains). Refuses to replace a non-empty directory that is not a checkpoint.
+ * `dir.tmp-*` / `dir.old-*` sibling remains); a failure removes the temp directory. Refuses to replace a file or a
+ * non-empty directory that is not a checkpoint (assertCheckpointTarget).
  */
 export async function saveCheckpointDir(
   dir: string,
@@ -17,16 +19,14 @@ export async function saveCheckpointDir(
   extra: Record<string, Uint8Array> = {},
 ): Promise<void> {
   const target = path.resolve(dir);
+  assertCheckpointTarget(target);
   const existing = await fs.readdir(target).catch(() => null);
-  if (existing && existing.length > 0 && !existing.includes('config.json')) {
-    throw new Error(`saveCheckpointDir: refusing to replace ${target}: it is not empty and has no config.json ` +
-      `(not a checkpoint directory)`);
-  }
   const files = await checkpointFiles(model, tokenizer, extra);
   await fs.mkdir(path.dirname(target), { recursive: true });
   const stamp = `${process.pid}-${Date.now()}`;
   const tmp = `${target}.tmp-${stamp}`;
   await fs.mkdir(tmp);
+  let movedAside: string | null = null;
   try {
     for (const [name, bytes] of Object.entries(files)) {
       if (name.includes('/') || name.includes('\\') || name.startsWith('.')) throw new Error(`saveCheckpointDir: bad file name '${name}'`);
@@ -38,17 +38,36 @@ export async function saveCheckpointDir(
         await handle.close();
       }
     }
+    if (existing) {
+      movedAside = `${target}.old-${stamp}`;
+      await fs.rename(target, movedAside);
+    }
+    await fs.rename(tmp, target);
+    if (movedAside) await fs.rm(movedAside, { recursive: true, force: true });
   } catch (err) {
+    // A failed save leaves no temp folder behind, and the previous checkpoint where it was.
+    if (movedAside && !fsSync.existsSync(target)) await fs.rename(movedAside, target).catch(() => {});
     await fs.rm(tmp, { recursive: true, force: true });
     throw err;
   }
-  if (existing) {
-    const old = `${target}.old-${stamp}`;
-    await fs.rename(target, old);
-    await fs.rename(tmp, target);
-    await fs.rm(old, { recursive: true, force: true });
-  } else {
-    await fs.rename(tmp, target);
+}
+
+/**
+ * Throws an Error naming `dir` unless a checkpoint can be written there: it is missing, or a directory that is
+ * empty or already a checkpoint (has config.json). Anything else (a file, a folder of other things) is never
+ * replaced. Synchronous, so commands can check their --out before any work.
+ */
+export function assertCheckpointTarget(dir: string): void {
+  let stat: fsSync.Stats;
+  try {
+    stat = fsSync.statSync(dir);
+  } catch {
+    return; // missing: it will be created
+  }
+  if (!stat.isDirectory()) throw new Error(`${dir} exists and is not a directory: refusing to replace it with a checkpoint`);
+  const names = fsSync.readdirSync(dir);
+  if (names.length > 0 && !names.includes('config.json')) {
+    throw new Error(`refusing to replace ${dir}: it is not empty and has no config.json (not a checkpoint directory)`);
   }
 }
 
@@ -66,7 +85,10 @@ export async function readCheckpointDirFiles(dir: string): Promise<Record<string
   const files: Record<string, Uint8Array> = {};
   for (const name of names) {
     if (wanted.has(name)) {
-      const buf = await fs.readFile(path.join(dir, name));
+      const file = path.join(dir, name);
+      const buf = await fs.readFile(file).catch((err: NodeJS.ErrnoException) => {
+        throw new Error(`${file} cannot be read: ${err.code === 'EISDIR' ? 'it is a directory, not a file' : err.message}`);
+      });
       files[name] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     }
   }

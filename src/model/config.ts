@@ -25,3 +25,10 @@ export interface Qwen2Config {
 export function headDim(c: Qwen2Config): number {
   return c.hidden_size / c.num_attention_heads;
 }
+
+/**
+ * The smallest sampling temperature other than 0 (greedy). Logits are divided by it in float32: a temperature
+ * near float32's smallest numbers (1e-45 rounds to a denormal that GPUs flush to 0) makes every logit infinite and
+ * the sampled distribution NaN. Below 1e-3 sampling is greedy in all but name anyway: use 0.
+ */
+export const MIN_TEMPERATURE = 1e-3;

@@ -294,6 +294,14 @@ function validate(model: Qwen2Model, prompts: number[][], o: GenerateOptions): v
   if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 0) {
     throw new Error(`generate: maxNewTokens must be an integer >= 0, got ${o.maxNewTokens}`);
   }
+  // As vLLM refuses a prompt past max_model_len: positions beyond the model's are not something it was trained on.
+  const longest = Math.max(...prompts.map((p) => p.length));
+  if (longest + o.maxNewTokens > model.config.max_position_embeddings) {
+    throw new Error(
+      `generate: a prompt of ${longest} tokens plus up to ${o.maxNewTokens} new tokens needs more than the model's ` +
+        `${model.config.max_position_embeddings} positions (max_position_embeddings)`,
+    );
+  }
   if (!Number.isInteger(o.padTokenId) || o.padTokenId < 0 || o.padTokenId >= vocab) {
     throw new Error(`generate: padTokenId ${o.padTokenId} is outside the vocabulary [0, ${vocab})`);
   }

@@ -5,6 +5,7 @@
 // token is the first whose cumulative probability reaches u, "inverse CDF"). Top-k / top-p need a sort, so they take the k best
 // logits from the device (tf.topk) and finish on the CPU. Same seed + same backend => same tokens.
 import * as tf from '@tensorflow/tfjs';
+import { MIN_TEMPERATURE } from './config';
 import { sample } from './kernels/index';
 
 export interface SamplingOptions {
@@ -14,8 +15,8 @@ export interface SamplingOptions {
 }
 
 export function validateSamplingOptions(o: SamplingOptions): void {
-  if (!(o.temperature >= 0) || !Number.isFinite(o.temperature)) {
-    throw new Error(`sampling: temperature must be a finite number >= 0, got ${o.temperature}`);
+  if (!Number.isFinite(o.temperature) || !(o.temperature === 0 || o.temperature >= MIN_TEMPERATURE)) {
+    throw new Error(`sampling: temperature must be 0 (greedy) or a finite number >= ${MIN_TEMPERATURE}, got ${o.temperature}`);
   }
   if (o.topP !== undefined && !(o.topP > 0 && o.topP <= 1)) throw new Error(`sampling: topP must be in (0, 1], got ${o.topP}`);
   if (o.topK !== undefined && !(Number.isInteger(o.topK) && o.topK >= -1)) {

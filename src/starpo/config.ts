@@ -16,9 +16,10 @@
 // Presets live in ./presets.ts.
 import { z } from 'zod';
 import YAML from 'yaml';
-import { ENV_TAGS, makeEnv } from '../../envs/index';
+import { ENV_TAGS, assertEnvPlayable } from '../../envs/index';
 import type { AgentFormat } from '../agent/index';
 import { BACKEND_CHOICES } from '../model/backendNames';
+import { MIN_TEMPERATURE } from '../model/config';
 import { checkFilterConfigV1 } from './filter';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -107,7 +108,9 @@ const EnvBlockSchema = z.strictObject({
     .optional()
     .describe(
       "Env config, camelCase of RAGEN's `custom_envs.<Tag>.env_config` (e.g. Sokoban `dimRoom`, `numBoxes`; FrozenLake " +
-        '`size`, `p`, `successRate`; Bandit arm names/scores). Omitted = the tag\'s RAGEN defaults. Checked by envs/makeEnv.',
+        '`size`, `p`, `successRate`; Bandit arm names/scores). Omitted = the tag\'s RAGEN defaults. Checked by the env ' +
+        'before any work, with one trial reset: rooms and maps at most 20 cells a side, a `level` must be solvable, ' +
+        'a `map` must have a path, and the generator must manage to build a level from the config.',
     ),
   maxActionsPerTraj: positiveInt()
     .optional()
@@ -177,7 +180,10 @@ const AgentSchema = z.strictObject({
 });
 
 const RolloutSchema = z.strictObject({
-  temperature: z.number().positive().describe('Sampling temperature of training rollouts (RAGEN `actor_rollout_ref.rollout.temperature`, 1.0).'),
+  temperature: z
+    .number()
+    .min(MIN_TEMPERATURE)
+    .describe(`Sampling temperature of training rollouts, at least ${MIN_TEMPERATURE} (RAGEN \`actor_rollout_ref.rollout.temperature\`, 1.0).`),
   topP: z.number().gt(0).max(1).describe('Nucleus sampling mass; 1 = off (RAGEN `actor_rollout_ref.rollout.top_p`, 1.0).'),
   topK: z
     .int()
@@ -189,8 +195,11 @@ const RolloutSchema = z.strictObject({
   ),
   valTemperature: z
     .number()
-    .positive()
-    .describe('Temperature of validation rollouts (RAGEN `actor_rollout_ref.rollout.val_kwargs.temperature`, 0.5).'),
+    .min(MIN_TEMPERATURE)
+    .describe(
+      `Temperature of validation rollouts, at least ${MIN_TEMPERATURE}; greedy validation is valDoSample false ` +
+        '(RAGEN `actor_rollout_ref.rollout.val_kwargs.temperature`, 0.5).',
+    ),
   valDoSample: z
     .boolean()
     .describe('Sample during validation; false = greedy (RAGEN `actor_rollout_ref.rollout.val_kwargs.do_sample`, true).'),
@@ -558,14 +567,15 @@ function crossFieldProblems(c: RunConfig): Problem[] {
   const problems: Problem[] = [];
   const add = (path: (string | number)[], message: string) => problems.push({ path, message });
 
-  // Env blocks: known tags, a config makeEnv accepts, and group counts that add up (RAGEN asserts the sums).
+  // Env blocks: known tags, a config the env accepts and can generate a level / map from (one trial reset with the
+  // split's first seed), and group counts that add up (RAGEN asserts the sums).
   for (const split of ['trainEnvs', 'valEnvs'] as const) {
     c.agent[split].forEach((block, i) => {
       if (!ENV_TAGS.includes(block.tag)) {
         add(['agent', split, i, 'tag'], `unknown env tag '${block.tag}'${didYouMean(block.tag, ENV_TAGS)} (valid tags: ${ENV_TAGS.join(', ')})`);
       } else if (block.config !== undefined) {
         try {
-          makeEnv(block.tag, block.config);
+          assertEnvPlayable(block.tag, block.config, split === 'trainEnvs' ? (c.agent.seedTrain ?? 0) : c.agent.seedVal);
         } catch (err) {
           add(['agent', split, i, 'config'], `env ${block.tag} rejects this config: ${(err as Error).message}`);
         }
@@ -744,6 +754,30 @@ export function mergeConfigInput<T>(base: T, over: unknown): T {
   return out as T;
 }
 
+/** Deeper than this, a config is not a run config (the real one nests 4 levels), and recursion would overflow. */
+const MAX_CONFIG_DEPTH = 32;
+
+/**
+ * Throws a ConfigError naming the key when raw config input (a parsed file) nests deeper than MAX_CONFIG_DEPTH or
+ * holds a `__proto__` key: JavaScript objects drop such a key on assignment, so it would vanish silently instead
+ * of being reported. Walks without recursion, so even absurd nesting gets this one-line answer.
+ */
+export function checkConfigShape(obj: unknown, source?: string): void {
+  const where = source ? ` (${source})` : '';
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value: obj, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (path.length >= MAX_CONFIG_DEPTH) {
+      throw new ConfigError(`invalid run config${where}: nested deeper than ${MAX_CONFIG_DEPTH} levels at '${truncate(keyName(path))}'`, []);
+    }
+    for (const key of Object.keys(value)) {
+      if (key === '__proto__') throw new ConfigError(`invalid run config${where}: config key '${keyName([...path, key])}' is not allowed`, []);
+      stack.push({ value: (value as Record<string, unknown>)[key], path: [...path, Array.isArray(value) ? Number(key) : key] });
+    }
+  }
+}
+
 /**
  * Validates a (partial) config laid over defaultRunConfig() and returns the complete RunConfig. Throws a
  * ConfigError naming every unknown key (with a suggestion), wrongly typed value and broken cross-field rule.
@@ -755,6 +789,7 @@ export function parseRunConfig(obj: unknown, source?: string): RunConfig {
   if (!isPlainObject(obj)) {
     throw new ConfigError(`invalid run config${where}: expected an object of sections, got ${describeValue(obj)}`, []);
   }
+  checkConfigShape(obj, source);
   const merged = mergeConfigInput(defaultRunConfig(), obj);
   const result = RunConfigSchema.safeParse(merged, { reportInput: true });
   if (result.success) return result.data;
@@ -765,13 +800,37 @@ export function parseRunConfig(obj: unknown, source?: string): RunConfig {
 
 /** Reads a config file's text (YAML or JSON) and validates it like parseRunConfig. */
 export function loadConfigText(text: string, format: 'yaml' | 'json', source?: string): RunConfig {
-  let obj: unknown;
-  try {
-    obj = format === 'json' ? JSON.parse(text) : YAML.parse(text);
-  } catch (err) {
-    throw new ConfigError(`could not read the run config${source ? ` ${source}` : ''} as ${format.toUpperCase()}: ${(err as Error).message}`, []);
+  return parseRunConfig(readConfigText(text, format, source), source);
+}
+
+/**
+ * The plain value of a config file's text (not validated yet: see parseRunConfig). Throws a ConfigError of one line
+ * naming the source: a syntax error (YAML's own message quotes the line below; only its first line is kept), or a
+ * YAML warning such as an unknown `!tag`, which would otherwise print a warning and read the value as a string.
+ */
+export function readConfigText(text: string, format: 'yaml' | 'json', source?: string): unknown {
+  const fail = (why: string) =>
+    new ConfigError(`could not read the run config${source ? ` ${source}` : ''} as ${format.toUpperCase()}: ${why.split('\n')[0].replace(/:$/, '')}`, []);
+  if (format === 'json') {
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw fail((err as Error).message);
+    }
   }
-  return parseRunConfig(obj, source);
+  let doc: ReturnType<typeof YAML.parseDocument>;
+  try {
+    doc = YAML.parseDocument(text, { logLevel: 'silent' });
+  } catch (err) {
+    throw fail((err as Error).message);
+  }
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw fail(problem.message);
+  try {
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    throw fail((err as Error).message);
+  }
 }
 
 function keyName(path: readonly PropertyKey[]): string {
@@ -918,12 +977,15 @@ export function applyOverrides(config: RunConfig | RunConfigInput, overrides: re
     if (key === 'model') key = 'model.path';
     const path = key.split('.');
     checkOverridePath(path, override);
-    let value: unknown;
+    let value: unknown = raw;
     try {
-      value = YAML.parse(raw);
+      // A value YAML cannot read cleanly (a syntax error, or a warning such as an unknown `!tag`) stays a string.
+      const doc = YAML.parseDocument(raw, { logLevel: 'silent' });
+      if (doc.errors.length === 0 && doc.warnings.length === 0) value = doc.toJS();
     } catch {
       value = raw;
     }
+    checkConfigShape(value, `--set ${override}`);
     out = setAtPath(out, path, value, override);
   }
   return parseRunConfig(out, overrides.length ? `--set ${overrides.join(' ')}` : undefined);
@@ -933,6 +995,7 @@ function checkOverridePath(path: string[], override: string): void {
   let schema: AnySchema = RunConfigSchema;
   for (let i = 0; i < path.length; i++) {
     const segment = path[i];
+    if (segment === '__proto__') throw new ConfigError(`config key '${path.slice(0, i + 1).join('.')}' in --set ${override} is not allowed`, []);
     const child = childSchema(schema, segment);
     if (!child) {
       const parent = path.slice(0, i).join('.');

@@ -61,7 +61,7 @@ export interface CriticTrainResult {
   state: ModelState;
   /** Each logged critic metric, one value per optimizer step. */
   stats: Record<string, number[]>;
-  /** Optimizer steps skipped for a non-finite loss or grad norm. */
+  /** Optimizer steps skipped for a non-finite loss, grad norm or updated weight. */
   skipped: number;
   seconds: number;
 }

@@ -38,6 +38,20 @@ export function listCheckpoints(runDir: string): { step: number; dir: string }[]
   return out.sort((a, b) => a.step - b.step);
 }
 
+/** Every checkpoints/step-N folder, complete or not, oldest first. */
+export function listStepDirs(runDir: string): { step: number; dir: string; complete: boolean }[] {
+  const root = path.join(runDir, CHECKPOINTS_DIR);
+  if (!fs.existsSync(root)) return [];
+  return fs
+    .readdirSync(root)
+    .flatMap((name) => {
+      const m = STEP_DIR.exec(name);
+      const dir = path.join(root, name);
+      return m ? [{ step: Number(m[1]), dir, complete: fs.existsSync(path.join(dir, COMPLETE_MARKER)) }] : [];
+    })
+    .sort((a, b) => a.step - b.step);
+}
+
 /** The newest complete checkpoint, or null. */
 export function latestCheckpoint(runDir: string): { step: number; dir: string } | null {
   const all = listCheckpoints(runDir);
@@ -141,4 +155,61 @@ export function readModelDir(dir: string): Record<string, Uint8Array> {
     files[entry.name] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   }
   return files;
+}
+
+/**
+ * The step recorded in a checkpoint's trainer_state.json; throws an Error naming the file when it cannot be read
+ * or holds no step. Reads only that small file (not the weights).
+ */
+export function readCheckpointStep(dir: string): number {
+  const file = path.join(dir, COMPLETE_MARKER);
+  let state: unknown;
+  try {
+    state = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${file} cannot be read: ${(err as Error).message}`);
+  }
+  const step = (state as { step?: unknown } | null)?.step;
+  if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) throw new Error(`${file} holds no step count (got ${JSON.stringify(step)})`);
+  return step;
+}
+
+const TEMP_CHECKPOINT = /^\.step-(\d+)\.tmp-.+$/;
+const TEMP_JSONL = /^(metrics|rollouts)\.jsonl\.tmp-\d+$/;
+
+/**
+ * Tidies what a killed writer left in a run directory, and returns one line per thing done. A checkpoint write
+ * interrupted before its rename leaves `.step-N.tmp-*` (incomplete: removed); one interrupted while replacing
+ * step-N leaves the previous copy as `.step-N.tmp-*.old`, which is moved back when step-N is missing (nothing a
+ * run saved is lost) and removed otherwise; a metrics rewrite leaves `metrics.jsonl.tmp-PID` (removed: the file
+ * it was replacing is still there). Call it only while holding the run's lock (runLock.ts): another live writer's
+ * temporary files look the same.
+ */
+export function cleanInterruptedWrites(runDir: string): string[] {
+  const done: string[] = [];
+  const root = path.join(runDir, CHECKPOINTS_DIR);
+  if (fs.existsSync(root)) {
+    const names = fs.readdirSync(root).filter((n) => TEMP_CHECKPOINT.test(n));
+    for (const name of names.filter((n) => n.endsWith('.old'))) {
+      const target = checkpointDir(runDir, Number(TEMP_CHECKPOINT.exec(name)![1]));
+      if (!fs.existsSync(target)) {
+        fs.renameSync(path.join(root, name), target);
+        done.push(`restored ${target} from ${name} (a checkpoint write was interrupted)`);
+      } else {
+        fs.rmSync(path.join(root, name), { recursive: true, force: true });
+        done.push(`removed ${path.join(root, name)} (left by an interrupted checkpoint write)`);
+      }
+    }
+    for (const name of names.filter((n) => !n.endsWith('.old'))) {
+      fs.rmSync(path.join(root, name), { recursive: true, force: true });
+      done.push(`removed ${path.join(root, name)} (left by an interrupted checkpoint write)`);
+    }
+  }
+  if (fs.existsSync(runDir)) {
+    for (const name of fs.readdirSync(runDir).filter((n) => TEMP_JSONL.test(n))) {
+      fs.rmSync(path.join(runDir, name), { force: true });
+      done.push(`removed ${path.join(runDir, name)} (left by an interrupted rewrite)`);
+    }
+  }
+  return done;
 }

@@ -17,8 +17,8 @@
 //   6. advantages   PPO: terminal reward (minus reward-KL) -> GAE -> whitening; GRPO: broadcast normalised scores;
 //   7. update       ppoEpochs x mini-batches of ppoMiniBatchSize trajectories, each accumulated over micro-batches:
 //                   critic (clipped value loss) then actor (clipped surrogate - entropy bonus [+ KL loss]), global
-//                   grad-norm clipping and AdamW. A non-finite loss or grad norm skips that optimizer step (logged as
-//                   `actor/nan_skipped` / `critic/nan_skipped`), so it never reaches the weights;
+//                   grad-norm clipping and AdamW. A non-finite loss, grad norm or updated weight skips that optimizer
+//                   step (logged as `actor/nan_skipped` / `critic/nan_skipped`), so it never reaches the weights;
 //   8. validation   every testFreq steps and on the last step (and once before training: the row of step 0), on the
 //                   fixed val env groups (seeds from seedVal = 123) at valTemperature 0.5;
 //   9. metrics      RAGEN's keys into the sink, plus reasoning diversity, the echo-trap detector and early stopping.
@@ -564,7 +564,7 @@ export class Trainer {
       metrics['timing_s/update_critic'] = seconds.critic;
     }
     for (const kind of ['actor', 'critic'] as const) {
-      if (skipped[kind]) this.log(`step ${step}: skipped ${skipped[kind]} ${kind} update(s) with a non-finite loss or gradient norm`);
+      if (skipped[kind]) this.log(`step ${step}: skipped ${skipped[kind]} ${kind} update(s) with a non-finite loss, gradient norm or updated weights`);
     }
     return metrics;
   }

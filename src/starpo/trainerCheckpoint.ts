@@ -8,9 +8,9 @@
 //   policyFiles   a Hugging Face Qwen2 checkpoint (a warm start, a local Qwen2.5): the initial actor;
 //   model         an in-memory initial actor with its tokenizer (the Trainer takes ownership);
 //   resumeFiles   a trainer checkpoint (below): the run continues after its last step.
-// A fresh critic (PPO, advEstimator gae) is the actor's weights with a new value head (normal(0, 0.02) seeded by
-// trainer.seed, bias 0), as veRL's critic loads the actor checkpoint as a token classifier. The reference model
-// (only built when a KL term is on) is a frozen copy of the initial actor.
+// A fresh critic (PPO, advEstimator gae) is the actor's weights with a new value head (normal(0, 0.02) from the
+// seeded generator of trainer.seed, 0 included; bias 0), as veRL's critic loads the actor checkpoint as a token
+// classifier. The reference model (only built when a KL term is on) is a frozen copy of the initial actor.
 //
 // A trainer checkpoint, file by file:
 //   config.json, model.safetensors,          the actor in Hugging Face Qwen2 format: the directory loads in
@@ -22,10 +22,11 @@
 import * as tf from '@tensorflow/tfjs';
 import type { EchoTrapState } from '../metrics/echoTrap';
 import type { AdamW } from '../model/adamw';
-import { checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
+import { assertFinite, checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
 import { loadPolicyFiles } from '../model/policyFiles';
 import { Qwen2Model, type WeightMap } from '../model/qwen2';
 import { indexSafetensors, serializeSafetensors } from '../model/safetensors';
+import { mixSeed, seededNormal } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
 import type { RunConfig } from './config';
 import type { EarlyStopReason, EarlyStopState } from './earlyStop';
@@ -108,7 +109,12 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       if (needCritic) {
         const criticFiles = prefixedFiles(files, CRITIC_PREFIX);
         if (!criticFiles['model.safetensors']) throw new Error(`Trainer: the checkpoint has no ${CRITIC_PREFIX}model.safetensors (critic) to resume PPO`);
-        const c = loadCheckpointFiles(criticFiles);
+        let c;
+        try {
+          c = loadCheckpointFiles(criticFiles);
+        } catch (err) {
+          throw new Error(`${(err as Error).message} (the critic, under ${CRITIC_PREFIX})`);
+        }
         critic = new Qwen2Model(c.config, c.weights, { valueHead: true });
         owned.push(critic);
       }
@@ -128,7 +134,7 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       if (actor.hasValueHead) throw new Error('Trainer: the policy model has a value head, not an LM head');
       if (needCritic) {
         const weights = cloneWeights(actor, (n) => n === 'lm_head.weight');
-        weights['score.weight'] = tf.randomNormal([1, actor.config.hidden_size], 0, 0.02, 'float32', config.trainer.seed);
+        weights['score.weight'] = valueHeadInit(actor.config.hidden_size, config.trainer.seed);
         weights['score.bias'] = tf.zeros([1]);
         critic = new Qwen2Model(actor.config, weights, { valueHead: true });
         owned.push(critic);
@@ -230,6 +236,19 @@ function readTrainerState(files: Record<string, Uint8Array>): TrainerState {
   return state;
 }
 
+/**
+ * A fresh value head [1, hidden]: normal(0, 0.02) from the seeded JavaScript generator, so every seed, 0 included,
+ * gives the same head on every backend (tf.randomNormal treats seed 0 as "no seed" and draws a new head each run).
+ * Its stream is mixed with a constant so it never repeats the draws of a tiny model initialised from the same seed.
+ */
+function valueHeadInit(hidden: number, seed: number): tf.Tensor {
+  const normal = seededNormal(mixSeed(seed, VALUE_HEAD_STREAM));
+  return tf.tensor2d(Float32Array.from({ length: hidden }, () => 0.02 * normal()), [1, hidden]);
+}
+
+/** Names the value head's random stream (the bytes of "vhd0"). */
+const VALUE_HEAD_STREAM = 0x76686430;
+
 function cloneWeights(model: Qwen2Model, skip: (name: string) => boolean = () => false): WeightMap {
   const out: WeightMap = {};
   for (const [name, v] of Object.entries(model.variables)) if (!skip(name)) out[name] = v.clone();
@@ -257,7 +276,16 @@ function readTensors(bytes: Uint8Array | undefined, file: string): Record<string
     throw new Error(`trainer checkpoint: ${file}: ${(err as Error).message}`);
   }
   const out: Record<string, tf.Tensor> = {};
-  for (const [name, e] of Object.entries(entries)) out[name] = tf.tensor(e.read(), e.shape, 'float32');
+  try {
+    for (const [name, e] of Object.entries(entries)) {
+      const data = e.read();
+      assertFinite(data, name, file);
+      out[name] = tf.tensor(data, e.shape, 'float32');
+    }
+  } catch (err) {
+    tf.dispose(Object.values(out));
+    throw err;
+  }
   return out;
 }
 

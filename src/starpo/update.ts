@@ -36,8 +36,8 @@ export interface MiniBatchUpdateOptions {
 /**
  * One optimizer step over a mini-batch, gradients accumulated over its micro-batches (each micro-batch's loss
  * divided by their number, veRL's gradient accumulation); the logged parts of the loss are averaged over the
- * micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss, the grad norm or
- * (fused AdamW) an updated weight is not finite.
+ * micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss, the grad norm or any
+ * updated weight or moment is not finite (a huge lr or weight decay can do that to finite gradients).
  */
 export async function miniBatchUpdate(o: MiniBatchUpdateOptions, seqs: readonly TokenizedTrajectory[], mini: readonly number[],
                                       lossOf: MicroBatchLoss): Promise<{ applied: boolean; stats: Record<string, number>; rows: UpdateRows }> {

@@ -6,6 +6,7 @@
 import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type StoredRollout } from '../metrics/jsonl';
 import { parseWandbHistory } from '../metrics/wandbHistory';
 import { parseRunConfig, type RunConfig } from '../starpo/config';
+import { indexSafetensors } from '../model/safetensors';
 import type { CheckpointBytes } from '../../workers/protocol';
 import { readTar, writeTar } from './tar';
 
@@ -74,14 +75,49 @@ export function importRunFile(fileName: string, bytes: Uint8Array): RunContents 
     config = parseRunConfig(raw, `${fileName}: config.json`);
   }
 
-  // The latest checkpoint: the highest step-N folder.
-  let checkpoint: RunContents['checkpoint'] = null;
-  for (const path of paths) {
-    const m = new RegExp(`^${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}checkpoints/step-(\\d+)/(.+)$`).exec(path);
+  return { config, rows, rollouts, checkpoint: latestCheckpoint(fileName, root, entries) };
+}
+
+/** What a checkpoint needs to be resumed and scored (trainer_state.json also marks a complete one, as in the CLI). */
+const REQUIRED_CHECKPOINT_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'trainer_state.json'];
+
+/**
+ * The newest complete checkpoint of the archive (a step-N folder with trainer_state.json, as the CLI's --resume
+ * counts them; a newer folder without it is passed over), with every file checked: the
+ * required files present, each .json parseable, each .safetensors intact. Null when the archive has no step folder.
+ */
+function latestCheckpoint(fileName: string, root: string, entries: Map<string, Uint8Array>): RunContents['checkpoint'] {
+  const folders = new Map<number, CheckpointBytes>();
+  const pattern = new RegExp(`^${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}checkpoints/step-(\\d+)/(.+)$`);
+  for (const [path, bytes] of entries) {
+    const m = pattern.exec(path);
     if (!m) continue;
     const step = Number(m[1]);
-    if (!checkpoint || step > checkpoint.step) checkpoint = { step, files: {} };
-    if (step === checkpoint.step) checkpoint.files[m[2]] = entries.get(path)!;
+    if (!folders.has(step)) folders.set(step, {});
+    folders.get(step)![m[2]] = bytes;
   }
-  return { config, rows, rollouts, checkpoint };
+  if (folders.size === 0) return null;
+  const steps = [...folders.keys()].sort((a, b) => b - a);
+  const complete = steps.find((step) => folders.get(step)!['trainer_state.json'] !== undefined);
+  const step = complete ?? steps[0];
+  const files = folders.get(step)!;
+  const where = `${fileName}: checkpoints/step-${step}`;
+  const missing = REQUIRED_CHECKPOINT_FILES.filter((name) => files[name] === undefined);
+  if (missing.length > 0) throw new Error(`${where} is incomplete: it has no ${missing.join(', ')}`);
+  for (const [name, bytes] of Object.entries(files)) {
+    if (name.endsWith('.json')) {
+      try {
+        JSON.parse(decoder.decode(bytes));
+      } catch (err) {
+        throw new Error(`${where}/${name} is not valid JSON (${(err as Error).message})`);
+      }
+    } else if (name.endsWith('.safetensors')) {
+      try {
+        indexSafetensors(bytes);
+      } catch (err) {
+        throw new Error(`${where}/${name} is damaged: ${(err as Error).message}`);
+      }
+    }
+  }
+  return { step, files };
 }

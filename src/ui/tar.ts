@@ -1,6 +1,12 @@
 // A minimal POSIX ustar writer and reader, so an exported run is ONE file laid out like the CLI's run directory
 // (config.json, metrics.jsonl, rollouts.jsonl, checkpoints/step-N/…) that `tar -xf` unpacks anywhere, and the
 // playground can import it back. Regular files only; no compression (safetensors do not compress much anyway).
+//
+// Hand-written on purpose: the npm readers checked (nanotar 0.3: no ustar prefix, so long checkpoint paths lose
+// their folder, no checksum check, a size field read with parseInt; tar-stream 3: Node streams and `fs`, not
+// browser-safe as is) would need the same hardening. The reader runs on the page's UI thread on a file a user
+// picked, so it treats every header field as hostile: sizes must be plain octal, every entry moves the read
+// position forward, and any damage is one Error that names the byte offset.
 
 const BLOCK = 512;
 const encoder = new TextEncoder();
@@ -64,24 +70,56 @@ function readString(block: Uint8Array, offset: number, length: number): string {
   return decoder.decode(end === -1 ? field : field.subarray(0, end));
 }
 
-/** The regular files of a tar archive (path -> bytes). A damaged header is an Error naming its offset. */
+/**
+ * A numeric header field: octal digits, optionally padded with spaces before and NULs or spaces after (what every
+ * tar writes). Anything else (a minus sign, a non-octal digit, GNU's base-256 encoding of huge sizes) is damage.
+ */
+function readOctal(header: Uint8Array, offset: number, length: number, what: string, at: number): number {
+  const text = readString(header, offset, length).replace(/^ +| +$/g, '');
+  if (!/^[0-7]+$/.test(text)) {
+    throw new Error(`tar: bad ${what} field ${JSON.stringify(text)} in the header at byte ${at} (expected octal digits)`);
+  }
+  return parseInt(text, 8);
+}
+
+/** A pax extended header's `path` record (`<length> path=<value>\n`), or undefined. */
+function paxPath(data: Uint8Array): string | undefined {
+  for (const line of decoder.decode(data).split('\n')) {
+    const m = /^\d+ path=(.*)$/s.exec(line);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+/**
+ * The regular files of a tar archive (path -> bytes). Reads ustar and GNU archives (long names from GNU `L` entries
+ * and pax `path` records included); directories, links and other entry types are skipped. A damaged header, a
+ * field that is not octal, or an entry that runs past the end of the archive is an Error naming its byte offset.
+ */
 export function readTar(archive: Uint8Array): Map<string, Uint8Array> {
   const files = new Map<string, Uint8Array>();
+  let longName: string | undefined;
   let at = 0;
   while (at + BLOCK <= archive.length) {
     const header = archive.subarray(at, at + BLOCK);
     if (header.every((b) => b === 0)) break;
-    const stored = parseInt(readString(header, 148, 8).trim() || 'NaN', 8);
+    const stored = readString(header, 148, 8).trim();
     let sum = 0;
     for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : header[i];
-    if (stored !== sum) throw new Error(`tar: bad header checksum at byte ${at} (is this a tar file?)`);
-    const size = parseInt(readString(header, 124, 12).trim() || '0', 8);
+    if (!/^[0-7]+$/.test(stored) || parseInt(stored, 8) !== sum) throw new Error(`tar: bad header checksum at byte ${at} (is this a tar file?)`);
+    const size = readOctal(header, 124, 12, 'size', at);
     const type = String.fromCharCode(header[156] || 0x30);
     const prefix = readString(header, 345, 155);
     const name = readString(header, 0, 100);
-    const path = prefix ? `${prefix}/${name}` : name;
-    if (at + BLOCK + size > archive.length) throw new Error(`tar: '${path}' is cut off (archive truncated)`);
-    if (type === '0') files.set(path.replace(/^\.\//, ''), archive.slice(at + BLOCK, at + BLOCK + size));
+    const path = longName ?? (prefix ? `${prefix}/${name}` : name);
+    const dataEnd = at + BLOCK + size;
+    if (dataEnd > archive.length) throw new Error(`tar: '${path}' is cut off (archive truncated at byte ${archive.length}, the entry at byte ${at} needs ${dataEnd})`);
+    const data = archive.subarray(at + BLOCK, dataEnd);
+    longName = undefined;
+    if (type === 'L') longName = readString(data, 0, data.length);
+    else if (type === 'x') longName = paxPath(data);
+    else if (type === '0' || type === '7') files.set(path.replace(/^\.\//, ''), data.slice());
+    // size >= 0, so every entry moves on by at least one block: a hostile header cannot make this loop stall.
     at += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
   }
   return files;

@@ -1,6 +1,7 @@
 // Issue #5's other browser proofs: training on WebGPU (SwiftShader, so only a step), the main thread staying free
 // while the worker trains, custom boards (a malformed one is refused by name and changes nothing, a valid one is
-// played by the current policy), classroom mode's two workers, and importing a CLI metrics.jsonl.
+// played by the current policy), exporting a run and importing it back (a hostile archive refused), classroom
+// mode's two workers, and importing a CLI metrics.jsonl.
 import { expect, test, type Page } from '@playwright/test';
 import { readFileSync } from 'node:fs';
 import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
@@ -85,6 +86,10 @@ test('custom board: a malformed level shows an error naming the problem and chan
   await page.getByTestId('custom-level-input').fill('#####\n#PP_#\n#_XO#\n#####');
   await page.getByTestId('custom-level-play').click();
   await expect(page.getByTestId('custom-level-error')).toContainText('player');
+  // Well formed, but the box is in a corner: it can never reach its target.
+  await page.getByTestId('custom-level-input').fill('#####\n#P_X#\n#__O#\n#####');
+  await page.getByTestId('custom-level-play').click();
+  await expect(page.getByTestId('custom-level-error')).toContainText('cannot be solved');
   await page.getByTestId('custom-level-env').selectOption('FrozenLake');
   await page.getByTestId('custom-level-input').fill('P__\n_Z_\n__G');
   await page.getByTestId('custom-level-play').click();
@@ -127,6 +132,22 @@ test('custom board: a valid FrozenLake map is played by the current policy', asy
   for (const name of ['config.json', 'model.safetensors', 'tokenizer.json', 'trainer_state.json']) {
     expect(files.has(`checkpoints/step-1/${name}`), name).toBe(true);
   }
+
+  // Import: the exported archive comes back as a second run; a hostile one (a header whose size is negative, which
+  // used to send the reader into an endless loop on this page's UI thread) is refused in one line.
+  const archive = readFileSync(await download.path());
+  await page.getByTestId('import-file').setInputFiles({ name: 'run.tar', mimeType: 'application/x-tar', buffer: archive });
+  await expect(page.getByTestId('run-item')).toHaveCount(2);
+  await expect(page.getByTestId('import-error')).toHaveCount(0);
+  const hostile = Buffer.from(archive);
+  hostile.fill(0, 124, 136);
+  hostile.write('-0000001000', 124, 'latin1');
+  hostile.fill(0x20, 148, 156);
+  const sum = hostile.subarray(0, 512).reduce((a, b) => a + b, 0);
+  hostile.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 'latin1');
+  await page.getByTestId('import-file').setInputFiles({ name: 'hostile.tar', mimeType: 'application/x-tar', buffer: hostile });
+  await expect(page.getByTestId('import-error')).toContainText('bad size field "-0000001000" in the header at byte 0');
+  await expect(page.getByTestId('run-item')).toHaveCount(2);
 });
 
 test('classroom: echo-trap trains vanilla StarPO and StarPO-S side by side in two workers, curves overlaid', async ({ page }, testInfo) => {

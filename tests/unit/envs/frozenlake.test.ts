@@ -190,7 +190,7 @@ describe('FrozenLake map validation', () => {
   });
 
   it('bad config values name the key', () => {
-    expect(() => lake({ size: 1 })).toThrow(/'size' must be an integer >= 2/);
+    expect(() => lake({ size: 1 })).toThrow(/'size' must be an integer from 2 to 20/);
     expect(() => lake({ p: 0 })).toThrow(/'p' must be a number in \(0, 1\]/);
     expect(() => lake({ successRate: 1.5 })).toThrow(/'successRate'/);
     expect(() => lake({ slippery: true })).toThrow(/unknown config key 'slippery'.*size, p, successRate, map/);

@@ -11,16 +11,16 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 describe('Sokoban dynamics on hand-written levels', () => {
   it('walking: floor moves the player, a wall stops it; every step costs 0.1', () => {
-    const env = withLevel('#####\n#P_O#\n#_X_#\n#####');
+    const env = withLevel('#####\n#P__#\n#_X_#\n#_O_#\n#####');
     env.reset(0);
     expect(env.step('Up')).toEqual({
-      observation: '#####\n#P_O#\n#_X_#\n#####',
+      observation: '#####\n#P__#\n#_X_#\n#_O_#\n#####',
       reward: -0.1,
       done: false,
       info: { success: false, actionIsValid: true, actionIsEffective: false },
     });
     expect(env.step('Right')).toEqual({
-      observation: '#####\n#_PO#\n#_X_#\n#####',
+      observation: '#####\n#_P_#\n#_X_#\n#_O_#\n#####',
       reward: -0.1,
       done: false,
       info: { success: false, actionIsValid: true, actionIsEffective: true },
@@ -50,17 +50,17 @@ describe('Sokoban dynamics on hand-written levels', () => {
   });
 
   it('pushing a box into a wall or into another box does nothing (still costs a step)', () => {
-    const intoWall = withLevel('#####\n#PX##\n#_O_#\n#####');
+    const intoWall = withLevel('#######\n#_____#\n#_PX#_#\n#___O_#\n#######');
     intoWall.reset(0);
     expect(intoWall.step('Right')).toMatchObject({
-      observation: '#####\n#PX##\n#_O_#\n#####',
+      observation: '#######\n#_____#\n#_PX#_#\n#___O_#\n#######',
       reward: -0.1,
       info: { actionIsEffective: false },
     });
-    const intoBox = withLevel('######\n#PXX_#\n#_OO_#\n######');
+    const intoBox = withLevel('#######\n#_____#\n#PXX__#\n#_____#\n#_OO__#\n#######');
     intoBox.reset(0);
     expect(intoBox.step('Right')).toMatchObject({
-      observation: '######\n#PXX_#\n#_OO_#\n######',
+      observation: '#######\n#_____#\n#PXX__#\n#_____#\n#_OO__#\n#######',
       reward: -0.1,
       info: { actionIsEffective: false },
     });
@@ -112,12 +112,13 @@ describe('Sokoban dynamics on hand-written levels', () => {
   });
 
   it('an unwalled level treats the outside as wall', () => {
-    const env = withLevel('P_\nXO');
+    const env = withLevel('_P__\nOX__');
     env.reset(0);
     expect(env.step('Up').info.actionIsEffective).toBe(false);
-    expect(env.step('Left').info.actionIsEffective).toBe(false);
     expect(env.step('Down').info.actionIsEffective).toBe(false); // the box cannot leave the grid
-    expect(env.render()).toBe('P_\nXO');
+    expect(env.render()).toBe('_P__\nOX__');
+    expect(env.step('Left').info.actionIsEffective).toBe(true);
+    expect(env.step('Left').info.actionIsEffective).toBe(false);
   });
 
   it('action names are case-insensitive; anything else is invalid, never throws, changes nothing', () => {
@@ -145,7 +146,7 @@ describe('Sokoban dynamics on hand-written levels', () => {
 });
 
 describe('Sokoban rendering', () => {
-  const LEVEL = '#######\n#__O__#\n#_X√__#\n#__S_X#\n#######'; // 3 boxes, 3 targets, player on a target
+  const LEVEL = '#######\n#__O__#\n#_X√__#\n#__SX_#\n#######'; // 3 boxes, 3 targets, player on a target
 
   it('the default vocabulary round-trips: # _ O √ X P S', () => {
     expect(renderSokoban(parseSokobanLevel(LEVEL))).toBe(LEVEL);
@@ -155,9 +156,9 @@ describe('Sokoban rendering', () => {
   it('SokobanDifferentGridVocab renders W . G C B A @ for the same cells', () => {
     // Spec §2.2: 0 W, 1 ., 2 G, 3 C, 4 B, 5 A, 6 @.
     const env = withLevel(LEVEL, {}, 'SokobanDifferentGridVocab');
-    expect(env.reset(0)).toBe('WWWWWWW\nW..G..W\nW.BC..W\nW..@.BW\nWWWWWWW');
+    expect(env.reset(0)).toBe('WWWWWWW\nW..G..W\nW.BC..W\nW..@B.W\nWWWWWWW');
     env.step('Left'); // the player leaves the target
-    expect(env.render()).toBe('WWWWWWW\nW..G..W\nW.BC..W\nW.AG.BW\nWWWWWWW');
+    expect(env.render()).toBe('WWWWWWW\nW..G..W\nW.BC..W\nW.AGB.W\nWWWWWWW');
   });
 });
 
@@ -178,8 +179,8 @@ describe('Sokoban level validation', () => {
   });
 
   it('accepts a level as an array of rows and tolerates \\r\\n and a trailing newline', () => {
-    expect(withLevel(['####', '#PX#', '#O_#', '####'] as unknown as string).reset(0)).toBe('####\n#PX#\n#O_#\n####');
-    expect(withLevel('####\r\n#PX#\r\n#O_#\r\n####\n').reset(0)).toBe('####\n#PX#\n#O_#\n####');
+    expect(withLevel(['####', '#P_#', '#X_#', '#O_#', '####'] as unknown as string).reset(0)).toBe('####\n#P_#\n#X_#\n#O_#\n####');
+    expect(withLevel('####\r\n#P_#\r\n#X_#\r\n#O_#\r\n####\n').reset(0)).toBe('####\n#P_#\n#X_#\n#O_#\n####');
   });
 });
 

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
+import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
 import { resolveCheckpoint } from '../../../src/eval/load';
 import { parseScorecardJson } from '../../../src/eval/scorecard';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
@@ -39,6 +40,12 @@ beforeAll(async () => {
     await saveCheckpointDir(path.join(tmp, name), model, tokenizer);
     model.dispose();
   }
+  // A checkpoint with one NaN weight (a diverged run): eval must refuse it, not score NaN log-probs.
+  fs.cpSync(path.join(tmp, 'model-a'), path.join(tmp, 'model-nan'), { recursive: true });
+  const weightsFile = path.join(tmp, 'model-nan', 'model.safetensors');
+  const { tensors } = parseSafetensors(new Uint8Array(fs.readFileSync(weightsFile)));
+  tensors['model.norm.weight'].data[3] = NaN;
+  fs.writeFileSync(weightsFile, serializeSafetensors(tensors));
 });
 
 afterAll(() => {
@@ -55,6 +62,10 @@ describe('ragen eval: bad input exits 2 and names it', () => {
       [['--checkpoint', 'model-a'], /cannot tell which run model-a belongs to.*--preset NAME/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--baseline', 'gone'], /--baseline gone does not exist/],
       [[], /required option '--checkpoint <dir>'/],
+      // Found before any episode is played: an --out that is a directory, a dialogue longer than the model's positions.
+      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--out', 'model-b'], /--out model-b is a directory, not a file/],
+      [['--checkpoint', 'model-nan', '--preset', 'bandit-tiny', '--backend', 'wasm'], /tensor 'model\.norm\.weight' in model\.safetensors has 1 non-finite value.*\(in .*model-nan\)/],
+      [['--checkpoint', 'model-a', '--preset', 'sokoban-tiny'], /suite SimpleSokoban: 3 turns of up to 64 new tokens can grow the dialogue to about \d+ tokens, more than the model's 512 positions/],
     ];
     const results = await Promise.all(cases.map(([args]) => ragen('eval', ...args)));
     results.forEach((r, i) => {

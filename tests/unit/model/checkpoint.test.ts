@@ -365,4 +365,20 @@ describe('checkpoint directories (Node)', () => {
     expect(await fsp.readFile(path.join(dir, 'important.txt'), 'utf8')).toBe('keep me');
     disposeModel(a);
   });
+
+  it('refuses a file in place of the directory and leaves no temp folder behind; names a directory in place of a file', async () => {
+    const file = path.join(root, 'plain-file');
+    await fsp.writeFile(file, 'keep me');
+    const a = randomModel(tinyConfig(), 6);
+    await expect(saveCheckpointDir(file, a, tokenizer)).rejects.toThrow(/plain-file exists and is not a directory/);
+    await expect(saveCheckpointDir(path.join(file, 'sub'), a, tokenizer)).rejects.toThrow();
+    expect(await fsp.readFile(file, 'utf8')).toBe('keep me');
+    expect((await fsp.readdir(root)).filter((n) => /\.(tmp|old)-/.test(n))).toEqual([]);
+    const odd = path.join(root, 'odd');
+    await saveCheckpointDir(odd, a, tokenizer);
+    await fsp.rm(path.join(odd, 'model.safetensors'));
+    await fsp.mkdir(path.join(odd, 'model.safetensors'));
+    await expect(loadCheckpointDir(odd)).rejects.toThrow(/odd\/model\.safetensors cannot be read: it is a directory, not a file/);
+    disposeModel(a);
+  });
 });

@@ -148,8 +148,14 @@ describe('generate', () => {
     await expect(generate(model, [[1, 50]], greedy(3))).rejects.toThrow(/token id 50 outside the vocabulary/);
     await expect(generate(model, [[1]], greedy(3, { stopStrings: ['x'] }))).rejects.toThrow(/decode/);
     await expect(generate(model, [[1]], greedy(3, { temperature: -1 }))).rejects.toThrow(/temperature/);
+    await expect(generate(model, [[1]], greedy(3, { temperature: 1e-45 }))).rejects.toThrow(/temperature must be 0 \(greedy\) or a finite number >= 0\.001, got 1e-45/);
     await expect(generate(model, [[1]], greedy(3, { topP: 0 }))).rejects.toThrow(/topP/);
     await expect(generate(model, [[1]], greedy(-1))).rejects.toThrow(/maxNewTokens/);
+    // Past the model's 256 positions: refused up front (as vLLM refuses a prompt past max_model_len).
+    await expect(generate(model, [[1], Array(250).fill(3)], greedy(7))).rejects.toThrow(
+      "generate: a prompt of 250 tokens plus up to 7 new tokens needs more than the model's 256 positions (max_position_embeddings)",
+    );
+    expect((await generate(model, [Array(250).fill(3)], greedy(6))).tokens[0]).toHaveLength(6);
   });
 });
 

@@ -221,6 +221,34 @@ describe('AdamW', () => {
   });
 });
 
+describe('AdamW.stepIfFinite', () => {
+  it('applies a finite update exactly as step() does, and writes nothing when an updated weight would not be finite', async () => {
+    const a = tf.variable(tf.tensor1d([0.5, -1, 2])), b = tf.variable(tf.tensor1d([0.5, -1, 2]));
+    const g = tf.tensor1d([1, 2, 3]);
+    const optA = new AdamW({ w: a }, { lr: 0.01 }), optB = new AdamW({ w: b }, { lr: 0.01 });
+    optA.step({ w: g });
+    expect(await optB.stepIfFinite({ w: g })).toBe(true);
+    expect(await b.data()).toEqual(await a.data());
+    // A finite gradient, but a weight decay so large that the decayed weights overflow float32.
+    const huge = tf.variable(tf.tensor1d([1e30, -2]));
+    const opt = new AdamW({ huge }, { lr: 1e10, weightDecay: 1e10 });
+    const before = Array.from(await huge.data());
+    const stateBefore = opt.getState();
+    const leak = tf.memory().numTensors;
+    expect(await opt.stepIfFinite({ huge: tf.tensor1d([1, 1]) })).toBe(false);
+    expect(tf.memory().numTensors).toBe(leak + 1); // only the gradient made here
+    expect(Array.from(await huge.data())).toEqual(before);
+    const stateAfter = opt.getState();
+    expect(stateAfter.step).toBe(0);
+    expect(Array.from(await stateAfter.m.huge.data())).toEqual(Array.from(await stateBefore.m.huge.data()));
+    // The same update through step() writes Inf/NaN: the case stepIfFinite exists for.
+    opt.step({ huge: tf.tensor1d([1, 1]) });
+    expect(Array.from(await huge.data()).every(Number.isFinite)).toBe(false);
+    tf.dispose([a, b, g, huge, ...[stateBefore, stateAfter].flatMap((st) => [...Object.values(st.m), ...Object.values(st.v)])]);
+    [optA, optB, opt].forEach((o) => o.dispose());
+  });
+});
+
 describe('AdamW over several variables (one flat buffer)', () => {
   it('updates each variable as a lone AdamW would, and leaves one without a gradient untouched', async () => {
     const init = { a: [[0.5, -1], [2, 3]], b: [0.25, -0.75, 1.5] };

@@ -90,8 +90,34 @@ describe('parseRunConfig: partial configs over the defaults', () => {
     expect(c.agent.groupSize).toBe(16);
   });
 
-  it('treats a __proto__ key in a file as an unknown key', () => {
-    expect(configError(() => loadConfigText('actor:\n  __proto__: {lr: 5}\n', 'yaml')).message).toContain("unknown config key 'actor.__proto__'");
+  it('refuses a __proto__ key anywhere, also inside an env config or --set, where it used to vanish silently', () => {
+    expect(configError(() => loadConfigText('actor:\n  __proto__: {lr: 5}\n', 'yaml')).message).toContain("config key 'actor.__proto__' is not allowed");
+    const env = 'agent:\n  trainEnvs:\n    - tag: SimpleSokoban\n      nGroups: 8\n      config:\n        __proto__: {numBoxes: 2}\n';
+    expect(configError(() => loadConfigText(env, 'yaml')).message).toContain("config key 'agent.trainEnvs[0].config.__proto__' is not allowed");
+    const json = '{"agent": {"trainEnvs": [{"tag": "SimpleSokoban", "nGroups": 8, "config": {"__proto__": {"numBoxes": 2}}}]}}';
+    expect(configError(() => loadConfigText(json, 'json', 'run.json')).message).toBe("invalid run config (run.json): config key 'agent.trainEnvs[0].config.__proto__' is not allowed");
+    expect(configError(() => applyOverrides(defaultRunConfig(), ['agent.trainEnvs.0.config.__proto__=1'])).message).toMatch(/__proto__.* is not allowed/);
+    expect(configError(() => applyOverrides(defaultRunConfig(), ['actor={__proto__: {lr: 3}}'])).message).toMatch(/__proto__' is not allowed/);
+  });
+
+  it('reads a YAML file with an unknown tag or a syntax error as one ConfigError line naming the file', () => {
+    expect(configError(() => loadConfigText('actor: !fast 1e-3\n', 'yaml', 'run.yaml')).message).toMatch(/^could not read the run config run\.yaml as YAML: .*!fast/);
+    const broken = configError(() => loadConfigText('actor:\n  lr: [1, 2\n', 'yaml', 'run.yaml')).message;
+    expect(broken).toMatch(/^could not read the run config run\.yaml as YAML: /);
+    expect(broken.split('\n')).toHaveLength(1);
+  });
+
+  it('refuses absurdly deep nesting with one line naming the source, not a stack overflow', () => {
+    const deep = '{"actor": {"x": ' + '{"a":'.repeat(5000) + '1' + '}'.repeat(5000) + '}}';
+    const err = configError(() => loadConfigText(deep, 'json', 'deep.json'));
+    expect(err.message).toMatch(/^invalid run config \(deep\.json\): nested deeper than 32 levels at 'actor\.x\.a\.a/);
+    expect(err.message.split('\n')).toHaveLength(1);
+  });
+
+  it('refuses a sampling temperature too small to divide float32 logits by (1e-45 used to be accepted)', () => {
+    expect(configError(() => parseRunConfig({ rollout: { temperature: 1e-45 } })).message).toContain("config key 'rollout.temperature': must be >= 0.001");
+    expect(configError(() => parseRunConfig({ rollout: { valTemperature: 0 } })).message).toContain("config key 'rollout.valTemperature': must be >= 0.001");
+    expect(parseRunConfig({ rollout: { temperature: 0.001 } }).rollout.temperature).toBe(0.001);
   });
 
   it('does not modify its input', () => {
@@ -193,6 +219,17 @@ describe('cross-field rules', () => {
     expect(err.message).toContain('sizee');
     const ok = parseRunConfig({ agent: { valEnvs: [{ tag: 'FrozenLake', nGroups: 256, config: { size: 4, p: 0.9 } }] } });
     expect(ok.agent.valEnvs[0].config).toEqual({ size: 4, p: 0.9 });
+  });
+
+  it('refuses, before any work, an env config the generator cannot satisfy or a level that cannot be solved', () => {
+    // These used to pass and then crash at the first reset of the run.
+    const boxes = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { numBoxes: 7 } }] } }));
+    expect(boxes.message).toContain("config key 'agent.trainEnvs[0].config': env SimpleSokoban rejects this config: Sokoban: no level for a 6x6 room with 7 boxes");
+    const room = configError(() => parseRunConfig({ agent: { valEnvs: [{ tag: 'SimpleSokoban', nGroups: 256, config: { dimRoom: [500, 500] } }] } }));
+    expect(room.message).toContain("config key 'agent.valEnvs[0].config'");
+    expect(room.message).toContain('two integers from 3 to 20');
+    const level = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { level: '#####\n#P_X#\n#__O#\n#####' } }] } }));
+    expect(level.message).toContain('the level cannot be solved');
   });
 
   it('requires the nGroups of each split to sum to its group count', () => {

@@ -193,7 +193,7 @@ describe('warnings: nothing is dropped silently', () => {
     expect(harmful).toContain('actor.ppoMiniBatchSize'); // 8 rollouts... split over 16 GPUs
     expect(warnings.find((w) => w.key === 'trainer.seed')!.harmless).toBe(true);
 
-    const level = parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { level: '#####\n#P_O#\n#_X_#\n#####' } }] } }, 'test');
+    const level = parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { level: '#####\n#P__#\n#_X_#\n#_O_#\n#####' } }] } }, 'test');
     const w = toRagen(level, OPTS).warnings.find((x) => x.key === 'agent.trainEnvs[0].config.level');
     expect(w?.message).toMatch(/no fixed-level option/);
   });

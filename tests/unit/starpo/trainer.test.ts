@@ -90,6 +90,22 @@ describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
     const c = await run(6, 1);
     expect(c[0]['response_length/mean']).not.toEqual(a[0]['response_length/mean']);
   });
+
+  it('seed 0 is a seed too: two runs give the same step-1 metrics, critic included', async () => {
+    // The critic's fresh value head used tf.randomNormal(..., seed), and tfjs reads seed 0 as "no seed".
+    const run = async () => {
+      const { trainer, sink } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false, seed: 0 } }));
+      const head = await weightsOf({ w: trainer.critic!.variables['score.weight'] });
+      await trainer.step();
+      trainer.dispose();
+      return { row: withoutTiming(sink.rows[0]), head: head.w };
+    };
+    const a = await run();
+    const b = await run();
+    expect(b.head).toEqual(a.head);
+    expect(b.row).toEqual(a.row);
+    expect(Number.isFinite(a.row['critic/vf_loss'])).toBe(true);
+  });
 });
 
 describe('Trainer: one mini-batch takes old log-probs and values from the update itself', () => {
@@ -172,6 +188,27 @@ describe('Trainer safety', () => {
     expect(sink.rows[1]['actor/nan_skipped']).toBe(0);
     const actorLater = await weightsOf(trainer.actor.variables);
     expect(Object.keys(actorLater).some((n) => actorLater[n].some((x, i) => x !== actorAfter[n][i]))).toBe(true);
+    trainer.dispose();
+  });
+
+  it('never writes a non-finite weight: a huge lr or weight decay skips the update (finite loss and gradient)', async () => {
+    // actor.lr 1e39 and a huge critic weight decay (or lr) used to leave Inf/NaN weights (the actor's saved as
+    // such, the critic's crashing the next step); now each such update is skipped, counted and logged, and the run
+    // goes on with the weights it had.
+    const config = tinyBanditConfig({ actor: { lr: 1e39 }, critic: { weightDecay: 1e45 }, trainer: { totalSteps: 2, testFreq: 0, valBeforeTrain: false } });
+    const { trainer, sink, lines } = await makeTrainer(config);
+    const actorBefore = await weightsOf(trainer.actor.variables);
+    while (!trainer.finished) await trainer.step();
+    for (const row of sink.rows) {
+      expect(Number.isFinite(row['actor/grad_norm'])).toBe(true);
+      expect(row['actor/nan_skipped'], `step ${row.step}`).toBe(1);
+      expect(row['critic/nan_skipped'], `step ${row.step}`).toBe(1);
+      expect(Number.isFinite(row['critic/vf_loss'])).toBe(true);
+    }
+    const actorAfter = await weightsOf(trainer.actor.variables);
+    for (const name of Object.keys(actorBefore)) expect(actorAfter[name], name).toEqual(actorBefore[name]);
+    for (const v of Object.values(await weightsOf(trainer.critic!.variables))) expect(v.every(Number.isFinite)).toBe(true);
+    expect(lines.some((l) => /step 1: skipped 1 actor update\(s\) with a non-finite loss, gradient norm or updated weights/.test(l))).toBe(true);
     trainer.dispose();
   });
 

@@ -4,15 +4,15 @@ import { banditArms, boardFromState, parseGrid } from '../../../src/ui/boards';
 
 describe('boards: drawing env states', () => {
   it('reads a Sokoban state with the player, a box and a target where the env put them', () => {
-    const env = makeEnv('SimpleSokoban', { level: ['#####', '#P_X#', '#__O#', '#####'] });
+    const env = makeEnv('SimpleSokoban', { level: ['#####', '#P__#', '#__X#', '#__O#', '#####'] });
     const board = parseGrid('SimpleSokoban', env.reset(0));
-    expect(board.rows).toBe(4);
+    expect(board.rows).toBe(5);
     expect(board.cols).toBe(5);
     expect(board.tiles[1][1]).toBe('player');
-    expect(board.tiles[1][3]).toBe('box');
-    expect(board.tiles[2][3]).toBe('target');
+    expect(board.tiles[2][3]).toBe('box');
+    expect(board.tiles[3][3]).toBe('target');
     expect(board.tiles[0][0]).toBe('wall');
-    // Walk right next to the box: the drawn board follows the env.
+    // Walk right, then up into the wall: the drawn board follows the env.
     env.step('Right');
     env.step('Up'); // blocked by the wall: a no-op
     const after = parseGrid('SimpleSokoban', env.render());

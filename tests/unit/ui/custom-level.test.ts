@@ -3,9 +3,9 @@ import { checkCustomBoard } from '../../../src/ui/custom-level';
 
 describe('custom boards', () => {
   it('accepts a playable Sokoban level and FrozenLake map, returning the env config and first state', () => {
-    const s = checkCustomBoard('SimpleSokoban', '#####\n#P_X#\n#__O#\n#####\n');
-    expect(s.envConfig).toEqual({ level: ['#####', '#P_X#', '#__O#', '#####'] });
-    expect(s.state.split('\n')[1]).toBe('#P_X#');
+    const s = checkCustomBoard('SimpleSokoban', '#####\n#P__#\n#_X_#\n#_O_#\n#####\n');
+    expect(s.envConfig).toEqual({ level: ['#####', '#P__#', '#_X_#', '#_O_#', '#####'] });
+    expect(s.state.split('\n')[2]).toBe('#_X_#');
     const f = checkCustomBoard('FrozenLake', ' P_ \n OG ');
     expect(f.envConfig).toEqual({ map: ['P_', 'OG'] });
   });
@@ -16,5 +16,8 @@ describe('custom boards', () => {
     expect(() => checkCustomBoard('SimpleSokoban', '#PP_XO#')).toThrow(/player/);
     expect(() => checkCustomBoard('FrozenLake', 'P_\n_Z')).toThrow(/Z/);
     expect(() => checkCustomBoard('Bandit', 'x')).toThrow(/not 'Bandit'/);
+    // A box pushed into a corner can never reach its target (DESIGN.md: an unplayable level throws).
+    expect(() => checkCustomBoard('SimpleSokoban', '#####\n#P_X#\n#__O#\n#####')).toThrow(/cannot be solved/);
+    expect(() => checkCustomBoard('FrozenLake', 'P_O\nOO_\n__G')).toThrow(/no hole-free path/);
   });
 });

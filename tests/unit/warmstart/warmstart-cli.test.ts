@@ -1,5 +1,5 @@
 // `ragen warmstart`: flags are checked, and a short run writes a checkpoint that loads, with its provenance.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -39,6 +39,31 @@ describe('ragen warmstart', () => {
     const backend = await run('--preset', 'bandit-tiny', '--backend', 'tpu');
     expect(backend.code).toBe(2);
     expect(backend.err).toMatch(/backend 'tpu'/);
+  });
+
+  it('checks --out before the fine-tuning, and leaves no temp folder behind', async () => {
+    const file = path.join(scratch, 'a-file');
+    writeFileSync(file, 'keep me');
+    const notes = path.join(scratch, 'notes');
+    mkdirSync(notes);
+    writeFileSync(path.join(notes, 'todo.txt'), 'keep me too');
+    const cases: [string, RegExp][] = [
+      [file, /--out .*a-file exists and is not a directory/],
+      [path.join(file, 'ckpt'), /--out .*a-file\/ckpt: .*a-file is a file, not a directory/],
+      ['/proc/ragen-warmstart', /--out \/proc\/ragen-warmstart: nothing can be created in \/proc/],
+      [notes, /refusing to replace .*notes: it is not empty and has no config\.json/],
+    ];
+    for (const [out, message] of cases) {
+      const started = Date.now();
+      const r = await run('--preset', 'bandit-tiny', '--steps', '2', '--check-episodes', '2', '--out', out);
+      expect(r.code, out).toBe(2);
+      expect(r.err).toMatch(message);
+      expect(r.out).not.toMatch(/SFT/); // refused before the fine-tuning started
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }
+    expect(readFileSync(file, 'utf8')).toBe('keep me');
+    expect(readdirSync(notes)).toEqual(['todo.txt']);
+    expect(readdirSync(scratch).filter((n) => /\.(tmp|old)-/.test(n))).toEqual([]);
   });
 
   it('a short run writes a loadable checkpoint with warmstart.json and prints the figures', async () => {
