@@ -14,8 +14,10 @@ import type { StepInfo } from '../../envs/types';
 /**
  * The policy as the loop sees it: prompts (rendered text ending in the forced `<think>`) in, sampled
  * continuations out, one per prompt, in the same order. The continuation excludes the forced tag.
+ * A policy that generates token by token may report `onTokens(decoded, maxTokens)` as it goes (progress displays);
+ * it awaits the call, so a throw from it abandons the generation.
  */
-export type GenerateFn = (prompts: string[]) => Promise<string[]>;
+export type GenerateFn = (prompts: string[], onTokens?: (decoded: number, maxTokens: number) => void | Promise<void>) => Promise<string[]>;
 
 export interface RolloutOptions {
   /** RAGEN `agent_proxy.max_turn` (default 5; Bandit 1). */
@@ -34,6 +36,12 @@ export interface RolloutOptions {
   responseMaskOnly?: boolean;
   /** Explicit base seed for this reset (default: the manager's seed schedule). */
   seed?: number;
+  /**
+   * Progress in tokens of the batch's budget: `done` = tokens generated in the turns so far (each turn counted up
+   * to where its longest answer stopped), `total` = maxTurn x the policy's tokens per turn. Awaited; a throw
+   * abandons the rollout (the envs are reset by the next one anyway).
+   */
+  onProgress?: (done: number, total: number) => void | Promise<void>;
 }
 
 /** One turn of one trajectory, for logs, the rollout viewer and metrics such as reasoning length. */
@@ -99,7 +107,10 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
 
   for (let turn = 1; turn <= maxTurn && active.length > 0; turn++) {
     const prompts = active.map((r) => buildPrompt(manager.entries[r.envId].info, r.history, { ...promptOptions, mode: 'generation' }).text);
-    const outputs = await generate(prompts);
+    const onTokens = options.onProgress
+      ? (decoded: number, maxTokens: number) => options.onProgress!((turn - 1) * maxTokens + decoded, maxTurn * maxTokens)
+      : undefined;
+    const outputs = await generate(prompts, onTokens);
     if (!Array.isArray(outputs) || outputs.length !== prompts.length) {
       throw new Error(`runRollouts: generate returned ${Array.isArray(outputs) ? outputs.length : typeof outputs} outputs for ${prompts.length} prompts`);
     }

@@ -33,6 +33,11 @@ export interface GenerateOptions {
   seed: number;                  // same seed + same backend => same samples
   padTokenId: number;            // left padding, and the filler for rows that already finished
   readEvery?: number;            // read sampled ids back every n steps (default: 8 on webgpu, 1 elsewhere)
+  /**
+   * Progress: awaited after every decode step with the tokens decoded so far per row (the longest row). Throwing
+   * from it abandons the generation (every tensor is freed): a caller's Stop button lands between tokens.
+   */
+  onDecodeStep?: (decoded: number) => void | Promise<void>;
 }
 
 export interface GenerateResult {
@@ -151,6 +156,14 @@ export async function generate(model: Qwen2Model, prompts: number[][], opts: Gen
       tf.dispose([...cacheK, ...cacheV]);
       cacheK = newK;
       cacheV = newV;
+      if (opts.onDecodeStep) {
+        try {
+          await opts.onDecodeStep(step + 1);
+        } catch (err) {
+          logits.dispose();
+          throw err;
+        }
+      }
     }
   } finally {
     tf.dispose([...cacheK, ...cacheV, ...unread]);

@@ -37,7 +37,7 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
   if (imEnd === undefined) throw new Error('policyGenerateFn: the tokenizer has no <|im_end|> token (the chat template needs it)');
   if (pad === undefined) throw new Error('policyGenerateFn: the tokenizer has no pad token (tokenizer_config.json pad_token)');
   let call = 0;
-  return async (prompts) => {
+  return async (prompts, onTokens) => {
     const ids = prompts.map((p) => tokenizer.encode(p));
     const result = await generate(model, ids, {
       maxNewTokens: opts.maxNewTokens,
@@ -49,6 +49,7 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
       decode: (t) => tokenizer.decode(t),
       seed: opts.seedForCall(call++),
       padTokenId: pad,
+      onDecodeStep: onTokens ? (decoded) => onTokens(decoded, opts.maxNewTokens) : undefined,
     });
     if (opts.onTokens) for (const t of result.tokens) opts.onTokens(t.length);
     return result.tokens.map((t) => tokenizer.decode(t, { skipSpecialTokens: true }));

@@ -50,6 +50,13 @@ import { filterGroupsV1, filterGroupsV2, filterLossScale, type FilterResult } fr
 import { mixSeed, policyGenerateFn } from './policyAgent';
 import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
 
+/**
+ * Where a step is, for progress displays: 'validation' (the fixed val env groups, before the first step and every
+ * testFreq steps), 'rollout' (tokens generated of the step's budget), 'scoring' (old / reference log-probs and
+ * critic values, one count per pass), 'update' (optimizer steps over the PPO epochs x mini-batches).
+ */
+export type StepPhase = 'validation' | 'rollout' | 'scoring' | 'update';
+
 /** How a Trainer starts: exactly one of `policyFiles`, `model` + `tokenizer`, or `resumeFiles`. */
 export interface TrainerOptions {
   /** Files of a Hugging Face Qwen2 checkpoint (config.json, model.safetensors, tokenizer.json, ...): the initial actor. */
@@ -68,6 +75,12 @@ export interface TrainerOptions {
    * multiply by NaN to check that a poisoned update is skipped). Not part of a normal run.
    */
   lossHook?: (kind: 'actor' | 'critic', step: number, loss: tf.Scalar) => tf.Scalar;
+  /**
+   * Progress inside a step (`done` of `total` in `phase`), called often (every generated token). Awaited, and a
+   * throw from it abandons the step: while `canAbandonStep` is true nothing of the step has been kept, so the
+   * Trainer is exactly as before the call and running the step again gives the same result (the browser's Stop).
+   */
+  onProgress?: (phase: StepPhase, done: number, total: number) => void | Promise<void>;
 }
 
 /** What one call of `step()` did. */
@@ -127,6 +140,9 @@ export class Trainer {
   private readonly sink: MetricSink;
   private readonly log: (line: string) => void;
   private readonly lossHook: TrainerOptions['lossHook'];
+  private readonly onProgress: TrainerOptions['onProgress'];
+  /** Set once the step in flight has changed something (weights, counters, the sink): it can no longer be abandoned. */
+  private stepKeptSomething = false;
   private readonly padId: number;
   private readonly stopper: EarlyStopper;
   private readonly echoTrap: EchoTrapDetector;
@@ -158,6 +174,7 @@ export class Trainer {
     this.sink = opts.sink;
     this.log = opts.log ?? (() => {});
     this.lossHook = opts.lossHook;
+    this.onProgress = opts.onProgress;
     const imEnd = parts.tokenizer.tokenId('<|im_end|>');
     const pad = parts.tokenizer.padTokenId;
     if (imEnd === undefined) throw new Error('Trainer: the tokenizer has no <|im_end|> token (the chat template needs it)');
@@ -305,8 +322,21 @@ export class Trainer {
   // -------------------------------------------------------------------------------------------------------------
   // One training step
 
+  /**
+   * True until the step in flight changes anything (its first optimizer step): a throw from `onProgress` before then
+   * leaves the Trainer as it was before `step()`.
+   */
+  get canAbandonStep(): boolean {
+    return !this.stepKeptSomething;
+  }
+
+  private async progress(phase: StepPhase, done: number, total: number): Promise<void> {
+    if (this.onProgress) await this.onProgress(phase, done, total);
+  }
+
   async step(): Promise<StepResult> {
     this.checkAlive();
+    this.stepKeptSomething = false;
     if (this.finished) throw new Error(`Trainer.step: the run is finished (${this.stopped ? `early stop: ${this.stopped}` : `${this.stepCount} steps done`})`);
     const c = this.config;
     if (this.stepCount === 0 && c.trainer.valBeforeTrain && !this.initialValidationDone) {
@@ -320,11 +350,10 @@ export class Trainer {
 
     // 1. Rollout.
     let t = now();
-    const rollout = await runRollouts(
-      this.trainManager,
-      this.generateFn('train', step, c.rollout.temperature),
-      this.rolloutOptions(this.trainSeedBase(step)),
-    );
+    const rollout = await runRollouts(this.trainManager, this.generateFn('train', step, c.rollout.temperature), {
+      ...this.rolloutOptions(this.trainSeedBase(step)),
+      onProgress: (done, total) => this.progress('rollout', done, total),
+    });
     metrics['timing_s/gen'] = now() - t;
     const trajectories = rollout.trajectories;
     Object.assign(metrics, summarizeEnvMetrics(trajectories, 'train'));
@@ -367,6 +396,7 @@ export class Trainer {
       metrics,
       reasoningMetrics(reasoningSamplesFromTrajectories(trajectories), { countTokens: (text) => this.tokenizer.encode(text).length }),
     );
+    this.stepKeptSomething = true; // (also when the filter kept nothing and no update ran)
     await this.writeSampleRollouts(step, 'train', trajectories);
     this.stepCount = step;
 
@@ -437,7 +467,10 @@ export class Trainer {
     const c = this.config;
     const start = now();
     const temperature = c.rollout.valDoSample ? c.rollout.valTemperature : 0;
-    const result = await runRollouts(this.valManager, this.generateFn('val', step, temperature), this.rolloutOptions(c.agent.seedVal));
+    const result = await runRollouts(this.valManager, this.generateFn('val', step, temperature), {
+      ...this.rolloutOptions(c.agent.seedVal),
+      onProgress: (done, total) => this.progress('validation', done, total),
+    });
     const metrics = summarizeEnvMetrics(result.trajectories, 'val-env');
     metrics['timing_s/testing'] = now() - start;
     const successByTag: Record<string, number> = {};
@@ -482,6 +515,8 @@ export class Trainer {
           actions: turn.executedActions,
           reward: turn.reward,
         })),
+        // The state after the last turn (a solved board, a fall into a hole), for the rollout viewer.
+        finalState: x.history[x.history.length - 1]?.state ?? null,
       })),
     );
   }
@@ -587,9 +622,13 @@ export class Trainer {
     const metrics: Record<string, number> = {};
     const masks = seqs.map((s) => s.lossMask);
     const all = seqs.map((_, i) => i);
+    const scoringPasses = 1 + (this.ref ? 1 : 0) + (c.algorithm.advEstimator === 'gae' ? 1 : 0);
+    let scored = 0;
 
     let t = now();
+    await this.progress('scoring', scored, scoringPasses);
     const { logProbs: oldLogProbs, entropyMeans } = await this.scoreActor(seqs, all);
+    await this.progress('scoring', ++scored, scoringPasses);
     metrics['rollout/old_log_prob'] = maskedRowMean(oldLogProbs, masks);
     metrics['rollout/old_entropy'] = mean(entropyMeans);
     metrics['timing_s/old_log_prob'] = now() - t;
@@ -597,6 +636,7 @@ export class Trainer {
     if (this.ref) {
       t = now();
       refLogProbs = (await this.scoreActor(seqs, all, this.ref)).logProbs;
+      await this.progress('scoring', ++scored, scoringPasses);
       metrics['rollout/ref_log_prob'] = maskedRowMean(refLogProbs, masks);
       metrics['timing_s/ref'] = now() - t;
     }
@@ -608,6 +648,7 @@ export class Trainer {
     let oldValues: Float32Array[] | null = null;
     if (c.algorithm.advEstimator === 'gae') {
       oldValues = await this.scoreCritic(seqs);
+      await this.progress('scoring', ++scored, scoringPasses);
       let rewards = placeTerminalReward(scores, masks);
       if (c.algorithm.useKlInReward && refLogProbs) {
         const withKl = applyKlInReward(rewards, oldLogProbs, refLogProbs, masks, c.algorithm.klCoef, c.algorithm.klEstimator);
@@ -638,6 +679,10 @@ export class Trainer {
     let criticSkipped = 0;
     let actorTime = 0;
     let criticTime = 0;
+    const optimizerSteps = miniBatches.length * c.actor.ppoEpochs * (this.critic ? 2 : 1);
+    let stepped = 0;
+    await this.progress('update', stepped, optimizerSteps);
+    this.stepKeptSomething = true; // from here on the weights change
     for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
       for (const mini of miniBatches) {
         if (this.critic && returns && oldValues) {
@@ -646,12 +691,14 @@ export class Trainer {
           if (!r.applied) criticSkipped++;
           pushStats(criticStats, r.stats);
           criticTime += now() - t;
+          await this.progress('update', ++stepped, optimizerSteps);
         }
         t = now();
         const r = await this.actorMiniBatch(step, seqs, mini, oldLogProbs, advantages, refLogProbs);
         if (!r.applied) actorSkipped++;
         pushStats(actorStats, r.stats);
         actorTime += now() - t;
+        await this.progress('update', ++stepped, optimizerSteps);
       }
     }
     for (const [k, v] of Object.entries(actorStats)) metrics[k] = mean(v);
