@@ -6,8 +6,9 @@ import type { MatmulCheckResult } from './matmul-check';
 import type { RunConfig } from '../src/starpo/config';
 import type { MetricRow, RolloutRecord } from '../src/metrics/jsonl';
 import type { Scorecard, ScorecardProgress } from '../src/eval/scorecard';
+import type { StepPhase } from '../src/starpo/trainer';
 
-export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress };
+export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StepPhase };
 
 /** The backend choices a page may request (`?backend=...`); 'auto' tries webgpu, then wasm, then cpu. */
 export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
@@ -37,6 +38,16 @@ export interface RunStatus {
   message: string | null;
 }
 
+/** Where the step in flight is (the page's `step-progress` text, e.g. "rollout 12/48"). */
+export interface StepProgress {
+  /** The step in flight (completed steps + 1). */
+  step: number;
+  phase: StepPhase;
+  /** `done` of `total` in this phase: tokens for validation / rollout, passes for scoring, optimizer steps for update. */
+  done: number;
+  total: number;
+}
+
 /** A checkpoint as files (name -> bytes): the same files `checkpointFiles()` writes to checkpoints/step-N/. */
 export type CheckpointBytes = Record<string, Uint8Array>;
 
@@ -48,6 +59,8 @@ export interface TrainingListener {
   rollouts(step: number, records: RolloutRecord[]): void;
   /** Phase changes, and the step count after every step. */
   status(status: RunStatus): void;
+  /** Progress inside the step in flight, a few times a second; null once no step is in flight. */
+  progress(progress: StepProgress | null): void;
   /**
    * A checkpoint taken at a step boundary: every `checkpointEvery` steps and whenever the run pauses, stops or ends
    * (the page keeps the latest in IndexedDB, so a reloaded tab resumes from it).
@@ -94,11 +107,17 @@ export interface TrainerWorkerApi {
   createRun(options: CreateRunOptions, listener: TrainingListener): Promise<RunStatus>;
   /** Starts or resumes training; returns once the loop runs (progress arrives through the listener). */
   play(): Promise<void>;
-  /** Pauses after the step in flight; resolves when paused. */
+  /**
+   * Pauses after the step in flight, or within a fraction of a second if that step is still rolling out or scoring
+   * (it is dropped and runs again on resume, with the same result); resolves when paused.
+   */
   pause(): Promise<void>;
   /** Runs exactly one training step (from ready or paused); resolves when it is done. */
   stepOnce(): Promise<void>;
-  /** Ends the run after the step in flight. */
+  /**
+   * Ends the run: at once if that step is still rolling out or scoring (it is dropped), else after its update. The
+   * latest checkpoint is sent before it resolves. (A page that cannot wait for an update ends the worker instead.)
+   */
   stop(): Promise<void>;
   /** The current weights as checkpoint files, with the step they belong to (only while not playing). */
   checkpoint(): Promise<{ step: number; files: CheckpointBytes }>;

@@ -6,7 +6,6 @@ import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENV_TAGS } from '../../envs/index';
-import { initBackend } from '../model/backend';
 import type { Qwen2Model } from '../model/qwen2';
 import { ConfigError } from '../starpo/config';
 import {
@@ -25,6 +24,7 @@ import {
 } from '../eval/index';
 import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig, type ResolvedCheckpoint } from '../eval/load';
 import { UsageError } from './main';
+import { chooseCliBackend } from './webgpuProbe';
 
 interface EvalFlags {
   checkpoint?: string;
@@ -187,7 +187,7 @@ async function scoreCheckpoint(name: string, target: ResolvedCheckpoint, suites:
 export async function runEval(flags: EvalFlags): Promise<void> {
   const plan = planEval(flags);
   const quiet = !!flags.quiet;
-  const backend = await initBackend(plan.backend, { log: quiet ? undefined : (line) => process.stderr.write(`${line}\n`) });
+  const backend = await chooseCliBackend(plan.backend, quiet ? () => {} : (line) => process.stderr.write(`${line}\n`));
   if (!quiet) process.stderr.write(`eval: ${plan.target.modelDir} (${plan.target.configSource}) on ${backend.name}\n`);
   const card = await scoreCheckpoint(flags.checkpoint!, plan.target, plan.suites, plan.protocol, quiet);
 

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import cliProgress from 'cli-progress';
-import { initBackend, type BackendInfo } from '../model/backend';
+import type { BackendInfo } from '../model/backend';
 import { JsonlSink, METRICS_FILE, ROLLOUTS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
@@ -39,6 +39,7 @@ import {
 } from '../starpo/runDir';
 import { Trainer, type StepResult } from '../starpo/trainer';
 import { UsageError } from './main';
+import { chooseCliBackend } from './webgpuProbe';
 
 /** The repository root (public/ holds the warm-start checkpoints). */
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -218,7 +219,7 @@ let backendInfo: BackendInfo | null = null;
 export async function runTrainArms(arms: readonly TrainArm[], opts: RunOptions): Promise<void> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const backend = arms[0].config.trainer.backend;
-  if (!backendInfo) backendInfo = await initBackend(backend, { log });
+  if (!backendInfo) backendInfo = await chooseCliBackend(backend, log);
   for (const arm of arms) {
     for (const w of configWarnings(arm.config)) log(`warning: ${w}`);
     if (arms.length > 1) log(`\n=== arm ${arm.name} -> ${arm.out} ===`);
@@ -232,6 +233,18 @@ function meanOf(metrics: Record<string, number>, re: RegExp): number {
 }
 
 const fmt = (v: number, digits = 3) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
+
+/**
+ * Validation success of each val env by name ("Bandit 0.94 BanditTest 0.00"): an average over envs would hide that a
+ * policy solves its training env and fails the held-out one. '-' before the first validation.
+ */
+export function formatValidation(latest: Readonly<Record<string, number>>): string {
+  const parts = Object.entries(latest)
+    .map(([key, value]) => [/^val-env\/([^/]+)\/success$/.exec(key)?.[1], value] as const)
+    .filter((entry): entry is readonly [string, number] => entry[0] !== undefined)
+    .map(([tag, value]) => `${tag} ${fmt(value, 2)}`);
+  return parts.length ? parts.join(' ') : '-';
+}
 
 /** Trains one arm into its run directory; returns the metrics rows of the finished run. */
 export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
@@ -276,7 +289,7 @@ export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
       stepSeconds.push(m['timing_s/step']);
       const shown = {
         success: fmt(meanOf(m, /^train\/[^/]+\/success$/), 2),
-        val: fmt(meanOf(trainer.latestValidation, /^val-env\/[^/]+\/success$/), 2),
+        val: formatValidation(trainer.latestValidation),
         std: fmt(m['rollout/in_group_std']),
         entropy: fmt(m['actor/entropy_loss']),
         sps: fmt(m['timing_s/step'], 1),
