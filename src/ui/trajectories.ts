@@ -64,8 +64,10 @@ export function readTrajectory(record: RolloutRecord, where = `rollout at step $
       reward: isNumber(t.reward) ? t.reward : 0,
     };
   });
+  // The state after the last turn: logged as `finalState` by the Trainer, or the last entry of an env history.
   const history = isArray(r.history) ? r.history : null;
   const last = history && history.length > turns.length ? history[history.length - 1] : null;
+  const finalState = isString(r.finalState) ? r.finalState : isObject(last) && isString(last.state) ? last.state : null;
   // The Trainer logs the env reward as `reward`; the agent's Trajectory calls it `totalReward`.
   const recorded = isNumber(r.reward) ? r.reward : r.totalReward;
   const totalReward = isNumber(recorded) ? recorded : turns.reduce((s, t) => s + t.reward, 0);
@@ -78,7 +80,7 @@ export function readTrajectory(record: RolloutRecord, where = `rollout at step $
     totalReward,
     score: isNumber(r.score) ? r.score : totalReward,
     turns,
-    finalState: isObject(last) && isString(last.state) ? last.state : null,
+    finalState,
   };
 }
 

@@ -17,4 +17,17 @@ describe('custom boards', () => {
     expect(() => checkCustomBoard('FrozenLake', 'P_\n_Z')).toThrow(/Z/);
     expect(() => checkCustomBoard('Bandit', 'x')).toThrow(/not 'Bandit'/);
   });
+
+  it('refuses a Sokoban board that is not walled in, naming the open edge', () => {
+    expect(() => checkCustomBoard('SimpleSokoban', '#####\n#P___\n#_XO_\n#####')).toThrow("the level's right edge is not a wall (row 2 ends with '_')");
+    expect(() => checkCustomBoard('SimpleSokoban', '#####\n_P_X#\n#__O#\n#####')).toThrow(/left edge .*row 2 starts with '_'/);
+    expect(() => checkCustomBoard('SimpleSokoban', '##_##\n#P_X#\n#__O#\n#####')).toThrow(/top edge .*column 3/);
+  });
+
+  it("accepts '*' for a box on a target (the usual ASCII spelling of √)", () => {
+    const typed = checkCustomBoard('SimpleSokoban', '######\n#P*X_#\n#__O_#\n######');
+    const unicode = checkCustomBoard('SimpleSokoban', '######\n#P√X_#\n#__O_#\n######');
+    expect(typed.state).toBe(unicode.state);
+    expect(typed.envConfig).toEqual({ level: ['######', '#P√X_#', '#__O_#', '######'] });
+  });
 });
