@@ -116,8 +116,6 @@ export type FieldName = 'preset' | 'backend' | keyof Knobs;
 /** A knob's value, or why the text is not one (plain words, without the field's name). */
 export type KnobCheck = { ok: true; value: Knobs[keyof Knobs] } | { ok: false; error: string };
 
-const formatLimit = (v: number) => (v >= 1e6 ? v.toExponential(0) : String(v));
-
 /** Checks the text of one knob against its limits: the ONE check of both the form and the URL. */
 export function checkKnob(name: keyof Knobs, raw: string): KnobCheck {
   const spec = KNOB_SPECS[name];
@@ -128,7 +126,7 @@ export function checkKnob(name: keyof Knobs, raw: string): KnobCheck {
   if (spec.kind === 'algorithm') {
     return text === 'ppo' || text === 'grpo' ? { ok: true, value: text } : { ok: false, error: `'${raw}' is not an algorithm here (choose ppo or grpo)` };
   }
-  const range = `from ${formatLimit(spec.min!)} to ${formatLimit(spec.max!)}`;
+  const range = `from ${spec.min} to ${spec.max}`;
   const wanted = spec.kind === 'int' ? `a whole number ${range}` : `a number ${range}`;
   const value = Number(text);
   if (text === '' || !Number.isFinite(value)) return { ok: false, error: `needs ${wanted}; '${raw}' is not a number` };
@@ -228,7 +226,10 @@ export function settingsProblem(settings: PlaygroundSettings): SettingsProblem |
           }
         : {
             fields: ['filterRatio', 'envGroups'],
-            message: `The filter keeps the top ${ratio} × ${groups} env groups, which rounds down to 0: no group would be trained on. Raise the filter ratio to at least ${minRatio}, or use at least ${minGroups} env groups.`,
+            message:
+              `The filter keeps the top ${ratio} × ${groups} env groups, which rounds down to 0: no group would be trained on. ` +
+              `Raise the filter ratio to at least ${minRatio}` +
+              (minGroups <= KNOB_SPECS.envGroups.max! ? `, or use at least ${minGroups} env groups.` : '.'),
           };
     }
     const algorithm = k.algorithm ?? (config.algorithm.advEstimator === 'grpo' ? 'grpo' : 'ppo');

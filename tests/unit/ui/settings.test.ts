@@ -78,10 +78,12 @@ describe('settings problems in plain words', () => {
     const p = settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.01 } });
     expect(p?.fields).toEqual(['filterRatio', 'envGroups']);
     expect(p?.message).toBe(
-      'The filter keeps the top 0.01 × 8 env groups, which rounds down to 0: no group would be trained on. Raise the filter ratio to at least 0.13, or use at least 100 env groups.',
+      'The filter keeps the top 0.01 × 8 env groups, which rounds down to 0: no group would be trained on. Raise the filter ratio to at least 0.13.',
     );
-    // Fixing either field clears it.
+    // Fixing either field clears it; more env groups are suggested only where the limit allows them.
     expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.13 } })).toBeNull();
+    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.05 } })?.message).toMatch(/0\.13, or use at least 20 env groups\.$/);
+    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.05, envGroups: 20 } })).toBeNull();
   });
 
   it('the classroom preset, whose arms fix the filter, points at the env groups', () => {
