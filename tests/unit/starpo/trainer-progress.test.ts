@@ -50,6 +50,9 @@ describe('Trainer onProgress', () => {
     const firstUpdate = seen.findIndex((s) => s.phase === 'update');
     expect(seen.slice(0, firstUpdate + 1).every((s) => s.clean)).toBe(true);
     expect(seen.slice(firstUpdate + 1).every((s) => !s.clean)).toBe(true);
+    // Sample rollouts carry the state each episode ended on (the viewer's final frame, e.g. a solved board).
+    const sample = sink.rollouts.find((r) => r.split === 'train')!;
+    expect(sample.finalState).toEqual(expect.stringContaining('bandit'));
   });
 
   it('a throw during the rollout abandons the step: nothing kept, no tensor leaked, and the step reruns identically', async () => {
