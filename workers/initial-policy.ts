@@ -14,7 +14,7 @@ import {
   tinyQwen2Config,
   warmStartTags,
   type WarmStartPreset,
-} from '../src/starpo/warmstart';
+} from '../src/warmstart/warmstart';
 
 /** Files a checkpoint cannot do without; the others (tokenizer_config.json, generation_config.json) are optional. */
 const REQUIRED = new Set(['config.json', 'model.safetensors', 'tokenizer.json']);

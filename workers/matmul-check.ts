@@ -2,6 +2,7 @@
 // and report the largest difference. It proves that a backend does real arithmetic (a backend that "starts" but
 // computes garbage, e.g. Dawn's null adapter, fails here) before anything is trained on it.
 import * as tf from '@tensorflow/tfjs';
+import { seededUniform } from '../src/model/seeded';
 
 export interface MatmulCheckResult {
   /** Side of the square matrices. */
@@ -23,14 +24,8 @@ export const MAX_MATMUL_CHECK_SIZE = 512;
  */
 export function seededMatrix(n: number, seed: number): Float32Array {
   const out = new Float32Array(n * n);
-  let state = seed >>> 0;
-  for (let i = 0; i < out.length; i++) {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  }
+  const uniform = seededUniform(seed);
+  for (let i = 0; i < out.length; i++) out[i] = uniform() * 2 - 1;
   return out;
 }
 

@@ -4,14 +4,12 @@
 import type { BackendChoice, BackendInfo } from '../src/model/backend';
 import type { MatmulCheckResult } from './matmul-check';
 import type { RunConfig } from '../src/starpo/config';
-import type { MetricRow, RolloutRecord } from '../src/metrics/jsonl';
+import type { MetricRow, StoredRollout } from '../src/metrics/jsonl';
+import type { RolloutRecord } from '../src/metrics/rolloutRecord';
 import type { Scorecard, ScorecardProgress } from '../src/eval/scorecard';
 import type { StepPhase } from '../src/starpo/trainer';
 
-export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StepPhase };
-
-/** The backend choices a page may request (`?backend=...`); 'auto' tries webgpu, then wasm, then cpu. */
-export const BACKEND_CHOICES: readonly BackendChoice[] = ['auto', 'webgpu', 'wasm', 'cpu'];
+export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StepPhase, StoredRollout };
 
 /** Side of the matrices the page's self-check multiplies: big enough to use real tiled kernels, fast on SwiftShader. */
 export const MATMUL_CHECK_SIZE = 128;
@@ -38,7 +36,7 @@ export interface RunStatus {
   message: string | null;
 }
 
-/** Where the step in flight is (the page's `step-progress` text, e.g. "rollout 12/48"). */
+/** Where the step in flight is (the page's `step-progress` text, e.g. "rollout 12/48 tokens"). */
 export interface StepProgress {
   /** The step in flight (completed steps + 1). */
   step: number;
@@ -56,14 +54,15 @@ export interface TrainingListener {
   /** One training step's metrics row, as a metrics.jsonl line would hold it. */
   metrics(row: MetricRow): void;
   /** Sample trajectories of a step (think / answer text per turn), as rollouts.jsonl records. */
-  rollouts(step: number, records: RolloutRecord[]): void;
+  rollouts(step: number, records: StoredRollout[]): void;
   /** Phase changes, and the step count after every step. */
   status(status: RunStatus): void;
   /** Progress inside the step in flight, a few times a second; null once no step is in flight. */
   progress(progress: StepProgress | null): void;
   /**
-   * A checkpoint taken at a step boundary: every `checkpointEvery` steps and whenever the run pauses, stops or ends
-   * (the page keeps the latest in IndexedDB, so a reloaded tab resumes from it).
+   * A checkpoint taken at a step boundary: after every step (not only every `trainer.saveFreq` steps as on disk: the
+   * page keeps just the latest, in IndexedDB, and a Stop that has to end a busy worker must lose no completed step),
+   * and whenever the run pauses, stops or ends. A reloaded tab resumes from it.
    */
   checkpoint(step: number, files: CheckpointBytes): void;
 }
@@ -76,8 +75,6 @@ export interface CreateRunOptions {
    * `document.baseURI`, so the static build works from any sub-path.
    */
   siteBase: string;
-  /** Send a checkpoint through the listener every k completed steps (0 = only on pause / stop / end). */
-  checkpointEvery: number;
   /** Continue from a stored checkpoint instead of the warm start. */
   resume?: { step: number; files: CheckpointBytes };
 }

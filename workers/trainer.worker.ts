@@ -4,12 +4,14 @@
 // CallbackSink whose callbacks are a Comlink proxy of the page's listener. Nothing about training is written here.
 import * as Comlink from 'comlink';
 import { initBackend } from '../src/model/backend';
+import { toRolloutRecord } from '../src/metrics/rolloutRecord';
 import { CallbackSink } from '../src/metrics/sink';
 import { EnvGroupManager, envRegistry, runRollouts } from '../src/agent/index';
 import { Trainer } from '../src/starpo/trainer';
-import { mixSeed, policyGenerateFn } from '../src/starpo/policyAgent';
-import { loadCheckpointFiles } from '../src/model/checkpoint';
-import { Qwen2Model } from '../src/model/qwen2';
+import { mixSeed } from '../src/model/seeded';
+import { policyGenerateFn } from '../src/starpo/policyAgent';
+import { loadPolicyFiles } from '../src/model/policyFiles';
+import type { Qwen2Model } from '../src/model/qwen2';
 import type { Tokenizer } from '../src/model/tokenizer';
 import type { RunConfig } from '../src/starpo/config';
 import { agentFormatFromConfig, modelScorecardPolicy, protocolFromConfig, runScorecard, suitesFromConfig, type ScorecardProgress } from '../src/eval/index';
@@ -41,13 +43,12 @@ const wasmPaths = {
 
 const log = (line: string) => console.info(`[trainer worker] ${line}`);
 
-/** The Trainer as the run controller drives it: one step per call, with a checkpoint every k steps. */
+/** The Trainer as the run controller drives it: one step per call, with a checkpoint after every step. */
 class TrainerRun implements Steppable {
   private lastCheckpointStep = -1;
   constructor(
     readonly trainer: Trainer,
     private readonly listener: TrainingListener,
-    private readonly checkpointEvery: number,
     private readonly progress: ProgressRelay,
   ) {}
   get stepsDone(): number {
@@ -63,7 +64,9 @@ class TrainerRun implements Steppable {
     } finally {
       this.progress.clear();
     }
-    if (this.checkpointEvery > 0 && this.trainer.stepsDone % this.checkpointEvery === 0) await this.sendCheckpoint();
+    // Every step (not every trainer.saveFreq steps as on disk): the page keeps only the latest checkpoint, and a Stop
+    // that has to end a worker busy in its update must find the last completed step there.
+    await this.sendCheckpoint();
   }
   /** Sends the current checkpoint to the page (at a step boundary; skipped when this step's was already sent). */
   async sendCheckpoint(): Promise<void> {
@@ -80,17 +83,6 @@ let controller: RunController | null = null;
 function requireRun(): { run: TrainerRun; controller: RunController } {
   if (!run || !controller) throw new Error('no training run in this worker: createRun first');
   return { run, controller };
-}
-
-/** The policy of a stored checkpoint (its top-level files: the critic/ and ref files are not the policy). Caller disposes. */
-function policyFromFiles(files: CheckpointBytes): { model: Qwen2Model; tokenizer: Tokenizer } {
-  const policyFiles = Object.fromEntries(Object.entries(files).filter(([name]) => !name.includes('/')));
-  const loaded = loadCheckpointFiles(policyFiles);
-  if (loaded.valueHead) {
-    Object.values(loaded.weights).forEach((t) => t.dispose());
-    throw new Error('the stored checkpoint is a critic (value head), not a policy');
-  }
-  return { model: new Qwen2Model(loaded.config, loaded.weights), tokenizer: loaded.tokenizer };
 }
 
 /** Scores `model` exactly as `ragen eval` does (src/cli/eval.ts): the run's suites, protocol and agent format. */
@@ -156,7 +148,7 @@ const api: TrainerWorkerApi = {
       }
     }
     log(note);
-    const current = new TrainerRun(trainer, listener, options.checkpointEvery, progress);
+    const current = new TrainerRun(trainer, listener, progress);
     progress.target = trainer;
     run = current;
     const runController = new RunController(current, async (status) => {
@@ -207,35 +199,8 @@ const api: TrainerWorkerApi = {
       temperature: cfg.rollout.valDoSample ? cfg.rollout.valTemperature : 0,
       seedForCall: (call) => mixSeed(cfg.trainer.seed, call),
     });
-    const result = await runRollouts(manager, generate, {
-      maxTurn: cfg.agent.maxTurn,
-      maxActionsPerTurn: cfg.agent.maxActionsPerTurn,
-      enableThink: cfg.model.enableThink,
-      actionSep: cfg.agent.actionSep,
-      promptStyle: cfg.model.promptStyle,
-      maxContextWindow: cfg.agent.maxContextWindow,
-      responseMaskOnly: cfg.algorithm.responseMaskOnly,
-      seed: 0,
-    });
-    const t = result.trajectories[0];
-    return {
-      step: r.trainer.stepsDone,
-      split: 'custom',
-      tag: t.tag,
-      success: t.success,
-      reward: t.totalReward,
-      score: t.score,
-      history: t.history.map((h) => ({ state: h.state })),
-      turns: t.turns.map((turn) => ({
-        turn: turn.turn,
-        state: turn.state,
-        think: turn.think,
-        answer: turn.answer,
-        formatOk: turn.formatOk,
-        actions: turn.executedActions,
-        reward: turn.reward,
-      })),
-    };
+    const result = await runRollouts(manager, generate, { ...agentFormatFromConfig(cfg), seed: 0 });
+    return toRolloutRecord(result.trajectories[0], r.trainer.stepsDone, 'custom');
   },
 
   async scorecard(source: ScorecardSource, request: ScorecardRequest, onProgress?: (p: ScorecardProgress) => void) {
@@ -246,7 +211,7 @@ const api: TrainerWorkerApi = {
       const name = `current policy (step ${r.trainer.stepsDone})`;
       return scoreModel(name, r.trainer.actor, r.trainer.tokenizer, r.trainer.config, request, onProgress);
     }
-    const { model, tokenizer } = policyFromFiles(source.files);
+    const { model, tokenizer } = loadPolicyFiles(source.files, 'the stored checkpoint');
     try {
       return await scoreModel(source.name, model, tokenizer, source.config, request, onProgress);
     } finally {

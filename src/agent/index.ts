@@ -15,6 +15,6 @@ export type { ChatMessage, ChatRole, PromptMode, PromptOptions, PromptSegment, P
 export { EnvGroupManager, summarizeEnvMetrics } from './envGroups';
 export type { EnvEntry, EnvGroupsConfig, EnvRegistry, EnvRollout, EnvStatus, EnvTurnInput, RolloutState, TagBlock } from './envGroups';
 export { runRollouts } from './rollout';
-export type { GenerateFn, RolloutOptions, RolloutResult, Trajectory, TurnRecord } from './rollout';
+export type { AgentFormat, GenerateContext, GenerateFn, RolloutOptions, RolloutResult, Trajectory, TurnRecord } from './rollout';
 export { envRegistry } from './registry';
 export type { EnvRegistryOptions } from './registry';

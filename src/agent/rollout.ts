@@ -11,13 +11,27 @@ import { buildPrompt } from './prompt';
 import type { PromptStyle, RenderedPrompt } from './prompt';
 import type { StepInfo } from '../../envs/types';
 
+/** Which dialogue each prompt continues: the env id of each prompt and the turn (1-based) of the rollout. */
+export interface GenerateContext {
+  keys: readonly number[];
+  turn: number;
+  /**
+   * Progress: a policy that generates token by token may report the tokens decoded so far (of at most
+   * `maxTokens`) as it goes. It awaits the call, so a throw from it abandons the generation.
+   */
+  onTokens?: (decoded: number, maxTokens: number) => void | Promise<void>;
+}
+
 /**
  * The policy as the loop sees it: prompts (rendered text ending in the forced `<think>`) in, sampled
- * continuations out, one per prompt, in the same order. The continuation excludes the forced tag.
- * A policy that generates token by token may report `onTokens(decoded, maxTokens)` as it goes (progress displays);
- * it awaits the call, so a throw from it abandons the generation.
+ * continuations out, one per prompt, in the same order. The continuation excludes the forced tag. With `context`,
+ * a policy may keep state across the turns of one rollout batch (a KV cache per env); `release` then frees it, and
+ * the loop calls it when the batch ends.
  */
-export type GenerateFn = (prompts: string[], onTokens?: (decoded: number, maxTokens: number) => void | Promise<void>) => Promise<string[]>;
+export interface GenerateFn {
+  (prompts: string[], context?: GenerateContext): Promise<string[]>;
+  release?: () => void;
+}
 
 export interface RolloutOptions {
   /** RAGEN `agent_proxy.max_turn` (default 5; Bandit 1). */
@@ -42,6 +56,24 @@ export interface RolloutOptions {
    * abandons the rollout (the envs are reset by the next one anyway).
    */
   onProgress?: (done: number, total: number) => void | Promise<void>;
+}
+
+/**
+ * How an agent talks, as a run sets it: everything runRollouts needs (every limit spelled out) plus the two numbers
+ * that shape an env group around it. The Trainer, the playground's single episodes, the warm-start check and the
+ * scorecard all play with the AgentFormat of their RunConfig (src/starpo/config.ts agentFormatFromConfig).
+ */
+export interface AgentFormat extends RolloutOptions {
+  maxTurn: number;
+  maxActionsPerTurn: number;
+  enableThink: boolean;
+  actionSep: string;
+  promptStyle: PromptStyle;
+  maxContextWindow: number;
+  /** Printed as "Max response length" for tags without their own max_tokens (Bandit); the token limit per turn. */
+  responseLength: number;
+  /** RAGEN `format_penalty`: added to the score of a trajectory with a malformed turn. */
+  formatPenalty: number;
 }
 
 /** One turn of one trajectory, for logs, the rollout viewer and metrics such as reasoning length. */
@@ -105,51 +137,55 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
   const turnsByEnv = new Map<number, TurnRecord[]>(manager.entries.map((e) => [e.envId, []]));
   let turnsPlayed = 0;
 
-  for (let turn = 1; turn <= maxTurn && active.length > 0; turn++) {
-    const prompts = active.map((r) => buildPrompt(manager.entries[r.envId].info, r.history, { ...promptOptions, mode: 'generation' }).text);
-    const onTokens = options.onProgress
-      ? (decoded: number, maxTokens: number) => options.onProgress!((turn - 1) * maxTokens + decoded, maxTurn * maxTokens)
-      : undefined;
-    const outputs = await generate(prompts, onTokens);
-    if (!Array.isArray(outputs) || outputs.length !== prompts.length) {
-      throw new Error(`runRollouts: generate returned ${Array.isArray(outputs) ? outputs.length : typeof outputs} outputs for ${prompts.length} prompts`);
+  try {
+    for (let turn = 1; turn <= maxTurn && active.length > 0; turn++) {
+      const prompts = active.map((r) => buildPrompt(manager.entries[r.envId].info, r.history, { ...promptOptions, mode: 'generation' }).text);
+      const onTokens = options.onProgress
+        ? (decoded: number, maxTokens: number) => options.onProgress!((turn - 1) * maxTokens + decoded, maxTurn * maxTokens)
+        : undefined;
+      const outputs = await generate(prompts, { keys: active.map((r) => r.envId), turn, onTokens });
+      if (!Array.isArray(outputs) || outputs.length !== prompts.length) {
+        throw new Error(`runRollouts: generate returned ${Array.isArray(outputs) ? outputs.length : typeof outputs} outputs for ${prompts.length} prompts`);
+      }
+      const badIndex = outputs.findIndex((o) => typeof o !== 'string');
+      if (badIndex >= 0) throw new Error(`runRollouts: generate output ${badIndex} is ${typeof outputs[badIndex]}, not a string`);
+      const inputs = active.map((rollout, i) => {
+        const raw = restoreForcedPrefix(outputs[i], enableThink);
+        const parsed = parseResponse(raw, parseOptions);
+        const record: TurnRecord = {
+          turn,
+          state: rollout.history[rollout.history.length - 1].state,
+          prompt: prompts[i],
+          rawResponse: raw,
+          think: parsed.think,
+          answer: parsed.answer,
+          formatOk: parsed.formatOk,
+          parsedActions: parsed.actions,
+          executedActions: [],
+          reward: 0,
+          info: null,
+          response: parsed.reconstructed,
+        };
+        turnsByEnv.get(rollout.envId)!.push(record);
+        return { envId: rollout.envId, actions: parsed.actions, llmResponse: parsed.reconstructed, llmRawResponse: raw };
+      });
+      const steppedIds = inputs.map((input) => input.envId);
+      active = manager.step(inputs);
+      // Copy what the env did back into the turn records (the history record of this turn is the second to last).
+      const rollouts = manager.allRollouts();
+      for (const envId of steppedIds) {
+        const rollout = rollouts[envId];
+        const played = rollout.history[rollout.history.length - 2];
+        const records = turnsByEnv.get(envId)!;
+        const record = records[records.length - 1];
+        record.executedActions = played.actions ?? [];
+        record.reward = played.reward ?? 0;
+        record.info = played.info ?? null;
+      }
+      turnsPlayed = turn;
     }
-    const badIndex = outputs.findIndex((o) => typeof o !== 'string');
-    if (badIndex >= 0) throw new Error(`runRollouts: generate output ${badIndex} is ${typeof outputs[badIndex]}, not a string`);
-    const inputs = active.map((rollout, i) => {
-      const raw = restoreForcedPrefix(outputs[i], enableThink);
-      const parsed = parseResponse(raw, parseOptions);
-      const record: TurnRecord = {
-        turn,
-        state: rollout.history[rollout.history.length - 1].state,
-        prompt: prompts[i],
-        rawResponse: raw,
-        think: parsed.think,
-        answer: parsed.answer,
-        formatOk: parsed.formatOk,
-        parsedActions: parsed.actions,
-        executedActions: [],
-        reward: 0,
-        info: null,
-        response: parsed.reconstructed,
-      };
-      turnsByEnv.get(rollout.envId)!.push(record);
-      return { envId: rollout.envId, actions: parsed.actions, llmResponse: parsed.reconstructed, llmRawResponse: raw };
-    });
-    const steppedIds = inputs.map((input) => input.envId);
-    active = manager.step(inputs);
-    // Copy what the env did back into the turn records (the history record of this turn is the second to last).
-    const rollouts = manager.allRollouts();
-    for (const envId of steppedIds) {
-      const rollout = rollouts[envId];
-      const played = rollout.history[rollout.history.length - 2];
-      const records = turnsByEnv.get(envId)!;
-      const record = records[records.length - 1];
-      record.executedActions = played.actions ?? [];
-      record.reward = played.reward ?? 0;
-      record.info = played.info ?? null;
-    }
-    turnsPlayed = turn;
+  } finally {
+    generate.release?.();   // the policy's per-rollout state (KV caches)
   }
 
   const states = manager.rolloutStates();

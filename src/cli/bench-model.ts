@@ -25,7 +25,7 @@ import type { Qwen2Config } from '../model/config';
 import { generate } from '../model/generate';
 import { Qwen2Model, initQwen2Weights, qwen2WeightShapes } from '../model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
-import { seededUniform } from '../model/sampling';
+import { seededUniform } from '../model/seeded';
 import { presetConfig } from '../starpo/presets';
 
 /** The fixed work of one measurement. Same numbers on the tfjs and the PyTorch side. */

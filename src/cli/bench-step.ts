@@ -24,7 +24,7 @@ import { listPresets, presetConfig } from '../starpo/presets';
 import { readModelDir } from '../starpo/runDir';
 import { Trainer } from '../starpo/trainer';
 import { addPeak, describePeak, measurePeakMemory } from './bench-model';
-import { modelDirFor } from './train';
+import { modelDirFor } from './modelDir';
 
 /** The presets the step section runs by default. */
 export const DEFAULT_STEP_PRESETS = ['bandit-tiny', 'frozenlake-tiny'] as const;

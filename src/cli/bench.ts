@@ -11,13 +11,13 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { BACKEND_NAMES, type BackendName } from '../model/backend';
+import { BACKEND_NAMES, isBackendName } from '../model/backend';
 import { ConfigError } from '../starpo/config';
 import { BENCH_SHAPE_NAMES, benchModel, benchSpec, runTorchBench } from './bench-model';
 import { benchEnvs } from './bench-envs';
 import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig, stepPresetNames } from './bench-step';
-import { UsageError } from './main';
-import { modelDirFor } from './train';
+import { UsageError } from './usage';
+import { modelDirFor } from './modelDir';
 
 const SECTIONS = ['envs', 'model', 'torch', 'step'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -68,10 +68,10 @@ export function registerBench(program: Command): void {
       if (!(seconds > 0) || !Number.isFinite(seconds)) {
         throw new UsageError(`--seconds must be a positive number, got '${opts.seconds}'`);
       }
-      if (!(BACKEND_NAMES as readonly string[]).includes(opts.backend)) {
+      if (!isBackendName(opts.backend)) {
         throw new UsageError(`unknown backend '${opts.backend}' (expected: ${BACKEND_NAMES.join(', ')})`);
       }
-      const backend = opts.backend as BackendName;
+      const backend = opts.backend;
       if (wanted.includes('step')) {
         // Every preset's config (with --step-set) and warm start are checked before any section runs.
         for (const preset of presets) {

@@ -1,11 +1,15 @@
 // `ragen demo`: a scripted agent plays RAGEN's environments in the terminal, through the same multi-turn protocol
 // the LLM agent uses (env groups, RAGEN prompts, <think>/<answer> parsing, action budget, format penalty).
-// The "policy" is a planner that writes its reasoning and answer as text: the BFS solver for Sokoban, value
-// iteration for FrozenLake, and a coin flip for Bandit (no name carries information a script could use).
+// The "policy" is a scripted agent of src/eval/scripted.ts that writes its reasoning and answer as text: the BFS
+// solver for Sokoban, value iteration for FrozenLake, and a coin flip for Bandit (no name carries information a
+// script could use).
 import type { Command } from 'commander';
-import { ENV_TAGS, Rng, planFrozenLake, solveSokoban, type AnyEnv } from '../../envs/index';
-import { EnvGroupManager, envRegistry, runRollouts, type Trajectory } from '../agent/index';
-import { UsageError } from './main';
+import { ENV_TAGS } from '../../envs/index';
+import { EnvGroupManager, envRegistry, runRollouts, type AgentFormat, type Trajectory } from '../agent/index';
+import { scriptedOptimalPolicy, scriptedRandomPolicy } from '../eval/scripted';
+import type { EvalSuite } from '../eval/suites';
+import { agentFormatFromConfig, defaultRunConfig } from '../starpo/config';
+import { UsageError } from './usage';
 
 interface DemoOptions {
   env?: string;
@@ -42,47 +46,26 @@ function positiveInt(text: string, flag: string, min: number): number {
 
 async function playTag(tag: string, seed: number, episodes: number, actionsPerTurn: number): Promise<void> {
   const isBandit = tag.startsWith('Bandit');
+  // RAGEN's agent format (its prompt wording, think + answer), with the demo's turn and action limits.
+  const format: AgentFormat = {
+    ...agentFormatFromConfig(defaultRunConfig()),
+    maxTurn: isBandit ? 1 : 5,
+    maxActionsPerTurn: isBandit ? 1 : actionsPerTurn,
+  };
   // One env per group, one rollout each: RAGEN's validation layout.
   const manager = new EnvGroupManager(
     { mode: 'val', envGroups: episodes, groupSize: 1, tags: [{ tag, nGroups: episodes }], baseSeed: seed },
     envRegistry(),
   );
-  const coin = Rng.fromSeed(seed, 'demo/coin');
-  const maxActionsPerTurn = isBandit ? 1 : actionsPerTurn;
-  // The scripted policy reads the live env of each prompt: prompts come in the order of the active envs.
-  const generate = async (prompts: string[]) => {
-    const active = manager.activeRollouts();
-    return prompts.map((_, i) => scriptedResponse(manager.entries[active[i].envId].env as AnyEnv, maxActionsPerTurn, coin));
-  };
-  const result = await runRollouts(manager, generate, {
-    maxTurn: isBandit ? 1 : 5,
-    maxActionsPerTurn,
-    promptStyle: 'ragen',
-  });
+  // The scorecard's scripted agents (src/eval/scripted.ts): no arm name tells a script which Bandit arm is better,
+  // so the demo flips a coin there instead of reading the answer from the env's config.
+  const policy = isBandit ? scriptedRandomPolicy() : scriptedOptimalPolicy();
+  const suite: EvalSuite = { name: tag, kind: 'held-out', tag, description: tag };
+  const generate = policy.generateFn({ suite, manager, format, temperature: 0, seed });
+  const result = await runRollouts(manager, generate, format);
   for (const trajectory of result.trajectories) printTrajectory(tag, trajectory);
   const success = result.envMetrics[`${tag}/success`] ?? 0;
   console.log(`${tag}: success ${(success * 100).toFixed(0)}% over ${episodes} episode(s)\n`);
-}
-
-/** Reasoning and answer text for the env's current state, as a well-formatted LLM turn (without the forced <think>). */
-function scriptedResponse(env: AnyEnv, maxActions: number, coin: Rng): string {
-  if (env.tag.startsWith('Bandit')) {
-    const arm = coin.choice(env.actionNames);
-    return `Both names could be good, so I pick ${arm}.</think><answer>${arm}</answer>`;
-  }
-  if (env.tag === 'FrozenLake' && 'map' in env) {
-    const planner = planFrozenLake(env.map, env.config.successRate ?? 1 / 3, 10);
-    const action = planner.bestAction(env.position, 10) ?? 'Left';
-    // Slippery ice: commit one move at a time, so the next turn can replan from where the agent really is.
-    return `The goal is reachable; the safest next move is ${action}.</think><answer>${action}</answer>`;
-  }
-  if ('state' in env) {
-    const plan = solveSokoban(env.state, 30) ?? [];
-    const actions = plan.slice(0, maxActions);
-    const text = actions.length ? actions.join(' || ') : 'Up';
-    return `The box has to reach the target; the shortest plan starts with ${text}.</think><answer>${text}</answer>`;
-  }
-  throw new Error(`demo: no scripted agent for env '${env.tag}'`);
 }
 
 function printTrajectory(tag: string, t: Trajectory): void {

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENV_TAGS } from '../../envs/index';
+import { BACKEND_CHOICES, isBackendChoice, type BackendChoice } from '../model/backend';
 import type { Qwen2Model } from '../model/qwen2';
 import { ConfigError } from '../starpo/config';
 import {
@@ -23,7 +24,7 @@ import {
   type Scorecard,
 } from '../eval/index';
 import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig, type ResolvedCheckpoint } from '../eval/load';
-import { UsageError } from './main';
+import { UsageError } from './usage';
 import { chooseCliBackend } from './webgpuProbe';
 
 interface EvalFlags {
@@ -105,7 +106,7 @@ interface EvalPlan {
   target: ResolvedCheckpoint;
   suites: EvalSuite[];
   protocol: EvalProtocol;
-  backend: 'webgpu' | 'wasm' | 'cpu' | 'auto';
+  backend: BackendChoice;
   baseline: { kind: 'scorecard'; card: Scorecard; source: string } | { kind: 'checkpoint'; target: ResolvedCheckpoint; source: string } | null;
   failOnRegression: number | undefined;
   out: string | undefined;
@@ -121,8 +122,8 @@ export function planEval(flags: EvalFlags): EvalPlan {
     const temperature = numberFlag(flags.temperature, '--temperature');
     const failOnRegression = numberFlag(flags.failOnRegression, '--fail-on-regression');
     if (failOnRegression !== undefined && !flags.baseline) throw new UsageError('--fail-on-regression needs --baseline (what to compare against)');
-    if (flags.backend !== undefined && !['webgpu', 'wasm', 'cpu', 'auto'].includes(flags.backend)) {
-      throw new UsageError(`--backend must be webgpu, wasm, cpu or auto, got '${flags.backend}'`);
+    if (flags.backend !== undefined && !isBackendChoice(flags.backend)) {
+      throw new UsageError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}, got '${flags.backend}'`);
     }
     if (flags.env !== undefined && !ENV_TAGS.includes(flags.env)) {
       throw new UsageError(`unknown env tag '${flags.env}' (valid tags: ${ENV_TAGS.join(', ')})`);

@@ -5,10 +5,11 @@ import { Command, CommanderError } from 'commander';
 import { registerBench } from './bench';
 import { registerDemo } from './demo';
 import { registerEval } from './eval';
+import { registerExport } from './export';
+import { registerImportMetrics } from './import-metrics';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
-
-export class UsageError extends Error {}
+import { UsageError } from './usage';
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command()
@@ -21,6 +22,8 @@ export async function main(argv: string[]): Promise<number> {
   registerEval(program);
   registerWarmstart(program);
   registerTrain(program);
+  registerExport(program);
+  registerImportMetrics(program);
   try {
     await program.parseAsync(argv);
     return 0;

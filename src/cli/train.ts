@@ -10,10 +10,9 @@
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import cliProgress from 'cli-progress';
-import type { BackendInfo } from '../model/backend';
+import { BACKEND_CHOICES, isBackendChoice, type BackendInfo } from '../model/backend';
 import { JsonlSink, METRICS_FILE, ROLLOUTS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
@@ -38,11 +37,9 @@ import {
   writeRunConfig,
 } from '../starpo/runDir';
 import { Trainer, type StepResult } from '../starpo/trainer';
-import { UsageError } from './main';
+import { modelDirFor } from './modelDir';
+import { UsageError } from './usage';
 import { chooseCliBackend } from './webgpuProbe';
-
-/** The repository root (public/ holds the warm-start checkpoints). */
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface TrainFlags {
   preset?: string;
@@ -105,28 +102,6 @@ function readConfigFile(file: string): unknown {
   }
 }
 
-/** Where a config's initial policy lives: model.path, else public/<model.warmStart>. Throws UsageError when missing. */
-export function modelDirFor(config: RunConfig): string {
-  if (config.model.path !== null) {
-    const dir = path.resolve(config.model.path);
-    if (!fs.existsSync(path.join(dir, 'config.json'))) {
-      throw new UsageError(`model.path ${dir} is not a Hugging Face model directory (no config.json there)`);
-    }
-    return dir;
-  }
-  if (config.model.warmStart !== null) {
-    const dir = path.join(REPO_ROOT, 'public', config.model.warmStart);
-    if (!fs.existsSync(path.join(dir, 'model.safetensors'))) {
-      const name = config.model.warmStart.split('/').pop();
-      throw new UsageError(
-        `no warm-start checkpoint at public/${config.model.warmStart}: build it first with \`npx ragen warmstart --preset ${name}\``,
-      );
-    }
-    return dir;
-  }
-  throw new UsageError('the config names no initial policy: set model.path (--set model=DIR) or model.warmStart');
-}
-
 /**
  * Turns the command line into the arms to train, or throws a UsageError naming the problem (unknown preset, config
  * key, wrongly typed value, missing warm start, an --out that already holds a run, a resume whose config differs).
@@ -135,8 +110,8 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
   try {
     const steps = intFlag(flags.steps, '--steps', 1);
     const seed = intFlag(flags.seed, '--seed', 0);
-    if (flags.backend !== undefined && !['webgpu', 'wasm', 'cpu', 'auto'].includes(flags.backend)) {
-      throw new UsageError(`--backend must be webgpu, wasm, cpu or auto, got '${flags.backend}'`);
+    if (flags.backend !== undefined && !isBackendChoice(flags.backend)) {
+      throw new UsageError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}, got '${flags.backend}'`);
     }
     const flagOverrides = [
       ...(steps !== undefined ? [`trainer.totalSteps=${steps}`] : []),

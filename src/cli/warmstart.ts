@@ -1,15 +1,15 @@
 // `ragen warmstart --preset NAME [--out DIR]`: rebuilds a tiny preset's warm-start checkpoint (supervised fine-tuning
-// on solver demonstrations, src/starpo/warmstart.ts), checks it by sampling validation episodes, and writes it where
+// on solver demonstrations, src/warmstart/warmstart.ts), checks it by sampling validation episodes, and writes it where
 // the preset loads it from (public/warmstart/<preset>/ by default).
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { BACKEND_NAMES, initBackend, type BackendName } from '../model/backend';
+import { BACKEND_NAMES, initBackend, isBackendName, type BackendName } from '../model/backend';
 import { saveCheckpointDir } from '../model/checkpointDir';
 import { PRESET_NAMES } from '../starpo/presets';
-import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../starpo/warmstart';
-import { UsageError } from './main';
+import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../warmstart/warmstart';
+import { REPO_ROOT } from './modelDir';
+import { UsageError } from './usage';
 
 interface WarmstartFlags {
   preset: string;
@@ -19,9 +19,6 @@ interface WarmstartFlags {
   checkEpisodes: string;
   check: boolean;
 }
-
-/** The repository root (this file is src/cli/warmstart.ts), so the default output does not depend on the cwd. */
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export function registerWarmstart(program: Command): void {
   program
@@ -35,13 +32,13 @@ export function registerWarmstart(program: Command): void {
     .option('--no-check', 'skip the sampled check')
     .action(async (flags: WarmstartFlags) => {
       const preset = resolvePresetName(flags.preset);
-      if (!(BACKEND_NAMES as readonly string[]).includes(flags.backend)) {
+      if (!isBackendName(flags.backend)) {
         throw new UsageError(`unknown backend '${flags.backend}' (expected one of: ${BACKEND_NAMES.join(', ')})`);
       }
       const steps = flags.steps === undefined ? undefined : positiveInt(flags.steps, '--steps');
       const checkEpisodes = positiveInt(flags.checkEpisodes, '--check-episodes');
       const out = flags.out ? path.resolve(flags.out) : path.join(REPO_ROOT, 'public', 'warmstart', preset);
-      await runWarmstart({ preset, out, backend: flags.backend as BackendName, steps, checkEpisodes, check: flags.check });
+      await runWarmstart({ preset, out, backend: flags.backend, steps, checkEpisodes, check: flags.check });
     });
 }
 

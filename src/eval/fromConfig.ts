@@ -2,22 +2,11 @@
 // and the default suites of its training envs. Browser-safe (no fs): the CLI (`ragen eval`, via ./load) and the
 // playground's trainer worker both derive their scorecards here, so the two show the same numbers.
 import { envBlocks, type RunConfig } from '../starpo/config';
-import type { AgentFormat, EvalProtocol } from './scorecard';
+import type { EvalProtocol } from './scorecard';
 import { defaultSuites, type EvalSuite } from './suites';
 
-/** How the agent of `config` talks (prompt and answer format, limits). */
-export function agentFormatFromConfig(c: RunConfig): AgentFormat {
-  return {
-    maxTurn: c.agent.maxTurn,
-    maxActionsPerTurn: c.agent.maxActionsPerTurn,
-    enableThink: c.model.enableThink,
-    actionSep: c.agent.actionSep,
-    promptStyle: c.model.promptStyle,
-    maxContextWindow: c.agent.maxContextWindow,
-    responseLength: c.rollout.maxNewTokens,
-    formatPenalty: c.agent.formatPenalty,
-  };
-}
+/** How the agent of `config` talks: the same format its training rollouts were played with. */
+export { agentFormatFromConfig } from '../starpo/config';
 
 /** RAGEN's validation protocol from the run config: valGroups seeds from seedVal, valTemperature, one rollout each. */
 export function protocolFromConfig(c: RunConfig, over: Partial<EvalProtocol> = {}): EvalProtocol {

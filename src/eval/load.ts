@@ -8,8 +8,9 @@
 // An explicit preset always wins over what the directory implies.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadCheckpointDir } from '../model/checkpointDir';
-import { Qwen2Model } from '../model/qwen2';
+import { readCheckpointDirFiles } from '../model/checkpointDir';
+import { loadPolicyFiles } from '../model/policyFiles';
+import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
 import { parseRunConfig, type RunConfig } from '../starpo/config';
 import { resolvePreset } from '../starpo/presets';
@@ -69,10 +70,6 @@ export function resolveCheckpoint(dir: string, preset?: string): ResolvedCheckpo
 
 /** Loads the actor of a model directory (needs an initialised tfjs backend). The caller disposes the model. */
 export async function loadActor(modelDir: string): Promise<{ model: Qwen2Model; tokenizer: Tokenizer }> {
-  const ckpt = await loadCheckpointDir(modelDir);
-  if (ckpt.valueHead) {
-    Object.values(ckpt.weights).forEach((t) => t.dispose());
-    throw new Error(`${modelDir} is a critic (value head) checkpoint, not a policy`);
-  }
-  return { model: new Qwen2Model(ckpt.config, ckpt.weights), tokenizer: ckpt.tokenizer };
+  const { model, tokenizer } = loadPolicyFiles(await readCheckpointDirFiles(modelDir), modelDir);
+  return { model, tokenizer };
 }

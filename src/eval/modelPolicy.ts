@@ -3,7 +3,8 @@
 // the playground can score its live policy with it.
 import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
-import { mixSeed, policyGenerateFn } from '../starpo/policyAgent';
+import { mixSeed } from '../model/seeded';
+import { policyGenerateFn } from '../starpo/policyAgent';
 import type { ScorecardPolicy } from './scorecard';
 
 export interface ModelPolicyOptions {

@@ -11,33 +11,16 @@
 // Deterministic given the eval seed, the backend and the batch size (sampling seeds are mixed from the eval seed,
 // the suite name and the first seed of the batch).
 import { SokobanEnv, FrozenLakeEnv, fnv1a32, makeEnv, planFrozenLake, solveSokoban } from '../../envs/index';
-import { EnvGroupManager, envRegistry, runRollouts, type GenerateFn, type PromptStyle, type Trajectory } from '../agent/index';
+import { EnvGroupManager, envRegistry, runRollouts, type AgentFormat, type GenerateFn, type Trajectory } from '../agent/index';
 import { countWords, reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
-import { mixSeed } from '../starpo/policyAgent';
+import { mixSeed } from '../model/seeded';
 import type { EvalSuite, SuiteKind } from './suites';
 import { finiteMean, passAtK, wilsonInterval } from './stats';
 
 export const SCORECARD_FORMAT = 'ragen-ts-scorecard/1';
 
-/** How an agent talks: the prompt and answer format of the run it was trained in (RunConfig's model/agent keys). */
-export interface AgentFormat {
-  /** RAGEN `agent_proxy.max_turn`. */
-  maxTurn: number;
-  /** RAGEN `agent_proxy.max_actions_per_turn`. */
-  maxActionsPerTurn: number;
-  /** RAGEN `enable_think`. */
-  enableThink: boolean;
-  /** RAGEN `action_sep`. */
-  actionSep: string;
-  /** 'ragen' or 'compact' prompt wording. */
-  promptStyle: PromptStyle;
-  /** RAGEN `max_context_window` (-1 = full history). */
-  maxContextWindow: number;
-  /** Printed as "Max response length" for tags without their own max_tokens (Bandit). */
-  responseLength: number;
-  /** RAGEN `format_penalty`, part of meanScore. */
-  formatPenalty: number;
-}
+/** How an agent talks (src/agent/rollout.ts): the prompt and answer format of the run it was trained in. */
+export type { AgentFormat };
 
 /** The evaluation protocol, shared by a checkpoint and its baseline so their numbers compare. */
 export interface EvalProtocol {
@@ -208,14 +191,7 @@ async function playSuite(
     );
     const seed = mixSeed(protocol.seed, fnv1a32(suite.name), start);
     const generate = policy.generateFn({ suite, manager, format, temperature: protocol.temperature, seed });
-    const result = await runRollouts(manager, generate, {
-      maxTurn: format.maxTurn,
-      maxActionsPerTurn: format.maxActionsPerTurn,
-      enableThink: format.enableThink,
-      actionSep: format.actionSep,
-      promptStyle: format.promptStyle,
-      maxContextWindow: format.maxContextWindow,
-    });
+    const result = await runRollouts(manager, generate, format);
     // Group ids restart at 0 in every batch: shift them so they name the seed across the whole suite.
     for (const t of result.trajectories) all.push({ ...t, groupId: t.groupId + start });
     progress((start + n) * protocol.k);

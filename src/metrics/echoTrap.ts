@@ -20,32 +20,20 @@
 /** Which early signals must both be low for the warning. */
 export type EchoTrapSignals = 'reward_std_and_entropy' | 'reward_std';
 
+/**
+ * The detector's settings. A run's `echoTrap` section (src/starpo/config.ts) is exactly this shape and holds the
+ * defaults and the documentation of every field; this file depends on nothing outside src/metrics, so it names the
+ * shape again instead of importing it.
+ */
 export interface EchoTrapConfig {
-  /** Steps (finite values per signal) averaged into each baseline. Issue #4 default 5. */
   baselineSteps: number;
-  /** A signal is "low" when value < fraction x baseline. Default 0.3. */
   fraction: number;
-  /** Consecutive low steps needed to fire. Default 2. */
   patience: number;
-  /** 'reward_std_and_entropy' (default, issue #4) or 'reward_std' alone (RAGEN-2's early stop). */
   signals: EchoTrapSignals;
-  /** A grad norm above this multiple of its running median is a spike. Default 5. */
   gradSpikeFactor: number;
-  /** How many previous finite grad norms the running median covers. Default 20. */
   gradMedianWindow: number;
-  /** No spike is flagged until this many finite grad norms were seen. Default 5. */
   gradMinHistory: number;
 }
-
-export const DEFAULT_ECHO_TRAP_CONFIG: Readonly<EchoTrapConfig> = {
-  baselineSteps: 5,
-  fraction: 0.3,
-  patience: 2,
-  signals: 'reward_std_and_entropy',
-  gradSpikeFactor: 5,
-  gradMedianWindow: 20,
-  gradMinHistory: 5,
-};
 
 /** What the detector concluded so far. */
 export interface EchoTrapReport {
@@ -119,11 +107,10 @@ function ratio(value: number | undefined, baseline: number): number {
 export class EchoTrapDetector {
   private s: EchoTrapState;
 
-  constructor(config: Partial<EchoTrapConfig> = {}) {
-    const full: EchoTrapConfig = { ...DEFAULT_ECHO_TRAP_CONFIG, ...config };
-    validateConfig(full);
+  constructor(config: EchoTrapConfig) {
+    validateConfig(config);
     this.s = {
-      config: full,
+      config: { ...config },
       lastStep: null,
       rewardStdBaselineValues: [],
       entropyBaselineValues: [],

@@ -11,8 +11,12 @@
 /** One step's metrics as stored: `step` plus metric keys; missing / non-finite values are NaN in memory. */
 export type MetricRow = { step: number } & Record<string, number>;
 
-/** One sample trajectory as stored in rollouts.jsonl: the step plus whatever the agent recorded. */
-export type RolloutRecord = { step: number } & Record<string, unknown>;
+/**
+ * One line of rollouts.jsonl as stored and read back: a step plus fields that are not checked here. Our writers
+ * store RolloutRecords (./rolloutRecord.ts); a file from elsewhere may hold anything, and the rollout viewer
+ * (src/ui/trajectories.ts) names a field it cannot draw.
+ */
+export type StoredRollout = { step: number } & Record<string, unknown>;
 
 function nonFiniteToNull(_key: string, value: unknown): unknown {
   return typeof value === 'number' && !Number.isFinite(value) ? null : value;
@@ -112,10 +116,10 @@ export function parseMetricsJsonl(text: string, source = 'metrics.jsonl'): Metri
 }
 
 /** Rollout records from rollouts.jsonl text (each must carry a step). */
-export function parseRolloutsJsonl(text: string, source = 'rollouts.jsonl'): RolloutRecord[] {
+export function parseRolloutsJsonl(text: string, source = 'rollouts.jsonl'): StoredRollout[] {
   return parseJsonl(text, source).records.map((record, i) => {
     recordStep(record, i, source);
-    return record as RolloutRecord;
+    return record as StoredRollout;
   });
 }
 

@@ -9,7 +9,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { encodeJsonLine, metricRow, parseMetricsJsonl, parseRolloutsJsonl, truncateJsonlText, type MetricRow, type RolloutRecord } from './jsonl';
+import { encodeJsonLine, metricRow, parseMetricsJsonl, parseRolloutsJsonl, truncateJsonlText, type MetricRow, type StoredRollout } from './jsonl';
 import { StepGuard, rolloutRecords, type MetricSink } from './sink';
 
 export const METRICS_FILE = 'metrics.jsonl';
@@ -48,7 +48,7 @@ export function readMetricsJsonl(file: string): MetricRow[] {
 }
 
 /** Records of a rollouts.jsonl file; a torn last line is skipped. */
-export function readRolloutsJsonl(file: string): RolloutRecord[] {
+export function readRolloutsJsonl(file: string): StoredRollout[] {
   return parseRolloutsJsonl(fs.readFileSync(file, 'utf8'), file);
 }
 

@@ -5,9 +5,9 @@
 // Every sink enforces strictly increasing steps: one row per training step is the contract of metrics.jsonl,
 // and a resumed run that forgot to truncate would otherwise silently duplicate steps.
 
-import { checkStep, metricRow, type MetricRow, type RolloutRecord } from './jsonl';
+import { checkStep, metricRow, type MetricRow, type StoredRollout } from './jsonl';
 
-export type { MetricRow, RolloutRecord } from './jsonl';
+export type { MetricRow, StoredRollout } from './jsonl';
 
 export interface MetricSink {
   /** Record one training step's metrics (a number per key; NaN = no value this step). */
@@ -31,8 +31,11 @@ export class StepGuard {
   }
 }
 
-/** A rollout record: the step first, then the trajectory's own fields. */
-export function rolloutRecords(step: number, rollouts: readonly object[]): RolloutRecord[] {
+/**
+ * The records of one step, each carrying that step. Sinks store what they are given without looking inside; the
+ * writers (Trainer, playground worker) give RolloutRecords built by toRolloutRecord (./rolloutRecord.ts).
+ */
+export function rolloutRecords(step: number, rollouts: readonly object[]): StoredRollout[] {
   checkStep(step);
   return rollouts.map((r, i) => {
     if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new Error(`rollout #${i} at step ${step} is not an object`);
@@ -45,7 +48,7 @@ export function rolloutRecords(step: number, rollouts: readonly object[]): Rollo
 /** Keeps everything in memory: for tests, and for the browser's charts. */
 export class MemorySink implements MetricSink {
   readonly rows: MetricRow[] = [];
-  readonly rollouts: RolloutRecord[] = [];
+  readonly rollouts: StoredRollout[] = [];
   closed = false;
   private guard = new StepGuard();
 
@@ -83,7 +86,7 @@ export class CallbackSink implements MetricSink {
   private guard = new StepGuard();
   constructor(
     private readonly onMetrics: (row: MetricRow) => void | Promise<void>,
-    private readonly onRollouts?: (step: number, rollouts: RolloutRecord[]) => void | Promise<void>,
+    private readonly onRollouts?: (step: number, rollouts: StoredRollout[]) => void | Promise<void>,
   ) {}
 
   write(step: number, metrics: Readonly<Record<string, number>>): void | Promise<void> {

@@ -65,11 +65,11 @@ export function summarizeSeries(rows: readonly MetricRow[], key: string): Series
 }
 
 export interface SummaryOptions {
-  /** Detector settings when the rows carry no echo_trap/* keys and the warning is replayed. */
-  echoTrap?: Partial<EchoTrapConfig>;
+  /** Detector settings (the run's `echoTrap` config) for rows that carry no echo_trap/* keys: the warning is replayed. */
+  echoTrap: EchoTrapConfig;
 }
 
-export function summarizeMetrics(rows: readonly MetricRow[], opts: SummaryOptions = {}): RunSummary {
+export function summarizeMetrics(rows: readonly MetricRow[], opts: SummaryOptions): RunSummary {
   const sorted = [...rows].sort((a, b) => a.step - b.step);
   const keys = new Set<string>();
   for (const row of sorted) for (const k of Object.keys(row)) if (SUCCESS_RE.test(k)) keys.add(k);
@@ -87,7 +87,7 @@ export function summarizeMetrics(rows: readonly MetricRow[], opts: SummaryOption
   };
 }
 
-function echoTrapSteps(rows: readonly MetricRow[], config: Partial<EchoTrapConfig> | undefined): RunSummary['echoTrap'] {
+function echoTrapSteps(rows: readonly MetricRow[], config: EchoTrapConfig): RunSummary['echoTrap'] {
   const logged = rows.some((r) => 'echo_trap/warning' in r);
   if (logged) {
     const fired = rows.find((r) => r['echo_trap/warning'] === 1);

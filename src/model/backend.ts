@@ -9,11 +9,12 @@
 //   adapter that is a software renderer (SwiftShader, llvmpipe: `isFallbackAdapter`) counts as unusable for 'auto':
 //   it runs the same shaders on the CPU 5-50x slower than wasm (PLATFORM.md), so 'auto' skips it and says so.
 import * as tf from '@tensorflow/tfjs';
+import { registerFusedKernels } from './kernels/index';
 import { installWasmTransposedMatMul } from './wasmMatMul';
 
-export type BackendName = 'webgpu' | 'wasm' | 'cpu';
-export type BackendChoice = BackendName | 'auto';
-export const BACKEND_NAMES: readonly BackendName[] = ['webgpu', 'wasm', 'cpu'];
+import { BACKEND_NAMES, isBackendName, type BackendChoice, type BackendName } from './backendNames';
+
+export * from './backendNames';
 
 export interface BackendOptions {
   /** Browser only: URLs of the wasm binaries (Vite: `import u from '.../tfjs-backend-wasm-simd.wasm?url'`). */
@@ -127,6 +128,7 @@ async function tryBackend(name: BackendName, opts: BackendOptions, auto: boolean
   if (!ok) throw new Error(`tf.setBackend('${name}') failed`);
   await tf.ready();
   if (tf.getBackend() !== name) throw new Error(`asked for '${name}' but tfjs is running '${tf.getBackend()}'`);
+  await registerFusedKernels();
 }
 
 /** 'auto' passed over a backend that works but should not be used here (not a failure). */
@@ -138,7 +140,7 @@ class SkippedBackend extends Error {}
  */
 export async function initBackend(choice: BackendChoice = 'auto', opts: BackendOptions = {}): Promise<BackendInfo> {
   const log = opts.log ?? (() => {});
-  if (choice !== 'auto' && !BACKEND_NAMES.includes(choice)) {
+  if (choice !== 'auto' && !isBackendName(choice)) {
     throw new Error(`unknown backend '${String(choice)}' (expected one of: auto, ${BACKEND_NAMES.join(', ')})`);
   }
   const candidates: BackendName[] = choice === 'auto' ? [...BACKEND_NAMES] : [choice];

@@ -52,8 +52,8 @@ export async function saveCheckpointDir(
   }
 }
 
-/** Reads a checkpoint directory (ours, or a Hugging Face Qwen2 / Qwen2.5 one) and loads it with loadCheckpointFiles. */
-export async function loadCheckpointDir(dir: string): Promise<LoadedCheckpoint> {
+/** The files of a checkpoint directory (ours, or a Hugging Face Qwen2 / Qwen2.5 one, sharded weights included). */
+export async function readCheckpointDirFiles(dir: string): Promise<Record<string, Uint8Array>> {
   const names = await fs.readdir(dir).catch((err: NodeJS.ErrnoException) => {
     throw new Error(`checkpoint directory ${dir} cannot be read: ${err.code === 'ENOENT' ? 'it does not exist' : err.message}`);
   });
@@ -70,6 +70,12 @@ export async function loadCheckpointDir(dir: string): Promise<LoadedCheckpoint> 
       files[name] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     }
   }
+  return files;
+}
+
+/** Reads a checkpoint directory and loads it with loadCheckpointFiles (a policy: loadPolicyFiles). */
+export async function loadCheckpointDir(dir: string): Promise<LoadedCheckpoint> {
+  const files = await readCheckpointDirFiles(dir);
   try {
     return loadCheckpointFiles(files);
   } catch (err) {

@@ -1,21 +1,30 @@
-// Batched sampling with a KV cache.
+// Batched sampling with a KV cache, and a session that keeps the cache from one turn of a dialogue to the next.
 //
-// 1. Prefill: prompts are left-padded to a common length (rounded up to PROMPT_BUCKET) and run through the model
-//    once; every layer's keys/values (after RoPE) go into a cache preallocated at its final size
-//    [B, nKV, capacity, hd], capacity = round_up(prompt length + maxNewTokens, CACHE_BUCKET).
-// 2. Decode: one token per row per step. The new key/value is written into slot (prompt length + step) and the
-//    query attends over the whole cache, with unwritten slots and padding masked out.
+// 1. Prefill: each prompt's new tokens are left-padded to a common length (rounded up to PROMPT_BUCKET) and run
+//    through the model at once; every layer's keys/values (after RoPE) go into a cache [B, capacity, nKV*hd]
+//    preallocated for the whole call, capacity = round_up(slots used + prompt block + maxNewTokens, CACHE_BUCKET).
+// 2. Decode: one token per row per step, its key/value written into the next slot; the query attends over the
+//    cache slots up to its own that hold real tokens. Both are one fused kernel per layer (cachedAttention,
+//    src/model/kernels), which on wasm and cpu writes into the cache in place.
+// 3. Next turn (GenerationSession): a multi-turn rollout's next prompt repeats the whole dialogue so far. The
+//    session compares each row's new prompt with the tokens already in its cache (the previous prompt and the
+//    sampled tokens) and prefills only what follows their longest common prefix; cache slots past it become
+//    holes that nobody attends to. Positions count real tokens only, never slots, so a row's keys are exactly
+//    those a full prefill of the same tokens would compute.
+// The weights are stacked and transposed once per call (Qwen2Model.inferenceWeights), so each decode step's
+// matmuls take tfjs-wasm's fast path with the bias fused in.
 // Why a fixed-size cache rather than concatenating a column per step: every decode step then has identical
 // shapes, so WebGPU compiles its shaders once per (batch, prompt bucket, capacity) instead of once per step, and
 // the buffer pool stays flat. The cost is attending over up to CACHE_BUCKET - 1 unused (masked) slots.
 //
-// Positions count real tokens only, so a left-padded row's first real token is at position 0, as in training.
 // Rows that finished (stop token, stop string) keep being fed padTokenId so the batch keeps its shape; their
 // outputs are ignored and they cannot affect other rows (each row attends only to its own keys).
 import * as tf from '@tensorflow/tfjs';
 import { headDim } from './config';
-import { MASKED_SCORE, causalAttentionBias, positionsFromMask, type Qwen2Model } from './qwen2';
-import { sampleNextTokens, sampleOnDevice, seededUniform, validateSamplingOptions } from './sampling';
+import { embed } from './kernels/index';
+import { disposeInferenceWeights, type InferenceWeights, type KvCache, type Qwen2Model } from './qwen2';
+import { sampleNextTokens, sampleOnDevice, validateSamplingOptions } from './sampling';
+import { mixSeed, seededUniform } from './seeded';
 
 /** Prompt lengths are padded up to a multiple of this (fewer distinct prefill shapes). */
 export const PROMPT_BUCKET = 16;
@@ -47,143 +56,240 @@ export interface GenerateResult {
 
 const roundUp = (n: number, m: number) => Math.ceil(n / m) * m;
 
-export async function generate(model: Qwen2Model, prompts: number[][], opts: GenerateOptions): Promise<GenerateResult> {
-  validate(model, prompts, opts);
-  const rows = prompts.length;
-  const tokens: number[][] = prompts.map(() => []);
-  const finishReasons: ('stop' | 'length')[] = prompts.map(() => 'length');
-  if (opts.maxNewTokens === 0) return { tokens, finishReasons };
+/** What the session remembers of one row: the tokens in its cache, in order, and the slot of each. */
+interface CachedRow {
+  key: number;
+  tokens: number[];
+  slots: number[];
+}
 
-  const c = model.config;
-  const promptLen = roundUp(Math.max(...prompts.map((p) => p.length)), PROMPT_BUCKET);
-  const capacity = roundUp(promptLen + opts.maxNewTokens, CACHE_BUCKET);
-  const realLength = prompts.map((p) => p.length);
-  const random = seededUniform(opts.seed);
-  const stopIds = new Set(opts.stopTokenIds ?? []);
-  const stopStrings = opts.stopStrings ?? [];
-  // A stop string can only end in the newest token; decoding a short tail is enough to find it.
-  const tailTokens = Math.max(0, ...stopStrings.map((s) => s.length)) + 8;
-  const done = prompts.map(() => false);
+/**
+ * Generation over several calls that continue the same dialogues (the turns of one rollout batch), reusing each
+ * row's KV cache. The model's weights must not change while a session is open. Rows are matched across calls by
+ * `keys` (e.g. env ids); a row whose key is new, or a call without keys, starts from an empty cache. dispose() frees
+ * the cache.
+ */
+export class GenerationSession {
+  private cache: KvCache | null = null;
+  private capacity = 0;
+  private fill = 0;                  // the next free cache slot (the same for every row)
+  private rows: CachedRow[] = [];
+  /** Prompt tokens served from the cache / prefilled, over the session's calls (for benchmarks and tests). */
+  readonly stats = { reusedTokens: 0, prefilledTokens: 0 };
 
-  // Left-padded prompts, and which cache slots each row may attend to: its real prompt tokens, then (filled in
-  // step by step) its generated tokens.
-  const idsData = new Int32Array(rows * promptLen).fill(opts.padTokenId);
-  const promptMask = new Float32Array(rows * promptLen);
-  const visibleKeys = new Float32Array(rows * capacity);
-  prompts.forEach((p, r) => {
-    const offset = promptLen - p.length;
-    p.forEach((id, j) => {
-      idsData[r * promptLen + offset + j] = id;
-      promptMask[r * promptLen + offset + j] = 1;
-      visibleKeys[r * capacity + offset + j] = 1;
+  constructor(private readonly model: Qwen2Model) {}
+
+  async generate(prompts: number[][], opts: GenerateOptions, keys?: readonly number[]): Promise<GenerateResult> {
+    validate(this.model, prompts, opts);
+    if (keys && keys.length !== prompts.length) throw new Error(`generate: ${keys.length} keys for ${prompts.length} prompts`);
+    const model = this.model;
+    const rows = prompts.length;
+    const tokens: number[][] = prompts.map(() => []);
+    const finishReasons: ('stop' | 'length')[] = prompts.map(() => 'length');
+    if (opts.maxNewTokens === 0) return { tokens, finishReasons };
+
+    // Which cached row each prompt continues, and how many of its leading tokens are in that row's cache. At least
+    // the last prompt token is always run, for the logits of the first new token.
+    const previous = new Map(this.rows.map((r, i) => [r.key, i]));
+    const reuse = prompts.map((p, i) => {
+      const from = keys ? previous.get(keys[i]) : undefined;
+      if (from === undefined) return { from: -1, prefix: 0 };
+      const cached = this.rows[from].tokens;
+      const max = Math.min(cached.length, p.length - 1);
+      let n = 0;
+      while (n < max && cached[n] === p[n]) n++;
+      return { from, prefix: n };
     });
-  });
+    const reusing = reuse.some((r) => r.prefix > 0);
+    const start = reusing ? this.fill : 0;
+    const promptLen = roundUp(Math.max(...prompts.map((p, i) => p.length - reuse[i].prefix)), PROMPT_BUCKET);
+    const capacity = Math.max(roundUp(start + promptLen + opts.maxNewTokens, CACHE_BUCKET), reusing ? this.capacity : 0);
+    this.stats.reusedTokens += reuse.reduce((n, r) => n + r.prefix, 0);
+    this.stats.prefilledTokens += prompts.reduce((n, p, i) => n + p.length - reuse[i].prefix, 0);
 
-  let unread: tf.Tensor1D[] = [];   // sampled ids [B] the host has not read yet (see readEvery below)
-  let cacheK: tf.Tensor4D[] = [];
-  let cacheV: tf.Tensor4D[] = [];
-  const nKV = c.num_key_value_heads, hd = headDim(c);
-  try {
-    // Prefill: the whole prompt at once; keep each layer's K/V, padded with empty slots up to the capacity.
-    let logits = tf.tidy(() => {
-      const ids = tf.tensor2d(idsData, [rows, promptLen], 'int32');
-      const mask = tf.tensor2d(promptMask, [rows, promptLen]);
-      const empty = tf.zeros([rows, nKV, capacity - promptLen, hd]);
-      const hidden = model.hiddenStates(ids, positionsFromMask(mask), causalAttentionBias(mask), promptLen - 1,
-        (layer, k, v) => {
-          cacheK[layer] = tf.keep(tf.concat([k, empty], 2) as tf.Tensor4D);
-          cacheV[layer] = tf.keep(tf.concat([v, empty], 2) as tf.Tensor4D);
-          return { k, v };
-        });
-      return lastPositionLogits(model, hidden);
+    // Each row's visible slots: its reused prefix, then its new prompt tokens (left-padded into the block at
+    // `start`), then (filled in step by step) its generated tokens.
+    const visibleKeys = new Float32Array(rows * capacity);
+    const idsData = new Int32Array(rows * promptLen).fill(opts.padTokenId);
+    const positionData = new Int32Array(rows * promptLen);
+    const nextRows: CachedRow[] = prompts.map((p, r) => {
+      const { from, prefix } = reuse[r];
+      const slots = prefix > 0 ? this.rows[from].slots.slice(0, prefix) : [];
+      for (const slot of slots) visibleKeys[r * capacity + slot] = 1;
+      const offset = promptLen - (p.length - prefix);
+      for (let j = prefix; j < p.length; j++) {
+        const col = offset + j - prefix;
+        idsData[r * promptLen + col] = p[j];
+        positionData[r * promptLen + col] = j;
+        visibleKeys[r * capacity + start + col] = 1;
+        slots.push(start + col);
+      }
+      return { key: keys ? keys[r] : r, tokens: [...p], slots };
     });
+    const realLength = prompts.map((p) => p.length);
+    // One random stream per row, keyed like the cache (env id): a row samples the same tokens whatever else is in
+    // the batch, so a batch can be split across workers without changing a single token.
+    const streams = prompts.map((_, r) => seededUniform(mixSeed(opts.seed, keys ? keys[r] : r)));
+    const stopIds = new Set(opts.stopTokenIds ?? []);
+    const stopStrings = opts.stopStrings ?? [];
+    // A stop string can only end in the newest token; decoding a short tail is enough to find it.
+    const tailTokens = Math.max(0, ...stopStrings.map((s) => s.length)) + 8;
+    const done = prompts.map(() => false);
 
-    // Sampled ids stay on the device and feed the next decode step directly; the host reads them (to find stop
-    // tokens and strings) only every `readEvery` steps, because on WebGPU each read is a round trip that stalls the
-    // queue. A row that stopped since the last read goes on decoding until the next one and what it produces then
-    // is dropped; no row attends to another, so the kept tokens are exactly those of reading every step.
-    const readEvery = opts.readEvery ?? (tf.getBackend() === 'webgpu' ? 8 : 1);
-    for (let step = 0; ; step++) {
-      const uniforms = prompts.map(() => random());   // drawn for every row, so a row's stream ignores the others
-      const onDevice = sampleOnDevice(logits, opts, uniforms);
-      // Top-k / top-p finish on the CPU: those ids are on the host anyway, so they are read every step.
-      const newest = onDevice ?? tf.tensor1d(await sampleNextTokens(logits, opts, uniforms), 'int32');
-      logits.dispose();
-      unread.push(newest);
-      // Every row has step + 1 tokens unless it stopped, so the length limit needs no read.
-      if (unread.length >= readEvery || step + 1 >= opts.maxNewTokens || !onDevice) {
-        for (const ids of await Promise.all(unread.map((t) => t.data()))) {
-          for (let r = 0; r < rows; r++) {
-            if (done[r]) continue;
-            tokens[r].push(ids[r]);
-            if (stopIds.has(ids[r])) { done[r] = true; finishReasons[r] = 'stop'; continue; }
-            if (stopStrings.length) {
-              const tail = opts.decode!(tokens[r].slice(-tailTokens));
-              if (stopStrings.some((s) => tail.includes(s))) { done[r] = true; finishReasons[r] = 'stop'; continue; }
+    let unread: tf.Tensor1D[] = [];   // sampled ids [B] the host has not read yet (see readEvery below)
+    const weights = model.inferenceWeights();
+    let cache = this.takeCache(reuse.map((r) => r.from), rows, capacity, reusing);
+    // Runs the stack on `ids` [B, T] at cache slots slot..slot+T-1; returns the logits of each row's last position.
+    const advance = (ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number): tf.Tensor2D => {
+      const keyMask = tf.tensor2d(visibleKeys, [rows, capacity]);
+      try {
+        const out = model.hiddenWithCache(ids, positions, maxPosition, keyMask, slot, cache, weights);
+        disposeCache(cache);
+        cache = out.cache;
+        return tf.tidy(() => lastPositionLogits(model, out.hidden, rows, weights));
+      } finally {
+        keyMask.dispose();
+      }
+    };
+    let nextFree = start + promptLen;
+    try {
+      // Prefill the new prompt tokens.
+      let logits = tf.tidy(() => advance(tf.tensor2d(idsData, [rows, promptLen], 'int32'),
+        tf.tensor1d(positionData, 'int32'), Math.max(...realLength) - 1, start));
+
+      // Sampled ids stay on the device and feed the next decode step directly; the host reads them (to find stop
+      // tokens and strings) only every `readEvery` steps, because on WebGPU each read is a round trip that stalls
+      // the queue. A row that stopped since the last read goes on decoding until the next one and what it produces
+      // then is dropped; no row attends to another, so the kept tokens are exactly those of reading every step.
+      const readEvery = opts.readEvery ?? (tf.getBackend() === 'webgpu' ? 8 : 1);
+      for (let step = 0; ; step++) {
+        const uniforms = streams.map((next) => next());
+        const onDevice = sampleOnDevice(logits, opts, uniforms);
+        // Top-k / top-p finish on the CPU: those ids are on the host anyway, so they are read every step.
+        const newest = onDevice ?? tf.tensor1d(await sampleNextTokens(logits, opts, uniforms), 'int32');
+        logits.dispose();
+        unread.push(newest);
+        // Every row has step + 1 tokens unless it stopped, so the length limit needs no read.
+        if (unread.length >= readEvery || step + 1 >= opts.maxNewTokens || !onDevice) {
+          for (const ids of await Promise.all(unread.map((t) => t.data()))) {
+            for (let r = 0; r < rows; r++) {
+              if (done[r]) continue;
+              tokens[r].push(ids[r]);
+              if (stopIds.has(ids[r])) { done[r] = true; finishReasons[r] = 'stop'; continue; }
+              if (stopStrings.length) {
+                const tail = opts.decode!(tokens[r].slice(-tailTokens));
+                if (stopStrings.some((s) => tail.includes(s))) { done[r] = true; finishReasons[r] = 'stop'; continue; }
+              }
+              if (tokens[r].length >= opts.maxNewTokens) done[r] = true;
             }
-            if (tokens[r].length >= opts.maxNewTokens) done[r] = true;
+          }
+          tf.dispose(unread.filter((t) => t !== newest));
+          unread = [];
+          if (done.every(Boolean)) { newest.dispose(); break; }
+        }
+
+        // Decode one token per row into the next slot (rows known to be done are fed padding).
+        const slot = start + promptLen + step;
+        nextFree = slot + 1;
+        for (let r = 0; r < rows; r++) visibleKeys[r * capacity + slot] = done[r] ? 0 : 1;
+        logits = tf.tidy(() => {
+          const rowDone = tf.tensor1d(done, 'bool');
+          const ids = tf.where(rowDone, tf.fill([rows], opts.padTokenId, 'int32'), newest).reshape([rows, 1]) as tf.Tensor2D;
+          const positions = tf.tensor1d(realLength.map((n) => n + step), 'int32');
+          return advance(ids, positions, Math.max(...realLength) + step, slot);
+        });
+        if (!unread.includes(newest)) newest.dispose();
+        if (opts.onDecodeStep) {
+          try {
+            await opts.onDecodeStep(step + 1);
+          } catch (err) {
+            logits.dispose();
+            throw err;
           }
         }
-        tf.dispose(unread.filter((t) => t !== newest));
-        unread = [];
-        if (done.every(Boolean)) { newest.dispose(); break; }
       }
-
-      // Decode one token per row into slot promptLen + step (rows known to be done are fed padding).
-      const slot = promptLen + step;
-      for (let r = 0; r < rows; r++) visibleKeys[r * capacity + slot] = done[r] ? 0 : 1;
-      const newK: tf.Tensor4D[] = [], newV: tf.Tensor4D[] = [];
-      logits = tf.tidy(() => {
-        const rowDone = tf.tensor1d(done, 'bool');
-        const ids = tf.where(rowDone, tf.fill([rows], opts.padTokenId, 'int32'), newest).reshape([rows, 1]);
-        const positions = tf.tensor2d(realLength.map((n) => n + step), [rows, 1], 'int32');
-        const bias = decodeBias(visibleKeys, rows, capacity);
-        // Write the new K/V into the slot as a blend, cache·(1 − onehot) + fresh·onehot: exact (×1 and +0 change
-        // nothing), and ~30x faster on wasm than tf.where with a broadcast condition (520 ms vs 17 ms per call for a
-        // [64, 2, 256, 32] cache). (oneHot's dtype argument is broken on wasm 4.22, hence toFloat().)
-        const slotOneHot = tf.oneHot(tf.tensor1d([slot], 'int32'), capacity).toFloat().reshape([1, 1, capacity, 1]);
-        const keepOld = tf.sub(1, slotOneHot);
-        const write = (cache: tf.Tensor4D, fresh: tf.Tensor4D) =>
-          cache.mul(keepOld).add(fresh.mul(slotOneHot)) as tf.Tensor4D;   // fresh [B, nKV, 1, hd] broadcasts over slots
-        const hidden = model.hiddenStates(ids as tf.Tensor2D, positions, bias, Math.max(...realLength) + step, (layer, k, v) => {
-          newK[layer] = tf.keep(write(cacheK[layer], k));
-          newV[layer] = tf.keep(write(cacheV[layer], v));
-          return { k: newK[layer], v: newV[layer] };
-        });
-        return lastPositionLogits(model, hidden);
-      });
-      if (!unread.includes(newest)) newest.dispose();
-      tf.dispose([...cacheK, ...cacheV]);
-      cacheK = newK;
-      cacheV = newV;
-      if (opts.onDecodeStep) {
-        try {
-          await opts.onDecodeStep(step + 1);
-        } catch (err) {
-          logits.dispose();
-          throw err;
-        }
-      }
+    } catch (err) {
+      disposeCache(cache);
+      this.cache = null;
+      this.rows = [];
+      throw err;
+    } finally {
+      disposeInferenceWeights(weights);
+      tf.dispose(unread);
     }
-  } finally {
-    tf.dispose([...cacheK, ...cacheV, ...unread]);
+    // Remember what each row's cache now holds: every kept token but the last was fed back at slot
+    // start + promptLen + k (the last one may not have been, and tokens a row decoded past its stop were dropped).
+    nextRows.forEach((row, r) => {
+      const kept = tokens[r].length - 1;
+      for (let k = 0; k < kept; k++) {
+        row.tokens.push(tokens[r][k]);
+        row.slots.push(start + promptLen + k);
+      }
+      row.tokens.length = row.slots.length;   // the tokens the slots hold, in order
+    });
+    this.rows = nextRows;
+    this.cache = cache;
+    this.capacity = capacity;
+    this.fill = nextFree;
+    return { tokens, finishReasons };
   }
-  return { tokens, finishReasons };
+
+  /** The cache for this call's rows: rows gathered from the session's cache (when reusing) and padded to capacity. */
+  private takeCache(from: number[], rows: number, capacity: number, reusing: boolean): KvCache {
+    const c = this.model.config;
+    const kw = c.num_key_value_heads * headDim(c);
+    const old = this.cache;
+    this.cache = null;
+    if (!reusing || !old) {
+      if (old) disposeCache(old);
+      const fresh: KvCache = { k: [], v: [] };
+      for (let l = 0; l < c.num_hidden_layers; l++) {
+        fresh.k.push(tf.zeros([rows, capacity, kw]));
+        fresh.v.push(tf.zeros([rows, capacity, kw]));
+      }
+      return fresh;
+    }
+    const index = tf.tensor1d(from.map((f) => Math.max(f, 0)), 'int32');   // a new row borrows row 0; it sees none of it
+    const take = (t: tf.Tensor3D) => tf.tidy(() => {
+      // Whole rows of the cache, gathered with the embedding-lookup kernel (a row copy; tfjs-wasm's GatherV2 is slow).
+      const [n, slots, width] = t.shape;
+      const picked = embed(t.reshape([n, slots * width]), index).reshape([rows, slots, width]);
+      return (capacity > this.capacity ? tf.pad(picked, [[0, 0], [0, capacity - this.capacity], [0, 0]]) : picked) as tf.Tensor3D;
+    });
+    try {
+      return { k: old.k.map(take), v: old.v.map(take) };
+    } finally {
+      index.dispose();
+      disposeCache(old);
+    }
+  }
+
+  dispose(): void {
+    if (this.cache) disposeCache(this.cache);
+    this.cache = null;
+    this.rows = [];
+  }
 }
 
-/** Logits [B, V] of the last position only (the LM head on every prompt position would be wasted work). */
-function lastPositionLogits(model: Qwen2Model, hidden: tf.Tensor3D): tf.Tensor2D {
-  const [b, t, h] = hidden.shape;
-  const logits = model.head(hidden.slice([0, t - 1, 0], [b, 1, h]));
-  return logits.reshape([b, model.config.vocab_size]) as tf.Tensor2D;
+/** One batch of prompts, no session: generation from an empty cache. */
+export async function generate(model: Qwen2Model, prompts: number[][], opts: GenerateOptions): Promise<GenerateResult> {
+  const session = new GenerationSession(model);
+  try {
+    return await session.generate(prompts, opts);
+  } finally {
+    session.dispose();
+  }
 }
 
-/** Attention bias [B, 1, 1, capacity] for the newest query: it sees every slot written so far (which includes
- *  its own, just written), real prompt tokens included, padding and unwritten slots excluded. */
-function decodeBias(visibleKeys: Float32Array, rows: number, capacity: number): tf.Tensor4D {
-  const bias = new Float32Array(rows * capacity);
-  for (let i = 0; i < rows * capacity; i++) bias[i] = visibleKeys[i] ? 0 : MASKED_SCORE;
-  return tf.tensor4d(bias, [rows, 1, 1, capacity]);
+/** Logits [B, V] of each row's last position (the LM head on every prompt position would be wasted work). */
+function lastPositionLogits(model: Qwen2Model, hidden: tf.Tensor2D, rows: number, weights: InferenceWeights): tf.Tensor2D {
+  const t = hidden.shape[0] / rows;
+  const last = t === 1 ? hidden : hidden.reshape([rows, t, hidden.shape[1]]).slice([0, t - 1, 0], [rows, 1, hidden.shape[1]]).reshape([rows, hidden.shape[1]]);
+  return model.head(last as tf.Tensor2D, weights) as tf.Tensor2D;
+}
+
+function disposeCache(cache: KvCache): void {
+  tf.dispose([...cache.k, ...cache.v]);
 }
 
 function validate(model: Qwen2Model, prompts: number[][], o: GenerateOptions): void {

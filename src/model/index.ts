@@ -2,9 +2,10 @@
 // tools outside this repo use to check checkpoints (log-probs of a token sequence, re-save).
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendInfo, type BackendName } from './backend';
-import { loadCheckpointDir, saveCheckpointDir } from './checkpointDir';
+import { readCheckpointDirFiles, saveCheckpointDir } from './checkpointDir';
+import { loadPolicyFiles } from './policyFiles';
 import type { Qwen2Config } from './config';
-import { Qwen2Model } from './qwen2';
+import type { Qwen2Model } from './qwen2';
 import { tokenLogProbs } from './scoring';
 import type { Tokenizer } from './tokenizer';
 
@@ -14,6 +15,7 @@ export * from './checkpoint';
 export * from './checkpointDir';
 export * from './config';
 export * from './generate';
+export * from './policyFiles';
 export * from './qwen2';
 export * from './safetensors';
 export * from './scoring';
@@ -41,15 +43,10 @@ export interface LoadedPolicy extends Policy {
  */
 export async function loadPolicy(dir: string, opts: { backend?: BackendName } = {}): Promise<LoadedPolicy> {
   const backend = await initBackend(opts.backend ?? 'auto');
-  const ckpt = await loadCheckpointDir(dir);
-  if (ckpt.valueHead) {
-    Object.values(ckpt.weights).forEach((t) => t.dispose());
-    throw new Error(`loadPolicy: ${dir} is a critic (value head) checkpoint, not a causal language model`);
-  }
-  const model = new Qwen2Model(ckpt.config, ckpt.weights); // takes ownership of the weight tensors
+  const { model, tokenizer, generationConfig } = loadPolicyFiles(await readCheckpointDirFiles(dir), dir);
   // Keep a Hub checkpoint's generation settings when re-saving it.
-  const extra: Record<string, Uint8Array> = ckpt.generationConfig
-    ? { 'generation_config.json': new TextEncoder().encode(JSON.stringify(ckpt.generationConfig, null, 2) + '\n') }
+  const extra: Record<string, Uint8Array> = generationConfig
+    ? { 'generation_config.json': new TextEncoder().encode(JSON.stringify(generationConfig, null, 2) + '\n') }
     : {};
   let disposed = false;
   const alive = (what: string) => {
@@ -58,14 +55,14 @@ export async function loadPolicy(dir: string, opts: { backend?: BackendName } = 
 
   return {
     model,
-    tokenizer: ckpt.tokenizer,
-    config: ckpt.config,
+    tokenizer: tokenizer,
+    config: model.config,
     backend,
 
     async tokenLogProbs(ids: readonly number[]): Promise<number[]> {
       alive('tokenLogProbs');
       if (!Array.isArray(ids) || ids.length === 0) throw new Error('Policy.tokenLogProbs: ids must be a non-empty array');
-      const vocab = ckpt.config.vocab_size;
+      const vocab = model.config.vocab_size;
       ids.forEach((id, i) => {
         if (!Number.isInteger(id) || id < 0 || id >= vocab) {
           throw new Error(`Policy.tokenLogProbs: ids[${i}] = ${id} is not a token id in [0, ${vocab})`);
@@ -85,7 +82,7 @@ export async function loadPolicy(dir: string, opts: { backend?: BackendName } = 
 
     async saveCheckpoint(dir: string): Promise<void> {
       alive('saveCheckpoint');
-      await saveCheckpointDir(dir, model, ckpt.tokenizer, extra);
+      await saveCheckpointDir(dir, model, tokenizer, extra);
     },
 
     dispose(): void {

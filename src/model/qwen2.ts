@@ -16,24 +16,18 @@
 //   score.weight [1, H] + score.bias [1]  the critic's value head (HF Qwen2ForTokenClassification, num_labels=1,
 //                                          as veRL's critic); a value-head model has no lm_head.
 //
-// Everything is float32 (tfjs has no bf16). Tensors stay at rank <= 4 because several tfjs kernels fail or fall
-// back to the CPU at rank 5 (PLATFORM.md); grouped-query attention is therefore done without a rank-5 K/V repeat.
+// How it runs: activations are 2-D [B*T, H] from the embedding to the head, and each layer is a short list of
+// fused kernels (src/model/kernels: RMSNorm, RoPE, causal grouped-query attention, SwiGLU) around four matmuls:
+// q, k and v come from ONE matmul against the three weights stacked ([q; k; v] rows), and gate and up from one
+// against [gate; up]. The stacking is a concat in the graph, so gradients reach each HF weight unchanged.
+// Everything is float32 (tfjs has no bf16).
 import * as tf from '@tensorflow/tfjs';
 import { headDim, type Qwen2Config } from './config';
-import { RopeTables, applyRope } from './rope';
+import { attention, cachedAttention, embed, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
+import { RopeTables } from './rope';
+import { seededNormal } from './seeded';
 
 export type WeightMap = Record<string, tf.Tensor>;
-
-/** Added to attention scores of keys a query may not see. Finite (not -Infinity) so a row with no visible key
- *  (a padding query) gives a harmless uniform softmax instead of NaN. */
-export const MASKED_SCORE = -1e9;
-
-/**
- * Called in every layer with that layer's new keys and values ([B, nKV, T, hd], RoPE already applied); returns
- * the keys and values to attend over ([B, nKV, S, hd]). The KV cache of generate.ts plugs in here; a plain
- * forward pass attends over exactly the new ones.
- */
-export type KeyValueHook = (layer: number, k: tf.Tensor4D, v: tf.Tensor4D) => { k: tf.Tensor4D; v: tf.Tensor4D };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Config checks and weight shapes
@@ -108,58 +102,8 @@ export function initQwen2Weights(config: Qwen2Config, seed: number, opts: { valu
   return weights;
 }
 
-/** Standard normal samples from a seeded mulberry32 generator (Box-Muller). */
-function seededNormal(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Building blocks
-
-/** HF Linear: x [B, T, in] times W^T ([out, in]) plus bias -> [B, T, out]. */
-function linear(x: tf.Tensor3D, weight: tf.Tensor, bias?: tf.Tensor): tf.Tensor3D {
-  const [b, t, inDim] = x.shape;
-  let y = tf.matMul(x.reshape([b * t, inDim]), weight as tf.Tensor2D, false, true);
-  if (bias) y = y.add(bias);
-  return y.reshape([b, t, weight.shape[0]]);
-}
-
-/** RMSNorm: x / sqrt(mean(x^2) + eps) * weight, over the hidden dimension. */
-function rmsNorm(x: tf.Tensor3D, weight: tf.Tensor, eps: number): tf.Tensor3D {
-  const meanSquare = tf.mean(tf.square(x), -1, true);
-  return x.mul(tf.rsqrt(meanSquare.add(eps))).mul(weight) as tf.Tensor3D;
-}
-
-/**
- * Embedding lookup ids [B, T] -> [B, T, H]. tf.gather's own gradient needs UnsortedSegmentSum, which the wasm
- * backend lacks, so the gradient is written here as a scatter-add of the output gradient into the table's rows
- * (ScatterNd sums rows of repeated ids, and exists on cpu, wasm and webgpu).
- */
-function embed(table: tf.Tensor2D, ids: tf.Tensor2D): tf.Tensor3D {
-  const [b, t] = ids.shape;
-  const [vocab, hidden] = table.shape;
-  // customGrad passes its inputs and the save function as one variadic list.
-  const lookup = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    const [tbl, flatIds, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
-    save([flatIds]);
-    return {
-      value: tf.gather(tbl, flatIds),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
-        tf.scatterND(saved[0].expandDims(1), dy, [vocab, hidden]),
-        tf.zeros(saved[0].shape),   // ids are integers: no gradient, but customGrad wants one per input
-      ],
-    };
-  });
-  return lookup(table, ids.reshape([b * t])).reshape([b, t, hidden]);
-}
 
 /** Where each token sits in its sequence, counting real tokens only (so left padding works): cumsum(mask) - 1,
  *  clipped at 0 for leading padding. The same rule as veRL's position ids. */
@@ -167,14 +111,32 @@ export function positionsFromMask(mask: tf.Tensor2D): tf.Tensor2D {
   return tf.tidy(() => tf.maximum(tf.cumsum(mask.toFloat(), 1).sub(1), 0).toInt() as tf.Tensor2D);
 }
 
-/** Additive attention bias [B, 1, T, T] for a full sequence: a query sees keys at or before it that are real. */
-export function causalAttentionBias(mask: tf.Tensor2D): tf.Tensor4D {
-  return tf.tidy(() => {
-    const [b, t] = mask.shape;
-    const causal = tf.linalg.bandPart(tf.ones([t, t]), -1, 0);                   // [T, T], 1 on and below diagonal
-    const visible = causal.reshape([1, 1, t, t]).mul(mask.toFloat().reshape([b, 1, 1, t]));
-    return tf.sub(1, visible).mul(MASKED_SCORE) as tf.Tensor4D;
-  });
+/** One decoder layer's weights, the q/k/v and gate/up matrices stacked. `transposed`: stored [in, out]. */
+interface LayerWeights {
+  inputNorm: tf.Tensor1D;
+  qkv: tf.Tensor2D;        // [(nH + 2 nKV) hd, H]  (or its transpose)
+  qkvBias: tf.Tensor1D;
+  o: tf.Tensor2D;          // [H, nH hd]
+  postNorm: tf.Tensor1D;
+  gateUp: tf.Tensor2D;     // [2 I, H]
+  down: tf.Tensor2D;       // [H, I]
+}
+
+/**
+ * Weights laid out for generation: the layers' matrices stacked AND transposed to [in, out] once per generate()
+ * call, so each decode step's matmuls run without a transpose (tfjs-wasm's fast path) with the bias fused in.
+ * Disposed by the caller.
+ */
+export interface InferenceWeights {
+  layers: LayerWeights[];
+  /** [H, V]: the output projection, transposed (tied: the embedding matrix). Absent for a value-head model. */
+  headT: tf.Tensor2D | null;
+}
+
+/** A KV cache per layer ([B, capacity, nKV hd] keys and values); see generate.ts. */
+export interface KvCache {
+  k: tf.Tensor3D[];
+  v: tf.Tensor3D[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -185,6 +147,7 @@ export class Qwen2Model {
   readonly hasValueHead: boolean;
   readonly variables: Record<string, tf.Variable>;
   private readonly rope: RopeTables;
+  private readonly heads: HeadAttrs;
 
   /** Takes ownership of `weights`: each becomes a trainable tf.Variable and the given tensor is disposed. When it
    *  throws (missing, unexpected or misshapen weights, named in the message) the weights are left to the caller. */
@@ -211,94 +174,139 @@ export class Qwen2Model {
       weights[name].dispose();
     }
     this.rope = new RopeTables(headDim(config), config.rope_theta);
+    this.heads = { numHeads: config.num_attention_heads, numKvHeads: config.num_key_value_heads, headDim: headDim(config) };
   }
 
   /**
    * Full-sequence forward. ids [B, T] int32; mask [B, T] with 1 = real token, 0 = padding (left or right).
    * Returns logits [B, T, V], or for a value-head model values [B, T]. Outputs at padding positions are
-   * meaningless (a padding query may see no key at all).
+   * meaningless.
    */
   forward(ids: tf.Tensor2D, mask?: tf.Tensor2D): tf.Tensor {
+    return tf.tidy(() => {
+      const [b, t] = ids.shape;
+      const out = this.head(this.hidden(ids, mask));
+      return this.hasValueHead ? out.reshape([b, t]) : out.reshape([b, t, this.config.vocab_size]);
+    });
+  }
+
+  /** The decoder stack over whole sequences (causal): final-normed hidden states [B*T, H]. */
+  hidden(ids: tf.Tensor2D, mask?: tf.Tensor2D): tf.Tensor2D {
     if (ids.dtype !== 'int32') throw new Error(`Qwen2Model.forward: ids must be int32, got ${ids.dtype}`);
     return tf.tidy(() => {
-      const m = mask ?? tf.onesLike(ids);
+      const m = mask ? mask.toFloat() as tf.Tensor2D : tf.onesLike(ids).toFloat() as tf.Tensor2D;
       if (m.shape.join(',') !== ids.shape.join(',')) {
         throw new Error(`Qwen2Model.forward: mask shape [${m.shape}] differs from ids shape [${ids.shape}]`);
       }
-      const hidden = this.hiddenStates(ids, positionsFromMask(m), causalAttentionBias(m), ids.shape[1] - 1);
-      return this.head(hidden);
+      const [b, t] = ids.shape;
+      const positions = positionsFromMask(m).reshape([b * t]) as tf.Tensor1D;
+      const layers = this.layerWeights();
+      const linear = (x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D) => {
+        const y = tf.matMul(x, w, false, true);
+        return (bias ? y.add(bias) : y) as tf.Tensor2D;
+      };
+      return this.stack(ids.reshape([b * t]) as tf.Tensor1D, positions, t - 1, layers, linear,
+        (_layer, qkv) => attention(qkv, m, this.heads));
     });
   }
 
   /**
-   * The decoder stack. ids [B, T] int32; positions [B, T] int32 (each at most maxPosition); attnBias [B, 1, T, S]
-   * (0 = visible, MASKED_SCORE = hidden) over the S keys that `kv` returns (S = T without a hook).
-   * Returns the final-normed hidden states [B, T, H]. generate.ts calls this with its KV cache.
+   * The decoder stack for generation: `ids` [B, T] are the next T tokens of every row, written into cache slots
+   * slot .. slot+T-1; each attends to the cache slots up to its own that `keyMask` [B, capacity] marks real.
+   * positions [B*T] int32. Returns hidden states [B*T, H] and the updated cache (the old one must not be used
+   * again: on wasm and cpu the new one shares its memory).
    */
-  hiddenStates(ids: tf.Tensor2D, positions: tf.Tensor2D, attnBias: tf.Tensor4D, maxPosition: number,
-               kv?: KeyValueHook): tf.Tensor3D {
-    const c = this.config;
-    const groupSize = c.num_attention_heads / c.num_key_value_heads;
-    // The bias is the same for every head; heads of one KV group sit side by side along the query axis (see
-    // attention), so repeat it once per group member here rather than in every layer.
-    // (A concat of copies, not tf.tile: the same values, and tfjs-wasm's Tile took ~10 % of a tiny-model update.)
-    const groupedBias = groupSize > 1 ? tf.concat(new Array<tf.Tensor4D>(groupSize).fill(attnBias), 2) : attnBias;
-    const { cos, sin } = this.rope.lookup(positions, maxPosition);
-    let x = embed(this.variables['model.embed_tokens.weight'] as tf.Tensor2D, ids);
-    for (let i = 0; i < c.num_hidden_layers; i++) {
-      const p = `model.layers.${i}.`;
-      x = x.add(this.attention(i, rmsNorm(x, this.variables[p + 'input_layernorm.weight'], c.rms_norm_eps),
-        cos, sin, groupedBias, kv));
-      x = x.add(this.mlp(i, rmsNorm(x, this.variables[p + 'post_attention_layernorm.weight'], c.rms_norm_eps)));
-    }
-    return rmsNorm(x, this.variables['model.norm.weight'], c.rms_norm_eps);
+  hiddenWithCache(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, keyMask: tf.Tensor2D, slot: number,
+                  cache: KvCache, weights: InferenceWeights): { hidden: tf.Tensor2D; cache: KvCache } {
+    const next: KvCache = { k: [], v: [] };
+    const linear = (x: tf.Tensor2D, wT: tf.Tensor2D, bias?: tf.Tensor1D) => tf.fused.matMul({ a: x, b: wT, bias }) as tf.Tensor2D;
+    const hidden = tf.tidy(() => {
+      const [b, t] = ids.shape;
+      return this.stack(ids.reshape([b * t]) as tf.Tensor1D, positions, maxPosition, weights.layers, linear, (layer, qkv) => {
+        const [out, k, v] = cachedAttention(qkv, cache.k[layer], cache.v[layer], keyMask, slot, this.heads);
+        next.k[layer] = tf.keep(k);
+        next.v[layer] = tf.keep(v);
+        return out;
+      });
+    });
+    return { hidden, cache: next };
   }
 
-  /** Logits [B, T, V] (tied: the embedding matrix is the output projection), or values [B, T] for a critic. */
-  head(hidden: tf.Tensor3D): tf.Tensor {
+  /** Logits [N, V] (tied: the embedding matrix is the output projection), or values [N] for a critic. */
+  head(hidden: tf.Tensor2D, weights?: InferenceWeights): tf.Tensor {
+    const v = this.variables;
     if (this.hasValueHead) {
-      const values = linear(hidden, this.variables['score.weight'], this.variables['score.bias']);
-      return values.reshape(values.shape.slice(0, 2));
+      return tf.matMul(hidden, v['score.weight'], false, true).add(v['score.bias']).reshape([hidden.shape[0]]);
     }
-    const out = this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
-    return linear(hidden, this.variables[out]);
+    if (weights?.headT) return tf.matMul(hidden, weights.headT);
+    return tf.matMul(hidden, v[this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'], false, true);
+  }
+
+  /** Stacked and transposed weights for generate(); the caller disposes them (disposeInferenceWeights). */
+  inferenceWeights(): InferenceWeights {
+    let result: InferenceWeights | undefined;
+    tf.tidy(() => {   // everything kept is in `result`; the stacked-but-untransposed intermediates are freed
+      const t = (w: tf.Tensor2D) => tf.keep(w.transpose() as tf.Tensor2D);
+      const layers = this.layerWeights().map((l) => ({
+        inputNorm: l.inputNorm, postNorm: l.postNorm,
+        qkv: t(l.qkv), qkvBias: tf.keep(l.qkvBias), o: t(l.o), gateUp: t(l.gateUp), down: t(l.down),
+      }));
+      const out = this.variables[this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'];
+      result = { layers, headT: this.hasValueHead ? null : t(out as tf.Tensor2D) };
+    });
+    return result!;
+  }
+
+  /** The layers' weights, q/k/v and gate/up stacked (a concat: differentiable, so fine inside a gradient tape). */
+  private layerWeights(): LayerWeights[] {
+    const v = this.variables;
+    const out: LayerWeights[] = [];
+    for (let i = 0; i < this.config.num_hidden_layers; i++) {
+      const p = `model.layers.${i}.`, a = p + 'self_attn.';
+      out.push({
+        inputNorm: v[p + 'input_layernorm.weight'] as tf.Tensor1D,
+        qkv: tf.concat([v[a + 'q_proj.weight'], v[a + 'k_proj.weight'], v[a + 'v_proj.weight']], 0) as tf.Tensor2D,
+        qkvBias: tf.concat([v[a + 'q_proj.bias'], v[a + 'k_proj.bias'], v[a + 'v_proj.bias']], 0) as tf.Tensor1D,
+        o: v[a + 'o_proj.weight'] as tf.Tensor2D,
+        postNorm: v[p + 'post_attention_layernorm.weight'] as tf.Tensor1D,
+        gateUp: tf.concat([v[p + 'mlp.gate_proj.weight'], v[p + 'mlp.up_proj.weight']], 0) as tf.Tensor2D,
+        down: v[p + 'mlp.down_proj.weight'] as tf.Tensor2D,
+      });
+    }
+    return out;
   }
 
   /**
-   * Causal self-attention with grouped-query attention (nKV key/value heads shared by groups of query heads).
-   * HF repeats K/V for each query head; instead, because query heads of one group are consecutive, we view the
-   * queries [B, nH, T, hd] as [B, nKV, group*T, hd] and let each K/V head serve its whole group in one matmul.
-   * Same result, no rank-5 tile, and no copies of K/V.
+   *   x = embed(ids)
+   *   per layer:  x += o( attention( rope( qkv(rmsnorm(x)) ) ) )
+   *               x += down( swiglu( gateUp(rmsnorm(x)) ) )
+   *   return rmsnorm(x)
+   * `linear(x, w, bias)` multiplies by the weight as the caller stores it; `attend` is full causal attention or the
+   * KV cache's.
    */
-  private attention(layer: number, x: tf.Tensor3D, cos: tf.Tensor4D, sin: tf.Tensor4D, groupedBias: tf.Tensor4D,
-                    kv?: KeyValueHook): tf.Tensor3D {
-    const c = this.config, p = `model.layers.${layer}.self_attn.`;
-    const [b, t] = x.shape;
-    const nH = c.num_attention_heads, nKV = c.num_key_value_heads, hd = headDim(c);
-    const heads = (y: tf.Tensor3D, n: number) => y.reshape([b, t, n, hd]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
-    const v = this.variables;
-    const q = applyRope(heads(linear(x, v[p + 'q_proj.weight'], v[p + 'q_proj.bias']), nH), cos, sin);
-    let k = applyRope(heads(linear(x, v[p + 'k_proj.weight'], v[p + 'k_proj.bias']), nKV), cos, sin);
-    let val = heads(linear(x, v[p + 'v_proj.weight'], v[p + 'v_proj.bias']), nKV);
-    if (kv) ({ k, v: val } = kv(layer, k, val));
-
-    const groupedQ = q.reshape([b, nKV, (nH / nKV) * t, hd]);
-    const scores = tf.matMul(groupedQ, k, false, true).mul(1 / Math.sqrt(hd)).add(groupedBias);
-    const out = tf.matMul(tf.softmax(scores, -1), val);                                  // [B, nKV, group*T, hd]
-    const merged = out.reshape([b, nH, t, hd]).transpose([0, 2, 1, 3]).reshape([b, t, nH * hd]) as tf.Tensor3D;
-    return linear(merged, v[p + 'o_proj.weight']);
-  }
-
-  /** SwiGLU: down(silu(gate(x)) * up(x)). */
-  private mlp(layer: number, x: tf.Tensor3D): tf.Tensor3D {
-    const p = `model.layers.${layer}.mlp.`;
-    const gate = linear(x, this.variables[p + 'gate_proj.weight']);
-    const up = linear(x, this.variables[p + 'up_proj.weight']);
-    return linear(gate.mul(tf.sigmoid(gate)).mul(up) as tf.Tensor3D, this.variables[p + 'down_proj.weight']);
+  private stack(ids: tf.Tensor1D, positions: tf.Tensor1D, maxPosition: number, layers: LayerWeights[],
+                linear: (x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D) => tf.Tensor2D,
+                attend: (layer: number, qkv: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
+    const c = this.config, eps = c.rms_norm_eps;
+    const { cos, sin } = this.rope.tables(maxPosition);
+    const rotated = this.heads.numHeads + this.heads.numKvHeads;   // RoPE turns queries and keys, not values
+    let x = embed(this.variables['model.embed_tokens.weight'] as tf.Tensor2D, ids);
+    layers.forEach((l, i) => {
+      const qkv = rope(linear(rmsNorm(x, l.inputNorm, eps), l.qkv, l.qkvBias), positions, cos, sin, rotated, this.heads.headDim);
+      x = x.add(linear(attend(i, qkv), l.o));
+      x = x.add(linear(swiGlu(linear(rmsNorm(x, l.postNorm, eps), l.gateUp)), l.down));
+    });
+    return rmsNorm(x, this.variables['model.norm.weight'] as tf.Tensor1D, eps);
   }
 
   dispose(): void {
     for (const variable of Object.values(this.variables)) variable.dispose();
     this.rope.dispose();
   }
+}
+
+/** Frees what inferenceWeights() made (the norms and biases it borrowed from the model are left alone). */
+export function disposeInferenceWeights(w: InferenceWeights): void {
+  for (const l of w.layers) tf.dispose([l.qkv, l.qkvBias, l.o, l.gateUp, l.down]);
+  if (w.headT) w.headT.dispose();
 }

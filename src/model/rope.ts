@@ -5,6 +5,7 @@
 // only accurate near [-pi, pi], while positions reach thousands of radians; and the numbers should be identical on
 // every backend. Hugging Face computes the angles in float32 (inverse frequencies in float32, then
 // float32(position * invFreq)), so we round the same way with Math.fround and take cos/sin of that float32 angle.
+// The rotation itself is the fused `rope` kernel (src/model/kernels).
 import * as tf from '@tensorflow/tfjs';
 
 export class RopeTables {
@@ -23,14 +24,10 @@ export class RopeTables {
     }
   }
 
-  /** cos and sin for the given positions ([B,T] int32), shaped [B, 1, T, headDim] to broadcast over heads. */
-  lookup(positions: tf.Tensor2D, maxPosition: number): { cos: tf.Tensor4D; sin: tf.Tensor4D } {
+  /** The cos and sin tables [L, headDim] for positions 0 .. L-1, L > maxPosition (owned by this object). */
+  tables(maxPosition: number): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
     this.ensureLength(maxPosition + 1);
-    const [b, t] = positions.shape;
-    const flat = positions.reshape([b * t]);
-    const cos = tf.gather(this.cosTable!, flat).reshape([b, 1, t, this.headDim]) as tf.Tensor4D;
-    const sin = tf.gather(this.sinTable!, flat).reshape([b, 1, t, this.headDim]) as tf.Tensor4D;
-    return { cos, sin };
+    return { cos: this.cosTable!, sin: this.sinTable! };
   }
 
   /** Grows the tables to at least `needed` positions, in powers of two so they are rebuilt only a few times. */
@@ -65,12 +62,4 @@ export class RopeTables {
     this.cosTable = this.sinTable = null;
     this.length = 0;
   }
-}
-
-/** Rotates x [B, heads, T, headDim] by the position angles: x * cos + rotateHalf(x) * sin. */
-export function applyRope(x: tf.Tensor4D, cos: tf.Tensor4D, sin: tf.Tensor4D): tf.Tensor4D {
-  const half = x.shape[3] / 2;
-  const [x1, x2] = tf.split(x, [half, half], 3);
-  const rotated = tf.concat([tf.neg(x2), x1], 3);   // rotate_half: (x1, x2) -> (-x2, x1)
-  return x.mul(cos).add(rotated.mul(sin)) as tf.Tensor4D;
 }

@@ -6,7 +6,9 @@
 // gaps and no overlaps, and the header is padded with spaces to a multiple of 8 bytes.
 //
 // tfjs has no 16-bit float dtype, so every tensor is returned as a Float32Array: BF16 and F16 (Qwen2.5 ships BF16)
-// are widened exactly, integer types are converted to the nearest float32. We only ever write F32.
+// are widened exactly, integer types are converted to the nearest float32. We write F32 (lossless, the default) or
+// BF16 (what Qwen2.5 ships, half the size; each float32 rounded to the nearest bfloat16, ties to even, as torch's
+// `.to(torch.bfloat16)` does).
 
 /** One tensor as read from a file: `dtype` is the file's dtype (e.g. 'BF16'); `data` is always float32. */
 export interface SafetensorsTensor {
@@ -15,7 +17,7 @@ export interface SafetensorsTensor {
   data: Float32Array;
 }
 
-/** One tensor to write (as F32). `data.length` must equal the product of `shape`. */
+/** One tensor to write. `data.length` must equal the product of `shape`. */
 export interface SafetensorsInput {
   shape: number[];
   data: Float32Array;
@@ -116,14 +118,21 @@ export function parseSafetensors(bytes: Uint8Array): {
   return { tensors, metadata };
 }
 
+/** The dtypes serializeSafetensors writes. */
+export type SafetensorsWriteDtype = 'F32' | 'BF16';
+
 /**
- * Writes tensors as an F32 safetensors file the way Hugging Face's writer does: names sorted, data laid out in that
- * order, header padded with spaces to a multiple of 8 bytes. Values are copied bit for bit (NaN payloads, -0).
+ * Writes tensors as a safetensors file the way Hugging Face's writer does: names sorted, data laid out in that
+ * order, header padded with spaces to a multiple of 8 bytes. F32 copies values bit for bit (NaN payloads, -0);
+ * BF16 rounds each value to the nearest bfloat16, ties to even (see floatToBf16Bits).
  */
 export function serializeSafetensors(
   tensors: Record<string, SafetensorsInput>,
   metadata?: Record<string, string>,
+  dtype: SafetensorsWriteDtype = 'F32',
 ): Uint8Array {
+  if (dtype !== 'F32' && dtype !== 'BF16') throw new Error(`safetensors: cannot write dtype '${String(dtype)}' (F32 or BF16)`);
+  const bytesPerValue = dtype === 'F32' ? 4 : 2;
   const names = Object.keys(tensors).sort();
   const header: Record<string, unknown> = {};
   if (metadata && Object.keys(metadata).length > 0) {
@@ -142,8 +151,9 @@ export function serializeSafetensors(
     if (count !== data.length) {
       throw new Error(`safetensors: tensor '${name}' has shape [${shape}] (${count} elements) but ${data.length} values`);
     }
-    header[name] = { dtype: 'F32', shape: [...shape], data_offsets: [offset, offset + data.byteLength] };
-    offset += data.byteLength;
+    const byteLength = data.length * bytesPerValue;
+    header[name] = { dtype, shape: [...shape], data_offsets: [offset, offset + byteLength] };
+    offset += byteLength;
   }
 
   const json = new TextEncoder().encode(JSON.stringify(header));
@@ -155,12 +165,31 @@ export function serializeSafetensors(
   let at = 8 + padded;
   for (const name of names) {
     const { data } = tensors[name];
-    const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const raw = dtype === 'F32' ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : bf16Bytes(data);
     out.set(raw, at);
-    if (!HOST_IS_LITTLE_ENDIAN) swapBytes(out.subarray(at, at + raw.length), 4);
+    if (!HOST_IS_LITTLE_ENDIAN) swapBytes(out.subarray(at, at + raw.length), bytesPerValue);
     at += raw.length;
   }
   return out;
+}
+
+/**
+ * The bfloat16 bit pattern nearest to a float32 given by its bits: round to nearest, ties to even, so 1 + 2^-8
+ * (exactly between two bfloat16 values) rounds down to 1 and 1 + 3·2^-8 rounds up. Overflow rounds to infinity, as in
+ * torch. A NaN stays a NaN (its top mantissa bit is set so that dropping the low half cannot turn it into infinity).
+ */
+export function floatToBf16Bits(bits: number): number {
+  const b = bits >>> 0;
+  if ((b & 0x7f800000) === 0x7f800000 && (b & 0x007fffff) !== 0) return ((b >>> 16) | 0x0040) & 0xffff;
+  return ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+/** Host-order bytes of the bfloat16 values of `data` (swapped to little-endian by the caller where needed). */
+function bf16Bytes(data: Float32Array): Uint8Array {
+  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  const out = new Uint16Array(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = floatToBf16Bits(bits[i]);
+  return new Uint8Array(out.buffer);
 }
 
 function parseHeader(headerBytes: Uint8Array): Record<string, unknown> {
@@ -218,7 +247,8 @@ function decode(dtype: string, raw: Uint8Array): Float32Array {
   const size = DTYPE_BYTES[dtype];
   const n = raw.length / size;
   // Copy into a fresh, aligned buffer: typed-array views need alignment, and the caller may reuse the file's bytes.
-  const bytes = raw.slice();
+  // (new Uint8Array(view) always copies; a Node Buffer's slice() would return a view of the whole pooled buffer.)
+  const bytes = new Uint8Array(raw);
   if (!HOST_IS_LITTLE_ENDIAN && size > 1) swapBytes(bytes, size);
   const buf = bytes.buffer;
   switch (dtype) {

@@ -1,27 +1,16 @@
 // Choosing the next token from logits, deterministically given a seed.
 //
 // The random numbers come from a seeded JavaScript generator (one uniform per row per step), and the device only
-// does what is heavy: argmax (greedy), or softmax + cumulative sum for plain sampling (the token is the first
-// whose cumulative probability exceeds u, "inverse CDF"). Top-k / top-p need a sort, so they take the k best
+// does what is heavy: argmax (greedy), or for plain sampling one fused kernel (src/model/kernels `sample`: the
+// token is the first whose cumulative probability reaches u, "inverse CDF"). Top-k / top-p need a sort, so they take the k best
 // logits from the device (tf.topk) and finish on the CPU. Same seed + same backend => same tokens.
 import * as tf from '@tensorflow/tfjs';
+import { sample } from './kernels/index';
 
 export interface SamplingOptions {
   temperature: number;   // 0 = greedy (argmax); RAGEN rolls out at 1.0 and validates at 0.5
   topP?: number;         // nucleus: keep the most likely tokens until their probability reaches topP (1 = off)
   topK?: number;         // keep only the k most likely tokens (0, -1 or undefined = off, as vLLM's -1)
-}
-
-/** A small seeded uniform generator in [0, 1) (mulberry32). */
-export function seededUniform(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function validateSamplingOptions(o: SamplingOptions): void {
@@ -40,17 +29,11 @@ export function validateSamplingOptions(o: SamplingOptions): void {
  * Generation feeds this tensor straight into the next decode step, so the device need not be read every token.
  */
 export function sampleOnDevice(logits: tf.Tensor2D, o: SamplingOptions, uniforms: number[]): tf.Tensor1D | null {
-  const [rows, vocab] = logits.shape;
+  const vocab = logits.shape[1];
   if (o.temperature === 0) return tf.argMax(logits, 1) as tf.Tensor1D;   // int32 already
   const topK = o.topK !== undefined && o.topK > 0 ? Math.min(o.topK, vocab) : vocab;
   if (topK !== vocab || (o.topP ?? 1) < 1) return null;
-  return tf.tidy(() => {
-    const cdf = tf.cumsum(tf.softmax(logits.div(o.temperature)), 1);
-    const u = tf.tensor2d(uniforms, [rows, 1]);
-    const total = cdf.slice([0, vocab - 1], [rows, 1]);        // ~1, but use it so rounding cannot overshoot
-    const below = tf.less(cdf, u.mul(total)).toInt().sum(1);
-    return tf.minimum(below, tf.scalar(vocab - 1, 'int32')) as tf.Tensor1D;   // int32, as argMax's
-  });
+  return tf.tidy(() => sample(logits, tf.tensor1d(uniforms), o.temperature));   // int32, as argMax's
 }
 
 /** Next token per row from logits [B, V], using uniforms[b] as row b's random number. Does not dispose logits. */

@@ -2,6 +2,7 @@
 // tf.variableGrads / tf.grad). Position t scores token t+1, so both outputs are [B, T-1]; the caller applies its
 // loss mask (prompt and padding positions are scored too, and must be masked out).
 import * as tf from '@tensorflow/tfjs';
+import { tokenLogProbs as fusedTokenLogProbs } from './kernels/index';
 import type { Qwen2Model } from './qwen2';
 
 /**
@@ -16,17 +17,14 @@ export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Ten
   if (ids.shape[1] < 2) throw new Error(`tokenLogProbs: need at least 2 tokens per sequence, got ${ids.shape[1]}`);
   if (!(temperature > 0)) throw new Error(`tokenLogProbs: temperature must be > 0, got ${temperature}`);
   return tf.tidy(() => {
-    const logits = model.forward(ids, mask) as tf.Tensor3D;
-    const [b, t, vocab] = logits.shape;
-    let scores = logits.slice([0, 0, 0], [b, t - 1, vocab]);
-    if (temperature !== 1) scores = scores.div(temperature);
-    const logp = tf.logSoftmax(scores);
-    // Picking the target column with a one-hot product, not tf.gather: gather's gradient is missing on wasm.
-    // (oneHot's dtype argument is broken on wasm 4.22: it writes int32 bits into a float32 tensor; cast instead.)
-    const targets = ids.slice([0, 1], [b, t - 1]);
-    const logProbs = logp.mul(tf.oneHot(targets, vocab).toFloat()).sum(-1) as tf.Tensor2D;
-    const entropy = tf.neg(tf.exp(logp).mul(logp).sum(-1)) as tf.Tensor2D;
-    return { logProbs, entropy };
+    const [b, t] = ids.shape;
+    const h = model.config.hidden_size;
+    // The LM head only on positions that predict a token (all but each row's last), then one fused kernel for
+    // log-softmax, the target's log-prob and the entropy (src/model/kernels).
+    const hidden = model.hidden(ids, mask).reshape([b, t, h]).slice([0, 0, 0], [b, t - 1, h]).reshape([b * (t - 1), h]);
+    const targets = ids.slice([0, 1], [b, t - 1]).reshape([b * (t - 1)]) as tf.Tensor1D;
+    const [logProbs, entropy] = fusedTokenLogProbs(model.head(hidden as tf.Tensor2D) as tf.Tensor2D, targets, temperature);
+    return { logProbs: logProbs.reshape([b, t - 1]) as tf.Tensor2D, entropy: entropy.reshape([b, t - 1]) as tf.Tensor2D };
   });
 }
 
@@ -34,6 +32,25 @@ export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Ten
  * tf.variableGrads keyed by our names (e.g. HF weight names) instead of tfjs's internal variable names.
  * f must return a scalar loss built from the variables; returns the loss and the gradients (caller disposes).
  */
+/**
+ * Gradient accumulation: adds `grads` into `acc` (null = nothing yet), disposing what is replaced. Returns the sums;
+ * they, and nothing else, are left for the caller to dispose.
+ */
+export function accumulateGrads(acc: Record<string, tf.Tensor> | null, grads: Record<string, tf.Tensor>): Record<string, tf.Tensor> {
+  if (!acc) return grads;
+  for (const [name, g] of Object.entries(grads)) {
+    const prev = acc[name];
+    if (prev) {
+      acc[name] = tf.add(prev, g);
+      prev.dispose();
+      g.dispose();
+    } else {
+      acc[name] = g;
+    }
+  }
+  return acc;
+}
+
 export function namedVariableGrads(vars: Record<string, tf.Variable>, f: () => tf.Scalar):
     { value: tf.Scalar; grads: Record<string, tf.Tensor> } {
   const entries = Object.entries(vars);
@@ -42,4 +59,13 @@ export function namedVariableGrads(vars: Record<string, tf.Variable>, f: () => t
   // A variable the loss does not depend on gets no entry (as a PyTorch parameter whose .grad stays None).
   for (const [name, variable] of entries) if (grads[variable.name]) named[name] = grads[variable.name];
   return { value, grads: named };
+}
+
+/** x's value with no gradient flowing back through it (PyTorch's `detach`). */
+export function stopGradient<T extends tf.Tensor>(x: T): T {
+  const detach = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    const input = args[0] as tf.Tensor;
+    return { value: input.clone(), gradFunc: (dy: tf.Tensor) => [tf.zerosLike(dy)] };
+  });
+  return detach(x) as T;
 }

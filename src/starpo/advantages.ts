@@ -108,6 +108,15 @@ export function gae(
   return { advantages, returns };
 }
 
+/** The mean of `rows` over all loss tokens of the batch (NaN when there is none): what the trainer logs. */
+export function lossTokenMean(rows: TokenRows, mask: TokenRows): number {
+  let s = 0, n = 0;
+  rows.forEach((row, i) => {
+    for (let j = 0; j < row.length; j++) if (mask[i][j]) { s += row[j]; n++; }
+  });
+  return n ? s / n : NaN;
+}
+
 /**
  * Whitens advantages over all loss tokens of the batch (veRL's `masked_whiten` with its default shift_mean):
  * (x - masked mean) / sqrt(unbiased masked variance + 1e-8). Positions outside the mask come out as 0.
@@ -260,4 +269,18 @@ export function grpoNormalize(
     });
   }
   return out;
+}
+
+/**
+ * RAGEN's reward normalisation of a batch (spec §4.3): each trajectory's score (format penalty already in it),
+ * normalised within its group: one env group ('state'), one env tag ('inductive') or the whole batch ('batch').
+ */
+export function normalizeScores(
+  trajectories: readonly { score: number; groupId: number; tag: string }[],
+  how: { method: GrpoNormMethod; grouping: 'state' | 'inductive' | 'batch' },
+): number[] {
+  const scores = trajectories.map((x) => x.score);
+  if (how.method === 'identity') return scores;
+  const ids = trajectories.map((x) => (how.grouping === 'state' ? x.groupId : how.grouping === 'inductive' ? x.tag : 0));
+  return grpoNormalize(scores, ids, how.method);
 }

@@ -11,6 +11,8 @@
 // buffer pools stay bounded (PLATFORM.md). Padding is masked out of attention and of the loss.
 import * as tf from '@tensorflow/tfjs';
 import { targetMaskFromPositionMask, type RenderedPrompt } from '../agent/index';
+import type { Qwen2Model } from '../model/qwen2';
+import { tokenLogProbs } from '../model/scoring';
 import type { Tokenizer } from '../model/tokenizer';
 
 /** One trajectory as token ids plus its loss mask over prediction targets (length ids.length - 1, 0/1). */
@@ -122,4 +124,67 @@ export function chunks(indices: readonly number[], size: number): number[][] {
   const out: number[][] = [];
   for (let i = 0; i < indices.length; i += size) out.push(indices.slice(i, i + size));
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Scoring without gradients, micro-batch by micro-batch, read back as rows
+
+/** Per-token log-probs of `model` on every trajectory of `microBatches`, and each one's mean loss-token entropy. */
+export async function scoreLogProbs(
+  model: Qwen2Model,
+  seqs: readonly TokenizedTrajectory[],
+  microBatches: readonly (readonly number[])[],
+  padId: number,
+): Promise<{ logProbs: Float32Array[]; entropyMeans: number[] }> {
+  const logProbs: Float32Array[] = [];
+  const entropyMeans: number[] = [];
+  for (const part of microBatches) {
+    const items = part.map((i) => seqs[i]);
+    const batch = padBatch(items, padId);
+    const lengths = items.map((x) => x.ids.length - 1);
+    const out = tf.tidy(() => tokenLogProbs(model, batch.ids, batch.attention));
+    try {
+      logProbs.push(...(await unpadRows(out.logProbs, lengths)));
+      const ent = await unpadRows(out.entropy, lengths);
+      ent.forEach((row, r) => {
+        const mask = items[r].lossMask;
+        let s = 0, n = 0;
+        for (let j = 0; j < row.length; j++) if (mask[j]) { s += row[j]; n++; }
+        entropyMeans.push(n ? s / n : 0);
+      });
+    } finally {
+      tf.dispose([out.logProbs, out.entropy]);
+      disposeBatch(batch);
+    }
+  }
+  return { logProbs, entropyMeans };
+}
+
+/** The critic's value at every target position of every trajectory of `microBatches`, 0 outside the loss mask. */
+export async function scoreValues(
+  critic: Qwen2Model,
+  seqs: readonly TokenizedTrajectory[],
+  microBatches: readonly (readonly number[])[],
+  padId: number,
+): Promise<Float32Array[]> {
+  const values: Float32Array[] = [];
+  for (const part of microBatches) {
+    const items = part.map((i) => seqs[i]);
+    const batch = padBatch(items, padId);
+    const out = tf.tidy(() => {
+      const v = critic.forward(batch.ids, batch.attention) as tf.Tensor2D;
+      return v.slice([0, 0], [items.length, batch.length - 1]);
+    });
+    try {
+      const rows = await unpadRows(out, items.map((x) => x.ids.length - 1));
+      rows.forEach((row, r) => {
+        for (let j = 0; j < row.length; j++) if (!items[r].lossMask[j]) row[j] = 0;
+      });
+      values.push(...rows);
+    } finally {
+      out.dispose();
+      disposeBatch(batch);
+    }
+  }
+  return values;
 }

@@ -17,15 +17,21 @@
 import { z } from 'zod';
 import YAML from 'yaml';
 import { ENV_TAGS, makeEnv } from '../../envs/index';
-import type { BackendChoice } from '../model/backend';
+import type { AgentFormat } from '../agent/index';
+import { BACKEND_CHOICES } from '../model/backendNames';
 import { checkFilterConfigV1 } from './filter';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Schema
 // ---------------------------------------------------------------------------------------------------------------
 
-/** tfjs backends a run may ask for; 'auto' tries webgpu, then wasm, then cpu (src/model/backend.ts). */
-export const BACKEND_CHOICES = ['auto', 'webgpu', 'wasm', 'cpu'] as const satisfies readonly BackendChoice[];
+/** veRL's `loss_agg_mode`s: how per-token losses become one number (each is explained at losses.ts aggregateLoss). */
+export const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
+export type LossAggMode = (typeof LOSS_AGG_MODES)[number];
+
+/** KL estimators of the in-reward penalty and the KL loss (each is explained at the top of kl.ts). */
+export const KL_ESTIMATORS = ['kl', 'abs', 'mse', 'low_var_kl'] as const;
+export type KlEstimator = (typeof KL_ESTIMATORS)[number];
 
 const positiveInt = () => z.int().min(1);
 const nonNegativeInt = () => z.int().min(0);
@@ -240,11 +246,10 @@ const AlgorithmSchema = z.strictObject({
     .min(0)
     .describe('Coefficient β of the in-reward KL penalty, fixed controller (RAGEN `algorithm.kl_ctrl.kl_coef`, 0.0; vanilla 0.001).'),
   klEstimator: z
-    .enum(['kl', 'abs', 'mse', 'low_var_kl'])
+    .enum(KL_ESTIMATORS)
     .describe("KL estimator of the in-reward penalty: 'kl' = k1 (log π − log π_ref), 'low_var_kl' = k3 (RAGEN `algorithm.kl_penalty`, kl)."),
 });
 
-const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
 const betas = () =>
   z
     .tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)])
@@ -275,7 +280,7 @@ const ActorSchema = z.strictObject({
   useKlLoss: z.boolean().describe('Add a KL(π‖π_ref) term to the actor loss, as GRPO runs do (RAGEN `actor_rollout_ref.actor.use_kl_loss`, false).'),
   klLossCoef: z.number().min(0).describe('Coefficient of that KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_coef`, 0.0; vanilla GRPO 0.001).'),
   klLossType: z
-    .enum(['kl', 'abs', 'mse', 'low_var_kl'])
+    .enum(KL_ESTIMATORS)
     .describe('Estimator of the KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_type`, kl).'),
   lossAggMode: z
     .enum(LOSS_AGG_MODES)
@@ -687,6 +692,21 @@ export function envBlocks(
     if (c.agent.banditPerInstanceSeed && b.tag.startsWith('Bandit')) out.seedOffsetPerInstance = true;
     return out;
   });
+}
+
+/** How the run's agent talks (prompt and answer format, limits): what every rollout of the run is played with. */
+export function agentFormatFromConfig(c: RunConfig): AgentFormat {
+  return {
+    maxTurn: c.agent.maxTurn,
+    maxActionsPerTurn: c.agent.maxActionsPerTurn,
+    enableThink: c.model.enableThink,
+    actionSep: c.agent.actionSep,
+    promptStyle: c.model.promptStyle,
+    maxContextWindow: c.agent.maxContextWindow,
+    responseMaskOnly: c.algorithm.responseMaskOnly,
+    responseLength: c.rollout.maxNewTokens,
+    formatPenalty: c.agent.formatPenalty,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@
 //   if (d.stop) { log stopper.metrics() (the `early_stopped/<reason>` keys), save, and end the run }
 //   checkpoints store stopper.state() (plain JSON) so a resumed run continues the same counters.
 //
-// The three rules (thresholds configurable, RAGEN-2's values as defaults):
+// The three rules (thresholds in the run's `earlyStop` config, RAGEN-2's values as its defaults):
 //   (a) empty_after_filter: the filter kept nothing on `emptyStopSteps` (5) consecutive steps;
 //   (b) reward_variance_collapse: baseline = mean of the in-group reward std over the first `varianceBaselineSteps`
 //       (10) steps; afterwards, stop once `varianceCollapseSteps` (10) consecutive steps are all below
@@ -20,32 +20,10 @@
 //   (c) validation_collapse: some env's validation success stays below `valSuccessThreshold` (1 %) for
 //       `valCollapseValidations` (5) consecutive validations of that env.
 
-export interface EarlyStopConfig {
-  /** Master switch; when false observe* never report a stop (counters are still kept). */
-  enabled: boolean;
-  /** (a) `rollout_filter_empty_stop_steps`: consecutive steps with nothing kept after filtering. 0 disables. */
-  emptyStopSteps: number;
-  /** (b) Number of first steps whose in-group reward std is averaged into the baseline. 0 disables rule (b). */
-  varianceBaselineSteps: number;
-  /** (b) Consecutive steps below the threshold needed to stop. */
-  varianceCollapseSteps: number;
-  /** (b) Threshold as a fraction of the baseline. */
-  varianceCollapseRatio: number;
-  /** (c) Success below this (a fraction, 0.01 = 1 %) counts as collapsed. */
-  valSuccessThreshold: number;
-  /** (c) Consecutive collapsed validations of one env needed to stop. 0 disables rule (c). */
-  valCollapseValidations: number;
-}
+import type { EarlyStopSettings } from './config';
 
-export const DEFAULT_EARLY_STOP: EarlyStopConfig = {
-  enabled: true,
-  emptyStopSteps: 5,
-  varianceBaselineSteps: 10,
-  varianceCollapseSteps: 10,
-  varianceCollapseRatio: 0.1,
-  valSuccessThreshold: 0.01,
-  valCollapseValidations: 5,
-};
+/** The run's `earlyStop` section: its fields, their meaning and defaults are declared in config.ts. */
+export type EarlyStopConfig = EarlyStopSettings;
 
 export type EarlyStopReason = 'empty_after_filter' | 'reward_variance_collapse' | 'validation_collapse';
 
@@ -80,11 +58,10 @@ function checkConfig(c: EarlyStopConfig): void {
 export class EarlyStopper {
   private s: EarlyStopState;
 
-  constructor(config: Partial<EarlyStopConfig> = {}) {
-    const full = { ...DEFAULT_EARLY_STOP, ...config };
-    checkConfig(full);
+  constructor(config: EarlyStopConfig) {
+    checkConfig(config);
     this.s = {
-      config: full,
+      config: { ...config },
       consecutiveEmpty: 0,
       baselineValues: [],
       baseline: null,

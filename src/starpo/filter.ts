@@ -16,6 +16,7 @@
 // binary rewards many groups share a std of exactly 0.
 
 import { meanAndUnbiasedStd } from './advantages';
+import type { FilterConfig as FilterSettings } from './config';
 
 /** Result of a filter: which groups and trajectories to keep, plus RAGEN's metrics (plain numbers, JSON-safe). */
 export interface FilterResult {
@@ -130,6 +131,22 @@ export function checkFilterConfigV1(args: { numGroups: number; groupSize: number
 }
 
 /**
+ * RAGEN's in-group statistics (std, max, mean), averaged over all groups and over the kept ones:
+ * `rollout/in_group_std`, ..., or with a family `rollout/in_group_<family>_std`, ...
+ */
+function inGroupMetrics(stats: GroupStats, all: readonly number[], kept: readonly number[], family?: string): Record<string, number> {
+  const infix = family ? `${family}_` : '';
+  return {
+    [`rollout/in_group_${infix}std`]: meanOf(stats.std, all),
+    [`rollout/in_group_${infix}max`]: meanOf(stats.max, all),
+    [`rollout/in_group_${infix}mean`]: meanOf(stats.mean, all),
+    [`rollout/chosen_in_group_${infix}std`]: meanOf(stats.std, kept),
+    [`rollout/chosen_in_group_${infix}max`]: meanOf(stats.max, kept),
+    [`rollout/chosen_in_group_${infix}mean`]: meanOf(stats.mean, kept),
+  };
+}
+
+/**
  * v1 uncertainty filter (spec §4.5): per group, std (unbiased), max and mean of the RAW rewards (no format penalty);
  * keep the floor(ratio x numGroups) groups with the largest std ('std') or smallest ('std_rev'); whole groups only.
  * ratio = 1 keeps everything. Metrics are means over groups: `rollout/in_group_std|max|mean` over all groups and
@@ -160,14 +177,7 @@ export function filterGroupsV1(
   return {
     keptGroups: kept,
     keptTrajectories: trajectoriesOf(kept, groupSize),
-    metrics: {
-      'rollout/in_group_std': meanOf(stats.std, all),
-      'rollout/in_group_max': meanOf(stats.max, all),
-      'rollout/in_group_mean': meanOf(stats.mean, all),
-      'rollout/chosen_in_group_std': meanOf(stats.std, kept),
-      'rollout/chosen_in_group_max': meanOf(stats.max, kept),
-      'rollout/chosen_in_group_mean': meanOf(stats.mean, kept),
-    },
+    metrics: inGroupMetrics(stats, all, kept),
   };
 }
 
@@ -337,18 +347,8 @@ export function filterGroupsV2(
   const all = Array.from({ length: numGroups }, (_, g) => g);
   const family = metricFamily(config.metric);
   const metrics: Record<string, number> = {
-    'rollout/in_group_std': meanOf(stats.std, all),
-    'rollout/in_group_max': meanOf(stats.max, all),
-    'rollout/in_group_mean': meanOf(stats.mean, all),
-    'rollout/chosen_in_group_std': meanOf(stats.std, kept),
-    'rollout/chosen_in_group_max': meanOf(stats.max, kept),
-    'rollout/chosen_in_group_mean': meanOf(stats.mean, kept),
-    [`rollout/in_group_${family}_std`]: meanOf(stats.std, all),
-    [`rollout/in_group_${family}_max`]: meanOf(stats.max, all),
-    [`rollout/in_group_${family}_mean`]: meanOf(stats.mean, all),
-    [`rollout/chosen_in_group_${family}_std`]: meanOf(stats.std, kept),
-    [`rollout/chosen_in_group_${family}_max`]: meanOf(stats.max, kept),
-    [`rollout/chosen_in_group_${family}_mean`]: meanOf(stats.mean, kept),
+    ...inGroupMetrics(stats, all, kept),
+    ...inGroupMetrics(stats, all, kept, family),
     'rollout/filter_kept_count': kept.length,
     'rollout/filter_kept_ratio': kept.length / numGroups,
     'rollout/filter_zero_count': scores.filter((s) => Math.abs(s) <= ZERO_SCORE).length,
@@ -371,4 +371,29 @@ export function filterLossScale(mode: 'none' | 'linear' | 'sqrt', keptRatio: num
   if (mode === 'linear') return keptRatio;
   if (mode === 'sqrt') return Math.sqrt(keptRatio);
   throw new Error(`filterLossScale: unknown mode '${mode as string}' (expected none, linear or sqrt)`);
+}
+
+/**
+ * The run's filter (its `filter` config section) on one step: v1 ranks groups by the in-group std of the raw rewards;
+ * the v2 strategies rank by `metric`, whose per-trajectory values are computed only when that metric needs them.
+ */
+export async function filterGroupsByConfig(
+  f: FilterSettings,
+  numGroups: number,
+  groupSize: number,
+  values: { rawRewards: readonly number[]; lossTokens: () => number[]; entropyMeans: () => Promise<number[]> },
+): Promise<FilterResult> {
+  if (f.strategy === 'ratio') return filterGroupsV1(values.rawRewards, numGroups, groupSize, { ratio: f.ratio, type: f.type });
+  let perTrajectory = values.rawRewards;
+  if (f.metric === 'length') perTrajectory = values.lossTokens();
+  if (f.metric === 'entropy' || f.metric === 'entropy_variance') perTrajectory = await values.entropyMeans();
+  return filterGroupsV2(perTrajectory, numGroups, groupSize, {
+    strategy: f.strategy,
+    value: f.value,
+    type: f.type === 'std' ? 'largest' : 'smallest',
+    includeZero: f.includeZero,
+    topPProbMode: f.topPProbMode,
+    selectionEps: f.selectionEps,
+    metric: f.metric,
+  });
 }

@@ -18,17 +18,16 @@
 
 import * as tf from '@tensorflow/tfjs';
 import type { TokenRows } from './advantages';
-import { aggregateLoss, type LossAggMode } from './losses';
+import { KL_ESTIMATORS, type KlEstimator, type LossAggMode } from './config';
+import { aggregateLoss } from './losses';
 
-export type KlEstimator = 'kl' | 'abs' | 'mse' | 'low_var_kl';
-
-export const KL_ESTIMATORS: readonly KlEstimator[] = ['kl', 'abs', 'mse', 'low_var_kl'];
+export { KL_ESTIMATORS, type KlEstimator };
 
 const K3_INPUT_LIMIT = 20;
 const K3_OUTPUT_LIMIT = 10;
 
 function checkEstimator(estimator: KlEstimator): void {
-  if (!KL_ESTIMATORS.includes(estimator)) {
+  if (!(KL_ESTIMATORS as readonly string[]).includes(estimator)) {
     throw new Error(`unknown KL estimator '${estimator as string}' (expected ${KL_ESTIMATORS.join(', ')})`);
   }
 }

@@ -24,9 +24,12 @@
 // clamped before exp(). The mask must hold only 0 and 1 (not checked: that would need a read-back).
 
 import * as tf from '@tensorflow/tfjs';
+import { LOSS_AGG_MODES, type LossAggMode } from './config';
 
-/**
- * How per-token losses become one scalar (veRL's `loss_agg_mode`):
+export { LOSS_AGG_MODES, type LossAggMode };
+
+/*
+ * How per-token losses become one scalar (veRL's `loss_agg_mode`, listed in config.ts LOSS_AGG_MODES):
  * - 'token-mean' (RAGEN default): sum over all loss tokens of the batch / number of loss tokens.
  * - 'seq-mean-token-mean' (RAGEN-2's GRPO): per trajectory, mean over its loss tokens; then mean over trajectories.
  * - 'seq-mean-token-sum' (Dr.GRPO): per trajectory, sum over its loss tokens; then mean over trajectories.
@@ -35,14 +38,6 @@ import * as tf from '@tensorflow/tfjs';
  * Trajectories without any loss token (padding rows) are left out of the seq-mean modes' averages (veRL would give
  * NaN for 'seq-mean-token-mean'). A batch with no loss token at all aggregates to 0 (and a zero gradient).
  */
-export type LossAggMode = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-sum-norm';
-
-export const LOSS_AGG_MODES: readonly LossAggMode[] = [
-  'token-mean',
-  'seq-mean-token-mean',
-  'seq-mean-token-sum',
-  'seq-mean-token-sum-norm',
-];
 
 function check2d(name: string, t: tf.Tensor, shape: readonly number[]): void {
   if (t.rank !== 2 || t.shape[0] !== shape[0] || t.shape[1] !== shape[1]) {
@@ -78,7 +73,7 @@ export function aggregateLoss(
 ): tf.Scalar {
   checkMask(mask);
   check2d('per-token loss', lossMat, mask.shape);
-  if (!LOSS_AGG_MODES.includes(mode)) {
+  if (!(LOSS_AGG_MODES as readonly string[]).includes(mode)) {
     throw new Error(`unknown loss aggregation mode '${mode as string}' (expected ${LOSS_AGG_MODES.join(', ')})`);
   }
   if (normDivisor !== undefined && !(normDivisor > 0)) {

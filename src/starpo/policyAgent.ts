@@ -2,7 +2,7 @@
 // Qwen2 model and its tokenizer. Shared by the Trainer (training and validation rollouts) and `ragen eval`
 // (checkpoint scorecards), so both sample the same way: same stop rules, same per-turn token limit, same seeding.
 import type { GenerateFn } from '../agent/index';
-import { generate } from '../model/generate';
+import { GenerationSession } from '../model/generate';
 import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
 
@@ -30,16 +30,27 @@ export interface PolicyAgentOptions {
   onTokens?: (count: number) => void;
 }
 
-/** A GenerateFn that samples from `model`. Throws when the tokenizer lacks `<|im_end|>` or a pad token. */
+/**
+ * A GenerateFn that samples from `model`. Throws when the tokenizer lacks `<|im_end|>` or a pad token. Within one
+ * rollout batch (turn 1 starts one) it keeps a KV cache per env, so a later turn prefills only the new part of the
+ * dialogue (GenerationSession); `release()` frees it. The model must not change during a rollout batch.
+ */
 export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: PolicyAgentOptions): GenerateFn {
   const imEnd = tokenizer.tokenId('<|im_end|>');
   const pad = tokenizer.padTokenId;
   if (imEnd === undefined) throw new Error('policyGenerateFn: the tokenizer has no <|im_end|> token (the chat template needs it)');
   if (pad === undefined) throw new Error('policyGenerateFn: the tokenizer has no pad token (tokenizer_config.json pad_token)');
   let call = 0;
-  return async (prompts, onTokens) => {
+  let session: GenerationSession | null = null;
+  const release = () => {
+    session?.dispose();
+    session = null;
+  };
+  const fn: GenerateFn = async (prompts, context) => {
+    if (!context || context.turn === 1) release();
+    session ??= new GenerationSession(model);
     const ids = prompts.map((p) => tokenizer.encode(p));
-    const result = await generate(model, ids, {
+    const result = await session.generate(ids, {
       maxNewTokens: opts.maxNewTokens,
       temperature: opts.temperature,
       topP: opts.topP,
@@ -49,19 +60,11 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
       decode: (t) => tokenizer.decode(t),
       seed: opts.seedForCall(call++),
       padTokenId: pad,
-      onDecodeStep: onTokens ? (decoded) => onTokens(decoded, opts.maxNewTokens) : undefined,
-    });
+      onDecodeStep: context?.onTokens ? (decoded) => context.onTokens!(decoded, opts.maxNewTokens) : undefined,
+    }, context?.keys);
     if (opts.onTokens) for (const t of result.tokens) opts.onTokens(t.length);
     return result.tokens.map((t) => tokenizer.decode(t, { skipSpecialTokens: true }));
   };
-}
-
-/** A 32-bit mix of integers (sampling seeds per run, split, step and call that do not collide). */
-export function mixSeed(...parts: number[]): number {
-  let h = 0x811c9dc5;
-  for (const p of parts) {
-    h = Math.imul(h ^ (p >>> 0), 0x01000193) >>> 0;
-    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
-  }
-  return h >>> 0;
+  fn.release = release;
+  return fn;
 }

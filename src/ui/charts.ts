@@ -7,6 +7,7 @@
 // the line style to the series.
 import { EchoTrapDetector } from '../metrics/echoTrap';
 import type { MetricRow } from '../metrics/jsonl';
+import { defaultRunConfig } from '../starpo/config';
 
 export interface SeriesSpec {
   key: string;
@@ -235,7 +236,7 @@ export function echoTrapMark(rows: readonly MetricRow[]): EchoTrapMark | null {
       signal: loggedSignal(row),
     };
   }
-  const detector = new EchoTrapDetector();
+  const detector = new EchoTrapDetector(defaultRunConfig().echoTrap);
   for (const row of sorted) {
     const out = detector.update(row.step, row);
     if (out['echo_trap/warning'] === 1) {

@@ -31,7 +31,7 @@ import {
   type CheckpointBytes,
   type MatmulCheckResult,
   type MetricRow,
-  type RolloutRecord,
+  type StoredRollout,
   type RunStatus,
   type Scorecard,
   type ScorecardProgress,
@@ -53,7 +53,7 @@ export interface ArmView {
   /** Training status from the worker; null for a run only being viewed. */
   status: RunStatus | null;
   rows: MetricRow[];
-  rollouts: RolloutRecord[];
+  rollouts: StoredRollout[];
   /** Step of the latest stored checkpoint, if any. */
   checkpointStep: number | null;
   /** Where the step in flight is (from the worker), or null. */
@@ -242,7 +242,7 @@ export function recordMetrics(view: ArmView, row: MetricRow): void {
 }
 
 /** Adds a step's sample trajectories to an arm (replacing any earlier records of that step). */
-export function recordRollouts(view: ArmView, step: number, records: RolloutRecord[]): void {
+export function recordRollouts(view: ArmView, step: number, records: StoredRollout[]): void {
   const kept = view.rollouts.filter((r) => r.step < step);
   view.rollouts = [...kept, ...records];
 }
@@ -304,17 +304,10 @@ function listenerFor(view: ArmView): TrainingListener {
 }
 
 /**
- * Checkpoints are sent to the page (and IndexedDB) after every step (besides every pause and stop), so a Stop that
- * has to end a busy worker loses at most the step in flight. A tiny preset's checkpoint is a few MB: cheap next to
- * a step of seconds.
- */
-const CHECKPOINT_EVERY = 1;
-
-/**
  * Builds one run per arm of the current settings in the worker(s), optionally resuming each from a stored
  * checkpoint. The views are put on screen first, so the UI shows 'loading' while the warm start is fetched.
  */
-async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.StoredCheckpoint | null; rows: MetricRow[]; rollouts: RolloutRecord[] }): Promise<void> {
+async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.StoredCheckpoint | null; rows: MetricRow[]; rollouts: StoredRollout[] }): Promise<void> {
   const settings = playground.settings;
   const arms = resume ? [resume.run.arm] : presetArms(settings.preset);
   const configs = resume ? [resume.run.config!] : arms.map((arm) => runConfigFor(settings, arm));
@@ -349,7 +342,6 @@ async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.Sto
         {
           config: configs[i],
           siteBase: siteBase(),
-          checkpointEvery: CHECKPOINT_EVERY,
           resume: resume?.checkpoint ? { step: resume.checkpoint.step, files: resume.checkpoint.files } : undefined,
         },
         Comlink.proxy(listenerFor(view)),

@@ -1,8 +1,10 @@
 // Export and import of runs as files. An exported run is a tar archive laid out exactly like the CLI's run
 // directory (DESIGN.md): config.json, metrics.jsonl, rollouts.jsonl, checkpoints/step-N/{config.json,
-// model.safetensors, tokenizer.json, ...}. Import takes such an archive back, or a bare metrics.jsonl written by the
-// headless CLI (charts only). Pure TypeScript.
-import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type RolloutRecord } from '../metrics/jsonl';
+// model.safetensors, tokenizer.json, ...}. Import takes such an archive back, a bare metrics.jsonl written by the
+// headless CLI, or a RAGEN run's W&B history export (.csv / .json / wandb-history.jsonl; charts only, see
+// src/metrics/wandbHistory.ts). Pure TypeScript.
+import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type StoredRollout } from '../metrics/jsonl';
+import { parseWandbHistory } from '../metrics/wandbHistory';
 import { parseRunConfig, type RunConfig } from '../starpo/config';
 import type { CheckpointBytes } from '../../workers/protocol';
 import { readTar, writeTar } from './tar';
@@ -10,7 +12,7 @@ import { readTar, writeTar } from './tar';
 export interface RunContents {
   config: RunConfig | null;
   rows: MetricRow[];
-  rollouts: RolloutRecord[];
+  rollouts: StoredRollout[];
   checkpoint: { step: number; files: CheckpointBytes } | null;
 }
 
@@ -39,10 +41,16 @@ export function exportRunArchive(run: RunContents): Uint8Array {
  * metrics line that is not JSON, an archive without metrics.jsonl, an invalid config.json).
  */
 export function importRunFile(fileName: string, bytes: Uint8Array): RunContents {
+  const charts = (rows: MetricRow[]): RunContents => ({ config: null, rows, rollouts: [], checkpoint: null });
   if (/\.jsonl$/i.test(fileName)) {
-    return { config: null, rows: parseMetricsJsonl(decoder.decode(bytes), fileName), rollouts: [], checkpoint: null };
+    const text = decoder.decode(bytes);
+    // W&B's wandb-history.jsonl counts steps in `_step`; our metrics.jsonl in `step`.
+    return charts(/^\s*\{[^\n]*"_step"/.test(text) && !/^\s*\{"step"/.test(text) ? parseWandbHistory(fileName, text).rows : parseMetricsJsonl(text, fileName));
   }
-  if (!/\.tar$/i.test(fileName)) throw new Error(`cannot import '${fileName}': expected a run archive (.tar) or a metrics.jsonl`);
+  if (/\.(csv|json)$/i.test(fileName)) return charts(parseWandbHistory(fileName, decoder.decode(bytes)).rows);
+  if (!/\.tar$/i.test(fileName)) {
+    throw new Error(`cannot import '${fileName}': expected a run archive (.tar), a metrics.jsonl, or a RAGEN W&B history export (.csv, .json)`);
+  }
   const entries = readTar(bytes);
   // An archive made with `tar -cf run.tar runs/abc` has every path under one top folder: strip it.
   const paths = [...entries.keys()];

@@ -5,7 +5,7 @@
 //   rollouts     one record per (run, step): that step's sample trajectories (rollouts.jsonl records)
 //   checkpoints  one record per run: the latest checkpoint's files (config.json, model.safetensors, tokenizer.json …)
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import type { MetricRow, RolloutRecord } from '../metrics/jsonl';
+import type { MetricRow, StoredRollout } from '../metrics/jsonl';
 import type { RunConfig } from '../starpo/config';
 import type { CheckpointBytes, RunStatus } from '../../workers/protocol';
 
@@ -37,7 +37,7 @@ export interface StoredCheckpoint {
 interface PlaygroundDB extends DBSchema {
   runs: { key: string; value: StoredRun };
   metrics: { key: [string, number]; value: { runId: string; step: number; row: MetricRow }; indexes: { runId: string } };
-  rollouts: { key: [string, number]; value: { runId: string; step: number; records: RolloutRecord[] }; indexes: { runId: string } };
+  rollouts: { key: [string, number]; value: { runId: string; step: number; records: StoredRollout[] }; indexes: { runId: string } };
   checkpoints: { key: string; value: StoredCheckpoint };
 }
 
@@ -80,8 +80,8 @@ export async function appendMetrics(runId: string, row: MetricRow): Promise<void
   await (await db()).put('metrics', { runId, step: row.step, row: { ...row } });
 }
 
-export async function appendRollouts(runId: string, step: number, records: RolloutRecord[]): Promise<void> {
-  await (await db()).put('rollouts', { runId, step, records: JSON.parse(JSON.stringify(records)) as RolloutRecord[] });
+export async function appendRollouts(runId: string, step: number, records: StoredRollout[]): Promise<void> {
+  await (await db()).put('rollouts', { runId, step, records: JSON.parse(JSON.stringify(records)) as StoredRollout[] });
 }
 
 export async function saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {
@@ -107,7 +107,7 @@ export async function listRuns(): Promise<StoredRun[]> {
 export interface LoadedRun {
   run: StoredRun;
   rows: MetricRow[];
-  rollouts: RolloutRecord[];
+  rollouts: StoredRollout[];
   checkpoint: StoredCheckpoint | null;
 }
 

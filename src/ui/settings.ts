@@ -8,9 +8,9 @@
 // never makes the page unusable: `readSettingsSearch` keeps the rest of the settings, and reports the bad field
 // (with its raw text, so the form can show it highlighted next to a plain-words error) for the user to fix.
 import { ENV_TAGS } from '../../envs/index';
-import { BACKEND_CHOICES, mergeConfigInput, parseRunConfig, type RunConfig, type RunConfigInput } from '../starpo/config';
+import { mergeConfigInput, parseRunConfig, type RunConfig, type RunConfigInput } from '../starpo/config';
 import { PRESET_NAMES, presetConfig, resolvePreset, type PresetName } from '../starpo/presets';
-import type { BackendChoice } from '../model/backend';
+import { BACKEND_CHOICES, isBackendChoice, type BackendChoice } from '../model/backendNames';
 
 /** Policy-gradient flavour: PPO with a critic and GAE (RAGEN's default), or critic-free GRPO. */
 export type Algorithm = 'ppo' | 'grpo';
@@ -167,7 +167,7 @@ export function readSettingsSearch(search: string): SettingsReading {
     preset = DEFAULT_PRESET;
   }
   let backend = params.get('backend') || 'auto';
-  if (!(BACKEND_CHOICES as readonly string[]).includes(backend)) {
+  if (!isBackendChoice(backend)) {
     bad('backend', backend, `unknown backend '${backend}' in the URL (choose one of ${BACKEND_CHOICES.join(', ')})`);
     backend = 'auto';
   }

@@ -1,22 +1,12 @@
-// The rollout viewer's data: sample trajectories as the Trainer logs them (rollouts.jsonl records, streamed to the
-// page through the CallbackSink), read into a fixed shape the viewer can rely on. A record is the agent's
-// Trajectory (src/agent/rollout.ts) plus its step; the viewer needs only the turn-by-turn part. Pure TypeScript.
-import type { RolloutRecord } from '../metrics/jsonl';
+// The rollout viewer's data: sample trajectories as the Trainer and the worker log them (RolloutRecords of
+// src/metrics/rolloutRecord.ts: rollouts.jsonl lines, records streamed to the page through the CallbackSink, custom
+// episodes), read into a fixed shape the viewer can rely on. A record may also come from a file from elsewhere, so
+// the fields the viewer draws are checked, and a missing one is named. Pure TypeScript.
+import type { StoredRollout } from '../metrics/jsonl';
+import type { RolloutTurnRecord } from '../metrics/rolloutRecord';
 
-export interface ViewedTurn {
-  /** 1-based turn number. */
-  turn: number;
-  /** The env state text the model saw at the start of the turn. */
-  state: string;
-  think: string;
-  answer: string;
-  /** The answer parsed as <think>…</think><answer>…</answer> (false = a format penalty was charged). */
-  formatOk: boolean;
-  /** Actions the env executed this turn. */
-  actions: string[];
-  /** Env reward of the turn (no format penalty). */
-  reward: number;
-}
+/** A turn as the viewer draws it: the turn of a RolloutRecord. */
+export type ViewedTurn = RolloutTurnRecord;
 
 export interface ViewedTrajectory {
   step: number;
@@ -31,7 +21,7 @@ export interface ViewedTrajectory {
   /** totalReward + format penalty: what the trajectory is trained on. */
   score: number;
   turns: ViewedTurn[];
-  /** The state after the last turn, when the record carries the env history. */
+  /** The state after the last turn, when the record carries it. */
   finalState: string | null;
 }
 
@@ -47,45 +37,40 @@ const isBoolean = (v: unknown): v is boolean => typeof v === 'boolean';
 const isArray = (v: unknown): v is unknown[] => Array.isArray(v);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Reads one rollout record. A record without the fields the viewer draws throws an Error naming the field. */
-export function readTrajectory(record: RolloutRecord, where = `rollout at step ${record.step}`): ViewedTrajectory {
-  const r = record as Record<string, unknown>;
-  const turns = field(r, 'turns', isArray, 'a list of turns', where).map((t, i) => {
+/**
+ * Reads one rollout record (a RolloutRecord, or a stored line that should be one). A record without the fields the
+ * viewer draws throws an Error naming the field; the others get neutral values when absent.
+ */
+export function readTrajectory(record: StoredRollout, where = `rollout at step ${record.step}`): ViewedTrajectory {
+  const turns = field(record, 'turns', isArray, 'a list of turns', where).map((t, i) => {
     const at = `${where}, turn #${i + 1}`;
     if (!isObject(t)) throw new Error(`${at}: not an object`);
-    const executed = t.executedActions ?? t.actions ?? [];
     return {
       turn: isNumber(t.turn) ? t.turn : i + 1,
       state: field(t, 'state', isString, 'a string', at),
       think: isString(t.think) ? t.think : '',
       answer: isString(t.answer) ? t.answer : '',
       formatOk: isBoolean(t.formatOk) ? t.formatOk : true,
-      actions: isArray(executed) ? executed.map(String) : [],
+      actions: isArray(t.actions) ? t.actions.map(String) : [],
       reward: isNumber(t.reward) ? t.reward : 0,
     };
   });
-  // The state after the last turn: logged as `finalState` by the Trainer, or the last entry of an env history.
-  const history = isArray(r.history) ? r.history : null;
-  const last = history && history.length > turns.length ? history[history.length - 1] : null;
-  const finalState = isString(r.finalState) ? r.finalState : isObject(last) && isString(last.state) ? last.state : null;
-  // The Trainer logs the env reward as `reward`; the agent's Trajectory calls it `totalReward`.
-  const recorded = isNumber(r.reward) ? r.reward : r.totalReward;
-  const totalReward = isNumber(recorded) ? recorded : turns.reduce((s, t) => s + t.reward, 0);
+  const totalReward = isNumber(record.reward) ? record.reward : turns.reduce((s, t) => s + t.reward, 0);
   return {
     step: record.step,
-    split: isString(r.split) ? r.split : null,
-    tag: field(r, 'tag', isString, 'an env tag', where),
-    groupId: isNumber(r.groupId) ? r.groupId : null,
-    success: isBoolean(r.success) ? r.success : false,
+    split: isString(record.split) ? record.split : null,
+    tag: field(record, 'tag', isString, 'an env tag', where),
+    groupId: isNumber(record.groupId) ? record.groupId : null,
+    success: isBoolean(record.success) ? record.success : false,
     totalReward,
-    score: isNumber(r.score) ? r.score : totalReward,
+    score: isNumber(record.score) ? record.score : totalReward,
     turns,
-    finalState,
+    finalState: isString(record.finalState) ? record.finalState : null,
   };
 }
 
 /** Trajectories grouped by training step, steps ascending; records that cannot be read are counted, not shown. */
-export function groupByStep(records: readonly RolloutRecord[]): { byStep: Map<number, ViewedTrajectory[]>; unreadable: string[] } {
+export function groupByStep(records: readonly StoredRollout[]): { byStep: Map<number, ViewedTrajectory[]>; unreadable: string[] } {
   const byStep = new Map<number, ViewedTrajectory[]>();
   const unreadable: string[] = [];
   for (const record of records) {

@@ -1,4 +1,5 @@
-"""Writes the parity fixtures that tests/unit/model/parity*.test.ts check the tfjs Qwen2 against.
+"""Writes the parity fixtures that tests/unit/model/parity*.test.ts check the tfjs Qwen2 against, and the one that
+tests/unit/starpo/ppo-gae-parity.test.ts checks the PPO losses and GAE against (ppo-gae.json, see build_ppo_gae).
 
 Regenerate (needs Debian's python3-torch; nothing else, no npm):
     /usr/bin/python3 tools/parity/make_fixtures.py            # writes tests/fixtures/parity/*.json
@@ -24,6 +25,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ppo_reference  # noqa: E402
 import reference  # noqa: E402
 
 OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fixtures", "parity")
@@ -36,6 +38,14 @@ STEPS = 3
 def f32(t):
     t = t.detach().contiguous().to(torch.float32)
     return {"shape": list(t.shape), "f32": base64.b64encode(t.numpy().astype("<f4").tobytes()).decode("ascii")}
+
+
+def write_fixture(name, fixture, summary):
+    os.makedirs(OUT_DIR, exist_ok=True)
+    path = os.path.join(OUT_DIR, f"{name}.json")
+    with open(path, "w") as f:
+        json.dump(fixture, f, separators=(",", ":"))
+    print(f"{path}: {summary}, {os.path.getsize(path) // 1024} KiB")
 
 
 def weight_shapes(c, value_head):
@@ -188,12 +198,85 @@ def build(name, config, seed, pad_side, value_head=False):
     fixture["stepLosses"], fixture["stepGradNorms"] = losses, norms
     fixture["weightsAfterAdamW"] = {k: f32(v) for k, v in w.items()}
 
-    os.makedirs(OUT_DIR, exist_ok=True)
-    path = os.path.join(OUT_DIR, f"{name}.json")
-    with open(path, "w") as f:
-        json.dump(fixture, f, separators=(",", ":"))
-    print(f"{path}: loss {fixture['loss']:.6f}, grad norms {[round(n, 4) for n in norms]}, "
-          f"{os.path.getsize(path) // 1024} KiB")
+    write_fixture(name, fixture, f"loss {fixture['loss']:.6f}, grad norms {[round(n, 4) for n in norms]}")
+
+
+AGG_MODES = ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm"]
+PPO = dict(clip_low=0.2, clip_high=0.28, clip_c=3.0, clip_range_value=0.5)
+
+
+def ppo_mask(rows, t, gen):
+    """A loss mask like a multi-turn trajectory's: two assistant turns per row with an unmasked env turn between
+    them, different lengths per row, the rest padding."""
+    mask = torch.zeros(rows, t)
+    for b in range(rows):
+        first = 1 + int(torch.randint(0, 3, (1,), generator=gen))
+        length = 2 + int(torch.randint(0, 3, (1,), generator=gen))
+        gap = 1 + int(torch.randint(0, 3, (1,), generator=gen))
+        mask[b, first:first + length] = 1
+        mask[b, first + length + gap:min(t, first + 2 * length + gap + b)] = 1
+    return mask
+
+
+def build_ppo_gae(name, seed, rows=4, t=16):
+    """The clipped policy loss (every aggregation mode, with its gradient w.r.t. the log-probs), the clipped value loss
+    (with its gradient w.r.t. the values) and GAE (two gamma/lambda settings), on random rows shaped like a batch of
+    multi-turn trajectories. The old log-probs are far enough from the new ones that the upper, lower and dual clips
+    all act on some tokens; no token sits within 1e-3 of a clip boundary, so float32 cannot flip a clip decision."""
+    gen = torch.Generator().manual_seed(seed)
+    mask = ppo_mask(rows, t, gen)
+    log_prob = -torch.rand(rows, t, generator=gen) * 3
+    old_log_prob = log_prob + 0.6 * torch.randn(rows, t, generator=gen)
+    advantages = torch.randn(rows, t, generator=gen)
+    ratio = torch.exp(log_prob - old_log_prob)
+    on = mask > 0
+    margin = min(float((ratio[on] - b).abs().min()) for b in (1 - PPO["clip_low"], 1 + PPO["clip_high"], PPO["clip_c"]))
+    if margin < 1e-3:
+        raise SystemExit(f"a ratio lies {margin} from a clip boundary: pick another seed")
+    policy = {}
+    for mode in AGG_MODES:
+        lp = log_prob.clone().requires_grad_(True)
+        loss, clipfrac, clipfrac_lower, ppo_kl = ppo_reference.policy_loss(
+            lp, old_log_prob, advantages, mask, PPO["clip_low"], PPO["clip_high"], PPO["clip_c"], mode)
+        (grad,) = torch.autograd.grad(loss, lp)
+        policy[mode] = {"loss": float(loss), "grad": f32(grad)}
+    stats = {"clipfrac": float(clipfrac), "clipfracLower": float(clipfrac_lower), "ppoKl": float(ppo_kl)}
+    if not (stats["clipfrac"] > 0 and stats["clipfracLower"] > 0):
+        raise SystemExit(f"the clips are not all exercised ({stats}): pick another seed")
+
+    old_values = torch.randn(rows, t, generator=gen)
+    values = (old_values + 0.8 * torch.randn(rows, t, generator=gen)).requires_grad_(True)
+    returns = torch.randn(rows, t, generator=gen)
+    vf_loss, vf_clipfrac = ppo_reference.value_loss(values, old_values, returns, mask, PPO["clip_range_value"])
+    (vf_grad,) = torch.autograd.grad(vf_loss, values)
+    if not 0 < float(vf_clipfrac) < 1:
+        raise SystemExit(f"value clip fraction {float(vf_clipfrac)}: pick another seed")
+
+    # GAE in float64 from float32 inputs (our GAE runs in float64 too): a terminal reward on each row's last loss
+    # token plus a small per-token reward (as a KL penalty puts there).
+    rewards = torch.where(on, -0.01 * torch.rand(rows, t, generator=gen), torch.zeros(rows, t))
+    for b in range(rows):
+        rewards[b, int(on[b].nonzero().max())] += float(torch.randn(1, generator=gen))
+    gae_values = torch.randn(rows, t, generator=gen)
+    gae_cases = []
+    for gamma, lam in [(1.0, 1.0), (0.99, 0.95)]:
+        adv, ret, white = ppo_reference.gae(rewards.double(), gae_values.double(), mask.double(), gamma, lam)
+        gae_cases.append({"gamma": gamma, "lambda": lam, "advantages": f32(adv), "returns": f32(ret), "whitened": f32(white)})
+
+    fixture = {
+        "about": "generated by tools/parity/make_fixtures.py from tools/parity/ppo_reference.py (PyTorch "
+                 f"{torch.__version__}); see that file's docstring",
+        "mask": f32(mask),
+        "policy": {"logProbs": f32(log_prob), "oldLogProbs": f32(old_log_prob), "advantages": f32(advantages),
+                   "clipLow": PPO["clip_low"], "clipHigh": PPO["clip_high"], "clipRatioC": PPO["clip_c"],
+                   **stats, "byAggMode": policy},
+        "value": {"values": f32(values), "oldValues": f32(old_values), "returns": f32(returns),
+                  "clipRange": PPO["clip_range_value"], "loss": float(vf_loss), "clipfrac": float(vf_clipfrac),
+                  "grad": f32(vf_grad)},
+        "gae": {"rewards": f32(rewards), "values": f32(gae_values), "cases": gae_cases},
+    }
+    write_fixture(name, fixture, f"pg_loss {policy['token-mean']['loss']:.6f}, clipfrac {stats['clipfrac']:.3f} "
+                                 f"(lower {stats['clipfracLower']:.3f}), vf_loss {float(vf_loss):.6f}")
 
 
 def qwen2_config(**overrides):
@@ -215,3 +298,5 @@ if __name__ == "__main__":
                                        tie_word_embeddings=False), seed=99, pad_side="right")
     # Critic: the tied backbone with a value head `score` instead of the LM head.
     build("qwen2-value", qwen2_config(), seed=4321, pad_side="left", value_head=True)
+    # PPO's clipped policy and value losses and GAE, without a model.
+    build_ppo_gae("ppo-gae", seed=2024)

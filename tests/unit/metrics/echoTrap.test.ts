@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { EchoTrapDetector, type EchoTrapState } from '../../../src/metrics/echoTrap';
+import { EchoTrapDetector, type EchoTrapConfig, type EchoTrapState } from '../../../src/metrics/echoTrap';
+import { defaultRunConfig } from '../../../src/starpo/config';
+
+/** A run's default echo-trap settings, with some changed. */
+const settings = (over: Partial<EchoTrapConfig> = {}): EchoTrapConfig => ({ ...defaultRunConfig().echoTrap, ...over });
 
 type Step = { std: number; ent: number; grad?: number; success?: number };
 const row = (s: Step): Record<string, number> => ({
@@ -24,7 +28,7 @@ const BASELINE: Step[] = [
 
 describe('EchoTrapDetector', () => {
   it('fires exactly when both signals stayed below 30% of baseline for 2 steps', () => {
-    const d = new EchoTrapDetector();
+    const d = new EchoTrapDetector(settings());
     const out = feed(d, [
       ...BASELINE,
       { std: 0.5, ent: 1.0 }, // step 5: ratios 0.5 / 0.5, healthy
@@ -45,11 +49,11 @@ describe('EchoTrapDetector', () => {
   });
 
   it('needs BOTH signals low, and a consecutive streak', () => {
-    const onlyStd = new EchoTrapDetector();
+    const onlyStd = new EchoTrapDetector(settings());
     feed(onlyStd, [...BASELINE, ...Array.from({ length: 10 }, () => ({ std: 0.05, ent: 1.5 }))]);
     expect(onlyStd.report().fired).toBe(false);
 
-    const broken = new EchoTrapDetector();
+    const broken = new EchoTrapDetector(settings());
     const out = feed(broken, [
       ...BASELINE,
       { std: 0.1, ent: 0.1 }, // 5 low
@@ -62,7 +66,7 @@ describe('EchoTrapDetector', () => {
   });
 
   it('stays quiet on a healthy, noisy run', () => {
-    const d = new EchoTrapDetector();
+    const d = new EchoTrapDetector(settings());
     for (let step = 0; step < 200; step++) {
       const noise = Math.sin(step * 1.7);
       d.update(step, row({ std: 1 + 0.4 * noise, ent: 2 + 0.6 * Math.cos(step), grad: 1 + 0.3 * noise }));
@@ -71,7 +75,7 @@ describe('EchoTrapDetector', () => {
   });
 
   it('skips NaN in the baseline and in the streak', () => {
-    const d = new EchoTrapDetector();
+    const d = new EchoTrapDetector(settings());
     const out = feed(d, [
       { std: NaN, ent: 1 }, // 0: std skipped
       { std: 2, ent: 1 },
@@ -92,13 +96,13 @@ describe('EchoTrapDetector', () => {
   });
 
   it('cannot fire against a zero baseline', () => {
-    const d = new EchoTrapDetector();
+    const d = new EchoTrapDetector(settings());
     feed(d, Array.from({ length: 20 }, () => ({ std: 0, ent: 0 })));
     expect(d.report().fired).toBe(false);
   });
 
   it('reproduces RAGEN-2 reward-variance early stopping in reward_std mode', () => {
-    const d = new EchoTrapDetector({ signals: 'reward_std', baselineSteps: 10, fraction: 0.1, patience: 10 });
+    const d = new EchoTrapDetector(settings({ signals: 'reward_std', baselineSteps: 10, fraction: 0.1, patience: 10 }));
     for (let step = 0; step < 10; step++) d.update(step, { 'rollout/in_group_std': 1 });
     for (let step = 10; step < 30; step++) {
       d.update(step, { 'rollout/in_group_std': 0.05 }); // no entropy at all
@@ -109,23 +113,23 @@ describe('EchoTrapDetector', () => {
 
   it('flags a gradient-norm spike above k x the running median', () => {
     const grads = [1, 1.2, 0.9, 1.1, 1.0, 1.3, 6.0];
-    const d = new EchoTrapDetector();
+    const d = new EchoTrapDetector(settings());
     const out = feed(d, grads.map((grad) => ({ std: 1, ent: 1, grad })));
     // step 6: median of [1, 1.2, 0.9, 1.1, 1.0, 1.3] = 1.05; 6.0 > 5 * 1.05
     expect(out.map((m) => m['echo_trap/grad_norm_spike'])).toEqual([0, 0, 0, 0, 0, 0, 1]);
     expect(d.report().firstGradNormSpikeStep).toBe(6);
 
-    const below = new EchoTrapDetector();
+    const below = new EchoTrapDetector(settings());
     feed(below, [...grads.slice(0, 6), 5.0].map((grad) => ({ std: 1, ent: 1, grad }))); // 5.0 < 5.25
     expect(below.report().firstGradNormSpikeStep).toBeNull();
 
-    const early = new EchoTrapDetector();
+    const early = new EchoTrapDetector(settings());
     feed(early, [1, 100].map((grad) => ({ std: 1, ent: 1, grad }))); // not enough history yet
     expect(early.report().firstGradNormSpikeStep).toBeNull();
   });
 
   it('mentions the peak train success in the reason', () => {
-    const d = new EchoTrapDetector();
+    const d = new EchoTrapDetector(settings());
     const steps: Step[] = [...BASELINE.map((s, i) => ({ ...s, success: 0.1 * i })), { std: 0.1, ent: 0.1, success: 0.2 }, { std: 0.1, ent: 0.1, success: 0.1 }];
     feed(d, steps);
     expect(d.report().reason).toMatch(/peaked at 0\.400 \(step 4\)/);
@@ -135,10 +139,10 @@ describe('EchoTrapDetector', () => {
     const series: Step[] = [...BASELINE, { std: 0.6, ent: 1, grad: 1 }, { std: 0.2, ent: 0.5, grad: 1 }, { std: 0.1, ent: 0.3, grad: 1 }, { std: 0.1, ent: 0.3, grad: 9 }].map(
       (s) => ({ grad: 1, ...s }),
     );
-    const whole = new EchoTrapDetector({ gradMinHistory: 3 });
+    const whole = new EchoTrapDetector(settings({ gradMinHistory: 3 }));
     const wholeOut = feed(whole, series);
 
-    const first = new EchoTrapDetector({ gradMinHistory: 3 });
+    const first = new EchoTrapDetector(settings({ gradMinHistory: 3 }));
     const firstOut = feed(first, series.slice(0, 6));
     const saved: EchoTrapState = JSON.parse(JSON.stringify(first.toState()));
     const resumed = EchoTrapDetector.fromState(saved);
@@ -152,14 +156,14 @@ describe('EchoTrapDetector', () => {
   });
 
   it('rejects bad config, bad state and non-increasing steps', () => {
-    expect(() => new EchoTrapDetector({ fraction: 0 })).toThrow(/fraction/);
-    expect(() => new EchoTrapDetector({ baselineSteps: 0 })).toThrow(/baselineSteps/);
-    expect(() => new EchoTrapDetector({ patience: 1.5 })).toThrow(/patience/);
-    expect(() => new EchoTrapDetector({ gradSpikeFactor: 1 })).toThrow(/gradSpikeFactor/);
-    expect(() => new EchoTrapDetector({ gradMinHistory: 30, gradMedianWindow: 20 })).toThrow(/gradMinHistory/);
-    expect(() => new EchoTrapDetector({ signals: 'entropy' as never })).toThrow(/signals/);
+    expect(() => new EchoTrapDetector(settings({ fraction: 0 }))).toThrow(/fraction/);
+    expect(() => new EchoTrapDetector(settings({ baselineSteps: 0 }))).toThrow(/baselineSteps/);
+    expect(() => new EchoTrapDetector(settings({ patience: 1.5 }))).toThrow(/patience/);
+    expect(() => new EchoTrapDetector(settings({ gradSpikeFactor: 1 }))).toThrow(/gradSpikeFactor/);
+    expect(() => new EchoTrapDetector(settings({ gradMinHistory: 30, gradMedianWindow: 20 }))).toThrow(/gradMinHistory/);
+    expect(() => new EchoTrapDetector(settings({ signals: 'entropy' as never }))).toThrow(/signals/);
     expect(() => EchoTrapDetector.fromState({} as EchoTrapState)).toThrow(/toState/);
-    const d = new EchoTrapDetector();
+    const d = new EchoTrapDetector(settings());
     d.update(3, {});
     expect(() => d.update(3, {})).toThrow(/steps must increase/);
   });

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { MetricRow } from '../../../src/metrics/jsonl';
 import { formatSummary, summarizeMetrics, summarizeSeries } from '../../../src/metrics/summary';
+import { defaultRunConfig } from '../../../src/starpo/config';
+
+/** The detector settings a run uses by default, for rows without echo_trap keys. */
+const echoTrap = defaultRunConfig().echoTrap;
 
 const rows: MetricRow[] = [
   { step: 0, 'train/FrozenLake/success': 0.1, 'rollout/in_group_std': 1.0, 'actor/entropy_loss': 2.0 },
@@ -25,7 +29,7 @@ describe('summarizeSeries', () => {
 
 describe('summarizeMetrics', () => {
   it('summarises success keys and the collapse indicators', () => {
-    const s = summarizeMetrics([...rows].reverse()); // order of rows does not matter
+    const s = summarizeMetrics([...rows].reverse(), { echoTrap }); // order of rows does not matter
     expect(s.steps).toBe(4);
     expect(s.firstStep).toBe(0);
     expect(s.lastStep).toBe(3);
@@ -37,22 +41,22 @@ describe('summarizeMetrics', () => {
 
   it('reads the logged warning when present', () => {
     const logged = rows.map((r, i) => ({ ...r, 'echo_trap/warning': i >= 2 ? 1 : 0, 'echo_trap/grad_norm_spike': i === 3 ? 1 : 0 }));
-    expect(summarizeMetrics(logged).echoTrap).toEqual({ firedStep: 2, gradNormSpikeStep: 3, source: 'logged' });
+    expect(summarizeMetrics(logged, { echoTrap }).echoTrap).toEqual({ firedStep: 2, gradNormSpikeStep: 3, source: 'logged' });
   });
 
   it('replays the detector on a collapsing run without echo_trap keys', () => {
     const std = [1, 1, 1, 1, 1, 0.8, 0.2, 0.1, 0.1];
     const collapsing: MetricRow[] = std.map((v, step) => ({ step, 'rollout/in_group_std': v, 'actor/entropy_loss': v * 2 }));
-    expect(summarizeMetrics(collapsing).echoTrap.firedStep).toBe(7);
+    expect(summarizeMetrics(collapsing, { echoTrap }).echoTrap.firedStep).toBe(7);
     // a stricter detector (3 consecutive steps) fires one step later
-    expect(summarizeMetrics(collapsing, { echoTrap: { patience: 3 } }).echoTrap.firedStep).toBe(8);
+    expect(summarizeMetrics(collapsing, { echoTrap: { ...echoTrap, patience: 3 } }).echoTrap.firedStep).toBe(8);
   });
 
   it('formats a short text report', () => {
-    const text = formatSummary(summarizeMetrics(rows));
+    const text = formatSummary(summarizeMetrics(rows, { echoTrap }));
     expect(text).toContain('steps: 4 (0..3)');
     expect(text).toContain('train/FrozenLake/success: first 0.100 @0, peak 0.500 @1, last 0.300 @3');
     expect(text).toContain('echo trap warning: not fired');
-    expect(formatSummary(summarizeMetrics([]))).toContain('steps: 0');
+    expect(formatSummary(summarizeMetrics([], { echoTrap }))).toContain('steps: 0');
   });
 });

@@ -5,8 +5,9 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../../src/model/backend';
 import type { Qwen2Config } from '../../../src/model/config';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
-import { CACHE_BUCKET, PROMPT_BUCKET, generate, type GenerateOptions } from '../../../src/model/generate';
-import { sampleNextTokens, seededUniform } from '../../../src/model/sampling';
+import { CACHE_BUCKET, GenerationSession, PROMPT_BUCKET, generate, type GenerateOptions } from '../../../src/model/generate';
+import { sampleNextTokens } from '../../../src/model/sampling';
+import { seededUniform } from '../../../src/model/seeded';
 
 const config: Qwen2Config = {
   model_type: 'qwen2', vocab_size: 50, hidden_size: 32, intermediate_size: 40, num_hidden_layers: 2,
@@ -180,5 +181,55 @@ describe('sampleNextTokens', () => {
     for (let i = 0; i < 200; i++) seen.add((await sampleNextTokens(logits, { temperature: 1, topK: 2 }, [random()]))[0]);
     expect([...seen].sort()).toEqual([0, 1]);
     logits.dispose();
+  });
+
+  it('a session continues each row from its cache: three turns give the tokens of full-sequence greedy decoding', async () => {
+    const session = new GenerationSession(model);
+    try {
+      let turn = prompts.map((p) => [...p]);
+      let keys = [7, 8, 9];
+      for (let t = 0; t < 3; t++) {
+        const out = await session.generate(turn, greedy(6, { stopTokenIds: [13] }), keys);
+        for (let i = 0; i < turn.length; i++) expect(out.tokens[i]).toEqual(await fullSequenceGreedy(turn[i], out.tokens[i].length));
+        // The next turn: the dialogue so far plus a "reply" of new tokens. Row 8 drops out after turn 1; row 7 gets
+        // its history edited (a different token inside its previous answer: only the prefix before it is reused);
+        // a new row 10 joins with no cache.
+        const next = turn.map((p, i) => [...p, ...out.tokens[i], 3, 14 + t, 22]);
+        if (t === 0) {
+          next[0][prompts[0].length + 1] = 49;
+          turn = [next[0], next[2], [12, 31, 5, 5]];
+          keys = [7, 9, 10];
+        } else {
+          turn = next;
+        }
+      }
+      expect(session.stats.reusedTokens).toBeGreaterThan(session.stats.prefilledTokens);
+    } finally {
+      session.dispose();
+    }
+  });
+
+  it('a session without keys, or after dispose, starts from an empty cache and leaks no tensors', async () => {
+    const before = tf.memory().numTensors;
+    const session = new GenerationSession(model);
+    await session.generate(prompts, greedy(4));
+    await session.generate(prompts, greedy(4));
+    expect(session.stats.reusedTokens).toBe(0);
+    session.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('samples each row from its own stream (keyed like the cache): splitting a batch changes no token', async () => {
+    const opts = { maxNewTokens: 12, temperature: 1, seed: 99, padTokenId: PAD };
+    const together = new GenerationSession(model), apart = [new GenerationSession(model), new GenerationSession(model)];
+    try {
+      const all = await together.generate(prompts, opts, [4, 5, 6]);
+      const first = await apart[0].generate([prompts[0], prompts[2]], opts, [4, 6]);
+      const second = await apart[1].generate([prompts[1]], opts, [5]);
+      expect([first.tokens[0], second.tokens[0], first.tokens[1]]).toEqual(all.tokens);
+      expect(new Set(all.tokens.flat()).size).toBeGreaterThan(5);   // really sampled, not a constant
+    } finally {
+      [together, ...apart].forEach((s) => s.dispose());
+    }
   });
 });

@@ -1,4 +1,3 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -8,10 +7,8 @@ import {
   DEFAULT_SPECIAL_TOKENS, Qwen2Model, buildTinyTokenizer, initBackend, initQwen2Weights, loadPolicy,
   saveCheckpointDir, tokenLogProbs, type Qwen2Config,
 } from '../../../src/model/index';
+import { hfCheck, maxAbsDiff } from '../hf-python';
 
-const PYTHON = '/usr/bin/python3';
-const CHECK = path.resolve(__dirname, '../../../tools/hf/check_checkpoint.py');
-const hasTorch = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 
 const tokenizer = buildTinyTokenizer(
   Array(4).fill(['<|im_start|>user\nState:\n#_P_O#\n<|im_end|>\n', '<think>go right</think><answer>Right</answer>']).flat(),
@@ -24,15 +21,12 @@ const config: Qwen2Config = {
   num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 256, rope_theta: 10000,
   rms_norm_eps: 1e-6, tie_word_embeddings: true, initializer_range: 0.5,
 };
-const ids = tokenizer.encode('<|im_start|>assistant\n<think>go right</think><answer>Right</answer><|im_end|>');
+const text = '<|im_start|>assistant\n<think>go right</think><answer>Right</answer><|im_end|>';
+const ids = tokenizer.encode(text);
 
 let root: string;
 let dir: string;
 let direct: number[]; // log-probs computed straight from the in-memory model that was saved
-
-function python(args: string[]): { ok: boolean; problems: string[]; log_probs?: number[]; dtypes?: string[] } {
-  return JSON.parse(execFileSync(PYTHON, [CHECK, ...args], { encoding: 'utf8' }));
-}
 
 beforeAll(async () => {
   await initBackend('cpu');
@@ -103,24 +97,27 @@ describe('loadPolicy (DESIGN.md entry)', () => {
     await expect(loadPolicy(criticDir, { backend: 'cpu' })).rejects.toThrow(/critic \(value head\) checkpoint/);
   });
 
-  it.skipIf(!hasTorch)('an independent PyTorch reader and Qwen2 (tools/hf) accept the checkpoint and agree', () => {
-    const report = python([dir, '--ids', ids.join(',')]);
-    expect(report.problems).toEqual([]);
-    expect(report.ok).toBe(true);
-    report.log_probs!.forEach((x, i) => expect(Math.abs(x - direct[i])).toBeLessThan(1e-4));
+  it('Hugging Face transformers loads the checkpoint (every weight used), tokenizes to our ids and agrees to 1e-5', () => {
+    const report = hfCheck({ model: dir, texts: [text], ids: [ids] });
+    expect(report.model_class).toBe('Qwen2ForCausalLM');
+    expect(report.load_problems).toEqual({});
+    expect(report.token_ids).toEqual([ids]);
+    // initializer_range 0.5 puts these log-probs in the tens: float32 sums in another order differ around 1e-5 there
+    // (tests/unit/model/hf-interop.test.ts holds a trained policy to 1e-5).
+    expect(Math.max(...direct.map(Math.abs))).toBeGreaterThan(5);
+    expect(maxAbsDiff(report.log_probs[0], direct)).toBeLessThan(5e-5);
   });
 
-  it.skipIf(!hasTorch)('loads a bf16 copy written by PyTorch (as Qwen2.5 ships) and matches the reference on it', async () => {
+  it('loads a bf16 copy written by Hugging Face save_pretrained (as Qwen2.5 ships) and matches transformers on it', async () => {
     const bf16Dir = path.join(root, 'bf16');
-    python([dir, '--to-bf16', bf16Dir]);
-    const report = python([bf16Dir, '--ids', ids.join(',')]);
-    expect(report.dtypes).toEqual(['torch.bfloat16']);
+    hfCheck({ model: dir, save_bf16: bf16Dir });
+    const report = hfCheck({ model: bf16Dir, ids: [ids] });
+    expect(report.weight_dtypes).toEqual(['torch.bfloat16']);
     const policy = await loadPolicy(bf16Dir, { backend: 'cpu' });
-    expect(policy.config.torch_dtype).toBe('bfloat16');
     const lp = await policy.tokenLogProbs(ids);
-    lp.forEach((x, i) => expect(Math.abs(x - report.log_probs![i])).toBeLessThan(1e-4));
+    expect(maxAbsDiff(lp, report.log_probs[0])).toBeLessThan(5e-5);
     // bf16 rounding changed the weights, so the log-probs moved away from the f32 model's.
-    expect(Math.max(...lp.map((x, i) => Math.abs(x - direct[i])))).toBeGreaterThan(1e-4);
+    expect(maxAbsDiff(lp, direct)).toBeGreaterThan(1e-4);
     policy.dispose();
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { indexSafetensors, parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
+import { floatToBf16Bits, indexSafetensors, parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
 
 /** Builds a safetensors file by hand (independently of serializeSafetensors): header object + raw data bytes. */
 function handMade(header: object, data: Uint8Array, padTo8 = true): Uint8Array {
@@ -215,5 +215,69 @@ describe('safetensors errors name the problem', () => {
   it('serializing refuses a shape that does not match the data', () => {
     expect(() => serializeSafetensors({ w: { shape: [2, 2], data: new Float32Array(3) } }))
       .toThrow(/'w' has shape \[2,2\] \(4 elements\) but 3 values/);
+  });
+});
+
+describe('safetensors BF16 writing (round to nearest, ties to even)', () => {
+  const f32 = (bits: number) => new Float32Array(new Uint32Array([bits]).buffer)[0];
+
+  it('rounds float32 bit patterns the way torch casts to bfloat16', () => {
+    // [float32 bits, expected bfloat16 bits], worked out by hand from the rounding rule.
+    const cases: [number, number][] = [
+      [0x3f800000, 0x3f80], // 1: exact
+      [0x3f808000, 0x3f80], // 1 + 2^-8: a tie, the even neighbour (mantissa ...0) wins: down
+      [0x3f818000, 0x3f82], // 1 + 3*2^-8: a tie, the even neighbour is above: up
+      [0x3f808001, 0x3f81], // just above the tie: up
+      [0x3f807fff, 0x3f80], // just below the tie: down
+      [0xbf80ffff, 0xbf81], // negative values round by magnitude
+      [0x80000000, 0x8000], // -0 keeps its sign
+      [0x7f7fffff, 0x7f80], // the largest float32 overflows to +inf
+      [0xff800000, 0xff80], // -inf
+      [0x00000001, 0x0000], // the smallest denormal rounds to +0
+    ];
+    for (const [bits, want] of cases) expect(floatToBf16Bits(bits), bits.toString(16)).toBe(want);
+    // NaNs whose payload sits only in the dropped half stay NaNs (a plain truncation would make them infinite).
+    for (const nan of [0x7f800001, 0xff800001, 0x7fc00000]) {
+      const out = floatToBf16Bits(nan);
+      expect(out & 0x7f80).toBe(0x7f80);
+      expect(out & 0x007f).not.toBe(0);
+    }
+  });
+
+  it('writes a BF16 file that reads back as the rounded values, at half the data size', () => {
+    const values = Float32Array.from([1, f32(0x3f818000), -2.5, 1 / 3, 65504.7, -0, Infinity]);
+    const f32File = serializeSafetensors({ w: { shape: [7], data: values } }, { format: 'pt' });
+    const bf16File = serializeSafetensors({ w: { shape: [7], data: values } }, { format: 'pt' }, 'BF16');
+    const parsed = parseSafetensors(bf16File);
+    expect(parsed.metadata).toEqual({ format: 'pt' });
+    expect(parsed.tensors.w.dtype).toBe('BF16');
+    expect(parsed.tensors.w.shape).toEqual([7]);
+    const expected = Array.from(new Uint32Array(values.buffer), (b) => floatToBf16Bits(b) << 16);
+    expect(bitsOf(parsed.tensors.w.data)).toEqual(expected.map((b) => b >>> 0));
+    expect(parsed.tensors.w.data[1]).toBe(f32(0x3f820000)); // the tie went up to the even neighbour
+    expect(parsed.tensors.w.data[3]).toBeCloseTo(1 / 3, 2);
+    expect(parsed.tensors.w.data[3]).not.toBe(Math.fround(1 / 3)); // really rounded, not copied
+    const dataBytes = (file: Uint8Array) => file.length - 8 - Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true));
+    expect(dataBytes(bf16File)).toBe(14);
+    expect(dataBytes(f32File)).toBe(28);
+  });
+
+  it('refuses a dtype it cannot write', () => {
+    expect(() => serializeSafetensors({ w: { shape: [1], data: new Float32Array(1) } }, undefined, 'F16' as never))
+      .toThrow(/cannot write dtype 'F16'/);
+  });
+});
+
+describe('safetensors read from a Node Buffer', () => {
+  it('decodes each tensor from its own bytes, not from the start of a pooled buffer', () => {
+    const file = serializeSafetensors({ a: { shape: [2], data: new Float32Array([1, 2]) }, b: { shape: [3], data: new Float32Array([3, 4, 5]) } });
+    // A Buffer carved out of a larger pool, as fs.readFileSync returns small files.
+    const pool = Buffer.alloc(file.length + 64, 0x7f);
+    pool.set(file, 32);
+    const buffer = pool.subarray(32, 32 + file.length);
+    const parsed = parseSafetensors(buffer);
+    expect(Array.from(parsed.tensors.a.data)).toEqual([1, 2]);
+    expect(Array.from(parsed.tensors.b.data)).toEqual([3, 4, 5]);
+    expect(parsed.tensors.b.data.length).toBe(3);
   });
 });

@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { defaultRunConfig, type EarlyStopSettings } from '../../../src/starpo/config';
 import { EarlyStopper, type EarlyStopDecision } from '../../../src/starpo/earlyStop';
+
+/** The config's early-stopping rules, switched on (a run's default is off), with some thresholds changed. */
+const rules = (over: Partial<EarlyStopSettings> = {}): EarlyStopSettings => ({ ...defaultRunConfig().earlyStop, enabled: true, ...over });
 
 const step = (s: EarlyStopper, std: number, empty = false) => s.observeStep({ emptyAfterFilter: empty, inGroupRewardStd: std });
 
 describe('EarlyStopper rule (a): empty after filter', () => {
   it('stops on the 5th consecutive empty step, and a kept step resets the count', () => {
-    const s = new EarlyStopper();
+    const s = new EarlyStopper(rules());
     for (let i = 0; i < 4; i++) expect(step(s, 1, true).stop).toBe(false);
     expect(step(s, 1, false).stop).toBe(false); // reset
     for (let i = 0; i < 4; i++) expect(step(s, 1, true).stop).toBe(false);
@@ -17,7 +21,7 @@ describe('EarlyStopper rule (a): empty after filter', () => {
 
 describe('EarlyStopper rule (b): reward-variance collapse', () => {
   it('uses the mean of the first 10 steps as baseline and stops after 10 consecutive values below 10 % of it', () => {
-    const s = new EarlyStopper();
+    const s = new EarlyStopper(rules());
     // Baseline: mean of 0.5 and 1.5 alternating = 1.0 -> threshold 0.1.
     for (let i = 0; i < 10; i++) expect(step(s, i % 2 ? 1.5 : 0.5).stop).toBe(false);
     expect(s.varianceBaseline).toBeCloseTo(1.0, 12);
@@ -29,13 +33,13 @@ describe('EarlyStopper rule (b): reward-variance collapse', () => {
   });
 
   it('does not judge values inside the baseline window, and a zero baseline never triggers', () => {
-    const s = new EarlyStopper();
+    const s = new EarlyStopper(rules());
     for (let i = 0; i < 30; i++) expect(step(s, 0).stop).toBe(false);
     expect(s.varianceBaseline).toBe(0);
   });
 
   it('honours configured thresholds', () => {
-    const s = new EarlyStopper({ varianceBaselineSteps: 2, varianceCollapseSteps: 3, varianceCollapseRatio: 0.5 });
+    const s = new EarlyStopper(rules({ varianceBaselineSteps: 2, varianceCollapseSteps: 3, varianceCollapseRatio: 0.5 }));
     step(s, 2);
     step(s, 2); // baseline 2, threshold 1
     expect(step(s, 0.9).stop).toBe(false);
@@ -46,7 +50,7 @@ describe('EarlyStopper rule (b): reward-variance collapse', () => {
 
 describe('EarlyStopper rule (c): validation collapse', () => {
   it('stops when one env stays below 1 % success for 5 consecutive validations', () => {
-    const s = new EarlyStopper();
+    const s = new EarlyStopper(rules());
     let d: EarlyStopDecision = { stop: false };
     for (let v = 0; v < 5; v++) {
       // Sokoban collapses; FrozenLake alternates and never accumulates 5.
@@ -58,7 +62,7 @@ describe('EarlyStopper rule (c): validation collapse', () => {
   });
 
   it('a validation at or above the threshold resets that env', () => {
-    const s = new EarlyStopper();
+    const s = new EarlyStopper(rules());
     for (let v = 0; v < 4; v++) s.observeValidation({ Bandit: 0 });
     expect(s.observeValidation({ Bandit: 0.01 }).stop).toBe(false);
     for (let v = 0; v < 4; v++) expect(s.observeValidation({ Bandit: 0 }).stop).toBe(false);
@@ -68,10 +72,10 @@ describe('EarlyStopper rule (c): validation collapse', () => {
 describe('EarlyStopper state', () => {
   it('round-trips through JSON and continues exactly as an uninterrupted run', () => {
     const values = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01];
-    const straight = new EarlyStopper();
+    const straight = new EarlyStopper(rules());
     const straightDecisions = values.map((v) => step(straight, v).stop);
 
-    const first = new EarlyStopper();
+    const first = new EarlyStopper(rules());
     const resumedDecisions = values.slice(0, 14).map((v) => step(first, v).stop);
     const saved = JSON.parse(JSON.stringify(first.state()));
     const resumed = EarlyStopper.fromState(saved);
@@ -83,20 +87,20 @@ describe('EarlyStopper state', () => {
   });
 
   it('state() is a copy, not a live view', () => {
-    const s = new EarlyStopper();
+    const s = new EarlyStopper(rules());
     const snap = s.state();
     step(s, 1, true);
     expect(snap.consecutiveEmpty).toBe(0);
   });
 
   it('when disabled never stops', () => {
-    const s = new EarlyStopper({ enabled: false });
+    const s = new EarlyStopper(rules({ enabled: false }));
     for (let i = 0; i < 10; i++) expect(step(s, 1, true).stop).toBe(false);
     expect(s.metrics()).toEqual({});
   });
 
   it('rejects bad config and non-finite observations', () => {
-    expect(() => new EarlyStopper({ emptyStopSteps: -1 })).toThrow(/emptyStopSteps must be an integer >= 0/);
-    expect(() => step(new EarlyStopper(), NaN)).toThrow(/in-group reward std is NaN/);
+    expect(() => new EarlyStopper(rules({ emptyStopSteps: -1 }))).toThrow(/emptyStopSteps must be an integer >= 0/);
+    expect(() => step(new EarlyStopper(rules()), NaN)).toThrow(/in-group reward std is NaN/);
   });
 });

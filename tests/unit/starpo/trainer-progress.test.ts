@@ -27,6 +27,8 @@ describe('Trainer onProgress', () => {
     trainer = await Trainer.create(tinyBanditConfig({ trainer: { totalSteps: 1, testFreq: 1 } }), {
       ...tinyPolicy(),
       sink,
+      reuseUpdateForward: false, // score first (RAGEN's order), so the scoring phase shows
+
       onProgress: (phase, done, total) => {
         seen.push({ phase, done, total, clean: trainer!.canAbandonStep });
       },
@@ -59,7 +61,7 @@ describe('Trainer onProgress', () => {
     const config = tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 0, valBeforeTrain: false } });
     // Reference: two uninterrupted steps.
     const refSink = new MemorySink();
-    const ref = await Trainer.create(config, { ...tinyPolicy(), sink: refSink });
+    const ref = await Trainer.create(config, { ...tinyPolicy(), sink: refSink, reuseUpdateForward: false });
     await ref.step();
     await ref.step();
     ref.dispose();
@@ -70,6 +72,7 @@ describe('Trainer onProgress', () => {
     const trainer = await Trainer.create(config, {
       ...tinyPolicy(),
       sink,
+      reuseUpdateForward: false,
       onProgress: (phase) => {
         if (abandonAt && phase === abandonAt.phase && ++calls === abandonAt.call) throw new Abandon('stop pressed');
       },
@@ -91,5 +94,22 @@ describe('Trainer onProgress', () => {
     await trainer.step();
     trainer.dispose();
     expect(sink.rows.map(withoutTiming)).toEqual(refSink.rows.map(withoutTiming));
+  });
+
+  it('with the update taking its old log-probs from its own forward pass, there is no scoring phase, and the update stays unabandonable', async () => {
+    const seen: { phase: StepPhase; done: number; total: number; clean: boolean }[] = [];
+    let trainer: Trainer | null = null;
+    trainer = await Trainer.create(tinyBanditConfig({ trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false } }), {
+      ...tinyPolicy(),
+      sink: new MemorySink(),
+      onProgress: (phase, done, total) => {
+        seen.push({ phase, done, total, clean: trainer!.canAbandonStep });
+      },
+    });
+    await trainer.step();
+    trainer.dispose();
+    expect([...new Set(seen.map((s) => s.phase))]).toEqual(['rollout', 'update']);
+    // Critic (its update gives the values) then actor: 2 optimizer steps, the first counted while still clean.
+    expect(seen.filter((s) => s.phase === 'update').map((s) => `${s.done}/${s.total}:${s.clean}`)).toEqual(['0/2:true', '1/2:false', '2/2:false']);
   });
 });

@@ -5,7 +5,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { MemorySink } from '../../../src/metrics/sink';
 import { REQUIRED_METRIC_KEYS, requiredMetricKeys } from '../../../src/metrics/keys';
-import { Trainer, checkpointStep } from '../../../src/starpo/trainer';
+import { Trainer } from '../../../src/starpo/trainer';
+import { checkpointStep } from '../../../src/starpo/trainerCheckpoint';
 import type { RunConfig } from '../../../src/starpo/config';
 import { tinyBanditConfig, tinyPolicy } from './trainer-fixture';
 
@@ -88,6 +89,61 @@ describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
     expect(a[0]['actor/grad_norm']).toBeGreaterThan(0);
     const c = await run(6, 1);
     expect(c[0]['response_length/mean']).not.toEqual(a[0]['response_length/mean']);
+  });
+});
+
+describe('Trainer: one mini-batch takes old log-probs and values from the update itself', () => {
+  it('gives the metrics and weights of scoring the batch first, without the two scoring passes', async () => {
+    const run = async (reuseUpdateForward: boolean) => {
+      const { trainer, sink } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps: 3, testFreq: 0, valBeforeTrain: false, seed: 3 } }),
+        { reuseUpdateForward });
+      while (!trainer.finished) await trainer.step();
+      const weights = { actor: await weightsOf(trainer.actor.variables), critic: await weightsOf(trainer.critic!.variables) };
+      trainer.dispose();
+      return { rows: sink.rows, weights };
+    };
+    const scored = await run(false);
+    const reused = await run(true);
+    expect(scored.rows[0]['timing_s/old_log_prob']).toBeGreaterThanOrEqual(0);   // the scoring pass ran ...
+    expect(reused.rows[0]['timing_s/old_log_prob']).toBeUndefined();             // ... and here it did not
+    const a = scored.rows.map(withoutTiming), b = reused.rows.map(withoutTiming);
+    expect(Object.keys(b[0]).sort()).toEqual(Object.keys(a[0]).sort());
+    for (let i = 0; i < a.length; i++) {
+      for (const [k, v] of Object.entries(a[i])) {
+        if (Number.isNaN(v)) expect(b[i][k], k).toBeNaN();
+        else expect(b[i][k], k).toBeCloseTo(v, 5);
+      }
+    }
+    expect(a[2]['actor/grad_norm']).toBeGreaterThan(0);
+    for (const kind of ['actor', 'critic'] as const) {
+      for (const [name, w] of Object.entries(scored.weights[kind])) {
+        const d = Math.max(...w.map((x, j) => Math.abs(x - reused.weights[kind][name][j])));
+        expect(d, `${kind} ${name}`).toBeLessThan(1e-6);
+      }
+    }
+  });
+});
+
+describe('Trainer PPO clipping (vanilla StarPO relies on it)', () => {
+  it('with two mini-batches and two PPO epochs the later updates see moved ratios, and the clip acts: actor/pg_clipfrac > 0', async () => {
+    // Filter ratio 1 keeps both groups = 8 trajectories = 2 mini-batches of 4 (each 2 micro-batches of 2), passed
+    // over twice: only the very first update of a step starts at ratio 1; the three after it train a moved policy.
+    const config = tinyBanditConfig({
+      filter: { ratio: 1 },
+      actor: { lr: 1e-2, ppoMiniBatchSize: 4, ppoMicroBatchSize: 2, ppoEpochs: 2 },
+      trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false },
+    });
+    const { trainer, sink } = await makeTrainer(config);
+    while (!trainer.finished) await trainer.step();
+    trainer.dispose();
+    expect(sink.rows.map((r) => r.step)).toEqual([1]);
+    for (const row of sink.rows) {
+      expect(row['train/batch_size']).toBe(8);
+      expect(row['train/num_mini_batches']).toBe(4);
+      expect(row['actor/ppo_kl'], `step ${row.step}`).not.toBe(0);
+      expect(row['actor/pg_clipfrac'], `step ${row.step}`).toBeGreaterThan(0);
+      expect(row['actor/nan_skipped']).toBe(0);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EchoTrapDetector } from '../../../src/metrics/echoTrap';
 import type { MetricRow } from '../../../src/metrics/jsonl';
+import { defaultRunConfig } from '../../../src/starpo/config';
 import { ARM_COLOURS, chartData, chartSpecs, echoTrapExplanation, echoTrapMark, formatValue, successKeys } from '../../../src/ui/charts';
 
 const row = (step: number, values: Record<string, number>): MetricRow => ({ step, ...values });
@@ -87,7 +88,7 @@ describe('charts: echo-trap marker', () => {
       const level = s <= 6 ? 1 : 0.1;
       rows.push(row(s, { 'rollout/in_group_std': level, 'actor/entropy_loss': 2 * level }));
     }
-    const direct = new EchoTrapDetector();
+    const direct = new EchoTrapDetector(defaultRunConfig().echoTrap);
     for (const r of rows) direct.update(r.step, r);
     const mark = echoTrapMark([...rows].reverse());
     expect(mark?.step).toBe(direct.report().firstFiredStep);

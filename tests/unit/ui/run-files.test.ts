@@ -79,7 +79,7 @@ describe('run export and import', () => {
   it('imports a CLI metrics.jsonl and names the bad line of a broken one', () => {
     expect(importRunFile('metrics.jsonl', bytes('{"step":3,"x":null}\n')).rows[0].x).toBeNaN();
     expect(() => importRunFile('metrics.jsonl', bytes('{"step":1}\nnot json\n{"step":2}\n'))).toThrow(/metrics.jsonl: line 2 is not valid JSON/);
-    expect(() => importRunFile('notes.txt', bytes(''))).toThrow(/expected a run archive \(\.tar\) or a metrics\.jsonl/);
+    expect(() => importRunFile('notes.txt', bytes(''))).toThrow(/expected a run archive \(\.tar\), a metrics\.jsonl, or a RAGEN W&B history export \(\.csv, \.json\)/);
     expect(() => importRunFile('x.tar', writeTar([{ path: 'a', bytes: bytes('') }]))).toThrow(/has no metrics\.jsonl/);
   });
 });

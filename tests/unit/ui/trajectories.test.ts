@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EnvGroupManager } from '../../../src/agent/envGroups';
 import { envRegistry } from '../../../src/agent/registry';
 import { runRollouts } from '../../../src/agent/rollout';
-import { rolloutRecords } from '../../../src/metrics/sink';
+import { toRolloutRecord } from '../../../src/metrics/rolloutRecord';
 import { framesOf, groupByStep, readTrajectory } from '../../../src/ui/trajectories';
 import { parseGrid } from '../../../src/ui/boards';
 
@@ -10,8 +10,8 @@ describe('trajectories: the rollout viewer reads what the agent records', () => 
   it('reads real FrozenLake trajectories turn by turn, with drawable states and the final state', async () => {
     const m = new EnvGroupManager({ mode: 'train', envGroups: 1, groupSize: 2, tags: [{ tag: 'FrozenLake', nGroups: 1 }] }, envRegistry());
     const result = await runRollouts(m, async (prompts) => prompts.map(() => 'go right</think><answer>Right || Down</answer>'), { maxTurn: 2 });
-    // Through JSON, as rollouts.jsonl / structured clone would carry them.
-    const records = JSON.parse(JSON.stringify(rolloutRecords(4, result.trajectories)));
+    // The records the Trainer writes, through JSON, as rollouts.jsonl / structured clone would carry them.
+    const records = JSON.parse(JSON.stringify(result.trajectories.map((t) => toRolloutRecord(t, 4, 'train'))));
     const { byStep, unreadable } = groupByStep(records);
     expect(unreadable).toEqual([]);
     const [t] = byStep.get(4)!;

@@ -9,9 +9,9 @@ import {
   generateDemonstrations,
   type Demonstration,
   type DemonstrationConfig,
-} from '../../../src/starpo/demonstrations';
+} from '../../../src/warmstart/demonstrations';
 import { presetConfig } from '../../../src/starpo/presets';
-import { WARMSTART_PRESETS, WARMSTART_RECIPES, demonstrationsForRun } from '../../../src/starpo/warmstart';
+import { WARMSTART_PRESETS, WARMSTART_RECIPES, demonstrationsForRun } from '../../../src/warmstart/warmstart';
 
 const SOKOBAN: DemonstrationConfig = { tag: 'SimpleSokoban', episodes: 60, maxTurn: 3, maxActionsPerTurn: 5, imperfectFraction: 0.25, actionsPerAnswer: [2, 5] };
 const LAKE: DemonstrationConfig = { tag: 'FrozenLake', episodes: 60, maxTurn: 5, maxActionsPerTurn: 5, imperfectFraction: 0.25, actionsPerAnswer: [1, 3] };

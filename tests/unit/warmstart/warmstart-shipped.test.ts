@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPolicy } from '../../../src/model/index';
 import { presetConfig } from '../../../src/starpo/presets';
-import { WARMSTART_PRESETS, checkPolicy } from '../../../src/starpo/warmstart';
+import { WARMSTART_PRESETS, checkPolicy } from '../../../src/warmstart/warmstart';
 
 const ROOT = path.resolve(__dirname, '../../..');
 

@@ -25,13 +25,15 @@ import {
 } from '../agent/index';
 import { AdamW, clipGradNormAsync } from '../model/adamw';
 import type { Qwen2Config } from '../model/config';
-import { mixSeed, policyGenerateFn } from './policyAgent';
-import { Qwen2Model, causalAttentionBias, initQwen2Weights, positionsFromMask } from '../model/qwen2';
+import { mixSeed } from '../model/seeded';
+import { policyGenerateFn } from '../starpo/policyAgent';
+import { tokenLogProbs as fusedTokenLogProbs } from '../model/kernels/index';
+import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
 import { namedVariableGrads } from '../model/scoring';
 import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer, type Tokenizer } from '../model/tokenizer';
-import { envBlocks, type RunConfig } from './config';
+import { agentFormatFromConfig, envBlocks, type RunConfig } from '../starpo/config';
 import { DEMO_SEED_BASE, demonstrationStats, generateDemonstrations, type Demonstration, type DemonstrationStats } from './demonstrations';
-import { presetConfig, resolvePreset } from './presets';
+import { presetConfig, resolvePreset } from '../starpo/presets';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Recipes
@@ -304,19 +306,8 @@ function gatherRows(x: tf.Tensor2D, indices: tf.Tensor1D): tf.Tensor2D {
  */
 export function sftLoss(model: Qwen2Model, batch: SftBatch): tf.Scalar {
   return tf.tidy(() => {
-    const [b, length] = batch.ids.shape;
-    const hidden = model.hiddenStates(
-      batch.ids,
-      positionsFromMask(batch.attention),
-      causalAttentionBias(batch.attention),
-      length - 1,
-    );
-    const picked = gatherRows(hidden.reshape([b * length, hidden.shape[2]]), batch.positions);
-    const logits = model.head(picked.expandDims(0) as tf.Tensor3D).squeeze([0]) as tf.Tensor2D; // [N, V]
-    const logp = tf.logSoftmax(logits);
-    // One-hot product rather than a gather: gather's gradient is missing on wasm. (Cast: oneHot's dtype argument
-    // is broken on wasm 4.22.)
-    const picks = logp.mul(tf.oneHot(batch.targets, logits.shape[1]).toFloat()).sum(-1);
+    const picked = gatherRows(model.hidden(batch.ids, batch.attention), batch.positions);
+    const [picks] = fusedTokenLogProbs(model.head(picked) as tf.Tensor2D, batch.targets);
     return tf.neg(picks.mean()) as tf.Scalar;
   });
 }
@@ -465,14 +456,7 @@ export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, confi
     seedForCall: (call) => mixSeed(opts.seed, call),
     onTokens: (n) => (newTokens += n),
   });
-  const result = await runRollouts(manager, generateFn, {
-    maxTurn: config.agent.maxTurn,
-    maxActionsPerTurn: config.agent.maxActionsPerTurn,
-    enableThink: config.model.enableThink,
-    actionSep: config.agent.actionSep,
-    promptStyle: config.model.promptStyle,
-    maxContextWindow: config.agent.maxContextWindow,
-  });
+  const result = await runRollouts(manager, generateFn, agentFormatFromConfig(config));
 
   const rates = (trajectories: readonly Trajectory[]): CheckRates => {
     let turns = 0;

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { tokenLogProbs } from '../../../src/model/scoring';
-import { generateDemonstrations } from '../../../src/starpo/demonstrations';
+import { generateDemonstrations } from '../../../src/warmstart/demonstrations';
 import { presetConfig } from '../../../src/starpo/presets';
 import {
   LENGTH_BUCKET,
@@ -19,7 +19,7 @@ import {
   trainSft,
   warmStartRecipeName,
   warmStartTags,
-} from '../../../src/starpo/warmstart';
+} from '../../../src/warmstart/warmstart';
 
 const demos = generateDemonstrations({ tag: 'SimpleSokoban', episodes: 12, maxTurn: 3, maxActionsPerTurn: 5, imperfectFraction: 0.25, actionsPerAnswer: [2, 5] });
 const tokenizer = buildWarmStartTokenizer(demos, ['SimpleSokoban'], 400);

@@ -1,0 +1,183 @@
+// `ragen export --run DIR [--step N] --to ragen OUT`: hands a run to RAGEN (veRL on Ray, vLLM rollouts, FSDP) for
+// the scale this project does not grow into. OUT gets
+//   qwen2-policy/       the checkpoint's policy as a Hugging Face model directory (f32, or bf16 with --dtype bf16)
+//   qwen2-critic/       the value model of a PPO run (RAGEN's critic.model.path), so the critic is not re-learnt
+//   ragen_export.yaml   a Hydra config extending RAGEN's base.yaml with the run's settings (src/starpo/ragenMapping.ts)
+//   overrides.txt       the same settings as a Hydra override list
+//   README.md           the launch command, and every setting RAGEN cannot express or will do differently
+// Both model directories have "qwen" in their name: RAGEN picks its chat-turn tokens by looking for "qwen" in the
+// tokenizer's path and refuses anything else.
+// Everything is checked before any file is written (exit 2, one line naming the problem), OUT is written to a
+// sibling temp directory and renamed into place, and an existing non-empty OUT is never touched.
+import type { Command } from 'commander';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CHECKPOINT_FILES, parseQwen2Config } from '../model/checkpoint';
+import { EXPORT_DTYPES, hfModelFiles, type ExportDtype } from '../model/hfExport';
+import { ConfigError, parseRunConfig, type RunConfig } from '../starpo/config';
+import { ragenConfigYaml, hydraOverrides } from '../starpo/ragenHydra';
+import { toRagen, type RagenConfig } from '../starpo/ragenMapping';
+import { CONFIG_FILE, listCheckpoints, readCheckpoint, readRunConfig } from '../starpo/runDir';
+import { renderExportReadme } from './export-readme';
+import { UsageError } from './usage';
+
+export const POLICY_DIR = 'qwen2-policy';
+export const CRITIC_DIR = 'qwen2-critic';
+export const RAGEN_CONFIG_NAME = 'ragen_export';
+
+interface ExportFlags {
+  run?: string;
+  step?: string;
+  to?: string;
+  dtype?: string;
+  gpusPerNode?: string;
+  nodes?: string;
+  quiet?: boolean;
+}
+
+export function registerExport(program: Command): void {
+  program
+    .command('export')
+    .description('hand a run to RAGEN on a Ray cluster: a Hugging Face model directory plus RAGEN\'s Hydra config and a README with the launch command')
+    .argument('<out>', 'directory to create (must not exist, or be empty)')
+    .requiredOption('--run <dir>', 'a run directory written by ragen train')
+    .option('--step <n>', 'the checkpoint to export (default: the newest)')
+    .requiredOption('--to <target>', "what to export for: 'ragen'")
+    .option('--dtype <dtype>', 'weights as f32 (lossless; FSDP trains in f32 anyway) or bf16 (half the size, as Qwen2.5 ships)', 'f32')
+    .option('--gpus-per-node <n>', 'GPUs per node of the RAGEN run (trainer.n_gpus_per_node)', '1')
+    .option('--nodes <n>', 'nodes of the Ray cluster (trainer.nnodes)', '1')
+    .option('--quiet', 'no summary on stderr')
+    .action((out: string, flags: ExportFlags) => {
+      runExport(out, flags);
+    });
+}
+
+function positiveInt(text: string | undefined, flag: string): number {
+  const n = Number(text);
+  if (text === undefined || !/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be an integer >= 1, got '${text}'`);
+  return n;
+}
+
+/** Everything checked before a file is written. */
+export interface ExportPlan {
+  runDir: string;
+  out: string;
+  config: RunConfig;
+  step: number;
+  checkpointDir: string;
+  dtype: ExportDtype;
+  gpusPerNode: number;
+  nodes: number;
+}
+
+export function planExport(out: string, flags: ExportFlags): ExportPlan {
+  if (flags.to !== 'ragen') throw new UsageError(`--to ${flags.to}: unknown export target (the only one is 'ragen')`);
+  const dtype = flags.dtype as ExportDtype;
+  if (!EXPORT_DTYPES.includes(dtype)) throw new UsageError(`--dtype must be f32 or bf16, got '${flags.dtype}'`);
+  const gpusPerNode = positiveInt(flags.gpusPerNode ?? '1', '--gpus-per-node');
+  const nodes = positiveInt(flags.nodes ?? '1', '--nodes');
+  const runDir = path.resolve(flags.run!);
+  if (!fs.existsSync(runDir) || !fs.statSync(runDir).isDirectory()) throw new UsageError(`--run ${flags.run}: no such directory`);
+  if (!fs.existsSync(path.join(runDir, CONFIG_FILE))) throw new UsageError(`--run ${flags.run}: no ${CONFIG_FILE} there (not a run directory written by ragen train)`);
+  let config: RunConfig;
+  try {
+    const raw = readRunConfig(runDir);
+    if (raw !== null && typeof raw === 'object' && 'model_type' in raw) {
+      throw new UsageError(`--run ${flags.run}: its ${CONFIG_FILE} is a Hugging Face model config, not a run config (not a run directory written by ragen train)`);
+    }
+    config = parseRunConfig(raw, path.join(flags.run!, CONFIG_FILE));
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(err instanceof ConfigError ? err.message : (err as Error).message);
+  }
+  const checkpoints = listCheckpoints(runDir);
+  if (checkpoints.length === 0) {
+    throw new UsageError(`--run ${flags.run}: no complete checkpoint under checkpoints/ (train with trainer.saveFreq > 0, or let the run finish)`);
+  }
+  let chosen = checkpoints[checkpoints.length - 1];
+  if (flags.step !== undefined) {
+    const wanted = flags.step.trim();
+    const found = checkpoints.find((c) => String(c.step) === wanted);
+    if (!found) throw new UsageError(`--step ${flags.step}: ${flags.run} has no checkpoint of that step (steps: ${checkpoints.map((c) => c.step).join(', ')})`);
+    chosen = found;
+  }
+  const outDir = path.resolve(out);
+  if (fs.existsSync(outDir) && (!fs.statSync(outDir).isDirectory() || fs.readdirSync(outDir).length > 0)) {
+    throw new UsageError(`${out} already exists and is not an empty directory: choose a new output directory (nothing was written)`);
+  }
+  if (!fs.existsSync(path.dirname(outDir))) throw new UsageError(`${out}: the directory ${path.dirname(out)} does not exist`);
+  return { runDir, out: outDir, config, step: chosen.step, checkpointDir: chosen.dir, dtype, gpusPerNode, nodes };
+}
+
+/** The files of OUT, by relative path. */
+export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Array>; ragen: RagenConfig; critic: boolean } {
+  const checkpoint = readCheckpoint(plan.checkpointDir);
+  const pick = (prefix: string) => Object.fromEntries(
+    CHECKPOINT_FILES.filter((n) => checkpoint[prefix + n]).map((n) => [n, checkpoint[prefix + n]]),
+  );
+  const files: Record<string, Uint8Array> = {};
+  const add = (dir: string, model: Record<string, Uint8Array>) => {
+    let converted: Record<string, Uint8Array>;
+    try {
+      converted = hfModelFiles(model, plan.dtype);
+    } catch (err) {
+      throw new UsageError(`${plan.checkpointDir}${dir === CRITIC_DIR ? '/critic' : ''}: ${(err as Error).message}`);
+    }
+    for (const [name, bytes] of Object.entries(converted)) files[`${dir}/${name}`] = bytes;
+  };
+  add(POLICY_DIR, pick(''));
+  const critic = plan.config.algorithm.advEstimator === 'gae' && !!checkpoint['critic/model.safetensors'];
+  if (critic) add(CRITIC_DIR, pick('critic/'));
+
+  const modelConfig = parseQwen2Config(JSON.parse(new TextDecoder().decode(files[`${POLICY_DIR}/config.json`])));
+  const ragen = toRagen(plan.config, {
+    modelPath: path.join(plan.out, POLICY_DIR),
+    criticPath: critic ? path.join(plan.out, CRITIC_DIR) : null,
+    maxPositions: modelConfig.max_position_embeddings,
+    gpusPerNode: plan.gpusPerNode,
+    nodes: plan.nodes,
+    experimentName: `${path.basename(plan.runDir)}-step${plan.step}`,
+  });
+  const source = `exported by ragen export from ${plan.runDir} (checkpoint step ${plan.step}, ${plan.dtype} weights)`;
+  const text = (s: string) => new TextEncoder().encode(s);
+  files[`${RAGEN_CONFIG_NAME}.yaml`] = text(ragenConfigYaml(ragen, [
+    `RAGEN config ${source}.`,
+    `Extends RAGEN's config/base.yaml: python train.py --config-dir <this directory> --config-name ${RAGEN_CONFIG_NAME}`,
+    'See README.md beside this file for what does not carry over.',
+  ]));
+  files['overrides.txt'] = text(hydraOverrides(ragen).join('\n') + '\n');
+  files['README.md'] = text(renderExportReadme({ plan, ragen, critic, modelConfig }));
+  return { files, ragen, critic };
+}
+
+/** Writes OUT atomically (a sibling temp directory renamed into place). */
+function writeDir(out: string, files: Record<string, Uint8Array>): void {
+  const tmp = `${out}.tmp-${process.pid}-${Date.now()}`;
+  fs.mkdirSync(tmp, { recursive: true });
+  try {
+    for (const [name, bytes] of Object.entries(files)) {
+      const file = path.join(tmp, ...name.split('/'));
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, bytes);
+    }
+    if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked in the plan)
+    fs.renameSync(tmp, out);
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+export function runExport(out: string, flags: ExportFlags): void {
+  const plan = planExport(out, flags);
+  const { files, ragen, critic } = exportFiles(plan);
+  writeDir(plan.out, files);
+  if (!flags.quiet) {
+    const differs = ragen.warnings.filter((w) => !w.harmless);
+    process.stderr.write(`export: ${plan.runDir} step ${plan.step} -> ${plan.out} (${plan.dtype}${critic ? ', with the critic' : ''})\n`);
+    for (const w of differs) process.stderr.write(`export: warning: ${w.key}: ${w.message}\n`);
+    const notes = ragen.warnings.length - differs.length;
+    if (notes) process.stderr.write(`export: ${notes} more setting(s) without a RAGEN key behave the same in RAGEN: listed in README.md\n`);
+  }
+  process.stdout.write(`${plan.out}\nlaunch (from a RAGEN checkout): python train.py --config-dir ${plan.out} --config-name ${RAGEN_CONFIG_NAME}\n`);
+}

@@ -1,0 +1,174 @@
+// The fused kernels on tfjs's wasm backend: thin wrappers that hand tensor addresses to the C kernels of
+// wasm/kernels.c (compiled to WebAssembly SIMD by scripts/build-kernels.sh and embedded in wasm/module.ts).
+//
+// The C module is instantiated with tfjs-wasm's own WebAssembly.Memory, so kernels read inputs and write outputs in
+// place on tfjs's heap: no copies. A tensor's address is its `memoryOffset` in the backend's data map; outputs are
+// allocated with `backend.makeOutput`, scratch space likewise and freed at once.
+//
+// The KV-cache kernel writes the new keys and values into the cache tensors it is given and returns them as
+// outputs that share their data (the way tfjs's own Reshape kernel shares data, with a reference count). That breaks
+// tfjs's "tensors are immutable" rule for those two tensors on purpose: generate.ts creates the caches, never shares
+// them, and drops the input cache as soon as the kernel returns. Copying the whole cache at every decoded token would
+// cost more than the attention itself.
+import * as tf from '@tensorflow/tfjs';
+import { K, type HeadAttrs } from './ops';
+import { KERNELS_WASM_BASE64 } from './wasm/module';
+
+type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
+interface WasmBackend {
+  wasm: { asm: { memory: WebAssembly.Memory } };
+  dataIdMap: { get(id: object): { memoryOffset: number } };
+  makeOutput(shape: number[], dtype: tf.DataType): Info;
+  disposeData(id: object): void;
+  incRef(id: object): void;
+}
+type Args = { inputs: Record<string, Info>; backend: WasmBackend; attrs: Record<string, unknown> };
+
+/** The C kernels' exports (every pointer is a byte offset into tfjs's heap). */
+interface Exports {
+  rmsnorm_fwd(x: number, w: number, y: number, rows: number, H: number, eps: number): void;
+  rmsnorm_bwd(dy: number, x: number, w: number, dx: number, dw: number, rows: number, H: number, eps: number): void;
+  rope(x: number, pos: number, cos: number, sin: number, y: number, rows: number, W: number, nRot: number, hd: number, inverse: number): void;
+  swiglu_fwd(gu: number, y: number, rows: number, I: number): void;
+  swiglu_bwd(dy: number, gu: number, dgu: number, rows: number, I: number): void;
+  logprob_fwd(z: number, target: number, lp: number, ent: number, rows: number, V: number, invT: number): void;
+  logprob_bwd(dlp: number, dent: number, z: number, target: number, dz: number, rows: number, V: number, invT: number): void;
+  attn_fwd(qkv: number, mask: number, out: number, lse: number, scratch: number, B: number, T: number, nH: number, nKV: number, hd: number, scale: number): void;
+  attn_bwd(dout: number, qkv: number, mask: number, out: number, lse: number, dqkv: number, B: number, T: number, nH: number, nKV: number, hd: number, scale: number): void;
+  embed_fwd(table: number, ids: number, out: number, n: number, H: number): void;
+  embed_bwd(dy: number, ids: number, dtable: number, n: number, V: number, H: number): void;
+  sample_rows(z: number, u: number, out: number, rows: number, V: number, invT: number): void;
+  attn_cached(qkv: number, cacheK: number, cacheV: number, mask: number, out: number, scratch: number, B: number, T: number, C: number, slot: number, nH: number, nKV: number, hd: number, scale: number): void;
+}
+
+let compiled: WebAssembly.Module | null = null;
+const instances = new WeakMap<WebAssembly.Memory, Exports>();
+
+function base64Bytes(text: string): Uint8Array {
+  const raw = atob(text);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  return bytes;
+}
+
+/** Compiles the kernel module (asynchronously: browsers refuse synchronous compiles of large modules on the main thread). */
+export async function compileWasmKernels(): Promise<void> {
+  compiled ??= await WebAssembly.compile(base64Bytes(KERNELS_WASM_BASE64) as BufferSource);
+}
+
+function kernels(backend: WasmBackend): Exports {
+  const memory = backend.wasm.asm.memory;
+  let k = instances.get(memory);
+  if (!k) {
+    if (!compiled) throw new Error('wasm kernels used before compileWasmKernels()');
+    k = new WebAssembly.Instance(compiled, { env: { memory } }).exports as unknown as Exports;
+    instances.set(memory, k);
+  }
+  return k;
+}
+
+const addr = (b: WasmBackend, t: Info) => b.dataIdMap.get(t.dataId).memoryOffset;
+
+/** Runs `f` with a temporary float32 buffer of `n` floats on the heap. */
+function withScratch(b: WasmBackend, n: number, f: (ptr: number) => void): void {
+  const s = b.makeOutput([Math.max(1, n)], 'float32');
+  try {
+    f(addr(b, s));
+  } finally {
+    b.disposeData(s.dataId);
+  }
+}
+
+const heads = (attrs: Record<string, unknown>) => attrs as unknown as HeadAttrs;
+
+const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
+  [K.embed]: ({ inputs: { table, ids }, backend: b }) => {
+    const out = b.makeOutput([ids.shape[0], table.shape[1]], 'float32');
+    kernels(b).embed_fwd(addr(b, table), addr(b, ids), addr(b, out), ids.shape[0], table.shape[1]);
+    return out;
+  },
+  [K.embedGrad]: ({ inputs: { dy, ids }, backend: b, attrs }) => {
+    const V = attrs.vocabSize as number;
+    const out = b.makeOutput([V, dy.shape[1]], 'float32');
+    kernels(b).embed_bwd(addr(b, dy), addr(b, ids), addr(b, out), ids.shape[0], V, dy.shape[1]);
+    return out;
+  },
+  [K.sample]: ({ inputs: { logits, uniforms }, backend: b, attrs }) => {
+    const out = b.makeOutput([logits.shape[0]], 'int32');
+    kernels(b).sample_rows(addr(b, logits), addr(b, uniforms), addr(b, out), logits.shape[0], logits.shape[1], 1 / (attrs.temperature as number));
+    return out;
+  },
+  [K.rmsNorm]: ({ inputs: { x, weight }, backend: b, attrs }) => {
+    const y = b.makeOutput(x.shape, 'float32');
+    kernels(b).rmsnorm_fwd(addr(b, x), addr(b, weight), addr(b, y), x.shape[0], x.shape[1], attrs.eps as number);
+    return y;
+  },
+  [K.rmsNormGrad]: ({ inputs: { dy, x, weight }, backend: b, attrs }) => {
+    const dx = b.makeOutput(x.shape, 'float32'), dw = b.makeOutput(weight.shape, 'float32');
+    kernels(b).rmsnorm_bwd(addr(b, dy), addr(b, x), addr(b, weight), addr(b, dx), addr(b, dw), x.shape[0], x.shape[1], attrs.eps as number);
+    return [dx, dw];
+  },
+  [K.rope]: ({ inputs: { x, positions, cos, sin }, backend: b, attrs }) => {
+    const y = b.makeOutput(x.shape, 'float32');
+    const { rotatedHeads, headDim, inverse } = attrs as { rotatedHeads: number; headDim: number; inverse: boolean };
+    kernels(b).rope(addr(b, x), addr(b, positions), addr(b, cos), addr(b, sin), addr(b, y), x.shape[0], x.shape[1], rotatedHeads, headDim, inverse ? 1 : 0);
+    return y;
+  },
+  [K.swiGlu]: ({ inputs: { gu }, backend: b }) => {
+    const y = b.makeOutput([gu.shape[0], gu.shape[1] / 2], 'float32');
+    kernels(b).swiglu_fwd(addr(b, gu), addr(b, y), gu.shape[0], gu.shape[1] / 2);
+    return y;
+  },
+  [K.swiGluGrad]: ({ inputs: { dy, gu }, backend: b }) => {
+    const d = b.makeOutput(gu.shape, 'float32');
+    kernels(b).swiglu_bwd(addr(b, dy), addr(b, gu), addr(b, d), gu.shape[0], gu.shape[1] / 2);
+    return d;
+  },
+  [K.logProbs]: ({ inputs: { logits, targets }, backend: b, attrs }) => {
+    const [rows, V] = logits.shape;
+    const lp = b.makeOutput([rows], 'float32'), ent = b.makeOutput([rows], 'float32');
+    kernels(b).logprob_fwd(addr(b, logits), addr(b, targets), addr(b, lp), addr(b, ent), rows, V, 1 / (attrs.temperature as number));
+    return [lp, ent];
+  },
+  [K.logProbsGrad]: ({ inputs: { dLogProbs, dEntropy, logits, targets }, backend: b, attrs }) => {
+    const [rows, V] = logits.shape;
+    const dz = b.makeOutput(logits.shape, 'float32');
+    kernels(b).logprob_bwd(addr(b, dLogProbs), addr(b, dEntropy), addr(b, logits), addr(b, targets), addr(b, dz), rows, V, 1 / (attrs.temperature as number));
+    return dz;
+  },
+  [K.attention]: ({ inputs: { qkv, mask }, backend: b, attrs }) => {
+    const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
+    const [B, T] = mask.shape;
+    const out = b.makeOutput([B * T, nH * hd], 'float32'), lse = b.makeOutput([B, nH, T], 'float32');
+    withScratch(b, T + 4, (scratch) =>
+      kernels(b).attn_fwd(addr(b, qkv), addr(b, mask), addr(b, out), addr(b, lse), scratch, B, T, nH, nKV, hd, 1 / Math.sqrt(hd)));
+    return [out, lse];
+  },
+  [K.attentionGrad]: ({ inputs: { dOut, qkv, mask, out, lse }, backend: b, attrs }) => {
+    const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
+    const [B, T] = mask.shape;
+    const d = b.makeOutput(qkv.shape, 'float32');
+    kernels(b).attn_bwd(addr(b, dOut), addr(b, qkv), addr(b, mask), addr(b, out), addr(b, lse), addr(b, d), B, T, nH, nKV, hd, 1 / Math.sqrt(hd));
+    return d;
+  },
+  [K.cachedAttention]: ({ inputs: { qkv, cacheK, cacheV, mask }, backend: b, attrs }) => {
+    const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
+    const [B, C] = mask.shape;
+    const T = qkv.shape[0] / B;
+    const out = b.makeOutput([B * T, nH * hd], 'float32');
+    withScratch(b, C + 4, (scratch) =>
+      kernels(b).attn_cached(addr(b, qkv), addr(b, cacheK), addr(b, cacheV), addr(b, mask), addr(b, out), scratch,
+        B, T, C, attrs.slot as number, nH, nKV, hd, 1 / Math.sqrt(hd)));
+    b.incRef(cacheK.dataId);
+    b.incRef(cacheV.dataId);
+    return [out, { ...cacheK }, { ...cacheV }];
+  },
+};
+
+/** Registers the fused kernels for the wasm backend (idempotent). Call compileWasmKernels() first. */
+export function registerWasmKernels(): void {
+  for (const [kernelName, fn] of Object.entries(KERNELS)) {
+    if (tf.getKernel(kernelName, 'wasm')) continue;
+    tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc: fn as unknown as tf.KernelFunc });
+  }
+}

@@ -1,0 +1,511 @@
+// Fused kernels of the Qwen2 policy for tfjs's wasm backend, in C with WebAssembly SIMD (128-bit).
+//
+// Why C: tfjs-backend-wasm runs a batched matmul (attention: [B*heads, T, hd] x [B*heads, hd, T]) on a scalar loop
+// at 1-2 GFLOP/s, and every small op costs ~30 us of engine overhead. These kernels do a whole operation (RMSNorm,
+// RoPE, SwiGLU, causal attention, log-softmax + gather + entropy) in one call, with SIMD over the head dimension.
+//
+// How it runs: the module is instantiated with tfjs's own WebAssembly.Memory as its memory (`--import-memory`), so a
+// kernel reads and writes tensors where tfjs keeps them; every pointer below is a byte offset into that heap that
+// src/model/kernels/wasm.ts takes from tfjs. The module must therefore own no memory of its own: no global or static
+// data, no string literals, no arrays on the stack (the linker would place a stack and data segments at fixed
+// addresses inside tfjs's heap). scripts/build-kernels.sh checks the compiled module has no data section and never
+// touches the stack pointer. Scratch space is passed in by the caller as tensors it allocated.
+//
+// Layouts (row-major, float32 unless said otherwise):
+//   qkv   [rows, (nH + 2 nKV) * hd]  one token's query heads, then key heads, then value heads (a packed projection)
+//   out   [rows, nH * hd]
+//   mask  [B, S] 1 = a real key, 0 = padding (or an unwritten cache slot)
+//   lse   [B, nH, T] log-sum-exp of each query's scaled scores (-inf when it sees no key), kept for the backward pass
+// Causal rule: query i of a sequence sits at key slot `slot + i` and sees keys s <= slot + i with mask[s] = 1.
+// A query that sees no key at all (left padding) outputs zeros and gets no gradient.
+#include <wasm_simd128.h>
+
+typedef float f32;
+typedef v128_t v4;
+
+#define EXPORT(name) __attribute__((export_name(#name)))
+#define NEG_INF (-__builtin_inff())
+
+static inline v4 splat(f32 x) { return wasm_f32x4_splat(x); }
+static inline v4 load(const f32* p) { return wasm_v128_load(p); }
+static inline void store(f32* p, v4 v) { wasm_v128_store(p, v); }
+static inline v4 add(v4 a, v4 b) { return wasm_f32x4_add(a, b); }
+static inline v4 sub(v4 a, v4 b) { return wasm_f32x4_sub(a, b); }
+static inline v4 mul(v4 a, v4 b) { return wasm_f32x4_mul(a, b); }
+static inline f32 hmax(v4 v) {
+  v4 m = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  return wasm_f32x4_extract_lane(wasm_f32x4_max(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2)), 0);
+}
+static inline f32 hsum(v4 v) {
+  return (wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1)) +
+         (wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3));
+}
+
+// exp(x) for 4 lanes: Cephes' expf (range reduction by ln 2, degree-6 polynomial), about 1 ulp. Inputs are clamped
+// to [-87, 88]: exp(-87) ~ 1.6e-38 is still a normal float, so 2^n never underflows the exponent field.
+static inline v4 v_exp(v4 x) {
+  x = wasm_f32x4_min(wasm_f32x4_max(x, splat(-87.0f)), splat(88.0f));
+  v4 n = wasm_f32x4_nearest(mul(x, splat(1.44269504088896341f)));
+  x = sub(x, mul(n, splat(0.693359375f)));
+  x = sub(x, mul(n, splat(-2.12194440e-4f)));
+  v4 y = splat(1.9875691500e-4f);
+  y = add(mul(y, x), splat(1.3981999507e-3f));
+  y = add(mul(y, x), splat(8.3334519073e-3f));
+  y = add(mul(y, x), splat(4.1665795894e-2f));
+  y = add(mul(y, x), splat(1.6666665459e-1f));
+  y = add(mul(y, x), splat(5.0000001201e-1f));
+  y = add(add(mul(mul(y, x), x), x), splat(1.0f));
+  v4 scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  return mul(y, scale);
+}
+
+static inline f32 s_exp(f32 x) { return wasm_f32x4_extract_lane(v_exp(splat(x)), 0); }
+
+// log(x) for a normal positive float: Cephes' logf, about 1 ulp. Used on sums of exponentials (>= 1).
+static f32 s_log(f32 x) {
+  union { f32 f; int i; } u = { x };
+  int e = ((u.i >> 23) & 0xff) - 126;
+  u.i = (u.i & 0x807fffff) | 0x3f000000;   // mantissa in [0.5, 1)
+  f32 m = u.f;
+  if (m < 0.707106781186547524f) { e -= 1; m = m + m - 1.0f; } else { m = m - 1.0f; }
+  f32 z = m * m;
+  f32 y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z;
+  f32 fe = (f32)e;
+  y += -2.12194440e-4f * fe;
+  y += -0.5f * z;
+  return m + y + 0.693359375f * fe;
+}
+
+static inline f32 dot(const f32* a, const f32* b, int n) {   // n % 4 == 0
+  v4 acc = splat(0);
+  for (int i = 0; i < n; i += 4) acc = add(acc, mul(load(a + i), load(b + i)));
+  return hsum(acc);
+}
+
+static inline void axpy(f32* y, f32 a, const f32* x, int n) {   // y += a x, n % 4 == 0
+  v4 va = splat(a);
+  for (int i = 0; i < n; i += 4) store(y + i, add(load(y + i), mul(va, load(x + i))));
+}
+
+// Four dot products at once: lane j = a . b_j (n % 4 == 0). Four accumulators, then a 4x4 transpose-and-add.
+static inline v4 dot4(const f32* a, const f32* b0, const f32* b1, const f32* b2, const f32* b3, int n) {
+  v4 s0 = splat(0), s1 = splat(0), s2 = splat(0), s3 = splat(0);
+  for (int i = 0; i < n; i += 4) {
+    v4 va = load(a + i);
+    s0 = add(s0, mul(va, load(b0 + i)));
+    s1 = add(s1, mul(va, load(b1 + i)));
+    s2 = add(s2, mul(va, load(b2 + i)));
+    s3 = add(s3, mul(va, load(b3 + i)));
+  }
+  v4 t0 = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);
+  v4 t2 = wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7);
+  v4 u0 = add(t0, t1), u1 = add(t2, t3);   // u0 = (s0a, s1a, s0b, s1b), u1 likewise for s2, s3
+  return add(wasm_i32x4_shuffle(u0, u1, 0, 1, 4, 5), wasm_i32x4_shuffle(u0, u1, 2, 3, 6, 7));
+}
+
+// y += p0 x0 + p1 x1 + p2 x2 + p3 x3 (n % 4 == 0).
+static inline void axpy4(f32* y, v4 p, const f32* x0, const f32* x1, const f32* x2, const f32* x3, int n) {
+  v4 p0 = wasm_i32x4_shuffle(p, p, 0, 0, 0, 0), p1 = wasm_i32x4_shuffle(p, p, 1, 1, 1, 1);
+  v4 p2 = wasm_i32x4_shuffle(p, p, 2, 2, 2, 2), p3 = wasm_i32x4_shuffle(p, p, 3, 3, 3, 3);
+  for (int i = 0; i < n; i += 4) {
+    v4 acc = add(add(mul(p0, load(x0 + i)), mul(p1, load(x1 + i))), add(mul(p2, load(x2 + i)), mul(p3, load(x3 + i))));
+    store(y + i, add(load(y + i), acc));
+  }
+}
+
+static void zero(f32* p, int n) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) store(p + i, splat(0));
+  for (; i < n; i++) p[i] = 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// RMSNorm over the last axis: y = x / sqrt(mean(x^2) + eps) * w.  x, y [rows, H].
+
+EXPORT(rmsnorm_fwd)
+void rmsnorm_fwd(const f32* x, const f32* w, f32* y, int rows, int H, f32 eps) {
+  for (int r = 0; r < rows; r++) {
+    const f32* xr = x + (long)r * H;
+    f32* yr = y + (long)r * H;
+    v4 acc = splat(0);
+    int i = 0;
+    for (; i + 4 <= H; i += 4) { v4 v = load(xr + i); acc = add(acc, mul(v, v)); }
+    f32 ss = hsum(acc);
+    for (; i < H; i++) ss += xr[i] * xr[i];
+    f32 inv = 1.0f / __builtin_sqrtf(ss / (f32)H + eps);
+    v4 vinv = splat(inv);
+    for (i = 0; i + 4 <= H; i += 4) store(yr + i, mul(mul(load(xr + i), vinv), load(w + i)));
+    for (; i < H; i++) yr[i] = xr[i] * inv * w[i];
+  }
+}
+
+// dx = inv * (w dy) - x * inv^3 / H * sum(w dy x);  dw = sum over rows of dy * x * inv.
+EXPORT(rmsnorm_bwd)
+void rmsnorm_bwd(const f32* dy, const f32* x, const f32* w, f32* dx, f32* dw, int rows, int H, f32 eps) {
+  zero(dw, H);
+  for (int r = 0; r < rows; r++) {
+    const f32* xr = x + (long)r * H;
+    const f32* dyr = dy + (long)r * H;
+    f32* dxr = dx + (long)r * H;
+    f32 ss = 0, g = 0;
+    for (int i = 0; i < H; i++) { ss += xr[i] * xr[i]; g += w[i] * dyr[i] * xr[i]; }
+    f32 inv = 1.0f / __builtin_sqrtf(ss / (f32)H + eps);
+    f32 c = g * inv * inv * inv / (f32)H;
+    for (int i = 0; i < H; i++) {
+      dxr[i] = inv * w[i] * dyr[i] - c * xr[i];
+      dw[i] += dyr[i] * xr[i] * inv;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rotary embeddings on the first nRot heads of each row (the query and key heads of a packed qkv row); the rest of
+// the row (value heads) is copied. x, y [rows, W]; pos [rows] int32; cosT, sinT [maxPos, hd] (both halves equal).
+// Forward: (a, b) -> (a c - b s, b c + a s). inverse = 1 applies the transposed rotation (the gradient):
+// (a, b) -> (a c + b s, b c - a s).
+
+EXPORT(rope)
+void rope(const f32* x, const int* pos, const f32* cosT, const f32* sinT, f32* y, int rows, int W, int nRot, int hd,
+          int inverse) {
+  int half = hd / 2;
+  for (int r = 0; r < rows; r++) {
+    const f32* c = cosT + (long)pos[r] * hd;
+    const f32* s = sinT + (long)pos[r] * hd;
+    const f32* xr = x + (long)r * W;
+    f32* yr = y + (long)r * W;
+    for (int h = 0; h < nRot; h++) {
+      const f32* a = xr + h * hd;
+      f32* o = yr + h * hd;
+      int i = 0;
+      if (!inverse) {
+        for (; i + 4 <= half; i += 4) {
+          v4 va = load(a + i), vb = load(a + half + i), vc = load(c + i), vs = load(s + i);
+          store(o + i, sub(mul(va, vc), mul(vb, vs)));
+          store(o + half + i, add(mul(vb, vc), mul(va, vs)));
+        }
+        for (; i < half; i++) { o[i] = a[i] * c[i] - a[half + i] * s[i]; o[half + i] = a[half + i] * c[i] + a[i] * s[i]; }
+      } else {
+        for (; i + 4 <= half; i += 4) {
+          v4 va = load(a + i), vb = load(a + half + i), vc = load(c + i), vs = load(s + i);
+          store(o + i, add(mul(va, vc), mul(vb, vs)));
+          store(o + half + i, sub(mul(vb, vc), mul(va, vs)));
+        }
+        for (; i < half; i++) { o[i] = a[i] * c[i] + a[half + i] * s[i]; o[half + i] = a[half + i] * c[i] - a[i] * s[i]; }
+      }
+    }
+    for (int i = nRot * hd; i < W; i++) yr[i] = xr[i];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// SwiGLU on a packed gate|up row: y = silu(g) * u.  gu [rows, 2I], y [rows, I].
+
+EXPORT(swiglu_fwd)
+void swiglu_fwd(const f32* gu, f32* y, int rows, int I) {
+  for (int r = 0; r < rows; r++) {
+    const f32* g = gu + (long)r * 2 * I;
+    const f32* u = g + I;
+    f32* yr = y + (long)r * I;
+    int i = 0;
+    for (; i + 4 <= I; i += 4) {
+      v4 vg = load(g + i);
+      v4 sig = wasm_f32x4_div(splat(1), add(splat(1), v_exp(wasm_f32x4_neg(vg))));
+      store(yr + i, mul(mul(vg, sig), load(u + i)));
+    }
+    for (; i < I; i++) { f32 sig = 1.0f / (1.0f + s_exp(-g[i])); yr[i] = g[i] * sig * u[i]; }
+  }
+}
+
+// d/dg = dy u sig (1 + g (1 - sig));  d/du = dy g sig.
+EXPORT(swiglu_bwd)
+void swiglu_bwd(const f32* dy, const f32* gu, f32* dgu, int rows, int I) {
+  for (int r = 0; r < rows; r++) {
+    const f32* g = gu + (long)r * 2 * I;
+    const f32* u = g + I;
+    const f32* d = dy + (long)r * I;
+    f32* dg = dgu + (long)r * 2 * I;
+    f32* du = dg + I;
+    int i = 0;
+    for (; i + 4 <= I; i += 4) {
+      v4 vg = load(g + i), vd = load(d + i);
+      v4 sig = wasm_f32x4_div(splat(1), add(splat(1), v_exp(wasm_f32x4_neg(vg))));
+      store(dg + i, mul(mul(mul(vd, load(u + i)), sig), add(splat(1), mul(vg, sub(splat(1), sig)))));
+      store(du + i, mul(mul(vd, vg), sig));
+    }
+    for (; i < I; i++) {
+      f32 sig = 1.0f / (1.0f + s_exp(-g[i]));
+      dg[i] = d[i] * u[i] * sig * (1.0f + g[i] * (1.0f - sig));
+      du[i] = d[i] * g[i] * sig;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Scoring: per row of logits z [rows, V] at temperature T (invT = 1/T), with p = softmax(z invT):
+//   lp[r]  = log p[target[r]]   (0 when target < 0: a position with nothing to predict)
+//   ent[r] = -sum p log p
+// Backward: dz = invT * (dlp (onehot - p) - dent p (log p + ent)).
+
+static inline f32 row_max(const f32* z, int V, f32 invT) {
+  f32 m = NEG_INF;
+  for (int i = 0; i < V; i++) { f32 v = z[i] * invT; if (v > m) m = v; }
+  return m;
+}
+
+// log sum exp(z invT), given m = max(z invT).
+static inline f32 row_lse(const f32* z, int V, f32 invT, f32 m) {
+  v4 vm = splat(m), vi = splat(invT), acc = splat(0);
+  int i = 0;
+  for (; i + 4 <= V; i += 4) acc = add(acc, v_exp(sub(mul(load(z + i), vi), vm)));
+  f32 s = hsum(acc);
+  for (; i < V; i++) s += s_exp(z[i] * invT - m);
+  return m + s_log(s);
+}
+
+// sum p z invT, with log p = z invT - lse.
+static inline f32 row_pz(const f32* z, int V, f32 invT, f32 lse) {
+  v4 vl = splat(lse), vi = splat(invT), acc = splat(0);
+  int i = 0;
+  for (; i + 4 <= V; i += 4) { v4 zz = mul(load(z + i), vi); acc = add(acc, mul(v_exp(sub(zz, vl)), zz)); }
+  f32 pz = hsum(acc);
+  for (; i < V; i++) { f32 zz = z[i] * invT; pz += s_exp(zz - lse) * zz; }
+  return pz;
+}
+
+EXPORT(logprob_fwd)
+void logprob_fwd(const f32* z, const int* target, f32* lp, f32* ent, int rows, int V, f32 invT) {
+  for (int r = 0; r < rows; r++) {
+    const f32* zr = z + (long)r * V;
+    f32 lse = row_lse(zr, V, invT, row_max(zr, V, invT));
+    ent[r] = lse - row_pz(zr, V, invT, lse);   // entropy = lse - sum p z invT
+    int t = target[r];
+    lp[r] = t >= 0 ? zr[t] * invT - lse : 0;
+  }
+}
+
+EXPORT(logprob_bwd)
+void logprob_bwd(const f32* dlp, const f32* dent, const f32* z, const int* target, f32* dz, int rows, int V, f32 invT) {
+  for (int r = 0; r < rows; r++) {
+    const f32* zr = z + (long)r * V;
+    f32* dr = dz + (long)r * V;
+    f32 lse = row_lse(zr, V, invT, row_max(zr, V, invT));
+    f32 H = lse - row_pz(zr, V, invT, lse);
+    v4 vl = splat(lse), vi = splat(invT);
+    int i;
+    int t = target[r];
+    f32 g = t >= 0 ? dlp[r] : 0, ge = dent[r];   // without a target, lp is the constant 0
+    // dz_i = invT (-(g + ge (log p_i + H)) p_i) + invT g [i == t];  log p_i = z_i invT - lse
+    v4 vg = splat(g), vge = splat(ge), vH = splat(H);
+    for (i = 0; i + 4 <= V; i += 4) {
+      v4 logp = sub(mul(load(zr + i), vi), vl);
+      v4 p = v_exp(logp);
+      store(dr + i, mul(vi, wasm_f32x4_neg(mul(p, add(vg, mul(vge, add(logp, vH)))))));
+    }
+    for (; i < V; i++) {
+      f32 logp = zr[i] * invT - lse;
+      dr[i] = invT * -(s_exp(logp) * (g + ge * (logp + H)));
+    }
+    if (t >= 0) dr[t] += invT * g;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One query row of softmax attention: o = sum_j p_j v_j over keys j = 0 .. n-1 whose mask is set, with
+// p = softmax(q . k_j scale). Keys and values are rows of stride `kstride`. scratch: n (rounded up to 4) floats.
+// Returns the log-sum-exp of the scaled scores, or -inf (and o = 0) when no key is visible.
+static f32 attend_row(const f32* q, const f32* k, const f32* v, int kstride, const f32* mask, int n, f32* o,
+                      f32* scratch, int hd, f32 scale) {
+  v4 vmax = splat(NEG_INF), vscale = splat(scale), vninf = splat(NEG_INF);
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const f32* kj = k + (long)j * kstride;
+    v4 s = mul(dot4(q, kj, kj + kstride, kj + 2 * kstride, kj + 3 * kstride, hd), vscale);
+    s = wasm_v128_bitselect(s, vninf, wasm_f32x4_ne(load(mask + j), splat(0)));
+    store(scratch + j, s);
+    vmax = wasm_f32x4_max(vmax, s);
+  }
+  f32 mx = hmax(vmax);
+  for (; j < n; j++) {
+    f32 s = mask[j] != 0 ? dot(q, k + (long)j * kstride, hd) * scale : NEG_INF;
+    scratch[j] = s;
+    if (s > mx) mx = s;
+  }
+  zero(o, hd);
+  if (mx == NEG_INF) return NEG_INF;
+  v4 vm = splat(mx), vsum = splat(0);
+  for (j = 0; j + 4 <= n; j += 4) {
+    // exp of a masked score (-inf) is clamped to exp(-87), so it is zeroed by the mask explicitly.
+    v4 p = mul(v_exp(sub(load(scratch + j), vm)), wasm_v128_and(wasm_f32x4_ne(load(mask + j), splat(0)), splat(1)));
+    vsum = add(vsum, p);
+    const f32* vj = v + (long)j * kstride;
+    axpy4(o, p, vj, vj + kstride, vj + 2 * kstride, vj + 3 * kstride, hd);
+  }
+  f32 sum = hsum(vsum);
+  for (; j < n; j++) {
+    if (mask[j] == 0) continue;
+    f32 p = s_exp(scratch[j] - mx);
+    sum += p;
+    axpy(o, p, v + (long)j * kstride, hd);
+  }
+  v4 inv = splat(1.0f / sum);
+  for (int d = 0; d < hd; d += 4) store(o + d, mul(load(o + d), inv));
+  return mx + s_log(sum);
+}
+
+// Causal self-attention with grouped-query heads over a packed qkv [B*T, W], W = (nH + 2 nKV) hd. Query head h uses
+// key/value head h / (nH / nKV). scratch: at least T + 4 floats.
+
+EXPORT(attn_fwd)
+void attn_fwd(const f32* qkv, const f32* mask, f32* out, f32* lse, f32* scratch, int B, int T, int nH, int nKV,
+              int hd, f32 scale) {
+  int W = (nH + 2 * nKV) * hd, group = nH / nKV;
+  for (int b = 0; b < B; b++) {
+    const f32* rows = qkv + (long)b * T * W;
+    for (int h = 0; h < nH; h++) {
+      const f32* kcol = rows + (nH + h / group) * hd;
+      const f32* vcol = rows + (nH + nKV + h / group) * hd;
+      for (int i = 0; i < T; i++) {
+        lse[((long)b * nH + h) * T + i] = attend_row(rows + (long)i * W + h * hd, kcol, vcol, W, mask + (long)b * T, i + 1,
+                                                      out + ((long)b * T + i) * nH * hd + h * hd, scratch, hd, scale);
+      }
+    }
+  }
+}
+
+// Gradient of attn_fwd with respect to qkv, recomputing the probabilities from lse (FlashAttention's backward):
+//   p = exp(q.k scale - lse), D = dout.out, ds = p (dout.v - D);  dq += ds scale k, dk += ds scale q, dv += p dout.
+EXPORT(attn_bwd)
+void attn_bwd(const f32* dout, const f32* qkv, const f32* mask, const f32* out, const f32* lse, f32* dqkv, int B, int T,
+              int nH, int nKV, int hd, f32 scale) {
+  int W = (nH + 2 * nKV) * hd, group = nH / nKV;
+  zero(dqkv, B * T * W);
+  for (int b = 0; b < B; b++) {
+    const f32* rows = qkv + (long)b * T * W;
+    f32* drows = dqkv + (long)b * T * W;
+    const f32* m = mask + (long)b * T;
+    for (int h = 0; h < nH; h++) {
+      int kOff = (nH + h / group) * hd, vOff = (nH + nKV + h / group) * hd;
+      for (int i = 0; i < T; i++) {
+        f32 l = lse[((long)b * nH + h) * T + i];
+        if (l == NEG_INF) continue;
+        const f32* q = rows + (long)i * W + h * hd;
+        f32* dq = drows + (long)i * W + h * hd;
+        const f32* dO = dout + ((long)b * T + i) * nH * hd + h * hd;
+        f32 D = dot(dO, out + ((long)b * T + i) * nH * hd + h * hd, hd);
+        v4 vl = splat(l), vD = splat(D), vscale = splat(scale);
+        int j = 0;
+        for (; j + 4 <= i + 1; j += 4) {
+          const f32* k0 = rows + (long)j * W + kOff;
+          const f32* v0 = rows + (long)j * W + vOff;
+          v4 vis = wasm_v128_and(wasm_f32x4_ne(load(m + j), splat(0)), splat(1));
+          v4 p = mul(v_exp(sub(mul(dot4(q, k0, k0 + W, k0 + 2 * W, k0 + 3 * W, hd), vscale), vl)), vis);
+          v4 ds = mul(mul(p, sub(dot4(dO, v0, v0 + W, v0 + 2 * W, v0 + 3 * W, hd), vD)), vscale);
+          axpy4(dq, ds, k0, k0 + W, k0 + 2 * W, k0 + 3 * W, hd);
+          f32* dk0 = drows + (long)j * W + kOff;
+          f32* dv0 = drows + (long)j * W + vOff;
+          axpy(dk0, wasm_f32x4_extract_lane(ds, 0), q, hd);
+          axpy(dk0 + W, wasm_f32x4_extract_lane(ds, 1), q, hd);
+          axpy(dk0 + 2 * W, wasm_f32x4_extract_lane(ds, 2), q, hd);
+          axpy(dk0 + 3 * W, wasm_f32x4_extract_lane(ds, 3), q, hd);
+          axpy(dv0, wasm_f32x4_extract_lane(p, 0), dO, hd);
+          axpy(dv0 + W, wasm_f32x4_extract_lane(p, 1), dO, hd);
+          axpy(dv0 + 2 * W, wasm_f32x4_extract_lane(p, 2), dO, hd);
+          axpy(dv0 + 3 * W, wasm_f32x4_extract_lane(p, 3), dO, hd);
+        }
+        for (; j <= i; j++) {
+          if (m[j] == 0) continue;
+          const f32* k = rows + (long)j * W + kOff;
+          const f32* v = rows + (long)j * W + vOff;
+          f32 p = s_exp(dot(q, k, hd) * scale - l);
+          f32 ds = p * (dot(dO, v, hd) - D) * scale;
+          axpy(dq, ds, k, hd);
+          axpy(drows + (long)j * W + kOff, ds, q, hd);
+          axpy(drows + (long)j * W + vOff, p, dO, hd);
+        }
+      }
+    }
+  }
+}
+
+// Attention for generation with a KV cache: cacheK, cacheV [B, C, nKV hd] are updated IN PLACE (the caller owns
+// them; see wasm.ts): rows slot .. slot+T-1 receive the keys and values of qkv [B*T, W]; then query t of row b sees
+// cache slots s <= slot + t with mask[b, s] = 1. out [B*T, nH hd]; scratch: at least C + 4 floats.
+EXPORT(attn_cached)
+void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32* out, f32* scratch, int B, int T, int C,
+                 int slot, int nH, int nKV, int hd, f32 scale) {
+  int W = (nH + 2 * nKV) * hd, KW = nKV * hd, group = nH / nKV;
+  for (int b = 0; b < B; b++) {
+    for (int t = 0; t < T; t++) {
+      const f32* src = qkv + ((long)b * T + t) * W;
+      f32* kd = cacheK + ((long)b * C + slot + t) * KW;
+      f32* vd = cacheV + ((long)b * C + slot + t) * KW;
+      for (int d = 0; d < KW; d += 4) { store(kd + d, load(src + nH * hd + d)); store(vd + d, load(src + nH * hd + KW + d)); }
+    }
+  }
+  for (int b = 0; b < B; b++) {
+    for (int h = 0; h < nH; h++) {
+      const f32* kcol = cacheK + (long)b * C * KW + (h / group) * hd;
+      const f32* vcol = cacheV + (long)b * C * KW + (h / group) * hd;
+      for (int t = 0; t < T; t++) {
+        attend_row(qkv + ((long)b * T + t) * W + h * hd, kcol, vcol, KW, mask + (long)b * C, slot + t + 1,
+                   out + ((long)b * T + t) * nH * hd + h * hd, scratch, hd, scale);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Embedding lookup: out[i] = table[ids[i]] (rows of H floats); its gradient adds dy's rows into a zeroed table.
+
+EXPORT(embed_fwd)
+void embed_fwd(const f32* table, const int* ids, f32* out, int n, int H) {
+  for (int i = 0; i < n; i++) {
+    const f32* src = table + (long)ids[i] * H;
+    f32* dst = out + (long)i * H;
+    int d = 0;
+    for (; d + 4 <= H; d += 4) store(dst + d, load(src + d));
+    for (; d < H; d++) dst[d] = src[d];
+  }
+}
+
+EXPORT(embed_bwd)
+void embed_bwd(const f32* dy, const int* ids, f32* dtable, int n, int V, int H) {
+  zero(dtable, V * H);
+  for (int i = 0; i < n; i++) {
+    f32* dst = dtable + (long)ids[i] * H;
+    const f32* src = dy + (long)i * H;
+    int d = 0;
+    for (; d + 4 <= H; d += 4) store(dst + d, add(load(dst + d), load(src + d)));
+    for (; d < H; d++) dst[d] += src[d];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sampling by inverse CDF: row r's token is the first i whose cumulative probability under softmax(z invT)
+// reaches u[r] times the total (at most V - 1), the rule of sampling.ts's stock-op path.
+
+EXPORT(sample_rows)
+void sample_rows(const f32* z, const f32* u, int* out, int rows, int V, f32 invT) {
+  for (int r = 0; r < rows; r++) {
+    const f32* zr = z + (long)r * V;
+    f32 m = row_max(zr, V, invT);
+    f32 total = 0;
+    for (int i = 0; i < V; i++) total += s_exp(zr[i] * invT - m);
+    f32 target = u[r] * total, cum = 0;
+    int pick = V - 1;
+    for (int i = 0; i < V; i++) {
+      cum += s_exp(zr[i] * invT - m);
+      if (cum >= target) { pick = i; break; }
+    }
+    out[r] = pick;
+  }
+}

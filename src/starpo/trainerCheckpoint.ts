@@ -1,0 +1,266 @@
+// The Trainer's models and its checkpoint, in one place: how a run's actor, critic and reference model are built
+// from where the run starts, and the whole layout of a trainer checkpoint. The Trainer (trainer.ts) keeps only the
+// algorithm: it calls assembleTrainerModels once, trainerCheckpointFiles to save and restoreOptimizers to resume.
+// Browser-safe (no Node module): a checkpoint is a map of file name -> bytes, which src/starpo/runDir.ts writes to
+// checkpoints/step-N/ and the playground keeps in IndexedDB.
+//
+// Where a run starts (exactly one):
+//   policyFiles   a Hugging Face Qwen2 checkpoint (a warm start, a local Qwen2.5): the initial actor;
+//   model         an in-memory initial actor with its tokenizer (the Trainer takes ownership);
+//   resumeFiles   a trainer checkpoint (below): the run continues after its last step.
+// A fresh critic (PPO, advEstimator gae) is the actor's weights with a new value head (normal(0, 0.02) seeded by
+// trainer.seed, bias 0), as veRL's critic loads the actor checkpoint as a token classifier. The reference model
+// (only built when a KL term is on) is a frozen copy of the initial actor.
+//
+// A trainer checkpoint, file by file:
+//   config.json, model.safetensors,          the actor in Hugging Face Qwen2 format: the directory loads in
+//   tokenizer.json, tokenizer_config.json    transformers as it is
+//   critic/...                               the critic (PPO only), the same files, Qwen2ForTokenClassification
+//   ref.safetensors                          the reference weights by HF name (only when a KL term is on)
+//   optimizer.safetensors                    AdamW moments: actor.m.<weight>, actor.v.<weight>, critic.m.<weight>, ...
+//   trainer_state.json                       TrainerState (below): counters, early stopping, echo trap, last validation
+import * as tf from '@tensorflow/tfjs';
+import type { EchoTrapState } from '../metrics/echoTrap';
+import type { AdamW } from '../model/adamw';
+import { checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
+import { loadPolicyFiles } from '../model/policyFiles';
+import { Qwen2Model, type WeightMap } from '../model/qwen2';
+import { indexSafetensors, serializeSafetensors } from '../model/safetensors';
+import type { Tokenizer } from '../model/tokenizer';
+import type { RunConfig } from './config';
+import type { EarlyStopReason, EarlyStopState } from './earlyStop';
+
+const STATE_FORMAT = 'ragen-ts-trainer/1';
+const STATE_FILE = 'trainer_state.json';
+const OPTIMIZER_FILE = 'optimizer.safetensors';
+const REF_FILE = 'ref.safetensors';
+const CRITIC_PREFIX = 'critic/';
+
+/** Where a Trainer starts: exactly one of `policyFiles`, `model` + `tokenizer`, or `resumeFiles`. */
+export interface TrainerSource {
+  /** Files of a Hugging Face Qwen2 checkpoint (config.json, model.safetensors, tokenizer.json, ...): the initial actor. */
+  policyFiles?: Record<string, Uint8Array>;
+  /** An in-memory initial actor; the trainer takes ownership (disposes it). */
+  model?: Qwen2Model;
+  tokenizer?: Tokenizer;
+  /** Files of a trainer checkpoint (`Trainer.checkpointFiles()`): continue that run after its last step. */
+  resumeFiles?: Record<string, Uint8Array>;
+}
+
+/** The models a Trainer owns. */
+export interface TrainerModels {
+  actor: Qwen2Model;
+  /** The value model (PPO / gae only). */
+  critic: Qwen2Model | null;
+  /** Frozen copy of the initial actor, when a KL term is on. */
+  ref: Qwen2Model | null;
+  tokenizer: Tokenizer;
+}
+
+/** The plain-JSON part of a trainer checkpoint (trainer_state.json). */
+export interface TrainerState {
+  format: typeof STATE_FORMAT;
+  /** Completed training steps. */
+  step: number;
+  initialValidationDone: boolean;
+  stoppedBy: EarlyStopReason | null;
+  actorOptimizerSteps: number;
+  criticOptimizerSteps: number;
+  earlyStop: EarlyStopState;
+  echoTrap: EchoTrapState;
+  /** Base seed of the next training reset (informational: it is a function of the step, see trainSeedBase). */
+  nextTrainSeed: number | null;
+  /** The newest validation metrics, for progress displays after a resume. */
+  lastValidation: Record<string, number>;
+}
+
+/** What the Trainer knows of its own progress; the optimizer step counts come from the optimizers. */
+export type TrainerProgress = Omit<TrainerState, 'format' | 'actorOptimizerSteps' | 'criticOptimizerSteps'>;
+
+/** True when a KL term needs the reference policy. */
+export function usesReference(config: RunConfig): boolean {
+  return (config.algorithm.useKlInReward && config.algorithm.klCoef > 0) || (config.actor.useKlLoss && config.actor.klLossCoef > 0);
+}
+
+/**
+ * Builds the actor, critic (PPO) and reference (KL) of a run from its source, and reads trainer_state.json when
+ * resuming (null otherwise). Needs an initialised tfjs backend. On an error nothing is left allocated except the
+ * caller's own `source.model`.
+ */
+export function assembleTrainerModels(config: RunConfig, source: TrainerSource): { models: TrainerModels; state: TrainerState | null } {
+  const given = [source.policyFiles !== undefined, source.model !== undefined, source.resumeFiles !== undefined].filter(Boolean).length;
+  if (given !== 1) throw new Error('Trainer.create: give exactly one of policyFiles, model (+ tokenizer) or resumeFiles');
+  if (source.model && !source.tokenizer) throw new Error('Trainer.create: an in-memory model needs its tokenizer');
+  const needRef = usesReference(config);
+  const needCritic = config.algorithm.advEstimator === 'gae';
+  const owned: Qwen2Model[] = [];
+  try {
+    let actor: Qwen2Model;
+    let tokenizer: Tokenizer;
+    let critic: Qwen2Model | null = null;
+    let ref: Qwen2Model | null = null;
+    let state: TrainerState | null = null;
+    if (source.resumeFiles) {
+      const files = source.resumeFiles;
+      state = readTrainerState(files);
+      ({ model: actor, tokenizer } = loadPolicyFiles(files));
+      owned.push(actor);
+      if (needCritic) {
+        const criticFiles = prefixedFiles(files, CRITIC_PREFIX);
+        if (!criticFiles['model.safetensors']) throw new Error(`Trainer: the checkpoint has no ${CRITIC_PREFIX}model.safetensors (critic) to resume PPO`);
+        const c = loadCheckpointFiles(criticFiles);
+        critic = new Qwen2Model(c.config, c.weights, { valueHead: true });
+        owned.push(critic);
+      }
+      if (needRef) {
+        if (!files[REF_FILE]) throw new Error(`Trainer: the checkpoint has no ${REF_FILE}, but this config uses a KL term`);
+        ref = new Qwen2Model(actor.config, readTensors(files[REF_FILE], REF_FILE));
+        owned.push(ref);
+      }
+    } else {
+      if (source.policyFiles) {
+        ({ model: actor, tokenizer } = loadPolicyFiles(source.policyFiles));
+      } else {
+        actor = source.model!;
+        tokenizer = source.tokenizer!;
+      }
+      owned.push(actor);
+      if (actor.hasValueHead) throw new Error('Trainer: the policy model has a value head, not an LM head');
+      if (needCritic) {
+        const weights = cloneWeights(actor, (n) => n === 'lm_head.weight');
+        weights['score.weight'] = tf.randomNormal([1, actor.config.hidden_size], 0, 0.02, 'float32', config.trainer.seed);
+        weights['score.bias'] = tf.zeros([1]);
+        critic = new Qwen2Model(actor.config, weights, { valueHead: true });
+        owned.push(critic);
+      }
+      if (needRef) {
+        ref = new Qwen2Model(actor.config, cloneWeights(actor));
+        owned.push(ref);
+      }
+    }
+    if (tokenizer.vocabSize > actor.config.vocab_size) {
+      throw new Error(`Trainer: the tokenizer has ${tokenizer.vocabSize} ids but the model's vocab_size is ${actor.config.vocab_size}`);
+    }
+    return { models: { actor, critic, ref, tokenizer }, state };
+  } catch (err) {
+    for (const m of owned) if (m !== source.model) m.dispose();
+    throw err;
+  }
+}
+
+/** Disposes the models, except `keep` (a caller's model the Trainer did not take over after all). */
+export function disposeTrainerModels(models: TrainerModels, keep?: Qwen2Model): void {
+  for (const m of [models.actor, models.critic, models.ref]) if (m && m !== keep) m.dispose();
+}
+
+/** The files of a trainer checkpoint (see the top of this file). */
+export async function trainerCheckpointFiles(
+  models: TrainerModels,
+  optimizers: { actor: AdamW; critic: AdamW | null },
+  progress: TrainerProgress,
+): Promise<Record<string, Uint8Array>> {
+  const files: Record<string, Uint8Array> = { ...(await checkpointFiles(models.actor, models.tokenizer)) };
+  if (models.critic) {
+    for (const [name, bytes] of Object.entries(await checkpointFiles(models.critic, models.tokenizer))) files[CRITIC_PREFIX + name] = bytes;
+  }
+  if (models.ref) files[REF_FILE] = await tensorsFile(models.ref.variables);
+  const moments: Record<string, tf.Tensor> = {};
+  const actorState = optimizers.actor.getState();
+  const criticState = optimizers.critic?.getState();
+  try {
+    for (const [name, t] of Object.entries(actorState.m)) moments[`actor.m.${name}`] = t;
+    for (const [name, t] of Object.entries(actorState.v)) moments[`actor.v.${name}`] = t;
+    if (criticState) {
+      for (const [name, t] of Object.entries(criticState.m)) moments[`critic.m.${name}`] = t;
+      for (const [name, t] of Object.entries(criticState.v)) moments[`critic.v.${name}`] = t;
+    }
+    files[OPTIMIZER_FILE] = await tensorsFile(moments);
+  } finally {
+    tf.dispose(Object.values(moments));
+  }
+  const state: TrainerState = {
+    format: STATE_FORMAT,
+    step: progress.step,
+    initialValidationDone: progress.initialValidationDone,
+    stoppedBy: progress.stoppedBy,
+    actorOptimizerSteps: actorState.step,
+    criticOptimizerSteps: criticState?.step ?? 0,
+    earlyStop: progress.earlyStop,
+    echoTrap: progress.echoTrap,
+    nextTrainSeed: progress.nextTrainSeed,
+    lastValidation: finiteOnly(progress.lastValidation),
+  };
+  files[STATE_FILE] = new TextEncoder().encode(JSON.stringify(state, null, 2) + '\n');
+  return files;
+}
+
+/** Puts the AdamW moments and step counts of a checkpoint back into the optimizers. */
+export function restoreOptimizers(files: Record<string, Uint8Array>, state: TrainerState, optimizers: { actor: AdamW; critic: AdamW | null }): void {
+  const moments = readTensors(files[OPTIMIZER_FILE], OPTIMIZER_FILE);
+  try {
+    const pick = (prefix: string) => {
+      const out: Record<string, tf.Tensor> = {};
+      for (const [name, t] of Object.entries(moments)) if (name.startsWith(prefix)) out[name.slice(prefix.length)] = t;
+      return out;
+    };
+    optimizers.actor.setState({ step: state.actorOptimizerSteps, m: pick('actor.m.'), v: pick('actor.v.') });
+    optimizers.critic?.setState({ step: state.criticOptimizerSteps, m: pick('critic.m.'), v: pick('critic.v.') });
+  } finally {
+    tf.dispose(Object.values(moments));
+  }
+}
+
+/** The step a trainer checkpoint was taken at (reads trainer_state.json). */
+export function checkpointStep(files: Record<string, Uint8Array>): number {
+  return readTrainerState(files).step;
+}
+
+function readTrainerState(files: Record<string, Uint8Array>): TrainerState {
+  const bytes = files[STATE_FILE];
+  if (!bytes) throw new Error(`trainer checkpoint: ${STATE_FILE} is missing (not a checkpoint written by the trainer)`);
+  let state: TrainerState;
+  try {
+    state = JSON.parse(new TextDecoder().decode(bytes)) as TrainerState;
+  } catch (err) {
+    throw new Error(`trainer checkpoint: ${STATE_FILE} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (state.format !== STATE_FORMAT) throw new Error(`trainer checkpoint: ${STATE_FILE} has format ${JSON.stringify(state.format)}, expected "${STATE_FORMAT}"`);
+  if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`trainer checkpoint: bad step ${state.step} in ${STATE_FILE}`);
+  if (!files[OPTIMIZER_FILE]) throw new Error(`trainer checkpoint: ${OPTIMIZER_FILE} is missing`);
+  return state;
+}
+
+function cloneWeights(model: Qwen2Model, skip: (name: string) => boolean = () => false): WeightMap {
+  const out: WeightMap = {};
+  for (const [name, v] of Object.entries(model.variables)) if (!skip(name)) out[name] = v.clone();
+  return out;
+}
+
+function prefixedFiles(files: Record<string, Uint8Array>, prefix: string): Record<string, Uint8Array> {
+  const out: Record<string, Uint8Array> = {};
+  for (const [name, bytes] of Object.entries(files)) if (name.startsWith(prefix)) out[name.slice(prefix.length)] = bytes;
+  return out;
+}
+
+async function tensorsFile(tensors: Record<string, tf.Tensor>): Promise<Uint8Array> {
+  const out: Record<string, { shape: number[]; data: Float32Array }> = {};
+  for (const [name, t] of Object.entries(tensors)) out[name] = { shape: t.shape.slice(), data: (await t.data()) as Float32Array };
+  return serializeSafetensors(out);
+}
+
+function readTensors(bytes: Uint8Array | undefined, file: string): Record<string, tf.Tensor> {
+  if (!bytes) throw new Error(`trainer checkpoint: ${file} is missing`);
+  let entries;
+  try {
+    entries = indexSafetensors(bytes).entries;
+  } catch (err) {
+    throw new Error(`trainer checkpoint: ${file}: ${(err as Error).message}`);
+  }
+  const out: Record<string, tf.Tensor> = {};
+  for (const [name, e] of Object.entries(entries)) out[name] = tf.tensor(e.read(), e.shape, 'float32');
+  return out;
+}
+
+function finiteOnly(m: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(m).filter(([, v]) => Number.isFinite(v)));
+}

@@ -1,0 +1,119 @@
+// One PPO optimizer step over a mini-batch, and the critic's loss: shared by the Trainer (actor and critic) and by
+// the helper worker (helper.ts), which runs the critic's updates on a second core with exactly this code.
+import * as tf from '@tensorflow/tfjs';
+import type { AdamW } from '../model/adamw';
+import { clipGradNormAsync } from '../model/adamw';
+import type { Qwen2Model } from '../model/qwen2';
+import { accumulateGrads, namedVariableGrads, stopGradient } from '../model/scoring';
+import { chunks, disposeBatch, padBatch, padRows, unpadRows, type PaddedBatch, type TokenizedTrajectory } from './batch';
+import type { LossAggMode } from './config';
+import { valueLoss } from './losses';
+
+/**
+ * A loss over one micro-batch: the scalar to minimise, the named scalars to log (each averaged over the
+ * micro-batches of a mini-batch) and, optionally, per-token rows [micro, T-1] to read back (the values or log-probs
+ * the forward pass computed anyway). Called inside the gradient computation.
+ */
+export type MicroBatchLoss = (batch: PaddedBatch, micro: readonly number[]) =>
+  { loss: tf.Scalar; stats: Record<string, tf.Scalar>; rows?: Record<string, tf.Tensor2D> };
+
+/** Rows a mini-batch update read back, by name, one Float32Array per trajectory of the mini-batch (in its order). */
+export type UpdateRows = Record<string, Float32Array[]>;
+
+export interface MiniBatchUpdateOptions {
+  model: Qwen2Model;
+  optimizer: AdamW;
+  /** Trajectories per micro-batch (gradient accumulation). */
+  microBatchSize: number;
+  /** Global grad-norm clip. */
+  gradClip: number;
+  padId: number;
+  /** Name of the grad-norm metric, e.g. 'actor/grad_norm'. */
+  gradNormKey: string;
+  /** Test hook: may replace the loss before it is differentiated (TrainerOptions.lossHook). */
+  lossHook?: (loss: tf.Scalar) => tf.Scalar;
+}
+
+/**
+ * One optimizer step over a mini-batch, gradients accumulated over its micro-batches (each micro-batch's loss
+ * divided by their number, veRL's gradient accumulation); the logged parts of the loss are averaged over the
+ * micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss or the grad norm is
+ * not finite.
+ */
+export async function miniBatchUpdate(o: MiniBatchUpdateOptions, seqs: readonly TokenizedTrajectory[], mini: readonly number[],
+                                      lossOf: MicroBatchLoss): Promise<{ applied: boolean; stats: Record<string, number>; rows: UpdateRows }> {
+  const micros = chunks(mini, o.microBatchSize);
+  let grads: Record<string, tf.Tensor> | null = null;
+  let lossSum = 0;
+  const parts: Record<string, number[]> = {};
+  const rowsRead: UpdateRows = {};
+  try {
+    for (const micro of micros) {
+      const batch = padBatch(micro.map((i) => seqs[i]), o.padId);
+      // Filled inside the gradient computation: the names of the logged parts, and their values with the loss
+      // stacked into one tensor (one read-back per micro-batch), and any rows to read back, kept past the
+      // gradient's tidy.
+      const log: { names: string[]; readout?: tf.Tensor; rows: Record<string, tf.Tensor2D> } = { names: [], rows: {} };
+      try {
+        const { value, grads: g } = namedVariableGrads(o.model.variables, () => {
+          const { loss: raw, stats, rows } = lossOf(batch, micro);
+          const loss = o.lossHook ? o.lossHook(raw) : raw;
+          log.names = Object.keys(stats);
+          log.readout = tf.keep(tf.stack([...log.names.map((n) => stats[n]), loss]));
+          for (const [name, t] of Object.entries(rows ?? {})) log.rows[name] = tf.keep(t);
+          return tf.div(loss, micros.length) as tf.Scalar;
+        });
+        value.dispose();
+        grads = accumulateGrads(grads, g);
+        const values = Array.from(await log.readout!.data());
+        log.names.forEach((name, k) => (parts[name] ??= []).push(values[k]));
+        lossSum += values[log.names.length];
+        const lengths = micro.map((i) => seqs[i].ids.length - 1);
+        for (const [name, t] of Object.entries(log.rows)) (rowsRead[name] ??= []).push(...(await unpadRows(t, lengths)));
+      } finally {
+        tf.dispose([...(log.readout ? [log.readout] : []), ...Object.values(log.rows)]);
+        disposeBatch(batch);
+      }
+    }
+    const stats: Record<string, number> = {};
+    for (const [k, v] of Object.entries(parts)) stats[k] = v.reduce((a, b) => a + b, 0) / v.length;
+    const clipped = await clipGradNormAsync(grads!, o.gradClip);
+    try {
+      stats[o.gradNormKey] = clipped.norm;
+      const applied = Number.isFinite(lossSum) && Number.isFinite(clipped.norm);
+      if (applied) o.optimizer.step(clipped.grads);
+      return { applied, stats, rows: rowsRead };
+    } finally {
+      tf.dispose(Object.values(clipped.grads));
+    }
+  } finally {
+    if (grads) tf.dispose(Object.values(grads));
+  }
+}
+
+/**
+ * The critic's clipped value loss on a micro-batch, with its clip fraction and mean prediction for the log. With
+ * `oldValues` null the old values are the forward pass's own (Trainer.reusesUpdateForward), detached and read back
+ * as rows 'values'.
+ */
+export function criticLoss(critic: Qwen2Model, cfg: { cliprangeValue: number; lossAggMode: LossAggMode },
+                           oldValues: readonly Float32Array[] | null, returns: readonly Float32Array[]): MicroBatchLoss {
+  return (batch, micro) => {
+    const width = batch.length - 1;
+    const values = (critic.forward(batch.ids, batch.attention) as tf.Tensor2D).slice([0, 0], [micro.length, width]);
+    const vf = valueLoss({
+      values,
+      oldValues: oldValues ? padRows(micro.map((i) => oldValues[i]), width) : stopGradient(values),
+      returns: padRows(micro.map((i) => returns[i]), width),
+      mask: batch.lossMask,
+      clipRange: cfg.cliprangeValue,
+      aggMode: cfg.lossAggMode,
+    });
+    const vpred = tf.div(tf.sum(tf.mul(values, batch.lossMask)), tf.maximum(tf.sum(batch.lossMask), 1)) as tf.Scalar;
+    return {
+      loss: vf.loss,
+      stats: { 'critic/vf_loss': vf.loss, 'critic/vf_clipfrac': vf.clipfrac, 'critic/vpred_mean': vpred },
+      ...(oldValues ? {} : { rows: { values } }),
+    };
+  };
+}

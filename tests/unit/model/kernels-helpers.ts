@@ -1,0 +1,178 @@
+// Shared by kernels-{cpu,wasm,webgpu}.test.ts: every fused kernel (src/model/kernels) against the stock tfjs
+// composition it replaces (`unfused`), forward and gradient, on one backend. Inputs are random but seeded; shapes
+// cover grouped-query heads (nH > nKV), padding (a row whose first keys are masked: left padding, and a query
+// that sees no key at all) and vocabulary sizes that are not multiples of 4 (the SIMD tails).
+import * as tf from '@tensorflow/tfjs';
+import { describe, expect, it } from 'vitest';
+import * as fused from '../../../src/model/kernels/index';
+import { unfused, type HeadAttrs } from '../../../src/model/kernels/index';
+import { seededUniform } from '../../../src/model/seeded';
+
+function rand(shape: number[], seed: number, scale = 1): tf.Tensor {
+  const u = seededUniform(seed);
+  const n = shape.reduce((a, b) => a * b, 1);
+  return tf.tensor(Float32Array.from({ length: n }, () => (u() * 2 - 1) * scale), shape, 'float32');
+}
+
+async function maxAbsDiff(a: tf.Tensor, b: tf.Tensor): Promise<number> {
+  expect(a.shape).toEqual(b.shape);
+  const [x, y] = await Promise.all([a.data(), b.data()]);
+  let m = 0;
+  for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i] - y[i]));
+  return m;
+}
+
+/** Gradients of sum(f(inputs) * w) with respect to every input, w a fixed random weighting of the output. */
+function gradsOf(f: (...xs: tf.Tensor[]) => tf.Tensor, inputs: tf.Tensor[], seed: number): tf.Tensor[] {
+  return tf.tidy(() => {
+    const probe = f(...inputs);
+    const w = rand(probe.shape, seed);
+    probe.dispose();
+    return tf.grads((...xs: tf.Tensor[]) => f(...xs).mul(w).sum())(inputs);
+  });
+}
+
+async function expectClose(fusedOut: tf.Tensor | tf.Tensor[], refOut: tf.Tensor | tf.Tensor[], tol: number): Promise<void> {
+  const a = Array.isArray(fusedOut) ? fusedOut : [fusedOut];
+  const b = Array.isArray(refOut) ? refOut : [refOut];
+  expect(a.length).toBe(b.length);
+  for (let i = 0; i < a.length; i++) expect(await maxAbsDiff(a[i], b[i])).toBeLessThan(tol);
+  tf.dispose([...a, ...b]);
+}
+
+/** One kernel per layer of a real model: with `fused` the fused path must be taken (no fallback). */
+export function describeFusedKernels(backend: string, opts: { tol?: number; setup: () => Promise<void> }): void {
+  const tol = opts.tol ?? 2e-5;
+  describe(`fused kernels on ${backend}`, () => {
+    const heads: HeadAttrs = { numHeads: 4, numKvHeads: 2, headDim: 8 };
+    const [B, T] = [3, 7];
+    const W = (heads.numHeads + 2 * heads.numKvHeads) * heads.headDim;
+    // Row 0: all real. Row 1: two left-padding tokens (its first two queries see no key). Row 2: right padding.
+    const maskRows = [[1, 1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0, 0]];
+
+    it('the fused kernels are registered for this backend', async () => {
+      await opts.setup();
+      expect(tf.getBackend()).toBe(backend);
+      for (const name of Object.values(fused.K)) expect(tf.getKernel(name, backend), name).toBeDefined();
+    });
+
+    it('embedding lookup (repeated ids): forward and gradient', async () => {
+      const table = rand([9, 12], 20);
+      const ids = tf.tensor1d([3, 0, 8, 3, 3, 5], 'int32');
+      await expectClose(fused.embed(table as tf.Tensor2D, ids), unfused.embed(table as tf.Tensor2D, ids), 1e-12);   // a copy: exact
+      await expectClose(gradsOf((t) => fused.embed(t as tf.Tensor2D, ids), [table], 21), gradsOf((t) => unfused.embed(t as tf.Tensor2D, ids), [table], 21), tol);
+      tf.dispose([table, ids]);
+    });
+
+    it('sampling by inverse CDF picks the tokens of the stock-op sampler', async () => {
+      const logits = rand([64, 37], 22, 3) as tf.Tensor2D;
+      const u = seededUniform(23);
+      const uniforms = tf.tensor1d(Array.from({ length: 64 }, (_, i) => (i === 0 ? 0 : i === 1 ? 0.999999 : u())));
+      for (const temperature of [1, 0.5]) {
+        const a = Array.from(await fused.sample(logits, uniforms, temperature).data());
+        const b = Array.from(await unfused.sample(logits, uniforms, temperature).data());
+        expect(a).toEqual(b);
+        expect(new Set(a).size).toBeGreaterThan(10);
+      }
+      tf.dispose([logits, uniforms]);
+    });
+
+    it('RMSNorm: forward and gradients match the composition', async () => {
+      const x = rand([5, 12], 1, 3), w = rand([12], 2);
+      await expectClose(fused.rmsNorm(x as tf.Tensor2D, w as tf.Tensor1D, 1e-6), unfused.rmsNorm(x as tf.Tensor2D, w as tf.Tensor1D, 1e-6), tol);
+      await expectClose(
+        gradsOf((a, b) => fused.rmsNorm(a as tf.Tensor2D, b as tf.Tensor1D, 1e-6), [x, w], 3),
+        gradsOf((a, b) => unfused.rmsNorm(a as tf.Tensor2D, b as tf.Tensor1D, 1e-6), [x, w], 3), tol);
+      tf.dispose([x, w]);
+    });
+
+    it('RoPE on the query and key heads of a packed row: forward and gradient', async () => {
+      const hd = heads.headDim, rot = heads.numHeads + heads.numKvHeads;
+      const x = rand([6, W], 4);
+      const positions = tf.tensor1d([0, 3, 17, 5, 1, 30], 'int32');
+      const angle = (p: number, i: number) => p * Math.pow(10000, -(2 * (i % (hd / 2))) / hd);
+      const cos = tf.tensor2d(Array.from({ length: 32 * hd }, (_, k) => Math.cos(angle(Math.floor(k / hd), k % hd))), [32, hd]);
+      const sin = tf.tensor2d(Array.from({ length: 32 * hd }, (_, k) => Math.sin(angle(Math.floor(k / hd), k % hd))), [32, hd]);
+      const run = (impl: typeof unfused.rope) => (a: tf.Tensor) => impl(a as tf.Tensor2D, positions, cos as tf.Tensor2D, sin as tf.Tensor2D, rot, hd);
+      await expectClose(run(fused.rope)(x), run(unfused.rope)(x), tol);
+      // The value heads pass through untouched.
+      const y = run(fused.rope)(x);
+      expect(await maxAbsDiff(y.slice([0, rot * hd], [6, W - rot * hd]), x.slice([0, rot * hd], [6, W - rot * hd]))).toBe(0);
+      await expectClose(gradsOf(run(fused.rope), [x], 5), gradsOf(run(unfused.rope), [x], 5), tol);
+      tf.dispose([x, y, positions, cos, sin]);
+    });
+
+    it('SwiGLU: forward and gradient', async () => {
+      const gu = rand([5, 2 * 10], 6, 4);
+      await expectClose(fused.swiGlu(gu as tf.Tensor2D), unfused.swiGlu(gu as tf.Tensor2D), tol);
+      await expectClose(gradsOf((a) => fused.swiGlu(a as tf.Tensor2D), [gu], 7), gradsOf((a) => unfused.swiGlu(a as tf.Tensor2D), [gu], 7), tol);
+      gu.dispose();
+    });
+
+    it('token log-probs and entropy (temperature 1 and 0.7, a row without target): forward and gradient', async () => {
+      const logits = rand([6, 37], 8, 5);
+      const targets = tf.tensor1d([0, 36, 5, -1, 17, 2], 'int32');
+      for (const temperature of [1, 0.7]) {
+        await expectClose(fused.tokenLogProbs(logits as tf.Tensor2D, targets, temperature), unfused.tokenLogProbs(logits as tf.Tensor2D, targets, temperature), tol);
+        const both = (impl: typeof unfused.tokenLogProbs) => (z: tf.Tensor) => {
+          const [lp, ent] = impl(z as tf.Tensor2D, targets, temperature);
+          return tf.concat([lp, ent.mul(0.37)]);   // both outputs get a gradient
+        };
+        await expectClose(gradsOf(both(fused.tokenLogProbs), [logits], 9), gradsOf(both(unfused.tokenLogProbs), [logits], 9), tol);
+      }
+      tf.dispose([logits, targets]);
+    });
+
+    it('causal grouped-query attention with padding: forward and gradient', async () => {
+      const qkv = rand([B * T, W], 10, 2);
+      const mask = tf.tensor2d(maskRows);
+      const run = (impl: typeof unfused.attention) => (a: tf.Tensor) => impl(a as tf.Tensor2D, mask, heads);
+      const out = run(fused.attention)(qkv);
+      await expectClose(out.clone(), run(unfused.attention)(qkv), tol);
+      // Row 1's first two queries see no key: zeros.
+      expect(Array.from(await out.slice([T, 0], [2, heads.numHeads * heads.headDim]).data()).every((v) => v === 0)).toBe(true);
+      await expectClose(gradsOf(run(fused.attention), [qkv], 11), gradsOf(run(unfused.attention), [qkv], 11), tol);
+      tf.dispose([qkv, mask, out]);
+    });
+
+    it('attention with a KV cache: prefill then decode steps equal full causal attention', async () => {
+      const C = 12;
+      const kw = heads.numKvHeads * heads.headDim;
+      const qkv = rand([B * T, W], 12, 2);
+      const mask = tf.tensor2d(maskRows);
+      const full = unfused.attention(qkv as tf.Tensor2D, mask, heads);
+      for (const impl of [fused.cachedAttention, unfused.cachedAttention]) {
+        let k = tf.zeros([B, C, kw]) as tf.Tensor3D, v = tf.zeros([B, C, kw]) as tf.Tensor3D;
+        const slotMask = tf.tensor2d(maskRows.map((r) => [...r, ...new Array(C - T).fill(0)]));
+        const rows = tf.tidy(() => qkv.reshape([B, T, W]));
+        const outs: tf.Tensor[] = [];
+        // Prefill the first 4 positions, then one position at a time.
+        const pieces: [number, number][] = [[0, 4], [4, 1], [5, 1], [6, 1]];
+        for (const [slot, n] of pieces) {
+          const part = tf.tidy(() => rows.slice([0, slot, 0], [B, n, W]).reshape([B * n, W])) as tf.Tensor2D;
+          const [out, nk, nv] = impl(part, k, v, slotMask, slot, heads);
+          if (nk !== k) k.dispose();
+          if (nv !== v) v.dispose();
+          k = nk; v = nv;
+          outs.push(tf.tidy(() => out.reshape([B, n, -1])));
+          tf.dispose([part, out]);
+        }
+        const stitched = tf.tidy(() => tf.concat(outs, 1).reshape([B * T, -1]));
+        expect(await maxAbsDiff(stitched, full)).toBeLessThan(tol);
+        // The cache holds each real position's key.
+        const keys = tf.tidy(() => rows.slice([0, 0, heads.numHeads * heads.headDim], [B, T, kw]));
+        expect(await maxAbsDiff(tf.tidy(() => k.slice([0, 0, 0], [B, T, kw])), keys)).toBe(0);
+        tf.dispose([k, v, slotMask, rows, stitched, keys, ...outs]);
+      }
+      tf.dispose([qkv, mask, full]);
+    });
+
+    it('leaves no tensors behind', async () => {
+      const before = tf.memory().numTensors;
+      const qkv = rand([B * T, W], 13), mask = tf.tensor2d(maskRows);
+      tf.dispose(gradsOf((a) => fused.attention(a as tf.Tensor2D, mask, heads), [qkv], 14));
+      tf.dispose([qkv, mask]);
+      expect(tf.memory().numTensors).toBe(before);
+    });
+  });
+}
