@@ -41,7 +41,7 @@ export interface StepProgress {
   /** The step in flight (completed steps + 1). */
   step: number;
   phase: StepPhase;
-  /** `done` of `total` in this phase: tokens for validation / rollout, passes for scoring, optimizer steps for update. */
+  /** `done` of `total` in this phase: tokens for validation / rollout, micro-batches for scoring, optimizer steps for update. */
   done: number;
   total: number;
 }

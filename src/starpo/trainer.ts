@@ -54,8 +54,8 @@ import type { TrainerModels, TrainerSource, TrainerState } from './trainerCheckp
 
 /**
  * Where a step is, for progress displays: 'validation' (the fixed val env groups, before the first step and every
- * testFreq steps), 'rollout' (tokens generated of the step's budget), 'scoring' (old / reference log-probs and
- * critic values, one count per pass), 'update' (optimizer steps over the PPO epochs x mini-batches).
+ * testFreq steps), 'rollout' (tokens generated of the step's budget), 'scoring' (micro-batches of old / reference
+ * log-probs and critic values), 'update' (optimizer steps over the PPO epochs x mini-batches).
  */
 export type StepPhase = 'validation' | 'rollout' | 'scoring' | 'update';
 
@@ -402,13 +402,13 @@ export class Trainer {
    * Log-probs (and mean loss-token entropy) of the actor (or the reference) on `indices`, in the same micro-batches
    * the update uses, so the first update of a step sees exactly ratio 1 (identical shapes, identical arithmetic).
    */
-  private scoreActor(seqs: readonly TokenizedTrajectory[], indices: readonly number[], model: Qwen2Model = this.actor) {
-    return scoreLogProbs(model, seqs, chunks(indices, this.config.actor.ppoMicroBatchSize), this.padId);
+  private scoreActor(seqs: readonly TokenizedTrajectory[], indices: readonly number[], model: Qwen2Model = this.actor, afterEach?: () => Promise<void>) {
+    return scoreLogProbs(model, seqs, chunks(indices, this.config.actor.ppoMicroBatchSize), this.padId, afterEach);
   }
 
   /** Critic values V(prefix up to t) for every target position t, zero outside the loss mask (as veRL). */
-  private scoreCritic(seqs: readonly TokenizedTrajectory[]): Promise<Float32Array[]> {
-    return scoreValues(this.critic!, seqs, chunks(seqs.map((_, i) => i), this.config.actor.ppoMicroBatchSize), this.padId);
+  private scoreCritic(seqs: readonly TokenizedTrajectory[], afterEach?: () => Promise<void>): Promise<Float32Array[]> {
+    return scoreValues(this.critic!, seqs, chunks(seqs.map((_, i) => i), this.config.actor.ppoMicroBatchSize), this.padId, afterEach);
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -440,10 +440,13 @@ export class Trainer {
     const stats: Record<'actor' | 'critic', Record<string, number[]>> = { actor: {}, critic: {} };
     const skipped = { actor: 0, critic: 0 };
     const seconds = { actor: 0, critic: 0 };
-    // Progress counts: scoring passes done before the update, optimizer steps of the update.
+    // Progress counts: micro-batches scored before the update (per pass: old log-probs, reference, values), and
+    // optimizer steps of the update.
     const scoringPasses = (reuse ? 0 : 1) + (this.ref ? 1 : 0) + (c.algorithm.advEstimator === 'gae' && !reuse ? 1 : 0);
+    const scoringTotal = scoringPasses * chunks(all, c.actor.ppoMicroBatchSize).length;
     const optimizerSteps = reuse ? 1 + (this.critic ? 1 : 0) : miniBatches.length * c.actor.ppoEpochs * (this.critic ? 2 : 1);
     let scored = 0;
+    const scoredOne = () => this.progress('scoring', ++scored, scoringTotal);
     let stepped = 0;
     const run = async (kind: 'actor' | 'critic', mini: readonly number[], lossOf: MicroBatchLoss): Promise<UpdateRows> => {
       if (stepped === 0) await this.progress('update', 0, optimizerSteps);
@@ -456,15 +459,14 @@ export class Trainer {
       await this.progress('update', ++stepped, optimizerSteps);
       return r.rows;
     };
-    if (scoringPasses > 0) await this.progress('scoring', scored, scoringPasses);
+    if (scoringTotal > 0) await this.progress('scoring', 0, scoringTotal);
 
     // Old log-probs, reference log-probs (KL), critic values (PPO): scored first, unless the update's own forward
     // pass gives them (reusesUpdateForward).
     let t = now();
     let oldLogProbs: Float32Array[] | null = null;
     if (!reuse) {
-      const actorScores = await this.scoreActor(seqs, all);
-      await this.progress('scoring', ++scored, scoringPasses);
+      const actorScores = await this.scoreActor(seqs, all, this.actor, scoredOne);
       oldLogProbs = actorScores.logProbs;
       metrics['rollout/old_log_prob'] = lossTokenMean(oldLogProbs, masks);
       metrics['rollout/old_entropy'] = mean(actorScores.entropyMeans);
@@ -473,8 +475,7 @@ export class Trainer {
     let refLogProbs: Float32Array[] | null = null;
     if (this.ref) {
       t = now();
-      refLogProbs = (await this.scoreActor(seqs, all, this.ref)).logProbs;
-      await this.progress('scoring', ++scored, scoringPasses);
+      refLogProbs = (await this.scoreActor(seqs, all, this.ref, scoredOne)).logProbs;
       metrics['rollout/ref_log_prob'] = lossTokenMean(refLogProbs, masks);
       metrics['timing_s/ref'] = now() - t;
     }
@@ -492,8 +493,7 @@ export class Trainer {
         const rows = await run('critic', all, criticLoss(this.critic!, this.criticLossConfig(), null, returns));
         oldValues = rows.values.map((row, i) => row.map((v, j) => (masks[i][j] ? v : 0)));   // as veRL: 0 off the mask
       } else {
-        oldValues = await this.scoreCritic(seqs);
-        await this.progress('scoring', ++scored, scoringPasses);
+        oldValues = await this.scoreCritic(seqs, scoredOne);
         if (c.algorithm.useKlInReward && refLogProbs) {
           const withKl = applyKlInReward(rewards, oldLogProbs!, refLogProbs, masks, c.algorithm.klCoef, c.algorithm.klEstimator);
           rewards = withKl.rewards;

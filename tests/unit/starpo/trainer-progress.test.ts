@@ -20,7 +20,7 @@ function withoutTiming(row: Record<string, number>): Record<string, number> {
 class Abandon extends Error {}
 
 describe('Trainer onProgress', () => {
-  it('reports validation, rollout tokens, scoring passes and optimizer steps, in order, with counts that move', async () => {
+  it('reports validation, rollout tokens, scored micro-batches and optimizer steps, in order, with counts that move', async () => {
     const seen: { phase: StepPhase; done: number; total: number; clean: boolean }[] = [];
     const sink = new MemorySink();
     let trainer: Trainer | null = null;
@@ -44,8 +44,8 @@ describe('Trainer onProgress', () => {
     expect(rollout.every((s) => s.total === 10 && s.done <= s.total)).toBe(true);
     expect(rollout.length).toBeGreaterThan(2);
     expect(rollout.map((s) => s.done)).toEqual([...rollout.map((s) => s.done)].sort((a, b) => a - b));
-    // Scoring: old log-probs + critic values (no reference: no KL term in this config), 0 -> 2.
-    expect(seen.filter((s) => s.phase === 'scoring').map((s) => `${s.done}/${s.total}`)).toEqual(['0/2', '1/2', '2/2']);
+    // Scoring: old log-probs + critic values (no reference: no KL term in this config), 2 micro-batches of 2 each.
+    expect(seen.filter((s) => s.phase === 'scoring').map((s) => `${s.done}/${s.total}`)).toEqual(['0/4', '1/4', '2/4', '3/4', '4/4']);
     // Update: one mini-batch, critic then actor = 2 optimizer steps.
     expect(seen.filter((s) => s.phase === 'update').map((s) => `${s.done}/${s.total}`)).toEqual(['0/2', '1/2', '2/2']);
     // The step can be abandoned until its first optimizer step, never after.

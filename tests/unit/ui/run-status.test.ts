@@ -39,6 +39,6 @@ describe('progressText', () => {
     expect(progressText(null)).toBe('');
     expect(progressText({ step: 4, phase: 'rollout', done: 12, total: 48 })).toBe('rollout 12/48 tokens');
     expect(progressText({ step: 4, phase: 'update', done: 1, total: 2 })).toBe('update 1/2 optimizer steps');
-    expect(progressText({ step: 1, phase: 'scoring', done: 0, total: 3 })).toBe('scoring 0/3 passes');
+    expect(progressText({ step: 1, phase: 'scoring', done: 0, total: 3 })).toBe('scoring 0/3 micro-batches');
   });
 });
