@@ -3,8 +3,9 @@
 import { defineConfig } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './tests/e2e/chromium';
 
-/** Fixed port of the preview server (strict: a busy port fails fast instead of testing some other server). */
-const PORT = 4321;
+/** Port of the preview server (strict: a busy port fails fast instead of testing some other server); PLAYWRIGHT_PORT
+ * moves it when another checkout on the same machine is running its own e2e tests. */
+const PORT = Number(process.env.PLAYWRIGHT_PORT ?? 4321);
 
 export default defineConfig({
   testDir: 'tests/e2e',

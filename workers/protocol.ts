@@ -7,8 +7,9 @@ import type { RunConfig } from '../src/starpo/config';
 import type { MetricRow, StoredRollout } from '../src/metrics/jsonl';
 import type { RolloutRecord } from '../src/metrics/rolloutRecord';
 import type { Scorecard, ScorecardProgress } from '../src/eval/scorecard';
+import type { StepPhase } from '../src/starpo/trainer';
 
-export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StoredRollout };
+export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StepPhase, StoredRollout };
 
 /** Side of the matrices the page's self-check multiplies: big enough to use real tiled kernels, fast on SwiftShader. */
 export const MATMUL_CHECK_SIZE = 128;
@@ -35,6 +36,16 @@ export interface RunStatus {
   message: string | null;
 }
 
+/** Where the step in flight is (the page's `step-progress` text, e.g. "rollout 12/48 tokens"). */
+export interface StepProgress {
+  /** The step in flight (completed steps + 1). */
+  step: number;
+  phase: StepPhase;
+  /** `done` of `total` in this phase: tokens for validation / rollout, micro-batches for scoring, optimizer steps for update. */
+  done: number;
+  total: number;
+}
+
 /** A checkpoint as files (name -> bytes): the same files `checkpointFiles()` writes to checkpoints/step-N/. */
 export type CheckpointBytes = Record<string, Uint8Array>;
 
@@ -46,9 +57,12 @@ export interface TrainingListener {
   rollouts(step: number, records: StoredRollout[]): void;
   /** Phase changes, and the step count after every step. */
   status(status: RunStatus): void;
+  /** Progress inside the step in flight, a few times a second; null once no step is in flight. */
+  progress(progress: StepProgress | null): void;
   /**
-   * A checkpoint taken at a step boundary: every `trainer.saveFreq` steps and whenever the run pauses, stops or ends
-   * (the page keeps the latest in IndexedDB, so a reloaded tab resumes from it).
+   * A checkpoint taken at a step boundary: after every step (not only every `trainer.saveFreq` steps as on disk: the
+   * page keeps just the latest, in IndexedDB, and a Stop that has to end a busy worker must lose no completed step),
+   * and whenever the run pauses, stops or ends. A reloaded tab resumes from it.
    */
   checkpoint(step: number, files: CheckpointBytes): void;
 }
@@ -90,11 +104,17 @@ export interface TrainerWorkerApi {
   createRun(options: CreateRunOptions, listener: TrainingListener): Promise<RunStatus>;
   /** Starts or resumes training; returns once the loop runs (progress arrives through the listener). */
   play(): Promise<void>;
-  /** Pauses after the step in flight; resolves when paused. */
+  /**
+   * Pauses after the step in flight, or within a fraction of a second if that step is still rolling out or scoring
+   * (it is dropped and runs again on resume, with the same result); resolves when paused.
+   */
   pause(): Promise<void>;
   /** Runs exactly one training step (from ready or paused); resolves when it is done. */
   stepOnce(): Promise<void>;
-  /** Ends the run after the step in flight. */
+  /**
+   * Ends the run: at once if that step is still rolling out or scoring (it is dropped), else after its update. The
+   * latest checkpoint is sent before it resolves. (A page that cannot wait for an update ends the worker instead.)
+   */
   stop(): Promise<void>;
   /** The current weights as checkpoint files, with the step they belong to (only while not playing). */
   checkpoint(): Promise<{ step: number; files: CheckpointBytes }>;

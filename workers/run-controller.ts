@@ -1,7 +1,18 @@
 // The play / pause / single-step / stop state machine of a training run in the worker. It knows nothing about
 // tfjs: it drives anything with a `step()` (in the playground, the shared Trainer), one whole step at a time, so a
 // pause or stop never cuts a step in half (the metrics, rollouts and checkpoint of a step always belong together).
+// The one exception is a step the run itself gives up cleanly: while `wantsToHalt()` is true, a step may throw
+// `StepAbandoned` before it has kept anything, and the controller then treats it as never started (the next play
+// runs the same step again). That is how Pause and Stop land within a second in the middle of a long rollout.
 import type { RunPhase, RunStatus } from './protocol';
+
+/** Thrown by a step that gave up, on request, before keeping anything: not a failure. */
+export class StepAbandoned extends Error {
+  constructor() {
+    super('the step was abandoned before it changed anything');
+    this.name = 'StepAbandoned';
+  }
+}
 
 /** What the controller drives: one training step per call. */
 export interface Steppable {
@@ -28,6 +39,11 @@ export class RunController {
     /** Called on every phase change and after every step. */
     private readonly onStatus: (status: RunStatus) => void | Promise<void>,
   ) {}
+
+  /** True once pause or stop was asked for: a step in flight may give up (StepAbandoned) if it can do so cleanly. */
+  wantsToHalt(): boolean {
+    return this.wantPause || this.wantStop;
+  }
 
   status(): RunStatus {
     return { phase: this.phase, step: this.run.stepsDone, totalSteps: this.run.totalSteps, message: this.message };
@@ -56,15 +72,15 @@ export class RunController {
     if (this.loop) throw new Error('cannot single-step while the run is playing: pause it first');
     if (this.current) throw new Error('a step is already running');
     await this.oneStep();
-    if (this.phase === 'running') await this.setPhase(this.finished() ? 'done' : 'paused');
+    if (this.phase === 'running') await this.setPhase(this.wantStop ? 'stopped' : this.finished() ? 'done' : 'paused');
   }
 
-  /** Ends the run after the step in flight; it cannot be played again. */
+  /** Ends the run after the step in flight (or sooner, if that step can give up cleanly); it cannot be played again. */
   async stop(): Promise<void> {
     this.wantStop = true;
     if (this.loop) await this.loop;
     else if (this.current) await this.current.catch(() => undefined);
-    if (this.phase !== 'failed' && this.phase !== 'done') await this.setPhase('stopped');
+    if (this.phase !== 'failed' && this.phase !== 'done' && this.phase !== 'stopped') await this.setPhase('stopped');
   }
 
   private finished(): boolean {
@@ -97,6 +113,7 @@ export class RunController {
       await this.current;
       await this.onStatus(this.status());
     } catch (err) {
+      if (err instanceof StepAbandoned) return;
       this.message = err instanceof Error ? err.message : String(err);
       await this.setPhase('failed');
     } finally {

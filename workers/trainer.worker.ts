@@ -19,6 +19,7 @@ import { agentFormatFromConfig, assertSuitesFitContext, modelScorecardPolicy, pr
 import { runMatmulCheck } from './matmul-check';
 import { fetchCheckpoint, freshTinyPolicy } from './initial-policy';
 import { RunController, type Steppable } from './run-controller';
+import { ProgressRelay } from './progress-relay';
 import type {
   BackendChoice,
   CheckpointBytes,
@@ -43,12 +44,13 @@ const wasmPaths = {
 
 const log = (line: string) => console.info(`[trainer worker] ${line}`);
 
-/** The Trainer as the run controller drives it: one step per call, with a checkpoint every trainer.saveFreq steps. */
+/** The Trainer as the run controller drives it: one step per call, with a checkpoint after every step. */
 class TrainerRun implements Steppable {
   private lastCheckpointStep = -1;
   constructor(
     readonly trainer: Trainer,
     private readonly listener: TrainingListener,
+    private readonly progress: ProgressRelay,
   ) {}
   get stepsDone(): number {
     return this.trainer.stepsDone;
@@ -58,8 +60,14 @@ class TrainerRun implements Steppable {
     return this.trainer.stoppedBy !== null ? this.trainer.stepsDone : this.trainer.config.trainer.totalSteps;
   }
   async step(): Promise<void> {
-    await this.trainer.step();
-    if (this.trainer.shouldCheckpoint(this.trainer.stepsDone)) await this.sendCheckpoint();
+    try {
+      await this.trainer.step();
+    } finally {
+      this.progress.clear();
+    }
+    // Every step (not every trainer.saveFreq steps as on disk): the page keeps only the latest checkpoint, and a Stop
+    // that has to end a worker busy in its update must find the last completed step there.
+    await this.sendCheckpoint();
   }
   /** Sends the current checkpoint to the page (at a step boundary; skipped when this step's was already sent). */
   async sendCheckpoint(): Promise<void> {
@@ -118,6 +126,10 @@ const api: TrainerWorkerApi = {
     controller = null;
 
     const { config } = options;
+    // The controller does not exist yet when the Trainer is built with this hook; it is read at call time.
+    let halting = () => false;
+    const progress = new ProgressRelay((p) => void Promise.resolve(listener.progress(p)).catch(() => undefined), () => halting());
+    const onProgress = progress.report;
     const sink = new CallbackSink(
       (row) => listener.metrics(row),
       (step, records) => listener.rollouts(step, records),
@@ -125,16 +137,16 @@ const api: TrainerWorkerApi = {
     let note: string | null = null;
     let trainer: Trainer;
     if (options.resume) {
-      trainer = await Trainer.create(config, { resumeFiles: options.resume.files, sink, log });
+      trainer = await Trainer.create(config, { resumeFiles: options.resume.files, sink, log, onProgress });
       note = `resumed from the checkpoint of step ${trainer.stepsDone}`;
     } else {
       const dir = config.model.warmStart;
       const files = dir ? await fetchCheckpoint(options.siteBase, dir) : null;
       if (files) {
-        trainer = await Trainer.create(config, { policyFiles: files, sink, log });
+        trainer = await Trainer.create(config, { policyFiles: files, sink, log, onProgress });
         note = `started from the warm-start checkpoint ${dir}`;
       } else {
-        trainer = await Trainer.create(config, { ...freshTinyPolicy(config), sink, log });
+        trainer = await Trainer.create(config, { ...freshTinyPolicy(config), sink, log, onProgress });
         note = dir
           ? `no warm-start checkpoint at ${dir} on this site: training a freshly initialised tiny model (it cannot write the <think>/<answer> format yet)`
           : 'no warm start configured: training a freshly initialised tiny model';
@@ -148,13 +160,16 @@ const api: TrainerWorkerApi = {
       trainer.dispose();
       throw err;
     }
-    const current = new TrainerRun(trainer, listener);
+    const current = new TrainerRun(trainer, listener, progress);
+    progress.target = trainer;
     run = current;
-    controller = new RunController(current, async (status) => {
+    const runController = new RunController(current, async (status) => {
       // Every pause, stop and end leaves a checkpoint the page can resume from.
       if (status.phase === 'paused' || status.phase === 'stopped' || status.phase === 'done') await current.sendCheckpoint();
       await listener.status({ ...status, message: status.message ?? note });
     });
+    halting = () => runController.wantsToHalt();
+    controller = runController;
     const status = { ...controller.status(), message: note };
     await listener.status(status);
     return status;

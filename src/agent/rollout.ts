@@ -15,6 +15,11 @@ import type { StepInfo } from '../../envs/types';
 export interface GenerateContext {
   keys: readonly number[];
   turn: number;
+  /**
+   * Progress: a policy that generates token by token may report the tokens decoded so far (of at most
+   * `maxTokens`) as it goes. It awaits the call, so a throw from it abandons the generation.
+   */
+  onTokens?: (decoded: number, maxTokens: number) => void | Promise<void>;
 }
 
 /**
@@ -45,6 +50,12 @@ export interface RolloutOptions {
   responseMaskOnly?: boolean;
   /** Explicit base seed for this reset (default: the manager's seed schedule). */
   seed?: number;
+  /**
+   * Progress in tokens of the batch's budget: `done` = tokens generated in the turns so far (each turn counted up
+   * to where its longest answer stopped), `total` = maxTurn x the policy's tokens per turn. Awaited; a throw
+   * abandons the rollout (the envs are reset by the next one anyway).
+   */
+  onProgress?: (done: number, total: number) => void | Promise<void>;
 }
 
 /**
@@ -129,7 +140,10 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
   try {
     for (let turn = 1; turn <= maxTurn && active.length > 0; turn++) {
       const prompts = active.map((r) => buildPrompt(manager.entries[r.envId].info, r.history, { ...promptOptions, mode: 'generation' }).text);
-      const outputs = await generate(prompts, { keys: active.map((r) => r.envId), turn });
+      const onTokens = options.onProgress
+        ? (decoded: number, maxTokens: number) => options.onProgress!((turn - 1) * maxTokens + decoded, maxTurn * maxTokens)
+        : undefined;
+      const outputs = await generate(prompts, { keys: active.map((r) => r.envId), turn, onTokens });
       if (!Array.isArray(outputs) || outputs.length !== prompts.length) {
         throw new Error(`runRollouts: generate returned ${Array.isArray(outputs) ? outputs.length : typeof outputs} outputs for ${prompts.length} prompts`);
       }

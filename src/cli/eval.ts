@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENV_TAGS } from '../../envs/index';
-import { BACKEND_CHOICES, initBackend, isBackendChoice, type BackendChoice } from '../model/backend';
+import { BACKEND_CHOICES, isBackendChoice, type BackendChoice } from '../model/backend';
 import { MIN_TEMPERATURE } from '../model/config';
 import type { Qwen2Model } from '../model/qwen2';
 import { ConfigError } from '../starpo/config';
@@ -29,6 +29,7 @@ import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint
 import { readModelContext } from './modelContext';
 import { checkOutputFile } from './outDir';
 import { UsageError } from './usage';
+import { chooseCliBackend } from './webgpuProbe';
 
 interface EvalFlags {
   checkpoint?: string;
@@ -197,7 +198,7 @@ async function scoreCheckpoint(name: string, target: ResolvedCheckpoint, suites:
 export async function runEval(flags: EvalFlags): Promise<void> {
   const plan = planEval(flags);
   const quiet = !!flags.quiet;
-  const backend = await initBackend(plan.backend, { log: quiet ? undefined : (line) => process.stderr.write(`${line}\n`) });
+  const backend = await chooseCliBackend(plan.backend, quiet ? () => {} : (line) => process.stderr.write(`${line}\n`));
   if (!quiet) process.stderr.write(`eval: ${plan.target.modelDir} (${plan.target.configSource}) on ${backend.name}\n`);
   const card = await scoreCheckpoint(flags.checkpoint!, plan.target, plan.suites, plan.protocol, quiet);
 

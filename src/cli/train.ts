@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import cliProgress from 'cli-progress';
-import { BACKEND_CHOICES, initBackend, isBackendChoice, type BackendInfo } from '../model/backend';
+import { BACKEND_CHOICES, isBackendChoice, type BackendInfo } from '../model/backend';
 import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
@@ -52,6 +52,7 @@ import { readModelContext, type ModelContext } from './modelContext';
 import { checkOutputDir } from './outDir';
 import { UsageError } from './usage';
 import type { HelperApi } from '../starpo/helper';
+import { chooseCliBackend } from './webgpuProbe';
 
 export interface TrainFlags {
   preset?: string;
@@ -273,7 +274,7 @@ export async function runTrainArms(arms: readonly TrainArm[], opts: RunOptions):
       for (const line of cleanInterruptedWrites(arm.out)) log(line);
     }
     const backend = arms[0].config.trainer.backend;
-    if (!backendInfo) backendInfo = await initBackend(backend, { log });
+    if (!backendInfo) backendInfo = await chooseCliBackend(backend, log);
     for (const arm of arms) {
       for (const w of configWarnings(arm.config)) log(`warning: ${w}`);
       if (arms.length > 1) log(`\n=== arm ${arm.name} -> ${arm.out} ===`);
@@ -323,6 +324,18 @@ function damagedCheckpoint(out: string, dir: string, why: string): string {
     ? `the newest checkpoint before it is ${older[older.length - 1].dir}: move ${path.basename(dir)} out of ${path.dirname(dir)} to resume from there`
     : 'there is no older checkpoint to resume from';
   return `--resume: the checkpoint ${dir} cannot be loaded: ${why}. Nothing was changed; ${next}`;
+}
+
+/**
+ * Validation success of each val env by name ("Bandit 0.94 BanditTest 0.00"): an average over envs would hide that a
+ * policy solves its training env and fails the held-out one. '-' before the first validation.
+ */
+export function formatValidation(latest: Readonly<Record<string, number>>): string {
+  const parts = Object.entries(latest)
+    .map(([key, value]) => [/^val-env\/([^/]+)\/success$/.exec(key)?.[1], value] as const)
+    .filter((entry): entry is readonly [string, number] => entry[0] !== undefined)
+    .map(([tag, value]) => `${tag} ${fmt(value, 2)}`);
+  return parts.length ? parts.join(' ') : '-';
 }
 
 /** Trains one arm into its run directory; returns the metrics rows of the finished run. */
@@ -396,7 +409,7 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
       stepSeconds.push(m['timing_s/step']);
       const shown = {
         success: fmt(meanOf(m, /^train\/[^/]+\/success$/), 2),
-        val: fmt(meanOf(trainer.latestValidation, /^val-env\/[^/]+\/success$/), 2),
+        val: formatValidation(trainer.latestValidation),
         std: fmt(m['rollout/in_group_std']),
         entropy: fmt(m['actor/entropy_loss']),
         sps: fmt(m['timing_s/step'], 1),

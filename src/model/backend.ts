@@ -5,7 +5,9 @@
 //   Dawn globals must be installed first and the backend module imported afterwards (dynamically);
 // - `tf.setBackend` returns false on failure while `tf.getBackend()` may still name the failed backend, so the
 //   result is checked and a requested backend that did not come up is an error, never a silent fallback;
-// - 'auto' tries webgpu, then wasm, then cpu, and says which one it got and why the better ones failed.
+// - 'auto' tries webgpu, then wasm, then cpu, and says which one it got and why the better ones failed. A WebGPU
+//   adapter that is a software renderer (SwiftShader, llvmpipe: `isFallbackAdapter`) counts as unusable for 'auto':
+//   it runs the same shaders on the CPU 5-50x slower than wasm (PLATFORM.md), so 'auto' skips it and says so.
 import * as tf from '@tensorflow/tfjs';
 import { registerFusedKernels } from './kernels/index';
 import { installWasmTransposedMatMul } from './wasmMatMul';
@@ -21,6 +23,11 @@ export interface BackendOptions {
   dawnFlags?: string[];
   /** Called with a human-readable line when 'auto' falls back or a backend is initialised. */
   log?: (line: string) => void;
+  /**
+   * 'auto' only: skip webgpu without touching it, for this reason (the CLI probes Dawn in a child process first,
+   * so a machine without a usable GPU never loads Dawn, and never prints its driver noise, in the main process).
+   */
+  skipWebgpu?: string;
 }
 
 export interface BackendInfo {
@@ -35,6 +42,35 @@ const isNode = typeof process !== 'undefined' && !!process.versions?.node && typ
   && typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope === 'undefined';
 
 let adapterDescription = '';
+let adapterIsSoftware = false;
+
+/** What a WebGPU adapter says about itself (GPUAdapterInfo, plus the older adapter-level flag). */
+export interface AdapterFacts {
+  vendor?: string;
+  architecture?: string;
+  device?: string;
+  description?: string;
+  isFallbackAdapter?: boolean;
+}
+
+/** Software renderers that implement WebGPU on the CPU: slower than tfjs's own wasm kernels. */
+const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|softpipe|software|basic render/i;
+
+/** True for a software (CPU-emulated) WebGPU adapter: flagged as a fallback adapter, or named like one. */
+export function isSoftwareAdapter(facts: AdapterFacts): boolean {
+  if (facts.isFallbackAdapter === true) return true;
+  return [facts.vendor, facts.architecture, facts.device, facts.description].some((f) => typeof f === 'string' && SOFTWARE_ADAPTER.test(f));
+}
+
+/** One line naming an adapter, e.g. 'google swiftshader SwiftShader driver 5.0.0'. */
+export function describeAdapterFacts(facts: AdapterFacts): string {
+  return [facts.vendor, facts.architecture, facts.device, facts.description].filter(Boolean).join(' ') || 'unknown adapter';
+}
+
+/** The reason 'auto' gives for skipping a software adapter. */
+export function softwareAdapterReason(description: string): string {
+  return `the only WebGPU adapter is a software renderer (${description}), which runs 5-50x slower than wasm on this CPU`;
+}
 
 /** Installs Dawn's WebGPU implementation as `navigator.gpu` in Node (idempotent). */
 async function installDawn(flags: string[]): Promise<void> {
@@ -50,7 +86,7 @@ async function installDawn(flags: string[]): Promise<void> {
 async function describeAdapter(): Promise<string> {
   const gpu = (globalThis as unknown as { navigator?: { gpu?: { requestAdapter(): Promise<unknown> } } }).navigator?.gpu;
   if (!gpu) throw new Error('WebGPU is not available here (navigator.gpu is undefined)');
-  const adapter = (await gpu.requestAdapter()) as null | { info?: Record<string, string>; isFallbackAdapter?: boolean };
+  const adapter = (await gpu.requestAdapter()) as null | { info?: AdapterFacts; isFallbackAdapter?: boolean };
   if (!adapter) {
     const hint = isNode
       ? ' In Node, Dawn needs a Vulkan driver: install libvulkan1 and, on a machine without a GPU, point ' +
@@ -58,14 +94,25 @@ async function describeAdapter(): Promise<string> {
       : ' In Chromium, WebGPU needs a GPU or the --enable-unsafe-webgpu flag.';
     throw new Error('WebGPU has no adapter (requestAdapter() returned null).' + hint);
   }
+  // GPUAdapterInfo's fields are getters on its prototype (Dawn, Chromium): read them one by one, a spread copies nothing.
   const info = adapter.info ?? {};
-  return [info.vendor, info.architecture, info.device, info.description].filter(Boolean).join(' ') || 'unknown adapter';
+  const facts: AdapterFacts = {
+    vendor: info.vendor,
+    architecture: info.architecture,
+    device: info.device,
+    description: info.description,
+    isFallbackAdapter: info.isFallbackAdapter ?? adapter.isFallbackAdapter,
+  };
+  adapterIsSoftware = isSoftwareAdapter(facts);
+  return describeAdapterFacts(facts);
 }
 
-async function tryBackend(name: BackendName, opts: BackendOptions): Promise<void> {
+async function tryBackend(name: BackendName, opts: BackendOptions, auto: boolean): Promise<void> {
   if (name === 'webgpu') {
+    if (auto && opts.skipWebgpu) throw new SkippedBackend(opts.skipWebgpu);
     if (isNode) await installDawn(opts.dawnFlags ?? []);
     adapterDescription = await describeAdapter();
+    if (auto && adapterIsSoftware) throw new SkippedBackend(softwareAdapterReason(adapterDescription));
     await import('@tensorflow/tfjs-backend-webgpu');
     // Without this, tfjs runs small webgpu ops on the CPU, which hides kernel bugs and costs readbacks.
     tf.env().set('WEBGPU_CPU_FORWARD', false);
@@ -84,6 +131,9 @@ async function tryBackend(name: BackendName, opts: BackendOptions): Promise<void
   await registerFusedKernels();
 }
 
+/** 'auto' passed over a backend that works but should not be used here (not a failure). */
+class SkippedBackend extends Error {}
+
 /**
  * Initialises `choice` (or the best available backend for 'auto') and returns what is active.
  * Throws, naming the backend and the reason, when an explicitly requested backend cannot start.
@@ -97,13 +147,13 @@ export async function initBackend(choice: BackendChoice = 'auto', opts: BackendO
   const fallbackReasons: string[] = [];
   for (const name of candidates) {
     try {
-      await tryBackend(name, opts);
+      await tryBackend(name, opts, choice === 'auto');
       const adapter = name === 'webgpu' ? adapterDescription : name;
       if (fallbackReasons.length) log(`backend: using ${name} (${fallbackReasons.join('; ')})`);
       else log(`backend: using ${name}${name === 'webgpu' ? ` on ${adapter}` : ''}`);
       return { name, adapter, fallbackReasons };
     } catch (err) {
-      const reason = `${name} unavailable: ${(err as Error).message}`;
+      const reason = err instanceof SkippedBackend ? `${name} skipped: ${err.message}` : `${name} unavailable: ${(err as Error).message}`;
       if (choice !== 'auto') throw new Error(`could not start the requested backend: ${reason}`);
       fallbackReasons.push(reason);
     }

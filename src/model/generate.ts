@@ -42,6 +42,11 @@ export interface GenerateOptions {
   seed: number;                  // same seed + same backend => same samples
   padTokenId: number;            // left padding, and the filler for rows that already finished
   readEvery?: number;            // read sampled ids back every n steps (default: 8 on webgpu, 1 elsewhere)
+  /**
+   * Progress: awaited after every decode step with the tokens decoded so far per row (the longest row). Throwing
+   * from it abandons the generation (every tensor is freed): a caller's Stop button lands between tokens.
+   */
+  onDecodeStep?: (decoded: number) => void | Promise<void>;
 }
 
 export interface GenerateResult {
@@ -194,6 +199,14 @@ export class GenerationSession {
           return advance(ids, positions, Math.max(...realLength) + step, slot);
         });
         if (!unread.includes(newest)) newest.dispose();
+        if (opts.onDecodeStep) {
+          try {
+            await opts.onDecodeStep(step + 1);
+          } catch (err) {
+            logits.dispose();
+            throw err;
+          }
+        }
       }
     } catch (err) {
       disposeCache(cache);

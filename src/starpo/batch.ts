@@ -135,6 +135,8 @@ export async function scoreLogProbs(
   seqs: readonly TokenizedTrajectory[],
   microBatches: readonly (readonly number[])[],
   padId: number,
+  /** Awaited after each micro-batch (progress; a throw stops the scoring with nothing held). */
+  afterEach?: () => void | Promise<void>,
 ): Promise<{ logProbs: Float32Array[]; entropyMeans: number[] }> {
   const logProbs: Float32Array[] = [];
   const entropyMeans: number[] = [];
@@ -156,6 +158,7 @@ export async function scoreLogProbs(
       tf.dispose([out.logProbs, out.entropy]);
       disposeBatch(batch);
     }
+    await afterEach?.();
   }
   return { logProbs, entropyMeans };
 }
@@ -166,6 +169,8 @@ export async function scoreValues(
   seqs: readonly TokenizedTrajectory[],
   microBatches: readonly (readonly number[])[],
   padId: number,
+  /** Awaited after each micro-batch (progress; a throw stops the scoring with nothing held). */
+  afterEach?: () => void | Promise<void>,
 ): Promise<Float32Array[]> {
   const values: Float32Array[] = [];
   for (const part of microBatches) {
@@ -185,6 +190,7 @@ export async function scoreValues(
       out.dispose();
       disposeBatch(batch);
     }
+    await afterEach?.();
   }
   return values;
 }

@@ -389,7 +389,7 @@ const TrainerSchema = z.strictObject({
   ),
   keepCheckpoints: nonNegativeInt().describe('Keep only the newest k checkpoints; 0 = keep all (RAGEN-2 `max_actor_ckpt_to_keep`, all).'),
   seed: nonNegativeInt().describe('Seed of model initialisation and token sampling (RAGEN: none; env seeds are agent.seedTrain/seedVal). CLI `--seed`.'),
-  backend: z.enum(BACKEND_CHOICES).describe("tfjs backend; 'auto' = webgpu, else wasm, else cpu, announced (no RAGEN equivalent). CLI `--backend`."),
+  backend: z.enum(BACKEND_CHOICES).describe("tfjs backend; 'auto' = webgpu on a GPU adapter (a software one such as SwiftShader is passed over), else wasm, else cpu, announced (no RAGEN equivalent). CLI `--backend`."),
   logRollouts: nonNegativeInt().describe('Sample trajectories per step written to rollouts.jsonl with their think/answer text (RAGEN logs 20 val generations).'),
 });
 

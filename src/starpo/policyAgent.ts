@@ -61,6 +61,7 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
       decode: (t) => tokenizer.decode(t),
       seed: opts.seedForCall(context ? context.turn - 1 : call++),   // per turn, so a split batch seeds alike
       padTokenId: pad,
+      onDecodeStep: context?.onTokens ? (decoded) => context.onTokens!(decoded, opts.maxNewTokens) : undefined,
     }, context?.keys);
     if (opts.onTokens) for (const t of result.tokens) opts.onTokens(t.length);
     return result.tokens.map((t) => tokenizer.decode(t, { skipSpecialTokens: true }));

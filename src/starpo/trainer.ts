@@ -53,6 +53,13 @@ import { criticLoss, miniBatchUpdate, type MicroBatchLoss, type MiniBatchUpdateO
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
 import type { TrainerModels, TrainerSource, TrainerState } from './trainerCheckpoint';
 
+/**
+ * Where a step is, for progress displays: 'validation' (the fixed val env groups, before the first step and every
+ * testFreq steps), 'rollout' (tokens generated of the step's budget), 'scoring' (micro-batches of old / reference
+ * log-probs and critic values), 'update' (optimizer steps over the PPO epochs x mini-batches).
+ */
+export type StepPhase = 'validation' | 'rollout' | 'scoring' | 'update';
+
 /** How a Trainer starts (exactly one of `policyFiles`, `model` + `tokenizer`, or `resumeFiles`) and where it reports. */
 export interface TrainerOptions extends TrainerSource {
   /** Where each step's metrics row and sample trajectories go. */
@@ -75,6 +82,12 @@ export interface TrainerOptions extends TrainerSource {
    * while this thread does the actor. Same results as without it. The caller owns it (and ends it after dispose()).
    */
   helper?: HelperApi;
+  /**
+   * Progress inside a step (`done` of `total` in `phase`), called often (every generated token). Awaited, and a
+   * throw from it abandons the step: while `canAbandonStep` is true nothing of the step has been kept, so the
+   * Trainer is exactly as before the call and running the step again gives the same result (the browser's Stop).
+   */
+  onProgress?: (phase: StepPhase, done: number, total: number) => void | Promise<void>;
 }
 
 /** What one call of `step()` did. */
@@ -111,6 +124,9 @@ export class Trainer {
   private readonly helper: HelperApi | null;
   /** What the helper holds is out of date: the actor's weights changed (an update), or the critic's (a restore). */
   private helperStale = { actor: true, critic: true };
+  private readonly onProgress: TrainerOptions['onProgress'];
+  /** Set once the step in flight has changed something (weights, counters, the sink): it can no longer be abandoned. */
+  private stepKeptSomething = false;
   private readonly padId: number;
   private readonly stopper: EarlyStopper;
   private readonly echoTrap: EchoTrapDetector;
@@ -133,6 +149,7 @@ export class Trainer {
     this.lossHook = opts.lossHook;
     this.reuseUpdateForward = opts.reuseUpdateForward ?? true;
     this.helper = opts.helper ?? null;
+    this.onProgress = opts.onProgress;
     const imEnd = models.tokenizer.tokenId('<|im_end|>');
     const pad = models.tokenizer.padTokenId;
     if (imEnd === undefined) throw new Error('Trainer: the tokenizer has no <|im_end|> token (the chat template needs it)');
@@ -222,8 +239,21 @@ export class Trainer {
   // -------------------------------------------------------------------------------------------------------------
   // One training step
 
+  /**
+   * True until the step in flight changes anything (its first optimizer step): a throw from `onProgress` before then
+   * leaves the Trainer as it was before `step()`.
+   */
+  get canAbandonStep(): boolean {
+    return !this.stepKeptSomething;
+  }
+
+  private async progress(phase: StepPhase, done: number, total: number): Promise<void> {
+    if (this.onProgress) await this.onProgress(phase, done, total);
+  }
+
   async step(): Promise<StepResult> {
     this.checkAlive();
+    this.stepKeptSomething = false;
     if (this.finished) throw new Error(`Trainer.step: the run is finished (${this.stopped ? `early stop: ${this.stopped}` : `${this.stepCount} steps done`})`);
     const c = this.config;
     if (this.stepCount === 0 && c.trainer.valBeforeTrain && !this.initialValidationDone) {
@@ -237,11 +267,10 @@ export class Trainer {
 
     // 1. Rollout.
     let t = now();
-    const rollout = await runRollouts(
-      this.trainManager,
-      await this.generateFn('train', step, c.rollout.temperature),
-      this.rolloutOptions(this.trainSeedBase(step)),
-    );
+    const rollout = await runRollouts(this.trainManager, await this.generateFn('train', step, c.rollout.temperature), {
+      ...this.rolloutOptions(this.trainSeedBase(step)),
+      onProgress: (done, total) => this.progress('rollout', done, total),
+    });
     metrics['timing_s/gen'] = now() - t;
     const trajectories = rollout.trajectories;
     Object.assign(metrics, summarizeEnvMetrics(trajectories, 'train'));
@@ -284,6 +313,7 @@ export class Trainer {
       metrics,
       reasoningMetrics(reasoningSamplesFromTrajectories(trajectories), { countTokens: (text) => this.tokenizer.encode(text).length }),
     );
+    this.stepKeptSomething = true; // (also when the filter kept nothing and no update ran)
     await this.writeSampleRollouts(step, 'train', trajectories);
     this.stepCount = step;
 
@@ -347,7 +377,8 @@ export class Trainer {
       await helper.setActor((await modelState(this.actor)).weights);
       this.helperStale.actor = false;
     }
-    const remote: GenerateFn = (prompts, context) => helper.generate(prompts, context!, temperature, seedParts);
+    // Only data crosses to the worker: the progress callback stays here (the local half reports for both).
+    const remote: GenerateFn = (prompts, context) => helper.generate(prompts, { keys: [...context!.keys], turn: context!.turn }, temperature, seedParts);
     remote.release = () => void helper.release();
     return splitGenerateFn(local, remote, (envId) => envId % 2 === 1);
   }
@@ -372,7 +403,10 @@ export class Trainer {
     const c = this.config;
     const start = now();
     const temperature = c.rollout.valDoSample ? c.rollout.valTemperature : 0;
-    const result = await runRollouts(this.valManager, await this.generateFn('val', step, temperature), this.rolloutOptions(c.agent.seedVal));
+    const result = await runRollouts(this.valManager, await this.generateFn('val', step, temperature), {
+      ...this.rolloutOptions(c.agent.seedVal),
+      onProgress: (done, total) => this.progress('validation', done, total),
+    });
     const metrics = summarizeEnvMetrics(result.trajectories, 'val-env');
     metrics['timing_s/testing'] = now() - start;
     const successByTag: Record<string, number> = {};
@@ -420,13 +454,13 @@ export class Trainer {
    * Log-probs (and mean loss-token entropy) of the actor (or the reference) on `indices`, in the same micro-batches
    * the update uses, so the first update of a step sees exactly ratio 1 (identical shapes, identical arithmetic).
    */
-  private scoreActor(seqs: readonly TokenizedTrajectory[], indices: readonly number[], model: Qwen2Model = this.actor) {
-    return scoreLogProbs(model, seqs, chunks(indices, this.config.actor.ppoMicroBatchSize), this.padId);
+  private scoreActor(seqs: readonly TokenizedTrajectory[], indices: readonly number[], model: Qwen2Model = this.actor, afterEach?: () => Promise<void>) {
+    return scoreLogProbs(model, seqs, chunks(indices, this.config.actor.ppoMicroBatchSize), this.padId, afterEach);
   }
 
   /** Critic values V(prefix up to t) for every target position t, zero outside the loss mask (as veRL). */
-  private scoreCritic(seqs: readonly TokenizedTrajectory[]): Promise<Float32Array[]> {
-    return scoreValues(this.critic!, seqs, chunks(seqs.map((_, i) => i), this.config.actor.ppoMicroBatchSize), this.padId);
+  private scoreCritic(seqs: readonly TokenizedTrajectory[], afterEach?: () => Promise<void>): Promise<Float32Array[]> {
+    return scoreValues(this.critic!, seqs, chunks(seqs.map((_, i) => i), this.config.actor.ppoMicroBatchSize), this.padId, afterEach);
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -459,14 +493,26 @@ export class Trainer {
     const stats: Record<'actor' | 'critic', Record<string, number[]>> = { actor: {}, critic: {} };
     const skipped = { actor: 0, critic: 0 };
     const seconds = { actor: 0, critic: 0 };
+    // Progress counts: micro-batches scored before the update (per pass: old log-probs, reference, values), and
+    // optimizer steps of the update.
+    const scoringPasses = (reuse ? 0 : 1) + (this.ref ? 1 : 0) + (c.algorithm.advEstimator === 'gae' && !reuse ? 1 : 0);
+    const scoringTotal = scoringPasses * chunks(all, c.actor.ppoMicroBatchSize).length;
+    const optimizerSteps = reuse ? 1 + (this.critic ? 1 : 0) : miniBatches.length * c.actor.ppoEpochs * (this.critic ? 2 : 1);
+    let scored = 0;
+    const scoredOne = () => this.progress('scoring', ++scored, scoringTotal);
+    let stepped = 0;
     const run = async (kind: 'actor' | 'critic', mini: readonly number[], lossOf: MicroBatchLoss): Promise<UpdateRows> => {
+      if (stepped === 0) await this.progress('update', 0, optimizerSteps);
+      this.stepKeptSomething = true; // from here on the weights change
       const t0 = now();
       const r = await miniBatchUpdate(this.updateOptions(kind, step), seqs, mini, lossOf);
       if (!r.applied) skipped[kind]++;
       for (const [k, v] of Object.entries(r.stats)) (stats[kind][k] ??= []).push(v);
       seconds[kind] += now() - t0;
+      await this.progress('update', ++stepped, optimizerSteps);
       return r.rows;
     };
+    if (scoringTotal > 0) await this.progress('scoring', 0, scoringTotal);
 
     // Old log-probs, reference log-probs (KL), critic values (PPO): scored first, unless the update's own forward
     // pass gives them (reusesUpdateForward). A helper scores the critic meanwhile.
@@ -482,16 +528,16 @@ export class Trainer {
     }
     let oldLogProbs: Float32Array[] | null = null;
     if (!reuse) {
-      const scored = await this.scoreActor(seqs, all);
-      oldLogProbs = scored.logProbs;
+      const actorScores = await this.scoreActor(seqs, all, this.actor, scoredOne);
+      oldLogProbs = actorScores.logProbs;
       metrics['rollout/old_log_prob'] = lossTokenMean(oldLogProbs, masks);
-      metrics['rollout/old_entropy'] = mean(scored.entropyMeans);
+      metrics['rollout/old_entropy'] = mean(actorScores.entropyMeans);
       metrics['timing_s/old_log_prob'] = now() - t;
     }
     let refLogProbs: Float32Array[] | null = null;
     if (this.ref) {
       t = now();
-      refLogProbs = (await this.scoreActor(seqs, all, this.ref)).logProbs;
+      refLogProbs = (await this.scoreActor(seqs, all, this.ref, scoredOne)).logProbs;
       metrics['rollout/ref_log_prob'] = lossTokenMean(refLogProbs, masks);
       metrics['timing_s/ref'] = now() - t;
     }
@@ -509,7 +555,7 @@ export class Trainer {
         const rows = await run('critic', all, criticLoss(this.critic!, this.criticLossConfig(), null, returns));
         oldValues = rows.values.map((row, i) => row.map((v, j) => (masks[i][j] ? v : 0)));   // as veRL: 0 off the mask
       } else {
-        oldValues = remoteValues ? await remoteValues : await this.scoreCritic(seqs);
+        oldValues = remoteValues ? await remoteValues : await this.scoreCritic(seqs, scoredOne);
         if (c.algorithm.useKlInReward && refLogProbs) {
           const withKl = applyKlInReward(rewards, oldLogProbs!, refLogProbs, masks, c.algorithm.klCoef, c.algorithm.klEstimator);
           rewards = withKl.rewards;

@@ -92,6 +92,12 @@ export function boardFromState(tag: string, state: string): Board {
   }
 }
 
+/** The kinds of tile on a board, in a fixed order (the legend lists only what is there). */
+export function tilesIn(tiles: readonly (readonly Tile[])[]): Tile[] {
+  const present = new Set(tiles.flat());
+  return (Object.keys(TILE_STYLE) as Tile[]).filter((t) => present.has(t));
+}
+
 /** Fill colour and a one-character glyph per tile (colour-blind safe: the glyph carries the meaning too). */
 export const TILE_STYLE: Readonly<Record<Tile, { fill: string; glyph: string; label: string }>> = {
   wall: { fill: '#4b5563', glyph: '', label: 'wall' },

@@ -1,18 +1,34 @@
 // What the live charts plot, and the data in the shape uPlot wants. Pure TypeScript (Chart.svelte draws it).
 //
-// Each chart is named by its main metric key (the DOM gets `data-testid="chart-<key>"`, DESIGN.md) and may draw
-// companion series (e.g. the chosen groups' std next to the in-group std). In classroom mode several runs (arms)
-// share one chart: their series are overlaid, one colour per arm.
+// Each chart is named by its main metric key (the DOM gets `data-testid="chart-<key>"`, DESIGN.md), says what its
+// y axis measures (label and unit) and what to watch for, and may draw companion series (validation next to
+// training success, the kept groups' std next to all groups'), dashed. When several runs (arms) share a chart, as
+// in the classroom's StarPO vs StarPO-S, each arm has ONE colour on every chart: the colour belongs to the arm,
+// the line style to the series.
 import { EchoTrapDetector } from '../metrics/echoTrap';
 import type { MetricRow } from '../metrics/jsonl';
 import { defaultRunConfig } from '../starpo/config';
+
+export interface SeriesSpec {
+  key: string;
+  /** Short name in the legend, e.g. 'validation'. */
+  label: string;
+  /** Companion series are dashed; the chart's main series is solid. */
+  dashed: boolean;
+}
 
 export interface ChartSpec {
   /** The main metric key: the chart's test id is `chart-<key>`. */
   key: string;
   title: string;
-  /** Every key drawn, the main one first. */
-  series: string[];
+  /** Every series drawn, the main one first. */
+  series: SeriesSpec[];
+  /** The y axis label, with its unit: short, it runs along a 180 px axis. */
+  yLabel: string;
+  /** A fixed y range (success rates: 0 to 1, so 0.4 to 0.5 does not look like a leap); otherwise it fits the data. */
+  range?: [number, number];
+  /** One line for a newcomer: what this curve shows and what to watch for. */
+  watch: string;
 }
 
 /** Train success keys present in the rows (`train/<Tag>/success`), in first-seen order. */
@@ -22,26 +38,78 @@ export function successKeys(rows: readonly MetricRow[]): string[] {
   return [...keys];
 }
 
+/** What "success" means in an env, when it is not obvious. */
+function successMeaning(tag: string): string {
+  if (tag.startsWith('Bandit')) {
+    return 'Success = the agent picked the arm with the higher expected reward (one pull’s reward is random, so a success can pay 0).';
+  }
+  if (tag.includes('Sokoban')) return 'Success = every box pushed onto a target within the turn budget.';
+  if (tag === 'FrozenLake') return 'Success = reached the goal without falling into a hole (the ice is slippery).';
+  return 'Success = the episode was solved.';
+}
+
+const solid = (key: string, label: string): SeriesSpec => ({ key, label, dashed: false });
+const dashed = (key: string, label: string): SeriesSpec => ({ key, label, dashed: true });
+
 /**
  * The playground's charts (issue #5: success, reward mean and in-group std, entropy, gradient norm, response and
  * reasoning length). `trainTags` are the run's training env tags (success is per tag, RAGEN's keys); validation
  * success of the same tag is drawn on the same chart.
  */
 export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
-  const success = trainTags.map((tag) => ({
+  const success: ChartSpec[] = trainTags.map((tag) => ({
     key: `train/${tag}/success`,
     title: `${tag} success`,
-    series: [`train/${tag}/success`, `val-env/${tag}/success`],
+    series: [solid(`train/${tag}/success`, 'training'), dashed(`val-env/${tag}/success`, 'validation')],
+    yLabel: 'success rate',
+    range: [0, 1],
+    watch: `${successMeaning(tag)} It should rise; validation (dashed) plays fixed held-out states.`,
   }));
   return [
     ...success,
     // RAGEN logs the groups' mean reward as rollout/in_group_mean; critic/score/mean adds the format penalty.
-    { key: 'rollout/in_group_mean', title: 'reward mean', series: ['rollout/in_group_mean', 'critic/score/mean'] },
-    { key: 'rollout/in_group_std', title: 'in-group reward std', series: ['rollout/in_group_std', 'rollout/chosen_in_group_std'] },
-    { key: 'actor/entropy_loss', title: 'entropy', series: ['actor/entropy_loss'] },
-    { key: 'actor/grad_norm', title: 'gradient norm', series: ['actor/grad_norm'] },
-    { key: 'response_length/mean', title: 'response length (tokens)', series: ['response_length/mean'] },
-    { key: 'reasoning_length/mean', title: 'reasoning length (tokens in <think>)', series: ['reasoning_length/mean'] },
+    {
+      key: 'rollout/in_group_mean',
+      title: 'reward mean',
+      series: [solid('rollout/in_group_mean', 'env reward'), dashed('critic/score/mean', 'trained score (with format penalty)')],
+      yLabel: 'reward / episode',
+      watch: 'Average reward of this step’s episodes; the dashed line is what training sees after the format penalty.',
+    },
+    {
+      key: 'rollout/in_group_std',
+      title: 'in-group reward std',
+      series: [solid('rollout/in_group_std', 'all groups'), dashed('rollout/chosen_in_group_std', 'groups kept by the filter')],
+      yLabel: 'reward std',
+      watch: 'How much the N rollouts of one starting state disagree. An early fall towards 0 is the echo-trap warning sign.',
+    },
+    {
+      key: 'actor/entropy_loss',
+      title: 'entropy',
+      series: [solid('actor/entropy_loss', 'policy entropy')],
+      yLabel: 'nats / token',
+      watch: 'How unsure the policy is per token. A collapse means it keeps repeating the same answers.',
+    },
+    {
+      key: 'actor/grad_norm',
+      title: 'gradient norm',
+      series: [solid('actor/grad_norm', 'actor gradient')],
+      yLabel: 'L2 norm',
+      watch: 'Size of each update. Spikes tend to come with a collapse, after the warning signs.',
+    },
+    {
+      key: 'response_length/mean',
+      title: 'response length',
+      series: [solid('response_length/mean', 'response')],
+      yLabel: 'tokens / answer',
+      watch: 'Tokens the policy writes per answer (think + answer).',
+    },
+    {
+      key: 'reasoning_length/mean',
+      title: 'reasoning length',
+      series: [solid('reasoning_length/mean', 'inside <think>')],
+      yLabel: 'tokens / think',
+      watch: 'Shrinking reasoning can mean the policy is settling on fixed templates.',
+    },
   ];
 }
 
@@ -51,63 +119,142 @@ export interface LabelledRows {
   rows: readonly MetricRow[];
 }
 
+/**
+ * Arm colours, in arm order: dark enough for text contrast >= 4.5:1 on white (so also for lines), and told apart
+ * with common colour blindness (blue / orange first).
+ */
+export const ARM_COLOURS = ['#1d4ed8', '#c2410c', '#047857', '#7e22ce'] as const;
+
+/** The colour of the run at `index` among the runs on screen: the same on every chart. */
+export function armColour(index: number): string {
+  return ARM_COLOURS[index % ARM_COLOURS.length];
+}
+
+export interface ChartSeries {
+  /** The run (arm) it belongs to. */
+  arm: string;
+  key: string;
+  /** The legend's text: the series label, prefixed with the arm when several runs share the chart. */
+  label: string;
+  colour: string;
+  dashed: boolean;
+  /** One value per step of `ChartData.steps`; null where the run logged none. */
+  values: (number | null)[];
+  /** The newest finite value (what the legend shows when not hovering). */
+  last: number | null;
+}
+
 export interface ChartData {
-  /** Series labels, parallel to `columns.slice(1)`: "key" for one run, "label: key" when runs are overlaid. */
-  labels: string[];
-  /** uPlot's columnar data: x (steps, ascending) first, then one column per series, null where no value. */
-  columns: [number[], ...(number | null)[][]];
+  /** x: the union of the runs' steps, ascending. */
+  steps: number[];
+  series: ChartSeries[];
 }
 
 /**
- * The columns of one chart over the union of the runs' steps. A series that has no finite value anywhere is
- * left out (e.g. critic/score/mean in a run that does not log it), so the legend lists only what is drawn.
+ * The series of one chart over the union of the runs' steps. A series that has no finite value anywhere is left
+ * out (e.g. critic/score/mean in a run that does not log it), so the legend lists only what is drawn.
  */
 export function chartData(spec: ChartSpec, runs: readonly LabelledRows[]): ChartData {
   const steps = [...new Set(runs.flatMap((r) => r.rows.map((row) => row.step)))].sort((a, b) => a - b);
   const index = new Map(steps.map((s, i) => [s, i]));
-  const labels: string[] = [];
-  const columns: (number | null)[][] = [];
-  for (const run of runs) {
-    for (const key of spec.series) {
-      const column: (number | null)[] = steps.map(() => null);
-      let any = false;
+  const series: ChartSeries[] = [];
+  runs.forEach((run, armIndex) => {
+    for (const s of spec.series) {
+      const values: (number | null)[] = steps.map(() => null);
+      let last: number | null = null;
+      let lastStep = -Infinity;
       for (const row of run.rows) {
-        const v = row[key];
+        const v = row[s.key];
         if (typeof v === 'number' && Number.isFinite(v)) {
-          column[index.get(row.step)!] = v;
-          any = true;
+          values[index.get(row.step)!] = v;
+          if (row.step >= lastStep) [last, lastStep] = [v, row.step];
         }
       }
-      if (!any) continue;
-      labels.push(runs.length > 1 ? `${run.label}: ${key}` : key);
-      columns.push(column);
+      if (last === null) continue;
+      series.push({
+        arm: run.label,
+        key: s.key,
+        label: runs.length > 1 ? `${run.label} · ${s.label}` : s.label,
+        colour: armColour(armIndex),
+        dashed: s.dashed,
+        values,
+        last,
+      });
     }
-  }
-  return { labels, columns: [steps, ...columns] };
+  });
+  return { steps, series };
+}
+
+/** A legend value: 3 significant digits, '–' for none. */
+export function formatValue(v: number | null): string {
+  if (v === null || !Number.isFinite(v)) return '–';
+  if (v === 0) return '0';
+  const abs = Math.abs(v);
+  if (abs >= 1000 || abs < 0.001) return v.toExponential(2);
+  return Number(v.toPrecision(3)).toString();
+}
+
+/** An echo-trap warning as a chart marks it: the step, the arm it belongs to (and its colour), what fired. */
+export interface ChartMark {
+  step: number;
+  arm: string;
+  colour: string;
+  text: string;
 }
 
 export interface EchoTrapMark {
+  /** The step at which the warning fired. */
   step: number;
-  /** Why it fired, when known (the detector's sentence). */
-  reason: string | null;
+  /** In-group reward std and entropy at that step, as fractions of their early baseline (NaN when unknown). */
+  rewardStdRatio: number;
+  entropyRatio: number;
+  /** What fired, as the run logged it in `echo_trap/signal`, when it did. */
+  signal: string | null;
+}
+
+function loggedSignal(row: MetricRow): string | null {
+  const v = (row as Record<string, unknown>)['echo_trap/signal'];
+  if (typeof v === 'string' && v.trim() !== '') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return null;
 }
 
 /**
- * Where the echo-trap warning fired in a run: the first row with `echo_trap/warning` = 1 (the Trainer logs it).
- * Rows without any echo_trap key (a metrics.jsonl from elsewhere) are fed through the same detector the Trainer
- * uses, with its default settings.
+ * Where the echo-trap warning fired in a run: the first row with `echo_trap/warning` = 1 (the Trainer logs it,
+ * with the ratios that fired it). Rows without any echo_trap key (a metrics.jsonl from elsewhere) are fed through
+ * the same detector the Trainer uses, with its default settings.
  */
 export function echoTrapMark(rows: readonly MetricRow[]): EchoTrapMark | null {
-  const logged = rows.some((r) => 'echo_trap/warning' in r);
-  if (logged) {
-    const row = rows.find((r) => r['echo_trap/warning'] === 1);
-    return row ? { step: row.step, reason: null } : null;
+  const sorted = [...rows].sort((a, b) => a.step - b.step);
+  if (sorted.some((r) => 'echo_trap/warning' in r)) {
+    const row = sorted.find((r) => r['echo_trap/warning'] === 1);
+    if (!row) return null;
+    return {
+      step: row.step,
+      rewardStdRatio: row['echo_trap/reward_std_ratio'] ?? NaN,
+      entropyRatio: row['echo_trap/entropy_ratio'] ?? NaN,
+      signal: loggedSignal(row),
+    };
   }
   const detector = new EchoTrapDetector(defaultRunConfig().echoTrap);
-  for (const row of [...rows].sort((a, b) => a.step - b.step)) detector.update(row.step, row);
-  const report = detector.report();
-  return report.fired && report.firstFiredStep !== null ? { step: report.firstFiredStep, reason: report.reason } : null;
+  for (const row of sorted) {
+    const out = detector.update(row.step, row);
+    if (out['echo_trap/warning'] === 1) {
+      return { step: row.step, rewardStdRatio: out['echo_trap/reward_std_ratio'], entropyRatio: out['echo_trap/entropy_ratio'], signal: null };
+    }
+  }
+  return null;
 }
 
-/** Series colours: a run's series share a hue family so overlaid arms stay apart. */
-export const SERIES_COLOURS = ['#2563eb', '#93c5fd', '#dc2626', '#fca5a5', '#059669', '#6ee7b7'];
+/** One line saying what fired, e.g. "fired at step 8: in-group reward std fell to 5% and entropy to 10% of …". */
+export function echoTrapExplanation(mark: EchoTrapMark): string {
+  const pct = (r: number) => `${Math.round(r * 100)}%`;
+  const parts: string[] = [];
+  if (Number.isFinite(mark.rewardStdRatio)) parts.push(`in-group reward std fell to ${pct(mark.rewardStdRatio)}`);
+  if (Number.isFinite(mark.entropyRatio)) parts.push(`${parts.length ? 'entropy to' : 'entropy fell to'} ${pct(mark.entropyRatio)}`);
+  const what =
+    parts.length === 2 ? `${parts.join(' and ')} of their early level`
+      : parts.length === 1 ? `${parts[0]} of its early level`
+        : 'in-group reward std and entropy fell far below their early level';
+  return `fired at step ${mark.step}: ${what}${mark.signal ? ` (signal: ${mark.signal})` : ''}`;
+}

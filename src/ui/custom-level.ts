@@ -8,9 +8,36 @@ export const CUSTOM_BOARD_TAGS = { SimpleSokoban: 'level', FrozenLake: 'map' } a
 export type CustomBoardTag = keyof typeof CUSTOM_BOARD_TAGS;
 
 export const CUSTOM_BOARD_HELP: Record<CustomBoardTag, string> = {
-  SimpleSokoban: '# wall, _ floor, O target, X box, √ box on target, P player, S player on target',
+  SimpleSokoban: '# wall, _ floor, O target, X box, * (or √) box on target, P player, S player on target; walls all round',
   FrozenLake: 'P start, _ frozen, O hole, G goal',
 };
+
+/** A playable board per env, the text each env's field starts with. */
+export const CUSTOM_BOARD_EXAMPLES: Record<CustomBoardTag, string> = {
+  SimpleSokoban: '######\n#P___#\n#_X__#\n#__O_#\n######',
+  FrozenLake: 'P_O\n__O\nO_G',
+};
+
+/** ASCII spellings accepted for symbols that are hard to type: '*' is Sokoban's usual "box on target". */
+const SOKOBAN_ALIASES: Record<string, string> = { '*': '√' };
+
+/**
+ * Sokoban boards typed here must be walled in, as every generated level is: an open edge would show the policy a
+ * board unlike any it trained on (the env itself treats the outside as wall). Names the first open edge.
+ */
+function checkWalls(rows: readonly string[]): void {
+  const cells = rows.map((r) => [...r]);
+  const open = (name: string, where: string) => {
+    throw new Error(`the level's ${name} edge is not a wall (${where}): put '#' all the way round`);
+  };
+  const last = cells.length - 1;
+  cells[0].forEach((c, i) => c !== '#' && open('top', `row 1, column ${i + 1} is '${c}'`));
+  cells[last].forEach((c, i) => c !== '#' && open('bottom', `row ${last + 1}, column ${i + 1} is '${c}'`));
+  cells.forEach((row, r) => {
+    if (row[0] !== '#') open('left', `row ${r + 1} starts with '${row[0]}'`);
+    if (row[row.length - 1] !== '#') open('right', `row ${r + 1} ends with '${row[row.length - 1]}'`);
+  });
+}
 
 export interface CustomBoard {
   tag: CustomBoardTag;
@@ -28,10 +55,19 @@ export function checkCustomBoard(tag: string, text: string): CustomBoard {
   if (!Object.hasOwn(CUSTOM_BOARD_TAGS, tag)) {
     throw new Error(`custom boards are for ${Object.keys(CUSTOM_BOARD_TAGS).join(' and ')}, not '${tag}'`);
   }
-  const rows = text.split('\n').map((r) => r.trim()).filter((r) => r !== '');
+  let rows = text.split('\n').map((r) => r.trim()).filter((r) => r !== '');
   if (rows.length === 0) throw new Error(`the ${tag} board is empty: type one row per line`);
+  if (tag === 'SimpleSokoban') rows = rows.map((r) => [...r].map((c) => SOKOBAN_ALIASES[c] ?? c).join(''));
   const key = CUSTOM_BOARD_TAGS[tag as CustomBoardTag];
   const envConfig = { [key]: rows };
-  const env = makeEnv(tag, envConfig);
+  let env;
+  try {
+    env = makeEnv(tag, envConfig);
+  } catch (err) {
+    // An open edge often makes a level unsolvable too; the open edge is then the more useful thing to say.
+    if (tag === 'SimpleSokoban' && /cannot be solved/.test((err as Error).message)) checkWalls(rows);
+    throw err;
+  }
+  if (tag === 'SimpleSokoban') checkWalls(rows);
   return { tag: tag as CustomBoardTag, envConfig, state: env.reset(0) };
 }

@@ -5,7 +5,21 @@
 // the trainer worker(s), reached through the typed Comlink protocol.
 import * as Comlink from 'comlink';
 import { startTrainerWorker, type TrainerClient } from './trainer-client';
-import { presetArms, runConfigFor, settingsToSearch, type PlaygroundSettings } from './settings';
+import {
+  checkKnob,
+  KNOB_SPECS,
+  presetArms,
+  readSettingsSearch,
+  runConfigFor,
+  settingsProblem,
+  settingsToSearch,
+  withKnob,
+  type FieldName,
+  type Knobs,
+  type PlaygroundSettings,
+  type SettingsProblem,
+} from './settings';
+import { runStatusText, type Halting } from './run-status';
 import * as store from './run-store';
 import type { RunContents } from './run-files';
 import {
@@ -23,6 +37,7 @@ import {
   type ScorecardProgress,
   type ScorecardRequest,
   type ScorecardSource,
+  type StepProgress,
   type TrainingListener,
 } from '../../workers/protocol';
 
@@ -41,6 +56,10 @@ export interface ArmView {
   rollouts: StoredRollout[];
   /** Step of the latest stored checkpoint, if any. */
   checkpointStep: number | null;
+  /** Where the step in flight is (from the worker), or null. */
+  progress: StepProgress | null;
+  /** A pause or stop asked for and not yet confirmed (the `run-status` says 'pausing' / 'stopping'). */
+  halting: Halting;
 }
 
 class PlaygroundState {
@@ -57,8 +76,16 @@ class PlaygroundState {
 
   /** Preset, backend and knobs; mirrored in the URL by `setSettings`. */
   settings = $state<PlaygroundSettings>({ preset: 'bandit-tiny', backend: 'auto', knobs: {} });
-  /** Why the current settings do not make a valid RunConfig (shown next to the controls), or null. */
-  settingsError = $state<string | null>(null);
+  /** The raw text of fields holding a value that is not usable (from the URL or typed), shown for fixing in place. */
+  drafts = $state<Partial<Record<FieldName, string>>>({});
+  /** Why each such field's value is not usable, in plain words. */
+  fieldErrors = $state<Partial<Record<FieldName, string>>>({});
+  /** Why the settings together cannot make a run (e.g. a filter that keeps no group), with the fields to fix. */
+  combination = $state<SettingsProblem | null>(null);
+  /** The combination problem's message (the `settings-error` text), or null. */
+  settingsError = $derived(this.combination?.message ?? null);
+  /** True when every field is usable and together they make a run. */
+  settingsOk = $derived(Object.keys(this.fieldErrors).length === 0 && this.combination === null);
   /** The runs on screen. */
   arms = $state<ArmView[]>([]);
   /** A training action in progress on the page side (creating workers, loading the warm start). */
@@ -81,6 +108,10 @@ class PlaygroundState {
 
   /** Completed steps of the first arm (the `step-count` test id). */
   stepCount = $derived(this.arms[0]?.status?.step ?? this.arms[0]?.rows.at(-1)?.step ?? 0);
+  /** The `run-status` word for all arms on screen. */
+  runStatus = $derived(runStatusText(this.arms));
+  /** Where the first arm's step in flight is. */
+  progress = $derived(this.arms[0]?.progress ?? null);
   /** True while any arm's worker is training. */
   running = $derived(this.arms.some((a) => a.status?.phase === 'running' || a.status?.phase === 'loading'));
   /** Live arms that can be resumed or single-stepped. */
@@ -99,6 +130,11 @@ export async function connect(requested: BackendChoice): Promise<void> {
   client?.terminate();
   for (const [, c] of armClients) if (c !== client) c.terminate();
   armClients.clear();
+  await startFirstWorker(requested);
+}
+
+/** (Re)starts only the first worker; live arms in other workers are left alone. */
+async function startFirstWorker(requested: BackendChoice): Promise<void> {
   client = startTrainerWorker();
   playground.requested = requested;
   playground.phase = 'starting';
@@ -142,12 +178,58 @@ export function setSettings(next: PlaygroundSettings): void {
     const search = settingsToSearch(next, window.location.search);
     window.history.replaceState(null, '', `${window.location.pathname}${search}${window.location.hash}`);
   }
-  try {
-    for (const arm of presetArms(next.preset)) runConfigFor(next, arm);
-    playground.settingsError = null;
-  } catch (err) {
-    playground.settingsError = messageOf(err);
+  playground.combination = settingsProblem(next);
+}
+
+/** Settings read from a URL: the usable part applied, each bad field kept (raw text + plain-words error) to fix. */
+export function loadSettingsFromSearch(search: string): PlaygroundSettings {
+  const reading = readSettingsSearch(search);
+  playground.drafts = { ...reading.drafts };
+  playground.fieldErrors = Object.fromEntries(reading.problems.map((p) => [p.fields[0], p.message]));
+  setSettings(reading.settings);
+  return reading.settings;
+}
+
+/** Clears a field's bad value (its draft and error). */
+function clearField(name: FieldName): void {
+  if (name in playground.drafts) {
+    const { [name]: _d, ...drafts } = playground.drafts;
+    playground.drafts = drafts;
   }
+  if (name in playground.fieldErrors) {
+    const { [name]: _e, ...errors } = playground.fieldErrors;
+    playground.fieldErrors = errors;
+  }
+}
+
+/**
+ * The form's entry for a knob: text checked by the same limits as the URL. A usable value becomes the setting (the
+ * preset's own value clears the knob); anything else stays in the field, highlighted with the reason.
+ */
+export function setKnobText(name: keyof Knobs, raw: string, presetValue: Knobs[keyof Knobs]): void {
+  const check = checkKnob(name, raw);
+  if (!check.ok) {
+    playground.drafts = { ...playground.drafts, [name]: raw };
+    playground.fieldErrors = { ...playground.fieldErrors, [name]: `${KNOB_SPECS[name].label} ${check.error}` };
+    return;
+  }
+  clearField(name);
+  setSettings(withKnob(playground.settings, name, check.value === presetValue ? undefined : (check.value as never)));
+}
+
+/** A new preset starts from its own values: knobs belong to the preset they were set on. */
+export function setPreset(preset: PlaygroundSettings['preset']): void {
+  clearField('preset');
+  for (const name of Object.keys(playground.fieldErrors) as FieldName[]) if (name !== 'backend') clearField(name);
+  setSettings({ ...playground.settings, preset, knobs: {} });
+}
+
+/** Switches the tfjs backend: the worker is restarted on it (only while no run is live). */
+export function setBackendChoice(backend: BackendChoice): Promise<void> {
+  clearField('backend');
+  setSettings({ ...playground.settings, backend });
+  playground.arms = playground.arms.filter((a) => a.status === null); // runs of the old worker cannot go on
+  return connect(backend);
 }
 
 // --- metrics and rollouts from the workers ------------------------------------------------------------------------
@@ -203,6 +285,7 @@ function listenerFor(view: ArmView): TrainingListener {
     },
     status(status) {
       view.status = status;
+      if (status.phase !== 'running' && status.phase !== 'loading') view.progress = null;
       if (status.phase === 'failed') playground.trainingError = `${view.arm}: ${status.message ?? 'training failed'}`;
       if (view.runId) {
         const saved = store.updateRunStatus(view.runId, status);
@@ -213,6 +296,9 @@ function listenerFor(view: ArmView): TrainingListener {
     checkpoint(step, files: CheckpointBytes) {
       view.checkpointStep = step;
       if (view.runId) void store.saveCheckpoint({ runId: view.runId, step, files });
+    },
+    progress(progress) {
+      view.progress = progress;
     },
   };
 }
@@ -233,6 +319,8 @@ async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.Sto
     rows: resume ? resume.rows.filter((r) => r.step <= (resume.checkpoint?.step ?? 0)) : [],
     rollouts: resume ? resume.rollouts.filter((r) => r.step <= (resume.checkpoint?.step ?? 0)) : [],
     checkpointStep: resume?.checkpoint?.step ?? null,
+    progress: null,
+    halting: null,
   }));
   playground.arms = views;
   const live = playground.arms; // the $state proxies: updates through them reach the UI
@@ -288,10 +376,21 @@ export function startTraining(): Promise<void> {
   });
 }
 
-/** Pauses every arm after its step in flight. */
+/** Pauses every arm: within a fraction of a second while a step is still rolling out, else after its update. */
 export function pauseTraining(): Promise<void> {
   return guarded(async () => {
-    await Promise.all(liveClients().map((c) => c.api.pause()));
+    await Promise.all(
+      playground.arms.map(async (view) => {
+        const c = armClients.get(view.arm);
+        if (!c) return;
+        view.halting = 'pause';
+        try {
+          await c.api.pause();
+        } finally {
+          view.halting = null;
+        }
+      }),
+    );
   });
 }
 
@@ -303,11 +402,54 @@ export function stepOnce(): Promise<void> {
   });
 }
 
-/** Stops every arm; a stopped run cannot continue, but stays stored. */
+/**
+ * How long Stop waits for a worker to stop by itself. A step still rolling out or scoring stops within a fraction
+ * of a second; one in its update (seconds of kernels that do not look at messages) is ended after this.
+ */
+const STOP_GRACE_MS = 2000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Stops every arm within about STOP_GRACE_MS. A worker that does not answer in time is ended (terminated): its step
+ * in flight is lost, never a checkpoint (the page keeps the one of the last completed step). The run stays stored
+ * and can be resumed from that checkpoint in a new session.
+ */
 export function stopTraining(): Promise<void> {
   return guarded(async () => {
-    await Promise.all(liveClients().map((c) => c.api.stop()));
+    const ended = await Promise.all(playground.arms.map((view) => stopArm(view)));
+    if (ended.some((c) => c === client)) await startFirstWorker(playground.requested);
   });
+}
+
+/** Stops one arm; returns the client if its worker had to be ended. */
+async function stopArm(view: ArmView): Promise<TrainerClient | null> {
+  const c = armClients.get(view.arm);
+  const phase = view.status?.phase;
+  if (!c || !phase || phase === 'stopped' || phase === 'done' || phase === 'failed') return null;
+  view.halting = 'stop';
+  try {
+    const answered = await Promise.race([c.api.stop().then(() => true, () => true), sleep(STOP_GRACE_MS).then(() => false)]);
+    if (answered) return null;
+    c.terminate();
+    armClients.delete(view.arm);
+    const done = view.status?.step ?? 0;
+    const checkpoint = view.checkpointStep;
+    view.status = {
+      phase: 'stopped',
+      step: done,
+      totalSteps: view.status?.totalSteps ?? done,
+      message:
+        `stopped during step ${done + 1}, whose update was still running (it was dropped); ` +
+        (checkpoint !== null ? `resume continues from the checkpoint of step ${checkpoint}` : 'no checkpoint was kept yet'),
+    };
+    view.progress = null;
+    if (view.runId) await store.updateRunStatus(view.runId, $state.snapshot(view.status));
+    void refreshStoredRuns();
+    return c;
+  } finally {
+    view.halting = null;
+  }
 }
 
 // --- stored runs ----------------------------------------------------------------------------------------------
@@ -320,12 +462,36 @@ export async function refreshStoredRuns(): Promise<void> {
   }
 }
 
-/** Shows a stored run's charts and trajectories (no training). */
+/**
+ * Shows a stored run's charts and trajectories (no training), and puts its settings in the form and the URL (the
+ * backend stays: switching it would restart the worker).
+ */
 export function openStoredRun(runId: string): Promise<void> {
   return guarded(async () => {
     const loaded = await store.loadRun(runId);
-    showRuns([{ arm: loaded.run.arm, runId, status: null, rows: loaded.rows, rollouts: loaded.rollouts, checkpointStep: loaded.checkpoint?.step ?? null }]);
+    if (loaded.run.search || loaded.run.preset !== 'imported') {
+      const reading = readSettingsSearch(loaded.run.search);
+      if (reading.problems.length === 0) {
+        playground.drafts = {};
+        playground.fieldErrors = {};
+        setSettings({ ...reading.settings, backend: playground.settings.backend });
+      }
+    }
+    showRuns([viewOf(loaded)]);
   });
+}
+
+function viewOf(loaded: store.LoadedRun): ArmView {
+  return {
+    arm: loaded.run.arm,
+    runId: loaded.run.id,
+    status: null,
+    rows: loaded.rows,
+    rollouts: loaded.rollouts,
+    checkpointStep: loaded.checkpoint?.step ?? null,
+    progress: null,
+    halting: null,
+  };
 }
 
 /** Continues a stored run from its latest checkpoint, in the worker. */
@@ -333,6 +499,9 @@ export function resumeStoredRun(runId: string): Promise<void> {
   return guarded(async () => {
     const loaded = await store.loadRun(runId);
     if (!loaded.run.config) throw new Error(`run '${loaded.run.name}' has no config to resume from`);
+    if (!loaded.checkpoint) throw new Error(`run '${loaded.run.name}' has no checkpoint yet: start a new run instead`);
+    const total = loaded.run.config.trainer.totalSteps;
+    if (loaded.checkpoint.step >= total) throw new Error(`run '${loaded.run.name}' is finished (${total} of ${total} steps): nothing to resume`);
     await createRuns({ run: loaded.run, checkpoint: loaded.checkpoint, rows: loaded.rows, rollouts: loaded.rollouts });
     await Promise.all(liveClients().map((c) => c.api.play()));
   });
@@ -361,7 +530,7 @@ export function showImportedRun(name: string, contents: RunContents): Promise<vo
       if (contents.checkpoint) await store.saveCheckpoint({ runId, ...contents.checkpoint });
       await refreshStoredRuns();
     }
-    showRuns([{ arm: name, runId, status: null, rows: contents.rows, rollouts: contents.rollouts, checkpointStep: contents.checkpoint?.step ?? null }]);
+    showRuns([{ arm: name, runId, status: null, rows: contents.rows, rollouts: contents.rollouts, checkpointStep: contents.checkpoint?.step ?? null, progress: null, halting: null }]);
   });
 }
 

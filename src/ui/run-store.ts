@@ -22,7 +22,10 @@ export interface StoredRun {
   /** The page query string that set the run up (a link back to its settings). */
   search: string;
   config: RunConfig | null;
+  /** The last status its worker reported (a run not live on the page is not running, whatever this says). */
   status: RunStatus | null;
+  /** Step of the checkpoint kept for it, if any (absent in runs stored before this field existed). */
+  checkpointStep?: number | null;
 }
 
 export interface StoredCheckpoint {
@@ -66,9 +69,11 @@ export async function saveRun(run: StoredRun): Promise<void> {
 }
 
 export async function updateRunStatus(runId: string, status: RunStatus): Promise<void> {
-  const d = await db();
-  const run = await d.get('runs', runId);
-  if (run) await d.put('runs', { ...run, status: { ...status } });
+  // One read-write transaction, so it cannot interleave with saveCheckpoint's update of the same record.
+  const tx = (await db()).transaction('runs', 'readwrite');
+  const run = await tx.store.get(runId);
+  if (run) await tx.store.put({ ...run, status: { ...status } });
+  await tx.done;
 }
 
 export async function appendMetrics(runId: string, row: MetricRow): Promise<void> {
@@ -80,13 +85,23 @@ export async function appendRollouts(runId: string, step: number, records: Store
 }
 
 export async function saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {
-  await (await db()).put('checkpoints', checkpoint);
+  const d = await db();
+  const tx = d.transaction(['checkpoints', 'runs'], 'readwrite');
+  const runs = tx.objectStore('runs');
+  const run = await runs.get(checkpoint.runId);
+  await tx.objectStore('checkpoints').put(checkpoint);
+  if (run) await runs.put({ ...run, checkpointStep: checkpoint.step });
+  await tx.done;
 }
 
-/** Every stored run, newest first. */
+/** Every stored run, newest first; `checkpointStep` is null for runs without a checkpoint. */
 export async function listRuns(): Promise<StoredRun[]> {
-  const runs = await (await db()).getAll('runs');
-  return runs.sort((a, b) => b.createdAt - a.createdAt);
+  const d = await db();
+  const runs = await d.getAll('runs');
+  const withCheckpoint = new Set(await d.getAllKeys('checkpoints'));
+  return runs
+    .map((r) => ({ ...r, checkpointStep: withCheckpoint.has(r.id) ? (r.checkpointStep ?? r.status?.step ?? null) : null }))
+    .sort((a, b) => b.createdAt - a.createdAt);
 }
 
 export interface LoadedRun {

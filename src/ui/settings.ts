@@ -2,6 +2,11 @@
 // switches, batch shape, turn budget, seed). They live in the page URL so a link reproduces a setup, and they turn
 // into a RunConfig by laying the knobs over the preset's config, the SAME RunConfig the CLI would build for
 // `ragen train --preset NAME --set ...`. Pure TypeScript (no DOM, no runes), so it is unit-tested in Node.
+//
+// One table (KNOB_SPECS) holds every knob's limits: the URL reader and the form both check values with
+// `checkKnob`, so a value the form accepts is a value a shared link accepts, and the other way round. A bad value
+// never makes the page unusable: `readSettingsSearch` keeps the rest of the settings, and reports the bad field
+// (with its raw text, so the form can show it highlighted next to a plain-words error) for the user to fix.
 import { ENV_TAGS } from '../../envs/index';
 import { mergeConfigInput, parseRunConfig, type RunConfig, type RunConfigInput } from '../starpo/config';
 import { PRESET_NAMES, presetConfig, resolvePreset, type PresetName } from '../starpo/presets';
@@ -52,69 +57,197 @@ export const STARPO_S_SWITCHES = { filterRatio: 0.25, klCoef: 0, clipHigh: 0.28 
 /** Vanilla StarPO as the paper ran it: no filter, KL 0.001 in the reward, symmetric clip 0.2. */
 export const VANILLA_STARPO_SWITCHES = { filterRatio: 1, klCoef: 0.001, clipHigh: 0.2 } as const;
 
-/** How each knob is spelled in the URL, and how its value is read. */
+/** How each knob is spelled in the URL, labelled on the form, explained, and checked. */
 interface KnobSpec {
   param: string;
   kind: 'int' | 'number' | 'env' | 'algorithm';
+  /** The form's label (RAGEN's letters in brackets: P, N, K). */
+  label: string;
+  /** One sentence for a newcomer: what the knob does. */
+  help: string;
   /** Smallest accepted value for numbers. */
   min?: number;
-  /** Largest accepted value for numbers. */
+  /** Largest accepted value for numbers (sized for a browser tab: a step must finish in seconds to minutes). */
   max?: number;
+  /** The form's spinner step. */
+  step?: number;
 }
 
 export const KNOB_SPECS: { readonly [K in keyof Required<Knobs>]: KnobSpec } = {
-  env: { param: 'env', kind: 'env' },
-  algorithm: { param: 'algo', kind: 'algorithm' },
-  filterRatio: { param: 'filter', kind: 'number', min: 0, max: 1 },
-  klCoef: { param: 'kl', kind: 'number', min: 0, max: 1 },
-  clipHigh: { param: 'clipHigh', kind: 'number', min: 0.01, max: 10 },
-  envGroups: { param: 'groups', kind: 'int', min: 1, max: 256 },
-  groupSize: { param: 'groupSize', kind: 'int', min: 1, max: 64 },
-  maxTurn: { param: 'turns', kind: 'int', min: 1, max: 20 },
-  maxActionsPerTurn: { param: 'actions', kind: 'int', min: 1, max: 20 },
-  seed: { param: 'seed', kind: 'int', min: 0, max: 2 ** 31 - 1 },
-  totalSteps: { param: 'steps', kind: 'int', min: 1, max: 100_000 },
+  env: { param: 'env', kind: 'env', label: 'environment', help: 'The game the agent learns to play.' },
+  algorithm: {
+    param: 'algo', kind: 'algorithm', label: 'algorithm',
+    help: 'PPO learns a critic that predicts rewards; GRPO instead compares the rollouts of each env group with each other.',
+  },
+  filterRatio: {
+    param: 'filter', kind: 'number', label: 'filter ratio', min: 0.01, max: 1, step: 0.05,
+    help: 'StarPO-S trains only on this fraction of env groups: those whose rollouts disagree most (highest reward std). 1 = keep all (vanilla StarPO).',
+  },
+  klCoef: {
+    param: 'kl', kind: 'number', label: 'KL coef', min: 0, max: 1, step: 0.001,
+    help: 'How strongly the reward punishes drifting away from the starting policy. 0 = off (StarPO-S).',
+  },
+  clipHigh: {
+    param: 'clipHigh', kind: 'number', label: 'clip high ε', min: 0.01, max: 1, step: 0.01,
+    help: 'PPO lets the probability ratio of an answer grow to 1 + ε per update. 0.28 ("clip-higher", StarPO-S) lets rare good answers grow faster than the symmetric 0.2.',
+  },
+  envGroups: {
+    param: 'groups', kind: 'int', label: 'env groups (P)', min: 1, max: 64, step: 1,
+    help: 'P: how many different starting states each training step plays.',
+  },
+  groupSize: {
+    param: 'groupSize', kind: 'int', label: 'group size (N)', min: 1, max: 32, step: 1,
+    help: 'N: how many times the agent plays each starting state; StarPO compares these rollouts with each other.',
+  },
+  maxTurn: { param: 'turns', kind: 'int', label: 'turns (K)', min: 1, max: 20, step: 1, help: 'K: most answers (turns) the agent gives per episode.' },
+  maxActionsPerTurn: {
+    param: 'actions', kind: 'int', label: 'actions / turn', min: 1, max: 20, step: 1,
+    help: 'Most game moves taken from one answer.',
+  },
+  seed: { param: 'seed', kind: 'int', label: 'seed', min: 0, max: 2 ** 31 - 1, step: 1, help: 'Same seed, same backend: the same run, step for step.' },
+  totalSteps: { param: 'steps', kind: 'int', label: 'steps', min: 1, max: 10_000, step: 1, help: 'Training steps (rollout, then update) of the run.' },
 };
 
-const KNOB_NAMES = Object.keys(KNOB_SPECS) as (keyof Knobs)[];
+export const KNOB_NAMES = Object.keys(KNOB_SPECS) as (keyof Knobs)[];
 
-function readKnob(name: keyof Knobs, raw: string): Knobs[keyof Knobs] {
+/** A field of the settings form: the preset, the backend, or a knob. */
+export type FieldName = 'preset' | 'backend' | keyof Knobs;
+
+/** A knob's value, or why the text is not one (plain words, without the field's name). */
+export type KnobCheck = { ok: true; value: Knobs[keyof Knobs] } | { ok: false; error: string };
+
+/** Checks the text of one knob against its limits: the ONE check of both the form and the URL. */
+export function checkKnob(name: keyof Knobs, raw: string): KnobCheck {
   const spec = KNOB_SPECS[name];
-  const where = `URL parameter '${spec.param}'`;
+  const text = raw.trim();
   if (spec.kind === 'env') {
-    if (!ENV_TAGS.includes(raw)) throw new Error(`unknown env '${raw}' in ${where} (expected one of: ${ENV_TAGS.join(', ')})`);
-    return raw;
+    return ENV_TAGS.includes(text) ? { ok: true, value: text } : { ok: false, error: `'${raw}' is not an environment here (choose one of ${ENV_TAGS.join(', ')})` };
   }
   if (spec.kind === 'algorithm') {
-    if (raw !== 'ppo' && raw !== 'grpo') throw new Error(`unknown algorithm '${raw}' in ${where} (expected ppo or grpo)`);
-    return raw;
+    return text === 'ppo' || text === 'grpo' ? { ok: true, value: text } : { ok: false, error: `'${raw}' is not an algorithm here (choose ppo or grpo)` };
   }
-  const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value)) throw new Error(`${where} must be a number, got '${raw}'`);
-  if (spec.kind === 'int' && !Number.isInteger(value)) throw new Error(`${where} must be an integer, got '${raw}'`);
-  if ((spec.min !== undefined && value < spec.min) || (spec.max !== undefined && value > spec.max)) {
-    throw new Error(`${where} must be between ${spec.min} and ${spec.max}, got ${raw}`);
-  }
-  return value;
+  const range = `from ${spec.min} to ${spec.max}`;
+  const wanted = spec.kind === 'int' ? `a whole number ${range}` : `a number ${range}`;
+  const value = Number(text);
+  if (text === '' || !Number.isFinite(value)) return { ok: false, error: `needs ${wanted}; '${raw}' is not a number` };
+  if (spec.kind === 'int' && !Number.isInteger(value)) return { ok: false, error: `needs ${wanted}; ${raw} is not a whole number` };
+  if (value < spec.min!) return { ok: false, error: `needs ${wanted}; ${raw} is too small` };
+  if (value > spec.max!) return { ok: false, error: `needs ${wanted}; ${raw} is too large` };
+  return { ok: true, value };
 }
 
-/** Settings from a URL query string (`location.search`). Bad values throw an Error naming the parameter. */
-export function settingsFromSearch(search: string): PlaygroundSettings {
+/** One problem with the settings, in plain words, and the fields to highlight. */
+export interface SettingsProblem {
+  fields: FieldName[];
+  message: string;
+}
+
+/** What a URL gave: the usable settings, and for each unusable field its raw text and the reason. */
+export interface SettingsReading {
+  /** The settings, with every bad field left at its default (the preset's value, 'auto', bandit-tiny). */
+  settings: PlaygroundSettings;
+  /** The raw text of each bad field, so the form can show it (highlighted) for the user to fix in place. */
+  drafts: Partial<Record<FieldName, string>>;
+  /** One per bad field. */
+  problems: SettingsProblem[];
+}
+
+/** Settings from a URL query string (`location.search`); a bad value is reported, never fatal. */
+export function readSettingsSearch(search: string): SettingsReading {
   const params = new URLSearchParams(search);
-  const preset = params.get('preset') || DEFAULT_PRESET;
+  const drafts: SettingsReading['drafts'] = {};
+  const problems: SettingsProblem[] = [];
+  const bad = (field: FieldName, raw: string, message: string) => {
+    drafts[field] = raw;
+    problems.push({ fields: [field], message });
+  };
+  let preset = params.get('preset') || DEFAULT_PRESET;
   if (!(PRESET_NAMES as string[]).includes(preset)) {
-    throw new Error(`unknown preset '${preset}' in the URL (expected one of: ${PRESET_NAMES.join(', ')})`);
+    bad('preset', preset, `unknown preset '${preset}' in the URL (choose one of ${PRESET_NAMES.join(', ')})`);
+    preset = DEFAULT_PRESET;
   }
-  const backend = params.get('backend') || 'auto';
+  let backend = params.get('backend') || 'auto';
   if (!isBackendChoice(backend)) {
-    throw new Error(`unknown backend '${backend}' in the URL (expected one of: ${BACKEND_CHOICES.join(', ')})`);
+    bad('backend', backend, `unknown backend '${backend}' in the URL (choose one of ${BACKEND_CHOICES.join(', ')})`);
+    backend = 'auto';
   }
   const knobs: Knobs = {};
   for (const name of KNOB_NAMES) {
-    const raw = params.get(KNOB_SPECS[name].param);
-    if (raw !== null && raw !== '') (knobs as Record<string, unknown>)[name] = readKnob(name, raw);
+    const spec = KNOB_SPECS[name];
+    const raw = params.get(spec.param);
+    if (raw === null || raw === '') continue;
+    const check = checkKnob(name, raw);
+    if (check.ok) (knobs as Record<string, unknown>)[name] = check.value;
+    else bad(name, raw, `${spec.label} (URL parameter '${spec.param}') ${check.error}`);
   }
-  return { preset: preset as PresetName, backend: backend as BackendChoice, knobs };
+  return { settings: { preset: preset as PresetName, backend: backend as BackendChoice, knobs }, drafts, problems };
+}
+
+/** Settings from a URL query string. Throws an Error with the first problem (readSettingsSearch reports them all). */
+export function settingsFromSearch(search: string): PlaygroundSettings {
+  const reading = readSettingsSearch(search);
+  if (reading.problems.length > 0) throw new Error(reading.problems[0].message);
+  return reading.settings;
+}
+
+/** Which form field a RunConfig key belongs to (for highlighting a problem the config found). */
+const CONFIG_KEY_FIELDS: [RegExp, keyof Knobs][] = [
+  [/filter\.ratio/, 'filterRatio'],
+  [/agent\.(envGroups|trainEnvs)/, 'envGroups'],
+  [/agent\.groupSize|groupSize/, 'groupSize'],
+  [/agent\.maxTurn/, 'maxTurn'],
+  [/agent\.maxActionsPerTurn/, 'maxActionsPerTurn'],
+  [/algorithm\.klCoef/, 'klCoef'],
+  [/actor\.clipRatioHigh/, 'clipHigh'],
+  [/advEstimator|rewardNormalization/, 'algorithm'],
+  [/trainer\.totalSteps/, 'totalSteps'],
+  [/trainer\.seed/, 'seed'],
+];
+
+/**
+ * Why `settings` cannot make a run, in plain words with the fields to fix, or null when every arm's RunConfig is
+ * valid. The common mistakes get a sentence of their own; anything else is the config's own message.
+ */
+export function settingsProblem(settings: PlaygroundSettings): SettingsProblem | null {
+  const arms = presetArms(settings.preset);
+  for (const arm of arms) {
+    const config = presetConfig(settings.preset, arm);
+    const k = settings.knobs;
+    const classroom = arms.length > 1;
+    const ratio = classroom ? config.filter.ratio : (k.filterRatio ?? config.filter.ratio);
+    const groups = k.envGroups ?? config.agent.envGroups;
+    if (config.filter.strategy === 'ratio' && Math.floor(ratio * groups + 1e-9) < 1) {
+      const minGroups = Math.ceil(1 / ratio - 1e-9);
+      const minRatio = Math.ceil((100 / groups) - 1e-9) / 100;
+      return classroom
+        ? {
+            fields: ['envGroups'],
+            message: `StarPO-S keeps the top ${ratio * 100}% of env groups; with ${groups} env group${groups === 1 ? '' : 's'} that is no group at all, so it would never train. Use at least ${minGroups} env groups.`,
+          }
+        : {
+            fields: ['filterRatio', 'envGroups'],
+            message:
+              `The filter keeps the top ${ratio} × ${groups} env groups, which rounds down to 0: no group would be trained on. ` +
+              `Raise the filter ratio to at least ${minRatio}` +
+              (minGroups <= KNOB_SPECS.envGroups.max! ? `, or use at least ${minGroups} env groups.` : '.'),
+          };
+    }
+    const algorithm = k.algorithm ?? (config.algorithm.advEstimator === 'grpo' ? 'grpo' : 'ppo');
+    if (algorithm === 'grpo' && (k.groupSize ?? config.agent.groupSize) < 2) {
+      return {
+        fields: ['groupSize', 'algorithm'],
+        message: 'GRPO compares the rollouts of each env group with each other, so it needs a group size (N) of at least 2.',
+      };
+    }
+  }
+  try {
+    for (const arm of arms) runConfigFor(settings, arm);
+    return null;
+  } catch (err) {
+    const text = err instanceof Error ? err.message : String(err);
+    const fields = CONFIG_KEY_FIELDS.filter(([re]) => re.test(text)).map(([, f]) => f);
+    return { fields, message: `This setup cannot run: ${text.replace(/^invalid run config \([^)]*\): /, '')}` };
+  }
 }
 
 /**

@@ -1,25 +1,25 @@
 // Issue #5's other browser proofs: training on WebGPU (SwiftShader, so only a step), the main thread staying free
 // while the worker trains, custom boards (a malformed one is refused by name and changes nothing, a valid one is
 // played by the current policy), exporting a run and importing it back (a hostile archive refused), classroom
-// mode's two workers, and importing a CLI metrics.jsonl.
+// mode's two workers (one colour per arm on every chart), and importing a CLI metrics.jsonl.
 import { expect, test, type Page } from '@playwright/test';
 import { readFileSync } from 'node:fs';
-import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
+import { contrastOnWhite, expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
 import { readTar } from '../../src/ui/tar';
 
 async function stepCount(page: Page): Promise<number> {
   return Number(await page.getByTestId('step-count').textContent());
 }
 
-test('training: webgpu (auto) runs a real training step in the worker', async ({ page }, testInfo) => {
+test('training: webgpu (asked for) runs a real training step in the worker', async ({ page }, testInfo) => {
   test.setTimeout(400_000);
   const errors = watchErrors(page);
-  await page.goto('./?preset=bandit-tiny&groups=4&groupSize=2');
+  await page.goto('./?preset=bandit-tiny&backend=webgpu&groups=4&groupSize=2');
   await expect(page.getByTestId('backend'), `page errors: ${errors.join(' | ')}`).toHaveText('webgpu');
   await expectWorkingMatmul(page);
   await page.getByTestId('step-once').click();
   await expect.poll(() => stepCount(page), { timeout: 360_000 }).toBe(1);
-  await expect(page.getByTestId('run-phase')).toHaveText('paused');
+  await expect(page.getByTestId('run-status')).toHaveText('paused');
   await expect(page.getByTestId('training-error')).toHaveCount(0);
   await expect.poll(async () => Number(await page.getByTestId('chart-actor/grad_norm').getAttribute('data-points'))).toBeGreaterThanOrEqual(1);
   await expect(page.getByTestId('rollout-viewer').getByTestId('board').first()).toBeVisible();
@@ -94,6 +94,15 @@ test('custom board: a malformed level shows an error naming the problem and chan
   await page.getByTestId('custom-level-input').fill('P__\n_Z_\n__G');
   await page.getByTestId('custom-level-play').click();
   await expect(page.getByTestId('custom-level-error')).toContainText("'Z'");
+  // Each env keeps its own text: back to Sokoban shows the Sokoban board typed before, not the lake.
+  await page.getByTestId('custom-level-env').selectOption('SimpleSokoban');
+  await expect(page.getByTestId('custom-level-input')).toHaveValue('#####\n#PP_#\n#_XO#\n#####');
+  await expect(page.getByTestId('custom-level-error')).toHaveCount(0);
+  // A Sokoban board must be walled in.
+  await page.getByTestId('custom-level-input').fill('#####\n#P___\n#_XO_\n#####');
+  await page.getByTestId('custom-level-play').click();
+  await expect(page.getByTestId('custom-level-error')).toHaveText("the level's right edge is not a wall (row 2 ends with '_'): put '#' all the way round");
+  await expect(page.getByTestId('custom-level-input')).toHaveAttribute('aria-invalid', 'true');
   await saveScreenshot(page, testInfo, 'custom-board-error');
   // Nothing changed: same settings in the URL, no run, no result.
   expect(page.url()).toBe(urlBefore);
@@ -117,9 +126,20 @@ test('custom board: a valid FrozenLake map is played by the current policy', asy
   const board = result.getByTestId('board').first();
   await expect(board).toHaveAttribute('data-kind', 'grid');
   await expect(board).toHaveAttribute('data-rows', '3');
-  await expect(result.locator('[data-tile="player"]').first()).toBeVisible();
-  await expect(result.locator('[data-tile="goal"]')).toHaveCount(1);
+  await expect(board.locator('[data-tile="player"]').first()).toBeVisible();
+  await expect(board.locator('[data-tile="goal"]')).toHaveCount(1);
   await saveScreenshot(page, testInfo, 'custom-board-played');
+  // A bad board after a played one: the error replaces the old episode (it would read as this board's answer).
+  await page.getByTestId('custom-level-input').fill('P_O\n__O\nO_Z');
+  await page.getByTestId('custom-level-play').click();
+  await expect(page.getByTestId('custom-level-error')).toContainText("'Z'");
+  await expect(result).toHaveCount(0);
+  // Sokoban's box on a target typed in ASCII ('*'), played by the same policy: the board shows it.
+  await page.getByTestId('custom-level-env').selectOption('SimpleSokoban');
+  await page.getByTestId('custom-level-input').fill('######\n#P*X_#\n#__O_#\n######');
+  await page.getByTestId('custom-level-play').click();
+  await expect(result).toBeVisible({ timeout: 120_000 });
+  await expect(result.getByTestId('board').first().locator('[data-tile="box-on-target"]')).toHaveCount(1);
 
   // Export: one tar in the CLI's run-directory layout, with the checkpoint the pause left behind.
   const item = page.getByTestId('run-item').first();
@@ -163,9 +183,39 @@ test('classroom: echo-trap trains vanilla StarPO and StarPO-S side by side in tw
   // Each chart overlays both arms' series.
   const chart = page.getByTestId('chart-actor/entropy_loss');
   await expect.poll(async () => Number(await chart.getAttribute('data-series'))).toBe(2);
-  await expect(chart).toContainText('starpo: actor/entropy_loss');
-  await expect(chart).toContainText('starpo-s: actor/entropy_loss');
+  await expect(chart.locator('[data-testid="chart-series"][data-arm="starpo"]')).toContainText('starpo · policy entropy');
+  await expect(chart.locator('[data-testid="chart-series"][data-arm="starpo-s"]')).toContainText('starpo-s · policy entropy');
   await expect(page.getByTestId('run-item')).toHaveCount(2);
+  // One colour per arm, on every chart: every series and swatch of an arm carries the same data-colour, the two
+  // arms' colours differ, and both are readable on white.
+  const tagged = await page.locator('[aria-label="Charts"] [data-arm][data-colour]').evaluateAll((els) =>
+    els.map((e) => ({ arm: e.getAttribute('data-arm')!, colour: e.getAttribute('data-colour')!, swatch: e.classList.contains('swatch') })),
+  );
+  expect(tagged.filter((t) => t.swatch).length).toBeGreaterThanOrEqual(2 * 6); // both arms on at least 6 charts
+  const colours = new Map<string, Set<string>>();
+  for (const t of tagged) colours.set(t.arm, (colours.get(t.arm) ?? new Set()).add(t.colour));
+  expect([...colours.keys()].sort()).toEqual(['starpo', 'starpo-s']);
+  expect(colours.get('starpo')!.size).toBe(1);
+  expect(colours.get('starpo-s')!.size).toBe(1);
+  const [starpoColour] = colours.get('starpo')!;
+  const [starpoSColour] = colours.get('starpo-s')!;
+  expect(starpoColour).not.toBe(starpoSColour);
+  for (const c of [starpoColour, starpoSColour]) expect(contrastOnWhite(c)).toBeGreaterThanOrEqual(4.5);
+  // The canvas really draws each arm in its colour: pixels of both colours are on the entropy plot.
+  const drawn = await chart.locator('canvas').evaluate((canvas: HTMLCanvasElement, wanted: string[]) => {
+    const ctx = canvas.getContext('2d')!;
+    const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+    const rgb = wanted.map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
+    const counts = rgb.map(() => 0);
+    for (let i = 0; i < data.length; i += 4) {
+      rgb.forEach(([r, g, b], k) => {
+        if (Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) < 24 && data[i + 3] > 200) counts[k]++;
+      });
+    }
+    return counts;
+  }, [starpoColour, starpoSColour]);
+  expect(drawn[0], `pixels of ${starpoColour}`).toBeGreaterThan(3);
+  expect(drawn[1], `pixels of ${starpoSColour}`).toBeGreaterThan(3);
   await saveScreenshot(page, testInfo, 'classroom-echo-trap');
 });
 

@@ -65,7 +65,7 @@ test('scorecard: the current bandit-tiny policy is scored as `ragen eval` scores
 
   // One training step leaves a checkpoint in IndexedDB (every pause keeps one); its scorecard comes from those files.
   await page.getByTestId('step-once').click();
-  await expect(page.getByTestId('run-phase')).toHaveText('paused', { timeout: 60_000 });
+  await expect(page.getByTestId('run-status')).toHaveText('paused', { timeout: 60_000 });
   await expect(item).toHaveAttribute('data-step', '1');
   await item.getByTestId('run-score').click();
   await expect(panel.getByTestId('scorecard-policy')).toContainText('checkpoint of step 1', { timeout: 60_000 });

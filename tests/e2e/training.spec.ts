@@ -46,7 +46,7 @@ test('training: bandit-tiny on wasm trains, fills charts and rollouts, pauses, r
 
   // Pause: the counter stops after the step in flight and stays.
   await page.getByTestId('pause').click();
-  await expect(page.getByTestId('run-phase')).toHaveText('paused', { timeout: 120_000 });
+  await expect(page.getByTestId('run-status')).toHaveText('paused', { timeout: 120_000 });
   const paused = await stepCount(page);
   await page.waitForTimeout(3000);
   expect(await stepCount(page)).toBe(paused);
@@ -56,7 +56,7 @@ test('training: bandit-tiny on wasm trains, fills charts and rollouts, pauses, r
   await page.getByTestId('start').click();
   await waitForSteps(page, paused + 1);
   await page.getByTestId('pause').click();
-  await expect(page.getByTestId('run-phase')).toHaveText('paused', { timeout: 120_000 });
+  await expect(page.getByTestId('run-status')).toHaveText('paused', { timeout: 120_000 });
   const beforeReload = await stepCount(page);
   const pointsBeforeReload = await page.getByTestId('chart-actor/entropy_loss').getAttribute('data-points');
 
@@ -72,9 +72,9 @@ test('training: bandit-tiny on wasm trains, fills charts and rollouts, pauses, r
   await expectWorkingMatmul(page);
   await item.getByTestId('run-resume').click();
   await waitForSteps(page, beforeReload + 1);
-  await expect(page.getByTestId('run-phase')).not.toHaveText('failed');
+  await expect(page.getByTestId('run-status')).not.toHaveText('failed');
   await page.getByTestId('pause').click();
-  await expect(page.getByTestId('run-phase')).toHaveText('paused', { timeout: 120_000 });
+  await expect(page.getByTestId('run-status')).toHaveText('paused', { timeout: 120_000 });
   await saveScreenshot(page, testInfo, 'training-resumed');
   expect(errors.filter((e) => !e.includes('favicon'))).toEqual([]);
 });

@@ -60,7 +60,7 @@ describe('ragen train: bad input stops before any work (exit 2, named in the mes
     results.forEach((r, i) => {
       expect(r.code, cases[i][0].join(' ')).toBe(2);
       expect(r.stderr).toMatch(cases[i][1]);
-      expect(r.stderr).not.toMatch(/backend: using/); // nothing started
+      expect(`${r.stdout}${r.stderr}`).not.toMatch(/^backend:/m); // nothing started
     });
     expect(fs.existsSync(path.join(tmp, 'bad-run'))).toBe(false);
   });

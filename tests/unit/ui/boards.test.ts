@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { banditPrompt, makeEnv } from '../../../envs/index';
-import { banditArms, boardFromState, parseGrid } from '../../../src/ui/boards';
+import { banditArms, boardFromState, parseGrid, tilesIn } from '../../../src/ui/boards';
 
 describe('boards: drawing env states', () => {
   it('reads a Sokoban state with the player, a box and a target where the env put them', () => {
@@ -45,5 +45,10 @@ describe('boards: drawing env states', () => {
     const board = boardFromState('Bandit', env.reset(3));
     expect(board.kind).toBe('bandit');
     if (board.kind === 'bandit') expect([...board.arms].sort()).toEqual([...env.actionNames].sort());
+  });
+
+  it('lists the kinds of tile on a board once each, for the legend', () => {
+    const env = makeEnv('SimpleSokoban', { level: ['######', '#P___#', '#_X__#', '#__O_#', '######'] });
+    expect(tilesIn(parseGrid('SimpleSokoban', env.reset(0)).tiles)).toEqual(['wall', 'floor', 'target', 'box', 'player']);
   });
 });

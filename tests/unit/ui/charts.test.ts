@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EchoTrapDetector } from '../../../src/metrics/echoTrap';
 import type { MetricRow } from '../../../src/metrics/jsonl';
 import { defaultRunConfig } from '../../../src/starpo/config';
-import { chartData, chartSpecs, echoTrapMark, successKeys } from '../../../src/ui/charts';
+import { ARM_COLOURS, chartData, chartSpecs, echoTrapExplanation, echoTrapMark, formatValue, successKeys } from '../../../src/ui/charts';
 
 const row = (step: number, values: Record<string, number>): MetricRow => ({ step, ...values });
 
@@ -19,12 +19,44 @@ describe('charts: specs and data', () => {
     const spec = chartSpecs(['Bandit']).find((s) => s.key === 'rollout/in_group_std')!;
     const a = [row(1, { 'rollout/in_group_std': 0.5, 'rollout/chosen_in_group_std': NaN }), row(3, { 'rollout/in_group_std': 0.25 })];
     const d = chartData(spec, [{ label: 'a', rows: a }]);
-    expect(d.labels).toEqual(['rollout/in_group_std']);
-    expect(d.columns).toEqual([[1, 3], [0.5, 0.25]]);
+    expect(d.steps).toEqual([1, 3]);
+    expect(d.series.map((s) => [s.label, s.values, s.last])).toEqual([['all groups', [0.5, 0.25], 0.25]]);
     const b = [row(2, { 'rollout/in_group_std': 0.1, 'rollout/chosen_in_group_std': 0.2 })];
     const overlaid = chartData(spec, [{ label: 'starpo', rows: a }, { label: 'starpo-s', rows: b }]);
-    expect(overlaid.labels).toEqual(['starpo: rollout/in_group_std', 'starpo-s: rollout/in_group_std', 'starpo-s: rollout/chosen_in_group_std']);
-    expect(overlaid.columns).toEqual([[1, 2, 3], [0.5, null, 0.25], [null, 0.1, null], [null, 0.2, null]]);
+    expect(overlaid.steps).toEqual([1, 2, 3]);
+    expect(overlaid.series.map((s) => [s.arm, s.key, s.values])).toEqual([
+      ['starpo', 'rollout/in_group_std', [0.5, null, 0.25]],
+      ['starpo-s', 'rollout/in_group_std', [null, 0.1, null]],
+      ['starpo-s', 'rollout/chosen_in_group_std', [null, 0.2, null]],
+    ]);
+    expect(overlaid.series.map((s) => s.label)).toEqual(['starpo · all groups', 'starpo-s · all groups', 'starpo-s · groups kept by the filter']);
+  });
+
+  it('gives each arm one colour on every chart, and companion series a dashed line', () => {
+    const rows = (v: number) => [row(1, { 'train/Bandit/success': v, 'val-env/Bandit/success': v, 'actor/entropy_loss': v, 'rollout/in_group_std': v, 'rollout/chosen_in_group_std': v })];
+    const runs = [{ label: 'starpo', rows: rows(0.5) }, { label: 'starpo-s', rows: rows(0.25) }];
+    const colours = new Map<string, Set<string>>();
+    for (const spec of chartSpecs(['Bandit'])) {
+      for (const s of chartData(spec, runs).series) {
+        colours.set(s.arm, (colours.get(s.arm) ?? new Set()).add(s.colour));
+        expect(s.dashed).toBe(spec.series.find((x) => x.key === s.key)!.dashed);
+      }
+    }
+    expect([...colours.entries()].map(([arm, c]) => [arm, [...c]])).toEqual([['starpo', [ARM_COLOURS[0]]], ['starpo-s', [ARM_COLOURS[1]]]]);
+  });
+
+  it('every chart labels its y axis; success rates get a fixed 0-1 axis, the rest fit their data', () => {
+    for (const spec of chartSpecs(['Bandit', 'FrozenLake'])) {
+      expect(spec.yLabel.length, spec.key).toBeGreaterThan(3);
+      expect(spec.watch.length, spec.key).toBeGreaterThan(20);
+      expect(spec.range, spec.key).toEqual(spec.key.endsWith('/success') ? [0, 1] : undefined);
+    }
+    // Bandit's success is explained: it is about the arm chosen, not the (random) reward of one pull.
+    expect(chartSpecs(['Bandit'])[0].watch).toMatch(/higher expected reward/);
+  });
+
+  it('formats legend values to 3 significant digits', () => {
+    expect([0.123456, 12.3456, 0, null, 1234567, NaN].map(formatValue)).toEqual(['0.123', '12.3', '0', '–', '1.23e+6', '–']);
   });
 
   it('lists the success keys a run logged', () => {
@@ -34,9 +66,18 @@ describe('charts: specs and data', () => {
 });
 
 describe('charts: echo-trap marker', () => {
-  it('uses the step the Trainer logged', () => {
-    const rows = [row(1, { 'echo_trap/warning': 0 }), row(2, { 'echo_trap/warning': 1 }), row(3, { 'echo_trap/warning': 1 })];
-    expect(echoTrapMark(rows)).toEqual({ step: 2, reason: null });
+  it('uses the step the Trainer logged, with the ratios and the signal that fired it', () => {
+    const rows = [
+      row(1, { 'echo_trap/warning': 0 }),
+      row(2, { 'echo_trap/warning': 1, 'echo_trap/reward_std_ratio': 0.12, 'echo_trap/entropy_ratio': 0.25 }),
+      row(3, { 'echo_trap/warning': 1 }),
+    ];
+    (rows[1] as Record<string, unknown>)['echo_trap/signal'] = 'reward_std_and_entropy';
+    const mark = echoTrapMark(rows)!;
+    expect(mark).toEqual({ step: 2, rewardStdRatio: 0.12, entropyRatio: 0.25, signal: 'reward_std_and_entropy' });
+    expect(echoTrapExplanation(mark)).toBe(
+      'fired at step 2: in-group reward std fell to 12% and entropy to 25% of their early level (signal: reward_std_and_entropy)',
+    );
     expect(echoTrapMark([row(1, { 'echo_trap/warning': 0 })])).toBeNull();
   });
 
@@ -52,7 +93,8 @@ describe('charts: echo-trap marker', () => {
     const mark = echoTrapMark([...rows].reverse());
     expect(mark?.step).toBe(direct.report().firstFiredStep);
     expect(mark?.step).toBeGreaterThan(6);
-    expect(mark?.reason).toMatch(/echo trap warning/);
+    expect(mark?.rewardStdRatio).toBeCloseTo(0.1, 6);
+    expect(echoTrapExplanation(mark!)).toMatch(/^fired at step \d+: in-group reward std fell to 10% and entropy to 10% of their early level$/);
     // A run whose signals stay flat never fires.
     expect(echoTrapMark(rows.slice(0, 6))).toBeNull();
   });

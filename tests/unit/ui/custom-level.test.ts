@@ -20,4 +20,17 @@ describe('custom boards', () => {
     expect(() => checkCustomBoard('SimpleSokoban', '#####\n#P_X#\n#__O#\n#####')).toThrow(/cannot be solved/);
     expect(() => checkCustomBoard('FrozenLake', 'P_O\nOO_\n__G')).toThrow(/no hole-free path/);
   });
+
+  it('refuses a Sokoban board that is not walled in, naming the open edge', () => {
+    expect(() => checkCustomBoard('SimpleSokoban', '#####\n#P___\n#_XO_\n#####')).toThrow("the level's right edge is not a wall (row 2 ends with '_')");
+    expect(() => checkCustomBoard('SimpleSokoban', '#####\n_P_X#\n#__O#\n#####')).toThrow(/left edge .*row 2 starts with '_'/);
+    expect(() => checkCustomBoard('SimpleSokoban', '##_##\n#P_X#\n#__O#\n#####')).toThrow(/top edge .*column 3/);
+  });
+
+  it("accepts '*' for a box on a target (the usual ASCII spelling of √)", () => {
+    const typed = checkCustomBoard('SimpleSokoban', '######\n#P*__#\n#__X_#\n#___O#\n######');
+    const unicode = checkCustomBoard('SimpleSokoban', '######\n#P√__#\n#__X_#\n#___O#\n######');
+    expect(typed.state).toBe(unicode.state);
+    expect(typed.envConfig).toEqual({ level: ['######', '#P√__#', '#__X_#', '#___O#', '######'] });
+  });
 });

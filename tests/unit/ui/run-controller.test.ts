@@ -1,6 +1,6 @@
 // The worker's play / pause / step / stop state machine, driven by a run whose steps we release one at a time.
 import { describe, expect, it } from 'vitest';
-import { RunController, type Steppable } from '../../../workers/run-controller';
+import { RunController, StepAbandoned, type Steppable } from '../../../workers/run-controller';
 import type { RunStatus } from '../../../workers/protocol';
 
 /** A run whose step() waits until the test releases it, so pauses can land in the middle of a step. */
@@ -92,5 +92,40 @@ describe('RunController', () => {
     while (c.status().phase === 'running') await tick();
     expect(c.status()).toMatchObject({ phase: 'failed', step: 1, message: 'out of memory at step 2' });
     expect(() => c.play()).toThrow(/failed \(out of memory at step 2\)/);
+  });
+
+  it('a step that gives up cleanly on pause or stop is not a failure: the counter stays and the same step runs next', async () => {
+    // A long step that checks, between its "kernels", whether the controller wants to halt.
+    let c!: RunController;
+    const started: number[] = []; // the step number each call of step() began
+    const run: Steppable & { stepsDone: number } = {
+      stepsDone: 0,
+      totalSteps: 5,
+      async step() {
+        started.push(this.stepsDone + 1);
+        for (let k = 0; k < 50; k++) {
+          await tick();
+          if (c.wantsToHalt()) throw new StepAbandoned();
+        }
+        this.stepsDone++;
+      },
+    };
+    const seen: RunStatus[] = [];
+    c = new RunController(run, (s) => {
+      seen.push(s);
+    });
+    c.play();
+    while (run.stepsDone < 1) await tick();
+    await tick();
+    await c.pause(); // lands inside step 2
+    expect(c.status()).toMatchObject({ phase: 'paused', step: 1, message: null });
+    expect(started).toEqual([1, 2]);
+    c.play();
+    while (run.stepsDone < 2) await tick();
+    expect(started.slice(0, 3)).toEqual([1, 2, 2]); // step 2 ran again, from its start
+    await c.stop(); // lands inside step 3
+    expect(c.status()).toMatchObject({ phase: 'stopped', step: 2 });
+    expect(seen.some((s) => s.phase === 'failed')).toBe(false);
+    expect(seen.filter((s) => s.phase === 'stopped')).toHaveLength(1);
   });
 });

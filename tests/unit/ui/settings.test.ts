@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { presetConfig } from '../../../src/starpo/presets';
 import {
+  checkKnob,
+  KNOB_NAMES,
+  KNOB_SPECS,
   knobsOf,
+  readSettingsSearch,
   runConfigFor,
   settingsFromSearch,
+  settingsProblem,
   settingsToSearch,
   withKnob,
   VANILLA_STARPO_SWITCHES,
@@ -29,14 +34,71 @@ describe('playground settings in the URL', () => {
     expect(settingsToSearch(s, '?seed=3&debug=1')).toBe('?debug=1');
   });
 
-  it('names the parameter of a bad value', () => {
+  it('names the parameter of a bad value, in plain words', () => {
     expect(() => settingsFromSearch('?preset=nope')).toThrow(/unknown preset 'nope'/);
     expect(() => settingsFromSearch('?backend=metal')).toThrow(/unknown backend 'metal'/);
-    expect(() => settingsFromSearch('?groups=2.5')).toThrow(/'groups' must be an integer/);
-    expect(() => settingsFromSearch('?filter=abc')).toThrow(/'filter' must be a number/);
-    expect(() => settingsFromSearch('?filter=2')).toThrow(/'filter' must be between 0 and 1/);
-    expect(() => settingsFromSearch('?env=Chess')).toThrow(/unknown env 'Chess'/);
-    expect(() => settingsFromSearch('?algo=dpo')).toThrow(/unknown algorithm 'dpo'/);
+    expect(() => settingsFromSearch('?groups=2.5')).toThrow("env groups (P) (URL parameter 'groups') needs a whole number from 1 to 64; 2.5 is not a whole number");
+    expect(() => settingsFromSearch('?filter=abc')).toThrow(/'filter'\) needs a number from 0.01 to 1; 'abc' is not a number/);
+    expect(() => settingsFromSearch('?filter=2')).toThrow(/'filter'\) needs a number from 0.01 to 1; 2 is too large/);
+    expect(() => settingsFromSearch('?env=Chess')).toThrow(/'Chess' is not an environment/);
+    expect(() => settingsFromSearch('?algo=dpo')).toThrow(/'dpo' is not an algorithm/);
+  });
+
+  it('keeps everything usable from a link with bad values, and reports each bad field with its raw text', () => {
+    const r = readSettingsSearch('?preset=chess&groups=100000&steps=1e9&turns=50&groupSize=2&seed=4');
+    expect(r.settings).toEqual({ preset: 'bandit-tiny', backend: 'auto', knobs: { groupSize: 2, seed: 4 } });
+    expect(r.drafts).toEqual({ preset: 'chess', envGroups: '100000', totalSteps: '1e9', maxTurn: '50' });
+    expect(r.problems.map((p) => p.fields)).toEqual([['preset'], ['envGroups'], ['maxTurn'], ['totalSteps']]);
+    expect(r.problems[1].message).toMatch(/from 1 to 64; 100000 is too large/);
+  });
+});
+
+describe('one set of limits for the form and the URL', () => {
+  it('every numeric knob has limits, and checkKnob accepts exactly the values inside them', () => {
+    for (const name of KNOB_NAMES) {
+      const spec = KNOB_SPECS[name];
+      if (spec.kind !== 'int' && spec.kind !== 'number') continue;
+      expect(spec.min, name).toBeDefined();
+      expect(spec.max, name).toBeDefined();
+      expect(checkKnob(name, String(spec.min)).ok, `${name} min`).toBe(true);
+      expect(checkKnob(name, String(spec.max)).ok, `${name} max`).toBe(true);
+      expect(checkKnob(name, String(spec.max! * 10 + 1)).ok, `${name} over max`).toBe(false);
+      expect(checkKnob(name, String(spec.min! - 1)).ok, `${name} under min`).toBe(false);
+      // The same text through the URL: accepted iff checkKnob accepts it.
+      for (const text of [String(spec.min), String(spec.max! * 10 + 1), 'x']) {
+        const fromUrl = readSettingsSearch(`?${spec.param}=${encodeURIComponent(text)}`);
+        expect(fromUrl.problems.length === 0, `${name}=${text}`).toBe(checkKnob(name, text).ok);
+      }
+    }
+  });
+});
+
+describe('settings problems in plain words', () => {
+  it('a filter that keeps no group names both fields and says how to fix it', () => {
+    const p = settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.01 } });
+    expect(p?.fields).toEqual(['filterRatio', 'envGroups']);
+    expect(p?.message).toBe(
+      'The filter keeps the top 0.01 × 8 env groups, which rounds down to 0: no group would be trained on. Raise the filter ratio to at least 0.13.',
+    );
+    // Fixing either field clears it; more env groups are suggested only where the limit allows them.
+    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.13 } })).toBeNull();
+    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.05 } })?.message).toMatch(/0\.13, or use at least 20 env groups\.$/);
+    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.05, envGroups: 20 } })).toBeNull();
+  });
+
+  it('the classroom preset, whose arms fix the filter, points at the env groups', () => {
+    const p = settingsProblem({ preset: 'echo-trap', backend: 'auto', knobs: { envGroups: 2 } });
+    expect(p?.fields).toEqual(['envGroups']);
+    expect(p?.message).toMatch(/StarPO-S keeps the top 25% of env groups; with 2 env groups that is no group at all.*at least 4 env groups/);
+  });
+
+  it('GRPO with one rollout per group is explained', () => {
+    const p = settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { algorithm: 'grpo', groupSize: 1, filterRatio: 1 } });
+    expect(p).toEqual({ fields: ['groupSize', 'algorithm'], message: expect.stringMatching(/group size \(N\) of at least 2/) });
+  });
+
+  it('valid settings have no problem', () => {
+    expect(settingsProblem({ preset: 'frozenlake-tiny', backend: 'wasm', knobs: { groupSize: 2 } })).toBeNull();
   });
 });
 

@@ -1,0 +1,75 @@
+// The README's screenshots of the playground: 1440 px (a laptop) and 390 px (a phone) wide, before a run and during
+// one (bandit-tiny on wasm, a few steps in). Run after `npm run build`:
+//   npx tsx tools/screenshots.ts [--out docs/screenshots]
+// It serves dist/ with `vite preview` on a spare port and drives Debian's Chromium. Each PNG is one screen (the
+// viewport, not the whole page), which keeps them small and shows what a visitor sees first.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { chromium, type Page } from '@playwright/test';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../tests/e2e/chromium';
+
+const outDir = process.argv.includes('--out') ? process.argv[process.argv.indexOf('--out') + 1] : 'docs/screenshots';
+const PORT = 4391;
+const base = `http://127.0.0.1:${PORT}/`;
+
+if (!fs.existsSync('dist/index.html')) {
+  console.error('tools/screenshots.ts: no dist/ build: run `npm run build` first');
+  process.exit(2);
+}
+fs.mkdirSync(outDir, { recursive: true });
+
+const server = spawn(process.execPath, ['node_modules/vite/bin/vite.js', 'preview', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'], {
+  stdio: 'ignore',
+});
+
+async function waitForServer(): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(base)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`vite preview did not answer on ${base}`);
+}
+
+/** Writes what the viewport shows as a PNG. */
+async function shoot(page: Page, name: string): Promise<void> {
+  const file = path.join(outDir, `${name}.png`);
+  await page.screenshot({ path: file });
+  console.log(`${file}: ${Math.round(fs.statSync(file).size / 1024)} kB`);
+}
+
+try {
+  await waitForServer();
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] });
+  for (const [width, height, label] of [[1440, 900, '1440'], [390, 844, '390']] as const) {
+    const context = await browser.newContext({ viewport: { width, height } });
+    const page = await context.newPage();
+    await page.goto(`${base}?backend=wasm`);
+    await page.getByTestId('matmul-check').and(page.locator('[data-status="pass"]')).waitFor({ timeout: 60_000 });
+    // Before a run: what a first visit looks like, explainer included.
+    await shoot(page, `playground-${label}-before`);
+    await page.getByTestId('explainer-dismiss').click();
+    await page.getByTestId('start').click();
+    // During a run: a few steps in, caught in the middle of a step's rollout.
+    await page.waitForFunction(
+      () =>
+        Number(document.querySelector('[data-testid="step-count"]')!.textContent) >= 4 &&
+        (document.querySelector('[data-testid="step-progress"]') as HTMLElement).dataset.phase === 'rollout',
+      null,
+      { timeout: 600_000, polling: 50 },
+    );
+    // The charts in view: the phone's Charts tab; on the laptop the first row of charts is under the setup.
+    if (width < 700) await page.getByTestId('tab-charts').click();
+    else await page.evaluate(() => window.scrollTo(0, 0));
+    await shoot(page, `playground-${label}-during`);
+    await page.getByTestId('stop').click();
+    await context.close();
+  }
+  await browser.close();
+} finally {
+  server.kill();
+}
