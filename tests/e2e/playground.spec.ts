@@ -94,9 +94,9 @@ test('custom board: a malformed level shows an error naming the problem and chan
   await page.getByTestId('custom-level-input').fill('P__\n_Z_\n__G');
   await page.getByTestId('custom-level-play').click();
   await expect(page.getByTestId('custom-level-error')).toContainText("'Z'");
-  // Each env keeps its own text: back to Sokoban shows the Sokoban board typed before, not the lake.
+  // Each env keeps its own text: back to Sokoban shows the Sokoban board typed last, not the lake.
   await page.getByTestId('custom-level-env').selectOption('SimpleSokoban');
-  await expect(page.getByTestId('custom-level-input')).toHaveValue('#####\n#PP_#\n#_XO#\n#####');
+  await expect(page.getByTestId('custom-level-input')).toHaveValue('#####\n#P_X#\n#__O#\n#####');
   await expect(page.getByTestId('custom-level-error')).toHaveCount(0);
   // A Sokoban board must be walled in.
   await page.getByTestId('custom-level-input').fill('#####\n#P___\n#_XO_\n#####');
@@ -136,7 +136,7 @@ test('custom board: a valid FrozenLake map is played by the current policy', asy
   await expect(result).toHaveCount(0);
   // Sokoban's box on a target typed in ASCII ('*'), played by the same policy: the board shows it.
   await page.getByTestId('custom-level-env').selectOption('SimpleSokoban');
-  await page.getByTestId('custom-level-input').fill('######\n#P*X_#\n#__O_#\n######');
+  await page.getByTestId('custom-level-input').fill('######\n#P*__#\n#__X_#\n#___O#\n######');
   await page.getByTestId('custom-level-play').click();
   await expect(result).toBeVisible({ timeout: 120_000 });
   await expect(result.getByTestId('board').first().locator('[data-tile="box-on-target"]')).toHaveCount(1);
