@@ -98,6 +98,11 @@ export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
     mirrors: 'new (proxy for RAGEN-2 MI collapse)',
   },
   { key: 'reasoning/valid_thinking_rate', meaning: 'fraction of turns with a <think>...</think> block', mirrors: 'collapse/valid_thinking_rate (v2)' },
+  // Grounding (src/metrics/grounding.ts): is the reasoning true of the board? New in this project (DESIGN.md).
+  { key: 'reasoning/grounding', meaning: 'true / checkable claims in <think> about the current observation', mirrors: 'new' },
+  { key: 'reasoning/grounding_blind', meaning: 'the same claims checked against another state of the batch (chance level)', mirrors: 'new' },
+  { key: 'reasoning/grounding_claims', meaning: 'checkable claims per turn', mirrors: 'new' },
+  { key: 'reasoning/answer_agreement', meaning: 'turns whose reasoning names a choice equal to the answer / turns naming one', mirrors: 'new' },
   // Echo-trap early warning (src/metrics/echoTrap.ts).
   { key: 'echo_trap/warning', meaning: '1 from the step the early warning fired onwards, else 0', mirrors: 'new' },
   { key: 'echo_trap/reward_std_ratio', meaning: 'rollout/in_group_std / its early-training baseline', mirrors: 'new' },

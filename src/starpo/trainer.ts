@@ -36,6 +36,7 @@ import { seededUniform } from '../model/seeded';
 import { stopGradient, tokenLogProbs } from '../model/scoring';
 import type { Tokenizer } from '../model/tokenizer';
 import { EchoTrapDetector } from '../metrics/echoTrap';
+import { groundingMetrics, groundingTurnsOf } from '../metrics/grounding';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
 import { toRolloutRecord } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
@@ -308,10 +309,11 @@ export class Trainer {
       this.log(`step ${step}: the filter kept no env group; no update`);
     }
 
-    // Reasoning: length in tokens, diversity, input dependence.
+    // Reasoning: length in tokens, diversity, input dependence, and whether its claims are true of the board.
     Object.assign(
       metrics,
       reasoningMetrics(reasoningSamplesFromTrajectories(trajectories), { countTokens: (text) => this.tokenizer.encode(text).length }),
+      groundingMetrics(groundingTurnsOf(trajectories, (id) => this.trainManager.entries[id].env), step),
     );
     this.stepKeptSomething = true; // (also when the filter kept nothing and no update ran)
     await this.writeSampleRollouts(step, 'train', trajectories);
