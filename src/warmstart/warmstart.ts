@@ -190,8 +190,14 @@ export function tokenizerCorpus(demos: readonly Demonstration[], tags: readonly 
   return corpus;
 }
 
+/** Every grid symbol the tags' boards use (their prompt vocabularies): each is always a token of its own. */
+export function gridSymbols(tags: readonly string[]): string {
+  const registry = envRegistry();
+  return [...new Set(tags.flatMap((tag) => (registry.promptInfo(tag).gridVocab ?? []).map(([symbol]) => symbol)))].join('');
+}
+
 export function buildWarmStartTokenizer(demos: readonly Demonstration[], tags: readonly string[], vocabSize: number): Tokenizer {
-  return buildTinyTokenizer(tokenizerCorpus(demos, tags), { vocabSize, specialTokens: DEFAULT_SPECIAL_TOKENS });
+  return buildTinyTokenizer(tokenizerCorpus(demos, tags), { vocabSize, specialTokens: DEFAULT_SPECIAL_TOKENS, isolate: gridSymbols(tags) });
 }
 
 /** A Hugging Face Qwen2 config for the preset's tiny shape and the tokenizer's vocabulary. */
