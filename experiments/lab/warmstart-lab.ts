@@ -41,7 +41,7 @@ const built = await buildWarmStart(o.preset, {
   onStep: (step, steps, loss) => { if (step % 100 === 0 || step === steps) console.log(`sft ${step}/${steps} loss ${loss.toFixed(3)}`); },
 });
 fs.mkdirSync(o.out, { recursive: true });
-saveCheckpointDir(o.out, built.model, built.tokenizer);
+await saveCheckpointDir(o.out, built.model, built.tokenizer);
 const episodes = Number(o.episodes);
 const check = await checkPolicy(built.model, built.tokenizer, { ...config, agent: { ...config.agent, valGroups: episodes } },
   { temperature: 0.5, seed: 0, episodes });
