@@ -1,4 +1,6 @@
 // FrozenLake (spec §2.3): walk from the start to the goal on a slippery grid without falling into a hole.
+// Two tags: `FrozenLake`, and `CoordFrozenLake` (RAGEN-2), the same lake shown as coordinates plus the grid
+// (observationFormat 'grid_coord') with a coordinate instruction and max_tokens 120.
 //
 // v1 defaults: 4x4, each cell frozen with probability p = 0.8, slippery with successRate = 1/3 (the intended move
 // happens with probability 1/3, each perpendicular move with 1/3). Reward 1 only on reaching the goal; entering a
@@ -11,6 +13,7 @@
 
 import type { Env, StepResult } from './types';
 import { MAX_GRID_SIDE, checkGridSize, definedEntries, gridRows, gridText, integerBetween, lookupAction, numberBetween, validateConfig, withKey } from './config';
+import { cellCoordinate, formatCoordinateBlock, observationFormat, renderObservation, type ObservationFormat } from './observation';
 import { Rng, checkSeed } from './random';
 import type { EnvSpec, GridVocab } from './spec';
 
@@ -40,6 +43,25 @@ export const FROZENLAKE_GRID_VOCAB: GridVocab = [
   ['√', 'player on goal'],
 ];
 
+export const FROZENLAKE_TAGS = ['FrozenLake', 'CoordFrozenLake'] as const;
+export type FrozenLakeTag = (typeof FROZENLAKE_TAGS)[number];
+
+/**
+ * CoordFrozenLake's env_instruction. RAGEN-2's is multi-line: the observation gives a symbol grid and zero-indexed
+ * coordinates of start, goal, player and holes; the ice is slippery; answer with a sequence of actions. This wording
+ * says the same. RAGEN-2 states the corners as (0, 0) to (5, 5) although its lake is 4x4; here the bottom-right
+ * corner is the lake's own (rows − 1, cols − 1).
+ */
+export function coordFrozenLakeInstruction(rows: number, cols: number): string {
+  return [
+    'You are solving the FrozenLake puzzle. Go to the goal without falling into a hole.',
+    'The state gives the zero-indexed (row, col) coordinates of the start, the goal, the player and the holes, then the symbol grid.',
+    `Coordinates run from the top-left corner (0, 0) to the bottom-right corner (${rows - 1}, ${cols - 1}).`,
+    'The ice is slippery, so you may move in an unintended direction.',
+    'The answer should be a sequence of actions, like <answer>Left || Up || Up</answer>',
+  ].join('\n');
+}
+
 export interface FrozenLakeConfig {
   /** Side of the square map that reset generates (ignored when `map` is given). */
   size: number;
@@ -49,15 +71,29 @@ export interface FrozenLakeConfig {
   successRate: number;
   /** A fixed map in the rendering vocabulary (P start, _ frozen, O hole, G goal) used instead of generating one. */
   map?: string | readonly string[];
+  /**
+   * How the state is written (RAGEN-2's observation_format): 'grid' (the symbol grid), 'coord' (zero-indexed
+   * coordinates of start, goal, player and holes) or 'grid_coord' (both). See envs/observation.ts.
+   */
+  observationFormat: ObservationFormat;
 }
 
-export const FROZENLAKE_DEFAULTS: Readonly<FrozenLakeConfig> = { size: 4, p: 0.8, successRate: 1 / 3 };
+/**
+ * RAGEN v1's lake for both tags. RAGEN-2 runs CoordFrozenLake with its own v2 defaults (p 0.9; successRate 0.8 in
+ * envs.yaml, 1 in its _3_frozen_lake config); here the tag changes only how the lake is shown, so a CoordFrozenLake
+ * score compares with a FrozenLake one. Set `p` / `successRate` for RAGEN-2's lake.
+ */
+export const FROZENLAKE_DEFAULTS: Readonly<Record<FrozenLakeTag, Readonly<FrozenLakeConfig>>> = {
+  FrozenLake: { size: 4, p: 0.8, successRate: 1 / 3, observationFormat: 'grid' },
+  CoordFrozenLake: { size: 4, p: 0.8, successRate: 1 / 3, observationFormat: 'grid_coord' },
+};
 
 const FROZENLAKE_CONFIG_KEYS = {
   size: integerBetween(2, MAX_GRID_SIDE),
   p: numberBetween(0, 1, true),
   successRate: numberBetween(0, 1),
   map: gridText,
+  observationFormat,
 } as const;
 
 /** A lake: cells are numbered row-major (cell = row * cols + col). */
@@ -178,6 +214,34 @@ export function renderFrozenLake(map: FrozenLakeMap, position: number): string {
   return lines.join('\n');
 }
 
+/** The coordinate-block labels of a FrozenLake state, in RAGEN-2's order. */
+export const FROZENLAKE_COORDINATE_LABELS = ['Start', 'Goal', 'Player', 'Player on goal', 'Player in hole', 'Holes'] as const;
+
+/**
+ * The 'coord' rendering (RAGEN-2): board size, start, goal, the player (as "Player on goal" / "Player in hole" when
+ * it stands there) and every hole (the one the player fell into included). Empty categories are left out.
+ */
+export function renderFrozenLakeCoordinates(map: FrozenLakeMap, position: number): string {
+  const at = (cell: number) => [cellCoordinate(cell, map.cols)];
+  const holes = [];
+  for (let cell = 0; cell < map.holes.length; cell++) if (map.holes[cell]) holes.push(cellCoordinate(cell, map.cols));
+  const inHole = map.holes[position];
+  const onGoal = position === map.goal;
+  return formatCoordinateBlock(map.rows, map.cols, [
+    ['Start', at(map.start)],
+    ['Goal', at(map.goal)],
+    ['Player', inHole || onGoal ? [] : at(position)],
+    ['Player on goal', onGoal ? at(position) : []],
+    ['Player in hole', inHole ? at(position) : []],
+    ['Holes', holes],
+  ]);
+}
+
+/** The state text in an observation format ('grid' = renderFrozenLake). */
+export function renderFrozenLakeObservation(map: FrozenLakeMap, position: number, format: ObservationFormat): string {
+  return renderObservation(format, () => renderFrozenLake(map, position), () => renderFrozenLakeCoordinates(map, position));
+}
+
 export interface FrozenLakePlanner {
   /**
    * Probability that optimal closed-loop play (seeing the state after every action) reaches the goal from `cell`
@@ -256,7 +320,7 @@ export function planFrozenLake(map: FrozenLakeMap, successRate: number, maxActio
 }
 
 export class FrozenLakeEnv implements Env {
-  readonly tag = 'FrozenLake';
+  readonly tag: FrozenLakeTag;
   readonly actionNames: readonly string[] = FROZENLAKE_ACTIONS;
   readonly config: Readonly<FrozenLakeConfig>;
   readonly spec: EnvSpec;
@@ -266,16 +330,19 @@ export class FrozenLakeEnv implements Env {
   private player = 0;
   private slip: Rng | null = null;
 
-  constructor(config?: Record<string, unknown>) {
-    validateConfig(this.tag, config, FROZENLAKE_CONFIG_KEYS);
-    this.config = Object.freeze({ ...FROZENLAKE_DEFAULTS, ...definedEntries(config) } as FrozenLakeConfig);
-    this.fixedMap = this.config.map === undefined ? null : withKey(this.tag, 'map', () => parseFrozenLakeMap(this.config.map!));
+  constructor(tag: FrozenLakeTag = 'FrozenLake', config?: Record<string, unknown>) {
+    if (!(FROZENLAKE_TAGS as readonly string[]).includes(tag)) throw new Error(`FrozenLakeEnv: unknown tag '${tag}' (${FROZENLAKE_TAGS.join(', ')})`);
+    this.tag = tag;
+    validateConfig(tag, config, FROZENLAKE_CONFIG_KEYS);
+    this.config = Object.freeze({ ...FROZENLAKE_DEFAULTS[tag], ...definedEntries(config) } as FrozenLakeConfig);
+    this.fixedMap = this.config.map === undefined ? null : withKey(tag, 'map', () => parseFrozenLakeMap(this.config.map!));
+    const [rows, cols] = this.fixedMap ? [this.fixedMap.rows, this.fixedMap.cols] : [this.config.size, this.config.size];
     this.spec = {
-      tag: this.tag,
-      instruction: FROZENLAKE_INSTRUCTION,
+      tag,
+      instruction: tag === 'CoordFrozenLake' ? coordFrozenLakeInstruction(rows, cols) : FROZENLAKE_INSTRUCTION,
       gridVocab: FROZENLAKE_GRID_VOCAB,
       maxActionsPerTraj: 10,
-      maxTokens: 100,
+      maxTokens: tag === 'CoordFrozenLake' ? 120 : 100,
     };
   }
 
@@ -311,12 +378,12 @@ export class FrozenLakeEnv implements Env {
   }
 
   render(): string {
-    return renderFrozenLake(this.map, this.player);
+    return renderFrozenLakeObservation(this.map, this.player, this.config.observationFormat);
   }
 
   /** The current map (throws before the first reset). */
   get map(): FrozenLakeMap {
-    if (!this.lake) throw new Error('FrozenLake: call reset(seed) before step(), render() or map');
+    if (!this.lake) throw new Error(`${this.tag}: call reset(seed) before step(), render() or map`);
     return this.lake;
   }
 

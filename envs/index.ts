@@ -11,18 +11,20 @@
 //   gridVocab          [symbol, meaning] pairs for "The meaning of each symbol in the state is:\n" + "sym: meaning"
 //                      joined by ", " (describeGridVocab does the join); null for Bandit.
 //   maxActionsPerTraj  the primitive-action budget per episode: 10 for Sokoban and FrozenLake, 1 for Bandit.
-//   maxTokens          N of "Max response length: N words (tokens).": 100 for the grid envs; null for Bandit, where
-//                      RAGEN falls back to the rollout's response length.
+//   maxTokens          N of "Max response length: N words (tokens).": 100 for the grid envs (120 for the Coord
+//                      tags, as RAGEN-2); null for Bandit, where RAGEN falls back to the rollout's response length.
 // The available actions of "Your available actions are:" are `env.actionNames` (id order). Bandit's order is
 // reshuffled by each reset, so read them after reset.
 //
 // Config keys per tag (camelCase of RAGEN's; unknown keys, wrongly typed values and sizes past MAX_GRID_SIDE throw):
-//   Sokoban tags  dimRoom, numBoxes, searchDepth, maxSteps, level (must be solvable)
-//   FrozenLake    size, p, successRate, map (must have a path from P to G)
-//   Bandit tags   loArmName, hiArmName, loArmScore, hiArmHiScore, hiArmLoScore, hiArmHiScoreProb
+//   Sokoban tags     dimRoom, numBoxes, searchDepth, maxSteps, level (must be solvable), observationFormat
+//   FrozenLake tags  size, p, successRate, map (must have a path from P to G), observationFormat
+//   Bandit tags      loArmName, hiArmName, loArmScore, hiArmHiScore, hiArmLoScore, hiArmHiScoreProb
+// observationFormat is RAGEN-2's: 'grid' (default), 'coord' or 'grid_coord' (envs/observation.ts). The Coord tags
+// (CoordSokoban, CoordFrozenLake) default to 'grid_coord' and carry a coordinate instruction.
 
 import { BanditEnv } from './bandit';
-import { FrozenLakeEnv } from './frozenlake';
+import { FROZENLAKE_TAGS, FrozenLakeEnv, type FrozenLakeTag } from './frozenlake';
 import { SOKOBAN_TAGS, SokobanEnv, type SokobanTag } from './sokoban/index';
 import type { EnvSpec } from './spec';
 import type { Env } from './types';
@@ -33,11 +35,23 @@ export { describeGridVocab } from './spec';
 export { formatPythonFloat } from './format';
 export { Rng, fnv1a32, reseed } from './random';
 export { MAX_GRID_SIDE } from './config';
+export {
+  OBSERVATION_FORMATS,
+  formatCoordinateBlock,
+  parseCoordinateBlock,
+  splitObservation,
+  type Coordinate,
+  type ObservationFormat,
+  type ParsedCoordinates,
+  type SplitObservation,
+} from './observation';
 export { BanditEnv, BANDIT_DEFAULTS, banditPrompt, type BanditConfig } from './bandit';
 export {
   FrozenLakeEnv,
   FROZENLAKE_ACTIONS,
+  FROZENLAKE_COORDINATE_LABELS,
   FROZENLAKE_DEFAULTS,
+  FROZENLAKE_TAGS,
   FROZENLAKE_GRID_VOCAB,
   FROZENLAKE_INSTRUCTION,
   generateFrozenLakeMap,
@@ -46,8 +60,11 @@ export {
   parseFrozenLakeMap,
   planFrozenLake,
   renderFrozenLake,
+  renderFrozenLakeCoordinates,
+  renderFrozenLakeObservation,
   slipOutcomes,
   type FrozenLakeConfig,
+  type FrozenLakeTag,
   type FrozenLakeMap,
   type FrozenLakePlanner,
 } from './frozenlake';
@@ -59,8 +76,21 @@ export const ENV_TAGS: readonly string[] = Object.freeze([
   'SimpleSokoban',
   'LargerSokoban',
   'SokobanDifferentGridVocab',
+  'CoordSokoban',
   'FrozenLake',
+  'CoordFrozenLake',
 ]);
+
+/** Which env a tag plays: tags of one family share rules and actions and differ in defaults and wording. */
+export type EnvFamily = 'sokoban' | 'frozenlake' | 'bandit';
+
+/** The family of `tag`; throws for an unknown tag. */
+export function envFamily(tag: string): EnvFamily {
+  if (tag === 'Bandit' || tag === 'BanditTest') return 'bandit';
+  if ((FROZENLAKE_TAGS as readonly string[]).includes(tag)) return 'frozenlake';
+  if ((SOKOBAN_TAGS as readonly string[]).includes(tag)) return 'sokoban';
+  throw new Error(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
+}
 
 /** An env instance, the kind envSpec and tests may want to narrow to. */
 export type AnyEnv = (BanditEnv | FrozenLakeEnv | SokobanEnv) & Env;
@@ -75,7 +105,8 @@ export function makeEnv(tag: string, config?: Record<string, unknown>): AnyEnv {
     case 'BanditTest':
       return new BanditEnv(tag, config);
     case 'FrozenLake':
-      return new FrozenLakeEnv(config);
+    case 'CoordFrozenLake':
+      return new FrozenLakeEnv(tag as FrozenLakeTag, config);
     default:
       if ((SOKOBAN_TAGS as readonly string[]).includes(tag)) return new SokobanEnv(tag as SokobanTag, config);
       throw new Error(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
@@ -91,7 +122,10 @@ export function assertEnvPlayable(tag: string, config: Record<string, unknown> |
   makeEnv(tag, config).reset(seed);
 }
 
-/** The prompt-side facts of a tag with its default config (see the top of this file). */
-export function envSpec(tag: string): EnvSpec {
-  return makeEnv(tag).spec;
+/**
+ * The prompt-side facts of a tag (see the top of this file), with its default config or with `config` (a Coord
+ * tag's instruction names the board's bottom-right corner, which a resized room or lake moves).
+ */
+export function envSpec(tag: string, config?: Record<string, unknown>): EnvSpec {
+  return makeEnv(tag, config).spec;
 }

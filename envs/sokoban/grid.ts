@@ -1,6 +1,7 @@
 // The Sokoban board: gym-sokoban's cell codes, RAGEN's two text vocabularies, and parsing of hand-written levels.
 
 import { checkGridSize, gridRows } from '../config';
+import { cellCoordinate, formatCoordinateBlock, renderObservation, type Coordinate, type ObservationFormat } from '../observation';
 import type { GridVocab } from '../spec';
 
 /** Cell codes (gym-sokoban). `fixed` only holds WALL/FLOOR/TARGET; `cells` holds the full dynamic state. */
@@ -75,6 +76,35 @@ export function renderSokoban(state: SokobanState, vocabulary: SokobanVocab = DE
     lines.push(line);
   }
   return lines.join('\n');
+}
+
+/** The coordinate-block labels of a Sokoban state, in RAGEN-2's order (walls are never listed: too long). */
+export const SOKOBAN_COORDINATE_LABELS = ['Targets', 'Boxes', 'Boxes on target', 'Player', 'Player on target'] as const;
+
+/**
+ * The 'coord' rendering (RAGEN-2): board size, then every target (covered or not), the boxes off and on targets,
+ * and the player, listed as "Player on target" when it stands on one. Empty categories are left out.
+ */
+export function renderSokobanCoordinates(state: SokobanState): string {
+  const where = (test: (cell: number) => boolean): Coordinate[] => {
+    const out: Coordinate[] = [];
+    for (let cell = 0; cell < state.cells.length; cell++) if (test(cell)) out.push(cellCoordinate(cell, state.cols));
+    return out;
+  };
+  const onTarget = state.fixed[state.player] === TARGET;
+  const player = [cellCoordinate(state.player, state.cols)];
+  return formatCoordinateBlock(state.rows, state.cols, [
+    ['Targets', where((cell) => state.fixed[cell] === TARGET)],
+    ['Boxes', where((cell) => state.cells[cell] === BOX)],
+    ['Boxes on target', where((cell) => state.cells[cell] === BOX_ON_TARGET)],
+    ['Player', onTarget ? [] : player],
+    ['Player on target', onTarget ? player : []],
+  ]);
+}
+
+/** The state text in an observation format ('grid' = renderSokoban). */
+export function renderSokobanObservation(state: SokobanState, vocabulary: SokobanVocab, format: ObservationFormat): string {
+  return renderObservation(format, () => renderSokoban(state, vocabulary), () => renderSokobanCoordinates(state));
 }
 
 /** Default-vocabulary symbol → [fixed code, cell code]. */

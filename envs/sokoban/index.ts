@@ -1,12 +1,15 @@
-// Sokoban (spec §2.2): push every box onto a target. Three RAGEN tags share this env:
-//   SimpleSokoban              6x6, 1 box, searchDepth 300 (the default training env)
+// Sokoban (spec §2.2): push every box onto a target. Four RAGEN tags share this env:
+//   SimpleSokoban              6x6, 1 box, searchDepth 300 (RAGEN v1's default training env)
 //   LargerSokoban              8x8, 2 boxes, searchDepth 10
 //   SokobanDifferentGridVocab  6x6, 1 box, searchDepth 30, rendered with W . G C B A @
+//   CoordSokoban               RAGEN-2's default training env: SimpleSokoban's levels shown as coordinates plus
+//                              the grid (observationFormat 'grid_coord'), a coordinate instruction, max_tokens 120
 // Each reset generates a level from the seed (or loads `level`). Rewards per primitive action: −0.1, +1 box onto
 // a target, −1 box off a target, +10 when every box is on a target; done when solved or after maxSteps actions.
 
 import type { Env, StepResult } from '../types';
 import { MAX_GRID_SIDE, definedEntries, gridText, integerAtLeast, lookupAction, validateConfig, withKey, type Validator } from '../config';
+import { observationFormat, type ObservationFormat } from '../observation';
 import { checkSeed } from '../random';
 import type { EnvSpec } from '../spec';
 import { SOKOBAN_ACTIONS, applyMove, stepReward } from './dynamics';
@@ -18,7 +21,7 @@ import {
   boxesOnTarget,
   cloneState,
   parseSokobanLevel,
-  renderSokoban,
+  renderSokobanObservation,
   type SokobanState,
   type SokobanVocab,
 } from './grid';
@@ -33,11 +36,14 @@ export {
   cloneState,
   parseSokobanLevel,
   renderSokoban,
+  renderSokobanCoordinates,
+  renderSokobanObservation,
+  SOKOBAN_COORDINATE_LABELS,
   type SokobanState,
   type SokobanVocab,
 } from './grid';
 
-export const SOKOBAN_TAGS = ['SimpleSokoban', 'LargerSokoban', 'SokobanDifferentGridVocab'] as const;
+export const SOKOBAN_TAGS = ['SimpleSokoban', 'LargerSokoban', 'SokobanDifferentGridVocab', 'CoordSokoban'] as const;
 export type SokobanTag = (typeof SOKOBAN_TAGS)[number];
 
 /**
@@ -48,6 +54,22 @@ export const SOKOBAN_INSTRUCTION =
   'You are solving the Sokoban puzzle. You are the player and you need to push all boxes to targets. When you are ' +
   'right next to a box, you can push it by moving in the same direction. You cannot push a box through a wall, and ' +
   'you cannot pull a box. The answer should be a sequence of actions, like <answer>Right || Right || Up</answer>';
+
+/**
+ * CoordSokoban's env_instruction: RAGEN-2's is multi-line and says that the state gives zero-indexed coordinates
+ * of the player, boxes and targets next to the grid, from (0, 0) top left to (5, 5) bottom right. This wording says
+ * the same; the bottom-right corner is the board's own (rows − 1, cols − 1), so a resized room is described truly.
+ */
+export function coordSokobanInstruction(rows: number, cols: number): string {
+  return [
+    'You are solving the Sokoban puzzle. You are the player and you need to push all boxes to targets.',
+    'The state gives the zero-indexed (row, col) coordinates of the targets, the boxes and the player, then the symbol grid.',
+    `Coordinates run from the top-left corner (0, 0) to the bottom-right corner (${rows - 1}, ${cols - 1}).`,
+    'When you are right next to a box, you can push it by moving in the same direction.',
+    'You cannot push a box through a wall, and you cannot pull a box.',
+    'The answer should be a sequence of actions, like <answer>Right || Right || Up</answer>',
+  ].join('\n');
+}
 
 export interface SokobanConfig {
   /** [rows, cols] of generated rooms (RAGEN's dim_room), each from 3 (an interior) to MAX_GRID_SIDE. */
@@ -65,12 +87,19 @@ export interface SokobanConfig {
    * breadth-first search; a level too large to decide within the search budget is accepted).
    */
   level?: string | readonly string[];
+  /**
+   * How the state is written (RAGEN-2's observation_format): 'grid' (the symbol grid), 'coord' (zero-indexed
+   * coordinates of targets, boxes and player; walls are not listed) or 'grid_coord' (both). See envs/observation.ts.
+   */
+  observationFormat: ObservationFormat;
 }
 
 export const SOKOBAN_DEFAULTS: Readonly<Record<SokobanTag, Readonly<SokobanConfig>>> = {
-  SimpleSokoban: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 300, maxSteps: 100 },
-  LargerSokoban: { dimRoom: [8, 8], numBoxes: 2, searchDepth: 10, maxSteps: 100 },
-  SokobanDifferentGridVocab: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 30, maxSteps: 100 },
+  SimpleSokoban: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 300, maxSteps: 100, observationFormat: 'grid' },
+  LargerSokoban: { dimRoom: [8, 8], numBoxes: 2, searchDepth: 10, maxSteps: 100, observationFormat: 'grid' },
+  SokobanDifferentGridVocab: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 30, maxSteps: 100, observationFormat: 'grid' },
+  // RAGEN-2's envs.yaml: SimpleSokoban's room (search_depth left at the dataclass's 300), shown as grid_coord.
+  CoordSokoban: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 300, maxSteps: 100, observationFormat: 'grid_coord' },
 };
 
 const dimRoom: Validator = (v) =>
@@ -84,6 +113,7 @@ const SOKOBAN_CONFIG_KEYS = {
   searchDepth: integerAtLeast(1),
   maxSteps: integerAtLeast(1),
   level: gridText,
+  observationFormat,
 } as const;
 
 export class SokobanEnv implements Env {
@@ -120,12 +150,13 @@ export class SokobanEnv implements Env {
       }
     }
     this.vocab = tag === 'SokobanDifferentGridVocab' ? ALTERNATIVE_VOCAB : DEFAULT_VOCAB;
+    const [rows, cols] = this.fixedLevel ? [this.fixedLevel.rows, this.fixedLevel.cols] : this.config.dimRoom;
     this.spec = {
       tag,
-      instruction: SOKOBAN_INSTRUCTION,
+      instruction: tag === 'CoordSokoban' ? coordSokobanInstruction(rows, cols) : SOKOBAN_INSTRUCTION,
       gridVocab: this.vocab.gridVocab,
       maxActionsPerTraj: 10,
-      maxTokens: 100,
+      maxTokens: tag === 'CoordSokoban' ? 120 : 100,
     };
   }
 
@@ -160,7 +191,7 @@ export class SokobanEnv implements Env {
   }
 
   render(): string {
-    return renderSokoban(this.state, this.vocab);
+    return renderSokobanObservation(this.state, this.vocab, this.config.observationFormat);
   }
 
   /** The live board (do not mutate it; use cloneState for a copy). Throws before the first reset. */

@@ -12,7 +12,8 @@ import type { HistoryRecord, PromptEnvInfo } from './types';
 /** Where envs and their prompt info come from (the envs package's makeEnv and EnvSpec, or a test fake). */
 export interface EnvRegistry {
   makeEnv(tag: string, config?: Record<string, unknown>): Env;
-  promptInfo(tag: string): PromptEnvInfo;
+  /** The prompt facts of `tag` with the block's env `config` (a Coord tag's instruction names the board's size). */
+  promptInfo(tag: string, config?: Record<string, unknown>): PromptEnvInfo;
 }
 
 /** A block of env groups that share one tag (RAGEN `env_configs.tags` / `n_groups`). */
@@ -153,7 +154,7 @@ export class EnvGroupManager {
     let envId = 0;
     for (const block of config.tags) {
       const info: PromptEnvInfo = {
-        ...registry.promptInfo(block.tag),
+        ...registry.promptInfo(block.tag, block.config),
         ...(block.maxActionsPerTraj !== undefined ? { maxActionsPerTraj: block.maxActionsPerTraj } : {}),
         ...(block.maxTokens !== undefined ? { maxTokens: block.maxTokens } : {}),
       };

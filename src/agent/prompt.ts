@@ -74,7 +74,9 @@ export const COMPACT_INSTRUCTIONS: Readonly<Record<string, string>> = {
   SimpleSokoban: 'push every box onto a target.',
   LargerSokoban: 'push every box onto a target.',
   SokobanDifferentGridVocab: 'push every box onto a target.',
+  CoordSokoban: 'push every box onto a target. positions are (row, col), counted from 0 at the top left.',
   FrozenLake: 'reach the goal and avoid the holes.',
+  CoordFrozenLake: 'reach the goal and avoid the holes. positions are (row, col), counted from 0 at the top left.',
   Bandit: 'pick the arm with the higher average reward.',
   BanditTest: 'pick the arm with the higher average reward.',
 };

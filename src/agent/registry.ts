@@ -23,8 +23,8 @@ export function envRegistry(options: EnvRegistryOptions = {}): EnvRegistry {
   const responseLength = options.responseLength ?? 400;
   return {
     makeEnv: (tag, config) => makeEnv(tag, config),
-    promptInfo(tag): PromptEnvInfo {
-      const spec = envSpec(tag);
+    promptInfo(tag, config): PromptEnvInfo {
+      const spec = envSpec(tag, config);
       return {
         tag,
         instruction: spec.instruction,

@@ -1,6 +1,8 @@
 // `ragen eval`: the scorecard of a checkpoint on held-out and out-of-distribution suites (src/eval), printed as a
 // table and optionally written as JSON; `--baseline` adds deltas against another checkpoint (or a scorecard JSON),
 // and `--fail-on-regression PCT` exits 1, naming the suites, when any suite's success drops by more than PCT points.
+// `--seed-start N` moves the evaluated initial states (default: the run's agent.seedVal, RAGEN's 123);
+// `--trajectories FILE` writes every played episode as JSONL (src/eval/episodes.ts).
 // Bad input (missing directory, unknown env, bad numbers) exits 2 before any work.
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
@@ -26,6 +28,7 @@ import {
   type Scorecard,
 } from '../eval/index';
 import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig, type ResolvedCheckpoint } from '../eval/load';
+import { EpisodeFileWriter } from './evalEpisodes';
 import { readModelContext } from './modelContext';
 import { checkOutputFile } from './outDir';
 import { UsageError } from './usage';
@@ -35,6 +38,8 @@ interface EvalFlags {
   checkpoint?: string;
   env?: string;
   episodes?: string;
+  seedStart?: string;
+  trajectories?: string;
   k?: string;
   backend?: string;
   seed?: string;
@@ -65,6 +70,8 @@ export function registerEval(program: Command): void {
     .requiredOption('--checkpoint <dir>', 'a checkpoint directory, a run directory (newest checkpoint) or a warm-start directory')
     .option('--env <tag>', `only the suites playing this env tag (${ENV_TAGS.join(', ')})`)
     .option('--episodes <n>', 'initial states (seeds) per suite (default: the run\'s agent.valGroups)')
+    .option('--seed-start <n>', 'first initial state (env seed) evaluated (default: the run\'s agent.seedVal, RAGEN 123)')
+    .option('--trajectories <file.jsonl>', 'also write every played episode as JSONL: observations, think/answer text, actions, rewards')
     .option('--k <k>', 'rollouts per seed, for pass@k', '1')
     .option('--backend <name>', 'tfjs backend: webgpu, wasm, cpu or auto (default: the run\'s trainer.backend)')
     .option('--seed <s>', 'sampling seed (default: the run\'s trainer.seed)')
@@ -114,12 +121,14 @@ interface EvalPlan {
   baseline: { kind: 'scorecard'; card: Scorecard; source: string } | { kind: 'checkpoint'; target: ResolvedCheckpoint; source: string } | null;
   failOnRegression: number | undefined;
   out: string | undefined;
+  trajectories: string | undefined;
 }
 
 export function planEval(flags: EvalFlags): EvalPlan {
   return usage(() => {
     if (!flags.checkpoint) throw new UsageError('--checkpoint DIR is required');
     const episodes = intFlag(flags.episodes, '--episodes', 1);
+    const seedStart = intFlag(flags.seedStart, '--seed-start', 0);
     const k = intFlag(flags.k, '--k', 1);
     const seed = intFlag(flags.seed, '--seed', 0);
     const batchSize = intFlag(flags.batchSize, '--batch-size', 1);
@@ -136,11 +145,16 @@ export function planEval(flags: EvalFlags): EvalPlan {
       throw new UsageError(`unknown env tag '${flags.env}' (valid tags: ${ENV_TAGS.join(', ')})`);
     }
     if (flags.out !== undefined) checkOutputFile('--out', flags.out);
+    if (flags.trajectories !== undefined) checkOutputFile('--trajectories', flags.trajectories);
+    if (flags.out !== undefined && flags.trajectories !== undefined && path.resolve(flags.out) === path.resolve(flags.trajectories)) {
+      throw new UsageError(`--out and --trajectories name the same file (${flags.out}); give each its own`);
+    }
     const target = resolveCheckpoint(flags.checkpoint, flags.preset);
     let suites = suitesFromConfig(target.config);
     if (flags.env !== undefined) suites = suitesForTag(suites, flags.env, target.config.agent.trainEnvs.map((b) => b.tag));
     const protocol = protocolFromConfig(target.config, {
       ...(episodes !== undefined ? { episodes } : {}),
+      ...(seedStart !== undefined ? { baseSeed: seedStart } : {}),
       ...(k !== undefined ? { k } : {}),
       ...(seed !== undefined ? { seed } : {}),
       ...(batchSize !== undefined ? { batchSize } : {}),
@@ -163,11 +177,18 @@ export function planEval(flags: EvalFlags): EvalPlan {
       assertSuitesFitContext(suites, agentFormatFromConfig(checked.config), protocol.baseSeed, context.countTokens, context.maxPositions);
     }
     const backend = (flags.backend ?? target.config.trainer.backend) as EvalPlan['backend'];
-    return { target, suites, protocol, backend, baseline, failOnRegression, out: flags.out };
+    return { target, suites, protocol, backend, baseline, failOnRegression, out: flags.out, trajectories: flags.trajectories };
   });
 }
 
-async function scoreCheckpoint(name: string, target: ResolvedCheckpoint, suites: EvalSuite[], protocol: EvalProtocol, quiet: boolean): Promise<Scorecard> {
+async function scoreCheckpoint(
+  name: string,
+  target: ResolvedCheckpoint,
+  suites: EvalSuite[],
+  protocol: EvalProtocol,
+  quiet: boolean,
+  episodes: EpisodeFileWriter | null,
+): Promise<Scorecard> {
   let loaded: { model: Qwen2Model; tokenizer: import('../model/tokenizer').Tokenizer };
   try {
     loaded = await loadActor(target.modelDir);
@@ -182,6 +203,7 @@ async function scoreCheckpoint(name: string, target: ResolvedCheckpoint, suites:
       topK: target.config.rollout.topK,
     });
     return await runScorecard(policy, suites, protocol, agentFormatFromConfig(target.config), {
+      onEpisodes: episodes ? (suite, played) => episodes.write(name, suite, protocol.k, played) : undefined,
       onProgress: quiet
         ? undefined
         : (p) =>
@@ -200,22 +222,33 @@ export async function runEval(flags: EvalFlags): Promise<void> {
   const quiet = !!flags.quiet;
   const backend = await chooseCliBackend(plan.backend, quiet ? () => {} : (line) => process.stderr.write(`${line}\n`));
   if (!quiet) process.stderr.write(`eval: ${plan.target.modelDir} (${plan.target.configSource}) on ${backend.name}\n`);
-  const card = await scoreCheckpoint(flags.checkpoint!, plan.target, plan.suites, plan.protocol, quiet);
+  const episodes = plan.trajectories !== undefined ? new EpisodeFileWriter(plan.trajectories) : null;
+  try {
+    await scoreAndReport(flags, plan, quiet, episodes);
+  } catch (err) {
+    // Nothing to undo once the file was committed (a failed regression gate comes after that).
+    episodes?.abort();
+    throw err;
+  }
+}
+
+async function scoreAndReport(flags: EvalFlags, plan: EvalPlan, quiet: boolean, episodes: EpisodeFileWriter | null): Promise<void> {
+  const card = await scoreCheckpoint(flags.checkpoint!, plan.target, plan.suites, plan.protocol, quiet, episodes);
 
   let comparison: Comparison | undefined;
   if (plan.baseline) {
     let base: Scorecard;
     if (plan.baseline.kind === 'scorecard') {
       base = plan.baseline.card;
-      if (base.protocol.episodes !== card.protocol.episodes || base.protocol.k !== card.protocol.k) {
+      if (base.protocol.episodes !== card.protocol.episodes || base.protocol.k !== card.protocol.k || base.protocol.baseSeed !== card.protocol.baseSeed) {
         process.stderr.write(
-          `eval: warning: the baseline scorecard used ${base.protocol.episodes} seeds x ${base.protocol.k}, this one ` +
-            `${card.protocol.episodes} x ${card.protocol.k}\n`,
+          `eval: warning: the baseline scorecard used ${base.protocol.episodes} seeds from ${base.protocol.baseSeed} x ${base.protocol.k}, ` +
+            `this one ${card.protocol.episodes} from ${card.protocol.baseSeed} x ${card.protocol.k}\n`,
         );
       }
     } else {
       // The baseline plays the current checkpoint's suites under the same protocol, in its own prompt format.
-      base = await scoreCheckpoint(plan.baseline.source, plan.baseline.target, plan.suites, plan.protocol, quiet);
+      base = await scoreCheckpoint(plan.baseline.source, plan.baseline.target, plan.suites, plan.protocol, quiet, episodes);
     }
     // A scorecard file is named by its path and by what it scored (it may be the same checkpoint at another seed).
     const label = plan.baseline.kind === 'scorecard' ? `${plan.baseline.source} (scorecard of ${base.policy})` : base.policy;
@@ -227,6 +260,10 @@ export async function runEval(flags: EvalFlags): Promise<void> {
   if (plan.out) {
     fs.writeFileSync(plan.out, scorecardToJson(card, comparison));
     if (!quiet) process.stderr.write(`eval: wrote ${plan.out}\n`);
+  }
+  if (episodes) {
+    episodes.commit();
+    if (!quiet) process.stderr.write(`eval: wrote ${episodes.count} episodes to ${episodes.file}\n`);
   }
   if (comparison && plan.failOnRegression !== undefined) {
     const regressions = findRegressions(comparison, plan.failOnRegression);

@@ -121,6 +121,11 @@ export interface ScorecardProgress {
 
 export interface ScorecardOptions {
   onProgress?: (p: ScorecardProgress) => void;
+  /**
+   * Every played episode, batch by batch as the suite is played (group ids already name the seed across the
+   * suite: seed = protocol.baseSeed + groupId). Awaited, so a writer can keep up.
+   */
+  onEpisodes?: (suite: EvalSuite, trajectories: readonly Trajectory[]) => void | Promise<void>;
 }
 
 export function checkProtocol(p: EvalProtocol): void {
@@ -155,9 +160,10 @@ export async function runScorecard(
   }
   const scores: SuiteScore[] = [];
   for (let i = 0; i < suites.length; i++) {
-    scores.push(await scoreSuite(policy, suites[i], protocol, format, (done) =>
-      opts.onProgress?.({ suite: suites[i].name, suiteIndex: i, suiteCount: suites.length, episodesDone: done, episodesTotal: protocol.episodes * protocol.k }),
-    ));
+    scores.push(await scoreSuite(policy, suites[i], protocol, format, async (done, played) => {
+      await opts.onEpisodes?.(suites[i], played);
+      opts.onProgress?.({ suite: suites[i].name, suiteIndex: i, suiteCount: suites.length, episodesDone: done, episodesTotal: protocol.episodes * protocol.k });
+    }));
   }
   return { format: SCORECARD_FORMAT, policy: policy.name, protocol: { ...protocol }, agent: { ...format }, suites: scores };
 }
@@ -167,7 +173,7 @@ async function playSuite(
   suite: EvalSuite,
   protocol: EvalProtocol,
   format: AgentFormat,
-  progress: (episodesDone: number) => void,
+  progress: (episodesDone: number, played: readonly Trajectory[]) => Promise<void>,
 ): Promise<Trajectory[]> {
   const registry = envRegistry({ responseLength: format.responseLength });
   const seedsPerBatch = Math.max(1, Math.floor(protocol.batchSize / protocol.k));
@@ -196,8 +202,9 @@ async function playSuite(
     const generate = policy.generateFn({ suite, manager, format, temperature: protocol.temperature, seed });
     const result = await runRollouts(manager, generate, format);
     // Group ids restart at 0 in every batch: shift them so they name the seed across the whole suite.
-    for (const t of result.trajectories) all.push({ ...t, groupId: t.groupId + start });
-    progress((start + n) * protocol.k);
+    const played = result.trajectories.map((t) => ({ ...t, groupId: t.groupId + start }));
+    all.push(...played);
+    await progress((start + n) * protocol.k, played);
   }
   return all;
 }
@@ -224,7 +231,7 @@ async function scoreSuite(
   suite: EvalSuite,
   protocol: EvalProtocol,
   format: AgentFormat,
-  progress: (episodesDone: number) => void,
+  progress: (episodesDone: number, played: readonly Trajectory[]) => Promise<void>,
 ): Promise<SuiteScore> {
   const trajectories = await playSuite(policy, suite, protocol, format, progress);
   const episodes = trajectories.length;

@@ -14,7 +14,10 @@
 //     FrozenLake agent  our choice (RAGEN has none): FrozenLake-NoSlip (successRate 1: a planner should do better,
 //                       an agent that only learned to hedge against slips will not), FrozenLake-6x6 (a bigger lake,
 //                       same 10-action budget: longer paths), and SimpleSokoban (another grid task, same actions).
-import { BANDIT_DEFAULTS, ENV_TAGS } from '../../envs/index';
+//   The out-of-distribution suites keep the training env's observation format (RAGEN-2's coord / grid_coord): an
+//   agent trained on CoordSokoban meets LargerSokoban written in coordinates too, and CoordFrozenLake rather than
+//   FrozenLake, so the suites test the task, not a change of format.
+import { BANDIT_DEFAULTS, ENV_TAGS, envFamily, makeEnv, type EnvFamily, type ObservationFormat } from '../../envs/index';
 
 export type SuiteKind = 'held-out' | 'ood';
 
@@ -39,14 +42,31 @@ export interface TrainEnvLike {
   maxActionsPerTraj?: number;
 }
 
-export type AgentFamily = 'sokoban' | 'bandit' | 'frozenlake';
+export type AgentFamily = EnvFamily;
 
 /** Which family of suites fits an agent trained on `tag`. Throws for an unknown tag. */
 export function familyOfTag(tag: string): AgentFamily {
-  if (!ENV_TAGS.includes(tag)) throw new Error(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
-  if (tag.startsWith('Bandit')) return 'bandit';
-  if (tag === 'FrozenLake') return 'frozenlake';
-  return 'sokoban';
+  return envFamily(tag);
+}
+
+/** The observation format a grid block's states are written in (its config over the tag's default). */
+function observationFormatOf(block: TrainEnvLike): ObservationFormat {
+  const env = makeEnv(block.tag, block.config) as { config: { observationFormat?: ObservationFormat } };
+  return env.config.observationFormat ?? 'grid';
+}
+
+/**
+ * An out-of-distribution suite of `tag` shown in `format`: a Coord tag stands in for its grid sibling where one
+ * exists (its instruction mentions the coordinates), otherwise the format goes into the env config.
+ */
+function inFormat(suite: EvalSuite, format: ObservationFormat): EvalSuite {
+  if (format === 'grid') return suite;
+  const coordTag = { SimpleSokoban: 'CoordSokoban', FrozenLake: 'CoordFrozenLake' }[suite.tag];
+  const description = `${suite.description}; ${format} observations, as trained`;
+  if (format === 'grid_coord' && coordTag !== undefined && suite.config === undefined) {
+    return { ...suite, name: suite.name === suite.tag ? coordTag : suite.name, tag: coordTag, description };
+  }
+  return { ...suite, config: { ...(suite.config ?? {}), observationFormat: format }, description };
 }
 
 function sameTask(a: { tag: string; config?: Record<string, unknown> }, b: { tag: string; config?: Record<string, unknown> }): boolean {
@@ -63,12 +83,14 @@ function armNames(block: TrainEnvLike): { lo: string; hi: string } {
 
 function oodSuites(first: TrainEnvLike): EvalSuite[] {
   switch (familyOfTag(first.tag)) {
-    case 'sokoban':
+    case 'sokoban': {
+      const format = observationFormatOf(first);
       return [
         { name: 'LargerSokoban', kind: 'ood', tag: 'LargerSokoban', description: '8x8 rooms with two boxes' },
         { name: 'SokobanDifferentGridVocab', kind: 'ood', tag: 'SokobanDifferentGridVocab', description: 'same rules, other grid symbols' },
         { name: 'FrozenLake', kind: 'ood', tag: 'FrozenLake', description: 'another grid task with the same action names' },
-      ];
+      ].map((s) => inFormat(s as EvalSuite, format));
+    }
     case 'bandit': {
       const { lo, hi } = armNames(first);
       return [
@@ -85,20 +107,23 @@ function oodSuites(first: TrainEnvLike): EvalSuite[] {
     case 'frozenlake':
       return [
         {
-          name: 'FrozenLake-NoSlip',
+          name: `${first.tag}-NoSlip`,
           kind: 'ood',
-          tag: 'FrozenLake',
+          tag: first.tag,
           config: { ...(first.config ?? {}), successRate: 1 },
           description: 'no slipping: every move goes where intended',
         },
         {
-          name: 'FrozenLake-6x6',
+          name: `${first.tag}-6x6`,
           kind: 'ood',
-          tag: 'FrozenLake',
+          tag: first.tag,
           config: { ...(first.config ?? {}), size: 6 },
           description: 'a 6x6 lake, same 10-action budget',
         },
-        { name: 'SimpleSokoban', kind: 'ood', tag: 'SimpleSokoban', description: 'another grid task with the same action names' },
+        inFormat(
+          { name: 'SimpleSokoban', kind: 'ood', tag: 'SimpleSokoban', description: 'another grid task with the same action names' },
+          observationFormatOf(first),
+        ),
       ];
   }
 }

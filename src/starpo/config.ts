@@ -108,7 +108,8 @@ const EnvBlockSchema = z.strictObject({
     .optional()
     .describe(
       "Env config, camelCase of RAGEN's `custom_envs.<Tag>.env_config` (e.g. Sokoban `dimRoom`, `numBoxes`; FrozenLake " +
-        '`size`, `p`, `successRate`; Bandit arm names/scores). Omitted = the tag\'s RAGEN defaults. Checked by the env ' +
+        "`size`, `p`, `successRate`; both `observationFormat`: 'grid', 'coord' or 'grid_coord', RAGEN-2's " +
+        '`observation_format`; Bandit arm names/scores). Omitted = the tag\'s RAGEN defaults. Checked by the env ' +
         'before any work, with one trial reset: rooms and maps at most 20 cells a side, a `level` must be solvable, ' +
         'a `map` must have a path, and the generator must manage to build a level from the config.',
     ),

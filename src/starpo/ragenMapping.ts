@@ -10,7 +10,7 @@
 // Keys are RAGEN v1's (RAGEN-AI/RAGEN, the spec's default); a key marked `v2` exists only in RAGEN-2
 // (mll-lab-nu/RAGEN) and is emitted, with a warning, only when the run uses that feature.
 // Pure TypeScript (no fs): the browser may use it too.
-import { ENV_TAGS } from '../../envs/index';
+import { ENV_TAGS, FROZENLAKE_DEFAULTS, envFamily as familyOfEnvTag, type EnvFamily } from '../../envs/index';
 import { type EnvBlock, type RunConfig, type RunConfigInput } from './config';
 
 /** One RunConfig field with a RAGEN key. */
@@ -175,12 +175,15 @@ export const ENV_CONFIG_KEYS: Record<'sokoban' | 'frozenlake' | 'bandit', readon
     same('numBoxes', 'num_boxes'),
     same('searchDepth', 'search_depth'),
     same('maxSteps', 'max_steps'),
+    // RAGEN-2's SokobanEnvConfig.observation_format ('grid' | 'coord' | 'grid_coord'); v1 renders the grid only.
+    same('observationFormat', 'observation_format', { v2: true }),
   ],
   frozenlake: [
     same('size', 'size'),
     same('p', 'p'),
     // RAGEN v1's FrozenLake is gym's slippery lake (1/3 fixed); success_rate is RAGEN-2's.
     same('successRate', 'success_rate', { v2: true }),
+    same('observationFormat', 'observation_format', { v2: true }),
   ],
   bandit: [
     same('loArmName', 'lo_arm_name'),
@@ -199,13 +202,24 @@ const ENV_CONFIG_UNMAPPABLE: Record<string, string> = {
 };
 
 /** RAGEN env_config keys that an env tag implies here (read back without a warning, not needed). */
-const IMPLIED_BY_TAG = new Set(['grid_lookup', 'grid_vocab', 'render_mode', 'action_lookup', 'observation_format', 'action_space_start']);
+const IMPLIED_BY_TAG = new Set(['grid_lookup', 'grid_vocab', 'render_mode', 'action_lookup', 'action_space_start']);
 
-export function envFamily(tag: string): keyof typeof ENV_CONFIG_KEYS {
-  if (tag.startsWith('Bandit')) return 'bandit';
-  if (tag === 'FrozenLake') return 'frozenlake';
-  return 'sokoban';
+/** The env family of a tag (envs/index.ts), which picks its row of ENV_CONFIG_KEYS. */
+export function envFamily(tag: string): EnvFamily {
+  return familyOfEnvTag(tag);
 }
+
+/** Env tags that only RAGEN-2 (mll-lab-nu/RAGEN config/envs.yaml) has: RAGEN v1 has no custom_envs entry for them. */
+export const V2_ONLY_TAGS: ReadonlySet<string> = new Set(['CoordSokoban', 'CoordFrozenLake']);
+
+/**
+ * Env config that an export writes for a tag even when the run leaves it at the default, because RAGEN's own
+ * default for that tag differs from ours: RAGEN-2 plays CoordFrozenLake on its v2 lake (p 0.9, success_rate 0.8),
+ * this project on RAGEN v1's (p 0.8, success_rate 1/3).
+ */
+export const PINNED_ENV_CONFIG: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+  CoordFrozenLake: { p: FROZENLAKE_DEFAULTS.CoordFrozenLake.p, successRate: FROZENLAKE_DEFAULTS.CoordFrozenLake.successRate },
+};
 
 /** Fields the exported model directory carries (config.json, weights, tokenizer.json): no RAGEN key needed. */
 export const FROM_CHECKPOINT: Record<string, string> = {
@@ -283,9 +297,14 @@ export const ENV_RULE_DIFFERENCES: Record<string, string> = {
     'reward and dynamics are the same',
   LargerSokoban: 'as SimpleSokoban: a different 8x8 level per seed in RAGEN, same generator rules',
   SokobanDifferentGridVocab: 'as SimpleSokoban: a different level per seed in RAGEN, same vocabulary and rules',
+  CoordSokoban:
+    'as SimpleSokoban: a different level per seed in RAGEN-2, same generator rules, same coordinate and grid rendering',
   FrozenLake:
     'the map and the slips come from two independent seeded streams here; RAGEN draws both from one NumPy stream ' +
     '(slips weakly correlated with the map, spec §10.16): a different map per seed in RAGEN, same map distribution and slip rule',
+  CoordFrozenLake:
+    'as FrozenLake: a different map per seed in RAGEN-2; the export pins p and success_rate to this run\'s lake, since ' +
+    "RAGEN-2's own CoordFrozenLake defaults to its v2 lake (p 0.9, success_rate 0.8)",
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -401,7 +420,10 @@ export function toRagen(c: RunConfig, opts: RagenRunOptions): RagenConfig {
       if (budget !== null) entry.max_actions_per_traj = budget;
       if (b.maxTokens !== undefined) entry.max_tokens = b.maxTokens;
       const envConfig: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(b.config ?? {})) {
+      if (V2_ONLY_TAGS.has(b.tag)) {
+        warn(`${where}.tag`, b.tag, `${b.tag} is a RAGEN-2 env tag (mll-lab-nu/RAGEN config/envs.yaml): RAGEN v1 has no such custom_envs entry`);
+      }
+      for (const [key, value] of Object.entries({ ...(PINNED_ENV_CONFIG[b.tag] ?? {}), ...(b.config ?? {}) })) {
         if (value === undefined) continue;
         const mapping = ENV_CONFIG_KEYS[envFamily(b.tag)].find((m) => m.ours === key);
         if (!mapping) {
@@ -503,6 +525,8 @@ export function fromRagen(ragen: Record<string, unknown>): { config: RunConfigIn
           for (const key of Object.keys(envConfig)) {
             if (!used.has(key) && !IMPLIED_BY_TAG.has(key)) notImported.push(`custom_envs.${name}.env_config.${key}: not an env config key here`);
           }
+          // What an export pins only because RAGEN's default differs is this tag's default here: leave it out.
+          for (const [key, value] of Object.entries(PINNED_ENV_CONFIG[name] ?? {})) if (config[key] === value) delete config[key];
           if (Object.keys(config).length) block.config = config;
         }
       }

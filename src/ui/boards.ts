@@ -1,8 +1,11 @@
 // Turns an environment's state text into something the rollout viewer can draw: a grid of named tiles (Sokoban,
 // FrozenLake) or the two arms of a bandit. The same symbol means different things in different envs ('O' is a
 // Sokoban target but a FrozenLake hole, '√' a box on target or the player on the goal), so the env tag decides.
+// States in RAGEN-2's coordinate formats are drawn too: a 'grid_coord' state by its grid part, a 'coord' state by
+// placing its listed cells on the board (a Sokoban coord state lists no walls, so unlisted cells are drawn as
+// "floor or wall"; a FrozenLake one lists everything that is not plain ice).
 // Pure TypeScript: unit-tested in Node; Board.svelte only paints what this returns.
-import { ALTERNATIVE_VOCAB, DEFAULT_VOCAB } from '../../envs/index';
+import { ALTERNATIVE_VOCAB, DEFAULT_VOCAB, envFamily, splitObservation, type ParsedCoordinates } from '../../envs/index';
 
 /** What one cell of a grid shows. */
 export type Tile =
@@ -17,7 +20,8 @@ export type Tile =
   | 'hole'
   | 'goal'
   | 'player-in-hole'
-  | 'player-on-goal';
+  | 'player-on-goal'
+  | 'unlisted';
 
 export type Board =
   | { kind: 'grid'; rows: number; cols: number; tiles: Tile[][] }
@@ -42,22 +46,67 @@ const FROZENLAKE = new Map<string, Tile>([
   ['√', 'player-on-goal'],
 ]);
 
+/** The env family of a tag, or null for a tag this build does not know. */
+function familyOf(tag: string): ReturnType<typeof envFamily> | null {
+  try {
+    return envFamily(tag);
+  } catch {
+    return null;
+  }
+}
+
 /** The symbol table of a grid env tag, or null for envs without a grid. */
 function tileMap(tag: string): Map<string, Tile> | null {
-  if (tag === 'FrozenLake') return FROZENLAKE;
+  const family = familyOf(tag);
+  if (family === 'frozenlake') return FROZENLAKE;
   if (tag === 'SokobanDifferentGridVocab') return SOKOBAN_ALTERNATIVE;
-  if (tag.includes('Sokoban')) return SOKOBAN_DEFAULT;
+  if (family === 'sokoban') return SOKOBAN_DEFAULT;
   return null;
 }
 
+/** Coordinate-block labels (envs/sokoban/grid.ts, envs/frozenlake.ts) as tiles, in drawing order, per family. */
+const COORDINATE_TILES: Readonly<Record<'sokoban' | 'frozenlake', { background: Tile; labels: Readonly<Record<string, Tile>> }>> = {
+  sokoban: {
+    background: 'unlisted',
+    labels: { Targets: 'target', Boxes: 'box', 'Boxes on target': 'box-on-target', Player: 'player', 'Player on target': 'player-on-target' },
+  },
+  frozenlake: {
+    background: 'ice',
+    labels: { Start: 'ice', Goal: 'goal', Holes: 'hole', Player: 'player', 'Player on goal': 'player-on-goal', 'Player in hole': 'player-in-hole' },
+  },
+};
+
+/** Tiles of a 'coord' state: every listed cell placed on the board (later lines win: the player over a target). */
+function tilesFromCoordinates(tag: string, coords: ParsedCoordinates): Tile[][] {
+  const family = familyOf(tag);
+  if (family !== 'sokoban' && family !== 'frozenlake') throw new Error(`env '${tag}' has no grid to draw`);
+  const { background, labels } = COORDINATE_TILES[family];
+  const tiles = Array.from({ length: coords.rows }, () => Array<Tile>(coords.cols).fill(background));
+  for (const label of coords.categories.keys()) {
+    if (!Object.hasOwn(labels, label)) throw new Error(`${tag} state: unknown coordinate line '${label}'`);
+  }
+  // Holes before the player in a hole, targets before the boxes and the player on them.
+  const order = family === 'sokoban'
+    ? ['Targets', 'Boxes', 'Boxes on target', 'Player', 'Player on target']
+    : ['Start', 'Holes', 'Goal', 'Player', 'Player on goal', 'Player in hole'];
+  for (const label of order) for (const [r, c] of coords.categories.get(label) ?? []) tiles[r][c] = labels[label];
+  return tiles;
+}
+
 /**
- * Reads a grid state. Throws an Error naming the row and symbol when the text is not a rectangular grid of the
- * env's symbols (callers that only display may fall back to text).
+ * Reads a state in any observation format (grid, coord, grid_coord). Throws an Error naming the row and symbol
+ * when a grid is not a rectangle of the env's symbols, or the line a coordinate block cannot read (callers that
+ * only display may fall back to text).
  */
 export function parseGrid(tag: string, state: string): { rows: number; cols: number; tiles: Tile[][] } {
   const map = tileMap(tag);
   if (!map) throw new Error(`env '${tag}' has no grid to draw`);
-  const lines = state.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
+  const split = splitObservation(state);
+  if (split.grid === null) {
+    const tiles = tilesFromCoordinates(tag, split.coordinates!);
+    return { rows: tiles.length, cols: tiles[0]?.length ?? 0, tiles };
+  }
+  const lines = split.grid.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
   if (lines.length === 0) throw new Error(`empty ${tag} state`);
   const tiles = lines.map((line, r) =>
     [...line].map((symbol, c) => {
@@ -81,7 +130,7 @@ export function banditArms(state: string): [string, string] | null {
 
 /** What to draw for `state` of env `tag`; text that does not parse is shown as text rather than failing. */
 export function boardFromState(tag: string, state: string): Board {
-  if (tag.startsWith('Bandit')) {
+  if (familyOf(tag) === 'bandit') {
     const arms = banditArms(state);
     return arms ? { kind: 'bandit', arms } : { kind: 'text', text: state };
   }
@@ -112,4 +161,5 @@ export const TILE_STYLE: Readonly<Record<Tile, { fill: string; glyph: string; la
   goal: { fill: '#facc15', glyph: '★', label: 'goal' },
   'player-in-hole': { fill: '#1e3a8a', glyph: '✕', label: 'player in hole' },
   'player-on-goal': { fill: '#facc15', glyph: '☺', label: 'player on goal' },
+  unlisted: { fill: '#e5e7eb', glyph: '·', label: 'floor or wall (not listed)' },
 };

@@ -44,7 +44,7 @@ function successMeaning(tag: string): string {
     return 'Success = the agent picked the arm with the higher expected reward (one pull’s reward is random, so a success can pay 0).';
   }
   if (tag.includes('Sokoban')) return 'Success = every box pushed onto a target within the turn budget.';
-  if (tag === 'FrozenLake') return 'Success = reached the goal without falling into a hole (the ice is slippery).';
+  if (tag.includes('FrozenLake')) return 'Success = reached the goal without falling into a hole (the ice is slippery).';
   return 'Success = the episode was solved.';
 }
 

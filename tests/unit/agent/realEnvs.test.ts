@@ -27,6 +27,29 @@ describe('real envs: prompt info', () => {
   });
 });
 
+describe('real envs: the Coord tags through the agent protocol', () => {
+  it("a CoordSokoban prompt carries the coordinate instruction and a grid_coord state; an env block's config reaches the instruction", async () => {
+    const registry = envRegistry();
+    const m = new EnvGroupManager({
+      mode: 'val', envGroups: 2, groupSize: 1,
+      tags: [{ tag: 'CoordSokoban', nGroups: 1 }, { tag: 'CoordSokoban', nGroups: 1, config: { dimRoom: [7, 7] } }],
+    }, registry);
+    const prompts: string[] = [];
+    await runRollouts(m, async (batch) => {
+      prompts.push(...batch);
+      return batch.map(() => 'x</think><answer>Up</answer>');
+    }, { maxTurn: 1 });
+    expect(prompts[0]).toContain('bottom-right corner (5, 5)');
+    expect(prompts[0]).toContain('Max response length: 120 words (tokens).');
+    expect(lastState(prompts[0])).toMatch(/^Coordinates: \nBoard size: 6 rows x 6 cols \(zero-indexed\)\.\nTargets: \(\d, \d\)\n[\s\S]*\nGrid Map: \n#{6}\n/);
+    expect(prompts[1]).toContain('bottom-right corner (6, 6)');
+    expect(lastState(prompts[1])).toContain('Board size: 7 rows x 7 cols');
+    // The compact prompt of the tiny presets has a line for each Coord tag.
+    const compact = buildPrompt(registry.promptInfo('CoordFrozenLake'), [{ state: 'x', actionsLeft: 10 }], { style: 'compact' });
+    expect(compact.messages[0].content).toMatch(/reach the goal.*\(row, col\)/);
+  });
+});
+
 describe('real envs: rollouts', () => {
   it('solves SimpleSokoban with a solver policy whenever the solution fits the 10-action budget', async () => {
     const m = new EnvGroupManager({ mode: 'val', envGroups: 6, groupSize: 1, tags: [{ tag: 'SimpleSokoban', nGroups: 6 }] }, envRegistry());

@@ -3,9 +3,9 @@ import { ENV_TAGS, describeGridVocab, envSpec, formatPythonFloat, makeEnv } from
 import { Rng } from '../../../envs/random';
 
 describe('makeEnv', () => {
-  it('knows RAGEN\'s six tags and builds each one', () => {
+  it('knows RAGEN\'s six tags and RAGEN-2\'s two Coord tags, and builds each one', () => {
     expect([...ENV_TAGS].sort()).toEqual(
-      ['Bandit', 'BanditTest', 'FrozenLake', 'LargerSokoban', 'SimpleSokoban', 'SokobanDifferentGridVocab'].sort(),
+      ['Bandit', 'BanditTest', 'CoordFrozenLake', 'CoordSokoban', 'FrozenLake', 'LargerSokoban', 'SimpleSokoban', 'SokobanDifferentGridVocab'].sort(),
     );
     for (const tag of ENV_TAGS) {
       const env = makeEnv(tag);
@@ -24,13 +24,13 @@ describe('makeEnv', () => {
 
   it('an unknown tag lists the valid tags', () => {
     expect(() => makeEnv('Sokoban')).toThrow(
-      "unknown env tag 'Sokoban' (valid tags: Bandit, BanditTest, SimpleSokoban, LargerSokoban, SokobanDifferentGridVocab, FrozenLake)",
+      "unknown env tag 'Sokoban' (valid tags: Bandit, BanditTest, SimpleSokoban, LargerSokoban, SokobanDifferentGridVocab, CoordSokoban, FrozenLake, CoordFrozenLake)",
     );
   });
 
   it('an unknown config key names the key, the tag and the valid keys', () => {
     expect(() => makeEnv('SimpleSokoban', { numBox: 2 })).toThrow(
-      "SimpleSokoban: unknown config key 'numBox' (valid keys: dimRoom, numBoxes, searchDepth, maxSteps, level)",
+      "SimpleSokoban: unknown config key 'numBox' (valid keys: dimRoom, numBoxes, searchDepth, maxSteps, level, observationFormat)",
     );
     expect(() => makeEnv('FrozenLake', { dimRoom: [4, 4] })).toThrow(/FrozenLake: unknown config key 'dimRoom'/);
     expect(() => makeEnv('Bandit', { size: 2 })).toThrow(/Bandit: unknown config key 'size'/);

@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
 import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
+import { makeEnv } from '../../../envs/index';
+import type { EpisodeRecord } from '../../../src/eval/episodes';
 import { resolveCheckpoint } from '../../../src/eval/load';
 import { parseScorecardJson } from '../../../src/eval/scorecard';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
@@ -65,6 +67,10 @@ describe('ragen eval: bad input exits 2 and names it', () => {
       // Found before any episode is played: an --out that is a directory, a dialogue longer than the model's positions.
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--out', 'model-b'], /--out model-b is a directory, not a file/],
       [['--checkpoint', 'model-nan', '--preset', 'bandit-tiny', '--backend', 'wasm'], /tensor 'model\.norm\.weight' in model\.safetensors has 1 non-finite value.*\(in .*model-nan\)/],
+      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--seed-start', '-1'], /--seed-start must be an integer >= 0, got '-1'/],
+      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--seed-start', '1.5'], /--seed-start must be an integer >= 0, got '1\.5'/],
+      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'model-b'], /--trajectories model-b is a directory, not a file/],
+      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'x.json', '--out', './x.json'], /--out and --trajectories name the same file/],
       [['--checkpoint', 'model-a', '--preset', 'sokoban-tiny'], /suite SimpleSokoban: 3 turns of up to 64 new tokens can grow the dialogue to about \d+ tokens, more than the model's 512 positions/],
     ];
     const results = await Promise.all(cases.map(([args]) => ragen('eval', ...args)));
@@ -111,6 +117,73 @@ describe('ragen eval: scorecards, baselines and the regression gate', () => {
     expect(lenient.code, lenient.stderr).toBe(0);
     expect(other.code, other.stderr).toBe(0);
     expect(other.stdout).toMatch(/against baseline model-b/);
+  }, 120_000);
+});
+
+describe('ragen eval --seed-start and --trajectories', () => {
+  const readEpisodes = (file: string): EpisodeRecord[] =>
+    fs.readFileSync(path.join(tmp, file), 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as EpisodeRecord);
+
+  it('plays the states from --seed-start and writes every episode; replaying its actions reproduces its observations', async () => {
+    // The shipped FrozenLake warm start: multi-turn episodes, on three seeds of each FrozenLake suite.
+    const checkpoint = path.resolve('public/warmstart/frozenlake-tiny');
+    const r = await ragen('eval', '--checkpoint', checkpoint, '--env', 'FrozenLake', '--episodes', '3', '--seed-start', '500',
+      '--backend', 'wasm', '--quiet', '--out', 'lake.json', '--trajectories', 'lake.jsonl');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/protocol: 3 seeds from 500 x 1 rollout/);
+    const card = parseScorecardJson(fs.readFileSync(path.join(tmp, 'lake.json'), 'utf8'));
+    expect(card.protocol.baseSeed).toBe(500);
+    const episodes = readEpisodes('lake.jsonl');
+    expect(episodes).toHaveLength(card.suites.length * 3);
+    expect(fs.existsSync(path.join(tmp, 'lake.jsonl.partial'))).toBe(false);
+    for (const s of card.suites) {
+      const mine = episodes.filter((e) => e.suite === s.suite);
+      expect(mine.map((e) => e.seed), s.suite).toEqual([500, 501, 502]);
+      expect(mine.filter((e) => e.success).length, s.suite).toBe(s.success.successes);
+    }
+    let turns = 0;
+    for (const e of episodes) {
+      expect(e.policy).toBe(checkpoint);
+      expect(e.rollout).toBe(0);
+      // Replaying the executed actions on a fresh env of the same tag, config and seed gives every observation,
+      // reward and the outcome that were written.
+      const env = makeEnv(e.tag, e.config ?? undefined);
+      expect(e.turns[0].state).toBe(env.reset(e.seed));
+      let done = false;
+      e.turns.forEach((turn, i) => {
+        turns++;
+        expect(turn.state, `${e.suite} seed ${e.seed} turn ${turn.turn}`).toBe(env.render());
+        expect(turn.think.length + turn.answer.length).toBeGreaterThan(0);
+        let reward = 0;
+        for (const action of turn.actions) {
+          const step = env.step(action);
+          reward += step.reward;
+          done = step.done;
+        }
+        expect(turn.reward).toBeCloseTo(reward, 12);
+        expect(turn.turn).toBe(i + 1);
+      });
+      expect(e.finalState).toBe(env.render());
+      expect(e.numActions).toBe(e.turns.reduce((n, t) => n + t.actions.length, 0));
+      expect(e.success).toBe(done && e.reward > 0);
+    }
+    expect(turns).toBeGreaterThan(episodes.length); // multi-turn episodes were written whole
+  }, 120_000);
+
+  it("defaults to the run's agent.seedVal; a failing evaluation leaves an existing file as it was", async () => {
+    const ok = await ragen('eval', '--checkpoint', 'model-a', ...COMMON, '--k', '2', '--trajectories', 'bandit.jsonl');
+    expect(ok.code, ok.stderr).toBe(0);
+    const episodes = readEpisodes('bandit.jsonl');
+    expect(episodes).toHaveLength(3 * 4 * 2); // 3 suites x 4 seeds x 2 rollouts
+    expect([...new Set(episodes.map((e) => e.seed))].sort()).toEqual([123, 124, 125, 126]);
+    expect(episodes.filter((e) => e.seed === 123 && e.suite === 'Bandit').map((e) => e.rollout)).toEqual([0, 1]);
+    expect(episodes.find((e) => e.suite === 'Bandit-Swapped')!.config).toEqual({ loArmName: 'Dragon', hiArmName: 'Phoenix' });
+
+    fs.writeFileSync(path.join(tmp, 'keep.jsonl'), 'what the user had\n');
+    const failed = await ragen('eval', '--checkpoint', 'model-nan', '--preset', 'bandit-tiny', '--backend', 'wasm', '--trajectories', 'keep.jsonl');
+    expect(failed.code).toBe(2);
+    expect(fs.readFileSync(path.join(tmp, 'keep.jsonl'), 'utf8')).toBe('what the user had\n');
+    expect(fs.existsSync(path.join(tmp, 'keep.jsonl.partial'))).toBe(false);
   }, 120_000);
 });
 

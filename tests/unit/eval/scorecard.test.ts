@@ -194,6 +194,26 @@ describe('suites', () => {
     expect(defaultSuites([{ tag: 'FrozenLake' }]).map((s) => s.name)).toEqual(['FrozenLake', 'FrozenLake-NoSlip', 'FrozenLake-6x6', 'SimpleSokoban']);
   });
 
+  it('a coordinate-trained agent meets its out-of-distribution suites in the same observation format', () => {
+    const sokoban = defaultSuites([{ tag: 'CoordSokoban' }]);
+    expect(sokoban.map((s) => `${s.kind}:${s.name}:${s.tag}`)).toEqual([
+      'held-out:CoordSokoban:CoordSokoban',
+      'ood:LargerSokoban:LargerSokoban',
+      'ood:SokobanDifferentGridVocab:SokobanDifferentGridVocab',
+      'ood:CoordFrozenLake:CoordFrozenLake',
+    ]);
+    expect(sokoban[1].config).toEqual({ observationFormat: 'grid_coord' });
+    expect(makeEnv(sokoban[1].tag, sokoban[1].config).reset(123)).toMatch(/^Coordinates: \nBoard size: 8 rows x 8 cols/);
+    const lake = defaultSuites([{ tag: 'CoordFrozenLake' }]);
+    expect(lake.map((s) => `${s.name}:${s.tag}`)).toEqual([
+      'CoordFrozenLake:CoordFrozenLake', 'CoordFrozenLake-NoSlip:CoordFrozenLake', 'CoordFrozenLake-6x6:CoordFrozenLake', 'CoordSokoban:CoordSokoban',
+    ]);
+    // 'coord' has no tag of its own: the format goes into the env config.
+    const coordOnly = defaultSuites([{ tag: 'FrozenLake', config: { observationFormat: 'coord' } }]);
+    expect(coordOnly.at(-1)).toMatchObject({ name: 'SimpleSokoban', tag: 'SimpleSokoban', config: { observationFormat: 'coord' } });
+    expect(coordOnly[1]).toMatchObject({ name: 'FrozenLake-NoSlip', config: { observationFormat: 'coord', successRate: 1 } });
+  });
+
   it('--env narrows to a tag, or makes an ad-hoc suite; unknown tags are named', () => {
     const suites = defaultSuites([{ tag: 'FrozenLake' }]);
     expect(suitesForTag(suites, 'FrozenLake', ['FrozenLake']).map((s) => s.name)).toEqual(['FrozenLake', 'FrozenLake-NoSlip', 'FrozenLake-6x6']);

@@ -28,11 +28,11 @@ const anyValue = fc.oneof(
 );
 
 const KEYS: Record<string, readonly string[]> = {
-  Sokoban: ['dimRoom', 'numBoxes', 'searchDepth', 'maxSteps', 'level', 'numBox', '__proto__', 'constructor'],
-  FrozenLake: ['size', 'p', 'successRate', 'map', 'is_slippery'],
+  Sokoban: ['dimRoom', 'numBoxes', 'searchDepth', 'maxSteps', 'level', 'numBox', '__proto__', 'constructor', 'observationFormat'],
+  FrozenLake: ['size', 'p', 'successRate', 'map', 'is_slippery', 'observationFormat'],
   Bandit: ['loArmName', 'hiArmName', 'loArmScore', 'hiArmHiScore', 'hiArmLoScore', 'hiArmHiScoreProb'],
 };
-const family = (tag: string) => (tag.includes('Sokoban') ? 'Sokoban' : tag === 'FrozenLake' ? 'FrozenLake' : 'Bandit');
+const family = (tag: string) => (tag.includes('Sokoban') ? 'Sokoban' : tag.includes('FrozenLake') ? 'FrozenLake' : 'Bandit');
 
 /**
  * A config of random keys and values, but never one that is valid AND slow to generate from: a room larger than

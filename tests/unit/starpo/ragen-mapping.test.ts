@@ -204,9 +204,62 @@ describe('warnings: nothing is dropped silently', () => {
       custom_envs: { SimpleSokoban: { env_config: { dim_x: 6, dim_y: 6, no_op_penalty: -0.3, grid_vocab: { '#': 'wall' } } } },
     });
     expect(notImported).toEqual([
-      'es_manager.train.env_configs.tags[0] = Countdown: no such env here (Bandit, BanditTest, SimpleSokoban, LargerSokoban, SokobanDifferentGridVocab, FrozenLake)',
+      'es_manager.train.env_configs.tags[0] = Countdown: no such env here (Bandit, BanditTest, SimpleSokoban, LargerSokoban, SokobanDifferentGridVocab, CoordSokoban, FrozenLake, CoordFrozenLake)',
       'custom_envs.SimpleSokoban.env_config.no_op_penalty: not an env config key here',
     ]);
+  });
+
+  it("maps observationFormat to RAGEN-2's observation_format and back, for Sokoban and FrozenLake blocks", () => {
+    const c = parseRunConfig({
+      agent: {
+        trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { observationFormat: 'coord' } }],
+        valEnvs: [{ tag: 'FrozenLake', nGroups: 4, config: { observationFormat: 'grid_coord' } }], valGroups: 4,
+      },
+    }, 'test');
+    const ragen = toRagen(c, OPTS);
+    const lines = hydraOverrides(ragen);
+    expect(lines).toContain('++custom_envs.SimpleSokoban.env_config.observation_format=coord');
+    expect(lines).toContain('++custom_envs.FrozenLake.env_config.observation_format=grid_coord');
+    // A RAGEN-2 key: flagged, not dropped.
+    const flagged = ragen.warnings.find((w) => w.key === 'agent.trainEnvs[0].config.observationFormat');
+    expect(flagged?.message).toMatch(/observation_format is a RAGEN-2 key/);
+    expect(flagged?.harmless).toBe(false);
+    const back = fromRagen(parseHydraOverrides(lines));
+    expect(back.notImported).toEqual([]);
+    expect(back.config.agent?.trainEnvs?.[0]?.config).toEqual({ observationFormat: 'coord' });
+    expect(back.config.agent?.valEnvs?.[0]?.config).toEqual({ observationFormat: 'grid_coord' });
+    // RAGEN-2's own CoordSokoban entry reads back as a config this project accepts.
+    const v2 = fromRagen({
+      es_manager: { train: { env_configs: { tags: ['CoordSokoban'], n_groups: [8] } } },
+      custom_envs: { CoordSokoban: { max_tokens: 120, env_config: { dim_x: 6, dim_y: 6, num_boxes: 1, max_steps: 100, observation_format: 'grid_coord' } } },
+    });
+    expect(v2.notImported).toEqual([]);
+    expect(v2.config.agent?.trainEnvs?.[0]).toEqual({
+      tag: 'CoordSokoban', nGroups: 8, maxTokens: 120, config: { dimRoom: [6, 6], numBoxes: 1, maxSteps: 100, observationFormat: 'grid_coord' },
+    });
+    expect(() => makeEnv('CoordSokoban', v2.config.agent!.trainEnvs![0].config)).not.toThrow();
+  });
+
+  it("exports the Coord tags as RAGEN-2 tags, pinning CoordFrozenLake's lake to this project's (RAGEN-2 defaults to its v2 lake)", () => {
+    const c = parseRunConfig({
+      agent: { trainEnvs: [{ tag: 'CoordFrozenLake', nGroups: 8 }], valEnvs: [{ tag: 'CoordSokoban', nGroups: 4 }], valGroups: 4 },
+    }, 'test');
+    const ragen = toRagen(c, OPTS);
+    expect(ragen.values.get('custom_envs.CoordFrozenLake.env_config.p')).toBe(0.8);
+    expect(ragen.values.get('custom_envs.CoordFrozenLake.env_config.success_rate')).toBe(1 / 3);
+    // CoordSokoban's RAGEN-2 defaults are ours: nothing to pin.
+    expect([...ragen.values.keys()].some((k) => k.startsWith('custom_envs.CoordSokoban.env_config'))).toBe(false);
+    for (const key of ['agent.trainEnvs[0].tag', 'agent.valEnvs[0].tag']) {
+      expect(ragen.warnings.find((w) => w.key === key)?.message, key).toMatch(/is a RAGEN-2 env tag/);
+    }
+    // Reading the export back gives the run's blocks, without the pinned defaults.
+    const back = fromRagen(parseHydraOverrides(hydraOverrides(ragen)));
+    expect(back.notImported).toEqual([]);
+    expect(back.config.agent?.trainEnvs).toEqual([{ tag: 'CoordFrozenLake', nGroups: 8 }]);
+    // A run on RAGEN-2's own lake keeps its values.
+    const v2Lake = parseRunConfig({ agent: { trainEnvs: [{ tag: 'CoordFrozenLake', nGroups: 8, config: { p: 0.9, successRate: 0.8 } }] } }, 'test');
+    expect(toRagen(v2Lake, OPTS).values.get('custom_envs.CoordFrozenLake.env_config.success_rate')).toBe(0.8);
+    expect(fromRagen(parseHydraOverrides(hydraOverrides(toRagen(v2Lake, OPTS)))).config.agent?.trainEnvs?.[0]?.config).toEqual({ p: 0.9, successRate: 0.8 });
   });
 
   it('resolves base.yaml interpolations and W&B-wrapped configs', () => {

@@ -1,0 +1,44 @@
+// `ragen eval --trajectories FILE`: every played episode as one JSONL line (src/eval/episodes.ts), streamed while
+// the suites are played. Lines go to FILE.partial, which becomes FILE only when the evaluation finishes, so a run
+// that fails or is interrupted never replaces a FILE the user already has.
+import * as fs from 'node:fs';
+import type { Trajectory } from '../agent/index';
+import { episodeRecordLine, toEpisodeRecord } from '../eval/episodes';
+import type { EvalSuite } from '../eval/suites';
+
+export class EpisodeFileWriter {
+  private readonly partial: string;
+  private fd: number | null;
+  /** Episodes written so far. */
+  count = 0;
+
+  constructor(readonly file: string) {
+    this.partial = `${file}.partial`;
+    this.fd = fs.openSync(this.partial, 'w');
+  }
+
+  /** Appends the episodes of one played batch of `policy` on `suite` (k rollouts per seed). */
+  write(policy: string, suite: EvalSuite, k: number, trajectories: readonly Trajectory[]): void {
+    if (this.fd === null) throw new Error(`${this.file}: the episode file is already closed`);
+    const text = trajectories.map((t) => episodeRecordLine(toEpisodeRecord(policy, suite, k, t))).join('');
+    fs.writeSync(this.fd, text);
+    this.count += trajectories.length;
+  }
+
+  /** The evaluation finished: FILE.partial becomes FILE. */
+  commit(): void {
+    this.close();
+    fs.renameSync(this.partial, this.file);
+  }
+
+  /** The evaluation failed: the partial file goes, FILE is left as it was. */
+  abort(): void {
+    this.close();
+    fs.rmSync(this.partial, { force: true });
+  }
+
+  private close(): void {
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
+  }
+}
