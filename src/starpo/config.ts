@@ -3,7 +3,7 @@
 // The browser worker and the Node CLI build the same Trainer from the same RunConfig, so this file is pure
 // TypeScript (zod + yaml, no tfjs, no fs). It holds:
 //   * the zod schema, one section per part of RAGEN (model, agent, rollout, algorithm, actor, critic, filter,
-//     earlyStop, trainer, echoTrap); every field says what it means, its unit, RAGEN's default and the RAGEN /
+//     earlyStop, trainer, collapse, echoTrap); every field says what it means, its unit, RAGEN's default and the RAGEN /
 //     veRL key it maps to. docs/config.md is generated from these texts (tests/unit/starpo/config-doc.test.ts);
 //   * defaultRunConfig(): RAGEN v1's config/base.yaml merged with veRL's defaults (spec §5.1), i.e. StarPO-S on
 //     SimpleSokoban with Qwen2.5-0.5B-Instruct. Where RAGEN has two versions (v1 code / paper / v2) the v1 code
@@ -393,6 +393,46 @@ const TrainerSchema = z.strictObject({
   logRollouts: nonNegativeInt().describe('Sample trajectories per step written to rollouts.jsonl with their think/answer text (RAGEN logs 20 val generations).'),
 });
 
+const CollapseSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .describe(
+        "Compute RAGEN-2's collapse diagnostics (src/metrics/collapse.ts): the mutual information between prompts and " +
+          'reasoning from a cross-scored log-prob matrix. RAGEN v1 has none, so off by default; RAGEN-2 turns it on with ' +
+          '`collapse_detection.first_turn_enabled` / `multi_turn_enabled`. Costs extra forward passes on the diagnosed steps.',
+      ),
+    computeFreq: positiveInt().describe('Diagnose step 1 and every k-th step (RAGEN-2 `collapse_detection.compute_freq`, 5).'),
+    numSamples: z
+      .union([positiveInt(), z.literal('all')])
+      .describe(
+        "(x, z) pairs sampled per strategy, or 'all' (RAGEN-2 `collapse_detection.num_samples`, 64). Cost: first-turn " +
+          'samples × env groups scored sequences, trajectory samples × trajectory samples (each sample is its own prompt).',
+      ),
+    firstTurn: z
+      .boolean()
+      .describe('Log `collapse_first_turn_sample/*`: first turns, one prompt per env group (RAGEN-2 `collapse_detection.first_turn_enabled`, true).'),
+    trajectory: z
+      .boolean()
+      .describe(
+        'Log `collapse_trajectory_sample/*` and `collapse/valid_thinking_rate`: a trajectory, then one of its turns, ' +
+          'uniformly (RAGEN-2 `collapse_detection.multi_turn_enabled`, true).',
+      ),
+    microBatchSize: positiveInt()
+      .nullable()
+      .describe(
+        'Sequences per forward pass of the cross-scoring (all with the same prompt); null = actor.ppoMicroBatchSize, ' +
+          'which already fits the memory of a training pass (RAGEN-2 `collapse_detection.micro_batch_size`, 128).',
+      ),
+    stdEps: z.number().positive().describe('ε in the MI z-score (matched − marginal) / (std(marginal) + ε) (RAGEN-2 `collapse_detection.std_eps`, 1e−3).'),
+    emaDecay: z
+      .number()
+      .min(0)
+      .lt(1)
+      .describe('Decay of the moving average of std(marginal) in `mi_zscore_ema` (RAGEN-2 `collapse_detection.ema_decay`, 0.9).'),
+  })
+  .describe("RAGEN-2's collapse diagnostics (spec §4.7): is the reasoning still input-dependent? Needs model.enableThink.");
+
 const EchoTrapSchema = z
   .strictObject({
     baselineSteps: positiveInt().describe('Steps averaged into the baselines of in-group reward std and entropy.'),
@@ -418,6 +458,7 @@ export const RunConfigSchema = z
     filter: FilterSchema.describe('StarPO-S uncertainty filtering of env groups by in-group reward std (spec §4.5, §4.7).'),
     earlyStop: EarlyStopSchema.describe("RAGEN-2's early stopping (spec §4.7); consumed by src/starpo/earlyStop.ts."),
     trainer: TrainerSchema.describe('The training loop, validation, checkpoints and backend (RAGEN `trainer`).'),
+    collapse: CollapseSchema,
     echoTrap: EchoTrapSchema,
   })
   .superRefine((config, ctx) => {
@@ -435,6 +476,7 @@ export type CriticConfig = RunConfig['critic'];
 export type FilterConfig = RunConfig['filter'];
 export type EarlyStopSettings = RunConfig['earlyStop'];
 export type TrainerConfig = RunConfig['trainer'];
+export type CollapseConfig = RunConfig['collapse'];
 export type EchoTrapSettings = RunConfig['echoTrap'];
 
 /** Any part of a RunConfig, as written in a config file or a preset; missing keys come from the defaults. */
@@ -542,6 +584,7 @@ export function defaultRunConfig(): RunConfig {
       backend: 'auto',
       logRollouts: 4,
     },
+    collapse: { enabled: false, computeFreq: 5, numSamples: 64, firstTurn: true, trajectory: true, microBatchSize: null, stdEps: 1e-3, emaDecay: 0.9 },
     echoTrap: {
       baselineSteps: 5,
       fraction: 0.3,
@@ -665,6 +708,8 @@ export function configWarnings(c: RunConfig): string[] {
     }
   }
   if (c.model.path !== null && c.model.warmStart !== null) warnings.push('model.path is set, so model.warmStart is ignored');
+  if (c.collapse.enabled && !c.model.enableThink) warnings.push('collapse.enabled is true but model.enableThink is false: there is no reasoning to diagnose, so nothing is computed (as RAGEN-2)');
+  if (c.collapse.enabled && !c.collapse.firstTurn && !c.collapse.trajectory) warnings.push('collapse.enabled is true but both collapse.firstTurn and collapse.trajectory are false: nothing is computed');
   return warnings;
 }
 
@@ -1065,6 +1110,10 @@ function typeName(schema: AnySchema): string {
       return unwrap(def.element!)._zod.def.type === 'object' ? 'list of objects' : `list of ${typeName(def.element!)}`;
     case 'record':
       return 'object';
+    case 'union':
+      return (def as unknown as { options: AnySchema[] }).options.map(typeName).join(' | ');
+    case 'literal':
+      return (def as unknown as { values: unknown[] }).values.map((v) => JSON.stringify(v).replace(/"/g, "'")).join(' | ');
     case 'object':
       return 'section';
     default:
