@@ -435,17 +435,35 @@ const CollapseSchema = z
 
 const EchoTrapSchema = z
   .strictObject({
-    baselineSteps: positiveInt().describe('Steps averaged into the baselines of in-group reward std and entropy.'),
-    fraction: z.number().gt(0).max(1).describe('A signal is low when it falls below this fraction of its baseline.'),
-    patience: positiveInt().describe('Consecutive steps with both signals low before the warning fires.'),
+    baselineSteps: positiveInt().describe('Steps averaged into the baselines of in-group reward std and entropy (their first finite values).'),
+    fraction: z.number().gt(0).max(1).describe('In-group reward std is low below this fraction of its baseline; the warning always needs it low.'),
+    entropyFraction: z.number().gt(0).max(1).describe('Entropy (`actor/entropy_loss`) is low below this fraction of its baseline.'),
+    miFraction: z
+      .number()
+      .gt(0)
+      .max(1)
+      .describe('The MI z-score EMA of the collapse diagnostics is low below this fraction of its baseline (needs collapse.enabled).'),
+    miBaselineValues: positiveInt().describe(
+      'MI measurements averaged into its baseline (it is measured every collapse.computeFreq steps, from step 1).',
+    ),
+    miSample: z
+      .enum(['first_turn', 'trajectory'])
+      .describe("Which collapse sample the MI signal reads: `collapse_first_turn_sample/mi_zscore_ema` or `collapse_trajectory_sample/...`."),
+    patience: positiveInt().describe('Consecutive low steps before the warning fires.'),
     signals: z
-      .enum(['reward_std_and_entropy', 'reward_std'])
-      .describe("Which signals must be low: both (the paper's early warning) or the reward std alone (RAGEN-2's collapse rule)."),
+      .enum(['reward_std_and_entropy_or_mi', 'reward_std_and_entropy', 'reward_std'])
+      .describe(
+        "What must be low besides the reward std: entropy or the MI z-score EMA, whichever is known (the paper's early " +
+          "warning plus RAGEN-2's template collapse); entropy (the paper's); nothing (RAGEN-2's reward-variance collapse rule).",
+      ),
     gradSpikeFactor: z.number().gt(1).describe('A gradient norm above this multiple of its running median is a spike (collapse confirmed).'),
     gradMedianWindow: positiveInt().describe('Previous finite gradient norms in that running median.'),
     gradMinHistory: positiveInt().describe('No spike is flagged before this many gradient norms were seen.'),
   })
-  .describe("The echo-trap early warning of src/metrics/echoTrap.ts (paper App. B.3: reward std and entropy drop before collapse). Not in RAGEN's config.");
+  .describe(
+    "The echo-trap early warning of src/metrics/echoTrap.ts (paper App. B.3: reward std and entropy drop before collapse; " +
+      "RAGEN-2: input dependence of the reasoning drops). Logs `echo_trap/warning` and `echo_trap/signal` (what fired). Not in RAGEN's config.",
+  );
 
 export const RunConfigSchema = z
   .strictObject({
@@ -588,8 +606,12 @@ export function defaultRunConfig(): RunConfig {
     echoTrap: {
       baselineSteps: 5,
       fraction: 0.3,
+      entropyFraction: 0.3,
+      miFraction: 0.3,
+      miBaselineValues: 2,
+      miSample: 'first_turn',
       patience: 2,
-      signals: 'reward_std_and_entropy',
+      signals: 'reward_std_and_entropy_or_mi',
       gradSpikeFactor: 5,
       gradMedianWindow: 20,
       gradMinHistory: 5,

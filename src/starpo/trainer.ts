@@ -100,6 +100,8 @@ export interface TrainerOptions extends TrainerSource {
 export interface StepResult {
   step: number;
   metrics: Record<string, number>;
+  /** The step's text metrics (TEXT_METRIC_KEYS: `echo_trap/signal` once the warning fired), also in its metrics row. */
+  labels: Record<string, string>;
   /** True when this step validated (its metrics carry `val-env/...`). */
   validated: boolean;
   /** Set when early stopping ended the run at this step. */
@@ -184,7 +186,7 @@ export class Trainer {
     const { models, state } = assembleTrainerModels(config, opts);
     try {
       const stopper = state ? EarlyStopper.fromState(state.earlyStop) : new EarlyStopper(config.earlyStop);
-      const echoTrap = state ? EchoTrapDetector.fromState(state.echoTrap) : new EchoTrapDetector(config.echoTrap);
+      const echoTrap = state ? EchoTrapDetector.fromState(state.echoTrap, config.echoTrap) : new EchoTrapDetector(config.echoTrap);
       const trainer = new Trainer(config, models, stopper, echoTrap, opts);
       if (state) trainer.restore(state, opts.resumeFiles!);
       if (opts.helper) await trainer.initHelper(opts.helper);
@@ -353,8 +355,9 @@ export class Trainer {
       this.log(`early stop at step ${step}: ${decision.detail}`);
     }
     if (this.stopped) Object.assign(metrics, this.stopper.metrics());
-    await this.sink.write(step, metrics);
-    return { step, metrics: { step, ...metrics }, validated, stoppedBy: this.stopped };
+    const labels = this.echoTrap.labels();
+    await this.sink.write(step, { ...metrics, ...labels });
+    return { step, metrics: { step, ...metrics }, labels, validated, stoppedBy: this.stopped };
   }
 
   // -------------------------------------------------------------------------------------------------------------

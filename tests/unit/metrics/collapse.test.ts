@@ -8,6 +8,7 @@ import {
   reasoningText, sampleFirstTurns, sampleTrajectoryUniform, shouldComputeCollapse,
   type CollapseSettings, type CollapseTrajectory, type ContinuationScorer,
 } from '../../../src/metrics/collapse';
+import { OPTIONAL_FIXED_KEYS } from '../../../src/metrics/keys';
 import { initBackend } from '../../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { tokenLogProbs } from '../../../src/model/scoring';
@@ -174,6 +175,9 @@ describe('collapse diagnostics against a brute-force computation on a tiny rando
     expect(first.metrics['collapse/first_turn_num_valid']).toBe(5);
     expect(first.metrics['collapse/first_turn_valid_rate']).toBeCloseTo(5 / 7, 12);
     for (const k of ['timing_s/collapse_first_turn_step', 'timing_s/collapse_multi_turn_step']) expect(first.metrics[k]).toBeGreaterThanOrEqual(0);
+    // Every key is documented with the metric keys (src/metrics/keys.ts).
+    const documented = new Set(OPTIONAL_FIXED_KEYS.map((d) => d.key));
+    for (const k of Object.keys(first.metrics)) expect(documented.has(k), k).toBe(true);
 
     // The EMA: a second computation (other draws) folds its std into the first one's.
     expect(first.state.emaMarginalStd[FIRST_TURN_PREFIX]).toBeCloseTo(bfFirst.ema.mean, 5);

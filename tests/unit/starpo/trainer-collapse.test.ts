@@ -97,6 +97,25 @@ describe('Trainer: collapse diagnostics', () => {
     a.trainer.dispose();
   }, 300_000);
 
+  it('writes echo_trap/signal into the metrics row (and StepResult.labels) once the warning has fired', async () => {
+    const off = config({ collapse: { enabled: false } });
+    const first = await run(off, 1);
+    expect(first.sink.rows[0]).not.toHaveProperty(['echo_trap/signal']);
+    // A checkpoint whose detector had fired at step 1 (as after a collapse): the next row carries what fired.
+    const files = await first.trainer.checkpointFiles();
+    first.trainer.dispose();
+    const state = JSON.parse(new TextDecoder().decode(files['trainer_state.json']));
+    state.echoTrap.report = { ...state.echoTrap.report, fired: true, firstFiredStep: 1, signal: 'reward_std+mi_zscore_ema', reason: 'test' };
+    files['trainer_state.json'] = new TextEncoder().encode(JSON.stringify(state));
+    const sink = new MemorySink();
+    const trainer = await Trainer.create(off, { resumeFiles: files, sink });
+    const r = await trainer.step();
+    expect(r.labels).toEqual({ 'echo_trap/signal': 'reward_std+mi_zscore_ema' });
+    expect(sink.rows[0]['echo_trap/warning']).toBe(1);
+    expect(sink.rows[0]['echo_trap/signal']).toBe('reward_std+mi_zscore_ema');
+    trainer.dispose();
+  }, 120_000);
+
   it('costs nothing when off: no collapse key and no collapse phase', async () => {
     const off = await run(config({ collapse: { enabled: false } }), 1);
     expect(Object.keys(off.sink.rows[0]).some((k) => k.startsWith('collapse'))).toBe(false);
