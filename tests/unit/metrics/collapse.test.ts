@@ -136,13 +136,16 @@ describe('collapse diagnostics against a brute-force computation on a tiny rando
       { prompt: P.c, continuation: [35, 36, 37, 38, 39, 1] },
       { prompt: P.a, continuation: [23, 24, 25, 26] },
       { prompt: P.b, continuation: [2, 3] },
+      { prompt: [5], continuation: [6, 7, 8] }, // a one-token prompt: nothing to cache before the continuation
+      { prompt: P.c, continuation: [9] },
     ];
     await continuationLogProbSums(model, pairs, { microBatchSize: 2, padId: PAD }); // may grow the RoPE tables once
     const before = tf.memory().numTensors;
     const progress: [number, number][] = [];
     const sums = await continuationLogProbSums(model, pairs, { microBatchSize: 2, padId: PAD, onProgress: (d, t) => void progress.push([d, t]) });
     expect(tf.memory().numTensors).toBe(before);
-    expect(progress).toEqual([[1, 4], [2, 4], [3, 4], [4, 4]]); // P.a: 3 pairs in 2 micro-batches, P.c, P.b
+    expect(progress.map(([d]) => d)).toEqual([1, 2, 3, 4, 5]); // P.a: 3 pairs in 2 micro-batches, P.c: 2 in 1, P.b, [5]
+    expect(progress.every(([, t]) => t === 5)).toBe(true);
     for (let i = 0; i < pairs.length; i++) {
       const alone = await scoreAlone(pairs[i].prompt, pairs[i].continuation);
       expect(sums[i]).toBeLessThan(0);
