@@ -69,15 +69,18 @@ describe('charts: echo-trap marker', () => {
   it('uses the step the Trainer logged, with the ratios and the signal that fired it', () => {
     const rows = [
       row(1, { 'echo_trap/warning': 0 }),
-      row(2, { 'echo_trap/warning': 1, 'echo_trap/reward_std_ratio': 0.12, 'echo_trap/entropy_ratio': 0.25 }),
+      row(2, { 'echo_trap/warning': 1, 'echo_trap/reward_std_ratio': 0.12, 'echo_trap/entropy_ratio': 0.25, 'echo_trap/mi_ratio': 0.08 }),
       row(3, { 'echo_trap/warning': 1 }),
     ];
-    (rows[1] as Record<string, unknown>)['echo_trap/signal'] = 'reward_std_and_entropy';
+    rows[1]['echo_trap/signal'] = 'reward_std+mi_zscore_ema';
     const mark = echoTrapMark(rows)!;
-    expect(mark).toEqual({ step: 2, rewardStdRatio: 0.12, entropyRatio: 0.25, signal: 'reward_std_and_entropy' });
+    expect(mark).toEqual({ step: 2, rewardStdRatio: 0.12, entropyRatio: 0.25, miRatio: 0.08, signal: 'reward_std+mi_zscore_ema' });
+    // The explanation names what fired (here not the entropy, though its ratio was logged).
     expect(echoTrapExplanation(mark)).toBe(
-      'fired at step 2: in-group reward std fell to 12% and entropy to 25% of their early level (signal: reward_std_and_entropy)',
+      'fired at step 2: in-group reward std fell to 12% and the input dependence of the reasoning (MI z-score) to 8% of their early level (signal: reward_std+mi_zscore_ema)',
     );
+    // A row of an older run, without a signal, is explained from its ratios.
+    expect(echoTrapExplanation({ ...mark, miRatio: NaN, signal: null })).toBe('fired at step 2: in-group reward std fell to 12% and entropy to 25% of their early level');
     expect(echoTrapMark([row(1, { 'echo_trap/warning': 0 })])).toBeNull();
   });
 
@@ -94,7 +97,7 @@ describe('charts: echo-trap marker', () => {
     expect(mark?.step).toBe(direct.report().firstFiredStep);
     expect(mark?.step).toBeGreaterThan(6);
     expect(mark?.rewardStdRatio).toBeCloseTo(0.1, 6);
-    expect(echoTrapExplanation(mark!)).toMatch(/^fired at step \d+: in-group reward std fell to 10% and entropy to 10% of their early level$/);
+    expect(echoTrapExplanation(mark!)).toMatch(/^fired at step \d+: in-group reward std fell to 10% and entropy to 10% of their early level \(signal: reward_std\+entropy\)$/);
     // A run whose signals stay flat never fires.
     expect(echoTrapMark(rows.slice(0, 6))).toBeNull();
   });
