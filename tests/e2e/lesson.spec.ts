@@ -5,8 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { resolvePreset } from '../../src/starpo/presets';
+import { writeTar } from '../../src/ui/tar';
 import { parseLessonManifest } from '../../src/ui/lesson';
-import { saveScreenshot, watchErrors } from './helpers';
+import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
 
 /** The chart cards (their test id is `chart-<metric key>`; legend entries' ids also start with `chart-`). */
 const CHARTS = 'figure[data-testid^="chart-"]';
@@ -141,6 +142,28 @@ test('lesson: the same board\'s reasoning side by side at an early and a late st
   await saveScreenshot(page, testInfo, 'lesson-reasoning');
 });
 
+test('playground: the rollout viewer also puts one board\'s reasoning at two steps side by side (an imported run)', async ({ page }) => {
+  // The recording's starpo arm as a run archive (metrics.jsonl + rollouts.jsonl), imported on the playground page.
+  const arm = manifest.arms[0];
+  const archive = writeTar(['metrics', 'rollouts'].map((kind) => ({
+    path: `${kind}.jsonl`, bytes: new Uint8Array(readFileSync(new URL(kind === 'metrics' ? arm.metrics : arm.rollouts, RECORDING))),
+  })));
+  await page.goto('./?backend=wasm');
+  await page.getByTestId('import-file').setInputFiles({ name: 'starpo.tar', mimeType: 'application/x-tar', buffer: Buffer.from(archive) });
+  const compare = page.getByTestId('rollout-viewer').getByTestId('reasoning-compare');
+  const val = recorded[0].rollouts.filter((r) => r.split === 'val');
+  const seed = Math.min(...val.map((r) => r.seed as number));
+  const steps = [...new Set(val.filter((r) => r.seed === seed).map((r) => r.step))].sort((a, b) => a - b);
+  await expect(compare).toHaveAttribute('data-seed', String(seed));
+  await expect(compare.getByTestId('compare-column')).toHaveCount(2);
+  await expect(compare.getByTestId('compare-column').nth(0)).toHaveAttribute('data-step', String(steps[0]));
+  await expect(compare.getByTestId('compare-column').nth(1)).toHaveAttribute('data-step', String(steps.at(-1)));
+  // Another board: the next validation seed, at its own steps.
+  await compare.getByTestId('compare-prompt').selectOption({ index: 1 });
+  await expect(compare).toHaveAttribute('data-seed', String(seed + 1));
+  for (const column of await compare.getByTestId('compare-column').all()) await expect(column).toHaveAttribute('data-seed', String(seed + 1));
+});
+
 test('lesson-start: one click trains both arms in two workers, both reach step 1', async ({ page }, testInfo) => {
   test.setTimeout(300_000);
   const errors = watchErrors(page);
@@ -164,4 +187,23 @@ test('lesson-start: one click trains both arms in two workers, both reach step 1
   expect(colours.get('starpo-s')!.size).toBe(1);
   expect([...colours.get('starpo')!][0]).not.toBe([...colours.get('starpo-s')!][0]);
   await saveScreenshot(page, testInfo, 'lesson-live');
+});
+
+test('lesson: sized for a projector, readable (AA contrast), and no wider than a phone', async ({ page }, testInfo) => {
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await loadRecorded(page);
+  // Body text of the lesson (what to watch, chart legends, the reasoning) is at least 18 px; the playground's is 16.
+  const sizes = await page.evaluate(() =>
+    ['[data-testid="lesson-watch"] li', '[data-testid="chart-series"] .label', '.watch', '[data-testid="compare-think"]'].map((sel) => [
+      sel, parseFloat(getComputedStyle(document.querySelector(sel)!).fontSize),
+    ]),
+  );
+  for (const [sel, px] of sizes) expect(px, String(sel)).toBeGreaterThanOrEqual(18);
+  // Two charts side by side on a 1280 px projector.
+  const [a, b] = await page.locator(CHARTS).evaluateAll((els) => els.slice(0, 2).map((e) => e.getBoundingClientRect().top));
+  expect(a).toBe(b);
+  expect(await lowContrastText(page)).toEqual([]);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await saveScreenshot(page, testInfo, 'lesson-390');
 });
