@@ -72,6 +72,8 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   // The early-warning markers: exactly where the recording's own metrics say the warning fired (none if it did not).
   const fired = recorded.map((a) => ({ arm: a.name, step: firedAt(a.rows) })).filter((f) => f.step !== null);
   await expect(page.getByTestId('echo-trap-warning')).toHaveCount(fired.length > 0 ? 1 : 0);
+  // The page says so when the recording shows no warning at all, rather than leave the class waiting for one.
+  await expect(page.getByTestId('lesson-no-warning')).toHaveCount(fired.length > 0 ? 0 : 1);
   for (const key of keys) {
     const markers = page.getByTestId(`chart-${key}`).getByTestId('echo-trap-marker');
     await expect(markers, key).toHaveCount(fired.length);
@@ -97,6 +99,7 @@ test('lesson-recorded: a warning in the recorded metrics is a marker in its arm\
   await loadRecorded(page);
   const warning = page.getByTestId('echo-trap-warning');
   await expect(warning).toContainText('starpo: fired at step 12: in-group reward std fell to 20% and entropy to 25% of their early level');
+  await expect(page.getByTestId('lesson-no-warning')).toHaveCount(0);
   const [colour] = (await coloursByArm(page)).get('starpo')!;
   for (const chart of await page.locator(CHARTS).all()) {
     const marker = chart.getByTestId('echo-trap-marker');
