@@ -110,6 +110,15 @@ test('lesson-recorded: a warning in the recorded metrics is a marker in its arm\
   }
 });
 
+test('lesson-recorded: a recording missing from the site is one line naming the file and how to make it', async ({ page }) => {
+  await page.route('**/lessons/echo-trap/manifest.json', (route) => route.fulfill({ status: 404, body: 'not found' }));
+  await page.goto('./?lesson&backend=wasm');
+  await page.getByTestId('lesson-recorded').click();
+  await expect(page.getByTestId('lesson-error')).toHaveText('lessons/echo-trap/manifest.json is not on this site (HTTP 404): record it with experiments/record-lesson.ts');
+  await expect(page.getByTestId('lesson-source')).toHaveCount(0);
+  await expect(page.locator(`${CHARTS} canvas`)).toHaveCount(0);
+});
+
 test('lesson: the same board\'s reasoning side by side at an early and a late step, for each arm', async ({ page }, testInfo) => {
   await loadRecorded(page);
   const compares = page.getByTestId('reasoning-compare');
