@@ -113,6 +113,17 @@ export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
   ];
 }
 
+/**
+ * The classroom lesson's charts, in the order the echo trap unfolds: success, then the early signs (in-group reward
+ * std, entropy), then the late ones (gradient-norm spikes, shrinking reasoning). Fewer and larger than the
+ * playground's, for a projector.
+ */
+export function lessonChartSpecs(trainTags: readonly string[]): ChartSpec[] {
+  const order = ['rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean'];
+  const all = chartSpecs(trainTags);
+  return [...all.filter((s) => /^train\/[^/]+\/success$/.test(s.key)), ...order.map((key) => all.find((s) => s.key === key)!)];
+}
+
 /** One run's rows with a label (the arm name in classroom mode). */
 export interface LabelledRows {
   label: string;

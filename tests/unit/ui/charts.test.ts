@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EchoTrapDetector } from '../../../src/metrics/echoTrap';
 import type { MetricRow } from '../../../src/metrics/jsonl';
 import { defaultRunConfig } from '../../../src/starpo/config';
-import { ARM_COLOURS, chartData, chartSpecs, echoTrapExplanation, echoTrapMark, formatValue, successKeys } from '../../../src/ui/charts';
+import { ARM_COLOURS, chartData, chartSpecs, echoTrapExplanation, echoTrapMark, formatValue, lessonChartSpecs, successKeys } from '../../../src/ui/charts';
 
 const row = (step: number, values: Record<string, number>): MetricRow => ({ step, ...values });
 
@@ -13,6 +13,17 @@ describe('charts: specs and data', () => {
       'train/Bandit/success', 'rollout/in_group_mean', 'rollout/in_group_std', 'actor/entropy_loss',
       'actor/grad_norm', 'response_length/mean', 'reasoning_length/mean',
     ]);
+  });
+
+  it('the lesson draws success first, then the early signs, then the late ones, with the same specs as the playground', () => {
+    const lesson = lessonChartSpecs(['FrozenLake']);
+    expect(lesson.map((s) => s.key)).toEqual([
+      'train/FrozenLake/success', 'rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean',
+    ]);
+    const all = chartSpecs(['FrozenLake']);
+    for (const spec of lesson) expect(spec).toEqual(all.find((s) => s.key === spec.key));
+    expect(lesson[0].range).toEqual([0, 1]);
+    for (const spec of lesson) expect(spec.yLabel.length).toBeGreaterThan(3);
   });
 
   it('aligns series on the union of steps, NaN and missing values as gaps, empty series left out', () => {
