@@ -9,8 +9,11 @@
 // with the two default presets). A section that fails is reported, the others still run, and the command exits
 // non-zero.
 import type { Command } from 'commander';
+import * as fs from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BACKEND_NAMES, isBackendName } from '../model/backend';
 import { ConfigError } from '../starpo/config';
 import { BENCH_SHAPE_NAMES, benchModel, benchSpec, runTorchBench } from './bench-model';
@@ -21,6 +24,15 @@ import { UsageError } from './usage';
 import { modelDirFor } from './modelDir';
 
 const SECTIONS = ['envs', 'model', 'torch', 'step'] as const;
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The fair PyTorch peer is a current release (scripts/setup.sh puts torch 2.13 CPU in .venv-hf); Debian's
+ *  python3-torch 1.13 is several times slower and only a fallback. */
+function defaultTorchPython(): string {
+  const venv = path.join(REPO_ROOT, '.venv-hf', 'bin', 'python');
+  return fs.existsSync(venv) ? venv : '/usr/bin/python3';
+}
 type Section = (typeof SECTIONS)[number];
 /** What runs without --only: everything (step with bandit-tiny and frozenlake-tiny adds about 45 s on wasm here). */
 const DEFAULT_SECTIONS: readonly Section[] = SECTIONS;
@@ -50,7 +62,8 @@ export function registerBench(program: Command): void {
     .option('--backend <name>', 'tfjs backend of the model and step sections: wasm, cpu or webgpu (in Node without a GPU, run ' +
       'with VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json: a software adapter, for correctness only)', 'wasm')
     .option('--shapes <names>', `model shapes, comma-separated: ${BENCH_SHAPE_NAMES.join(', ')}`, 'tiny,qwen0.5b')
-    .option('--python <path>', 'interpreter with torch for the baseline', '/usr/bin/python3')
+    .option('--python <path>', 'interpreter with torch for the baseline (default: .venv-hf/bin/python, the current torch ' +
+      'that scripts/setup.sh installs, else Debian\'s /usr/bin/python3 with its older torch 1.13)', defaultTorchPython())
     .option('--torch-threads <n>', 'torch.set_num_threads of the baseline (tfjs wasm/cpu use 1 thread in Node)', '1')
     .option('--torch-device <device>', 'torch device of the baseline: cpu or cuda', 'cpu')
     .option('--presets <names>', `tiny presets of the step section, comma-separated: ${stepPresetNames().join(', ')}`,
