@@ -3,7 +3,7 @@
 // update steps. One command: npx tsx experiments/02-filter-ratio.ts   (4 runs, ~35 core-minutes)
 import { STEPS, VANILLA, vanilla } from './lib/configs';
 import { isMain, runExperiment, type ExperimentDef } from './lib/experiment';
-import { readMetrics } from './lib/analysis';
+import { readMetrics, series } from './lib/analysis';
 
 const RATIOS = [1, 0.75, 0.5, 0.25];
 
@@ -27,7 +27,7 @@ export const def: ExperimentDef = {
     return {
       updates: Object.fromEntries(ctx.outcomes.map((o) => {
         const rows = readMetrics(o.dir).filter((r) => r.step > 0);
-        const sum = (k: string) => rows.reduce((a, r) => a + (Number.isFinite(r[k]) ? r[k] : 0), 0);
+        const sum = (k: string) => series(rows, k).reduce((a, [, v]) => a + v, 0);
         return [o.spec.label, { optimizerSteps: sum('train/num_mini_batches'), trajectories: sum('train/batch_size'),
           secondsPerStep: rows.length ? sum('timing_s/step') / rows.length : null }];
       })),

@@ -3,7 +3,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export type MetricsRow = Record<string, number> & { step: number };
+/** A metrics.jsonl row: numbers, except the text metric `echo_trap/signal` (src/metrics/jsonl.ts TEXT_METRIC_KEYS). */
+export type MetricsRow = Record<string, number | string> & { step: number };
 export type Series = [step: number, value: number][];
 
 export function readMetrics(dir: string): MetricsRow[] {
@@ -24,7 +25,12 @@ export function readMetrics(dir: string): MetricsRow[] {
 
 /** [step, value] for every row that has `key` as a finite number. */
 export function series(rows: readonly MetricsRow[], key: string): Series {
-  return rows.filter((r) => Number.isFinite(r[key])).map((r) => [r.step, r[key]]);
+  const out: Series = [];
+  for (const r of rows) {
+    const v = r[key];
+    if (typeof v === 'number' && Number.isFinite(v)) out.push([r.step, v]);
+  }
+  return out;
 }
 
 /** The env tag a run trains on, read from its metric keys (train/<Tag>/success). */
@@ -71,6 +77,7 @@ export interface RunSummary {
   entropyDropStep: number | null;
   gradNormSpikeStep: number | null;  // first step flagged by the trainer's grad-norm spike detector
   echoWarningStep: number | null;    // first step the trainer's echo-trap warning fired
+  echoWarningSignal: string | null;  // what fired it (echo_trap/signal, e.g. 'reward_std+entropy')
 }
 
 export const KEYS = {
@@ -86,6 +93,10 @@ export function summarise(rows: readonly MetricsRow[]): RunSummary {
   const train = tag ? movingAverage(series(rows, `train/${tag}/success`), 5) : [];
   const peak = (s: Series) => s.reduce<[number, number] | null>((best, p) => (best === null || p[1] > best[1] ? p : best), null);
   const firstFlag = (key: string) => rows.find((r) => r[key] === 1)?.step ?? null;
+  const firstText = (flag: string, key: string) => {
+    const v = rows.find((r) => r[flag] === 1)?.[key];
+    return typeof v === 'string' ? v : null;
+  };
   const vp = peak(val), tp = peak(train);
   return {
     steps: rows.length ? rows[rows.length - 1].step : 0,
@@ -101,5 +112,6 @@ export function summarise(rows: readonly MetricsRow[]): RunSummary {
     entropyDropStep: firstDrop(series(rows, KEYS.entropy), 0.5),
     gradNormSpikeStep: firstFlag('echo_trap/grad_norm_spike'),
     echoWarningStep: firstFlag('echo_trap/warning'),
+    echoWarningSignal: firstText('echo_trap/warning', 'echo_trap/signal'),
   };
 }

@@ -98,7 +98,7 @@ export function chartSpecs(def: ExperimentDef, data: FindingsJson): { id: string
     const lines = runs.map((r) => {
       const key = r.summary.tag ? c.metric.replace('{tag}', r.summary.tag) : c.metric;
       const raw = r.series[key] ?? [];
-      if (c.markers && r.summary.echoWarningStep !== null) markers.push({ step: r.summary.echoWarningStep, label: `${r.label}: echo warning` });
+      if (c.markers && r.summary.echoWarningStep !== null) markers.push({ step: r.summary.echoWarningStep, label: `${r.label}: echo warning${r.summary.echoWarningSignal ? ` (${r.summary.echoWarningSignal})` : ''}` });
       return { label: r.label + (r.complete ? '' : ` (${r.stepsDone}/${r.steps})`), points: c.smooth ? movingAverage(raw, c.smooth) : raw };
     });
     return { id: c.id, spec: { title: c.title, yLabel: c.yLabel + (c.smooth ? ` (${c.smooth}-step mean)` : ''), series: lines, markers, yMin: c.yMin, yMax: c.yMax } };
@@ -192,7 +192,7 @@ export async function runExperiment(def: ExperimentDef, argv = process.argv): Pr
   for (const r of data.runs) {
     const s = r.summary;
     log(`${r.label.padEnd(28)} steps ${r.stepsDone}/${r.steps}  val ${pct(s.valStart)} -> peak ${pct(s.valPeak)} @${s.valPeakStep ?? '-'} -> final ${pct(s.valFinal)}  ` +
-      `std drop @${s.stdDropStep ?? '-'}  entropy drop @${s.entropyDropStep ?? '-'}  echo warning @${s.echoWarningStep ?? '-'}`);
+      `std drop @${s.stdDropStep ?? '-'}  entropy drop @${s.entropyDropStep ?? '-'}  echo warning @${s.echoWarningStep ?? '-'}${s.echoWarningSignal ? ` (${s.echoWarningSignal})` : ''}`);
   }
 }
 

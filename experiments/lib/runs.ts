@@ -21,7 +21,8 @@ export interface RunSpec {
   /** `--set key=value` overrides on top of the preset. */
   set: string[];
   steps: number;
-  /** One arm of a multi-arm preset (echo-trap): trained with --arm into <root>/<arm>, so `name` must equal it. */
+  /** One arm of a multi-arm preset (echo-trap): trained with --arm into <root>/<name>, so `name` must end with the
+   *  arm ('starpo', or 'seed-3/starpo' to keep several trainings of the arm apart). */
   arm?: string;
 }
 
@@ -74,6 +75,12 @@ function runChild(args: string[], logFile: string, minutes: number | null): Prom
   });
 }
 
+/** Where `ragen train --arm` must be pointed so that the arm lands in <root>/<spec.name>. */
+function armParent(root: string, spec: RunSpec): string {
+  if (path.basename(spec.name) !== spec.arm) throw new Error(`run '${spec.name}': the name of an arm's run must end with '/${spec.arm}'`);
+  return path.join(root, path.dirname(spec.name));
+}
+
 /** Trains every run that is not already complete, `jobs` at a time; resumes a run that has checkpoints. */
 export async function trainAll(specs: readonly RunSpec[], o: RunOptions): Promise<RunOutcome[]> {
   fs.mkdirSync(o.root, { recursive: true });
@@ -94,7 +101,7 @@ export async function trainAll(specs: readonly RunSpec[], o: RunOptions): Promis
       const args = hasCheckpoint
         ? ['train', '--resume', '--out', dir, '--steps', String(spec.steps), '--backend', o.backend]
         : ['train', '--preset', spec.preset, '--steps', String(spec.steps), '--backend', o.backend,
-           ...(spec.arm ? ['--arm', spec.arm, '--out', o.root] : ['--out', dir]),
+           ...(spec.arm ? ['--arm', spec.arm, '--out', armParent(o.root, spec)] : ['--out', dir]),
            ...[...spec.set, 'trainer.saveFreq=5', 'trainer.keepCheckpoints=1', ...o.extraSet].flatMap((s) => ['--set', s])];
       if (!hasCheckpoint && fs.existsSync(dir)) fs.rmSync(dir, { recursive: true, force: true });   // a start that never saved
       fs.mkdirSync(dir, { recursive: true });

@@ -1,24 +1,43 @@
-// The echo-trap early warning (paper §4 / App. B.3, spec §6 and §7.1).
+// The echo-trap early warning (paper §4 / App. B.3, RAGEN-2's template collapse; spec §4.7, §6, §7.1).
 //
 // The paper's collapse timeline: in-group reward std and policy entropy drop EARLY (the warning), and the reward
 // plateau / drop and gradient-norm spikes come later and confirm an irreversible collapse (e.g. FrozenLake-PPO:
-// reward std drops at step 40, reward mean collapses at 90, grad-norm spike at ~90). This detector watches the
-// early signals one step at a time:
-//   * baseline = mean of the first `baselineSteps` finite values of `rollout/in_group_std` and of
-//     `actor/entropy_loss` (each signal separately; NaN values are skipped);
-//   * after both baselines exist, a step is "low" when BOTH ratios value / baseline are below `fraction`;
+// reward std drops at step 40, reward mean collapses at 90, grad-norm spike at ~90). RAGEN-2 adds what the entropy
+// misses: reasoning can stay varied while it stops depending on the input (template collapse), which its MI
+// diagnostics measure (src/metrics/collapse.ts). This detector watches three signals, one step at a time:
+//   R = rollout/in_group_std                                  (the task's learning signal)
+//   E = actor/entropy_loss                                    (entropy collapse)
+//   M = collapse_<miSample>_sample/mi_zscore_ema              (template collapse; logged every collapse.computeFreq
+//                                                              steps only, so between two measurements the latest
+//                                                              one stands)
+// The rule:
+//   * baselines: R and E each average their first `baselineSteps` finite values, M its first `miBaselineValues`
+//     (NaN values are skipped; a step that feeds a baseline is never compared against it);
+//   * ratios: value / baseline (NaN while the baseline is incomplete, or when the baseline is <= 0: no scale to fall
+//     from). A signal is low when its ratio is below its threshold: R below `fraction`, E below `entropyFraction`,
+//     M below `miFraction`;
+//   * a step is low when R is low AND, by `signals`:
+//       'reward_std_and_entropy_or_mi' (default): E or M is low (whichever is known: without collapse diagnostics this
+//                                      is the paper's rule);
+//       'reward_std_and_entropy':      E is low (the paper's rule);
+//       'reward_std':                  nothing more (with baselineSteps 10, fraction 0.1, patience 10 it reproduces
+//                                      RAGEN-2's reward-variance early stopping, spec §4.7 (b));
+//     a step whose needed ratios are all unknown neither extends nor breaks the streak;
 //   * the warning fires at the step that completes `patience` consecutive low steps, and then stays on
 //     (`echo_trap/warning` = 1 from that step on: the paper's collapses do not recover on their own).
-// It also flags a gradient-norm spike, grad norm > `gradSpikeFactor` x the median of the previous
-// `gradMedianWindow` finite grad norms, as the "collapse confirmed" signal.
-//
-// With `signals: 'reward_std'`, baselineSteps 10, fraction 0.1, patience 10 it reproduces RAGEN-2's
-// reward-variance early-stopping rule (spec §4.7 (b)).
+//     `echo_trap/signal` names what fired: the low signals of that step, '+'-joined from reward_std, entropy,
+//     mi_zscore_ema (e.g. 'reward_std+mi_zscore_ema'); it is on every row from the firing step on.
+// It also flags a gradient-norm spike, grad norm > `gradSpikeFactor` x the median of the previous `gradMedianWindow`
+// finite grad norms, as the "collapse confirmed" signal.
 //
 // The whole state is plain JSON (`toState` / `fromState`) so `--resume` continues the same detector.
 
-/** Which early signals must both be low for the warning. */
-export type EchoTrapSignals = 'reward_std_and_entropy' | 'reward_std';
+/** Which signals the warning needs besides the reward std (see the rule above). */
+export type EchoTrapSignals = 'reward_std_and_entropy_or_mi' | 'reward_std_and_entropy' | 'reward_std';
+export const ECHO_TRAP_SIGNALS: readonly EchoTrapSignals[] = ['reward_std_and_entropy_or_mi', 'reward_std_and_entropy', 'reward_std'];
+
+/** Which collapse-diagnostics sample the MI signal reads. */
+export type EchoTrapMiSample = 'first_turn' | 'trajectory';
 
 /**
  * The detector's settings. A run's `echoTrap` section (src/starpo/config.ts) is exactly this shape and holds the
@@ -28,6 +47,10 @@ export type EchoTrapSignals = 'reward_std_and_entropy' | 'reward_std';
 export interface EchoTrapConfig {
   baselineSteps: number;
   fraction: number;
+  entropyFraction: number;
+  miFraction: number;
+  miBaselineValues: number;
+  miSample: EchoTrapMiSample;
   patience: number;
   signals: EchoTrapSignals;
   gradSpikeFactor: number;
@@ -35,11 +58,16 @@ export interface EchoTrapConfig {
   gradMinHistory: number;
 }
 
+/** The names `echo_trap/signal` joins. */
+export type EchoTrapSignalName = 'reward_std' | 'entropy' | 'mi_zscore_ema';
+
 /** What the detector concluded so far. */
 export interface EchoTrapReport {
   fired: boolean;
   /** The step at which the warning fired, or null. */
   firstFiredStep: number | null;
+  /** What fired, as logged in `echo_trap/signal` (e.g. 'reward_std+entropy'), or null. */
+  signal: string | null;
   /** A human sentence explaining why it fired, or null. */
   reason: string | null;
   /** The first step with a gradient-norm spike, or null. */
@@ -50,11 +78,14 @@ export interface EchoTrapReport {
 export interface EchoTrapState {
   config: EchoTrapConfig;
   lastStep: number | null;
-  /** The first finite values of each signal, until `baselineSteps` of them were collected. */
+  /** The first finite values of each signal, until its baseline is complete. */
   rewardStdBaselineValues: number[];
   entropyBaselineValues: number[];
-  /** The step whose value completed each baseline (for the reason text). */
+  miBaselineValues: number[];
+  /** The step whose value completed the reward-std baseline (and the entropy one when the rule needs it). */
   baselineCompleteStep: number | null;
+  /** The ratio of the latest MI measurement to its baseline (held between measurements), or null. */
+  miRatio: number | null;
   lowStreak: number;
   /** The last `gradMedianWindow` finite grad norms. */
   gradNormHistory: number[];
@@ -67,7 +98,14 @@ export interface EchoTrapState {
 export const REWARD_STD_KEY = 'rollout/in_group_std';
 export const ENTROPY_KEY = 'actor/entropy_loss';
 export const GRAD_NORM_KEY = 'actor/grad_norm';
+/** The key `echo_trap/signal` is logged under (a text value: src/metrics/jsonl.ts TEXT_METRIC_KEYS). */
+export const SIGNAL_KEY = 'echo_trap/signal';
 const TRAIN_SUCCESS_RE = /^train\/[^/]+\/success$/;
+
+/** The metric the MI signal reads. */
+export function miKey(sample: EchoTrapMiSample): string {
+  return `collapse_${sample}_sample/mi_zscore_ema`;
+}
 
 function validateConfig(c: EchoTrapConfig): void {
   const positiveInt = (name: keyof EchoTrapConfig) => {
@@ -75,16 +113,22 @@ function validateConfig(c: EchoTrapConfig): void {
     if (!Number.isInteger(v) || v < 1) throw new Error(`echo trap: ${name} must be a positive integer, got ${String(v)}`);
   };
   positiveInt('baselineSteps');
+  positiveInt('miBaselineValues');
   positiveInt('patience');
   positiveInt('gradMedianWindow');
   positiveInt('gradMinHistory');
-  if (!(c.fraction > 0 && c.fraction <= 1)) throw new Error(`echo trap: fraction must be in (0, 1], got ${c.fraction}`);
+  for (const name of ['fraction', 'entropyFraction', 'miFraction'] as const) {
+    if (!(c[name] > 0 && c[name] <= 1)) throw new Error(`echo trap: ${name} must be in (0, 1], got ${c[name]}`);
+  }
   if (!(c.gradSpikeFactor > 1)) throw new Error(`echo trap: gradSpikeFactor must be > 1, got ${c.gradSpikeFactor}`);
   if (c.gradMinHistory > c.gradMedianWindow) {
     throw new Error(`echo trap: gradMinHistory (${c.gradMinHistory}) cannot exceed gradMedianWindow (${c.gradMedianWindow})`);
   }
-  if (c.signals !== 'reward_std_and_entropy' && c.signals !== 'reward_std') {
-    throw new Error(`echo trap: unknown signals "${String(c.signals)}" (expected "reward_std_and_entropy" or "reward_std")`);
+  if (!ECHO_TRAP_SIGNALS.includes(c.signals)) {
+    throw new Error(`echo trap: unknown signals "${String(c.signals)}" (expected ${ECHO_TRAP_SIGNALS.map((s) => `"${s}"`).join(', ')})`);
+  }
+  if (c.miSample !== 'first_turn' && c.miSample !== 'trajectory') {
+    throw new Error(`echo trap: unknown miSample "${String(c.miSample)}" (expected "first_turn" or "trajectory")`);
   }
 }
 
@@ -98,9 +142,15 @@ function median(values: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
+/** A row's value of `key` when it is a finite number, else NaN (missing, NaN, or a text metric). */
+function numberAt(metrics: Readonly<Record<string, unknown>>, key: string): number {
+  const v = metrics[key];
+  return typeof v === 'number' && Number.isFinite(v) ? v : NaN;
+}
+
 /** value / baseline, or NaN when either is unusable (a baseline of 0 carries no scale to fall from). */
-function ratio(value: number | undefined, baseline: number): number {
-  if (value === undefined || !Number.isFinite(value) || !(baseline > 0)) return NaN;
+function ratio(value: number, baseline: number): number {
+  if (!Number.isFinite(value) || !(baseline > 0)) return NaN;
   return value / baseline;
 }
 
@@ -114,22 +164,36 @@ export class EchoTrapDetector {
       lastStep: null,
       rewardStdBaselineValues: [],
       entropyBaselineValues: [],
+      miBaselineValues: [],
       baselineCompleteStep: null,
+      miRatio: null,
       lowStreak: 0,
       gradNormHistory: [],
       peakSuccess: null,
       peakSuccessStep: null,
-      report: { fired: false, firstFiredStep: null, reason: null, firstGradNormSpikeStep: null },
+      report: { fired: false, firstFiredStep: null, signal: null, reason: null, firstGradNormSpikeStep: null },
     };
   }
 
-  /** Rebuild a detector from `toState()` output (e.g. read back from a checkpoint). */
-  static fromState(state: EchoTrapState): EchoTrapDetector {
+  /**
+   * Rebuild a detector from `toState()` output (e.g. read back from a checkpoint). A state saved before the MI
+   * signal existed lacks its settings and fields: they come from `defaults` (the run's current `echoTrap` config),
+   * and the saved settings keep their values, so the old rule continues.
+   */
+  static fromState(state: EchoTrapState, defaults?: EchoTrapConfig): EchoTrapDetector {
     if (!state || typeof state !== 'object' || !state.config || !state.report) {
       throw new Error('echo trap: fromState needs an object produced by toState()');
     }
-    const d = new EchoTrapDetector(state.config);
-    d.s = structuredClone(state);
+    const d = new EchoTrapDetector({ ...defaults, ...state.config } as EchoTrapConfig);
+    const saved = structuredClone(state);
+    d.s = {
+      ...d.s,
+      ...saved,
+      config: d.s.config,
+      miBaselineValues: saved.miBaselineValues ?? [],
+      miRatio: saved.miRatio ?? null,
+      report: { ...saved.report, signal: saved.report.signal ?? null },
+    };
     return d;
   }
 
@@ -146,18 +210,28 @@ export class EchoTrapDetector {
     return { ...this.s.report };
   }
 
+  /** The text metrics of the current row: `echo_trap/signal` once the warning fired, else nothing. */
+  labels(): Record<string, string> {
+    return this.s.report.signal === null ? {} : { [SIGNAL_KEY]: this.s.report.signal };
+  }
+
+  private needsEntropy(): boolean {
+    return this.s.config.signals === 'reward_std_and_entropy';
+  }
+
+  /** The reward-std baseline (and the entropy one, when the rule needs it) are complete. */
   private baselinesReady(): boolean {
     const n = this.s.config.baselineSteps;
     const stdReady = this.s.rewardStdBaselineValues.length >= n;
-    return this.s.config.signals === 'reward_std' ? stdReady : stdReady && this.s.entropyBaselineValues.length >= n;
+    return this.needsEntropy() ? stdReady && this.s.entropyBaselineValues.length >= n : stdReady;
   }
 
   /**
-   * Feed one training step's metrics (steps must increase). Returns the `echo_trap/*` metrics of this step:
-   * `echo_trap/warning`, `echo_trap/reward_std_ratio`, `echo_trap/entropy_ratio` (NaN while the baseline is
-   * being collected) and `echo_trap/grad_norm_spike`.
+   * Feed one training step's metrics (steps must increase; text values are ignored). Returns the numeric
+   * `echo_trap/*` metrics of this step: `echo_trap/warning`, `echo_trap/reward_std_ratio`, `echo_trap/entropy_ratio`,
+   * `echo_trap/mi_ratio` (NaN while unknown) and `echo_trap/grad_norm_spike`. `labels()` then gives the text one.
    */
-  update(step: number, metrics: Readonly<Record<string, number>>): Record<string, number> {
+  update(step: number, metrics: Readonly<Record<string, unknown>>): Record<string, number> {
     const s = this.s;
     const c = s.config;
     if (!Number.isFinite(step)) throw new Error(`echo trap: step must be a finite number, got ${step}`);
@@ -167,10 +241,11 @@ export class EchoTrapDetector {
     s.lastStep = step;
     this.trackSuccess(step, metrics);
 
-    const rewardStd = metrics[REWARD_STD_KEY];
-    const entropy = metrics[ENTROPY_KEY];
+    const rewardStd = numberAt(metrics, REWARD_STD_KEY);
+    const entropy = numberAt(metrics, ENTROPY_KEY);
     let stdRatio = NaN;
     let entropyRatio = NaN;
+    const miRatio = this.trackMi(numberAt(metrics, miKey(c.miSample)));
 
     if (!this.baselinesReady()) {
       // This step feeds the baselines; it is never compared against a baseline it helped build.
@@ -178,36 +253,66 @@ export class EchoTrapDetector {
       if (Number.isFinite(entropy) && s.entropyBaselineValues.length < c.baselineSteps) s.entropyBaselineValues.push(entropy);
       if (this.baselinesReady()) s.baselineCompleteStep = step;
     } else {
+      // The entropy baseline may still be filling when the rule does not need it.
+      if (Number.isFinite(entropy) && s.entropyBaselineValues.length < c.baselineSteps) s.entropyBaselineValues.push(entropy);
+      else if (s.entropyBaselineValues.length >= c.baselineSteps) entropyRatio = ratio(entropy, mean(s.entropyBaselineValues));
       stdRatio = ratio(rewardStd, mean(s.rewardStdBaselineValues));
-      // In 'reward_std' mode the entropy ratio is informative only (its baseline may hold fewer values).
-      if (s.entropyBaselineValues.length > 0) entropyRatio = ratio(entropy, mean(s.entropyBaselineValues));
-      const needEntropy = c.signals === 'reward_std_and_entropy';
-      const usable = Number.isFinite(stdRatio) && (!needEntropy || Number.isFinite(entropyRatio));
+      const low = this.lowSignals(stdRatio, entropyRatio, miRatio);
       // A step without usable numbers neither extends nor breaks the streak ("skip NaN").
-      if (usable) {
-        const low = stdRatio < c.fraction && (!needEntropy || entropyRatio < c.fraction);
-        s.lowStreak = low ? s.lowStreak + 1 : 0;
-        if (low && s.lowStreak >= c.patience && !s.report.fired) {
+      if (low !== null) {
+        s.lowStreak = low.length > 0 ? s.lowStreak + 1 : 0;
+        if (low.length > 0 && s.lowStreak >= c.patience && !s.report.fired) {
           s.report.fired = true;
           s.report.firstFiredStep = step;
-          s.report.reason = this.reasonText(step, stdRatio, entropyRatio);
+          s.report.signal = low.join('+');
+          s.report.reason = this.reasonText(step, low, { reward_std: stdRatio, entropy: entropyRatio, mi_zscore_ema: miRatio });
         }
       }
     }
 
-    const spike = this.checkGradNorm(step, metrics[GRAD_NORM_KEY]);
+    const spike = this.checkGradNorm(step, numberAt(metrics, GRAD_NORM_KEY));
     return {
       'echo_trap/warning': s.report.fired ? 1 : 0,
       'echo_trap/reward_std_ratio': stdRatio,
       'echo_trap/entropy_ratio': entropyRatio,
+      'echo_trap/mi_ratio': miRatio,
       'echo_trap/grad_norm_spike': spike ? 1 : 0,
     };
   }
 
-  private checkGradNorm(step: number, gradNorm: number | undefined): boolean {
+  /**
+   * The signals that make this step low (reward_std first), [] for a step that is not low, or null when the rule
+   * cannot tell (its ratios are unknown).
+   */
+  private lowSignals(stdRatio: number, entropyRatio: number, miRatio: number): EchoTrapSignalName[] | null {
+    const c = this.s.config;
+    if (!Number.isFinite(stdRatio)) return null;
+    const stdLow = stdRatio < c.fraction;
+    if (c.signals === 'reward_std') return stdLow ? ['reward_std'] : [];
+    const candidates: [EchoTrapSignalName, number, number][] =
+      c.signals === 'reward_std_and_entropy'
+        ? [['entropy', entropyRatio, c.entropyFraction]]
+        : [['entropy', entropyRatio, c.entropyFraction], ['mi_zscore_ema', miRatio, c.miFraction]];
+    const known = candidates.filter(([, r]) => Number.isFinite(r));
+    if (known.length === 0) return null;
+    const low = known.filter(([, r, threshold]) => r < threshold).map(([name]) => name);
+    return stdLow && low.length > 0 ? ['reward_std', ...low] : [];
+  }
+
+  /** Folds in an MI measurement (NaN = none this step) and returns the MI ratio that stands now (NaN if none). */
+  private trackMi(value: number): number {
+    const s = this.s;
+    if (Number.isFinite(value)) {
+      if (s.miBaselineValues.length < s.config.miBaselineValues) s.miBaselineValues.push(value);
+      else s.miRatio = ratio(value, mean(s.miBaselineValues));
+    }
+    return s.miRatio ?? NaN;
+  }
+
+  private checkGradNorm(step: number, gradNorm: number): boolean {
     const s = this.s;
     const c = s.config;
-    if (gradNorm === undefined || !Number.isFinite(gradNorm)) return false; // a skipped optimizer step logs NaN
+    if (!Number.isFinite(gradNorm)) return false; // a skipped optimizer step logs NaN
     const spike = s.gradNormHistory.length >= c.gradMinHistory && gradNorm > c.gradSpikeFactor * median(s.gradNormHistory);
     if (spike && s.report.firstGradNormSpikeStep === null) s.report.firstGradNormSpikeStep = step;
     s.gradNormHistory.push(gradNorm);
@@ -215,10 +320,11 @@ export class EchoTrapDetector {
     return spike;
   }
 
-  private trackSuccess(step: number, metrics: Readonly<Record<string, number>>): void {
-    const values = Object.entries(metrics)
-      .filter(([k, v]) => TRAIN_SUCCESS_RE.test(k) && Number.isFinite(v))
-      .map(([, v]) => v);
+  private trackSuccess(step: number, metrics: Readonly<Record<string, unknown>>): void {
+    const values = Object.keys(metrics)
+      .filter((k) => TRAIN_SUCCESS_RE.test(k))
+      .map((k) => numberAt(metrics, k))
+      .filter(Number.isFinite);
     if (values.length === 0) return;
     const success = mean(values);
     if (this.s.peakSuccess === null || success > this.s.peakSuccess) {
@@ -227,15 +333,18 @@ export class EchoTrapDetector {
     }
   }
 
-  private reasonText(step: number, stdRatio: number, entropyRatio: number): string {
+  private reasonText(step: number, low: readonly EchoTrapSignalName[], ratios: Record<EchoTrapSignalName, number>): string {
     const c = this.s.config;
     const pct = (r: number) => `${(r * 100).toFixed(0)}%`;
-    const parts = [`${REWARD_STD_KEY} at ${pct(stdRatio)}`];
-    if (c.signals === 'reward_std_and_entropy') parts.push(`${ENTROPY_KEY} at ${pct(entropyRatio)}`);
+    const what: Record<EchoTrapSignalName, string> = {
+      reward_std: `${REWARD_STD_KEY} at ${pct(ratios.reward_std)} (below ${pct(c.fraction)})`,
+      entropy: `${ENTROPY_KEY} at ${pct(ratios.entropy)} (below ${pct(c.entropyFraction)})`,
+      mi_zscore_ema: `${miKey(c.miSample)} at ${pct(ratios.mi_zscore_ema)} (below ${pct(c.miFraction)})`,
+    };
     let text =
-      `echo trap warning at step ${step}: ${parts.join(' and ')} of their early baseline ` +
-      `(mean of the first ${c.baselineSteps} steps, complete at step ${this.s.baselineCompleteStep}), ` +
-      `below ${pct(c.fraction)} for ${c.patience} consecutive steps`;
+      `echo trap warning at step ${step} (signal ${low.join('+')}): ${low.map((n) => what[n]).join(' and ')} of their early ` +
+      `baseline, for ${c.patience} consecutive steps (baselines: the first ${c.baselineSteps} steps, complete at step ` +
+      `${this.s.baselineCompleteStep}${low.includes('mi_zscore_ema') ? `; MI: its first ${c.miBaselineValues} measurements` : ''})`;
     if (this.s.peakSuccess !== null) {
       text += `; train success peaked at ${this.s.peakSuccess.toFixed(3)} (step ${this.s.peakSuccessStep})`;
     }

@@ -4,6 +4,7 @@ export * from './keys';
 export * from './reasoning';
 export * from './ema';
 export * from './echoTrap';
+export * from './collapse';
 export * from './jsonl';
 export * from './sink';
 export * from './summary';

@@ -1,15 +1,44 @@
 // The metrics.jsonl / rollouts.jsonl line format, browser-safe (no node:fs): the Node sink writes it, the CLI
 // summary and the playground read it.
 //
-// One JSON object per line, `step` first. JSON has no NaN or Infinity, so a non-finite number is written as
+// One JSON object per line, `step` first. Metric values are numbers, except the few text metrics of
+// TEXT_METRIC_KEYS (`echo_trap/signal`). JSON has no NaN or Infinity, so a non-finite number is written as
 // null, and a metrics row read back turns null into NaN ("no value this step"). Infinity therefore reads back
 // as NaN: acceptable, since an infinite metric is as unusable as a missing one.
 //
 // A process killed mid-write can leave a torn last line. The parser drops an unparseable LAST line without its
 // trailing newline; an unparseable line anywhere else is corruption and raises an Error naming the line.
 
+/**
+ * Metric keys whose value is a short text, not a number: `echo_trap/signal` names what fired the echo-trap warning.
+ * Every other metric is a number; a text under another key (or a number under one of these) is rejected on write and
+ * on read, so a stray string never reaches a chart.
+ */
+export const TEXT_METRIC_KEYS: ReadonlySet<string> = new Set(['echo_trap/signal']);
+
+/** A metric's value: a number (NaN = no value this step), or a text for the keys of TEXT_METRIC_KEYS. */
+export type MetricValue = number | string;
+
 /** One step's metrics as stored: `step` plus metric keys; missing / non-finite values are NaN in memory. */
-export type MetricRow = { step: number } & Record<string, number>;
+export type MetricRow = { step: number } & Record<string, MetricValue>;
+
+/** A metric of a row as a number: NaN when the row lacks it or holds a text there. */
+export function metricNumber(row: Readonly<Record<string, unknown>>, key: string): number {
+  const v = row[key];
+  return typeof v === 'number' ? v : NaN;
+}
+
+/** A text metric of a row (e.g. `echo_trap/signal`), or null when the row has none. */
+export function metricText(row: Readonly<Record<string, unknown>>, key: string): string | null {
+  const v = row[key];
+  return typeof v === 'string' ? v : null;
+}
+
+/** Why `value` cannot be stored under `key`, or null when it can. */
+function badValue(key: string, value: unknown): string | null {
+  if (TEXT_METRIC_KEYS.has(key)) return typeof value === 'string' ? null : 'not a text';
+  return typeof value === 'number' ? null : 'not a number';
+}
 
 /**
  * One line of rollouts.jsonl as stored and read back: a step plus fields that are not checked here. Our writers
@@ -28,8 +57,8 @@ export function checkStep(step: number): number {
   return step;
 }
 
-/** Build the stored row of one step; every metric must be a number (NaN allowed). */
-export function metricRow(step: number, metrics: Readonly<Record<string, number>>): MetricRow {
+/** Build the stored row of one step; every metric must be a number (NaN allowed), or a text for TEXT_METRIC_KEYS. */
+export function metricRow(step: number, metrics: Readonly<Record<string, MetricValue>>): MetricRow {
   checkStep(step);
   const row: MetricRow = { step };
   for (const [key, value] of Object.entries(metrics)) {
@@ -37,7 +66,8 @@ export function metricRow(step: number, metrics: Readonly<Record<string, number>
       if (value !== step) throw new Error(`metrics.step (${String(value)}) disagrees with the step argument (${step})`);
       continue;
     }
-    if (typeof value !== 'number') throw new Error(`metric "${key}" at step ${step} is a ${typeof value}, not a number`);
+    const bad = badValue(key, value);
+    if (bad) throw new Error(`metric "${key}" at step ${step} is a ${typeof value}, ${bad}`);
     row[key] = value;
   }
   return row;
@@ -101,15 +131,21 @@ function recordStep(record: Record<string, unknown>, index: number, source: stri
   return step;
 }
 
-/** Metrics rows from metrics.jsonl text: null -> NaN; a non-numeric value is an Error naming key and step. */
+/**
+ * Metrics rows from metrics.jsonl text: null -> NaN; a value of the wrong kind (text outside TEXT_METRIC_KEYS, a
+ * number inside) is an Error naming key and step.
+ */
 export function parseMetricsJsonl(text: string, source = 'metrics.jsonl'): MetricRow[] {
   return parseJsonl(text, source).records.map((record, i) => {
     const row: MetricRow = { step: recordStep(record, i, source) };
     for (const [key, value] of Object.entries(record)) {
       if (key === 'step') continue;
-      if (value === null) row[key] = NaN;
-      else if (typeof value === 'number') row[key] = value;
-      else throw new Error(`${source}: step ${row.step}: metric "${key}" is ${JSON.stringify(value)}, not a number or null`);
+      if (value === null && !TEXT_METRIC_KEYS.has(key)) row[key] = NaN;
+      else if (badValue(key, value) === null) row[key] = value as MetricValue;
+      else {
+        const expected = TEXT_METRIC_KEYS.has(key) ? 'a text' : 'a number or null';
+        throw new Error(`${source}: step ${row.step}: metric "${key}" is ${JSON.stringify(value)}, not ${expected}`);
+      }
     }
     return row;
   });

@@ -9,7 +9,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { encodeJsonLine, metricRow, parseMetricsJsonl, parseRolloutsJsonl, truncateJsonlText, type MetricRow, type StoredRollout } from './jsonl';
+import { encodeJsonLine, metricRow, parseMetricsJsonl, parseRolloutsJsonl, truncateJsonlText, type MetricRow, type MetricValue, type StoredRollout } from './jsonl';
 import { StepGuard, rolloutRecords, type MetricSink } from './sink';
 
 export const METRICS_FILE = 'metrics.jsonl';
@@ -113,7 +113,7 @@ export class JsonlSink implements MetricSink {
     return this.guard.lastStep;
   }
 
-  write(step: number, metrics: Readonly<Record<string, number>>): void {
+  write(step: number, metrics: Readonly<Record<string, MetricValue>>): void {
     const row = metricRow(step, metrics);
     if (this.metricsFd === null) throw new Error(`JsonlSink for ${this.runDir} is closed`);
     this.guard.advance(step);

@@ -61,6 +61,38 @@ export const CRITIC_KEYS: readonly MetricKeyDoc[] = [
   { key: 'critic/vf_loss', meaning: 'clipped value-function loss of the critic', mirrors: 'critic/vf_loss' },
 ];
 
+/**
+ * The metrics of one collapse-diagnostics sample (RAGEN-2's names), logged under `collapse_first_turn_sample/` and
+ * `collapse_trajectory_sample/`. "per token" = the log-probs divided by the reasoning length; `_seq` = summed.
+ */
+const COLLAPSE_SAMPLE_METRICS: readonly [string, string][] = [
+  ['mi_estimate', 'mutual information between prompt and reasoning, mean(matched - marginal) per token (low = template collapse)'],
+  ['mi_upper_bound', 'log N, the most MI N prompts can carry'],
+  ['mi_seq_estimate', 'the MI estimate on per-sequence log-probs'],
+  ['matched_log_prob_mean', 'mean per-token log p(z | own prompt)'],
+  ['marginal_log_prob_mean', 'mean per-token log of z\'s probability under the uniform mixture of the prompts'],
+  ['conditional_entropy_est', 'H(Z|X) = -mean(matched), per token (low = entropy collapse)'],
+  ['reasoning_entropy_est', 'H(Z) = -mean(marginal), per token'],
+  ['conditional_entropy_seq_est', 'H(Z|X) per sequence'],
+  ['reasoning_entropy_seq_est', 'H(Z) per sequence'],
+  ['retrieval_accuracy', 'fraction of reasonings whose best-scoring prompt is their own (identical prompts count as correct)'],
+  ['retrieval_chance_level', 'the accuracy of a random guess'],
+  ['retrieval_above_chance', 'retrieval_accuracy - retrieval_chance_level'],
+  ...[2, 4, 8].flatMap((k): [string, string][] => [
+    [`retrieval_accuracy@${k}`, `fraction whose own prompt is among the ${k} best-scoring`],
+    [`retrieval_chance_level@${k}`, `chance level of retrieval_accuracy@${k}`],
+    [`retrieval_above_chance@${k}`, `retrieval_accuracy@${k} - its chance level`],
+  ]),
+  ['marginal_std', 'std over samples of the per-token marginal'],
+  ['marginal_std_seq', 'std of the per-sequence marginal'],
+  ['marginal_std_ema', 'moving average (decay 0.9) of marginal_std over the diagnosed steps'],
+  ['marginal_std_ema_seq', 'moving average of marginal_std_seq'],
+  ['mi_zscore', 'mean((matched - marginal) / (marginal_std + 1e-3))'],
+  ['mi_zscore_seq', 'mi_zscore on per-sequence log-probs'],
+  ['mi_zscore_ema', 'mi_zscore with marginal_std_ema in the denominator (the echo-trap MI signal)'],
+  ['mi_zscore_ema_seq', 'mi_zscore_seq with marginal_std_ema_seq'],
+];
+
 /** Keys that are logged when the feature that produces them is on; never required. */
 export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
   { key: 'rollout/in_group_max', meaning: 'mean over groups of the in-group max reward', mirrors: 'rollout/in_group_max' },
@@ -98,10 +130,32 @@ export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
     mirrors: 'new (proxy for RAGEN-2 MI collapse)',
   },
   { key: 'reasoning/valid_thinking_rate', meaning: 'fraction of turns with a <think>...</think> block', mirrors: 'collapse/valid_thinking_rate (v2)' },
+  // Grounding (src/metrics/grounding.ts): is the reasoning true of the board? New in this project (DESIGN.md).
+  { key: 'reasoning/grounding', meaning: 'true / checkable claims in <think> about the current observation', mirrors: 'new' },
+  { key: 'reasoning/grounding_blind', meaning: 'the same claims checked against another state of the batch (chance level)', mirrors: 'new' },
+  { key: 'reasoning/grounding_claims', meaning: 'checkable claims per turn', mirrors: 'new' },
+  { key: 'reasoning/answer_agreement', meaning: 'turns whose reasoning names a choice equal to the answer / turns naming one', mirrors: 'new' },
+  // RAGEN-2's collapse diagnostics (src/metrics/collapse.ts), on the steps that compute them.
+  { key: 'collapse/valid_thinking_rate', meaning: 'fraction of the step\'s turns whose <think> block holds reasoning', mirrors: 'collapse/valid_thinking_rate (v2)' },
+  { key: 'collapse/first_turn_num_total', meaning: 'trajectories of the step (first turns)', mirrors: 'collapse/first_turn_num_total (v2)' },
+  { key: 'collapse/first_turn_num_valid', meaning: 'first turns with reasoning', mirrors: 'collapse/first_turn_num_valid (v2)' },
+  { key: 'collapse/first_turn_valid_rate', meaning: 'first_turn_num_valid / first_turn_num_total', mirrors: 'collapse/first_turn_valid_rate (v2)' },
+  { key: 'timing_s/collapse_metrics', meaning: 'seconds spent in the collapse diagnostics', mirrors: 'timing_s/collapse_metrics (v2)' },
+  { key: 'timing_s/collapse_first_turn_step', meaning: 'seconds of the first-turn sample', mirrors: 'timing_s/collapse_first_turn_step (v2)' },
+  { key: 'timing_s/collapse_multi_turn_step', meaning: 'seconds of the trajectory sample', mirrors: 'timing_s/collapse_multi_turn_step (v2)' },
+  ...['collapse_first_turn_sample', 'collapse_trajectory_sample'].flatMap((prefix) =>
+    COLLAPSE_SAMPLE_METRICS.map(([name, meaning]) => ({ key: `${prefix}/${name}`, meaning, mirrors: `${prefix}/${name} (v2)` })),
+  ),
   // Echo-trap early warning (src/metrics/echoTrap.ts).
   { key: 'echo_trap/warning', meaning: '1 from the step the early warning fired onwards, else 0', mirrors: 'new' },
+  {
+    key: 'echo_trap/signal',
+    meaning: "what fired the warning (a text: the low signals, '+'-joined from reward_std, entropy, mi_zscore_ema), on every row from the firing step",
+    mirrors: 'new',
+  },
   { key: 'echo_trap/reward_std_ratio', meaning: 'rollout/in_group_std / its early-training baseline', mirrors: 'new' },
   { key: 'echo_trap/entropy_ratio', meaning: 'actor/entropy_loss / its early-training baseline', mirrors: 'new' },
+  { key: 'echo_trap/mi_ratio', meaning: 'the latest MI z-score EMA of the collapse diagnostics / its early baseline', mirrors: 'new' },
   { key: 'echo_trap/grad_norm_spike', meaning: '1 on a step whose grad norm exceeds k x its running median ("collapse confirmed")', mirrors: 'new' },
 ];
 

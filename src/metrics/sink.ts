@@ -5,13 +5,13 @@
 // Every sink enforces strictly increasing steps: one row per training step is the contract of metrics.jsonl,
 // and a resumed run that forgot to truncate would otherwise silently duplicate steps.
 
-import { checkStep, metricRow, type MetricRow, type StoredRollout } from './jsonl';
+import { checkStep, metricRow, type MetricRow, type MetricValue, type StoredRollout } from './jsonl';
 
-export type { MetricRow, StoredRollout } from './jsonl';
+export type { MetricRow, MetricValue, StoredRollout } from './jsonl';
 
 export interface MetricSink {
-  /** Record one training step's metrics (a number per key; NaN = no value this step). */
-  write(step: number, metrics: Readonly<Record<string, number>>): void | Promise<void>;
+  /** Record one training step's metrics (a number per key, NaN = no value this step; a text for TEXT_METRIC_KEYS). */
+  write(step: number, metrics: Readonly<Record<string, MetricValue>>): void | Promise<void>;
   /** Record sample trajectories of a step (think / answer text per turn), one record per trajectory. */
   writeRollouts?(step: number, rollouts: readonly object[]): void | Promise<void>;
   /** Forget everything after `step` (used by --resume from the checkpoint of `step`). */
@@ -52,7 +52,7 @@ export class MemorySink implements MetricSink {
   closed = false;
   private guard = new StepGuard();
 
-  write(step: number, metrics: Readonly<Record<string, number>>): void {
+  write(step: number, metrics: Readonly<Record<string, MetricValue>>): void {
     this.ensureOpen();
     const row = metricRow(step, metrics);
     this.guard.advance(step);
@@ -89,7 +89,7 @@ export class CallbackSink implements MetricSink {
     private readonly onRollouts?: (step: number, rollouts: StoredRollout[]) => void | Promise<void>,
   ) {}
 
-  write(step: number, metrics: Readonly<Record<string, number>>): void | Promise<void> {
+  write(step: number, metrics: Readonly<Record<string, MetricValue>>): void | Promise<void> {
     const row = metricRow(step, metrics);
     this.guard.advance(step);
     return this.onMetrics(row);
@@ -115,7 +115,7 @@ export class TeeSink implements MetricSink {
     this.sinks = sinks;
   }
 
-  async write(step: number, metrics: Readonly<Record<string, number>>): Promise<void> {
+  async write(step: number, metrics: Readonly<Record<string, MetricValue>>): Promise<void> {
     for (const s of this.sinks) await s.write(step, metrics);
   }
 

@@ -2,8 +2,8 @@
 // paper's collapse indicators) and when the echo-trap warning fired. Used by the CLI's end-of-run report and
 // the docs. Browser-safe: give it rows from `readMetricsJsonl` (Node) or `parseMetricsJsonl` (text).
 
-import { EchoTrapDetector, type EchoTrapConfig } from './echoTrap';
-import type { MetricRow } from './jsonl';
+import { EchoTrapDetector, SIGNAL_KEY, type EchoTrapConfig } from './echoTrap';
+import { metricText, type MetricRow } from './jsonl';
 
 export interface Point {
   step: number;
@@ -33,6 +33,8 @@ export interface RunSummary {
   echoTrap: {
     /** Step at which the warning fired, or null. */
     firedStep: number | null;
+    /** What fired (`echo_trap/signal`, e.g. 'reward_std+entropy'), or null. */
+    signal: string | null;
     /** First step with a gradient-norm spike, or null. */
     gradNormSpikeStep: number | null;
     /** 'logged': read from echo_trap/* keys in the rows; 'replayed': recomputed with a fresh detector. */
@@ -92,12 +94,12 @@ function echoTrapSteps(rows: readonly MetricRow[], config: EchoTrapConfig): RunS
   if (logged) {
     const fired = rows.find((r) => r['echo_trap/warning'] === 1);
     const spike = rows.find((r) => r['echo_trap/grad_norm_spike'] === 1);
-    return { firedStep: fired?.step ?? null, gradNormSpikeStep: spike?.step ?? null, source: 'logged' };
+    return { firedStep: fired?.step ?? null, signal: fired ? metricText(fired, SIGNAL_KEY) : null, gradNormSpikeStep: spike?.step ?? null, source: 'logged' };
   }
   const detector = new EchoTrapDetector(config);
   for (const row of rows) detector.update(row.step, row);
   const report = detector.report();
-  return { firedStep: report.firstFiredStep, gradNormSpikeStep: report.firstGradNormSpikeStep, source: 'replayed' };
+  return { firedStep: report.firstFiredStep, signal: report.signal, gradNormSpikeStep: report.firstGradNormSpikeStep, source: 'replayed' };
 }
 
 /** A short plain-text report, one line per series, for the CLI. */
@@ -110,7 +112,7 @@ export function formatSummary(summary: RunSummary): string {
   }
   const e = summary.echoTrap;
   lines.push(
-    `echo trap warning: ${e.firedStep === null ? 'not fired' : `fired at step ${e.firedStep}`}` +
+    `echo trap warning: ${e.firedStep === null ? 'not fired' : `fired at step ${e.firedStep}${e.signal ? ` (signal: ${e.signal})` : ''}`}` +
       `; grad-norm spike: ${e.gradNormSpikeStep === null ? 'none' : `step ${e.gradNormSpikeStep}`}` +
       (e.source === 'replayed' ? ' (replayed from the logged metrics)' : ''),
   );

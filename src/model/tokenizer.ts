@@ -140,6 +140,13 @@ export interface TinyTokenizerOptions {
   specialTokens: readonly string[];
   /** tokenizer_config.json's model_max_length (informational for HF). Default 32768, as Qwen2.5. */
   modelMaxLength?: number;
+  /**
+   * Characters that are always a token of their own (e.g. the grid symbols of Sokoban and FrozenLake boards). BPE
+   * would otherwise merge a board row such as "#___##" into a single token, and a model then has to learn each
+   * row-token's contents before it can find what lies above or left of a cell; one token per cell keeps the board
+   * a grid (a cell's neighbours sit at fixed token offsets, which rotary position embeddings express directly).
+   */
+  isolate?: string;
 }
 
 /**
@@ -165,7 +172,8 @@ export function buildTinyTokenizer(corpus: readonly string[], opts: TinyTokenize
   const known = new Set(byteChars);
 
   // Pre-tokenize exactly as encoding will (same pre-tokenizer object), so merges never cross a pre-token boundary.
-  const pretokenizer = new HFTokenizer(qwen2StyleJSON(Object.fromEntries(vocab), [], []), {}).pre_tokenizer!;
+  const isolate = [...new Set(opts.isolate ?? '')].join('');
+  const pretokenizer = new HFTokenizer(qwen2StyleJSON(Object.fromEntries(vocab), [], [], isolate), {}).pre_tokenizer!;
   const wordCounts = new Map<string, number>();
   for (const text of corpus) {
     for (const section of splitOnSpecials(text, specials)) {
@@ -190,7 +198,7 @@ export function buildTinyTokenizer(corpus: readonly string[], opts: TinyTokenize
     id: vocab.length + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false,
     special: /^<\|.*\|>$/.test(content),
   }));
-  const json = qwen2StyleJSON(Object.fromEntries(vocab), merges.map(([a, b]) => `${a} ${b}`), added);
+  const json = qwen2StyleJSON(Object.fromEntries(vocab), merges.map(([a, b]) => `${a} ${b}`), added, isolate);
   return Tokenizer.fromJSON(json, qwen2StyleConfig(added, opts.modelMaxLength ?? 32768));
 }
 
@@ -225,7 +233,12 @@ function qwen2StyleConfig(added: AddedTokenJSON[], modelMaxLength: number): Json
   };
 }
 
-function qwen2StyleJSON(vocab: Record<string, number>, merges: string[], added: AddedTokenJSON[]): Json {
+/** A regular-expression character class matching exactly the given characters. */
+function charClass(chars: string): string {
+  return `[${[...chars].map((c) => (/[\\\]^-]/.test(c) ? `\\${c}` : c)).join('')}]`;
+}
+
+function qwen2StyleJSON(vocab: Record<string, number>, merges: string[], added: AddedTokenJSON[], isolate = ''): Json {
   return {
     version: '1.0',
     truncation: null,
@@ -235,6 +248,7 @@ function qwen2StyleJSON(vocab: Record<string, number>, merges: string[], added: 
     pre_tokenizer: {
       type: 'Sequence',
       pretokenizers: [
+        ...(isolate ? [{ type: 'Split', pattern: { Regex: charClass(isolate) }, behavior: 'Isolated', invert: false }] : []),
         { type: 'Split', pattern: { Regex: QWEN2_SPLIT_REGEX }, behavior: 'Isolated', invert: false },
         { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
       ],

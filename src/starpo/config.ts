@@ -3,7 +3,7 @@
 // The browser worker and the Node CLI build the same Trainer from the same RunConfig, so this file is pure
 // TypeScript (zod + yaml, no tfjs, no fs). It holds:
 //   * the zod schema, one section per part of RAGEN (model, agent, rollout, algorithm, actor, critic, filter,
-//     earlyStop, trainer, echoTrap); every field says what it means, its unit, RAGEN's default and the RAGEN /
+//     earlyStop, trainer, collapse, echoTrap); every field says what it means, its unit, RAGEN's default and the RAGEN /
 //     veRL key it maps to. docs/config.md is generated from these texts (tests/unit/starpo/config-doc.test.ts);
 //   * defaultRunConfig(): RAGEN v1's config/base.yaml merged with veRL's defaults (spec §5.1), i.e. StarPO-S on
 //     SimpleSokoban with Qwen2.5-0.5B-Instruct. Where RAGEN has two versions (v1 code / paper / v2) the v1 code
@@ -394,19 +394,77 @@ const TrainerSchema = z.strictObject({
   logRollouts: nonNegativeInt().describe('Sample trajectories per step written to rollouts.jsonl with their think/answer text (RAGEN logs 20 val generations).'),
 });
 
+const CollapseSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .describe(
+        "Compute RAGEN-2's collapse diagnostics (src/metrics/collapse.ts): the mutual information between prompts and " +
+          'reasoning from a cross-scored log-prob matrix. RAGEN v1 has none, so off by default; RAGEN-2 turns it on with ' +
+          '`collapse_detection.first_turn_enabled` / `multi_turn_enabled`. Costs extra forward passes on the diagnosed steps.',
+      ),
+    computeFreq: positiveInt().describe('Diagnose step 1 and every k-th step (RAGEN-2 `collapse_detection.compute_freq`, 5).'),
+    numSamples: z
+      .union([positiveInt(), z.literal('all')])
+      .describe(
+        "(x, z) pairs sampled per strategy, or 'all' (RAGEN-2 `collapse_detection.num_samples`, 64). Cost: first-turn " +
+          'samples × env groups scored sequences, trajectory samples × trajectory samples (each sample is its own prompt).',
+      ),
+    firstTurn: z
+      .boolean()
+      .describe('Log `collapse_first_turn_sample/*`: first turns, one prompt per env group (RAGEN-2 `collapse_detection.first_turn_enabled`, true).'),
+    trajectory: z
+      .boolean()
+      .describe(
+        'Log `collapse_trajectory_sample/*` and `collapse/valid_thinking_rate`: a trajectory, then one of its turns, ' +
+          'uniformly (RAGEN-2 `collapse_detection.multi_turn_enabled`, true).',
+      ),
+    microBatchSize: positiveInt()
+      .nullable()
+      .describe(
+        'Sequences per forward pass of the cross-scoring (all with the same prompt); null = actor.ppoMicroBatchSize, ' +
+          'which already fits the memory of a training pass (RAGEN-2 `collapse_detection.micro_batch_size`, 128).',
+      ),
+    stdEps: z.number().positive().describe('ε in the MI z-score (matched − marginal) / (std(marginal) + ε) (RAGEN-2 `collapse_detection.std_eps`, 1e−3).'),
+    emaDecay: z
+      .number()
+      .min(0)
+      .lt(1)
+      .describe('Decay of the moving average of std(marginal) in `mi_zscore_ema` (RAGEN-2 `collapse_detection.ema_decay`, 0.9).'),
+  })
+  .describe("RAGEN-2's collapse diagnostics (spec §4.7): is the reasoning still input-dependent? Needs model.enableThink.");
+
 const EchoTrapSchema = z
   .strictObject({
-    baselineSteps: positiveInt().describe('Steps averaged into the baselines of in-group reward std and entropy.'),
-    fraction: z.number().gt(0).max(1).describe('A signal is low when it falls below this fraction of its baseline.'),
-    patience: positiveInt().describe('Consecutive steps with both signals low before the warning fires.'),
+    baselineSteps: positiveInt().describe('Steps averaged into the baselines of in-group reward std and entropy (their first finite values).'),
+    fraction: z.number().gt(0).max(1).describe('In-group reward std is low below this fraction of its baseline; the warning always needs it low.'),
+    entropyFraction: z.number().gt(0).max(1).describe('Entropy (`actor/entropy_loss`) is low below this fraction of its baseline.'),
+    miFraction: z
+      .number()
+      .gt(0)
+      .max(1)
+      .describe('The MI z-score EMA of the collapse diagnostics is low below this fraction of its baseline (needs collapse.enabled).'),
+    miBaselineValues: positiveInt().describe(
+      'MI measurements averaged into its baseline (it is measured every collapse.computeFreq steps, from step 1).',
+    ),
+    miSample: z
+      .enum(['first_turn', 'trajectory'])
+      .describe("Which collapse sample the MI signal reads: `collapse_first_turn_sample/mi_zscore_ema` or `collapse_trajectory_sample/...`."),
+    patience: positiveInt().describe('Consecutive low steps before the warning fires.'),
     signals: z
-      .enum(['reward_std_and_entropy', 'reward_std'])
-      .describe("Which signals must be low: both (the paper's early warning) or the reward std alone (RAGEN-2's collapse rule)."),
+      .enum(['reward_std_and_entropy_or_mi', 'reward_std_and_entropy', 'reward_std'])
+      .describe(
+        "What must be low besides the reward std: entropy or the MI z-score EMA, whichever is known (the paper's early " +
+          "warning plus RAGEN-2's template collapse); entropy (the paper's); nothing (RAGEN-2's reward-variance collapse rule).",
+      ),
     gradSpikeFactor: z.number().gt(1).describe('A gradient norm above this multiple of its running median is a spike (collapse confirmed).'),
     gradMedianWindow: positiveInt().describe('Previous finite gradient norms in that running median.'),
     gradMinHistory: positiveInt().describe('No spike is flagged before this many gradient norms were seen.'),
   })
-  .describe("The echo-trap early warning of src/metrics/echoTrap.ts (paper App. B.3: reward std and entropy drop before collapse). Not in RAGEN's config.");
+  .describe(
+    "The echo-trap early warning of src/metrics/echoTrap.ts (paper App. B.3: reward std and entropy drop before collapse; " +
+      "RAGEN-2: input dependence of the reasoning drops). Logs `echo_trap/warning` and `echo_trap/signal` (what fired). Not in RAGEN's config.",
+  );
 
 export const RunConfigSchema = z
   .strictObject({
@@ -419,6 +477,7 @@ export const RunConfigSchema = z
     filter: FilterSchema.describe('StarPO-S uncertainty filtering of env groups by in-group reward std (spec §4.5, §4.7).'),
     earlyStop: EarlyStopSchema.describe("RAGEN-2's early stopping (spec §4.7); consumed by src/starpo/earlyStop.ts."),
     trainer: TrainerSchema.describe('The training loop, validation, checkpoints and backend (RAGEN `trainer`).'),
+    collapse: CollapseSchema,
     echoTrap: EchoTrapSchema,
   })
   .superRefine((config, ctx) => {
@@ -436,6 +495,7 @@ export type CriticConfig = RunConfig['critic'];
 export type FilterConfig = RunConfig['filter'];
 export type EarlyStopSettings = RunConfig['earlyStop'];
 export type TrainerConfig = RunConfig['trainer'];
+export type CollapseConfig = RunConfig['collapse'];
 export type EchoTrapSettings = RunConfig['echoTrap'];
 
 /** Any part of a RunConfig, as written in a config file or a preset; missing keys come from the defaults. */
@@ -543,11 +603,16 @@ export function defaultRunConfig(): RunConfig {
       backend: 'auto',
       logRollouts: 4,
     },
+    collapse: { enabled: false, computeFreq: 5, numSamples: 64, firstTurn: true, trajectory: true, microBatchSize: null, stdEps: 1e-3, emaDecay: 0.9 },
     echoTrap: {
       baselineSteps: 5,
       fraction: 0.3,
+      entropyFraction: 0.3,
+      miFraction: 0.3,
+      miBaselineValues: 2,
+      miSample: 'first_turn',
       patience: 2,
-      signals: 'reward_std_and_entropy',
+      signals: 'reward_std_and_entropy_or_mi',
       gradSpikeFactor: 5,
       gradMedianWindow: 20,
       gradMinHistory: 5,
@@ -666,6 +731,8 @@ export function configWarnings(c: RunConfig): string[] {
     }
   }
   if (c.model.path !== null && c.model.warmStart !== null) warnings.push('model.path is set, so model.warmStart is ignored');
+  if (c.collapse.enabled && !c.model.enableThink) warnings.push('collapse.enabled is true but model.enableThink is false: there is no reasoning to diagnose, so nothing is computed (as RAGEN-2)');
+  if (c.collapse.enabled && !c.collapse.firstTurn && !c.collapse.trajectory) warnings.push('collapse.enabled is true but both collapse.firstTurn and collapse.trajectory are false: nothing is computed');
   return warnings;
 }
 
@@ -1066,6 +1133,10 @@ function typeName(schema: AnySchema): string {
       return unwrap(def.element!)._zod.def.type === 'object' ? 'list of objects' : `list of ${typeName(def.element!)}`;
     case 'record':
       return 'object';
+    case 'union':
+      return (def as unknown as { options: AnySchema[] }).options.map(typeName).join(' | ');
+    case 'literal':
+      return (def as unknown as { values: unknown[] }).values.map((v) => JSON.stringify(v).replace(/"/g, "'")).join(' | ');
     case 'object':
       return 'section';
     default:

@@ -51,6 +51,11 @@ export const NOT_IN_SPEC: Record<string, string> = {
   'trainer.experiment_name': BASE_YAML,
   'trainer.nnodes': VERL_YAML,
   'system.CUDA_VISIBLE_DEVICES': BASE_YAML,
+  'collapse_detection.first_turn_enabled': "RAGEN-2's config/base.yaml",
+  'collapse_detection.multi_turn_enabled': "RAGEN-2's config/base.yaml",
+  'collapse_detection.micro_batch_size': "RAGEN-2's config/base.yaml",
+  'collapse_detection.std_eps': "RAGEN-2's ragen/trainer/agent_trainer.py (collapse_cfg.get('std_eps', 1e-3))",
+  'collapse_detection.ema_decay': "RAGEN-2's ragen/trainer/agent_trainer.py (collapse_cfg.get('ema_decay', 0.9))",
   'custom_envs.*.env_config.p': "RAGEN's FrozenLakeEnvConfig (p = frozen-cell probability)",
   'custom_envs.*.env_config.dim_x': "RAGEN's SokobanEnvConfig (dim_room = (dim_x, dim_y)) and config/envs.yaml",
   'custom_envs.*.env_config.dim_y': "RAGEN's SokobanEnvConfig (dim_room = (dim_x, dim_y)) and config/envs.yaml",
@@ -60,6 +65,7 @@ export const NOT_IN_SPEC: Record<string, string> = {
 const zeroIsNever = { toRagen: (v: unknown) => (v === 0 ? -1 : v), fromRagen: (v: unknown) => (typeof v === 'number' && v <= 0 ? 0 : v) };
 const ratioStrategy = (c: RunConfig) => c.filter.strategy === 'ratio';
 const v2Strategy = (c: RunConfig) => c.filter.strategy !== 'ratio';
+const collapseOn = (c: RunConfig) => c.collapse.enabled;
 
 export const SCALAR_KEYS: readonly ScalarKey[] = [
   { ours: 'model.enableThink', ragen: 'agent_proxy.enable_think' },
@@ -130,6 +136,23 @@ export const SCALAR_KEYS: readonly ScalarKey[] = [
     ours: 'earlyStop.emptyStopSteps', ragen: 'actor_rollout_ref.rollout.rollout_filter_empty_stop_steps',
     when: (c) => c.earlyStop.enabled, v2: true,
   },
+  // RAGEN-2's collapse diagnostics: emitted only when on (RAGEN v1 has no such section).
+  { ours: 'collapse.computeFreq', ragen: 'collapse_detection.compute_freq', when: collapseOn, v2: true },
+  { ours: 'collapse.numSamples', ragen: 'collapse_detection.num_samples', when: collapseOn, v2: true },
+  {
+    ours: 'collapse.firstTurn', ragen: 'collapse_detection.first_turn_enabled', when: collapseOn, v2: true,
+    fromRagen: (v) => v === true,
+  },
+  {
+    ours: 'collapse.trajectory', ragen: 'collapse_detection.multi_turn_enabled', when: collapseOn, v2: true,
+    fromRagen: (v) => v === true,
+  },
+  {
+    ours: 'collapse.microBatchSize', ragen: 'collapse_detection.micro_batch_size', v2: true,
+    when: (c) => c.collapse.enabled && c.collapse.microBatchSize !== null,
+  },
+  { ours: 'collapse.stdEps', ragen: 'collapse_detection.std_eps', when: collapseOn, v2: true },
+  { ours: 'collapse.emaDecay', ragen: 'collapse_detection.ema_decay', when: collapseOn, v2: true },
   { ours: 'trainer.totalSteps', ragen: 'trainer.total_training_steps' },
   { ours: 'trainer.testFreq', ragen: 'trainer.test_freq', ...zeroIsNever },
   { ours: 'trainer.valBeforeTrain', ragen: 'trainer.val_before_train' },
@@ -267,11 +290,23 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
   'earlyStop.varianceCollapseRatio': { why: "RAGEN-2's reward-variance rule is fixed (10 %), no key", sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.varianceCollapseRatio === 0.1 },
   'earlyStop.valSuccessThreshold': { why: "RAGEN-2's validation rule is fixed (1 %), no key", sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.valSuccessThreshold === 0.01 },
   'earlyStop.valCollapseValidations': { why: "RAGEN-2's validation rule is fixed (5 validations), no key", sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.valCollapseValidations === 5 },
+  'collapse.enabled': {
+    why: "RAGEN v1 has no collapse diagnostics; RAGEN-2 runs them when collapse_detection.first_turn_enabled or multi_turn_enabled is true (emitted when on)",
+    sameAsRagen: (c) => !c.collapse.enabled,
+  },
+  'collapse.microBatchSize': {
+    why: 'null (= actor.ppoMicroBatchSize) leaves collapse_detection.micro_batch_size at RAGEN-2\'s 128; it only bounds memory, the metrics are the same',
+    sameAsRagen: always,
+  },
   'trainer.seed': { why: 'RAGEN seeds no model initialisation or token sampling (vLLM samples unseeded); env seeds are seed.train / seed.val', sameAsRagen: always },
   'trainer.backend': { why: 'RAGEN runs on CUDA (FSDP + vLLM)', sameAsRagen: always },
   'trainer.logRollouts': { why: 'RAGEN logs 20 validation generations to W&B (trainer.generations_to_log_to_wandb), not rollouts.jsonl', sameAsRagen: always },
   'echoTrap.baselineSteps': { why: 'the echo-trap early warning is this project\'s monitoring; RAGEN logs the raw signals only', sameAsRagen: always },
   'echoTrap.fraction': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
+  'echoTrap.entropyFraction': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
+  'echoTrap.miFraction': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
+  'echoTrap.miBaselineValues': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
+  'echoTrap.miSample': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
   'echoTrap.patience': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
   'echoTrap.signals': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
   'echoTrap.gradSpikeFactor': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
@@ -488,6 +523,8 @@ export function fromRagen(ragen: Record<string, unknown>): { config: RunConfigIn
     setPath(out, k.ours, ours);
   }
   if (get('actor_rollout_ref.rollout.rollout_filter_empty_stop_steps') !== undefined) setPath(out, 'earlyStop.enabled', true);
+  const collapseSwitches = [get('collapse_detection.first_turn_enabled'), get('collapse_detection.multi_turn_enabled')];
+  if (collapseSwitches.some((v) => v !== undefined)) setPath(out, 'collapse.enabled', collapseSwitches.some((v) => v === true));
 
   for (const split of ['train', 'val'] as const) {
     const tags = get(`es_manager.${split}.env_configs.tags`);

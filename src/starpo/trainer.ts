@@ -35,12 +35,18 @@ import type { Qwen2Model } from '../model/qwen2';
 import { seededUniform } from '../model/seeded';
 import { stopGradient, tokenLogProbs } from '../model/scoring';
 import type { Tokenizer } from '../model/tokenizer';
+import {
+  FIRST_TURN_PREFIX, checkCollapseState, collapseTrajectories, computeCollapseMetrics, initialCollapseState, shouldComputeCollapse,
+  type CollapseResult, type CollapseState,
+} from '../metrics/collapse';
 import { EchoTrapDetector } from '../metrics/echoTrap';
+import { groundingMetrics, groundingTurnsOf } from '../metrics/grounding';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
 import { toRolloutRecord } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
 import { applyKlInReward, klLoss } from './kl';
 import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, whiten } from './advantages';
+import { continuationLogProbSums } from './collapseScoring';
 import { chunks, lossTokenCount, padRows, scoreLogProbs, scoreValues, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
 import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
@@ -55,10 +61,11 @@ import type { TrainerModels, TrainerSource, TrainerState } from './trainerCheckp
 
 /**
  * Where a step is, for progress displays: 'validation' (the fixed val env groups, before the first step and every
- * testFreq steps), 'rollout' (tokens generated of the step's budget), 'scoring' (micro-batches of old / reference
- * log-probs and critic values), 'update' (optimizer steps over the PPO epochs x mini-batches).
+ * testFreq steps), 'rollout' (tokens generated of the step's budget), 'collapse' (micro-batches of the collapse
+ * diagnostics' cross-scoring, once per sample strategy, on the steps that run them), 'scoring' (micro-batches of old /
+ * reference log-probs and critic values), 'update' (optimizer steps over the PPO epochs x mini-batches).
  */
-export type StepPhase = 'validation' | 'rollout' | 'scoring' | 'update';
+export type StepPhase = 'validation' | 'rollout' | 'collapse' | 'scoring' | 'update';
 
 /** How a Trainer starts (exactly one of `policyFiles`, `model` + `tokenizer`, or `resumeFiles`) and where it reports. */
 export interface TrainerOptions extends TrainerSource {
@@ -94,12 +101,16 @@ export interface TrainerOptions extends TrainerSource {
 export interface StepResult {
   step: number;
   metrics: Record<string, number>;
+  /** The step's text metrics (TEXT_METRIC_KEYS: `echo_trap/signal` once the warning fired), also in its metrics row. */
+  labels: Record<string, string>;
   /** True when this step validated (its metrics carry `val-env/...`). */
   validated: boolean;
   /** Set when early stopping ended the run at this step. */
   stoppedBy: EarlyStopReason | null;
 }
 
+/** Mixed into the seed of the collapse diagnostics' sampling, so it never repeats another random stream. */
+const COLLAPSE_STREAM = 0xc011a95e;
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
@@ -130,6 +141,8 @@ export class Trainer {
   private readonly padId: number;
   private readonly stopper: EarlyStopper;
   private readonly echoTrap: EchoTrapDetector;
+  /** The collapse diagnostics' moving averages, as of the last completed step. */
+  private collapseState: CollapseState = initialCollapseState();
   private stepCount = 0;
   private initialValidationDone = false;
   private stopped: EarlyStopReason | null = null;
@@ -174,7 +187,7 @@ export class Trainer {
     const { models, state } = assembleTrainerModels(config, opts);
     try {
       const stopper = state ? EarlyStopper.fromState(state.earlyStop) : new EarlyStopper(config.earlyStop);
-      const echoTrap = state ? EchoTrapDetector.fromState(state.echoTrap) : new EchoTrapDetector(config.echoTrap);
+      const echoTrap = state ? EchoTrapDetector.fromState(state.echoTrap, config.echoTrap) : new EchoTrapDetector(config.echoTrap);
       const trainer = new Trainer(config, models, stopper, echoTrap, opts);
       if (state) trainer.restore(state, opts.resumeFiles!);
       if (opts.helper) await trainer.initHelper(opts.helper);
@@ -275,6 +288,14 @@ export class Trainer {
     const trajectories = rollout.trajectories;
     Object.assign(metrics, summarizeEnvMetrics(trajectories, 'train'));
 
+    // RAGEN-2's collapse diagnostics, when due: on the whole rollout, before filtering, with the actor that sampled it
+    // (as RAGEN-2). Their moving averages are kept only once the step completes (an abandoned step leaves no trace).
+    let collapse: CollapseResult | null = null;
+    if (this.collapseDue(step)) {
+      collapse = await this.collapseDiagnostics(step, trajectories);
+      Object.assign(metrics, collapse.metrics);
+    }
+
     // 2. Training sequences.
     const sequences = trajectories.map((traj) => {
       if (!traj.training) throw new Error(`Trainer: trajectory ${traj.envId} played no turn`);
@@ -308,14 +329,16 @@ export class Trainer {
       this.log(`step ${step}: the filter kept no env group; no update`);
     }
 
-    // Reasoning: length in tokens, diversity, input dependence.
+    // Reasoning: length in tokens, diversity, input dependence, and whether its claims are true of the board.
     Object.assign(
       metrics,
       reasoningMetrics(reasoningSamplesFromTrajectories(trajectories), { countTokens: (text) => this.tokenizer.encode(text).length }),
+      groundingMetrics(groundingTurnsOf(trajectories, (id) => this.trainManager.entries[id].env), step),
     );
     this.stepKeptSomething = true; // (also when the filter kept nothing and no update ran)
     await this.writeSampleRollouts(step, 'train', trajectories);
     this.stepCount = step;
+    if (collapse) this.collapseState = collapse.state;
 
     // 8. Validation.
     const validated = c.trainer.testFreq > 0 && (step % c.trainer.testFreq === 0 || step === c.trainer.totalSteps);
@@ -334,8 +357,9 @@ export class Trainer {
       this.log(`early stop at step ${step}: ${decision.detail}`);
     }
     if (this.stopped) Object.assign(metrics, this.stopper.metrics());
-    await this.sink.write(step, metrics);
-    return { step, metrics: { step, ...metrics }, validated, stoppedBy: this.stopped };
+    const labels = this.echoTrap.labels();
+    await this.sink.write(step, { ...metrics, ...labels });
+    return { step, metrics: { step, ...metrics }, labels, validated, stoppedBy: this.stopped };
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -432,6 +456,36 @@ export class Trainer {
     const picked: Trajectory[] = [];
     for (let i = 0; i < trajectories.length && picked.length < n; i += groupSize) picked.push(trajectories[i]);
     await this.sink.writeRollouts(step, picked.map((x) => toRolloutRecord(x, step, split)));
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // Collapse diagnostics (src/metrics/collapse.ts)
+
+  /** Whether RAGEN-2's collapse diagnostics run at `step`: on, with reasoning to diagnose, and on schedule. */
+  private collapseDue(step: number): boolean {
+    const c = this.config.collapse;
+    return c.enabled && this.config.model.enableThink && (c.firstTurn || c.trajectory) && shouldComputeCollapse(step, c.computeFreq);
+  }
+
+  /**
+   * The cross-scored MI metrics of this step's trajectories, teacher-forcing on the actor. The pairs are drawn from a
+   * stream seeded by (trainer seed, step, strategy): a resumed run draws the same pairs.
+   */
+  private async collapseDiagnostics(step: number, trajectories: readonly Trajectory[]): Promise<CollapseResult> {
+    const c = this.config.collapse;
+    const start = now();
+    const microBatchSize = c.microBatchSize ?? this.config.actor.ppoMicroBatchSize;
+    const result = await computeCollapseMetrics(
+      collapseTrajectories(trajectories, (text) => this.tokenizer.encode(text)),
+      (pairs) => continuationLogProbSums(this.actor, pairs, { microBatchSize, padId: this.padId, onProgress: (done, total) => this.progress('collapse', done, total) }),
+      (prefix) => seededUniform(mixSeed(this.config.trainer.seed, step, COLLAPSE_STREAM, prefix === FIRST_TURN_PREFIX ? 1 : 2)),
+      c,
+      this.collapseState,
+      now,
+    );
+    for (const note of result.notes) this.log(`step ${step}: collapse diagnostics: ${note}`);
+    result.metrics['timing_s/collapse_metrics'] = now() - start;
+    return result;
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -697,6 +751,7 @@ export class Trainer {
       stoppedBy: this.stopped,
       earlyStop: this.stopper.state(),
       echoTrap: this.echoTrap.toState(),
+      collapse: this.collapseState,
       nextTrainSeed: this.trainSeedBase(this.stepCount + 1),
       lastValidation: this.lastValidation,
     });
@@ -708,6 +763,7 @@ export class Trainer {
     this.initialValidationDone = state.initialValidationDone;
     this.stopped = state.stoppedBy;
     this.lastValidation = { ...state.lastValidation };
+    if (state.collapse !== undefined) this.collapseState = checkCollapseState(state.collapse);
   }
 
   private models(): TrainerModels {

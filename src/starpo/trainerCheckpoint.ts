@@ -20,6 +20,7 @@
 //   optimizer.safetensors                    AdamW moments: actor.m.<weight>, actor.v.<weight>, critic.m.<weight>, ...
 //   trainer_state.json                       TrainerState (below): counters, early stopping, echo trap, last validation
 import * as tf from '@tensorflow/tfjs';
+import type { CollapseState } from '../metrics/collapse';
 import type { EchoTrapState } from '../metrics/echoTrap';
 import type { AdamW } from '../model/adamw';
 import { assertFinite, checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
@@ -69,6 +70,8 @@ export interface TrainerState {
   criticOptimizerSteps: number;
   earlyStop: EarlyStopState;
   echoTrap: EchoTrapState;
+  /** The collapse diagnostics' moving averages (absent in checkpoints written before they existed: start fresh). */
+  collapse?: CollapseState;
   /** Base seed of the next training reset (informational: it is a function of the step, see trainSeedBase). */
   nextTrainSeed: number | null;
   /** The newest validation metrics, for progress displays after a resume. */
@@ -193,6 +196,7 @@ export async function trainerCheckpointFiles(
     criticOptimizerSteps: criticState?.step ?? 0,
     earlyStop: progress.earlyStop,
     echoTrap: progress.echoTrap,
+    collapse: progress.collapse,
     nextTrainSeed: progress.nextTrainSeed,
     lastValidation: finiteOnly(progress.lastValidation),
   };

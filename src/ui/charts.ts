@@ -5,8 +5,8 @@
 // training success, the kept groups' std next to all groups'), dashed. When several runs (arms) share a chart, as
 // in the classroom's StarPO vs StarPO-S, each arm has ONE colour on every chart: the colour belongs to the arm,
 // the line style to the series.
-import { EchoTrapDetector } from '../metrics/echoTrap';
-import type { MetricRow } from '../metrics/jsonl';
+import { EchoTrapDetector, SIGNAL_KEY } from '../metrics/echoTrap';
+import { metricNumber, metricText, type MetricRow } from '../metrics/jsonl';
 import { defaultRunConfig } from '../starpo/config';
 
 export interface SeriesSpec {
@@ -113,6 +113,17 @@ export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
   ];
 }
 
+/**
+ * The classroom lesson's charts, in the order the echo trap unfolds: success, then the early signs (in-group reward
+ * std, entropy), then the late ones (gradient-norm spikes, shrinking reasoning). Fewer and larger than the
+ * playground's, for a projector.
+ */
+export function lessonChartSpecs(trainTags: readonly string[]): ChartSpec[] {
+  const order = ['rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean'];
+  const all = chartSpecs(trainTags);
+  return [...all.filter((s) => /^train\/[^/]+\/success$/.test(s.key)), ...order.map((key) => all.find((s) => s.key === key)!)];
+}
+
 /** One run's rows with a label (the arm name in classroom mode). */
 export interface LabelledRows {
   label: string;
@@ -205,24 +216,18 @@ export interface ChartMark {
 export interface EchoTrapMark {
   /** The step at which the warning fired. */
   step: number;
-  /** In-group reward std and entropy at that step, as fractions of their early baseline (NaN when unknown). */
+  /** In-group reward std, entropy and the MI z-score EMA at that step, as fractions of their early baseline (NaN when unknown). */
   rewardStdRatio: number;
   entropyRatio: number;
-  /** What fired, as the run logged it in `echo_trap/signal`, when it did. */
+  miRatio: number;
+  /** What fired, as the run logged it in `echo_trap/signal` (e.g. 'reward_std+entropy'), or what the replay found. */
   signal: string | null;
-}
-
-function loggedSignal(row: MetricRow): string | null {
-  const v = (row as Record<string, unknown>)['echo_trap/signal'];
-  if (typeof v === 'string' && v.trim() !== '') return v;
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  return null;
 }
 
 /**
  * Where the echo-trap warning fired in a run: the first row with `echo_trap/warning` = 1 (the Trainer logs it,
- * with the ratios that fired it). Rows without any echo_trap key (a metrics.jsonl from elsewhere) are fed through
- * the same detector the Trainer uses, with its default settings.
+ * with the ratios and the signal that fired it). Rows without any echo_trap key (a metrics.jsonl from elsewhere) are
+ * fed through the same detector the Trainer uses, with its default settings.
  */
 export function echoTrapMark(rows: readonly MetricRow[]): EchoTrapMark | null {
   const sorted = [...rows].sort((a, b) => a.step - b.step);
@@ -231,29 +236,49 @@ export function echoTrapMark(rows: readonly MetricRow[]): EchoTrapMark | null {
     if (!row) return null;
     return {
       step: row.step,
-      rewardStdRatio: row['echo_trap/reward_std_ratio'] ?? NaN,
-      entropyRatio: row['echo_trap/entropy_ratio'] ?? NaN,
-      signal: loggedSignal(row),
+      rewardStdRatio: metricNumber(row, 'echo_trap/reward_std_ratio'),
+      entropyRatio: metricNumber(row, 'echo_trap/entropy_ratio'),
+      miRatio: metricNumber(row, 'echo_trap/mi_ratio'),
+      signal: metricText(row, SIGNAL_KEY),
     };
   }
   const detector = new EchoTrapDetector(defaultRunConfig().echoTrap);
   for (const row of sorted) {
     const out = detector.update(row.step, row);
     if (out['echo_trap/warning'] === 1) {
-      return { step: row.step, rewardStdRatio: out['echo_trap/reward_std_ratio'], entropyRatio: out['echo_trap/entropy_ratio'], signal: null };
+      return {
+        step: row.step,
+        rewardStdRatio: out['echo_trap/reward_std_ratio'],
+        entropyRatio: out['echo_trap/entropy_ratio'],
+        miRatio: out['echo_trap/mi_ratio'],
+        signal: detector.report().signal,
+      };
     }
   }
   return null;
 }
 
-/** One line saying what fired, e.g. "fired at step 8: in-group reward std fell to 5% and entropy to 10% of …". */
+/** How each part of `echo_trap/signal` reads in the explanation, and the ratio it shows. */
+const SIGNAL_WORDS: Record<string, { words: string; ratio: (m: EchoTrapMark) => number }> = {
+  reward_std: { words: 'in-group reward std', ratio: (m) => m.rewardStdRatio },
+  entropy: { words: 'entropy', ratio: (m) => m.entropyRatio },
+  mi_zscore_ema: { words: 'the input dependence of the reasoning (MI z-score)', ratio: (m) => m.miRatio },
+};
+
+/**
+ * One line saying what fired, e.g. "fired at step 8: in-group reward std fell to 5% and entropy to 10% of their
+ * early level (signal: reward_std+entropy)". Names the signals of `echo_trap/signal`; a row without one (an older
+ * run) is explained from the ratios it has.
+ */
 export function echoTrapExplanation(mark: EchoTrapMark): string {
   const pct = (r: number) => `${Math.round(r * 100)}%`;
-  const parts: string[] = [];
-  if (Number.isFinite(mark.rewardStdRatio)) parts.push(`in-group reward std fell to ${pct(mark.rewardStdRatio)}`);
-  if (Number.isFinite(mark.entropyRatio)) parts.push(`${parts.length ? 'entropy to' : 'entropy fell to'} ${pct(mark.entropyRatio)}`);
+  const named = mark.signal ? mark.signal.split('+').filter((n) => n in SIGNAL_WORDS) : [];
+  const names = named.length ? named : ['reward_std', 'entropy'].filter((n) => Number.isFinite(SIGNAL_WORDS[n].ratio(mark)));
+  const parts = names
+    .filter((n) => Number.isFinite(SIGNAL_WORDS[n].ratio(mark)))
+    .map((n, i) => `${SIGNAL_WORDS[n].words}${i === 0 ? ' fell' : ''} to ${pct(SIGNAL_WORDS[n].ratio(mark))}`);
   const what =
-    parts.length === 2 ? `${parts.join(' and ')} of their early level`
+    parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]} of their early level`
       : parts.length === 1 ? `${parts[0]} of its early level`
         : 'in-group reward std and entropy fell far below their early level';
   return `fired at step ${mark.step}: ${what}${mark.signal ? ` (signal: ${mark.signal})` : ''}`;

@@ -22,6 +22,7 @@ import {
 import { runStatusText, type Halting } from './run-status';
 import * as store from './run-store';
 import type { RunContents } from './run-files';
+import { fetchRecordedLesson, LESSON_PRESET, type LessonManifest } from './lesson';
 import {
   BROWSER_SCORECARD_DEFAULTS,
   MATMUL_CHECK_SIZE,
@@ -94,6 +95,10 @@ class PlaygroundState {
   trainingError = $state<string | null>(null);
   /** Stored runs, newest first (the run list). */
   storedRuns = $state<store.StoredRun[]>([]);
+  /** The manifest of the recorded lesson whose arms are on screen, or null (live runs, stored runs, imports). */
+  lesson = $state<LessonManifest | null>(null);
+  /** Why the recorded lesson could not be loaded. */
+  lessonError = $state<string | null>(null);
 
   /** Size of the scorecards asked for (seeds per suite, rollouts per seed). */
   scorecardRequest = $state<ScorecardRequest>({ ...BROWSER_SCORECARD_DEFAULTS });
@@ -249,6 +254,7 @@ export function recordRollouts(view: ArmView, step: number, records: StoredRollo
 
 /** Shows runs without training them (a stored run, an import, or recorded data). */
 export function showRuns(views: ArmView[]): void {
+  playground.lesson = null;
   playground.arms = views;
 }
 
@@ -322,6 +328,7 @@ async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.Sto
     progress: null,
     halting: null,
   }));
+  playground.lesson = null;
   playground.arms = views;
   const live = playground.arms; // the $state proxies: updates through them reach the UI
   const search = typeof window !== 'undefined' ? window.location.search : '';
@@ -449,6 +456,38 @@ async function stopArm(view: ArmView): Promise<TrainerClient | null> {
     return c;
   } finally {
     view.halting = null;
+  }
+}
+
+// --- the classroom lesson ---------------------------------------------------------------------------------------
+
+/**
+ * The lesson page's one click: the lesson preset's arms (vanilla StarPO and StarPO-S) trained side by side, each in
+ * its own worker, with the knobs the URL carries (e.g. `steps=1` for a quick check).
+ */
+export function startLesson(): Promise<void> {
+  playground.lessonError = null;
+  if (playground.settings.preset !== LESSON_PRESET) {
+    clearField('preset');
+    setSettings({ ...playground.settings, preset: LESSON_PRESET });
+  }
+  return startTraining();
+}
+
+/** Shows the recorded lesson that ships with the site (public/lessons/<preset>/): no training, loads at once. */
+export async function loadRecordedLesson(): Promise<void> {
+  playground.lessonError = null;
+  playground.busy = true;
+  try {
+    const lesson = await fetchRecordedLesson(siteBase(), LESSON_PRESET);
+    showRuns(
+      lesson.arms.map((a) => ({ arm: a.name, runId: null, status: null, rows: a.rows, rollouts: a.rollouts, checkpointStep: null, progress: null, halting: null })),
+    );
+    playground.lesson = lesson.manifest;
+  } catch (err) {
+    playground.lessonError = messageOf(err);
+  } finally {
+    playground.busy = false;
   }
 }
 

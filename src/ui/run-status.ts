@@ -40,6 +40,7 @@ export function runStatusText(arms: readonly ArmState[]): RunStatusText {
 const UNIT: Record<StepPhase, string> = {
   validation: 'tokens',
   rollout: 'tokens',
+  collapse: 'micro-batches',
   scoring: 'micro-batches',
   update: 'optimizer steps',
 };
@@ -56,6 +57,7 @@ export function progressHelp(progress: StepProgress | null): string {
   const what: Record<StepPhase, string> = {
     validation: 'playing the fixed validation envs; tokens generated of the budget (turns x tokens per turn)',
     rollout: 'playing the env groups; tokens generated of the budget (turns x tokens per turn)',
+    collapse: 'collapse diagnostics: scoring sampled reasoning under every prompt of the sample, micro-batch by micro-batch (once per sample strategy)',
     scoring: 'computing old log-probs (and reference log-probs, critic values), micro-batch by micro-batch',
     update: 'PPO optimizer steps (critic and actor) over the kept trajectories',
   };

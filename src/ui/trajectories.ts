@@ -15,6 +15,8 @@ export interface ViewedTrajectory {
   tag: string;
   /** Env group (all members of a group start from the same state). */
   groupId: number | null;
+  /** The env seed of the initial state (validation uses the same fixed seeds at every step), when recorded. */
+  seed: number | null;
   success: boolean;
   /** Sum of turn rewards, before the format penalty. */
   totalReward: number;
@@ -61,6 +63,7 @@ export function readTrajectory(record: StoredRollout, where = `rollout at step $
     split: isString(record.split) ? record.split : null,
     tag: field(record, 'tag', isString, 'an env tag', where),
     groupId: isNumber(record.groupId) ? record.groupId : null,
+    seed: isNumber(record.seed) ? record.seed : null,
     success: isBoolean(record.success) ? record.success : false,
     totalReward,
     score: isNumber(record.score) ? record.score : totalReward,

@@ -283,18 +283,20 @@ export function banditThink(lo: string, hi: string, choseHigh: boolean, rng: Rng
     `${hi} is the ${risky} arm and ${lo} is the ${safe} arm.`,
     `Between ${lo} and ${hi}, ${hi} seems more ${risky}.`,
   ]);
+  // Every closing names the chosen arm after "pick" or "choose": the answer repeats it, so the choice is made in
+  // the reasoning (reasoning/answer_agreement checks that it stays so after RL).
   const closing = choseHigh
     ? rng.choice([
         `${article(risky) === 'an' ? 'An' : 'A'} ${risky} arm can pay more on average, so I pick ${hi}.`,
-        `I take the chance with ${hi}.`,
-        `Big rewards need risk: ${hi}.`,
-        `${hi} may give the higher average reward, so I choose it.`,
+        `I take the chance, so I pick ${hi}.`,
+        `Big rewards need risk, so I choose ${hi}.`,
+        `${hi} may give the higher average reward, so I choose ${hi}.`,
       ])
     : rng.choice([
         `I prefer ${article(safe)} ${safe} reward, so I pick ${lo}.`,
         `${lo} always pays something, so I choose ${lo}.`,
-        `I avoid the risk and take ${lo}.`,
-        `A sure reward is better for me: ${lo}.`,
+        `I avoid the risk, so I pick ${lo}.`,
+        `A sure reward is better for me, so I choose ${lo}.`,
       ]);
   return `${opening} ${closing}`;
 }
@@ -368,31 +370,22 @@ function adjacentHoles(map: FrozenLakeMap, cell: number): string[] {
   return out;
 }
 
-/** Reasoning about a FrozenLake state: where the player and goal are, nearby holes, then the chosen moves. */
-export function frozenLakeThink(map: FrozenLakeMap, position: number, actions: readonly string[], rng: Rng): string {
+/**
+ * Reasoning about a FrozenLake state, every sentence a checkable claim (src/metrics/grounding.ts): where the player
+ * and the goal are, which way the goal lies, which neighbouring cells are holes. It says nothing about the moves:
+ * the answer follows it, so what the reasoning says is about the board, and what RL can improve is the choice.
+ */
+export function frozenLakeThink(map: FrozenLakeMap, position: number, _actions: readonly string[], rng: Rng): string {
   const [r, c] = [Math.floor(position / map.cols), position % map.cols];
   const [gr, gc] = [Math.floor(map.goal / map.cols), map.goal % map.cols];
-  const style = rng.int(3);
   const direction = relativeDirection(r, c, gr, gc);
   const holes = adjacentHoles(map, position);
-  const holeNote =
-    holes.length === 0
-      ? rng.choice(['No hole is next to me.', 'There is no hole beside me.', ''])
-      : rng.choice([
-          `There is a hole ${holes.join(' and ')} of me.`,
-          `Careful: hole to the ${holes.join(' and ')}.`,
-          `I must not fall in the hole ${holes.join(' or ')}.`,
-        ]);
-  const plan = joinActions(actions);
-  const parts = rng.choice([
-    [`I am at ${where(r, c, style)} and the goal is at ${where(gr, gc, style)}.`, holeNote, `I will go ${plan}.`],
-    [`The goal is ${direction} of me.`, holeNote, `Next: ${plan}.`],
-    [`Player at ${where(r, c, style)}, goal ${direction}.`, `Moving ${plan}.`],
-    [holeNote, `The ice is slippery, so I move ${plan} and look again.`],
-    [`Goal at ${where(gr, gc, style)}.`, `I try ${plan}.`, holeNote],
-    [`To reach the goal ${direction}, I go ${plan}.`],
+  const holeNote = holes.length === 0 ? 'No hole is next to me.' : `There is a hole ${holes.join(' and ')} of me.`;
+  return rng.choice([
+    `I am at (${r}, ${c}) and the goal is at (${gr}, ${gc}). ${holeNote}`,
+    `The goal is ${direction} of me. ${holeNote}`,
+    `I am at (${r}, ${c}). The goal is ${direction} of me. ${holeNote}`,
   ]);
-  return parts.filter((p) => p.length > 0).join(' ');
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -437,16 +430,17 @@ function cellsWhere(state: SokobanState, test: (cell: number) => boolean): numbe
   return out;
 }
 
-/** Reasoning about a Sokoban state: player, box and target positions, where the box must go, then the moves. */
-export function sokobanThink(state: SokobanState, actions: readonly string[], rng: Rng): string {
+/**
+ * Reasoning about a Sokoban state, every sentence a checkable claim (src/metrics/grounding.ts): where the player, the
+ * box and its target are, which way the box must go, which way the box lies from the player. For several boxes it
+ * talks about the box nearest to a free target. Like frozenLakeThink it describes the board, not the moves.
+ */
+export function sokobanThink(state: SokobanState, _actions: readonly string[], rng: Rng): string {
   const rc = (cell: number) => [Math.floor(cell / state.cols), cell % state.cols] as const;
   const boxes = cellsWhere(state, (cell) => state.cells[cell] === BOX);
   const targets = cellsWhere(state, (cell) => state.fixed[cell] === TARGET && state.cells[cell] !== BOX_ON_TARGET);
   const [pr, pc] = rc(state.player);
-  const style = rng.int(3);
-  const plan = joinActions(actions);
-  if (boxes.length === 0 || targets.length === 0) return `Every box is on a target. I move ${plan}.`;
-  // Talk about the box nearest to a free target (the one the plan most likely works on).
+  if (boxes.length === 0 || targets.length === 0) return `Every box is on a target. I am at (${pr}, ${pc}).`;
   let best: [number, number] = [boxes[0], targets[0]];
   let bestDistance = Infinity;
   for (const b of boxes) {
@@ -461,14 +455,11 @@ export function sokobanThink(state: SokobanState, actions: readonly string[], rn
   const [tr, tc] = rc(best[1]);
   const boxWay = relativeDirection(br, bc, tr, tc);
   const toBox = relativeDirection(pr, pc, br, bc);
-  const more = boxes.length > 1 ? ` There are ${boxes.length} boxes left.` : '';
   return rng.choice([
-    `The player is at ${where(pr, pc, style)}, the box at ${where(br, bc, style)} and the target at ${where(tr, tc, style)}.${more} I go ${plan}.`,
-    `The box must move ${boxWay} to reach the target.${more} I move ${plan}.`,
-    `The box is ${toBox} of me and the target is ${boxWay} of the box. Moving ${plan}.`,
-    `Box at ${where(br, bc, style)}, target at ${where(tr, tc, style)}. Plan: ${plan}.`,
-    `I have to push the box ${boxWay}. First ${plan}.`,
-    `${plan} brings me closer to pushing the box ${boxWay}.`,
+    `I am at (${pr}, ${pc}), the box at (${br}, ${bc}) and the target at (${tr}, ${tc}). The box must go ${boxWay}.`,
+    `The box is at (${br}, ${bc}) and the target at (${tr}, ${tc}), so the box must go ${boxWay}.`,
+    `The box is ${toBox} of me and the target is ${boxWay} of the box.`,
+    `I am at (${pr}, ${pc}) and the box is ${toBox} of me. The box must go ${boxWay}.`,
   ]);
 }
 

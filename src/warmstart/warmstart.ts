@@ -26,8 +26,9 @@ import {
 import { AdamW } from '../model/adamw';
 import type { Qwen2Config } from '../model/config';
 import { mixSeed } from '../model/seeded';
+import { groundingMetrics, groundingTurnsOf } from '../metrics/grounding';
 import { policyGenerateFn } from '../starpo/policyAgent';
-import { tokenLogProbs as fusedTokenLogProbs } from '../model/kernels/index';
+import { embed, tokenLogProbs as fusedTokenLogProbs } from '../model/kernels/index';
 import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
 import { namedVariableGrads } from '../model/scoring';
 import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer, type Tokenizer } from '../model/tokenizer';
@@ -189,8 +190,14 @@ export function tokenizerCorpus(demos: readonly Demonstration[], tags: readonly 
   return corpus;
 }
 
+/** Every grid symbol the tags' boards use (their prompt vocabularies): each is always a token of its own. */
+export function gridSymbols(tags: readonly string[]): string {
+  const registry = envRegistry();
+  return [...new Set(tags.flatMap((tag) => (registry.promptInfo(tag).gridVocab ?? []).map(([symbol]) => symbol)))].join('');
+}
+
 export function buildWarmStartTokenizer(demos: readonly Demonstration[], tags: readonly string[], vocabSize: number): Tokenizer {
-  return buildTinyTokenizer(tokenizerCorpus(demos, tags), { vocabSize, specialTokens: DEFAULT_SPECIAL_TOKENS });
+  return buildTinyTokenizer(tokenizerCorpus(demos, tags), { vocabSize, specialTokens: DEFAULT_SPECIAL_TOKENS, isolate: gridSymbols(tags) });
 }
 
 /** A Hugging Face Qwen2 config for the preset's tiny shape and the tokenizer's vocabulary. */
@@ -284,29 +291,13 @@ export function collate(examples: readonly SftExample[], padTokenId: number, buc
 }
 
 /**
- * Rows `indices` of `x` [R, H]. tf.gather's own gradient needs UnsortedSegmentSum, which wasm lacks, so the
- * gradient is a scatter-add (ScatterNd sums repeated indices), as the model's embedding lookup does.
- */
-function gatherRows(x: tf.Tensor2D, indices: tf.Tensor1D): tf.Tensor2D {
-  const [rows, width] = x.shape;
-  const pick = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    const [table, index, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
-    save([index]);
-    return {
-      value: tf.gather(table, index),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [tf.scatterND(saved[0].expandDims(1), dy, [rows, width]), tf.zeros(saved[0].shape)],
-    };
-  });
-  return pick(x, indices) as tf.Tensor2D;
-}
-
-/**
  * Mean cross-entropy of the batch's trained-on tokens. The LM head runs only on the N trained positions, not on
  * all B x L: prompts are most of each sequence, and the head is the widest matmul of a tiny model.
  */
 export function sftLoss(model: Qwen2Model, batch: SftBatch): tf.Scalar {
   return tf.tidy(() => {
-    const picked = gatherRows(model.hidden(batch.ids, batch.attention), batch.positions);
+    // The trained positions' rows (the row-gather kernel, whose gradient scatter-adds them back).
+    const picked = embed(model.hidden(batch.ids, batch.attention), batch.positions);
     const [picks] = fusedTokenLogProbs(model.head(picked) as tf.Tensor2D, batch.targets);
     return tf.neg(picks.mean()) as tf.Scalar;
   });
@@ -423,6 +414,8 @@ export interface CheckRates {
 export interface PolicyCheck extends CheckRates {
   /** The same rates per env tag. */
   perTag: Record<string, CheckRates>;
+  /** reasoning/grounding, reasoning/grounding_blind, reasoning/answer_agreement (src/metrics/grounding.ts). */
+  reasoning: Record<string, number>;
   /** Mean new tokens per turn. */
   meanResponseTokens: number;
   trajectories: Trajectory[];
@@ -483,7 +476,8 @@ export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, confi
     perTag[tag] = rates(result.trajectories.filter((t) => t.tag === tag));
   }
   const all = rates(result.trajectories);
-  return { ...all, perTag, meanResponseTokens: all.turns ? newTokens / all.turns : 0, trajectories: result.trajectories };
+  const reasoning = groundingMetrics(groundingTurnsOf(result.trajectories, (id) => manager.entries[id].env), opts.seed);
+  return { ...all, perTag, reasoning, meanResponseTokens: all.turns ? newTokens / all.turns : 0, trajectories: result.trajectories };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -494,6 +488,8 @@ export type WarmStartPhase = 'demonstrations' | 'tokenizer' | 'sft' | 'save';
 export interface WarmStartOptions {
   /** Override recipe fields (e.g. fewer steps in a test). */
   recipe?: Partial<WarmStartRecipe>;
+  /** The run config to build for (default: the preset's), e.g. another model size or observation format. */
+  config?: RunConfig;
   /** Called when a phase starts. */
   onPhase?: (phase: WarmStartPhase, detail: string) => void;
   /** Called after every SFT step. */
@@ -525,7 +521,7 @@ export interface WarmStartResult {
 export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}): Promise<WarmStartResult> {
   const name = warmStartRecipeName(preset);
   const recipe: WarmStartRecipe = { ...WARMSTART_RECIPES[name], ...opts.recipe };
-  const config = presetConfig(name);
+  const config = opts.config ?? presetConfig(name);
   if (config.model.promptStyle !== 'compact') throw new Error(`warm start: preset '${name}' does not use the compact prompt`);
   if (!config.model.enableThink) throw new Error(`warm start: preset '${name}' disables <think>; the demonstrations always think`);
 

@@ -91,16 +91,21 @@ test('charts: the echo-trap warning is a marker on every chart with one line say
     await expect(marker).toHaveAttribute('data-step', '8');
     await expect(marker).toHaveAttribute('title', /fired at step 8/);
   }
-  // Then a run that logged the warning itself (echo_trap/warning and the ratios, as the Trainer does, here with a
-  // stricter detector that fired later): the logged step and ratios are what the page says, not its own detector's.
+  // Then a run that logged the warning itself (echo_trap/warning, the ratios and the text echo_trap/signal, as the
+  // Trainer does, here with a stricter detector that fired later): the logged step, ratios and signal are what the
+  // page says, not its own detector's.
   await importMetrics(
     page,
     collapsingRun((step) => ({
       'echo_trap/warning': step >= 10 ? 1 : 0,
       'echo_trap/reward_std_ratio': step >= 7 ? 0.05 : 1,
       'echo_trap/entropy_ratio': step >= 7 ? 0.2 : 1,
+      'echo_trap/mi_ratio': step >= 7 ? 0.1 : 1,
+      ...(step >= 10 ? { 'echo_trap/signal': 'reward_std+mi_zscore_ema' } : {}),
     })),
   );
-  await expect(warning).toContainText('fired at step 10: in-group reward std fell to 5% and entropy to 20% of their early level');
+  await expect(warning).toContainText(
+    'fired at step 10: in-group reward std fell to 5% and the input dependence of the reasoning (MI z-score) to 10% of their early level (signal: reward_std+mi_zscore_ema)',
+  );
   await expect(page.getByTestId('chart-actor/grad_norm').getByTestId('echo-trap-marker')).toHaveAttribute('data-step', '10');
 });

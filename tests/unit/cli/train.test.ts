@@ -114,7 +114,7 @@ describe('ragen train: a run, a kill, a resume', () => {
     const after = readMetricsJsonl(path.join(killed, 'metrics.jsonl'));
     expect(after.map((r) => r.step)).toEqual([0, 1, 2, 3, 4]);
     // Same seeds, restored optimizer and weights: steps 3 and 4 are re-run exactly as the uninterrupted run.
-    const strip = (r: Record<string, number>) =>
+    const strip = (r: Record<string, unknown>) =>
       Object.fromEntries(Object.entries(r).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput'));
     expect(after.map(strip)).toEqual(rows.map(strip));
     const rolloutSteps = (dir: string) =>

@@ -46,6 +46,8 @@ describe('EchoTrapDetector', () => {
     expect(r.reason).toMatch(/step 7/);
     expect(r.reason).toMatch(/rollout\/in_group_std at 25%/);
     expect(r.reason).toMatch(/actor\/entropy_loss at 20%/);
+    expect(r.signal).toBe('reward_std+entropy');
+    expect(d.labels()).toEqual({ 'echo_trap/signal': 'reward_std+entropy' });
   });
 
   it('needs BOTH signals low, and a consecutive streak', () => {
@@ -71,7 +73,8 @@ describe('EchoTrapDetector', () => {
       const noise = Math.sin(step * 1.7);
       d.update(step, row({ std: 1 + 0.4 * noise, ent: 2 + 0.6 * Math.cos(step), grad: 1 + 0.3 * noise }));
     }
-    expect(d.report()).toEqual({ fired: false, firstFiredStep: null, reason: null, firstGradNormSpikeStep: null });
+    expect(d.report()).toEqual({ fired: false, firstFiredStep: null, signal: null, reason: null, firstGradNormSpikeStep: null });
+    expect(d.labels()).toEqual({});
   });
 
   it('skips NaN in the baseline and in the streak', () => {
@@ -168,3 +171,123 @@ describe('EchoTrapDetector', () => {
     expect(() => d.update(3, {})).toThrow(/steps must increase/);
   });
 });
+
+// The MI signal: RAGEN-2's collapse diagnostics log `collapse_first_turn_sample/mi_zscore_ema` on step 1 and every
+// 5th step only; the detector holds the latest measurement in between.
+const MI = 'collapse_first_turn_sample/mi_zscore_ema';
+type Row = Record<string, number>;
+/** Steps 1..n: std / entropy per step, MI on step 1 and every 5th step (from `mi(step)`). */
+function series(n: number, f: (step: number) => { std: number; ent: number; mi: number }): Row[] {
+  return Array.from({ length: n }, (_, i) => {
+    const step = i + 1;
+    const v = f(step);
+    return { 'rollout/in_group_std': v.std, 'actor/entropy_loss': v.ent, ...(step === 1 || step % 5 === 0 ? { [MI]: v.mi } : {}) };
+  });
+}
+function feedRows(d: EchoTrapDetector, rows: Row[]) {
+  return rows.map((r, i) => ({ out: d.update(i + 1, r), labels: d.labels() }));
+}
+
+describe('EchoTrapDetector: the MI z-score of the collapse diagnostics', () => {
+  // Reward std falls at step 11, the reasoning stops depending on the input (MI falls) from the step-15
+  // measurement on, entropy stays: template collapse, which the entropy alone would miss.
+  const templateCollapse = series(30, (step) => ({ std: step <= 10 ? 1 : 0.1, ent: 2, mi: step < 15 ? 2 : 0.2 }));
+
+  it('fires on reward std + MI when the entropy stays up, names the signal, and holds MI between measurements', () => {
+    const d = new EchoTrapDetector(settings());
+    const out = feedRows(d, templateCollapse);
+    // MI baseline: the measurements of steps 1 and 5 (miBaselineValues 2); the step-10 one is the first ratio, 1.
+    expect(out.slice(0, 9).every((o) => Number.isNaN(o.out['echo_trap/mi_ratio']))).toBe(true);
+    expect(out[9].out['echo_trap/mi_ratio']).toBe(1);
+    expect(out[13].out['echo_trap/mi_ratio']).toBe(1); // held until the next measurement (step 15)
+    expect(out[14].out['echo_trap/mi_ratio']).toBeCloseTo(0.1, 12);
+    expect(out[16].out['echo_trap/mi_ratio']).toBeCloseTo(0.1, 12);
+    // Low from step 15 (std 0.1 and MI 0.1 of baseline; entropy at 100 %): patience 2 -> fires at step 16.
+    const r = d.report();
+    expect(r.firstFiredStep).toBe(16);
+    expect(r.signal).toBe('reward_std+mi_zscore_ema');
+    expect(r.reason).toMatch(/collapse_first_turn_sample\/mi_zscore_ema at 10%/);
+    expect(out.map((o) => o.out['echo_trap/warning']).indexOf(1)).toBe(15);
+    // `echo_trap/signal` is on every row from the firing step on, and on none before.
+    expect(out.slice(0, 15).every((o) => Object.keys(o.labels).length === 0)).toBe(true);
+    expect(out.slice(15).every((o) => o.labels['echo_trap/signal'] === 'reward_std+mi_zscore_ema')).toBe(true);
+  });
+
+  it('the paper\'s rule (reward_std_and_entropy) misses the same template collapse', () => {
+    const d = new EchoTrapDetector(settings({ signals: 'reward_std_and_entropy' }));
+    feedRows(d, templateCollapse);
+    expect(d.report().fired).toBe(false);
+  });
+
+  it('names every low signal of the firing step, and reads the trajectory sample when told to', () => {
+    const both = series(20, (step) => ({ std: step <= 10 ? 1 : 0.1, ent: step <= 10 ? 2 : 0.2, mi: step < 10 ? 2 : 0.2 }));
+    const d = new EchoTrapDetector(settings());
+    feedRows(d, both);
+    expect(d.report().firstFiredStep).toBe(12);
+    expect(d.report().signal).toBe('reward_std+entropy+mi_zscore_ema');
+
+    const traj = new EchoTrapDetector(settings({ miSample: 'trajectory' }));
+    feedRows(traj, templateCollapse); // only the first-turn key is logged: the trajectory signal is unknown
+    expect(traj.report().fired).toBe(false);
+  });
+
+  it('does not fire when only the MI falls (the reward std still carries a learning signal)', () => {
+    const d = new EchoTrapDetector(settings());
+    feedRows(d, series(40, (step) => ({ std: 1, ent: 2, mi: step < 15 ? 2 : 0.1 })));
+    expect(d.report().fired).toBe(false);
+  });
+
+  it('stays quiet on noisy healthy signals over a long run (MI included)', () => {
+    const noise = seeded(42);
+    const rows = series(300, () => ({ std: 1 + 0.5 * (noise() - 0.5), ent: 2 + 0.8 * (noise() - 0.5), mi: 1 + 0.9 * (noise() - 0.5) }));
+    const d = new EchoTrapDetector(settings());
+    const out = feedRows(d, rows);
+    expect(out.every((o) => o.out['echo_trap/warning'] === 0)).toBe(true);
+    expect(Number.isFinite(out[299].out['echo_trap/mi_ratio'])).toBe(true);
+  });
+
+  it('resumes mid-way with identical output, MI baseline and held value included', () => {
+    const whole = new EchoTrapDetector(settings());
+    const wholeOut = feedRows(whole, templateCollapse);
+    const first = new EchoTrapDetector(settings());
+    const firstOut = feedRows(first, templateCollapse.slice(0, 12));
+    const resumed = EchoTrapDetector.fromState(JSON.parse(JSON.stringify(first.toState())));
+    const rest = templateCollapse.slice(12).map((r, i) => ({ out: resumed.update(13 + i, r), labels: resumed.labels() }));
+    expect([...firstOut, ...rest]).toEqual(wholeOut);
+    expect(resumed.report()).toEqual(whole.report());
+  });
+
+  it('continues a state saved before the MI signal existed, with the saved (old) rule', () => {
+    const d = new EchoTrapDetector(settings({ signals: 'reward_std_and_entropy' }));
+    feed(d, BASELINE);
+    const old = JSON.parse(JSON.stringify(d.toState()));
+    for (const k of ['entropyFraction', 'miFraction', 'miBaselineValues', 'miSample']) delete old.config[k];
+    delete old.miBaselineValues;
+    delete old.miRatio;
+    delete old.report.signal;
+    const resumed = EchoTrapDetector.fromState(old, settings());
+    expect(resumed.config.signals).toBe('reward_std_and_entropy');
+    expect(resumed.config.miBaselineValues).toBe(2);
+    feed(resumed, [{ std: 0.1, ent: 0.1 }, { std: 0.1, ent: 0.1 }], 5);
+    expect(resumed.report().firstFiredStep).toBe(6);
+    expect(resumed.report().signal).toBe('reward_std+entropy');
+    expect(() => EchoTrapDetector.fromState(old)).toThrow(/must be/); // without defaults the settings are incomplete
+  });
+
+  it('rejects bad MI settings', () => {
+    expect(() => new EchoTrapDetector(settings({ miFraction: 1.5 }))).toThrow(/miFraction/);
+    expect(() => new EchoTrapDetector(settings({ miBaselineValues: 0 }))).toThrow(/miBaselineValues/);
+    expect(() => new EchoTrapDetector(settings({ miSample: 'turn' as never }))).toThrow(/miSample/);
+  });
+});
+
+/** A small seeded uniform generator (mulberry32), so the noise test is the same on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

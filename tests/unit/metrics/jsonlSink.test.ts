@@ -34,6 +34,13 @@ describe('JsonlSink', () => {
     expect(() => sink.write(2, {})).toThrow(/closed/);
   });
 
+  it('stores the text metric echo_trap/signal and reads it back', () => {
+    const sink = new JsonlSink(path.join(dir, 'run'), { fsync: false });
+    sink.write(3, { 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+mi_zscore_ema' });
+    sink.close();
+    expect(readMetricsJsonl(path.join(dir, 'run', 'metrics.jsonl'))).toEqual([{ step: 3, 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+mi_zscore_ema' }]);
+  });
+
   it('creates both files up front, even before the first step', () => {
     new JsonlSink(dir).close();
     expect(fs.readFileSync(metricsFile(), 'utf8')).toBe('');

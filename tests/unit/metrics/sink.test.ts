@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeJsonLine, metricRow, parseJsonl, parseMetricsJsonl, parseRolloutsJsonl, truncateJsonlText } from '../../../src/metrics/jsonl';
+import { encodeJsonLine, metricNumber, metricRow, metricText, parseJsonl, parseMetricsJsonl, parseRolloutsJsonl, truncateJsonlText } from '../../../src/metrics/jsonl';
 import { CallbackSink, MemorySink, TeeSink, type MetricRow } from '../../../src/metrics/sink';
 
 describe('JSONL line format', () => {
@@ -19,8 +19,25 @@ describe('JSONL line format', () => {
     expect(row).toEqual({ step: 0, ...values });
   });
 
+  it('keeps the text metric echo_trap/signal as text, and only that key', () => {
+    const line = encodeJsonLine(metricRow(7, { 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+entropy' }));
+    expect(line).toBe('{"step":7,"echo_trap/warning":1,"echo_trap/signal":"reward_std+entropy"}');
+    expect(parseMetricsJsonl(line)).toEqual([{ step: 7, 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+entropy' }]);
+    expect(metricNumber(parseMetricsJsonl(line)[0], 'echo_trap/signal')).toBeNaN();
+    expect(metricText(parseMetricsJsonl(line)[0], 'echo_trap/signal')).toBe('reward_std+entropy');
+    expect(metricText(parseMetricsJsonl(line)[0], 'echo_trap/warning')).toBeNull();
+    // A text anywhere else, or a number / null where a text belongs, is rejected on write and on read.
+    expect(() => metricRow(1, { 'echo_trap/signal': 3 })).toThrow(/"echo_trap\/signal".*not a text/);
+    expect(() => parseMetricsJsonl('{"step":1,"echo_trap/signal":3}')).toThrow(/step 1: metric "echo_trap\/signal" is 3, not a text/);
+    expect(() => parseMetricsJsonl('{"step":1,"echo_trap/signal":null}')).toThrow(/not a text/);
+    expect(() => parseMetricsJsonl('{"step":1,"actor/grad_norm":"big"}')).toThrow(/"actor\/grad_norm" is "big", not a number or null/);
+    const sink = new MemorySink();
+    sink.write(1, { 'echo_trap/signal': 'reward_std' });
+    expect(sink.rows[0]['echo_trap/signal']).toBe('reward_std');
+  });
+
   it('validates rows', () => {
-    expect(() => metricRow(1, { x: 'no' as unknown as number })).toThrow(/"x".*string/);
+    expect(() => metricRow(1, { x: 'no' })).toThrow(/"x".*string, not a number/);
     expect(() => metricRow(1, { step: 2 })).toThrow(/disagrees/);
     expect(metricRow(1, { step: 1, x: 2 })).toEqual({ step: 1, x: 2 });
     expect(() => metricRow(-1, {})).toThrow(/non-negative integer/);

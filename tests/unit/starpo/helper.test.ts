@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 
 /** Every metric except wall-clock ones. */
-const withoutTiming = (row: Record<string, number>) =>
+const withoutTiming = (row: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput'));
 
 async function train(config: RunConfig, helper?: HelperApi) {

@@ -44,6 +44,7 @@ function configs(): { name: string; config: RunConfig }[] {
       filter: { strategy: 'top_p', type: 'std_rev', value: 0.9, includeZero: false, topPProbMode: 'softmax', selectionEps: 0.02,
         metric: 'reward', lossScaling: 'sqrt' },
       earlyStop: { enabled: true, emptyStopSteps: 3 },
+      collapse: { enabled: true, computeFreq: 3, numSamples: 'all', firstTurn: false, trajectory: true, microBatchSize: 4, stdEps: 1e-4, emaDecay: 0.8 },
       trainer: { totalSteps: 50, testFreq: 0, valBeforeTrain: false, saveFreq: 5, keepCheckpoints: 2 },
     }, 'test'),
   });

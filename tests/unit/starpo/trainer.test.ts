@@ -22,7 +22,7 @@ async function makeTrainer(config: RunConfig, extra: Partial<Parameters<typeof T
 }
 
 /** Every metric except wall-clock ones, for comparing runs. */
-function withoutTiming(row: Record<string, number>): Record<string, number> {
+function withoutTiming(row: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput'));
 }
 
@@ -127,7 +127,7 @@ describe('Trainer: one mini-batch takes old log-probs and values from the update
     for (let i = 0; i < a.length; i++) {
       for (const [k, v] of Object.entries(a[i])) {
         if (Number.isNaN(v)) expect(b[i][k], k).toBeNaN();
-        else expect(b[i][k], k).toBeCloseTo(v, 5);
+        else expect(b[i][k], k).toBeCloseTo(v as number, 5);
       }
     }
     expect(a[2]['actor/grad_norm']).toBeGreaterThan(0);
@@ -251,7 +251,7 @@ describe('Trainer KL wiring', () => {
     expect(sink.rows[0]['critic/kl']).toBe(0);
     expect(sink.rows[0]['critic/kl_coeff']).toBe(0.001);
     // After one update the actor has moved away from the reference.
-    expect(Math.abs(sink.rows[1]['critic/kl'])).toBeGreaterThan(0);
+    expect(Math.abs(sink.rows[1]['critic/kl'] as number)).toBeGreaterThan(0);
     trainer.dispose();
   });
 
@@ -297,7 +297,7 @@ describe('Trainer checkpoints', () => {
     expect(resumedSink.rows.map((r) => r.step)).toEqual([2]); // no second validation-before-training row
     // Same weights, AdamW moments, reference, critic and seeds: step 2 (the first with a moved actor, so a nonzero
     // KL to the reference) is reproduced exactly.
-    expect(Math.abs(sink.rows[2]['critic/kl'])).toBeGreaterThan(0);
+    expect(Math.abs(sink.rows[2]['critic/kl'] as number)).toBeGreaterThan(0);
     expect(withoutTiming(resumedSink.rows[0])).toEqual(withoutTiming(sink.rows[2]));
   });
 });

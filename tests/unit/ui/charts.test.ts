@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EchoTrapDetector } from '../../../src/metrics/echoTrap';
 import type { MetricRow } from '../../../src/metrics/jsonl';
 import { defaultRunConfig } from '../../../src/starpo/config';
-import { ARM_COLOURS, chartData, chartSpecs, echoTrapExplanation, echoTrapMark, formatValue, successKeys } from '../../../src/ui/charts';
+import { ARM_COLOURS, chartData, chartSpecs, echoTrapExplanation, echoTrapMark, formatValue, lessonChartSpecs, successKeys } from '../../../src/ui/charts';
 
 const row = (step: number, values: Record<string, number>): MetricRow => ({ step, ...values });
 
@@ -13,6 +13,17 @@ describe('charts: specs and data', () => {
       'train/Bandit/success', 'rollout/in_group_mean', 'rollout/in_group_std', 'actor/entropy_loss',
       'actor/grad_norm', 'response_length/mean', 'reasoning_length/mean',
     ]);
+  });
+
+  it('the lesson draws success first, then the early signs, then the late ones, with the same specs as the playground', () => {
+    const lesson = lessonChartSpecs(['FrozenLake']);
+    expect(lesson.map((s) => s.key)).toEqual([
+      'train/FrozenLake/success', 'rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean',
+    ]);
+    const all = chartSpecs(['FrozenLake']);
+    for (const spec of lesson) expect(spec).toEqual(all.find((s) => s.key === spec.key));
+    expect(lesson[0].range).toEqual([0, 1]);
+    for (const spec of lesson) expect(spec.yLabel.length).toBeGreaterThan(3);
   });
 
   it('aligns series on the union of steps, NaN and missing values as gaps, empty series left out', () => {
@@ -69,15 +80,18 @@ describe('charts: echo-trap marker', () => {
   it('uses the step the Trainer logged, with the ratios and the signal that fired it', () => {
     const rows = [
       row(1, { 'echo_trap/warning': 0 }),
-      row(2, { 'echo_trap/warning': 1, 'echo_trap/reward_std_ratio': 0.12, 'echo_trap/entropy_ratio': 0.25 }),
+      row(2, { 'echo_trap/warning': 1, 'echo_trap/reward_std_ratio': 0.12, 'echo_trap/entropy_ratio': 0.25, 'echo_trap/mi_ratio': 0.08 }),
       row(3, { 'echo_trap/warning': 1 }),
     ];
-    (rows[1] as Record<string, unknown>)['echo_trap/signal'] = 'reward_std_and_entropy';
+    rows[1]['echo_trap/signal'] = 'reward_std+mi_zscore_ema';
     const mark = echoTrapMark(rows)!;
-    expect(mark).toEqual({ step: 2, rewardStdRatio: 0.12, entropyRatio: 0.25, signal: 'reward_std_and_entropy' });
+    expect(mark).toEqual({ step: 2, rewardStdRatio: 0.12, entropyRatio: 0.25, miRatio: 0.08, signal: 'reward_std+mi_zscore_ema' });
+    // The explanation names what fired (here not the entropy, though its ratio was logged).
     expect(echoTrapExplanation(mark)).toBe(
-      'fired at step 2: in-group reward std fell to 12% and entropy to 25% of their early level (signal: reward_std_and_entropy)',
+      'fired at step 2: in-group reward std fell to 12% and the input dependence of the reasoning (MI z-score) to 8% of their early level (signal: reward_std+mi_zscore_ema)',
     );
+    // A row of an older run, without a signal, is explained from its ratios.
+    expect(echoTrapExplanation({ ...mark, miRatio: NaN, signal: null })).toBe('fired at step 2: in-group reward std fell to 12% and entropy to 25% of their early level');
     expect(echoTrapMark([row(1, { 'echo_trap/warning': 0 })])).toBeNull();
   });
 
@@ -94,7 +108,7 @@ describe('charts: echo-trap marker', () => {
     expect(mark?.step).toBe(direct.report().firstFiredStep);
     expect(mark?.step).toBeGreaterThan(6);
     expect(mark?.rewardStdRatio).toBeCloseTo(0.1, 6);
-    expect(echoTrapExplanation(mark!)).toMatch(/^fired at step \d+: in-group reward std fell to 10% and entropy to 10% of their early level$/);
+    expect(echoTrapExplanation(mark!)).toMatch(/^fired at step \d+: in-group reward std fell to 10% and entropy to 10% of their early level \(signal: reward_std\+entropy\)$/);
     // A run whose signals stay flat never fires.
     expect(echoTrapMark(rows.slice(0, 6))).toBeNull();
   });

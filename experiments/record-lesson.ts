@@ -1,0 +1,149 @@
+// Records the classroom lesson that ships with the site (the lesson page's `lesson-recorded` button): trains every arm
+// of the lesson preset with `ragen train --preset echo-trap --arm ARM`, one arm after the other (each on --workers
+// cores), then copies each arm's metrics.jsonl and a few sample rollouts per step into public/lessons/<preset>/ and
+// writes manifest.json (preset, commit, date, and the command that made it). This script is the one way to remake the
+// recording, e.g. after the preset changes:
+//
+//   npx tsx experiments/record-lesson.ts [--steps 20] [--seed 0] [--backend wasm] [--workers 2] [--rollouts-per-step 3]
+//
+// The runs train under runs/lessons/<preset>-<time>/ (git-ignored, with their checkpoints and logs). The shipped
+// recording is replaced only once every arm trained: a failed or interrupted recording leaves the old one as it was.
+import { spawnSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Command } from 'commander';
+import { resolvePreset } from '../src/starpo/presets';
+import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl } from '../src/metrics/jsonl';
+import { LESSON_PRESET, keepFewRollouts, lessonFolder, parseLessonManifest, type LessonArmFiles, type LessonManifest } from '../src/ui/lesson';
+import { isMain, REPO } from './lib/experiment';
+import { BIN } from './lib/runs';
+
+interface RecordOptions {
+  preset: string;
+  steps: number;
+  seed: number;
+  backend: string;
+  workers: number;
+  rolloutsPerStep: number;
+  /** Folder the recording is written to (default public/lessons/<preset>). */
+  out: string;
+  /** Where the runs train (default runs/lessons, git-ignored): each recording gets its own <preset>-<time> folder. */
+  runs?: string;
+}
+
+const positiveInt = (name: string) => (text: string) => {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) usage(`${name} needs a whole number of at least 1, got '${text}'`);
+  return n;
+};
+const nonNegativeInt = (name: string) => (text: string) => {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) usage(`${name} needs a whole number of at least 0, got '${text}'`);
+  return n;
+};
+
+function usage(message: string): never {
+  console.error(`record-lesson: ${message}`);
+  process.exit(2);
+}
+
+/** The commit of the working tree, and whether the training code (everything but the page and docs) differs from it. */
+function gitState(): { commit: string; dirty: boolean } {
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: REPO, encoding: 'utf8' });
+  const head = git('rev-parse', 'HEAD');
+  if (head.status !== 0) return { commit: 'unknown', dirty: true };
+  const diff = git('status', '--porcelain', '--', 'src', 'envs', 'workers', 'bin', 'public/warmstart', ':(exclude)src/ui');
+  return { commit: head.stdout.trim(), dirty: diff.stdout.trim() !== '' };
+}
+
+/** A path as the user reads it: relative to the repository when inside it. */
+function shown(p: string): string {
+  const rel = path.relative(REPO, p);
+  return rel.startsWith('..') || path.isAbsolute(rel) ? p : rel;
+}
+
+function trainArm(args: string[], logFile: string): Promise<number> {
+  return new Promise((resolve) => {
+    const out = fs.openSync(logFile, 'a');
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', out, out] });
+    child.on('exit', (code) => {
+      fs.closeSync(out);
+      resolve(code ?? -1);
+    });
+  });
+}
+
+export async function recordLesson(o: RecordOptions, command: string, log: (line: string) => void = console.log): Promise<LessonManifest> {
+  const arms = resolvePreset(o.preset).arms.map((a) => a.name);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const runsRoot = path.join(o.runs ?? path.join(REPO, 'runs', 'lessons'), `${o.preset}-${stamp}`);
+  fs.mkdirSync(runsRoot, { recursive: true });
+  const recorded: LessonArmFiles[] = [];
+  const staged = `${o.out}.new-${stamp}`;
+  try {
+    for (const arm of arms) {
+      const args = ['train', '--preset', o.preset, '--arm', arm, '--steps', String(o.steps), '--seed', String(o.seed),
+        '--backend', o.backend, '--workers', String(o.workers), '--out', runsRoot];
+      const trainCommand = `ragen ${args.join(' ').replace(runsRoot, shown(runsRoot))}`;
+      log(`${arm}: ${trainCommand}`);
+      const start = Date.now();
+      const code = await trainArm(args, path.join(runsRoot, `${arm}.log`));
+      const seconds = Math.round((Date.now() - start) / 1000);
+      const runDir = path.join(runsRoot, arm);
+      if (code !== 0) throw new Error(`${arm}: ragen train exited with ${code} after ${seconds} s (log: ${shown(runsRoot)}/${arm}.log)`);
+      const metricsText = fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8');
+      const rows = parseMetricsJsonl(metricsText, `${arm}/metrics.jsonl`);
+      const steps = Math.max(...rows.map((r) => r.step));
+      if (steps < o.steps) throw new Error(`${arm}: the run ended at step ${steps} of ${o.steps} (log: ${shown(runsRoot)}/${arm}.log)`);
+      const rollouts = keepFewRollouts(parseRolloutsJsonl(fs.readFileSync(path.join(runDir, 'rollouts.jsonl'), 'utf8'), `${arm}/rollouts.jsonl`), o.rolloutsPerStep);
+      fs.mkdirSync(path.join(staged, arm), { recursive: true });
+      // metrics.jsonl as the run wrote it (every key of every step); rollouts thinned to a few per step and split.
+      fs.writeFileSync(path.join(staged, arm, 'metrics.jsonl'), metricsText);
+      fs.writeFileSync(path.join(staged, arm, 'rollouts.jsonl'), rollouts.map((r) => encodeJsonLine(r) + '\n').join(''));
+      recorded.push({ name: arm, metrics: `${arm}/metrics.jsonl`, rollouts: `${arm}/rollouts.jsonl`, steps, trainCommand, seconds });
+      log(`${arm}: ${steps} steps in ${seconds} s, ${rollouts.length} sample trajectories kept`);
+    }
+    const manifest = parseLessonManifest({
+      format: 1, preset: o.preset, arms: recorded, steps: o.steps, seed: o.seed, backend: o.backend, workers: o.workers,
+      rolloutsPerStep: o.rolloutsPerStep, ...gitState(), date: new Date().toISOString(), command,
+    }, 'the manifest being written');
+    fs.writeFileSync(path.join(staged, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+    // Only now does the new recording replace the shipped one.
+    fs.rmSync(o.out, { recursive: true, force: true });
+    fs.renameSync(staged, o.out);
+    log(`recorded ${arms.join(' and ')} into ${shown(o.out)}`);
+    return manifest;
+  } finally {
+    fs.rmSync(staged, { recursive: true, force: true });
+  }
+}
+
+if (isMain(import.meta.url)) {
+  const program = new Command()
+    .name('record-lesson')
+    .description('train the lesson preset\'s arms and ship a recording of them in public/lessons/<preset>/')
+    .option('--preset <name>', 'the lesson preset', LESSON_PRESET)
+    .option('--steps <n>', 'training steps per arm', positiveInt('--steps'), 20)
+    .option('--seed <s>', 'trainer.seed of every arm', nonNegativeInt('--seed'), 0)
+    .option('--backend <name>', 'tfjs backend of the runs', 'wasm')
+    .option('--workers <n>', 'cores per run (ragen train --workers)', positiveInt('--workers'), 2)
+    .option('--rollouts-per-step <n>', 'sample trajectories kept per step and split', positiveInt('--rollouts-per-step'), 3)
+    .option('--out <dir>', 'where the recording goes (default public/lessons/<preset>)');
+  program.parse();
+  const flags = program.opts<{ preset: string; steps: number; seed: number; backend: string; workers: number; rolloutsPerStep: number; out?: string }>();
+  try {
+    resolvePreset(flags.preset);
+  } catch (err) {
+    usage((err as Error).message);
+  }
+  const out = path.resolve(flags.out ?? path.join(REPO, 'public', lessonFolder(flags.preset)));
+  // Every setting spelled out, so the manifest's command remakes this recording even after a default changes.
+  const command = `npx tsx experiments/record-lesson.ts --preset ${flags.preset} --steps ${flags.steps} --seed ${flags.seed} ` +
+    `--backend ${flags.backend} --workers ${flags.workers} --rollouts-per-step ${flags.rolloutsPerStep}${flags.out ? ` --out ${flags.out}` : ''}`;
+  try {
+    await recordLesson({ ...flags, out }, command);
+  } catch (err) {
+    console.error(`record-lesson: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}

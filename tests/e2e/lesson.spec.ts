@@ -1,0 +1,221 @@
+// The classroom page (issue #16, item 4): the recorded Echo Trap lesson that ships with the site loads at once with
+// one colour per arm on every chart and the early-warning markers where the recording's own metrics fired; the live
+// lesson trains both arms in two workers; the same board's reasoning shows side by side at an early and a late step.
+// Expectations are read from the recording's files on disk (public/lessons/echo-trap/), not restated here.
+import { readFileSync } from 'node:fs';
+import { expect, test, type Page } from '@playwright/test';
+import { resolvePreset } from '../../src/starpo/presets';
+import { writeTar } from '../../src/ui/tar';
+import { parseLessonManifest } from '../../src/ui/lesson';
+import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
+
+/** The chart cards (their test id is `chart-<metric key>`; legend entries' ids also start with `chart-`). */
+const CHARTS = 'figure[data-testid^="chart-"]';
+const RECORDING = new URL('../../public/lessons/echo-trap/', import.meta.url);
+const manifest = parseLessonManifest(JSON.parse(readFileSync(new URL('manifest.json', RECORDING), 'utf8')), 'manifest.json');
+const jsonl = (file: string) =>
+  readFileSync(new URL(file, RECORDING), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown> & { step: number });
+const recorded = manifest.arms.map((arm) => ({ name: arm.name, rows: jsonl(arm.metrics), rollouts: jsonl(arm.rollouts) }));
+
+/** Where the Trainer's early warning fired in a recorded arm: the first step with echo_trap/warning = 1. */
+const firedAt = (rows: { step: number; [k: string]: unknown }[]) => rows.find((r) => r['echo_trap/warning'] === 1)?.step ?? null;
+
+async function loadRecorded(page: Page): Promise<void> {
+  await page.goto('./?lesson&backend=wasm');
+  await page.getByTestId('lesson-recorded').click();
+  await expect(page.getByTestId('lesson-source')).toHaveAttribute('data-source', 'recorded');
+}
+
+/** Every chart, series and swatch of the charts panel tagged with an arm: arm -> the colours it was drawn in. */
+async function coloursByArm(page: Page): Promise<Map<string, Set<string>>> {
+  const tagged = await page.locator('[aria-label="Charts"] [data-arm][data-colour]').evaluateAll((els) =>
+    els.map((e) => ({ arm: e.getAttribute('data-arm')!, colour: e.getAttribute('data-colour')! })),
+  );
+  const colours = new Map<string, Set<string>>();
+  for (const t of tagged) colours.set(t.arm, (colours.get(t.arm) ?? new Set()).add(t.colour));
+  return colours;
+}
+
+test('lesson-recorded: both arms load at once, one colour per arm on every chart, markers where the recording fired', async ({ page }, testInfo) => {
+  const errors = watchErrors(page);
+  await page.goto('./?lesson&backend=wasm');
+  // The preset's own summary says what will happen (src/starpo/presets.ts, shown as it is).
+  await expect(page.getByTestId('lesson-summary')).toHaveText(resolvePreset('echo-trap').summary);
+  await expect(page.getByTestId('lesson-watch')).toContainText('fall first');
+  const started = Date.now();
+  await page.getByTestId('lesson-recorded').click();
+  await expect(page.getByTestId('lesson-source')).toContainText(manifest.commit.slice(0, 7));
+  expect(Date.now() - started, 'the recording loads without training').toBeLessThan(10_000);
+  await expect(page.getByTestId('lesson-source')).toContainText(manifest.command);
+  await expect(page.getByTestId('lesson-error')).toHaveCount(0);
+
+  const charts = page.locator(CHARTS);
+  const keys = await charts.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.slice('chart-'.length)));
+  expect(keys).toEqual(['train/FrozenLake/success', 'rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean']);
+  const arms = recorded.map((a) => a.name);
+  expect(arms).toEqual(['starpo', 'starpo-s']);
+  for (const key of keys) {
+    const chart = page.getByTestId(`chart-${key}`);
+    // Both arms' series on every chart, over every step the recording has.
+    for (const arm of arms) await expect(chart.locator(`[data-testid="chart-series"][data-arm="${arm}"]`).first(), `${key} ${arm}`).toBeVisible();
+    await expect(chart, key).toHaveAttribute('data-points', String(new Set(recorded.flatMap((a) => a.rows.map((r) => r.step))).size));
+    // Every y axis labelled; success on a fixed 0-1 axis.
+    expect((await chart.getAttribute('data-y-label'))!.length, `${key} y label`).toBeGreaterThan(3);
+    if (key.endsWith('/success')) await expect(chart).toHaveAttribute('data-y-scale', '0,1');
+  }
+  // One colour per arm across every chart (series, swatches, legend), and the two arms' colours differ.
+  const colours = await coloursByArm(page);
+  expect([...colours.keys()].sort()).toEqual(arms);
+  for (const arm of arms) expect(colours.get(arm)!.size, `${arm}: ${[...colours.get(arm)!]}`).toBe(1);
+  expect([...colours.get('starpo')!][0]).not.toBe([...colours.get('starpo-s')!][0]);
+
+  // The early-warning markers: exactly where the recording's own metrics say the warning fired (none if it did not).
+  const fired = recorded.map((a) => ({ arm: a.name, step: firedAt(a.rows) })).filter((f) => f.step !== null);
+  await expect(page.getByTestId('echo-trap-warning')).toHaveCount(fired.length > 0 ? 1 : 0);
+  // The page says so when the recording shows no warning at all, rather than leave the class waiting for one.
+  await expect(page.getByTestId('lesson-no-warning')).toHaveCount(fired.length > 0 ? 0 : 1);
+  for (const key of keys) {
+    const markers = page.getByTestId(`chart-${key}`).getByTestId('echo-trap-marker');
+    await expect(markers, key).toHaveCount(fired.length);
+    for (const f of fired) await expect(markers.and(page.locator(`[data-arm="${f.arm}"]`))).toHaveAttribute('data-step', String(f.step));
+  }
+  for (const f of fired) await expect(page.getByTestId('echo-trap-warning')).toContainText(`${f.arm}: fired at step ${f.step}`);
+  expect(errors, errors.join(' | ')).toEqual([]);
+  await saveScreenshot(page, testInfo, 'lesson-recorded');
+});
+
+test('lesson-recorded: a warning in the recorded metrics is a marker in its arm\'s colour on every lesson chart', async ({ page }) => {
+  // The shipped recording with the Trainer's warning keys set from step 12 on in the starpo arm (as a run whose
+  // detector fired there logs them), served in place of the file: the page must mark step 12 on every chart.
+  const starpo = manifest.arms.find((a) => a.name === 'starpo')!;
+  await page.route(`**/lessons/echo-trap/${starpo.metrics}`, (route) =>
+    route.fulfill({
+      contentType: 'application/jsonl',
+      body: recorded[0].rows
+        .map((r) => JSON.stringify(r.step >= 12 ? { ...r, 'echo_trap/warning': 1, 'echo_trap/reward_std_ratio': 0.2, 'echo_trap/entropy_ratio': 0.25 } : r))
+        .join('\n') + '\n',
+    }),
+  );
+  await loadRecorded(page);
+  const warning = page.getByTestId('echo-trap-warning');
+  await expect(warning).toContainText('starpo: fired at step 12: in-group reward std fell to 20% and entropy to 25% of their early level');
+  await expect(page.getByTestId('lesson-no-warning')).toHaveCount(0);
+  const [colour] = (await coloursByArm(page)).get('starpo')!;
+  for (const chart of await page.locator(CHARTS).all()) {
+    const marker = chart.getByTestId('echo-trap-marker');
+    await expect(marker).toHaveCount(1);
+    await expect(marker).toHaveAttribute('data-step', '12');
+    await expect(marker).toHaveAttribute('data-arm', 'starpo');
+    await expect(marker).toHaveAttribute('data-colour', colour);
+  }
+});
+
+test('lesson-recorded: a recording missing from the site is one line naming the file and how to make it', async ({ page }) => {
+  await page.route('**/lessons/echo-trap/manifest.json', (route) => route.fulfill({ status: 404, body: 'not found' }));
+  await page.goto('./?lesson&backend=wasm');
+  await page.getByTestId('lesson-recorded').click();
+  await expect(page.getByTestId('lesson-error')).toHaveText('lessons/echo-trap/manifest.json is not on this site (HTTP 404): record it with experiments/record-lesson.ts');
+  await expect(page.getByTestId('lesson-source')).toHaveCount(0);
+  await expect(page.locator(`${CHARTS} canvas`)).toHaveCount(0);
+});
+
+test('lesson: the same board\'s reasoning side by side at an early and a late step, for each arm', async ({ page }, testInfo) => {
+  await loadRecorded(page);
+  const compares = page.getByTestId('reasoning-compare');
+  await expect(compares).toHaveCount(2);
+  for (const arm of recorded) {
+    const compare = page.locator(`[data-testid="reasoning-compare"][data-arm="${arm.name}"]`);
+    // Validation replays the same seeds at every validation step: the first val seed, at its first and last step.
+    const val = arm.rollouts.filter((r) => r.split === 'val');
+    const seed = Math.min(...val.map((r) => r.seed as number));
+    const steps = [...new Set(val.filter((r) => r.seed === seed).map((r) => r.step))].sort((a, b) => a - b);
+    expect(steps.length, `${arm.name}: val steps of seed ${seed}`).toBeGreaterThanOrEqual(2);
+    const [early, late] = [steps[0], steps.at(-1)!];
+    await expect(compare).toHaveAttribute('data-seed', String(seed));
+    const columns = compare.getByTestId('compare-column');
+    await expect(columns).toHaveCount(2);
+    await expect(columns.nth(0)).toHaveAttribute('data-step', String(early));
+    await expect(columns.nth(1)).toHaveAttribute('data-step', String(late));
+    for (const [i, step] of [early, late].entries()) {
+      await expect(columns.nth(i)).toHaveAttribute('data-seed', String(seed));
+      const record = val.find((r) => r.seed === seed && r.step === step)!;
+      const thinks = (record.turns as { think: string }[]).map((t) => t.think || '—');
+      await expect(columns.nth(i).getByTestId('compare-think')).toHaveText(thinks);
+    }
+    // Another late step of the same board, picked by hand.
+    if (steps.length > 2) {
+      await compare.getByTestId('compare-late').selectOption(String(steps[1]));
+      await expect(columns.nth(1)).toHaveAttribute('data-step', String(steps[1]));
+      const record = val.find((r) => r.seed === seed && r.step === steps[1])!;
+      await expect(columns.nth(1).getByTestId('compare-think').first()).toHaveText((record.turns as { think: string }[])[0].think || '—');
+    }
+  }
+  await page.locator('[data-testid="reasoning-compare"]').first().scrollIntoViewIfNeeded();
+  await saveScreenshot(page, testInfo, 'lesson-reasoning');
+});
+
+test('playground: the rollout viewer also puts one board\'s reasoning at two steps side by side (an imported run)', async ({ page }) => {
+  // The recording's starpo arm as a run archive (metrics.jsonl + rollouts.jsonl), imported on the playground page.
+  const arm = manifest.arms[0];
+  const archive = writeTar(['metrics', 'rollouts'].map((kind) => ({
+    path: `${kind}.jsonl`, bytes: new Uint8Array(readFileSync(new URL(kind === 'metrics' ? arm.metrics : arm.rollouts, RECORDING))),
+  })));
+  await page.goto('./?backend=wasm');
+  await page.getByTestId('import-file').setInputFiles({ name: 'starpo.tar', mimeType: 'application/x-tar', buffer: Buffer.from(archive) });
+  const compare = page.getByTestId('rollout-viewer').getByTestId('reasoning-compare');
+  const val = recorded[0].rollouts.filter((r) => r.split === 'val');
+  const seed = Math.min(...val.map((r) => r.seed as number));
+  const steps = [...new Set(val.filter((r) => r.seed === seed).map((r) => r.step))].sort((a, b) => a - b);
+  await expect(compare).toHaveAttribute('data-seed', String(seed));
+  await expect(compare.getByTestId('compare-column')).toHaveCount(2);
+  await expect(compare.getByTestId('compare-column').nth(0)).toHaveAttribute('data-step', String(steps[0]));
+  await expect(compare.getByTestId('compare-column').nth(1)).toHaveAttribute('data-step', String(steps.at(-1)));
+  // Another board: the next validation seed, at its own steps.
+  await compare.getByTestId('compare-prompt').selectOption({ index: 1 });
+  await expect(compare).toHaveAttribute('data-seed', String(seed + 1));
+  for (const column of await compare.getByTestId('compare-column').all()) await expect(column).toHaveAttribute('data-seed', String(seed + 1));
+});
+
+test('lesson-start: one click trains both arms in two workers, both reach step 1', async ({ page }, testInfo) => {
+  test.setTimeout(300_000);
+  const errors = watchErrors(page);
+  // steps=1 caps the lesson for the test (the same URL knobs as the playground); a small batch keeps a step short.
+  await page.goto('./?lesson&backend=wasm&steps=1&groups=4&groupSize=2&turns=1');
+  await expect(page.getByTestId('backend')).toHaveText('wasm');
+  const start = page.getByTestId('lesson-start');
+  await expect(start).toBeEnabled();
+  await start.click();
+  await expect(page.getByTestId('arm-step-starpo')).toContainText('starpo: 1', { timeout: 240_000 });
+  await expect(page.getByTestId('arm-step-starpo-s')).toContainText('starpo-s: 1', { timeout: 240_000 });
+  await expect(page.getByTestId('run-status')).toHaveText('done');
+  await expect(page.getByTestId('training-error'), errors.join(' | ')).toHaveCount(0);
+  // Two trainer workers: the first one (also the backend's self-check) and one more for the second arm.
+  expect(page.workers().filter((w) => /trainer\.worker/.test(w.url())).length).toBeGreaterThanOrEqual(2);
+  await expect(page.getByTestId('lesson-source')).toHaveAttribute('data-source', 'live');
+  const entropy = page.getByTestId('chart-actor/entropy_loss');
+  for (const arm of ['starpo', 'starpo-s']) await expect(entropy.locator(`[data-testid="chart-series"][data-arm="${arm}"]`)).toBeVisible();
+  const colours = await coloursByArm(page);
+  expect(colours.get('starpo')!.size).toBe(1);
+  expect(colours.get('starpo-s')!.size).toBe(1);
+  expect([...colours.get('starpo')!][0]).not.toBe([...colours.get('starpo-s')!][0]);
+  await saveScreenshot(page, testInfo, 'lesson-live');
+});
+
+test('lesson: sized for a projector, readable (AA contrast), and no wider than a phone', async ({ page }, testInfo) => {
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await loadRecorded(page);
+  // Body text of the lesson (what to watch, chart legends, the reasoning) is at least 18 px; the playground's is 16.
+  const sizes = await page.evaluate(() =>
+    ['[data-testid="lesson-watch"] li', '[data-testid="chart-series"] .label', '.watch', '[data-testid="compare-think"]'].map((sel) => [
+      sel, parseFloat(getComputedStyle(document.querySelector(sel)!).fontSize),
+    ]),
+  );
+  for (const [sel, px] of sizes) expect(px, String(sel)).toBeGreaterThanOrEqual(18);
+  // Two charts side by side on a 1280 px projector.
+  const [a, b] = await page.locator(CHARTS).evaluateAll((els) => els.slice(0, 2).map((e) => e.getBoundingClientRect().top));
+  expect(a).toBe(b);
+  expect(await lowContrastText(page)).toEqual([]);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await saveScreenshot(page, testInfo, 'lesson-390');
+});

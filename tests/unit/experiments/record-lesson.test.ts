@@ -1,0 +1,63 @@
+// experiments/record-lesson.ts, the one way to make the recorded classroom lesson: it trains every arm of the preset
+// with `ragen train`, ships metrics and a few rollouts per step with a manifest, and replaces an earlier recording
+// only when every arm trained.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { recordLesson } from '../../../experiments/record-lesson';
+import { parseMetricsJsonl, parseRolloutsJsonl } from '../../../src/metrics/jsonl';
+import { parseLessonManifest } from '../../../src/ui/lesson';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'record-lesson-'));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('record-lesson', () => {
+  it('trains both echo-trap arms and writes their metrics, a few rollouts per step and split, and the manifest', async () => {
+    const root = tmp();
+    const out = path.join(root, 'lesson');
+    const lines: string[] = [];
+    const manifest = await recordLesson(
+      { preset: 'echo-trap', steps: 1, seed: 3, backend: 'wasm', workers: 1, rolloutsPerStep: 2, out, runs: path.join(root, 'runs') },
+      'the command', (line) => lines.push(line),
+    );
+    expect(manifest.arms.map((a) => a.name)).toEqual(['starpo', 'starpo-s']);
+    expect(parseLessonManifest(JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')))).toEqual(manifest);
+    expect(manifest).toMatchObject({ preset: 'echo-trap', steps: 1, seed: 3, backend: 'wasm', workers: 1, rolloutsPerStep: 2, command: 'the command' });
+    expect(manifest.commit).toMatch(/^[0-9a-f]{40}$/);
+    for (const arm of manifest.arms) {
+      expect(arm.steps).toBe(1);
+      expect(arm.trainCommand).toContain(`--preset echo-trap --arm ${arm.name} --steps 1 --seed 3 --backend wasm --workers 1`);
+      const rows = parseMetricsJsonl(fs.readFileSync(path.join(out, arm.metrics), 'utf8'));
+      expect(rows.map((r) => r.step)).toEqual([0, 1]);
+      expect(rows[1]['train/FrozenLake/success']).toBeGreaterThanOrEqual(0);
+      // The run logged 4 per step and split (trainer.logRollouts); 2 of each are kept: val 0, train 1, val 1.
+      const rollouts = parseRolloutsJsonl(fs.readFileSync(path.join(out, arm.rollouts), 'utf8'));
+      expect(rollouts.map((r) => `${r.step}/${r.split}`)).toEqual(['0/val', '0/val', '1/train', '1/train', '1/val', '1/val']);
+      expect(rollouts.filter((r) => r.split === 'val').map((r) => r.seed)).toEqual([123, 124, 123, 124]);
+    }
+    // Both arms start from the same warm start and the same seeds: the validation before training is identical.
+    const [a, b] = manifest.arms.map((arm) => parseMetricsJsonl(fs.readFileSync(path.join(out, arm.metrics), 'utf8'))[0]);
+    expect(a['val-env/FrozenLake/success']).toBe(b['val-env/FrozenLake/success']);
+    expect(fs.readdirSync(root).sort()).toEqual(['lesson', 'runs']); // no staging folder left behind
+  }, 240_000);
+
+  it('leaves the shipped recording as it was when an arm fails to train', async () => {
+    const root = tmp();
+    const out = path.join(root, 'lesson');
+    fs.mkdirSync(out);
+    fs.writeFileSync(path.join(out, 'manifest.json'), '{"the":"old recording"}\n');
+    await expect(
+      recordLesson({ preset: 'echo-trap', steps: 1, seed: 0, backend: 'no-such-backend', workers: 1, rolloutsPerStep: 2, out, runs: path.join(root, 'runs') }, 'cmd', () => {}),
+    ).rejects.toThrow(/starpo: ragen train exited with 2/);
+    expect(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')).toBe('{"the":"old recording"}\n');
+    expect(fs.readdirSync(root).sort()).toEqual(['lesson', 'runs']);
+  }, 60_000);
+});

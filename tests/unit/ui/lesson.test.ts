@@ -1,0 +1,61 @@
+// The recorded classroom lesson: the manifest the page reads, the thinning of rollouts, and the recording that ships
+// in public/lessons/echo-trap/ (it must stay readable and match the lesson preset's arms).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseMetricsJsonl, parseRolloutsJsonl } from '../../../src/metrics/jsonl';
+import { keepFewRollouts, LESSON_PRESET, lessonFolder, parseLessonManifest } from '../../../src/ui/lesson';
+import { presetArms } from '../../../src/ui/settings';
+import { groupByStep } from '../../../src/ui/trajectories';
+
+const validManifest = () => ({
+  format: 1, preset: 'echo-trap', steps: 2, seed: 0, backend: 'wasm', workers: 2, rolloutsPerStep: 3,
+  commit: 'abc', dirty: false, date: '2026-01-01T00:00:00Z', command: 'npx tsx experiments/record-lesson.ts',
+  arms: [{ name: 'starpo', metrics: 'starpo/metrics.jsonl', rollouts: 'starpo/rollouts.jsonl', steps: 2, trainCommand: 'ragen train', seconds: 3 }],
+});
+
+describe('lesson: manifest and rollouts', () => {
+  it('reads a manifest and names the field that is missing or mistyped', () => {
+    expect(parseLessonManifest(validManifest()).arms[0].name).toBe('starpo');
+    expect(() => parseLessonManifest({ ...validManifest(), format: 2 }, 'm.json')).toThrow("m.json: format 2 is not one this page reads (1)");
+    expect(() => parseLessonManifest({ ...validManifest(), commit: 7 }, 'm.json')).toThrow("m.json: field 'commit' should be a git commit, got 7");
+    expect(() => parseLessonManifest({ ...validManifest(), arms: [] }, 'm.json')).toThrow("m.json: field 'arms' should be a non-empty list");
+    const arms = [{ ...validManifest().arms[0], steps: -1 }];
+    expect(() => parseLessonManifest({ ...validManifest(), arms }, 'm.json')).toThrow("m.json: arms[0]: field 'steps' should be a step count, got -1");
+    expect(() => parseLessonManifest([], 'm.json')).toThrow('m.json: not a JSON object');
+  });
+
+  it('keeps the first N records of each step and split, in file order', () => {
+    const records = [
+      { step: 0, split: 'val', i: 0 }, { step: 0, split: 'val', i: 1 }, { step: 0, split: 'val', i: 2 },
+      { step: 1, split: 'train', i: 3 }, { step: 1, split: 'val', i: 4 }, { step: 1, split: 'train', i: 5 }, { step: 1, split: 'train', i: 6 },
+    ];
+    expect(keepFewRollouts(records, 2).map((r) => r.i)).toEqual([0, 1, 3, 4, 5]);
+    expect(keepFewRollouts(records, 1).map((r) => r.i)).toEqual([0, 3, 4]);
+  });
+});
+
+describe('lesson: the recording that ships with the site', () => {
+  const folder = path.resolve(import.meta.dirname, '../../../public', lessonFolder(LESSON_PRESET));
+  const manifest = parseLessonManifest(JSON.parse(fs.readFileSync(path.join(folder, 'manifest.json'), 'utf8')), 'manifest.json');
+
+  it('records the lesson preset\'s arms, in its order, from a known commit and command', () => {
+    expect(manifest.preset).toBe(LESSON_PRESET);
+    expect(manifest.arms.map((a) => a.name)).toEqual(presetArms(LESSON_PRESET));
+    expect(manifest.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(manifest.command).toMatch(/^npx tsx experiments\/record-lesson\.ts /);
+    expect(Number.isNaN(Date.parse(manifest.date))).toBe(false);
+  });
+
+  it('holds every step of each arm, and only a few readable sample trajectories per step and split', () => {
+    for (const arm of manifest.arms) {
+      const rows = parseMetricsJsonl(fs.readFileSync(path.join(folder, arm.metrics), 'utf8'), arm.metrics);
+      expect(rows.map((r) => r.step)).toEqual(Array.from({ length: manifest.steps + 1 }, (_, i) => i));
+      expect(arm.steps).toBe(manifest.steps);
+      const rollouts = parseRolloutsJsonl(fs.readFileSync(path.join(folder, arm.rollouts), 'utf8'), arm.rollouts);
+      expect(keepFewRollouts(rollouts, manifest.rolloutsPerStep)).toEqual(rollouts);
+      expect(groupByStep(rollouts).unreadable).toEqual([]);
+      expect(fs.statSync(path.join(folder, arm.rollouts)).size).toBeLessThan(300_000);
+    }
+  });
+});
