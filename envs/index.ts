@@ -68,6 +68,7 @@ export {
   type FrozenLakeMap,
   type FrozenLakePlanner,
 } from './frozenlake';
+export { planFrozenLakeTurns, type FrozenLakeTurnPlanner, type TurnProtocol } from './frozenlakeTurns';
 export * from './sokoban/index';
 
 export const ENV_TAGS: readonly string[] = Object.freeze([

@@ -1,8 +1,8 @@
 // `ragen demo`: a scripted agent plays RAGEN's environments in the terminal, through the same multi-turn protocol
 // the LLM agent uses (env groups, RAGEN prompts, <think>/<answer> parsing, action budget, format penalty).
 // The "policy" is a scripted agent of src/eval/scripted.ts that writes its reasoning and answer as text: the BFS
-// solver for Sokoban, value iteration for FrozenLake, and a coin flip for Bandit (no name carries information a
-// script could use).
+// solver for Sokoban, the turn planner for FrozenLake (envs/frozenlakeTurns.ts: the best answers under the demo's
+// turn and action limits), and a coin flip for Bandit (no name carries information a script could use).
 import type { Command } from 'commander';
 import { ENV_TAGS } from '../../envs/index';
 import { EnvGroupManager, envRegistry, runRollouts, type AgentFormat, type Trajectory } from '../agent/index';

@@ -16,6 +16,7 @@ function suiteRow(s: SuiteScore): string[] {
     s.suite,
     s.kind,
     `${pct(s.success.rate)} [${pct(s.success.lo)}, ${pct(s.success.hi)}]`,
+    pct(s.optimum),
     pct(s.passAtK),
     num(s.meanReward),
     num(s.stepEfficiency),
@@ -40,13 +41,14 @@ export function formatScorecard(card: Scorecard, comparison?: Comparison): strin
   out.push('');
   out.push(
     table(
-      ['suite', 'kind', 'success [95% CI]', `pass@${k}`, 'reward', 'step eff', 'valid act', 'format err', `think ${unit}`, 'distinct-2', 'pairwise div'],
+      ['suite', 'kind', 'success [95% CI]', 'optimum', `pass@${k}`, 'reward', 'step eff', 'valid act', 'format err', `think ${unit}`, 'distinct-2', 'pairwise div'],
       card.suites.map(suiteRow),
     ),
   );
   out.push('');
   out.push(
     'success: goal reached within the action budget (95% Wilson interval over episodes)',
+    'optimum: expected success of the best possible agent on these seeds under this protocol (answers played blind)',
     'step eff: optimal / used actions of successful episodes (BFS solver / FrozenLake planner optimum)',
     'valid act: parsed actions that name an env action; format err: turns without <think>..</think><answer>..</answer>',
     'distinct-2: distinct reasoning bigrams / all bigrams, pooled over turns (an echo policy scores 1/turns)',

@@ -3,6 +3,8 @@ export * from './stats';
 export * from './suites';
 export * from './scorecard';
 export * from './scripted';
+export * from './optimum';
+export * from './episodes';
 export * from './modelPolicy';
 export * from './format';
 export * from './fromConfig';

@@ -6,8 +6,9 @@
 // turn / action / token limits, temperature 0.5. With k > 1 every seed is played k times (one env group of size k,
 // all members reset with the seed), which gives pass@k.
 //
-// Per suite (SuiteScore below): success with a 95% Wilson interval, pass@k, mean reward, step efficiency against
-// the BFS / planner optimum, action validity, format-error rate, reasoning length and reasoning diversity.
+// Per suite (SuiteScore below): success with a 95% Wilson interval, the best possible agent's expected success on
+// the same seeds under the same protocol (./optimum.ts), pass@k, mean reward, step efficiency against the BFS /
+// planner optimum, action validity, format-error rate, reasoning length and reasoning diversity.
 // Deterministic given the eval seed, the backend and the batch size (sampling seeds are mixed from the eval seed,
 // the suite name and the first seed of the batch).
 import { MIN_TEMPERATURE } from '../model/config';
@@ -16,6 +17,7 @@ import { EnvGroupManager, envRegistry, runRollouts, type AgentFormat, type Gener
 import { countWords, reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
 import { mixSeed } from '../model/seeded';
 import type { EvalSuite, SuiteKind } from './suites';
+import { optimalSuccess } from './optimum';
 import { finiteMean, passAtK, wilsonInterval } from './stats';
 
 export const SCORECARD_FORMAT = 'ragen-ts-scorecard/1';
@@ -75,6 +77,11 @@ export interface SuiteScore {
   episodes: number;
   /** Fraction of episodes that reached the goal in budget, with a 95% Wilson interval over the episodes. */
   success: { rate: number; lo: number; hi: number; successes: number };
+  /**
+   * Expected success of the best possible agent on the same seeds under the same protocol (turns, actions per
+   * answer played without a look in between, action budget): the ceiling to read `success` against (./optimum.ts).
+   */
+  optimum: number;
   /** Mean over seeds of "at least one of the k rollouts succeeded" (RAGEN pass@group_size). Equals success for k = 1. */
   passAtK: number;
   /** Mean env reward per episode (no format penalty). */
@@ -291,6 +298,7 @@ async function scoreSuite(
     k: protocol.k,
     episodes,
     success: { rate: successes / episodes, lo: interval.lo, hi: interval.hi, successes },
+    optimum: optimalSuccess(suite, protocol, format).mean,
     passAtK: finiteMean(passes),
     meanReward: finiteMean(trajectories.map((t) => t.totalReward)),
     meanScore: finiteMean(trajectories.map((t) => t.score)),

@@ -43,6 +43,7 @@ test('scorecard: the current bandit-tiny policy is scored as `ragen eval` scores
     // k = 1: pass@1 is the success rate itself.
     await expect(row.getByTestId('scorecard-pass-at-k')).toHaveText(`${rate.toFixed(1)}%`);
     await expect(row.getByTestId('scorecard-format-errors')).toHaveText(/^\d{1,3}\.\d%$/);
+    await expect(row.getByTestId('scorecard-optimum')).toHaveText('100.0%'); // Bandit: the high arm is always there
     await expect(row.getByTestId('scorecard-distinct-2')).toHaveText(/^(0|1)\.\d\d$/);
   }
   await saveScreenshot(page, testInfo, 'scorecard-current-policy');

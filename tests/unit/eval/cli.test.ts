@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
 import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
-import { makeEnv } from '../../../envs/index';
+import { makeEnv, planFrozenLake, type FrozenLakeEnv } from '../../../envs/index';
 import type { EpisodeRecord } from '../../../src/eval/episodes';
 import { resolveCheckpoint } from '../../../src/eval/load';
 import { parseScorecardJson } from '../../../src/eval/scorecard';
@@ -86,7 +86,7 @@ describe('ragen eval: scorecards, baselines and the regression gate', () => {
     const self = await ragen('eval', '--checkpoint', 'model-a', ...COMMON, '--baseline', 'model-a', '--baseline-preset', 'bandit-tiny',
       '--fail-on-regression', '0', '--out', 'a.json');
     expect(self.code, self.stderr).toBe(0);
-    expect(self.stdout).toMatch(/suite\s+kind\s+success \[95% CI\]/);
+    expect(self.stdout).toMatch(/suite\s+kind\s+success \[95% CI\]\s+optimum/);
     expect(self.stdout).toMatch(/against baseline model-a/);
     const card = JSON.parse(fs.readFileSync(path.join(tmp, 'a.json'), 'utf8'));
     expect(card.suites.map((s: { suite: string }) => s.suite)).toEqual(['Bandit', 'BanditTest', 'Bandit-Swapped']);
@@ -168,6 +168,16 @@ describe('ragen eval --seed-start and --trajectories', () => {
       expect(e.success).toBe(done && e.reward > 0);
     }
     expect(turns).toBeGreaterThan(episodes.length); // multi-turn episodes were written whole
+    // The ceiling next to the agent: on ice without slips, the lakes of these seeds whose goal is within the
+    // 10-action budget (5 turns x 5 actions can send all 10).
+    let reachable = 0;
+    for (const seed of [500, 501, 502]) {
+      const env = makeEnv('FrozenLake', { successRate: 1 }) as FrozenLakeEnv;
+      env.reset(seed);
+      reachable += planFrozenLake(env.map, 1, 10).successProbability(env.map.start, 10);
+    }
+    expect(card.suites.find((s) => s.suite === 'FrozenLake-NoSlip')?.optimum).toBe(reachable / 3);
+    expect(r.stdout).toMatch(/success \[95% CI\]\s+optimum/);
   }, 120_000);
 
   it("defaults to the run's agent.seedVal; a failing evaluation leaves an existing file as it was", async () => {
