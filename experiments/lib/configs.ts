@@ -29,7 +29,7 @@ export const STARPO_S_SECONDS: Record<Env, number> = { bandit: 6, frozenlake: 10
  * by side) and 0.7x for GRPO (no critic; 01's Bandit and FrozenLake runs).
  */
 export function estimateStepSeconds(spec: RunSpec): number {
-  const env: Env = spec.preset.startsWith('bandit') ? 'bandit' : spec.preset.startsWith('sokoban') ? 'sokoban' : 'frozenlake';
+  const env: Env = spec.preset.startsWith('bandit') || spec.preset === 'echo-trap' ? 'bandit' : spec.preset.startsWith('sokoban') ? 'sokoban' : 'frozenlake';
   const setting = (key: string) => spec.set.filter((s) => s.startsWith(`${key}=`)).pop()?.slice(key.length + 1);
   const ratio = Number(setting('filter.ratio') ?? (spec.arm === 'starpo' ? 1 : 0.25));
   const grpo = setting('algorithm.advEstimator') === 'grpo';

@@ -112,7 +112,7 @@ export const WARMSTART_PRESETS = Object.keys(WARMSTART_RECIPES) as WarmStartPres
 
 /**
  * The warm-start recipe name a preset uses: the last path part of its `model.warmStart` (so `echo-trap`, which
- * starts from 'warmstart/frozenlake-tiny', maps to 'frozenlake-tiny'). Throws for presets without a warm start.
+ * starts from 'warmstart/bandit-tiny', maps to 'bandit-tiny'). Throws for presets without a warm start.
  */
 export function warmStartRecipeName(preset: string): WarmStartPreset {
   // Every arm of a comparison preset (echo-trap) starts from the same warm start: the first arm's says which.

@@ -67,7 +67,8 @@ describe('experiments: the cost estimate printed at start', () => {
     expect(estimateStepSeconds(vanilla('frozenlake', 'grpo'))).toBeCloseTo(0.7 * fl);
     const half = { ...starpoS('frozenlake'), set: ['filter.ratio=1', 'filter.ratio=0.5'] };   // the last --set wins
     expect(estimateStepSeconds(half) / STARPO_S_SECONDS.frozenlake).toBeCloseTo(1 + 1.4 / 3);
-    expect(estimateStepSeconds({ name: 'starpo', arm: 'starpo', label: '', preset: 'echo-trap', set: [], steps: 1 })).toBeCloseTo(fl);
+    expect(estimateStepSeconds({ name: 'starpo', arm: 'starpo', label: '', preset: 'echo-trap', set: [], steps: 1 }))   // the lesson is Bandit
+      .toBeCloseTo(estimateStepSeconds(vanilla('bandit', 'ppo')));
     // three runs of 60, 60 and 120 core-seconds: 4 core-minutes; 2 jobs: [60+120, 60] -> 3 min wall; 1 job: 4 min
     const runs = [60, 60, 120].map((sec) => ({ ...starpoS('bandit'), steps: sec / STARPO_S_SECONDS.bandit }));
     expect(estimateMinutes(runs, 2).coreMinutes).toBeCloseTo(4);

@@ -157,7 +157,7 @@ describe('warm start: the whole pipeline', () => {
 describe('warm start: recipes', () => {
   it('maps presets to the warm start they load, and refuses presets without one', () => {
     expect(warmStartRecipeName('bandit-tiny')).toBe('bandit-tiny');
-    expect(warmStartRecipeName('echo-trap')).toBe('frozenlake-tiny');
+    expect(warmStartRecipeName('echo-trap')).toBe('bandit-tiny');
     expect(() => warmStartRecipeName('sokoban-qwen')).toThrow(/no warm start/);
     expect(() => warmStartRecipeName('nope')).toThrow(/nope/);
   });
