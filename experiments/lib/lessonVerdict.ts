@@ -4,7 +4,8 @@
 // All on the training-batch success (the lesson's main curve), smoothed by a trailing moving average:
 //   improves   its peak is at least `minGain` above where it started;
 //   warns      the trainer's echo-trap warning fires (echo_trap/warning) before the collapse;
-//   collapses  after the peak, the smoothed success falls to `collapseFraction` of the peak or less;
+//   collapses  the smoothed success falls to `collapseFraction` of its best so far or less (a later recovery does
+//              not undo a collapse: the class saw it happen);
 //   holds      StarPO-S ends within `holdTolerance` of its own peak;
 //   ends above StarPO-S's final success is at least `margin` above vanilla's.
 import { movingAverage, series, trainTag, type MetricsRow, type Series } from './analysis';
@@ -61,15 +62,21 @@ function curve(rows: readonly MetricsRow[], window: number): { smooth: Series; a
 
 export function lessonVerdict(vanillaRows: readonly MetricsRow[], starpoSRows: readonly MetricsRow[], c: LessonCriteria = LESSON_CRITERIA): LessonVerdict {
   const v = curve(vanillaRows, c.window), s = curve(starpoSRows, c.window);
-  const after = v.smooth.filter(([step]) => step > v.arm.peakStep);
-  const collapseStep = after.find(([, value]) => value <= c.collapseFraction * v.arm.peak)?.[0] ?? null;
-  const improves = v.arm.peak >= v.arm.start + c.minGain;
-  const collapses = improves && collapseStep !== null;
-  const warns = v.arm.warningStep !== null && (collapseStep === null || v.arm.warningStep <= collapseStep);
+  // The first fall to a fraction of the best so far, counted once the run had improved.
+  let best = v.smooth[0], collapseStep: number | null = null;
+  for (const point of v.smooth) {
+    if (point[1] > best[1]) best = point;
+    if (best[1] >= v.arm.start + c.minGain && point[1] <= c.collapseFraction * best[1]) { collapseStep = point[0]; break; }
+  }
+  // The peak the lesson talks about: the one vanilla fell from (its overall best when it never fell).
+  const vanilla = collapseStep === null ? v.arm : { ...v.arm, peak: best[1], peakStep: best[0] };
+  const improves = vanilla.peak >= vanilla.start + c.minGain;
+  const collapses = collapseStep !== null;
+  const warns = vanilla.warningStep !== null && (collapseStep === null || vanilla.warningStep <= collapseStep);
   const holds = s.arm.final >= s.arm.peak - c.holdTolerance;
-  const endsAbove = s.arm.final >= v.arm.final + c.margin;
+  const endsAbove = s.arm.final >= vanilla.final + c.margin;
   return {
-    vanilla: { ...v.arm, collapseStep }, starpoS: s.arm,
+    vanilla: { ...vanilla, collapseStep }, starpoS: s.arm,
     improves, warns, collapses, holds, endsAbove,
     lesson: improves && warns && collapses && holds && endsAbove,
   };

@@ -26,7 +26,8 @@ for pkg in "$nm"/@tensorflow/*; do
 done
 # Dawn: only the linux-x64 build; no browser-only or type-only packages.
 find "$nm/webgpu/dist" -mindepth 1 -maxdepth 1 ! -name linux-x64 ! -name '*.js' -exec rm -rf {} +
-rm -rf "$nm/@types" "$nm/@webgpu" "$nm/core-js" "$nm/uplot" "$nm/comlink" "$nm/idb" "$nm/typescript"
+# comlink stays: the CLI's helper thread (src/cli/helperThread.ts) talks to it through Comlink.
+rm -rf "$nm/@types" "$nm/@webgpu" "$nm/core-js" "$nm/uplot" "$nm/idb" "$nm/typescript"
 find "$nm" \( -name '*.map' -o -name '*.d.ts' -o -name '*.md' \) -type f -delete
 tar -C "$stage" -cf - bin node_modules | xz -T0 -6 > .device/runtime.tar.xz
 echo "tools/device/pack.sh: .device/runtime.tar.xz $(du -h .device/runtime.tar.xz | cut -f1) (unpacked $(du -sh "$stage" | cut -f1))"

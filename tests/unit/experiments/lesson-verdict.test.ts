@@ -45,3 +45,13 @@ describe('lessonVerdict', () => {
     expect(() => lessonVerdict([{ step: 1 }], run(holding))).toThrow(/train\/<tag>\/success/);
   });
 });
+
+describe('lessonVerdict: a collapse that recovers', () => {
+  it('still counts the collapse, from the peak it fell from, and compares the final values', () => {
+    const recovering = [...rise(0.2, 0.8, 10), ...Array(5).fill(0.8), ...Array(10).fill(0.05), ...rise(0.05, 0.9, 10)];
+    const v = lessonVerdict(run(recovering, 14), run(holding));
+    expect(v).toMatchObject({ improves: true, warns: true, collapses: true, holds: true, endsAbove: false, lesson: false });
+    expect(v.vanilla.peak).toBeCloseTo(0.8);
+    expect(v.vanilla.peakStep).toBeLessThan(v.vanilla.collapseStep!);
+  });
+});

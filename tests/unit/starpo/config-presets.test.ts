@@ -116,10 +116,10 @@ describe('echo-trap', () => {
     expect((starpo.agent.envGroups * starpo.agent.groupSize) / starpo.actor.ppoMiniBatchSize).toBeGreaterThan(1);
   });
 
-  it('is bandit-tiny with a 20x learning rate, 40 steps: the lesson fits class time', () => {
+  it('is bandit-tiny with a 20x learning rate, 60 steps and the reward-variance warning: the lesson fits class time', () => {
     const bandit = presetConfig('bandit-tiny');
-    expect(configDifferences(bandit, starpoS).map(([key]) => key).sort()).toEqual(['actor.lr', 'trainer.saveFreq', 'trainer.totalSteps']);
-    expect([starpoS.actor.lr, starpoS.trainer.totalSteps]).toEqual([2e-3, 40]);
+    expect(configDifferences(bandit, starpoS).map(([key]) => key).sort()).toEqual(['actor.lr', 'echoTrap.signals', 'trainer.saveFreq', 'trainer.totalSteps']);
+    expect([starpoS.actor.lr, starpoS.trainer.totalSteps]).toEqual([2e-3, 60]);
   });
 
   it('StarPO-S arm: top-25 % filter, no KL, clip 0.2 / 0.28', () => {
