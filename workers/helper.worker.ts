@@ -7,9 +7,28 @@ import { createHelper, type HelperApi } from '../src/starpo/helper';
 import { wasmPaths } from './wasm-paths';
 
 const helper = createHelper();
+
+// One call at a time, in the order they were sent. In the browser a Pause can abandon a step mid-rollout (the
+// trainer worker's ProgressRelay): the helper's generate for that turn is then still running when the re-run step's
+// first generate arrives and would release the KV caches the old call is still decoding with. Queued, the old call
+// finishes (its answer is dropped) before the new one starts.
+let queue: Promise<unknown> = Promise.resolve();
+function inOrder<A extends unknown[], R>(call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return (...args) => {
+    const result = queue.then(() => call(...args));
+    queue = result.catch(() => undefined);
+    return result;
+  };
+}
+
 const api: HelperApi = {
-  ...helper,
   // The Trainer does not know where this site keeps the wasm binaries; this worker does.
-  init: (init) => helper.init({ ...init, wasmPaths }),
+  init: inOrder((init) => helper.init({ ...init, wasmPaths })),
+  setActor: inOrder(helper.setActor),
+  generate: inOrder(helper.generate),
+  release: inOrder(helper.release),
+  setCritic: inOrder(helper.setCritic),
+  criticValues: inOrder(helper.criticValues),
+  criticTrain: inOrder(helper.criticTrain),
 };
 Comlink.expose(api);
