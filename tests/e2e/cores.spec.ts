@@ -64,3 +64,22 @@ test('cores: the page is cross-origin isolated, and a helper worker trains the s
   expect(Number(one['actor/grad_norm'])).toBeGreaterThan(0);
   expect(withoutTimings(two)).toEqual(withoutTimings(one));
 });
+
+test('cores: served without COOP/COEP, the page says it is not isolated and still trains on two cores', async ({ page }) => {
+  test.setTimeout(240_000);
+  // A static host that cannot set headers: every response arrives without the two isolation headers.
+  await page.route('**/*', async (route) => {
+    const response = await route.fetch();
+    const headers = { ...response.headers() };
+    delete headers['cross-origin-opener-policy'];
+    delete headers['cross-origin-embedder-policy'];
+    await route.fulfill({ response, headers });
+  });
+  const row = await trainOneStep(page, 2);
+  expect(await page.evaluate(() => self.crossOriginIsolated)).toBe(false);
+  const status = page.getByTestId('isolation-status');
+  await expect(status).toHaveAttribute('data-isolated', 'false');
+  await expect(status).toContainText('not cross-origin isolated');
+  await expect(status).toContainText('no multi-threaded wasm');
+  expect(Number(row['actor/grad_norm'])).toBeGreaterThan(0);
+});
