@@ -83,3 +83,14 @@ test('cores: served without COOP/COEP, the page says it is not isolated and stil
   await expect(status).toContainText('no multi-threaded wasm');
   expect(Number(row['actor/grad_norm'])).toBeGreaterThan(0);
 });
+
+test('cores: the cores select writes the URL, and a bad workers value is named on its field', async ({ page }) => {
+  await page.goto('./?workers=3');
+  await expect(page.getByTestId('error-workers')).toContainText("cores (URL parameter 'workers') must be 1, 2 or auto, not '3'");
+  await expect(page.getByTestId('workers-select')).toHaveValue('auto');
+  await page.getByTestId('workers-select').selectOption('1');
+  await expect(page.getByTestId('error-workers')).toHaveCount(0);
+  expect(new URL(page.url()).searchParams.get('workers')).toBe('1');
+  await page.getByTestId('workers-select').selectOption('auto');
+  expect(new URL(page.url()).searchParams.has('workers')).toBe(false);
+});
