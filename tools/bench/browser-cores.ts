@@ -4,7 +4,7 @@
 //   npx tsx tools/bench/browser-cores.ts [--preset bandit-tiny] [--steps 3] [--workers 1,2]
 // It serves dist/ with `vite preview` (which sends the COOP/COEP headers), trains each setting once in a fresh page
 // on wasm, and prints per setting: the wall time from Start to done, steps/s, the mean `timing_s/step` and its
-// rollout / update parts from the run's metrics, and the CPU time all of Chromium's processes used meanwhile (from
+// rollout / update parts from the run's metrics, wall and CPU time per step after the first, and the CPU time all of Chromium's processes used meanwhile (from
 // /proc, this script's child processes: on a shared machine wall time alone says little). Not a test: it asserts nothing.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -98,9 +98,17 @@ try {
     const cpu0 = treeCpuSeconds(browserPid);
     const t0 = performance.now();
     await page.getByTestId('start').click();
+    // From the end of step 1 on, a step's cost without the run's start-up (model, helper, step-0 validation).
+    await page.locator('[data-testid="step-count"]').filter({ hasText: /^[1-9]\d*$/ }).waitFor({ timeout: 1_800_000 });
+    const cpu1 = treeCpuSeconds(browserPid), t1 = performance.now();
+    const stepsAfter1 = steps - Number(await page.getByTestId('step-count').textContent());
     await page.locator('[data-testid="run-status"]').filter({ hasText: /^(done|failed)$/ }).waitFor({ timeout: 1_800_000 });
-    const wall = (performance.now() - t0) / 1000;
-    const cpu = treeCpuSeconds(browserPid) - cpu0;
+    const t2 = performance.now(), cpu2 = treeCpuSeconds(browserPid);
+    const wall = (t2 - t0) / 1000;
+    const cpu = cpu2 - cpu0;
+    const later = stepsAfter1 > 0
+      ? `; steps after the first: ${((t2 - t1) / 1000 / stepsAfter1).toFixed(2)} s wall, ${((cpu2 - cpu1) / stepsAfter1).toFixed(2)} s CPU each`
+      : '';
     const status = await page.getByTestId('run-status').textContent();
     if (status !== 'done') throw new Error(`workers=${workers}: the run ${status}: ${await page.getByTestId('training-error').textContent().catch(() => '')}`);
     const inUse = await page.getByTestId('cores-in-use').textContent();
@@ -110,7 +118,7 @@ try {
       `workers=${workers} (cores in use ${inUse}, hardwareConcurrency ${cores}, load ${load}): wall ${wall.toFixed(1)} s ` +
         `(incl. step-0 validation), ${(steps / wall).toFixed(3)} steps/s; timing_s/step ${t('timing_s/step').toFixed(2)} ` +
         `(gen ${t('timing_s/gen').toFixed(2)}, update_actor ${t('timing_s/update_actor').toFixed(2)}, update_critic ${t('timing_s/update_critic').toFixed(2)}); ` +
-        `Chromium CPU ${cpu.toFixed(1)} s (${(cpu / wall).toFixed(2)} cores busy on average)`,
+        `Chromium CPU ${cpu.toFixed(1)} s (${(cpu / wall).toFixed(2)} cores busy on average)${later}`,
     );
     await page.close();
   }
