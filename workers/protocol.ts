@@ -8,8 +8,9 @@ import type { MetricRow, StoredRollout } from '../src/metrics/jsonl';
 import type { RolloutRecord } from '../src/metrics/rolloutRecord';
 import type { Scorecard, ScorecardProgress } from '../src/eval/scorecard';
 import type { StepPhase } from '../src/starpo/trainer';
+import type { WorkersChoice } from '../src/starpo/workers';
 
-export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StepPhase, StoredRollout };
+export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StepPhase, StoredRollout, WorkersChoice };
 
 /** Side of the matrices the page's self-check multiplies: big enough to use real tiled kernels, fast on SwiftShader. */
 export const MATMUL_CHECK_SIZE = 128;
@@ -34,6 +35,8 @@ export interface RunStatus {
   totalSteps: number;
   /** Why the run failed, or a note (e.g. what it resumed from). */
   message: string | null;
+  /** Cores the run trains on: 2 with a helper worker (CreateRunOptions.workers), else 1; absent before it is built. */
+  cores?: number;
 }
 
 /** Where the step in flight is (the page's `step-progress` text, e.g. "rollout 12/48 tokens"). */
@@ -77,6 +80,10 @@ export interface CreateRunOptions {
   siteBase: string;
   /** Continue from a stored checkpoint instead of the warm start. */
   resume?: { step: number; files: CheckpointBytes };
+  /** Cores for this run, as `ragen train --workers` (default auto: src/starpo/workers.ts helpersFor). */
+  workers?: WorkersChoice;
+  /** Runs training side by side on this page (2 in classroom mode): 'auto' gives each a helper only if cores allow. */
+  runs?: number;
 }
 
 /**

@@ -20,6 +20,9 @@ import { runMatmulCheck } from './matmul-check';
 import { fetchCheckpoint, freshTinyPolicy } from './initial-policy';
 import { RunController, type Steppable } from './run-controller';
 import { ProgressRelay } from './progress-relay';
+import { wasmPaths } from './wasm-paths';
+import { spawnHelperWorker, type HelperWorker } from './helper-client';
+import { helpersFor } from '../src/starpo/workers';
 import type {
   BackendChoice,
   CheckpointBytes,
@@ -30,18 +33,6 @@ import type {
   TrainerWorkerApi,
   TrainingListener,
 } from './protocol';
-// Vite copies each binary into the build and gives its URL. Without these, tfjs fetches the .wasm files next to the
-// bundle, the server answers index.html, and the backend fails with "expected magic word 00 61 73 6d".
-import wasmUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
-import wasmSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
-import wasmThreadedSimdUrl from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
-
-const wasmPaths = {
-  'tfjs-backend-wasm.wasm': wasmUrl,
-  'tfjs-backend-wasm-simd.wasm': wasmSimdUrl,
-  'tfjs-backend-wasm-threaded-simd.wasm': wasmThreadedSimdUrl,
-};
-
 const log = (line: string) => console.info(`[trainer worker] ${line}`);
 
 /** The Trainer as the run controller drives it: one step per call, with a checkpoint after every step. */
@@ -82,6 +73,10 @@ const countTokensWith = (tokenizer: Tokenizer) => (text: string) => tokenizer.en
 
 let run: TrainerRun | null = null;
 let controller: RunController | null = null;
+/** The run's helper worker (a second core), or null when it trains on one. */
+let helper: HelperWorker | null = null;
+/** The backend init() started (a helper runs only on wasm or cpu). */
+let backendName = '';
 
 function requireRun(): { run: TrainerRun; controller: RunController } {
   if (!run || !controller) throw new Error('no training run in this worker: createRun first');
@@ -110,9 +105,16 @@ function scoreModel(
   });
 }
 
+function endHelper(): void {
+  helper?.terminate();
+  helper = null;
+}
+
 const api: TrainerWorkerApi = {
   async init(backend: BackendChoice) {
-    return initBackend(backend, { wasmPaths, log });
+    const info = await initBackend(backend, { wasmPaths, log });
+    backendName = info.name;
+    return info;
   },
 
   async matmulCheck(n: number) {
@@ -124,8 +126,16 @@ const api: TrainerWorkerApi = {
     run?.trainer.dispose();
     run = null;
     controller = null;
+    endHelper();
 
     const { config } = options;
+    // A second core: a helper worker generates half of each rollout batch and trains the critic (same results).
+    const helpers = helpersFor(options.workers ?? 'auto', {
+      cores: navigator.hardwareConcurrency || 1, backend: backendName, pretrained: config.model.pretrained !== null, runs: options.runs,
+    });
+    helper = helpers > 0 ? spawnHelperWorker() : null;
+    const cores = helper ? 2 : 1;
+    log(helper ? 'using 2 cores: a helper worker generates half of each rollout batch and trains the critic' : 'using 1 core');
     // The controller does not exist yet when the Trainer is built with this hook; it is read at call time.
     let halting = () => false;
     const progress = new ProgressRelay((p) => void Promise.resolve(listener.progress(p)).catch(() => undefined), () => halting());
@@ -136,21 +146,26 @@ const api: TrainerWorkerApi = {
     );
     let note: string | null = null;
     let trainer: Trainer;
-    if (options.resume) {
-      trainer = await Trainer.create(config, { resumeFiles: options.resume.files, sink, log, onProgress });
-      note = `resumed from the checkpoint of step ${trainer.stepsDone}`;
-    } else {
-      const dir = config.model.warmStart;
-      const files = dir ? await fetchCheckpoint(options.siteBase, dir) : null;
-      if (files) {
-        trainer = await Trainer.create(config, { policyFiles: files, sink, log, onProgress });
-        note = `started from the warm-start checkpoint ${dir}`;
+    try {
+      if (options.resume) {
+        trainer = await Trainer.create(config, { resumeFiles: options.resume.files, sink, log, onProgress, helper: helper?.api });
+        note = `resumed from the checkpoint of step ${trainer.stepsDone}`;
       } else {
-        trainer = await Trainer.create(config, { ...freshTinyPolicy(config), sink, log, onProgress });
-        note = dir
-          ? `no warm-start checkpoint at ${dir} on this site: training a freshly initialised tiny model (it cannot write the <think>/<answer> format yet)`
-          : 'no warm start configured: training a freshly initialised tiny model';
+        const dir = config.model.warmStart;
+        const files = dir ? await fetchCheckpoint(options.siteBase, dir) : null;
+        if (files) {
+          trainer = await Trainer.create(config, { policyFiles: files, sink, log, onProgress, helper: helper?.api });
+          note = `started from the warm-start checkpoint ${dir}`;
+        } else {
+          trainer = await Trainer.create(config, { ...freshTinyPolicy(config), sink, log, onProgress, helper: helper?.api });
+          note = dir
+            ? `no warm-start checkpoint at ${dir} on this site: training a freshly initialised tiny model (it cannot write the <think>/<answer> format yet)`
+            : 'no warm start configured: training a freshly initialised tiny model';
+        }
       }
+    } catch (err) {
+      endHelper();
+      throw err;
     }
     log(note);
     // Before any step: every env block's prompt plus responses must fit the model's positions (as the CLI checks).
@@ -158,6 +173,7 @@ const api: TrainerWorkerApi = {
       assertRunFitsContext(config, countTokensWith(trainer.tokenizer), trainer.actor.config.max_position_embeddings);
     } catch (err) {
       trainer.dispose();
+      endHelper();
       throw err;
     }
     const current = new TrainerRun(trainer, listener, progress);
@@ -166,11 +182,11 @@ const api: TrainerWorkerApi = {
     const runController = new RunController(current, async (status) => {
       // Every pause, stop and end leaves a checkpoint the page can resume from.
       if (status.phase === 'paused' || status.phase === 'stopped' || status.phase === 'done') await current.sendCheckpoint();
-      await listener.status({ ...status, message: status.message ?? note });
+      await listener.status({ ...status, message: status.message ?? note, cores });
     });
     halting = () => runController.wantsToHalt();
     controller = runController;
-    const status = { ...controller.status(), message: note };
+    const status = { ...controller.status(), message: note, cores };
     await listener.status(status);
     return status;
   },

@@ -7,6 +7,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import * as os from 'node:os';
 import type { HelperApi } from '../starpo/helper';
 import type { RunConfig } from '../starpo/config';
+import { helpersFor, parseWorkersChoice, type WorkersChoice } from '../starpo/workers';
 import { UsageError } from './usage';
 
 export interface HelperThread {
@@ -31,18 +32,13 @@ export function spawnHelperThread(): HelperThread {
   };
 }
 
-export function workersFlag(text: string | undefined): number | 'auto' {
-  if (text === undefined || text === 'auto') return 'auto';
-  if (text !== '1' && text !== '2') throw new UsageError(`--workers must be 1, 2 or auto, got '${text}'`);
-  return Number(text);
+export function workersFlag(text: string | undefined): WorkersChoice {
+  const choice = parseWorkersChoice(text ?? 'auto');
+  if (choice === null) throw new UsageError(`--workers must be 1, 2 or auto, got '${text}'`);
+  return choice;
 }
 
-/**
- * Helper threads for a run: with 'auto', one when the machine has a second core, the backend runs on the CPU (wasm
- * or cpu: one thread each; WebGPU is one device) and the model is a tiny one (a helper holds a copy of the actor and
- * the critic, which is nothing for a tiny model and gigabytes for Qwen2.5).
- */
+/** Helper threads for a run (see helpersFor: the browser decides the same way). */
 export function helperThreads(workers: number | 'auto', backend: string, config: RunConfig): number {
-  if (workers !== 'auto') return workers - 1;
-  return os.availableParallelism() >= 2 && (backend === 'wasm' || backend === 'cpu') && config.model.pretrained === null ? 1 : 0;
+  return helpersFor(workers as WorkersChoice, { cores: os.availableParallelism(), backend, pretrained: config.model.pretrained !== null });
 }

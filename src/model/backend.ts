@@ -119,7 +119,8 @@ async function tryBackend(name: BackendName, opts: BackendOptions, auto: boolean
   } else if (name === 'wasm') {
     const wasm = await import('@tensorflow/tfjs-backend-wasm');
     if (opts.wasmPaths) wasm.setWasmPaths(opts.wasmPaths as Record<string, string>);
-    // Threads gave no speed-up on 2 cores, and the threaded build hangs in minified cross-origin-isolated workers.
+    // Threads gave no speed-up on 2 cores, the threaded build hangs in minified cross-origin-isolated workers, and its
+    // shared memory does not link with the fused kernels' module (kernels/wasm.ts; tests/unit/model/kernels-wasm-threads).
     tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
     installWasmTransposedMatMul();
   }

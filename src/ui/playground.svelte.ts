@@ -40,6 +40,7 @@ import {
   type ScorecardSource,
   type StepProgress,
   type TrainingListener,
+  type WorkersChoice,
 } from '../../workers/protocol';
 
 /** Where the page is in bringing the worker up: starting the backend, self-checking it, usable, or failed. */
@@ -72,11 +73,16 @@ class PlaygroundState {
   matmul = $state<MatmulCheckResult | null>(null);
   /** The message of the error that stopped start-up, if any. */
   error = $state<string | null>(null);
+  /**
+   * Whether the page is cross-origin isolated (the server sent COOP + COEP: README "Hosting the static build").
+   * Training uses its helper worker either way; isolation is what SharedArrayBuffer and tfjs's threaded wasm need.
+   */
+  crossOriginIsolated = typeof self !== 'undefined' && self.crossOriginIsolated === true;
   /** True once the self-check ran and stayed within tolerance. */
   matmulPassed = $derived(this.matmul !== null && this.matmul.maxAbsError <= MATMUL_TOLERANCE);
 
   /** Preset, backend and knobs; mirrored in the URL by `setSettings`. */
-  settings = $state<PlaygroundSettings>({ preset: 'bandit-tiny', backend: 'auto', knobs: {} });
+  settings = $state<PlaygroundSettings>({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: {} });
   /** The raw text of fields holding a value that is not usable (from the URL or typed), shown for fixing in place. */
   drafts = $state<Partial<Record<FieldName, string>>>({});
   /** Why each such field's value is not usable, in plain words. */
@@ -229,6 +235,12 @@ export function setPreset(preset: PlaygroundSettings['preset']): void {
   setSettings({ ...playground.settings, preset, knobs: {} });
 }
 
+/** Cores for the next run (a live run keeps the cores it was built with). */
+export function setWorkersChoice(workers: WorkersChoice): void {
+  clearField('workers');
+  setSettings({ ...playground.settings, workers });
+}
+
 /** Switches the tfjs backend: the worker is restarted on it (only while no run is live). */
 export function setBackendChoice(backend: BackendChoice): Promise<void> {
   clearField('backend');
@@ -350,6 +362,8 @@ async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.Sto
           config: configs[i],
           siteBase: siteBase(),
           resume: resume?.checkpoint ? { step: resume.checkpoint.step, files: resume.checkpoint.files } : undefined,
+          workers: settings.workers,
+          runs: arms.length,
         },
         Comlink.proxy(listenerFor(view)),
       );

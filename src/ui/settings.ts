@@ -11,6 +11,7 @@ import { ENV_TAGS } from '../../envs/index';
 import { mergeConfigInput, parseRunConfig, type RunConfig, type RunConfigInput } from '../starpo/config';
 import { PRESET_NAMES, presetConfig, resolvePreset, type PresetName } from '../starpo/presets';
 import { BACKEND_CHOICES, isBackendChoice, type BackendChoice } from '../model/backendNames';
+import { parseWorkersChoice, type WorkersChoice } from '../starpo/workers';
 
 /** Policy-gradient flavour: PPO with a critic and GAE (RAGEN's default), or critic-free GRPO. */
 export type Algorithm = 'ppo' | 'grpo';
@@ -47,6 +48,8 @@ export interface Knobs {
 export interface PlaygroundSettings {
   preset: PresetName;
   backend: BackendChoice;
+  /** Cores per run (URL `workers`): 1, 2 (a helper worker: same results, about twice as fast on wasm), or auto. */
+  workers: WorkersChoice;
   knobs: Knobs;
 }
 
@@ -110,8 +113,8 @@ export const KNOB_SPECS: { readonly [K in keyof Required<Knobs>]: KnobSpec } = {
 
 export const KNOB_NAMES = Object.keys(KNOB_SPECS) as (keyof Knobs)[];
 
-/** A field of the settings form: the preset, the backend, or a knob. */
-export type FieldName = 'preset' | 'backend' | keyof Knobs;
+/** A field of the settings form: the preset, the backend, the cores, or a knob. */
+export type FieldName = 'preset' | 'backend' | 'workers' | keyof Knobs;
 
 /** A knob's value, or why the text is not one (plain words, without the field's name). */
 export type KnobCheck = { ok: true; value: Knobs[keyof Knobs] } | { ok: false; error: string };
@@ -171,6 +174,12 @@ export function readSettingsSearch(search: string): SettingsReading {
     bad('backend', backend, `unknown backend '${backend}' in the URL (choose one of ${BACKEND_CHOICES.join(', ')})`);
     backend = 'auto';
   }
+  const workersText = params.get('workers') || 'auto';
+  let workers = parseWorkersChoice(workersText);
+  if (workers === null) {
+    bad('workers', workersText, `cores (URL parameter 'workers') must be 1, 2 or auto, not '${workersText}'`);
+    workers = 'auto';
+  }
   const knobs: Knobs = {};
   for (const name of KNOB_NAMES) {
     const spec = KNOB_SPECS[name];
@@ -180,7 +189,7 @@ export function readSettingsSearch(search: string): SettingsReading {
     if (check.ok) (knobs as Record<string, unknown>)[name] = check.value;
     else bad(name, raw, `${spec.label} (URL parameter '${spec.param}') ${check.error}`);
   }
-  return { settings: { preset: preset as PresetName, backend: backend as BackendChoice, knobs }, drafts, problems };
+  return { settings: { preset: preset as PresetName, backend: backend as BackendChoice, workers, knobs }, drafts, problems };
 }
 
 /** Settings from a URL query string. Throws an Error with the first problem (readSettingsSearch reports them all). */
@@ -256,10 +265,11 @@ export function settingsProblem(settings: PlaygroundSettings): SettingsProblem |
  */
 export function settingsToSearch(settings: PlaygroundSettings, keepFrom = ''): string {
   const params = new URLSearchParams(keepFrom);
-  const owned = ['preset', 'backend', ...KNOB_NAMES.map((n) => KNOB_SPECS[n].param)];
+  const owned = ['preset', 'backend', 'workers', ...KNOB_NAMES.map((n) => KNOB_SPECS[n].param)];
   for (const p of owned) params.delete(p);
   if (settings.preset !== DEFAULT_PRESET) params.set('preset', settings.preset);
   if (settings.backend !== 'auto') params.set('backend', settings.backend);
+  if (settings.workers !== 'auto') params.set('workers', String(settings.workers));
   for (const name of KNOB_NAMES) {
     const value = settings.knobs[name];
     if (value !== undefined) params.set(KNOB_SPECS[name].param, String(value));

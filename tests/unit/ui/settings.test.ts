@@ -16,7 +16,7 @@ import {
 
 describe('playground settings in the URL', () => {
   it('defaults to bandit-tiny on auto with no knobs', () => {
-    expect(settingsFromSearch('')).toEqual({ preset: 'bandit-tiny', backend: 'auto', knobs: {} });
+    expect(settingsFromSearch('')).toEqual({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: {} });
   });
 
   it('round-trips every knob through the query string', () => {
@@ -27,6 +27,17 @@ describe('playground settings in the URL', () => {
       envGroups: 4, groupSize: 2, maxTurn: 3, maxActionsPerTurn: 2, seed: 7, totalSteps: 5,
     });
     expect(settingsFromSearch(settingsToSearch(settings))).toEqual(settings);
+  });
+
+  it('reads and writes the cores setting (workers=1|2, auto by default), and names a bad value', () => {
+    expect(settingsFromSearch('?workers=2').workers).toBe(2);
+    expect(settingsFromSearch('?workers=1').workers).toBe(1);
+    expect(settingsToSearch(settingsFromSearch('?workers=1&seed=3'))).toBe('?workers=1&seed=3');
+    expect(settingsToSearch(settingsFromSearch('?workers=auto'))).toBe('');
+    const r = readSettingsSearch('?workers=3&seed=2');
+    expect(r.settings.workers).toBe('auto');
+    expect(r.drafts).toEqual({ workers: '3' });
+    expect(r.problems[0].message).toBe("cores (URL parameter 'workers') must be 1, 2 or auto, not '3'");
   });
 
   it('keeps parameters it does not own and drops defaults', () => {
@@ -46,7 +57,7 @@ describe('playground settings in the URL', () => {
 
   it('keeps everything usable from a link with bad values, and reports each bad field with its raw text', () => {
     const r = readSettingsSearch('?preset=chess&groups=100000&steps=1e9&turns=50&groupSize=2&seed=4');
-    expect(r.settings).toEqual({ preset: 'bandit-tiny', backend: 'auto', knobs: { groupSize: 2, seed: 4 } });
+    expect(r.settings).toEqual({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { groupSize: 2, seed: 4 } });
     expect(r.drafts).toEqual({ preset: 'chess', envGroups: '100000', totalSteps: '1e9', maxTurn: '50' });
     expect(r.problems.map((p) => p.fields)).toEqual([['preset'], ['envGroups'], ['maxTurn'], ['totalSteps']]);
     expect(r.problems[1].message).toMatch(/from 1 to 64; 100000 is too large/);
@@ -75,41 +86,41 @@ describe('one set of limits for the form and the URL', () => {
 
 describe('settings problems in plain words', () => {
   it('a filter that keeps no group names both fields and says how to fix it', () => {
-    const p = settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.01 } });
+    const p = settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.01 } });
     expect(p?.fields).toEqual(['filterRatio', 'envGroups']);
     expect(p?.message).toBe(
       'The filter keeps the top 0.01 × 8 env groups, which rounds down to 0: no group would be trained on. Raise the filter ratio to at least 0.13.',
     );
     // Fixing either field clears it; more env groups are suggested only where the limit allows them.
-    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.13 } })).toBeNull();
-    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.05 } })?.message).toMatch(/0\.13, or use at least 20 env groups\.$/);
-    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.05, envGroups: 20 } })).toBeNull();
+    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.13 } })).toBeNull();
+    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05 } })?.message).toMatch(/0\.13, or use at least 20 env groups\.$/);
+    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05, envGroups: 20 } })).toBeNull();
   });
 
   it('the classroom preset, whose arms fix the filter, points at the env groups', () => {
-    const p = settingsProblem({ preset: 'echo-trap', backend: 'auto', knobs: { envGroups: 2 } });
+    const p = settingsProblem({ preset: 'echo-trap', backend: 'auto', workers: 'auto', knobs: { envGroups: 2 } });
     expect(p?.fields).toEqual(['envGroups']);
     expect(p?.message).toMatch(/StarPO-S keeps the top 25% of env groups; with 2 env groups that is no group at all.*at least 4 env groups/);
   });
 
   it('GRPO with one rollout per group is explained', () => {
-    const p = settingsProblem({ preset: 'bandit-tiny', backend: 'auto', knobs: { algorithm: 'grpo', groupSize: 1, filterRatio: 1 } });
+    const p = settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { algorithm: 'grpo', groupSize: 1, filterRatio: 1 } });
     expect(p).toEqual({ fields: ['groupSize', 'algorithm'], message: expect.stringMatching(/group size \(N\) of at least 2/) });
   });
 
   it('valid settings have no problem', () => {
-    expect(settingsProblem({ preset: 'frozenlake-tiny', backend: 'wasm', knobs: { groupSize: 2 } })).toBeNull();
+    expect(settingsProblem({ preset: 'frozenlake-tiny', backend: 'wasm', workers: 'auto', knobs: { groupSize: 2 } })).toBeNull();
   });
 });
 
 describe('settings -> RunConfig', () => {
   it('with no knobs is exactly the preset config (plus the backend)', () => {
-    const config = runConfigFor({ preset: 'bandit-tiny', backend: 'auto', knobs: {} });
+    const config = runConfigFor({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: {} });
     expect(config).toEqual(presetConfig('bandit-tiny'));
   });
 
   it('applies the vanilla StarPO switches and GRPO', () => {
-    const settings = { preset: 'frozenlake-tiny' as const, backend: 'wasm' as const, knobs: { ...VANILLA_STARPO_SWITCHES, algorithm: 'grpo' as const } };
+    const settings = { preset: 'frozenlake-tiny' as const, backend: 'wasm' as const, workers: 'auto' as const, knobs: { ...VANILLA_STARPO_SWITCHES, algorithm: 'grpo' as const } };
     const c = runConfigFor(settings);
     expect(c.filter.ratio).toBe(1);
     expect(c.algorithm.useKlInReward).toBe(true);
@@ -122,7 +133,7 @@ describe('settings -> RunConfig', () => {
   });
 
   it('changing the env rewrites train and validation blocks, keeping the group sums valid', () => {
-    const c = runConfigFor({ preset: 'bandit-tiny', backend: 'auto', knobs: { env: 'FrozenLake', envGroups: 4 } });
+    const c = runConfigFor({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { env: 'FrozenLake', envGroups: 4 } });
     expect(c.agent.trainEnvs).toEqual([{ tag: 'FrozenLake', nGroups: 4 }]);
     expect(c.agent.envGroups).toBe(4);
     expect(c.agent.valEnvs).toEqual([{ tag: 'FrozenLake', nGroups: c.agent.valGroups }]);
@@ -130,17 +141,17 @@ describe('settings -> RunConfig', () => {
 
   it('shrinks the mini-batch to the kept trajectories when a small batch would not fill it', () => {
     // bandit-tiny: mini-batch 16; 4 groups x 2 with filter 0.25 keeps 1 group x 2 = 2 trajectories.
-    const c = runConfigFor({ preset: 'bandit-tiny', backend: 'auto', knobs: { envGroups: 4, groupSize: 2 } });
+    const c = runConfigFor({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { envGroups: 4, groupSize: 2 } });
     expect(c.actor.ppoMiniBatchSize).toBe(2);
     expect(c.actor.ppoMicroBatchSize).toBe(2);
   });
 
   it('a filter that keeps no group is a ConfigError naming filter.ratio', () => {
-    expect(() => runConfigFor({ preset: 'bandit-tiny', backend: 'auto', knobs: { filterRatio: 0.05 } })).toThrow(/filter\.ratio/);
+    expect(() => runConfigFor({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05 } })).toThrow(/filter\.ratio/);
   });
 
   it('echo-trap arms keep their own StarPO / StarPO-S switches', () => {
-    const settings = { preset: 'echo-trap' as const, backend: 'auto' as const, knobs: { filterRatio: 0.5, seed: 3 } };
+    const settings = { preset: 'echo-trap' as const, backend: 'auto' as const, workers: 'auto' as const, knobs: { filterRatio: 0.5, seed: 3 } };
     const vanilla = runConfigFor(settings, 'starpo');
     const s = runConfigFor(settings, 'starpo-s');
     expect(vanilla.filter.ratio).toBe(1);
