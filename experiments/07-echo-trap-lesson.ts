@@ -26,7 +26,11 @@ export const def: ExperimentDef = {
     name: `seed-${seed}/${arm}`, arm, label: `${label} seed ${seed}`, preset: 'echo-trap', set: [`trainer.seed=${seed}`], steps: STEPS,
   }))),
   charts: [
-    { id: 'train-success', title: 'Training-batch success', yLabel: 'success', metric: 'train/{tag}/success', smooth: LESSON_CRITERIA.window, yMin: 0, yMax: 1, markers: true },
+    ...ARMS.map(({ arm, label }) => ({
+      id: `train-success-${arm}`, title: `${label}: training-batch success (one line per training seed)`, yLabel: 'success',
+      metric: 'train/{tag}/success', smooth: LESSON_CRITERIA.window, yMin: 0, yMax: 1, markers: arm === 'starpo',
+      runs: SEEDS.map((seed) => `seed-${seed}/${arm}`),
+    })),
     { id: 'reward-std', title: 'In-group reward std (before the filter)', yLabel: 'reward std', metric: 'rollout/in_group_std', smooth: 5, yMin: 0 },
     { id: 'entropy', title: 'Policy entropy', yLabel: 'entropy', metric: 'actor/entropy_loss', smooth: 5 },
     { id: 'grad-norm', title: 'Actor gradient norm', yLabel: 'grad norm', metric: 'actor/grad_norm', smooth: 5, yMin: 0 },
