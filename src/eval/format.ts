@@ -28,6 +28,12 @@ function suiteRow(s: SuiteScore): string[] {
   ];
 }
 
+/** Grounding columns of one suite ('-' where undefined, and in scorecards written before the field existed). */
+function groundingRow(s: SuiteScore): string[] {
+  const g = s.grounding;
+  return [s.suite, pct(g?.rate ?? NaN), pct(g?.blind ?? NaN), num(g?.claimsPerTurn ?? NaN), pct(g?.answerAgreement ?? NaN)];
+}
+
 /** The scorecard table, a legend line, and (with a comparison) the deltas against the baseline. */
 export function formatScorecard(card: Scorecard, comparison?: Comparison): string {
   const k = card.protocol.k;
@@ -53,6 +59,15 @@ export function formatScorecard(card: Scorecard, comparison?: Comparison): strin
     'valid act: parsed actions that name an env action; format err: turns without <think>..</think><answer>..</answer>',
     'distinct-2: distinct reasoning bigrams / all bigrams, pooled over turns (an echo policy scores 1/turns)',
     "pairwise div: 1 - mean Jaccard similarity of two turns' reasoning bigrams (an echo policy scores 0)",
+  );
+  // A second table: the first one already fills a wide terminal.
+  out.push('');
+  out.push('is the reasoning about the state? (checkable claims in <think>, src/metrics/grounding.ts)');
+  out.push(table(['suite', 'grounding', 'state-blind', 'claims/turn', 'answer agrees'], card.suites.map(groundingRow)));
+  out.push('');
+  out.push(
+    'grounding: claims true of the observation / checkable claims; state-blind: the same claims checked against',
+    'another state of the suite (the chance level); answer agrees: the choice the reasoning names = the answer',
   );
   if (comparison) {
     out.push('');

@@ -8,13 +8,15 @@
 //
 // Per suite (SuiteScore below): success with a 95% Wilson interval, the best possible agent's expected success on
 // the same seeds under the same protocol (./optimum.ts), pass@k, mean reward, step efficiency against the BFS /
-// planner optimum, action validity, format-error rate, reasoning length and reasoning diversity.
+// planner optimum, action validity, format-error rate, reasoning length, reasoning diversity, and whether the
+// reasoning is about the state (grounding: the training metrics' reasoning/grounding*, src/metrics/grounding.ts).
 // Deterministic given the eval seed, the backend and the batch size (sampling seeds are mixed from the eval seed,
 // the suite name and the first seed of the batch).
 import { MIN_TEMPERATURE } from '../model/config';
 import { SokobanEnv, FrozenLakeEnv, fnv1a32, makeEnv, planFrozenLake, solveSokoban } from '../../envs/index';
 import { EnvGroupManager, envRegistry, runRollouts, type AgentFormat, type GenerateFn, type Trajectory } from '../agent/index';
 import { countWords, reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
+import { groundingMetrics, groundingTurnsOf, type GroundingTurn } from '../metrics/grounding';
 import { mixSeed } from '../model/seeded';
 import type { EvalSuite, SuiteKind } from './suites';
 import { optimalSuccess } from './optimum';
@@ -108,6 +110,26 @@ export interface SuiteScore {
    * fraction of distinct think texts, and 1 − mean pairwise Jaccard similarity. An echo policy scores ~0.
    */
   diversity: { distinct1: number; distinct2: number; uniqueFraction: number; pairwise: number };
+  /**
+   * Is the reasoning about the state? The training metrics reasoning/grounding* over the suite's turns. Absent in
+   * scorecards written before it existed (shown as '-').
+   */
+  grounding?: SuiteGrounding;
+}
+
+/** Checkable claims in <think> (src/metrics/grounding.ts), over all turns of a suite; NaN where undefined. */
+export interface SuiteGrounding {
+  /** True claims / checkable claims, checked against the observation of the turn (reasoning/grounding). */
+  rate: number;
+  /**
+   * The same claims checked against another state of the suite (reasoning/grounding_blind): what reasoning that
+   * ignores the board scores, the chance level to read `rate` against.
+   */
+  blind: number;
+  /** Checkable claims per turn (reasoning/grounding_claims); 0 when the reasoning makes none. */
+  claimsPerTurn: number;
+  /** Turns whose reasoning names a choice equal to the answer / turns whose reasoning names one (reasoning/answer_agreement). */
+  answerAgreement: number;
 }
 
 export interface Scorecard {
@@ -181,10 +203,12 @@ async function playSuite(
   protocol: EvalProtocol,
   format: AgentFormat,
   progress: (episodesDone: number, played: readonly Trajectory[]) => Promise<void>,
-): Promise<Trajectory[]> {
+): Promise<{ trajectories: Trajectory[]; groundingTurns: GroundingTurn[] }> {
   const registry = envRegistry({ responseLength: format.responseLength });
   const seedsPerBatch = Math.max(1, Math.floor(protocol.batchSize / protocol.k));
   const all: Trajectory[] = [];
+  // Read while this batch's envs are at hand (env ids restart in every batch): action names, a Bandit's arms.
+  const groundingTurns: GroundingTurn[] = [];
   for (let start = 0; start < protocol.episodes; start += seedsPerBatch) {
     const n = Math.min(seedsPerBatch, protocol.episodes - start);
     const manager = new EnvGroupManager(
@@ -211,9 +235,10 @@ async function playSuite(
     // Group ids restart at 0 in every batch: shift them so they name the seed across the whole suite.
     const played = result.trajectories.map((t) => ({ ...t, groupId: t.groupId + start }));
     all.push(...played);
+    groundingTurns.push(...groundingTurnsOf(result.trajectories, (id) => manager.entries[id].env));
     await progress((start + n) * protocol.k, played);
   }
-  return all;
+  return { trajectories: all, groundingTurns };
 }
 
 /** The fewest primitive actions that solve the suite's initial state of `seed` (at most `upTo`, the actions used). */
@@ -240,7 +265,7 @@ async function scoreSuite(
   format: AgentFormat,
   progress: (episodesDone: number, played: readonly Trajectory[]) => Promise<void>,
 ): Promise<SuiteScore> {
-  const trajectories = await playSuite(policy, suite, protocol, format, progress);
+  const { trajectories, groundingTurns } = await playSuite(policy, suite, protocol, format, progress);
   const episodes = trajectories.length;
   const successes = trajectories.filter((t) => t.success).length;
   const interval = wilsonInterval(successes, episodes);
@@ -288,6 +313,8 @@ async function scoreSuite(
 
   const countTokens = policy.countTokens ? (text: string) => policy.countTokens!(text) : countWords;
   const reasoning = reasoningMetrics(reasoningSamplesFromTrajectories(trajectories), { countTokens });
+  // The blind check draws its other state from the whole suite, with the eval seed.
+  const grounded = groundingMetrics(groundingTurns, protocol.seed);
 
   return {
     suite: suite.name,
@@ -315,6 +342,12 @@ async function scoreSuite(
       distinct2: reasoning['reasoning/distinct_2'],
       uniqueFraction: reasoning['reasoning/unique_fraction'],
       pairwise: reasoning['reasoning/pairwise_diversity'],
+    },
+    grounding: {
+      rate: grounded['reasoning/grounding'],
+      blind: grounded['reasoning/grounding_blind'],
+      claimsPerTurn: grounded['reasoning/grounding_claims'],
+      answerAgreement: grounded['reasoning/answer_agreement'],
     },
   };
 }

@@ -55,9 +55,20 @@ test('scorecard: the current bandit-tiny policy is scored as `ragen eval` scores
     timeout: 60_000,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const cli = JSON.parse(readFileSync(cliOut, 'utf8')) as { suites: { suite: string; success: { successes: number } }[] };
+  type CliSuite = { suite: string; success: { successes: number }; grounding: { rate: number | null; answerAgreement: number | null } };
+  const cli = JSON.parse(readFileSync(cliOut, 'utf8')) as { suites: CliSuite[] };
   const browser = await rows.evaluateAll((els) => els.map((e) => ({ suite: e.getAttribute('data-suite'), successes: Number(e.getAttribute('data-successes')) })));
   expect(browser).toEqual(cli.suites.map((s) => ({ suite: s.suite, successes: s.success.successes })));
+  // Is the reasoning about the state: the same grounding and answer agreement as the CLI's (null there is '-' here).
+  const pct = (x: number | null) => (x === null ? '-' : `${(100 * x).toFixed(1)}%`);
+  const grounding = panel.getByTestId('scorecard-grounding-table');
+  for (const s of cli.suites) {
+    const row = grounding.locator(`[data-suite="${s.suite}"]`);
+    await expect(row.getByTestId('scorecard-grounding')).toHaveText(pct(s.grounding.rate));
+    await expect(row.getByTestId('scorecard-answer-agreement')).toHaveText(pct(s.grounding.answerAgreement));
+  }
+  // The warm start talks about Dragon and Phoenix, the held-out suite's arms: there its claims are checked.
+  await expect(grounding.locator('[data-suite="Bandit"]').getByTestId('scorecard-grounding')).toHaveText(/^\d{1,3}\.\d%$/);
 
   // The run the scorecard built sits in Saved runs at step 0, without a checkpoint yet: scoring it says so.
   const item = page.getByTestId('run-item').first();

@@ -1,7 +1,8 @@
 // `ragen eval` as a user runs it (spawning bin/ragen.js), on two real tiny checkpoints (random weights, so their
 // success is ~0): bad input exits 2 naming the problem; the same checkpoint as its own baseline gives zero deltas
 // (determinism) and passes a zero-tolerance gate; a baseline that was better fails the gate with exit 1 naming the
-// suite. Also: how a checkpoint directory finds its run config.
+// suite. The shipped bandit-tiny warm start shows the grounding table. Also: how a checkpoint directory finds its
+// run config.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -117,6 +118,33 @@ describe('ragen eval: scorecards, baselines and the regression gate', () => {
     expect(lenient.code, lenient.stderr).toBe(0);
     expect(other.code, other.stderr).toBe(0);
     expect(other.stdout).toMatch(/against baseline model-b/);
+  }, 120_000);
+});
+
+describe('ragen eval: is the reasoning about the state?', () => {
+  it('the shipped bandit-tiny warm start: grounding columns with numbers for Bandit, - where nothing was checkable', async () => {
+    const r = await ragen('eval', '--checkpoint', path.resolve('public/warmstart/bandit-tiny'), '--episodes', '8', '--backend', 'wasm', '--quiet', '--out', 'bt.json');
+    expect(r.code, r.stderr).toBe(0);
+    const card = parseScorecardJson(fs.readFileSync(path.join(tmp, 'bt.json'), 'utf8'));
+    const header = /suite\s+grounding\s+state-blind\s+claims\/turn\s+answer agrees\n[- ]+\n((?:.+\n)+)/.exec(r.stdout);
+    expect(header, r.stdout).not.toBeNull();
+    const rows = new Map(header![1].trimEnd().split('\n').map((line) => {
+      const cells = line.trim().split(/\s+/);
+      return [cells[0], cells.slice(1)] as const;
+    }));
+    expect([...rows.keys()]).toEqual(['Bandit', 'BanditTest', 'Bandit-Swapped']);
+    const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
+    for (const s of card.suites) {
+      const g = s.grounding!;
+      // The table prints what the JSON holds (null -> '-').
+      expect(rows.get(s.suite), s.suite).toEqual([pct(g.rate), pct(g.blind), Number.isFinite(g.claimsPerTurn) ? g.claimsPerTurn.toFixed(2) : '-', pct(g.answerAgreement)]);
+    }
+    // The warm start writes about Dragon and Phoenix: checkable on Bandit, where its reasoning also names the arm it
+    // answers; BanditTest's arms are Trader and Librarian, which its reasoning never names.
+    for (const cell of rows.get('Bandit')!) expect(cell).toMatch(/^\d+\.\d+%?$/);
+    expect(card.suites[0].grounding!.claimsPerTurn).toBeGreaterThan(0);
+    expect(rows.get('BanditTest')).toEqual(['-', '-', '0.00', '-']);
+    expect(fs.readFileSync(path.join(tmp, 'bt.json'), 'utf8')).toMatch(/"answerAgreement": null/);
   }, 120_000);
 });
 
