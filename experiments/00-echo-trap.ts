@@ -1,7 +1,9 @@
-// The echo-trap preset's record (issue #4, docs/echo-trap.md): vanilla StarPO and StarPO-S on FrozenLake, same seeds,
-// 150 steps each. Trains both arms (`ragen train --preset echo-trap --arm ...` into runs/echo-trap) unless they are
-// there already, then draws the collapse indicators side by side.
+// The first echo-trap record (issue #4): vanilla StarPO and StarPO-S on FrozenLake (frozenlake-tiny, lr 1e-4), same
+// seeds, 150 steps each, as the `echo-trap` preset was until issue 16 moved the lesson to Bandit (docs/echo-trap.md,
+// 'Settings that did not show the lesson'). Trains both arms into runs/echo-trap unless they are there already, then
+// draws the collapse indicators side by side.
 // One command: npx tsx experiments/00-echo-trap.ts   (~75 min for StarPO and ~25 min for StarPO-S, in parallel, on 2 cores)
+import { VANILLA } from './lib/configs';
 import { isMain, runExperiment, type ExperimentDef } from './lib/experiment';
 
 export const def: ExperimentDef = {
@@ -11,8 +13,8 @@ export const def: ExperimentDef = {
   departures: 'frozenlake-tiny: a ~100k-parameter warm-started model, 8 env groups x 4 rollouts, lr 1e-4, 32 validation maps; 150 steps instead of 200.',
   root: 'runs/echo-trap',
   runs: [
-    { name: 'starpo', arm: 'starpo', label: 'StarPO (vanilla PPO)', preset: 'echo-trap', set: [], steps: 150 },
-    { name: 'starpo-s', arm: 'starpo-s', label: 'StarPO-S', preset: 'echo-trap', set: [], steps: 150 },
+    { name: 'starpo', label: 'StarPO (vanilla PPO)', preset: 'frozenlake-tiny', set: [...VANILLA, 'trainer.saveFreq=0'], steps: 150 },
+    { name: 'starpo-s', label: 'StarPO-S', preset: 'frozenlake-tiny', set: ['trainer.saveFreq=0'], steps: 150 },
   ],
   charts: [
     { id: 'val-success', title: 'Validation success (32 held-out maps, T=0.5)', yLabel: 'success', metric: 'val-env/{tag}/success', yMin: 0, yMax: 1, markers: true },

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { REPO, runExperiment, withCommonOptions, type ExperimentDef } from './lib/experiment';
 import { trainAll, type RunSpec } from './lib/runs';
 
-const NAMES = ['00-echo-trap', '01-vanilla-collapse', '02-filter-ratio', '03-kl-clip', '04-starpo-vs-starpo-s', '05-actions-per-turn', '06-generalisation'];
+const NAMES = ['00-echo-trap', '01-vanilla-collapse', '02-filter-ratio', '03-kl-clip', '04-starpo-vs-starpo-s', '05-actions-per-turn', '06-generalisation', '07-echo-trap-lesson'];
 
 const program = withCommonOptions(new Command())
   .option('--only <list>', 'comma-separated experiment numbers or names (default: all)')
