@@ -2,7 +2,7 @@
 // wasm (C) and webgpu (WGSL) kernels are read against: the same loops, in the order of wasm/kernels.c, without SIMD.
 // JavaScript computes in double precision and rounds when storing into the Float32Array outputs.
 import * as tf from '@tensorflow/tfjs';
-import { K, type AdamWAttrs, type HeadAttrs } from './ops';
+import { K, registerKernelTable, type AdamWAttrs, type HeadAttrs } from './ops';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
 interface CpuBackend {
@@ -331,8 +331,5 @@ const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
 
 /** Registers the fused kernels for the cpu backend (idempotent). */
 export function registerCpuKernels(): void {
-  for (const [kernelName, fn] of Object.entries(KERNELS)) {
-    if (tf.getKernel(kernelName, 'cpu')) continue;
-    tf.registerKernel({ kernelName, backendName: 'cpu', kernelFunc: fn as unknown as tf.KernelFunc });
-  }
+  registerKernelTable('cpu', KERNELS);
 }

@@ -30,6 +30,14 @@ export const K = {
   adamW: 'RagenAdamW',
 } as const;
 
+/** Registers a backend's table of fused kernels (kernel name -> kernel function); kernels already there stay. */
+export function registerKernelTable(backendName: string, table: Record<string, (args: never) => unknown>): void {
+  for (const [kernelName, fn] of Object.entries(table)) {
+    if (tf.getKernel(kernelName, backendName)) continue;
+    tf.registerKernel({ kernelName, backendName, kernelFunc: fn as unknown as tf.KernelFunc });
+  }
+}
+
 /**
  * One AdamW step over many parameters (attrs of RagenAdamW; the scalars exactly as AdamW.step uses them):
  *   g = grad coef;  p = p decay;  m = b1 m + omb1 g;  v = b2 v + omb2 g^2;  p = p - stepSize (m / (sqrt(v) / bc2 + eps))

@@ -11,7 +11,7 @@
 // them, and drops the input cache as soon as the kernel returns. Copying the whole cache at every decoded token would
 // cost more than the attention itself.
 import * as tf from '@tensorflow/tfjs';
-import { K, type AdamWAttrs, type HeadAttrs } from './ops';
+import { K, registerKernelTable, type AdamWAttrs, type HeadAttrs } from './ops';
 import { KERNELS_WASM_BASE64 } from './wasm/module';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
@@ -201,8 +201,5 @@ const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
 
 /** Registers the fused kernels for the wasm backend (idempotent). Call compileWasmKernels() first. */
 export function registerWasmKernels(): void {
-  for (const [kernelName, fn] of Object.entries(KERNELS)) {
-    if (tf.getKernel(kernelName, 'wasm')) continue;
-    tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc: fn as unknown as tf.KernelFunc });
-  }
+  registerKernelTable('wasm', KERNELS);
 }

@@ -18,7 +18,7 @@
 // outputs sharing their buffers, exactly as the cpu and wasm kernels do (see wasm.ts for why that is safe in
 // generate.ts): the cache rows are written by running a program with the cache itself as its output tensor.
 import * as tf from '@tensorflow/tfjs';
-import { K, type HeadAttrs } from './ops';
+import { K, registerKernelTable, type HeadAttrs } from './ops';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
 type Uniform = { type: 'float32' | 'int32'; data: number[] };
@@ -724,8 +724,5 @@ const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
  * tfjs-backend-webgpu (the backend arrives as the kernel's argument), so importing it is safe where WebGPU is absent.
  */
 export function registerWebGpuKernels(): void {
-  for (const [kernelName, fn] of Object.entries(KERNELS)) {
-    if (tf.getKernel(kernelName, 'webgpu')) continue;
-    tf.registerKernel({ kernelName, backendName: 'webgpu', kernelFunc: fn as unknown as tf.KernelFunc });
-  }
+  registerKernelTable('webgpu', KERNELS);
 }
