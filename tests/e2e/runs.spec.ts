@@ -45,10 +45,11 @@ test('runs: resume only where a checkpoint and steps are left; delete asks first
   await expect(runA.getByTestId('run-resume')).toBeDisabled();
   await expect(runA.getByTestId('run-resume')).toHaveAttribute('title', /finished \(1 of 1 steps\): nothing to resume/);
 
-  // Run B, with another group size, stopped in its first step: no checkpoint, so no resume.
-  await page.getByTestId('group-size').fill('3');
+  // Run B, with another group size, stopped in its first step: no checkpoint, so no resume. 4 x 32 rollouts make the
+  // step long enough for Stop to land inside it however fast a step is (a 4 x 3 step could end before the click).
+  await page.getByTestId('group-size').fill('32');
   await page.getByTestId('group-size').press('Enter');
-  await expect.poll(() => new URL(page.url()).searchParams.get('groupSize')).toBe('3');
+  await expect.poll(() => new URL(page.url()).searchParams.get('groupSize')).toBe('32');
   await page.getByTestId('start').click();
   await expect(items).toHaveCount(2);
   await page.waitForFunction(() => (document.querySelector('[data-testid="step-progress"]') as HTMLElement).dataset.phase !== '', null, { timeout: 120_000 });
