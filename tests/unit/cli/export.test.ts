@@ -2,11 +2,9 @@
 // anything is written (exit 2, named); a good export holds the Hugging Face model directories (f32 byte for byte, or
 // bf16 rounded from them), RAGEN's config as YAML and as an override list carrying the run's settings, and a README
 // with the launch command, the warnings and the env tags' differences.
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
@@ -16,20 +14,11 @@ import { parseRunConfig } from '../../../src/starpo/config';
 import { nestRagenValues, parseHydraOverrides } from '../../../src/starpo/ragenHydra';
 import { toRagen } from '../../../src/starpo/ragenMapping';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
+import { ragenProcess } from '../ragenProcess';
 
-const run = promisify(execFile);
-const BIN = path.resolve('bin/ragen.js');
 let tmp: string;
 
-async function ragen(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd: tmp, timeout: 120_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+const ragen = (...args: string[]) => ragenProcess(tmp, args);
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ragen-export-'));

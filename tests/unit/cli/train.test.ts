@@ -1,10 +1,8 @@
 // `ragen train` as a user runs it (spawning bin/ragen.js): bad input stops before any work with exit 2 and a message
 // naming the problem; a run writes its directory; a killed run resumed with --resume has every step exactly once.
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { loadCheckpointDir, saveCheckpointDir } from '../../../src/model/checkpointDir';
@@ -12,21 +10,12 @@ import { readMetricsJsonl } from '../../../src/metrics/jsonlSink';
 import { requiredMetricKeys } from '../../../src/metrics/keys';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
 import { resolveTrainArms } from '../../../src/cli/train';
+import { ragenProcess } from '../ragenProcess';
 
-const run = promisify(execFile);
-const BIN = path.resolve('bin/ragen.js');
 let tmp: string;
 let configFile: string;
 
-async function ragen(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd: tmp, timeout: 120_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+const ragen = (...args: string[]) => ragenProcess(tmp, args);
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ragen-train-'));

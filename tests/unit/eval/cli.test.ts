@@ -3,11 +3,9 @@
 // (determinism) and passes a zero-tolerance gate; a baseline that was better fails the gate with exit 1 naming the
 // suite. The shipped bandit-tiny warm start shows the grounding table. Also: how a checkpoint directory finds its
 // run config.
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
@@ -17,20 +15,11 @@ import type { EpisodeRecord } from '../../../src/eval/episodes';
 import { resolveCheckpoint } from '../../../src/eval/load';
 import { parseScorecardJson } from '../../../src/eval/scorecard';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
+import { ragenProcess } from '../ragenProcess';
 
-const run = promisify(execFile);
-const BIN = path.resolve('bin/ragen.js');
 let tmp: string;
 
-async function ragen(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd: tmp, timeout: 120_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+const ragen = (...args: string[]) => ragenProcess(tmp, args);
 
 // Small and quick: 4 seeds of each Bandit suite, one rollout each, wasm.
 const COMMON = ['--preset', 'bandit-tiny', '--episodes', '4', '--backend', 'wasm', '--quiet'];
