@@ -4,19 +4,12 @@
 // costs nothing); fewer moves per answer or fewer turns lower the ceiling.
 import { describe, expect, it } from 'vitest';
 import { FrozenLakeEnv, SokobanEnv, makeEnv, parseFrozenLakeMap, planFrozenLake, planFrozenLakeTurns, solveSokoban } from '../../../envs/index';
+import { agentFormatFromConfig } from '../../../src/starpo/config';
+import { presetConfig } from '../../../src/starpo/presets';
 import { optimalSuccess, runScorecard, scriptedOptimalPolicy, scriptedRandomPolicy, type AgentFormat, type EvalProtocol, type EvalSuite } from '../../../src/eval/index';
 
-/** frozenlake-tiny's agent protocol (src/starpo/presets.ts: RAGEN's 5 turns x 5 actions, 10 per episode). */
-const FORMAT: AgentFormat = {
-  maxTurn: 5,
-  maxActionsPerTurn: 5,
-  enableThink: true,
-  actionSep: '||',
-  promptStyle: 'compact',
-  maxContextWindow: -1,
-  responseLength: 64,
-  formatPenalty: -0.1,
-};
+/** frozenlake-tiny's agent protocol (RAGEN's 5 turns x 5 actions, 10 per episode), as the preset has it. */
+const FORMAT: AgentFormat = agentFormatFromConfig(presetConfig('frozenlake-tiny'));
 const protocol = (episodes: number, over: Partial<EvalProtocol> = {}): EvalProtocol => ({
   episodes,
   k: 1,
