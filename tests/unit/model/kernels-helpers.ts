@@ -192,6 +192,18 @@ export function describeFusedKernels(backend: string, opts: { tol?: number; setu
       tf.dispose([qkv, mask, out]);
     });
 
+    it('causal attention over a prompt-length sequence (300 positions, right padding): forward and gradient', async () => {
+      // The warm starts' prompts are 200-600 tokens: a copy from the prompt into the reasoning needs exact attention
+      // (and its gradient) far back, beyond every tile or block size a kernel may use.
+      const long = 300;
+      const qkv = rand([2 * long, W], 15, 2);
+      const mask = tf.tensor2d([Array(long).fill(1), Array.from({ length: long }, (_, i) => (i < long - 17 ? 1 : 0))]);
+      const run = (impl: typeof unfused.attention) => (a: tf.Tensor) => impl(a as tf.Tensor2D, mask, heads);
+      await expectClose(run(fused.attention)(qkv), run(unfused.attention)(qkv), tol);
+      await expectClose(gradsOf(run(fused.attention), [qkv], 16), gradsOf(run(unfused.attention), [qkv], 16), tol);
+      tf.dispose([qkv, mask]);
+    });
+
     it('attention with a KV cache: prefill then decode steps equal full causal attention', async () => {
       const C = 12;
       const kw = heads.numKvHeads * heads.headDim;
