@@ -92,19 +92,37 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
 });
 
 // The echo trap (paper §4), as a classroom lesson: vanilla StarPO improves, then its reasoning degenerates and its
-// success collapses. Both arms are bandit-tiny (its warm start, 8 env groups x 8 rollouts, PPO with a critic) with
-// the actor learning rate raised 20x to 2e-3, so that a collapse can come within class time (~25-45 steps instead of
-// the paper's 100+). The arms differ only in StarPO-S's ingredients: vanilla keeps all 64 trajectories (4 mini-batches
-// of 16 = 4 optimizer steps per rollout), a KL term and the symmetric clip; StarPO-S keeps the 25 % most uncertain
-// groups (16 trajectories = 1 step), no KL, clip-higher. The warning uses RAGEN-2's reward-variance signal alone: in
-// these runs entropy rises, not falls, before the collapse. Found by experiment, and it does not always show: on 5
-// training seeds vanilla collapsed in 2 and StarPO-S held in 3 (experiments/07-echo-trap-lesson.ts, docs/echo-trap.md,
-// which also lists the settings that showed nothing).
+// success collapses, while StarPO-S holds. Both arms are bandit-tiny (its warm start, 8 env groups x 8 rollouts, PPO
+// with a critic) with two changes that make the lesson fit class time and show on most seeds:
+// * the high-risk arm (Dragon) always pays 1 (RAGEN: 1 with probability 0.25, else 0). With a lottery, a group whose
+//   draw paid 0 teaches "pick Phoenix" and StarPO-S's filter sometimes keeps only such groups; without it, a group's
+//   rewards disagree only while its rollouts pick different arms;
+// * the actor learning rate is 3e-3 (bandit-tiny 1e-4), so that the collapse comes at steps 16-33, not the paper's ~90.
+// The arms differ only in StarPO-S's ingredients: vanilla keeps all 64 trajectories (4 mini-batches of 16 = 4
+// optimizer steps per rollout), a KL term and the symmetric clip; StarPO-S keeps the 2 most uncertain of the 8 groups
+// and never a group whose rollouts all earned the same reward (RAGEN-2's `rollout_filter_include_zero=false`: the
+// whitened advantages of such a group are noise), no KL, clip-higher. Once every rollout picks Dragon, vanilla keeps
+// training on that noise and collapses; StarPO-S stops updating. The warning uses RAGEN-2's reward-variance signal.
+// Found by experiment: the lesson shows on 4 of 5 training seeds (experiments/07-echo-trap-lesson.ts,
+// docs/echo-trap.md, which also lists the settings that failed).
+const DRAGON_ALWAYS_PAYS = { hiArmHiScoreProb: 1 };
 const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(BANDIT_TINY, {
-  actor: { lr: 2e-3 },
+  agent: {
+    trainEnvs: [{ tag: 'Bandit', nGroups: 8, config: DRAGON_ALWAYS_PAYS }],
+    valEnvs: [
+      { tag: 'Bandit', nGroups: 16, config: DRAGON_ALWAYS_PAYS },
+      { tag: 'BanditTest', nGroups: 16, config: DRAGON_ALWAYS_PAYS },
+    ],
+  },
+  actor: { lr: 3e-3 },
   trainer: { totalSteps: 60, saveFreq: 0, seed: 0 },
   echoTrap: { signals: 'reward_std' },
 });
+
+/** StarPO-S's uncertainty filter in its RAGEN-2 form: top 25 % of the groups by in-group reward std, none with std 0. */
+const LESSON_STARPO_S_FILTER: RunConfigInput = {
+  filter: { strategy: 'top_k', value: 0.25, includeZero: false },
+};
 
 const SOKOBAN_QWEN: RunConfigInput = {
   // RAGEN's paper configuration is exactly defaultRunConfig(): Qwen2.5-0.5B-Instruct, SimpleSokoban 8 x 16, 5 turns
@@ -132,10 +150,10 @@ const PRESETS = {
     arms: { 'sokoban-tiny': SOKOBAN_TINY },
   },
   'echo-trap': {
-    summary: 'Vanilla StarPO vs StarPO-S on Bandit at a high learning rate, same seeds: vanilla often improves, then its reasoning degenerates and success collapses (2 of 5 seeds); StarPO-S takes 4x fewer updates and held on 3 of 5.',
+    summary: 'Vanilla StarPO vs StarPO-S on Bandit (Dragon always pays) at a high learning rate, same seeds: vanilla improves, the reward-variance warning fires, then its reasoning and format break and success falls to 0; StarPO-S holds. Shown on 4 of 5 training seeds.',
     arms: {
       starpo: mergeConfigInput(ECHO_TRAP_BASE, VANILLA_STARPO),
-      'starpo-s': ECHO_TRAP_BASE,
+      'starpo-s': mergeConfigInput(ECHO_TRAP_BASE, LESSON_STARPO_S_FILTER),
     },
   },
   'sokoban-qwen': {

@@ -42,7 +42,7 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   // The preset's own summary says what will happen (src/starpo/presets.ts, shown as it is).
   await expect(page.getByTestId('lesson-summary')).toHaveText(resolvePreset('echo-trap').summary);
   await expect(page.getByTestId('lesson-watch')).toContainText('in-group reward std falls first');
-  await expect(page.getByTestId('lesson-watch')).toContainText('2 of 5 training seeds');
+  await expect(page.getByTestId('lesson-watch')).toContainText('4 of 5 training seeds');
   const started = Date.now();
   await page.getByTestId('lesson-recorded').click();
   await expect(page.getByTestId('lesson-source')).toContainText(manifest.commit.slice(0, 7));

@@ -106,7 +106,10 @@ describe('echo-trap', () => {
 
   it('differs between arms only in the StarPO-S knobs (spec §4.5): same seeds, model, envs and schedule', () => {
     const differing = configDifferences(starpo, starpoS).map(([key]) => key).sort();
-    expect(differing).toEqual(['actor.clipRatioHigh', 'algorithm.klCoef', 'algorithm.useKlInReward', 'filter.ratio']);
+    expect(differing).toEqual([
+      'actor.clipRatioHigh', 'algorithm.klCoef', 'algorithm.useKlInReward',
+      'filter.includeZero', 'filter.ratio', 'filter.strategy', 'filter.value',
+    ]);
   });
 
   it('vanilla arm: no filter, KL 0.001 (k1) in the reward, symmetric clip 0.2, several mini-batches per rollout', () => {
@@ -116,14 +119,22 @@ describe('echo-trap', () => {
     expect((starpo.agent.envGroups * starpo.agent.groupSize) / starpo.actor.ppoMiniBatchSize).toBeGreaterThan(1);
   });
 
-  it('is bandit-tiny with a 20x learning rate, 60 steps and the reward-variance warning: the lesson fits class time', () => {
+  it('is bandit-tiny with Dragon always paying, a 30x learning rate, 60 steps and the reward-variance warning', () => {
     const bandit = presetConfig('bandit-tiny');
-    expect(configDifferences(bandit, starpoS).map(([key]) => key).sort()).toEqual(['actor.lr', 'echoTrap.signals', 'trainer.saveFreq', 'trainer.totalSteps']);
-    expect([starpoS.actor.lr, starpoS.trainer.totalSteps]).toEqual([2e-3, 60]);
+    expect(configDifferences(bandit, starpo).map(([key]) => key).filter((k) => !k.startsWith('filter.') && !/clip|[kK]l/.test(k)).sort())
+      .toEqual(['actor.lr', 'agent.trainEnvs', 'agent.valEnvs', 'echoTrap.signals', 'trainer.saveFreq', 'trainer.totalSteps']);
+    expect([starpoS.actor.lr, starpoS.trainer.totalSteps]).toEqual([3e-3, 60]);
+    // Only the payout of the high-risk arm changes: tags, group counts and everything else stay bandit-tiny's.
+    for (const arm of [starpo, starpoS]) {
+      const blocks = [...arm.agent.trainEnvs, ...arm.agent.valEnvs];
+      expect(blocks.map((b) => b.config)).toEqual(blocks.map(() => ({ hiArmHiScoreProb: 1 })));
+      expect(blocks.map((b) => [b.tag, b.nGroups])).toEqual([...bandit.agent.trainEnvs, ...bandit.agent.valEnvs].map((b) => [b.tag, b.nGroups]));
+    }
   });
 
-  it('StarPO-S arm: top-25 % filter, no KL, clip 0.2 / 0.28', () => {
-    expect([starpoS.filter.ratio, starpoS.algorithm.klCoef, starpoS.actor.clipRatioLow, starpoS.actor.clipRatioHigh]).toEqual([0.25, 0, 0.2, 0.28]);
+  it("StarPO-S arm: the top 25 % of groups by in-group std, never a zero-std group (RAGEN-2's include_zero=false), no KL, clip 0.2 / 0.28", () => {
+    expect([starpoS.filter.strategy, starpoS.filter.value, starpoS.filter.includeZero, starpoS.filter.metric]).toEqual(['top_k', 0.25, false, 'reward_variance']);
+    expect([starpoS.algorithm.klCoef, starpoS.actor.clipRatioLow, starpoS.actor.clipRatioHigh]).toEqual([0, 0.2, 0.28]);
   });
 
   it('needs an arm name when asked for one config', () => {
