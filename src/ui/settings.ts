@@ -354,6 +354,13 @@ export function runConfigFor(settings: PlaygroundSettings, arm?: string): RunCon
     over.actor!.ppoMiniBatchSize = kept;
     over.actor!.ppoMicroBatchSize = kept;
   }
+  // RAGEN-2's filters (echo-trap's StarPO-S arm) keep a varying number of groups, so only the whole step must fill a
+  // mini-batch (config.ts); a smaller kept batch trains as one shorter mini-batch.
+  const trajectories = envGroups * groupSize;
+  if (base.filter.strategy !== 'ratio' && trajectories < base.actor.ppoMiniBatchSize) {
+    over.actor!.ppoMiniBatchSize = trajectories;
+    over.actor!.ppoMicroBatchSize = trajectories;
+  }
 
   return parseRunConfig(mergeConfigInput(base, over), `playground settings (preset '${settings.preset}'${arm ? ` arm '${arm}'` : ''})`);
 }

@@ -86,14 +86,14 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
 });
 
 test('lesson-recorded: a warning in the recorded metrics is a marker in its arm\'s colour on every lesson chart', async ({ page }) => {
-  // The shipped recording with the Trainer's warning keys set from step 12 on in the starpo arm (as a run whose
-  // detector fired there logs them), served in place of the file: the page must mark step 12 on every chart.
+  // The shipped recording with the Trainer's warning keys set from step 12 on in the starpo arm, and cleared before it
+  // (as a run whose detector fired there logs them), served in place of the file: the page must mark step 12.
   const starpo = manifest.arms.find((a) => a.name === 'starpo')!;
   await page.route(`**/lessons/echo-trap/${starpo.metrics}`, (route) =>
     route.fulfill({
       contentType: 'application/jsonl',
       body: recorded[0].rows
-        .map((r) => JSON.stringify(r.step >= 12 ? { ...r, 'echo_trap/warning': 1, 'echo_trap/reward_std_ratio': 0.2, 'echo_trap/entropy_ratio': 0.25 } : r))
+        .map((r) => JSON.stringify(r.step >= 12 ? { ...r, 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+entropy', 'echo_trap/reward_std_ratio': 0.2, 'echo_trap/entropy_ratio': 0.25 } : { ...r, 'echo_trap/warning': 0 }))
         .join('\n') + '\n',
     }),
   );

@@ -97,10 +97,15 @@ describe('settings problems in plain words', () => {
     expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05, envGroups: 20 } })).toBeNull();
   });
 
-  it('the classroom preset, whose arms fix the filter, points at the env groups', () => {
-    const p = settingsProblem({ preset: 'echo-trap', backend: 'auto', workers: 'auto', knobs: { envGroups: 2 } });
-    expect(p?.fields).toEqual(['envGroups']);
-    expect(p?.message).toMatch(/StarPO-S keeps the top 25% of env groups; with 2 env groups that is no group at all.*at least 4 env groups/);
+  it("the classroom preset trains with few env groups: its StarPO-S filter (top_k) always keeps at least one", () => {
+    const settings = { preset: 'echo-trap' as const, backend: 'auto' as const, workers: 'auto' as const, knobs: { envGroups: 2, groupSize: 2 } };
+    expect(settingsProblem(settings)).toBeNull();
+    const s = runConfigFor(settings, 'starpo-s');
+    expect([s.filter.strategy, s.agent.envGroups]).toEqual(['top_k', 2]);
+    // 2 x 2 = 4 trajectories per step: the mini-batch shrinks to them instead of the config refusing the setup.
+    expect([s.actor.ppoMiniBatchSize, s.actor.ppoMicroBatchSize]).toEqual([4, 4]);
+    // The lesson's env keeps its payout when the knobs resize it.
+    expect(s.agent.trainEnvs[0].config).toEqual({ hiArmHiScoreProb: 1 });
   });
 
   it('GRPO with one rollout per group is explained', () => {
@@ -155,7 +160,7 @@ describe('settings -> RunConfig', () => {
     const vanilla = runConfigFor(settings, 'starpo');
     const s = runConfigFor(settings, 'starpo-s');
     expect(vanilla.filter.ratio).toBe(1);
-    expect(s.filter.ratio).toBe(0.25);
+    expect([s.filter.strategy, s.filter.value, s.filter.includeZero]).toEqual(['top_k', 0.25, false]);
     expect(vanilla.trainer.seed).toBe(3);
     expect(s.trainer.seed).toBe(3);
   });
