@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertDialoguesFit, buildPrompt, dialogueLengths, envRegistry, type AgentFormat, type ContextFitOptions } from '../../../src/agent/index';
 import { makeEnv } from '../../../envs/index';
+import { agentFormat } from '../agentFormat';
 
 /** One token per character: easy to reason about, and an upper bound of any real tokenizer's count here. */
 const chars = (text: string) => text.length;
@@ -13,17 +14,7 @@ function options(over: Partial<Omit<ContextFitOptions, 'format'>> & { format?: P
   return {
     blocks: [{ name: 'agent.trainEnvs[0]', block: { tag: 'FrozenLake', nGroups: 8 } }],
     seed: 10000,
-    format: {
-      maxTurn: 1,
-      maxActionsPerTurn: 5,
-      enableThink: true,
-      actionSep: '||',
-      promptStyle: 'compact',
-      maxContextWindow: -1,
-      responseLength: 64,
-      formatPenalty: -0.1,
-      ...format,
-    },
+    format: agentFormat({ maxTurn: 1, ...format }),
     maxPositions: 4096,
     countTokens: chars,
     ...rest,

@@ -19,17 +19,9 @@ import {
 import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig } from '../../../src/eval/load';
 import { groundingMetrics, groundingTurnsOf } from '../../../src/metrics/grounding';
 import { initBackend } from '../../../src/model/backend';
+import { agentFormat } from '../agentFormat';
 
-const FORMAT: AgentFormat = {
-  maxTurn: 3,
-  maxActionsPerTurn: 1,
-  enableThink: true,
-  actionSep: '||',
-  promptStyle: 'compact',
-  maxContextWindow: -1,
-  responseLength: 64,
-  formatPenalty: -0.1,
-};
+const FORMAT: AgentFormat = agentFormat({ maxTurn: 3, maxActionsPerTurn: 1 });
 const PROTOCOL: EvalProtocol = { episodes: 12, k: 1, baseSeed: 123, temperature: 0.5, seed: 0, batchSize: 4 };
 const SOKOBAN: EvalSuite = { name: 'SimpleSokoban', kind: 'held-out', tag: 'SimpleSokoban', description: 'SimpleSokoban' };
 

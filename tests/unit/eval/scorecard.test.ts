@@ -18,17 +18,9 @@ import {
   type EvalSuite,
   type ScorecardPolicy,
 } from '../../../src/eval/index';
+import { agentFormat } from '../agentFormat';
 
-const FORMAT: AgentFormat = {
-  maxTurn: 5,
-  maxActionsPerTurn: 5,
-  enableThink: true,
-  actionSep: '||',
-  promptStyle: 'compact',
-  maxContextWindow: -1,
-  responseLength: 64,
-  formatPenalty: -0.1,
-};
+const FORMAT: AgentFormat = agentFormat();
 const BANDIT_FORMAT: AgentFormat = { ...FORMAT, maxTurn: 1, maxActionsPerTurn: 1 };
 const protocol = (over: Partial<EvalProtocol> = {}): EvalProtocol => ({
   episodes: 16,
