@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
+import { wilsonInterval } from '../../src/eval/stats';
 import { initBackend } from '../../src/model/backend';
 import { saveCheckpointDir } from '../../src/model/checkpointDir';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
@@ -32,11 +33,6 @@ const o = new Command()
   .parse()
   .opts<{ preset: string; out: string; set: string[]; phase1: string; phase2: string; episodes1: string; episodes2: string; episodes: string }>();
 
-function wilson(k: number, n: number): [number, number] {
-  const z = 1.96, p = k / n, d = 1 + (z * z) / n;
-  const c = (p + (z * z) / (2 * n)) / d, h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
-  return [c - h, c + h];
-}
 
 await initBackend('wasm');
 const t0 = Date.now();
@@ -71,7 +67,7 @@ const check = await checkPolicy(model, tokenizer, { ...full, agent: { ...full.ag
 const k = Math.round(check.success * check.episodes);
 const result = {
   preset: o.preset, out: o.out, set: o.set, phases: phases.map((p) => ({ name: p.name, steps: p.steps, demos: p.demos.length })), finalLoss,
-  success: check.success, ci: wilson(k, check.episodes), episodes: check.episodes, formatRate: check.formatRate,
+  success: check.success, ci: Object.values(wilsonInterval(k, check.episodes)), episodes: check.episodes, formatRate: check.formatRate,
   validActionRate: check.validActionRate, reasoning: check.reasoning, seconds: (Date.now() - t0) / 1000,
 };
 console.log(JSON.stringify(result));

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
+import { wilsonInterval } from '../../src/eval/stats';
 import { initBackend } from '../../src/model/backend';
 import { saveCheckpointDir } from '../../src/model/checkpointDir';
 import { applyOverrides } from '../../src/starpo/config';
@@ -22,11 +23,6 @@ const program = new Command()
   .parse();
 const o = program.opts<{ preset: string; out: string; recipe: string[]; set: string[]; episodes: string }>();
 
-function wilson(k: number, n: number): [number, number] {
-  const z = 1.96, p = k / n, d = 1 + (z * z) / n;
-  const c = (p + (z * z) / (2 * n)) / d, h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
-  return [c - h, c + h];
-}
 
 await initBackend('wasm');
 const recipe: Partial<WarmStartRecipe> = {};
@@ -49,7 +45,7 @@ const k = Math.round(check.success * check.episodes);
 const result = {
   preset: o.preset, out: o.out, recipe: built.recipe, set: o.set,
   demos: built.demonstrations, finalLoss: built.finalLoss, sftSeconds: built.sftSeconds,
-  success: check.success, ci: wilson(k, check.episodes), episodes: check.episodes,
+  success: check.success, ci: Object.values(wilsonInterval(k, check.episodes)), episodes: check.episodes,
   formatRate: check.formatRate, validActionRate: check.validActionRate, reasoning: check.reasoning,
   seconds: (Date.now() - t0) / 1000,
 };
