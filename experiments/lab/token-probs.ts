@@ -27,8 +27,9 @@ const name = warmStartRecipeName(o.preset);
 const config = applyOverrides(presetConfig(name), o.set);
 // Recipe seed 7: demonstration seeds DEMO_SEED_BASE + 7,000,000 and up, which no shipped or lab recipe (seed 0) used.
 const demos = demonstrationsForRun(config, { ...WARMSTART_RECIPES[name], episodes: Number(o.episodes), seed: 7, imperfectFraction: 0 });
-for (const demo of demos) {
-  const example = tokenizeRendered(tokenizer, demo.training);
+// The samples SFT trains on: the whole episode, or one per turn under a context window (agent.maxContextWindow).
+for (const sample of demos.flatMap((d) => d.samples)) {
+  const example = tokenizeRendered(tokenizer, sample);
   const logProbs = tf.tidy(() => (model.forward(tf.tensor2d([example.ids], [1, example.ids.length], 'int32')) as tf.Tensor3D).squeeze([0]).logSoftmax(-1));
   const rows = (await logProbs.array()) as number[][];
   logProbs.dispose();
@@ -36,8 +37,11 @@ for (const demo of demos) {
   example.targetMask.forEach((trained, i) => {
     if (!trained) return;
     const target = example.ids[i + 1];
-    line += `${tokenizer.decode([target])}[${Math.exp(rows[i][target]).toFixed(2)}]`;
+    const p = Math.exp(rows[i][target]);
+    const top = rows[i].indexOf(Math.max(...rows[i]));
+    // An unlikely token also shows what the model expected instead.
+    line += `${tokenizer.decode([target])}[${p.toFixed(2)}${p < 0.1 ? ` top ${JSON.stringify(tokenizer.decode([top]))}` : ''}]`;
   });
-  console.log(`${demo.turns[0].state}\n${line}\n`);
+  console.log(`${sample.messages.filter((m) => m.role === 'user').pop()?.content}\n${line}\n`);
 }
 model.dispose();

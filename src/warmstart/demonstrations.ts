@@ -36,7 +36,7 @@ import {
   type SokobanState,
 } from '../../envs/index';
 import { BOX, BOX_ON_TARGET, TARGET } from '../../envs/sokoban/grid';
-import { EnvGroupManager, buildPrompt, envRegistry, parseResponse, type RenderedPrompt } from '../agent/index';
+import { EnvGroupManager, buildPrompt, envRegistry, parseResponse, type HistoryRecord, type PromptEnvInfo, type PromptOptions, type RenderedPrompt } from '../agent/index';
 
 /** First env seed of the demonstrations: far above RAGEN's train (10000+) and val (123 … 378) seeds. */
 export const DEMO_SEED_BASE = 1_000_000;
@@ -93,6 +93,12 @@ export interface DemonstrationConfig {
   actionSep?: string;
   /** RAGEN `enable_response_mask` (default true: only assistant turns are trainable). */
   responseMaskOnly?: boolean;
+  /**
+   * RAGEN `agent_proxy.max_context_window` of the run the demonstrations are for (default -1, the full history).
+   * With k >= 1 the policy only ever sees the last k turns, so each turn becomes its own training sample rendered
+   * that way (see Demonstration.samples).
+   */
+  maxContextWindow?: number;
 }
 
 /**
@@ -130,8 +136,14 @@ export interface Demonstration {
   totalReward: number;
   /** Format penalty accumulated by the manager (0 for a demonstrator that always writes valid answers). */
   penalty: number;
-  /** The episode in training mode: compact prompt text and trainable segments (what SFT tokenizes). */
+  /** The episode in training mode: compact prompt text and trainable segments (the full history). */
   training: RenderedPrompt;
+  /**
+   * What SFT tokenizes: [training] for the full history; with a context window of k turns, one sample per turn,
+   * rendered as the policy sees that turn (the last k turns) and trainable on that turn's response only, so every
+   * response is trained on once and always after the prompt it answers at generation time.
+   */
+  samples: RenderedPrompt[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -211,6 +223,9 @@ function playEpisode(config: DemonstrationConfig, seed: number): Demonstration {
   }
 
   const [state] = manager.rolloutStates();
+  const promptOptions = { style: 'compact', mode: 'training', actionSep, responseMaskOnly: config.responseMaskOnly ?? true } as const;
+  const training = buildPrompt(entry.info, state.history, promptOptions);
+  const window = config.maxContextWindow ?? -1;
   return {
     tag: config.tag,
     seed,
@@ -219,13 +234,19 @@ function playEpisode(config: DemonstrationConfig, seed: number): Demonstration {
     success: state.success,
     totalReward: state.totalReward,
     penalty: state.penalty,
-    training: buildPrompt(entry.info, state.history, {
-      style: 'compact',
-      mode: 'training',
-      actionSep,
-      responseMaskOnly: config.responseMaskOnly ?? true,
-    }),
+    training,
+    samples: window < 1 ? [training] : turns.map((_, t) => lastTurnSample(entry.info, state.history.slice(0, t + 2), window, promptOptions)),
   };
+}
+
+/**
+ * Turn `history.length - 1` as the policy sees it under a context window: the last `window` turns, with only the
+ * final response trainable (the earlier ones in the window are trained in their own samples).
+ */
+function lastTurnSample(info: PromptEnvInfo, history: readonly HistoryRecord[], window: number, options: PromptOptions): RenderedPrompt {
+  const sample = buildPrompt(info, history, { ...options, maxContextWindow: window });
+  const lastTurn = history.length - 1;
+  return { ...sample, segments: sample.segments.map((seg) => (seg.turn !== undefined && seg.turn !== lastTurn ? { ...seg, trainable: false } : seg)) };
 }
 
 /** The env config of one episode: the configured one, or for Bandit possibly an alternative arm-name pair. */

@@ -149,6 +149,7 @@ export function demonstrationsForRun(config: RunConfig, recipe: WarmStartRecipe)
         alternateArmPairFraction: recipe.alternateArmPairFraction,
         actionSep: config.agent.actionSep,
         responseMaskOnly: config.algorithm.responseMaskOnly,
+        maxContextWindow: config.agent.maxContextWindow,
       }),
     );
   });
@@ -179,7 +180,7 @@ export function warmStartTags(config: RunConfig): string[] {
  * prompt words of tags without demonstrations (e.g. BanditTest's arm names) get merges too.
  */
 export function tokenizerCorpus(demos: readonly Demonstration[], tags: readonly string[], statesPerTag = 8): string[] {
-  const corpus = demos.map((d) => d.training.text);
+  const corpus = demos.flatMap((d) => d.samples.map((sample) => sample.text));
   const registry = envRegistry();
   for (const tag of tags) {
     if (COMPACT_INSTRUCTIONS[tag] === undefined) throw new Error(`warm start: no compact prompt for env tag '${tag}'`);
@@ -531,7 +532,7 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
 
   opts.onPhase?.('tokenizer', `byte-level BPE, ${recipe.vocabSize} ids`);
   const tokenizer = buildWarmStartTokenizer(demos, warmStartTags(config), recipe.vocabSize);
-  const examples = demos.map((d) => tokenizeRendered(tokenizer, d.training));
+  const examples = demos.flatMap((d) => d.samples.map((sample) => tokenizeRendered(tokenizer, sample)));
   let maxResponseTokens = 0;
   for (const d of demos) {
     for (const turn of d.turns) {

@@ -81,6 +81,38 @@ describe('demonstrations: valid per the environment', () => {
   });
 });
 
+describe('demonstrations: training samples under a context window', () => {
+  it('is the whole episode without a window', () => {
+    for (const demo of generateDemonstrations({ ...LAKE, episodes: 4 })) expect(demo.samples).toEqual([demo.training]);
+  });
+
+  it('with a window of 1, is one sample per turn that shows only that turn and trains only its response', () => {
+    const demos = generateDemonstrations({ ...LAKE, episodes: 12, maxContextWindow: 1 });
+    expect(demos.some((d) => d.turns.length >= 3)).toBe(true);
+    for (const demo of demos) {
+      expect(demo.samples).toHaveLength(demo.turns.length);
+      demo.samples.forEach((sample, t) => {
+        const turn = demo.turns[t];
+        // The state the turn answered, and no other turn's state or response.
+        expect(sample.text).toContain(turn.state);
+        expect(sample.text.split('state:').length - 1).toBe(1);
+        expect(sample.messages.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([turn.response]);
+        const trained = sample.segments.filter((seg) => seg.trainable);
+        expect(trained.map((seg) => seg.turn)).toEqual([t + 1]);
+        expect(trained[0].text).toContain(turn.response);
+      });
+    }
+  });
+
+  it('with a window of 2, keeps the previous turn in view but trains each response once', () => {
+    const demos = generateDemonstrations({ ...LAKE, episodes: 12, maxContextWindow: 2 });
+    const demo = demos.find((d) => d.turns.length >= 3)!;
+    const third = demo.samples[2];
+    expect(third.messages.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([demo.turns[1].response, demo.turns[2].response]);
+    expect(third.segments.filter((seg) => seg.trainable).map((seg) => seg.turn)).toEqual([3]);
+  });
+});
+
 describe('demonstrations: deliberately imperfect', () => {
   it('replaces about the configured fraction of actions', () => {
     for (const fraction of [0.1, 0.3]) {
