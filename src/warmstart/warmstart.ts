@@ -61,6 +61,11 @@ export interface WarmStartRecipe {
   warmupSteps: number;
   /** Seed of demonstrations' RNG streams, weight init and batch order. */
   seed: number;
+  /**
+   * The single-arm preset whose run config plays the demonstrations and the check (default: the recipe's own name,
+   * which is then a preset). Lets a multi-arm preset keep a warm start of its own.
+   */
+  playedAs?: string;
 }
 
 /**
@@ -76,11 +81,29 @@ export const WARMSTART_RECIPES = {
     // from the prompt, but needs several times more SFT steps than the 3-minute budget allows.
     alternateArmPairFraction: 0,
     vocabSize: 1024,
+    // 400, not 150: after 150 steps the answer already repeats the arm the reasoning names (99 %), but loosely
+    // enough that RL moves the answer token alone and half of the trained responses name one arm and answer the
+    // other; after 400 the answer stays the reasoning's choice through RL (docs/findings.md, issue 15).
+    steps: 400,
+    batchSize: 8,
+    lr: 5e-3,
+    warmupSteps: 10,
+    seed: 0,
+  },
+  // The echo-trap lesson's warm start: bandit-tiny's recipe as it was when the lesson was found (150 SFT steps).
+  // Its loose tie between reasoning and answer is part of how vanilla StarPO collapses on cue: from the 400-step
+  // warm start, vanilla did not collapse on the first seed tried (docs/echo-trap.md).
+  'echo-trap': {
+    episodes: 512,
+    imperfectFraction: 0.5,
+    alternateArmPairFraction: 0,
+    vocabSize: 1024,
     steps: 150,
     batchSize: 8,
     lr: 5e-3,
     warmupSteps: 10,
     seed: 0,
+    playedAs: 'bandit-tiny',
   },
   'frozenlake-tiny': {
     episodes: 1024,
@@ -109,6 +132,12 @@ export const WARMSTART_RECIPES = {
 
 export type WarmStartPreset = keyof typeof WARMSTART_RECIPES;
 export const WARMSTART_PRESETS = Object.keys(WARMSTART_RECIPES) as WarmStartPreset[];
+
+/** The run config a warm start's demonstrations and check are played with (see WarmStartRecipe.playedAs). */
+export function warmStartRunConfig(name: WarmStartPreset): RunConfig {
+  const recipe: WarmStartRecipe = WARMSTART_RECIPES[name];
+  return presetConfig(recipe.playedAs ?? name);
+}
 
 /**
  * The warm-start recipe name a preset uses: the last path part of its `model.warmStart` (so `echo-trap`, which
@@ -522,7 +551,7 @@ export interface WarmStartResult {
 export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}): Promise<WarmStartResult> {
   const name = warmStartRecipeName(preset);
   const recipe: WarmStartRecipe = { ...WARMSTART_RECIPES[name], ...opts.recipe };
-  const config = opts.config ?? presetConfig(name);
+  const config = opts.config ?? warmStartRunConfig(name);
   if (config.model.promptStyle !== 'compact') throw new Error(`warm start: preset '${name}' does not use the compact prompt`);
   if (!config.model.enableThink) throw new Error(`warm start: preset '${name}' disables <think>; the demonstrations always think`);
 

@@ -119,11 +119,13 @@ describe('echo-trap', () => {
     expect((starpo.agent.envGroups * starpo.agent.groupSize) / starpo.actor.ppoMiniBatchSize).toBeGreaterThan(1);
   });
 
-  it('is bandit-tiny with Dragon always paying, a 30x learning rate, 60 steps and the reward-variance warning', () => {
+  it('is bandit-tiny with Dragon always paying, a 30x learning rate, 60 steps, the reward-variance warning and its own warm start', () => {
     const bandit = presetConfig('bandit-tiny');
     expect(configDifferences(bandit, starpo).map(([key]) => key).filter((k) => !k.startsWith('filter.') && !/clip|[kK]l/.test(k)).sort())
-      .toEqual(['actor.lr', 'agent.trainEnvs', 'agent.valEnvs', 'echoTrap.signals', 'trainer.saveFreq', 'trainer.totalSteps']);
+      .toEqual(['actor.lr', 'agent.trainEnvs', 'agent.valEnvs', 'echoTrap.signals', 'model.warmStart', 'trainer.saveFreq', 'trainer.totalSteps']);
     expect([starpoS.actor.lr, starpoS.trainer.totalSteps]).toEqual([3e-3, 60]);
+    // The warm start the lesson was found with: bandit-tiny's recipe at 150 SFT steps (src/warmstart/warmstart.ts).
+    expect([starpo.model.warmStart, starpoS.model.warmStart]).toEqual(['warmstart/echo-trap', 'warmstart/echo-trap']);
     // Only the payout of the high-risk arm changes: tags, group counts and everything else stay bandit-tiny's.
     for (const arm of [starpo, starpoS]) {
       const blocks = [...arm.agent.trainEnvs, ...arm.agent.valEnvs];

@@ -11,7 +11,7 @@ import {
   type DemonstrationConfig,
 } from '../../../src/warmstart/demonstrations';
 import { presetConfig } from '../../../src/starpo/presets';
-import { WARMSTART_PRESETS, WARMSTART_RECIPES, demonstrationsForRun } from '../../../src/warmstart/warmstart';
+import { WARMSTART_PRESETS, WARMSTART_RECIPES, demonstrationsForRun, warmStartRunConfig } from '../../../src/warmstart/warmstart';
 
 const SOKOBAN: DemonstrationConfig = { tag: 'SimpleSokoban', episodes: 60, maxTurn: 3, maxActionsPerTurn: 5, imperfectFraction: 0.25, actionsPerAnswer: [2, 5] };
 const LAKE: DemonstrationConfig = { tag: 'FrozenLake', episodes: 60, maxTurn: 5, maxActionsPerTurn: 5, imperfectFraction: 0.25, actionsPerAnswer: [1, 3] };
@@ -193,7 +193,7 @@ describe('demonstrations: reasoning', () => {
 
 describe('demonstrations: seeds and inputs', () => {
   it.each(WARMSTART_PRESETS)('%s: demonstration seeds are disjoint from the training and validation seeds', (preset) => {
-    const config = presetConfig(preset);
+    const config = warmStartRunConfig(preset);
     const demos = demonstrationsForRun(config, { ...WARMSTART_RECIPES[preset], episodes: 20 });
     const { seedVal, valGroups, envGroups } = config.agent;
     const seedTrain = config.agent.seedTrain ?? 10000; // every tiny preset fixes it (null = random bases, see DEMO_SEED_BASE)

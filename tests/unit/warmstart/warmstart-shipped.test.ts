@@ -4,8 +4,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPolicy } from '../../../src/model/index';
-import { presetConfig } from '../../../src/starpo/presets';
-import { WARMSTART_PRESETS, checkPolicy } from '../../../src/warmstart/warmstart';
+import { WARMSTART_PRESETS, checkPolicy, warmStartRunConfig } from '../../../src/warmstart/warmstart';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -13,7 +12,7 @@ describe.each(WARMSTART_PRESETS)('shipped warm start %s', (preset) => {
   const dir = path.join(ROOT, 'public', 'warmstart', preset);
 
   it('loads with the preset shape, is small, and samples mostly well-formed responses with valid actions', async () => {
-    const config = presetConfig(preset);
+    const config = warmStartRunConfig(preset);
     const policy = await loadPolicy(dir, { backend: 'wasm' });
     try {
       const tiny = config.model.tiny;

@@ -7,6 +7,7 @@ import { tokenLogProbs } from '../../../src/model/scoring';
 import { generateDemonstrations } from '../../../src/warmstart/demonstrations';
 import { presetConfig } from '../../../src/starpo/presets';
 import {
+  WARMSTART_RECIPES,
   LENGTH_BUCKET,
   batchStream,
   buildWarmStart,
@@ -18,6 +19,7 @@ import {
   tokenizeRendered,
   trainSft,
   warmStartRecipeName,
+  warmStartRunConfig,
   warmStartTags,
 } from '../../../src/warmstart/warmstart';
 
@@ -157,7 +159,10 @@ describe('warm start: the whole pipeline', () => {
 describe('warm start: recipes', () => {
   it('maps presets to the warm start they load, and refuses presets without one', () => {
     expect(warmStartRecipeName('bandit-tiny')).toBe('bandit-tiny');
-    expect(warmStartRecipeName('echo-trap')).toBe('bandit-tiny');
+    expect(warmStartRecipeName('echo-trap')).toBe('echo-trap');
+    // The lesson's warm start is played as bandit-tiny: its demonstrations and check use that preset's run config.
+    expect(warmStartRunConfig('echo-trap')).toEqual(presetConfig('bandit-tiny'));
+    expect(WARMSTART_RECIPES['echo-trap']).toEqual({ ...WARMSTART_RECIPES['bandit-tiny'], steps: 150, playedAs: 'bandit-tiny' });
     expect(() => warmStartRecipeName('sokoban-qwen')).toThrow(/no warm start/);
     expect(() => warmStartRecipeName('nope')).toThrow(/nope/);
   });
