@@ -10,6 +10,7 @@ export {
   compactPromptFixedText,
   ragenEnvPrefix,
   targetMaskFromPositionMask,
+  turnTrainingSamples,
 } from './prompt';
 export type { ChatMessage, ChatRole, PromptMode, PromptOptions, PromptSegment, PromptStyle, RenderedPrompt } from './prompt';
 export { EnvGroupManager, summarizeEnvMetrics } from './envGroups';

@@ -226,6 +226,23 @@ export function buildPrompt(info: PromptEnvInfo, history: readonly HistoryRecord
 }
 
 /**
+ * RAGEN-2's `single_turn` context mode: every played turn of a history as its own training sample, its prompt
+ * rendered as the policy saw it when it answered (the last `maxContextWindow` turns, or all turns so far), and only
+ * that turn's response trainable, so each response is trained on once. `history` is a finished trajectory's (its
+ * last record is the state after the last turn, as in training mode).
+ */
+export function turnTrainingSamples(info: PromptEnvInfo, history: readonly HistoryRecord[], options: PromptOptions = {}): RenderedPrompt[] {
+  const samples: RenderedPrompt[] = [];
+  for (let turn = 1; turn < history.length; turn++) {
+    // history[0 .. turn] = turns 1 .. turn and the state after the turn, which training mode drops.
+    const sample = buildPrompt(info, history.slice(0, turn + 1), { ...options, mode: 'training' });
+    const segments = sample.segments.map((seg) => (seg.turn !== undefined && seg.turn !== turn ? { ...seg, trainable: false } : seg));
+    samples.push({ ...sample, segments });
+  }
+  return samples;
+}
+
+/**
  * Turn a per-token position mask (from trainable segments) into a mask over prediction targets: entry i says
  * whether token ids[i + 1] is trained on, matching `Policy.tokenLogProbs(ids)` which scores ids[1..]. This is
  * RAGEN's `loss_mask[:, :-1]` aligned with `responses = input_ids[:, 1:]`.

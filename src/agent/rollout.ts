@@ -7,7 +7,7 @@
 import { EnvGroupManager, summarizeEnvMetrics } from './envGroups';
 import type { RolloutState } from './envGroups';
 import { parseResponse, restoreForcedPrefix } from './parse';
-import { buildPrompt } from './prompt';
+import { buildPrompt, turnTrainingSamples } from './prompt';
 import type { PromptStyle, RenderedPrompt } from './prompt';
 import type { StepInfo } from '../../envs/types';
 
@@ -46,6 +46,11 @@ export interface RolloutOptions {
   promptStyle?: PromptStyle;
   /** RAGEN `max_context_window` (default: full history). */
   maxContextWindow?: number;
+  /**
+   * RAGEN-2 `context_window_mode`: 'full' (default) trains each trajectory as one sequence; 'single_turn' also
+   * renders every turn as its own training sample (Trajectory.turnSamples).
+   */
+  contextWindowMode?: ContextWindowMode;
   /** RAGEN `enable_response_mask` (default true = train only assistant turns; false = the paper's setting). */
   responseMaskOnly?: boolean;
   /** Explicit base seed for this reset (default: the manager's seed schedule). */
@@ -70,6 +75,7 @@ export interface AgentFormat extends RolloutOptions {
   actionSep: string;
   promptStyle: PromptStyle;
   maxContextWindow: number;
+  contextWindowMode: ContextWindowMode;
   /** Printed as "Max response length" for tags without their own max_tokens (Bandit); the token limit per turn. */
   responseLength: number;
   /** RAGEN `format_penalty`: added to the score of a trajectory with a malformed turn. */
@@ -101,10 +107,15 @@ export interface TurnRecord {
   response: string;
 }
 
+/** RAGEN-2's `agent_proxy.context_window_mode`, the two of its modes this project has. */
+export type ContextWindowMode = 'full' | 'single_turn';
+
 export interface Trajectory extends RolloutState {
   turns: TurnRecord[];
   /** The trajectory in training mode: text + segments for tokenizing and loss masking. Null if no turn was played. */
   training: RenderedPrompt | null;
+  /** contextWindowMode 'single_turn': one training sample per played turn (turnTrainingSamples); else null. */
+  turnSamples: RenderedPrompt[] | null;
 }
 
 export interface RolloutResult {
@@ -196,6 +207,7 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
       state.history.length >= 2
         ? buildPrompt(manager.entries[state.envId].info, state.history, { ...promptOptions, mode: 'training' })
         : null,
+    turnSamples: options.contextWindowMode === 'single_turn' ? turnTrainingSamples(manager.entries[state.envId].info, state.history, promptOptions) : null,
   }));
   return { trajectories, envMetrics: summarizeEnvMetrics(states), turnsPlayed };
 }

@@ -165,6 +165,16 @@ const AgentSchema = z.strictObject({
       'Render only the last k history records (turns) in the prompt; −1 = the full history (RAGEN ' +
         '`agent_proxy.max_context_window`, −1).',
     ),
+  contextWindowMode: z
+    .enum(['full', 'single_turn'])
+    .describe(
+      "How a trajectory is trained (RAGEN-2 `agent_proxy.context_window_mode`; RAGEN v1 has only 'full'). 'full' = " +
+        "one sequence per trajectory: its whole dialogue (or the last maxContextWindow turns of it). 'single_turn' = " +
+        'one sample per turn, its prompt as the policy saw it when answering (the last maxContextWindow turns), only ' +
+        "that turn's response trained, every sample with its trajectory's score; the uncertainty filter still keeps " +
+        'whole env groups, and mini-batches count samples (a step makes more optimizer steps). With maxContextWindow ' +
+        '1 every sample is one observation and one answer: short sequences, the same prompt shape in every turn.',
+    ),
   seedTrain: nonNegativeInt()
     .nullable()
     .describe(
@@ -539,6 +549,7 @@ export function defaultRunConfig(): RunConfig {
       actionSep: '||',
       formatPenalty: -0.1,
       maxContextWindow: -1,
+      contextWindowMode: 'full',
       seedTrain: 10000,
       seedVal: 123,
       banditPerInstanceSeed: false,
@@ -781,6 +792,7 @@ export function agentFormatFromConfig(c: RunConfig): AgentFormat {
     actionSep: c.agent.actionSep,
     promptStyle: c.model.promptStyle,
     maxContextWindow: c.agent.maxContextWindow,
+    contextWindowMode: c.agent.contextWindowMode,
     responseMaskOnly: c.algorithm.responseMaskOnly,
     responseLength: c.rollout.maxNewTokens,
     formatPenalty: c.agent.formatPenalty,

@@ -78,6 +78,7 @@ export const SCALAR_KEYS: readonly ScalarKey[] = [
   { ours: 'agent.actionSep', ragen: 'agent_proxy.action_sep' },
   { ours: 'agent.formatPenalty', ragen: 'es_manager.format_penalty' },
   { ours: 'agent.maxContextWindow', ragen: 'agent_proxy.max_context_window' },
+  { ours: 'agent.contextWindowMode', ragen: 'agent_proxy.context_window_mode' },
   { ours: 'agent.seedTrain', ragen: 'seed.train' },
   { ours: 'agent.seedVal', ragen: 'seed.val' },
   { ours: 'rollout.temperature', ragen: 'actor_rollout_ref.rollout.temperature' },

@@ -315,13 +315,13 @@ export class Trainer {
 
     // 5-7. Advantages and the update (skipped when the filter kept nothing).
     if (kept.length > 0) {
-      const keptSeqs = kept.map((i) => sequences[i]);
+      const { seqs: keptSeqs, scores: keptScores } = this.trainingSamples(trajectories, sequences, kept, scores);
       const lossTokens = keptSeqs.map(lossTokenCount);
       metrics['response_length/mean'] = mean(lossTokens);
       metrics['response_length/max'] = Math.max(...lossTokens);
       const realTokens = keptSeqs.reduce((s, x) => s + x.ids.length, 0);
       metrics['perf/total_num_tokens'] = realTokens;
-      Object.assign(metrics, await this.update(step, keptSeqs, kept.map((i) => scores[i]), filter));
+      Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter));
     } else {
       for (const k of ['response_length/mean', 'actor/pg_loss', 'actor/pg_clipfrac', 'actor/ppo_kl', 'actor/entropy_loss', 'actor/grad_norm']) metrics[k] = NaN;
       if (this.critic) metrics['critic/vf_loss'] = NaN;
@@ -360,6 +360,24 @@ export class Trainer {
     const labels = this.echoTrap.labels();
     await this.sink.write(step, { ...metrics, ...labels });
     return { step, metrics: { step, ...metrics }, labels, validated, stoppedBy: this.stopped };
+  }
+
+  /**
+   * What the update trains on, from the kept trajectories: their sequences ('full'), or under RAGEN-2's
+   * 'single_turn' context mode one sample per turn, each scored with its trajectory's score (after the filter, which
+   * judges whole trajectories and env groups).
+   */
+  private trainingSamples(trajectories: readonly Trajectory[], sequences: readonly TokenizedTrajectory[], kept: readonly number[], scores: readonly number[]) {
+    if (this.config.agent.contextWindowMode !== 'single_turn') return { seqs: kept.map((i) => sequences[i]), scores: kept.map((i) => scores[i]) };
+    const seqs: TokenizedTrajectory[] = [];
+    const sampleScores: number[] = [];
+    for (const i of kept) {
+      for (const sample of trajectories[i].turnSamples ?? []) {
+        seqs.push(tokenizeTrajectory(this.tokenizer, sample));
+        sampleScores.push(scores[i]);
+      }
+    }
+    return { seqs, scores: sampleScores };
   }
 
   // -------------------------------------------------------------------------------------------------------------

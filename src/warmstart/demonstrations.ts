@@ -36,7 +36,7 @@ import {
   type SokobanState,
 } from '../../envs/index';
 import { BOX, BOX_ON_TARGET, TARGET } from '../../envs/sokoban/grid';
-import { EnvGroupManager, buildPrompt, envRegistry, parseResponse, type HistoryRecord, type PromptEnvInfo, type PromptOptions, type RenderedPrompt } from '../agent/index';
+import { EnvGroupManager, buildPrompt, envRegistry, parseResponse, turnTrainingSamples, type RenderedPrompt } from '../agent/index';
 
 /** First env seed of the demonstrations: far above RAGEN's train (10000+) and val (123 … 378) seeds. */
 export const DEMO_SEED_BASE = 1_000_000;
@@ -235,18 +235,8 @@ function playEpisode(config: DemonstrationConfig, seed: number): Demonstration {
     totalReward: state.totalReward,
     penalty: state.penalty,
     training,
-    samples: window < 1 ? [training] : turns.map((_, t) => lastTurnSample(entry.info, state.history.slice(0, t + 2), window, promptOptions)),
+    samples: window < 1 ? [training] : turnTrainingSamples(entry.info, state.history, { ...promptOptions, maxContextWindow: window }),
   };
-}
-
-/**
- * Turn `history.length - 1` as the policy sees it under a context window: the last `window` turns, with only the
- * final response trainable (the earlier ones in the window are trained in their own samples).
- */
-function lastTurnSample(info: PromptEnvInfo, history: readonly HistoryRecord[], window: number, options: PromptOptions): RenderedPrompt {
-  const sample = buildPrompt(info, history, { ...options, maxContextWindow: window });
-  const lastTurn = history.length - 1;
-  return { ...sample, segments: sample.segments.map((seg) => (seg.turn !== undefined && seg.turn !== lastTurn ? { ...seg, trainable: false } : seg)) };
 }
 
 /** The env config of one episode: the configured one, or for Bandit possibly an alternative arm-name pair. */

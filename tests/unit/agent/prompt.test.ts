@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildPrompt, compactPromptFixedText, targetMaskFromPositionMask } from '../../../src/agent/prompt';
+import { buildPrompt, compactPromptFixedText, targetMaskFromPositionMask, turnTrainingSamples } from '../../../src/agent/prompt';
 import type { HistoryRecord } from '../../../src/agent/types';
 import { corridorInfo } from './fakeEnv';
 
@@ -86,6 +86,25 @@ describe('buildPrompt: RAGEN style', () => {
     const train1 = buildPrompt(info, twoTurnHistory(), { mode: 'training', maxContextWindow: 1 });
     expect(train1.segments.filter((s) => s.role === 'assistant').map((s) => s.turn)).toEqual([2]);
     expect(train1.text).not.toContain('Reward:');
+  });
+
+  it("single_turn samples: one per played turn, as the policy saw it, each training only that turn's response", () => {
+    const history = twoTurnHistory(); // turn 1 answered "Right", turn 2 "Jump", then the final state
+    const [first, second] = turnTrainingSamples(info, history);
+    expect(turnTrainingSamples(info, history)).toHaveLength(2);
+    // Turn 1's sample is exactly the one-turn trajectory in training mode.
+    expect(first).toEqual(buildPrompt(info, history.slice(0, 2), { mode: 'training' }));
+    // Turn 2's sample shows turn 1 as context (full history), but trains only turn 2's response.
+    expect(second.text).toBe(buildPrompt(info, history, { mode: 'training' }).text);
+    expect(second.segments.filter((seg) => seg.trainable).map((seg) => [seg.turn, seg.text.includes('Jump')])).toEqual([[2, true]]);
+    expect(second.segments.some((seg) => seg.turn === 1 && !seg.trainable)).toBe(true);
+    // With a window of 1, turn 2's sample holds only turn 2 (renumbered as turn 1 in the text).
+    const windowed = turnTrainingSamples(info, history, { maxContextWindow: 1 })[1];
+    expect(windowed.text).not.toContain('<think>a</think>');
+    expect(windowed.text).toContain('Turn 1:\nState:\n_PG');
+    expect(windowed.segments.filter((seg) => seg.trainable).map((seg) => seg.turn)).toEqual([2]);
+    // A trajectory that played no turn has no sample.
+    expect(turnTrainingSamples(info, [{ state: 'P_G', actionsLeft: 4 }])).toEqual([]);
   });
 
   it('uses the answer-only format in no-think mode', () => {
