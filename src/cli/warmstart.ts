@@ -81,7 +81,8 @@ async function runWarmstart(o: RunOptions): Promise<void> {
   const backend = await initBackend(o.backend);
   console.log(`ragen warmstart: preset ${o.preset}, backend ${backend.name}`);
   const bar = new cliProgress.SingleBar(
-    { format: '  SFT |{bar}| {value}/{total} steps | loss {loss} | eta {eta_formatted}', hideCursor: true },
+    // Outside a terminal (a log file, CI) a line every 30 s: a long recipe builds for tens of minutes.
+    { format: '  SFT |{bar}| {value}/{total} steps | loss {loss} | eta {eta_formatted}', hideCursor: true, noTTYOutput: true, notTTYSchedule: 30_000 },
     cliProgress.Presets.shades_classic,
   );
   const result = await buildWarmStart(o.preset, {

@@ -734,7 +734,9 @@ export function configWarnings(c: RunConfig): string[] {
   if (!c.actor.useKlLoss && c.actor.klLossCoef > 0) warnings.push(`actor.klLossCoef is ${c.actor.klLossCoef} but useKlLoss is false: the coefficient is ignored`);
   if (c.filter.strategy === 'ratio' && c.actor.ppoEpochs === 1 && c.actor.clipRatioHigh !== c.actor.clipRatioLow) {
     const kept = Math.floor(c.filter.ratio * c.agent.envGroups + 1e-9) * c.agent.groupSize;
-    if (kept <= c.actor.ppoMiniBatchSize) {
+    // single_turn trains one sample per turn: several turns per trajectory fill several mini-batches.
+    const samplesPerTrajectory = c.agent.contextWindowMode === 'single_turn' ? c.agent.maxTurn : 1;
+    if (kept * samplesPerTrajectory <= c.actor.ppoMiniBatchSize) {
       warnings.push(
         `the filtered batch (${kept} trajectories) is one mini-batch (${c.actor.ppoMiniBatchSize}), so each rollout gets one ` +
           'optimizer step at ratio 1 and PPO clipping, clip-higher included, never acts (spec §10.7)',

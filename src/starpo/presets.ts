@@ -75,10 +75,23 @@ const BANDIT_TINY: RunConfigInput = mergeConfigInput(TINY, {
   trainer: { totalSteps: 100, saveFreq: 50 },
 });
 
+/** RAGEN-2's coordinate observation: the coordinate block, then the grid (envs/observation.ts). */
+const GRID_COORD = { observationFormat: 'grid_coord' };
+
 const FROZENLAKE_TINY: RunConfigInput = mergeConfigInput(TINY, {
   model: { warmStart: 'warmstart/frozenlake-tiny' },
-  // RAGEN `_3_frozen_lake`: 4x4, 20 % holes, slip 1/3 (the env's v1 defaults), 5 turns, 10 actions.
-  agent: { trainEnvs: [{ tag: 'FrozenLake', nGroups: 8 }], valEnvs: [{ tag: 'FrozenLake', nGroups: 32 }] },
+  // RAGEN `_3_frozen_lake`: 4x4, 20 % holes, slip 1/3 (the env's v1 defaults), 5 turns, 10 actions; found by
+  // experiment (issue 15, docs/findings.md) to let the tiny model read the lake:
+  // * RAGEN-2's grid_coord observation: "Player: (r, c)" can be copied, a position in a flattened grid cannot;
+  // * each turn shows only the current state (maxContextWindow 1: the lake is Markov) and is trained as its own
+  //   sample (RAGEN-2's single_turn mode): one short prompt shape in every turn, the shape the warm start learned
+  //   to read.
+  agent: {
+    trainEnvs: [{ tag: 'FrozenLake', nGroups: 8, config: GRID_COORD }],
+    valEnvs: [{ tag: 'FrozenLake', nGroups: 32, config: GRID_COORD }],
+    maxContextWindow: 1,
+    contextWindowMode: 'single_turn',
+  },
 });
 
 const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {

@@ -301,6 +301,9 @@ describe('configWarnings, assertRunnable, envBlocks', () => {
     expect(configWarnings(defaultRunConfig()).join('\n')).toContain('clip-higher');
     // Unfiltered 128 trajectories = 4 mini-batches: clipping acts.
     expect(configWarnings(parseRunConfig({ filter: { ratio: 1 } })).join('\n')).not.toContain('clip-higher');
+    // single_turn: the same 32 trajectories of up to 5 turns are up to 160 samples, several mini-batches.
+    expect(configWarnings(parseRunConfig({ agent: { contextWindowMode: 'single_turn' } })).join('\n')).not.toContain('clip-higher');
+    expect(configWarnings(parseRunConfig({ agent: { contextWindowMode: 'single_turn', maxTurn: 1 } })).join('\n')).toContain('clip-higher');
   });
 
   it('requires a local path for a pretrained model before running', () => {

@@ -26,12 +26,18 @@ describe('assertRunFitsContext', () => {
   it('refuses a validation board too large for the model, naming the block, before any work', () => {
     const { count, maxPositions } = shipped('frozenlake-tiny');
     const map = ['P' + '_'.repeat(19), ...Array(18).fill('_'.repeat(20)), '_'.repeat(19) + 'G'];
-    const config = parseRunConfig(mergeConfigInput(presetConfig('frozenlake-tiny'), { agent: { valEnvs: [{ tag: 'FrozenLake', nGroups: 32, config: { map } }] } }));
+    // The full history in the prompt (the preset itself shows one turn: maxContextWindow 1).
+    const config = parseRunConfig(
+      mergeConfigInput(presetConfig('frozenlake-tiny'), { agent: { maxContextWindow: -1, valEnvs: [{ tag: 'FrozenLake', nGroups: 32, config: { map } }] } }),
+    );
     expect(() => assertRunFitsContext(config, count, maxPositions)).toThrow(
       new RegExp(`^agent\\.valEnvs\\[0\\] \\(FrozenLake\\): 5 turns of up to 64 new tokens can grow the dialogue to about \\d+ tokens, more than the model's ${maxPositions} positions`),
     );
     // One turn of it still fits: the message was about the turns, and fewer turns are the way out.
     const oneTurn = parseRunConfig(mergeConfigInput(config, { agent: { maxTurn: 1 } }));
     expect(() => assertRunFitsContext(oneTurn, count, maxPositions)).not.toThrow();
+    // So does a prompt that shows only the current turn.
+    const window1 = parseRunConfig(mergeConfigInput(config, { agent: { maxContextWindow: 1 } }));
+    expect(() => assertRunFitsContext(window1, count, maxPositions)).not.toThrow();
   });
 });
