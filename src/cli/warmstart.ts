@@ -80,23 +80,31 @@ async function runWarmstart(o: RunOptions): Promise<void> {
   const started = Date.now();
   const backend = await initBackend(o.backend);
   console.log(`ragen warmstart: preset ${o.preset}, backend ${backend.name}`);
+  const tty = process.stdout.isTTY === true;
+  let lastLine = Date.now();
   const bar = new cliProgress.SingleBar(
-    // Outside a terminal (a log file, CI) a line every 30 s: a long recipe builds for tens of minutes.
-    { format: '  SFT |{bar}| {value}/{total} steps | loss {loss} | eta {eta_formatted}', hideCursor: true, noTTYOutput: true, notTTYSchedule: 30_000 },
+    { format: '  SFT |{bar}| {value}/{total} steps | loss {loss} | eta {eta_formatted}', hideCursor: true },
     cliProgress.Presets.shades_classic,
   );
   const result = await buildWarmStart(o.preset, {
     recipe: o.steps === undefined ? {} : { steps: o.steps },
     onPhase: (phase, detail) => {
       console.log(`- ${phase}: ${detail}`);
-      if (phase === 'sft') bar.start(o.steps ?? 0, 0, { loss: '-' });
+      if (phase === 'sft' && tty) bar.start(o.steps ?? 0, 0, { loss: '-' });
     },
     onStep: (step, total, loss) => {
-      if (step === 1) bar.setTotal(total);
-      bar.update(step, { loss: loss.toFixed(3) });
+      if (tty) {
+        if (step === 1) bar.setTotal(total);
+        bar.update(step, { loss: loss.toFixed(3) });
+      } else if (Date.now() - lastLine >= 30_000 || step === total) {
+        // Outside a terminal (a log, CI) a line every 30 s: a long recipe builds for tens of minutes. (The bar's own
+        // timer cannot do this: the SFT loop never yields to timers.)
+        lastLine = Date.now();
+        console.log(`  SFT ${step}/${total} steps, loss ${loss.toFixed(3)}, ${((lastLine - started) / 1000).toFixed(0)} s`);
+      }
     },
   });
-  bar.stop();
+  if (tty) bar.stop();
   const { model, tokenizer, config, recipe } = result;
   const d = result.demonstrations;
   console.log(

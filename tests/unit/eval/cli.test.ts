@@ -159,6 +159,7 @@ describe('ragen eval --seed-start and --trajectories', () => {
       expect(mine.filter((e) => e.success).length, s.suite).toBe(s.success.successes);
     }
     let turns = 0;
+    let withText = 0;
     for (const e of episodes) {
       expect(e.policy).toBe(checkpoint);
       expect(e.rollout).toBe(0);
@@ -170,7 +171,7 @@ describe('ragen eval --seed-start and --trajectories', () => {
       e.turns.forEach((turn, i) => {
         turns++;
         expect(turn.state, `${e.suite} seed ${e.seed} turn ${turn.turn}`).toBe(env.render());
-        expect(turn.think.length + turn.answer.length).toBeGreaterThan(0);
+        if (turn.think.length + turn.answer.length > 0) withText++;
         let reward = 0;
         for (const action of turn.actions) {
           const step = env.step(action);
@@ -185,6 +186,8 @@ describe('ragen eval --seed-start and --trajectories', () => {
       expect(e.success).toBe(done && e.reward > 0);
     }
     expect(turns).toBeGreaterThan(episodes.length); // multi-turn episodes were written whole
+    // The responses are written too (on a lake unlike its training, such as 6x6, a turn may come back empty).
+    expect(withText).toBeGreaterThan(turns / 2);
     // The ceiling next to the agent: on ice without slips, the lakes of these seeds whose goal is within the
     // 10-action budget (5 turns x 5 actions can send all 10).
     let reachable = 0;

@@ -17,17 +17,23 @@ beforeAll(async () => {
   policyFiles = await readCheckpointDirFiles(path.resolve('public/warmstart/frozenlake-tiny'));
 });
 
-/** 2 FrozenLake groups x 2 rollouts, 2 turns; the filter keeps one group = one mini-batch; diagnostics every 2 steps. */
+/**
+ * 2 FrozenLake groups x 2 rollouts, 2 turns, in the warm start's prompt shape (frozenlake-tiny: grid_coord, one turn
+ * per prompt, single_turn samples); the filter keeps one group; diagnostics every 2 steps.
+ */
 function config(over: RunConfigInput = {}): RunConfig {
+  const gridCoord = { observationFormat: 'grid_coord' };
   const base: RunConfigInput = {
     model: { pretrained: null, promptStyle: 'compact' },
     agent: {
-      trainEnvs: [{ tag: 'FrozenLake', nGroups: 2 }],
-      valEnvs: [{ tag: 'FrozenLake', nGroups: 1 }],
+      trainEnvs: [{ tag: 'FrozenLake', nGroups: 2, config: gridCoord }],
+      valEnvs: [{ tag: 'FrozenLake', nGroups: 1, config: gridCoord }],
       envGroups: 2,
       groupSize: 2,
       valGroups: 1,
       maxTurn: 2,
+      maxContextWindow: 1,
+      contextWindowMode: 'single_turn',
     },
     rollout: { maxNewTokens: 48 },
     filter: { ratio: 0.5 },

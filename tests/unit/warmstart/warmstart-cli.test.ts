@@ -71,6 +71,8 @@ describe('ragen warmstart', () => {
     const result = await run('--preset', 'bandit-tiny', '--steps', '2', '--check-episodes', '2', '--out', out);
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/final loss \d+\.\d+/);
+    // Not a terminal: progress comes as plain lines (the last step always), not as a redrawn bar.
+    expect(result.out).toMatch(/^ {2}SFT 2\/2 steps, loss \d+\.\d+, \d+ s$/m);
     expect(result.out).toMatch(/Bandit +well-formed [\d.]+% of \d+ turns/);
     const ckpt = await loadCheckpointDir(out);
     expect(ckpt.config.hidden_size).toBe(64);
