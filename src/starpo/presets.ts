@@ -158,7 +158,7 @@ const PRESETS = {
     arms: { 'bandit-tiny': BANDIT_TINY },
   },
   'frozenlake-tiny': {
-    summary: 'FrozenLake 4x4 (slippery), up to 5 turns and 10 actions, tiny model, StarPO-S.',
+    summary: 'FrozenLake 4x4 (slippery) as coordinates and grid, one turn per prompt, up to 5 turns and 10 actions, tiny model, StarPO-S.',
     arms: { 'frozenlake-tiny': FROZENLAKE_TINY },
   },
   'sokoban-tiny': {
