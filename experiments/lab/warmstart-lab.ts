@@ -20,21 +20,31 @@ const program = new Command()
   .option('--recipe <key=value>', 'recipe override (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
   .option('--set <key=value>', 'run config override (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
   .option('--episodes <n>', 'held-out episodes to evaluate', '256')
+  .option('--snapshot-every <n>', 'also save the model every n SFT steps to OUT/checkpoints/step-<n>, with OUT/config.json, so `ragen eval` reads them (0: never)', '0')
   .parse();
-const o = program.opts<{ preset: string; out: string; recipe: string[]; set: string[]; episodes: string }>();
+const o = program.opts<{ preset: string; out: string; recipe: string[]; set: string[]; episodes: string; snapshotEvery: string }>();
+const snapshotEvery = Number(o.snapshotEvery);
 
 
 await initBackend('wasm');
 const recipe: Partial<WarmStartRecipe> = {};
 for (const kv of o.recipe) {
   const [k, v] = kv.split('=');
-  (recipe as Record<string, unknown>)[k] = /^[\d.e+-]+$/.test(v) ? Number(v) : v.startsWith('[') ? JSON.parse(v) : v;
+  (recipe as Record<string, unknown>)[k] =
+    /^[\d.e+-]+$/.test(v) ? Number(v) : v.startsWith('[') ? JSON.parse(v) : v === 'true' ? true : v === 'false' ? false : v;
 }
 const config = applyOverrides(presetConfig(warmStartRecipeName(o.preset)), o.set);
+if (snapshotEvery > 0) {
+  fs.mkdirSync(o.out, { recursive: true });
+  fs.writeFileSync(path.join(o.out, 'config.json'), JSON.stringify(config, null, 2));
+}
 const t0 = Date.now();
 const built = await buildWarmStart(o.preset, {
   recipe, config,
-  onStep: (step, steps, loss) => { if (step % 100 === 0 || step === steps) console.log(`sft ${step}/${steps} loss ${loss.toFixed(3)}`); },
+  onStep: (step, steps, loss) => { if (step % 100 === 0 || step === steps) console.log(`sft ${step}/${steps} loss ${loss.toFixed(3)} ${((Date.now() - t0) / 1000).toFixed(0)} s`); },
+  onModel: async (step, model, tokenizer) => {
+    if (snapshotEvery > 0 && step % snapshotEvery === 0) await saveCheckpointDir(path.join(o.out, 'checkpoints', `step-${step}`), model, tokenizer);
+  },
 });
 fs.mkdirSync(o.out, { recursive: true });
 await saveCheckpointDir(o.out, built.model, built.tokenizer);
