@@ -5,7 +5,7 @@
 //
 // The estimate renders the real prompt (same builder, same options as the rollout loop) from each block's first
 // initial state, with maxTurn − 1 earlier turns whose responses are empty tags, and adds maxNewTokens for every
-// turn (each response is at most that long). Observations of the grid envs keep their size from turn to turn, so
+// response the prompt can show (each is at most that long: maxTurn of them, or maxContextWindow). Observations of the grid envs keep their size from turn to turn, so
 // this is a close upper bound; with maxTurn = 1 it is exact: the first prompt plus one response.
 import type { TagBlock } from './envGroups';
 import { EnvGroupManager } from './envGroups';
@@ -59,7 +59,9 @@ export function dialogueLengths(o: ContextFitOptions): DialogueLength[] {
     }
     history.push(first);
     const firstPrompt = o.countTokens(buildPrompt(info, [first], promptOptions).text);
-    const longest = o.countTokens(buildPrompt(info, history, promptOptions).text) + f.maxTurn * f.responseLength;
+    // A window of k turns shows at most k responses (the k − 1 earlier ones and the one being sampled).
+    const responsesShown = f.maxContextWindow > 0 ? Math.min(f.maxTurn, f.maxContextWindow) : f.maxTurn;
+    const longest = o.countTokens(buildPrompt(info, history, promptOptions).text) + responsesShown * f.responseLength;
     return { name, tag: block.tag, firstPrompt, longest };
   });
 }

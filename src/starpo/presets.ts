@@ -100,9 +100,21 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
     warmStart: 'warmstart/sokoban-tiny',
     tiny: { hiddenSize: 128, numLayers: 4, numHeads: 4, numKvHeads: 2, intermediateSize: 384 },
   },
-  // RAGEN's default env (6x6, one box); 3 turns instead of 5 to keep sequences short, still 5 actions per turn
-  // and 10 per episode (73.8 % of levels are solvable in 5 actions, 98.8 % in 10: spec §10.17).
-  agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8 }], valEnvs: [{ tag: 'SimpleSokoban', nGroups: 32 }], maxTurn: 3 },
+  // RAGEN's default env (6x6, one box), 10 actions per episode (98.8 % of levels are solvable in 10: spec §10.17),
+  // up to 5 per turn. Found by experiment to let the tiny model read the board (issue 15, docs/findings.md), as on
+  // FrozenLake: RAGEN-2's grid_coord observation, each turn shows only the current state and is its own sample
+  // (window 1, single_turn), and 10 turns instead of RAGEN's 5, so that the warm start can answer one move per turn
+  // and look at the board after each (closed loop; 5 moves played blind is a plan a tiny model cannot hold).
+  agent: {
+    trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: GRID_COORD }],
+    valEnvs: [{ tag: 'SimpleSokoban', nGroups: 32, config: GRID_COORD }],
+    maxTurn: 10,
+    maxContextWindow: 1,
+    contextWindowMode: 'single_turn',
+  },
+  // 50 steps: a step plays 32 episodes of up to 10 turns with the 4-layer model (~15 s on two cores), so that the
+  // main job stays within 15 minutes.
+  trainer: { totalSteps: 50 },
 });
 
 // The echo trap (paper §4), as a classroom lesson: vanilla StarPO improves, then its reasoning degenerates and its
@@ -162,7 +174,7 @@ const PRESETS = {
     arms: { 'frozenlake-tiny': FROZENLAKE_TINY },
   },
   'sokoban-tiny': {
-    summary: 'SimpleSokoban 6x6 with one box, up to 3 turns and 10 actions, tiny model, StarPO-S.',
+    summary: 'SimpleSokoban 6x6 with one box, coordinates and grid, one turn per prompt, up to 10 turns and 10 actions, tiny model, StarPO-S.',
     arms: { 'sokoban-tiny': SOKOBAN_TINY },
   },
   'echo-trap': {

@@ -61,7 +61,7 @@ describe('ragen eval: bad input exits 2 and names it', () => {
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--seed-start', '1.5'], /--seed-start must be an integer >= 0, got '1\.5'/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'model-b'], /--trajectories model-b is a directory, not a file/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'x.json', '--out', './x.json'], /--out and --trajectories name the same file/],
-      [['--checkpoint', 'model-a', '--preset', 'sokoban-tiny'], /suite SimpleSokoban: 3 turns of up to 64 new tokens can grow the dialogue to about \d+ tokens, more than the model's 512 positions/],
+      [['--checkpoint', 'model-a', '--preset', 'sokoban-qwen'], /suite SimpleSokoban: the first prompt is \d+ tokens, plus up to 400 new tokens \(rollout.maxNewTokens\) that is more than the model's 512 positions/],
     ];
     const results = await Promise.all(cases.map(([args]) => ragen('eval', ...args)));
     results.forEach((r, i) => {

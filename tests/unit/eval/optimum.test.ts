@@ -119,7 +119,7 @@ describe('the optimum of Sokoban and Bandit', () => {
       return n;
     };
     const tiny = await runScorecard(scriptedOptimalPolicy(), [suite('SimpleSokoban')], protocol(48), { ...FORMAT, maxTurn: 3 });
-    expect(tiny.suites[0].optimum).toBe(solvableWithin(10) / 48); // sokoban-tiny: 3 turns x 5 >= the 10-move budget
+    expect(tiny.suites[0].optimum).toBe(solvableWithin(10) / 48); // 3 turns x 5 moves cover the 10-move budget
     expect(tiny.suites[0].success.successes).toBe(solvableWithin(10));
     // One turn of 5 moves: only the levels solvable in 5, fewer of them.
     const oneTurn = await runScorecard(scriptedOptimalPolicy(), [suite('SimpleSokoban')], protocol(48), { ...FORMAT, maxTurn: 1 });

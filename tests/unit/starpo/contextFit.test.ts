@@ -4,8 +4,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Tokenizer } from '../../../src/model/tokenizer';
+import { dialogueLengths } from '../../../src/agent/contextFit';
 import { assertRunFitsContext } from '../../../src/starpo/contextFit';
-import { mergeConfigInput, parseRunConfig } from '../../../src/starpo/config';
+import { agentFormatFromConfig, envBlocks, mergeConfigInput, parseRunConfig } from '../../../src/starpo/config';
 import { presetConfig } from '../../../src/starpo/presets';
 
 function shipped(preset: string): { count: (text: string) => number; maxPositions: number } {
@@ -39,5 +40,24 @@ describe('assertRunFitsContext', () => {
     // So does a prompt that shows only the current turn.
     const window1 = parseRunConfig(mergeConfigInput(config, { agent: { maxContextWindow: 1 } }));
     expect(() => assertRunFitsContext(window1, count, maxPositions)).not.toThrow();
+  });
+
+  it("counts only the responses a context window shows: sokoban-tiny's 10 turns with window 1 are one prompt and one response", () => {
+    const { count } = shipped('sokoban-tiny');
+    const lengths = (maxContextWindow: number) => {
+      const config = parseRunConfig(mergeConfigInput(presetConfig('sokoban-tiny'), { agent: { maxContextWindow } }));
+      const [d] = dialogueLengths({
+        blocks: [{ name: 'val', block: envBlocks(config, 'val')[0] }],
+        seed: config.agent.seedVal,
+        format: agentFormatFromConfig(config),
+        maxPositions: 1024,
+        countTokens: count,
+      });
+      return d;
+    };
+    const one = lengths(1), two = lengths(2), full = lengths(-1);
+    expect(one.longest).toBe(one.firstPrompt + 64);
+    expect(two.longest).toBeGreaterThan(one.longest + 64);
+    expect(full.longest).toBeGreaterThan(two.longest + 8 * 64);
   });
 });
