@@ -10,7 +10,8 @@
 //                   -> checkpoint (config.json, model.safetensors, tokenizer.json, ...)
 //
 // Everything is seeded (demonstration seeds, weight init, batch order): the same recipe on the same backend gives
-// the same checkpoint. The recipes are sized so `ragen warmstart` stays within minutes on two CPU cores (wasm).
+// the same checkpoint. On one CPU core (wasm) `ragen warmstart` takes minutes for Bandit, about 41 minutes for
+// FrozenLake and about 1.6 hours for Sokoban: reading a board takes thousands of supervised steps (docs/findings.md).
 import * as tf from '@tensorflow/tfjs';
 import { ENV_TAGS, Rng, makeEnv } from '../../envs/index';
 import {
@@ -76,9 +77,9 @@ export interface WarmStartRecipe {
 }
 
 /**
- * The shipped recipes. Imperfect fractions are chosen so the warm start leaves RL room: Bandit picks the high-risk
- * arm about half of the time; FrozenLake and Sokoban demonstrators make a wrong move in about a quarter of their
- * actions (see the report printed by `ragen warmstart` for the resulting success rates).
+ * The shipped recipes. Bandit's demonstrations pick the high-risk arm about half of the time, so RL has room; the
+ * FrozenLake and Sokoban demonstrators play their planners' moves as they are (see the report printed by
+ * `ragen warmstart` for the resulting success rates).
  */
 export const WARMSTART_RECIPES = {
   'bandit-tiny': {
