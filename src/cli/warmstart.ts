@@ -115,14 +115,22 @@ async function runWarmstart(o: RunOptions): Promise<void> {
     `  model: ${model.config.num_hidden_layers} layers x ${model.config.hidden_size}, vocabulary ${tokenizer.vocabSize}; ` +
       `longest sequence ${result.maxSequenceTokens} tokens, longest response ${result.maxResponseTokens}`,
   );
-  console.log(`  SFT: ${recipe.steps} steps in ${result.sftSeconds.toFixed(0)} s, final loss ${result.finalLoss.toFixed(3)} (mean of the last 10 % of steps)`);
+  const second = result.secondCycleDemonstrations;
+  if (second) {
+    console.log(
+      `  second cycle: ${second.episodes} new episodes, ${second.turns} turns, demonstrator success ${pct(second.successRate)}, ` +
+        `imperfect actions ${pct(second.imperfectFraction)}`,
+    );
+  }
+  console.log(`  SFT: ${result.losses.length} steps in ${result.sftSeconds.toFixed(0)} s, final loss ${result.finalLoss.toFixed(3)} (mean of the last 10 % of steps)`);
 
   const report: Record<string, unknown> = {
     preset: o.preset,
     backend: backend.name,
     recipe,
     demonstrations: d,
-    sft: { steps: recipe.steps, seconds: result.sftSeconds, finalLoss: result.finalLoss, firstLoss: result.losses[0] },
+    ...(second ? { secondCycleDemonstrations: second } : {}),
+    sft: { steps: result.losses.length, seconds: result.sftSeconds, finalLoss: result.finalLoss, firstLoss: result.losses[0] },
   };
   try {
     if (o.check) {

@@ -70,10 +70,34 @@ export interface WarmStartRecipe {
   /** Seed of demonstrations' RNG streams, weight init and batch order. */
   seed: number;
   /**
+   * A second SFT cycle after the first (a warm restart): fresh AdamW moments, its own warm-up and cosine decay, on
+   * new demonstrations played with the same settings. The tokenizer comes from the first cycle's demonstrations
+   * alone, so the first cycle is the same whether a second follows or not.
+   */
+  secondCycle?: SftCycle;
+  /**
    * The single-arm preset whose run config plays the demonstrations and the check (default: the recipe's own name,
    * which is then a preset). Lets a multi-arm preset keep a warm start of its own.
    */
   playedAs?: string;
+}
+
+/** A further SFT cycle of a recipe (WarmStartRecipe.secondCycle). */
+export interface SftCycle {
+  /** Demonstration episodes per training env block. */
+  episodes: number;
+  /** As WarmStartRecipe.imperfectFraction, for this cycle's demonstrations. */
+  imperfectFraction: number;
+  /** SFT optimizer steps of this cycle. */
+  steps: number;
+  /** Its peak learning rate (linear warm-up, then cosine decay to 10 % of it). */
+  lr: number;
+  warmupSteps: number;
+  /**
+   * Seed of this cycle's demonstrations and batch order. It must differ from the recipe's: demonstration seeds are
+   * DEMO_SEED_BASE + seed x 1,000,000, so another seed means other initial states.
+   */
+  seed: number;
 }
 
 /**
@@ -557,12 +581,15 @@ export interface WarmStartResult {
   model: Qwen2Model;
   tokenizer: Tokenizer;
   demonstrations: DemonstrationStats;
+  /** The second SFT cycle's demonstrations (recipes with a secondCycle). */
+  secondCycleDemonstrations?: DemonstrationStats;
   /** Longest demonstrated response in tokens (must fit rollout.maxNewTokens). */
   maxResponseTokens: number;
   /** Longest training sequence in tokens. */
   maxSequenceTokens: number;
+  /** The loss of every SFT step, the cycles one after the other. */
   losses: number[];
-  /** Mean loss over the last 10 % of the steps (less noisy than the last step's). */
+  /** Mean loss over the last 10 % of the (last cycle's) steps (less noisy than the last step's). */
   finalLoss: number;
   sftSeconds: number;
 }
@@ -578,22 +605,28 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
   const config = opts.config ?? warmStartRunConfig(name);
   if (config.model.promptStyle !== 'compact') throw new Error(`warm start: preset '${name}' does not use the compact prompt`);
   if (!config.model.enableThink) throw new Error(`warm start: preset '${name}' disables <think>; the demonstrations always think`);
+  const second = recipe.secondCycle;
+  if (second && second.seed === recipe.seed) {
+    throw new Error(`warm start: recipe '${name}': secondCycle.seed must differ from seed ${recipe.seed}, or both cycles see the same demonstrations`);
+  }
 
   opts.onPhase?.('demonstrations', `${recipe.episodes} episodes per training env block`);
   const demos = demonstrationsForRun(config, recipe);
-  const stats = demonstrationStats(demos);
-
   opts.onPhase?.('tokenizer', `byte-level BPE, ${recipe.vocabSize} ids`);
   const tokenizer = buildWarmStartTokenizer(demos, warmStartTags(config), recipe.vocabSize);
-  const examples = demos.flatMap((d) => d.samples.map((sample) => tokenizeRendered(tokenizer, sample)));
-  let maxResponseTokens = 0;
-  for (const d of demos) {
-    for (const turn of d.turns) {
-      // The sampled continuation after the forced <think>: reasoning, answer and the stop token.
-      const n = tokenizer.encode(turn.response.slice('<think>'.length)).length + 1;
-      maxResponseTokens = Math.max(maxResponseTokens, n);
-    }
+  const cycles: { demos: Demonstration[]; sft: SftOptions }[] = [
+    { demos, sft: { steps: recipe.steps, batchSize: recipe.batchSize, lr: recipe.lr, warmupSteps: recipe.warmupSteps, seed: recipe.seed } },
+  ];
+  if (second) {
+    opts.onPhase?.('demonstrations', `second cycle: ${second.episodes} episodes per training env block`);
+    const cycleRecipe = { ...recipe, episodes: second.episodes, imperfectFraction: second.imperfectFraction, seed: second.seed };
+    cycles.push({
+      demos: demonstrationsForRun(config, cycleRecipe),
+      sft: { steps: second.steps, batchSize: recipe.batchSize, lr: second.lr, warmupSteps: second.warmupSteps, seed: second.seed },
+    });
   }
+  const examples = cycles.map((cycle) => cycle.demos.flatMap((d) => d.samples.map((sample) => tokenizeRendered(tokenizer, sample))));
+  const maxResponseTokens = Math.max(...cycles.map((cycle) => longestResponse(tokenizer, cycle.demos)));
   if (maxResponseTokens > config.rollout.maxNewTokens) {
     throw new Error(
       `warm start: a demonstrated response takes ${maxResponseTokens} tokens, more than rollout.maxNewTokens ` +
@@ -601,42 +634,55 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
     );
   }
 
-  opts.onPhase?.('sft', `${recipe.steps} steps, batch ${recipe.batchSize}`);
+  const totalSteps = cycles.reduce((s, cycle) => s + cycle.sft.steps, 0);
+  opts.onPhase?.('sft', `${cycles.map((cycle) => cycle.sft.steps).join(' + ')} steps, batch ${recipe.batchSize}`);
   const modelConfig = tinyQwen2Config(config.model.tiny, tokenizer.vocabSize);
   const model = new Qwen2Model(modelConfig, initQwen2Weights(modelConfig, recipe.seed));
   const start = Date.now();
-  let losses: number[];
+  const losses: number[] = [];
   try {
-    losses = await trainSft(model, examples, tokenizer.padTokenId!, {
-      steps: recipe.steps,
-      batchSize: recipe.batchSize,
-      lr: recipe.lr,
-      warmupSteps: recipe.warmupSteps,
-      seed: recipe.seed,
-      gradClip: config.actor.gradClip,
-      onStep: async (step, loss) => {
-        opts.onStep?.(step, recipe.steps, loss);
-        await opts.onModel?.(step, model, tokenizer);
-      },
-    });
+    for (const [i, cycle] of cycles.entries()) {
+      const before = losses.length;   // steps are numbered across the cycles, 1 .. totalSteps
+      losses.push(
+        ...(await trainSft(model, examples[i], tokenizer.padTokenId!, {
+          ...cycle.sft,
+          gradClip: config.actor.gradClip,
+          onStep: async (step, loss) => {
+            opts.onStep?.(before + step, totalSteps, loss);
+            await opts.onModel?.(before + step, model, tokenizer);
+          },
+        })),
+      );
+    }
   } catch (err) {
     model.dispose();
     throw err;
   }
-  const tail = losses.slice(-Math.max(1, Math.round(losses.length / 10)));
+  // The final loss is that of the last cycle's last 10 % of steps.
+  const tail = losses.slice(-Math.max(1, Math.round(cycles[cycles.length - 1].sft.steps / 10)));
   return {
     preset: name,
     recipe,
     config,
     model,
     tokenizer,
-    demonstrations: stats,
+    demonstrations: demonstrationStats(demos),
+    ...(second ? { secondCycleDemonstrations: demonstrationStats(cycles[1].demos) } : {}),
     maxResponseTokens,
-    maxSequenceTokens: Math.max(...examples.map((e) => e.ids.length)),
+    maxSequenceTokens: Math.max(...examples.flat().map((e) => e.ids.length)),
     losses,
     finalLoss: tail.reduce((a, b) => a + b, 0) / tail.length,
     sftSeconds: (Date.now() - start) / 1000,
   };
+}
+
+/** The longest demonstrated response in tokens: the sampled continuation after the forced <think>, plus the stop token. */
+function longestResponse(tokenizer: Tokenizer, demos: readonly Demonstration[]): number {
+  let longest = 0;
+  for (const d of demos) {
+    for (const turn of d.turns) longest = Math.max(longest, tokenizer.encode(turn.response.slice('<think>'.length)).length + 1);
+  }
+  return longest;
 }
 
 /** Where a preset's warm start lives, relative to the repository root (the browser serves public/ at the root). */

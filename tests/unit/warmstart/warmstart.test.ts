@@ -154,6 +154,36 @@ describe('warm start: the whole pipeline', () => {
     a.model.dispose();
     b.model.dispose();
   });
+
+  it('runs a second cycle after the first, which it leaves as it was, on demonstrations of other seeds', async () => {
+    const weights = async (model: { variables: Record<string, { data(): Promise<unknown> }> }) =>
+      Object.fromEntries(await Promise.all(Object.entries(model.variables).map(async ([k, v]) => [k, Array.from((await v.data()) as Float32Array)])));
+    const one = await buildWarmStart('bandit-tiny', { recipe: { episodes: 24, steps: 2 } });
+    const afterFirstCycle: Record<string, number[]>[] = [];
+    const steps: string[] = [];
+    const two = await buildWarmStart('bandit-tiny', {
+      recipe: { episodes: 24, steps: 2, secondCycle: { episodes: 16, imperfectFraction: 1, steps: 3, lr: 1e-3, warmupSteps: 1, seed: 9 } },
+      onStep: (step, total) => void steps.push(`${step}/${total}`),
+      onModel: async (step, model) => {
+        if (step === 2) afterFirstCycle.push(await weights(model));
+      },
+    });
+    expect(steps).toEqual(['1/5', '2/5', '3/5', '4/5', '5/5']);
+    expect(two.losses.slice(0, 2)).toEqual(one.losses);
+    expect(two.losses).toHaveLength(5);
+    // The tokenizer comes from the first cycle's demonstrations alone, and the first cycle trains as without a second.
+    expect(JSON.stringify(two.tokenizer.toJSON())).toBe(JSON.stringify(one.tokenizer.toJSON()));
+    expect(afterFirstCycle[0]).toEqual(await weights(one.model));
+    expect(await weights(two.model)).not.toEqual(afterFirstCycle[0]);
+    // Every demonstrated arm of the second cycle is the low-risk one (imperfectFraction 1): new demonstrations.
+    expect(two.demonstrations.imperfectFraction).toBeLessThan(1);
+    expect(two.secondCycleDemonstrations).toMatchObject({ episodes: 16, imperfectFraction: 1 });
+    await expect(
+      buildWarmStart('bandit-tiny', { recipe: { episodes: 8, steps: 1, secondCycle: { episodes: 8, imperfectFraction: 0, steps: 1, lr: 1e-3, warmupSteps: 1, seed: 0 } } }),
+    ).rejects.toThrow(/secondCycle\.seed must differ from seed 0/);
+    one.model.dispose();
+    two.model.dispose();
+  });
 });
 
 describe('warm start: recipes', () => {
