@@ -28,7 +28,7 @@ export function registerWarmstart(program: Command): void {
     .requiredOption('--preset <name>', `preset whose warm start to build (${WARMSTART_PRESETS.join(', ')})`)
     .option('--out <dir>', 'checkpoint directory to write (default: public/<the preset\'s model.warmStart>)')
     .option('--backend <name>', `tfjs backend (${BACKEND_NAMES.join(', ')}); the shipped checkpoints were built on wasm`, 'wasm')
-    .option('--steps <n>', "SFT steps (default: the preset's recipe)")
+    .option('--steps <n>', "SFT steps of the first cycle (default: the preset's recipe; a second cycle keeps its own)")
     .option('--check-episodes <n>', 'validation episodes sampled to check the result', '32')
     .option('--no-check', 'skip the sampled check')
     .action(async (flags: WarmstartFlags) => {
