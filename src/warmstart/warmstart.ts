@@ -11,7 +11,8 @@
 //
 // Everything is seeded (demonstration seeds, weight init, batch order): the same recipe on the same backend gives
 // the same checkpoint. On one CPU core (wasm) `ragen warmstart` takes minutes for Bandit, about 41 minutes for
-// FrozenLake and about 1.5 hours for Sokoban: reading a board takes thousands of supervised steps (docs/findings.md).
+// FrozenLake and about 1.6 hours for Sokoban (two SFT cycles): reading a board takes thousands of supervised steps
+// (docs/findings.md).
 import * as tf from '@tensorflow/tfjs';
 import { ENV_TAGS, Rng, makeEnv } from '../../envs/index';
 import {
