@@ -6,6 +6,7 @@ import { applyOverrides } from '../../src/starpo/config';
 import { presetConfig } from '../../src/starpo/presets';
 import { demonstrationStats } from '../../src/warmstart/demonstrations';
 import { WARMSTART_RECIPES, demonstrationsForRun, warmStartRecipeName, type WarmStartRecipe } from '../../src/warmstart/warmstart';
+import { parseRecipeOverrides } from '../lib/recipeOverrides';
 
 const o = new Command()
   .requiredOption('--preset <name>')
@@ -14,11 +15,7 @@ const o = new Command()
   .parse()
   .opts<{ preset: string; recipe: string[]; set: string[] }>();
 const name = warmStartRecipeName(o.preset);
-const recipe: WarmStartRecipe = { ...WARMSTART_RECIPES[name] };
-for (const kv of o.recipe) {
-  const [k, v] = kv.split('=');
-  (recipe as unknown as Record<string, unknown>)[k] = /^[\d.e+-]+$/.test(v) ? Number(v) : v.startsWith('[') ? JSON.parse(v) : v === 'true' ? true : v === 'false' ? false : v;
-}
+const recipe: WarmStartRecipe = { ...WARMSTART_RECIPES[name], ...parseRecipeOverrides(o.recipe) };
 const config = applyOverrides(presetConfig(name), o.set);
 const demos = demonstrationsForRun(config, recipe);
 console.log(JSON.stringify(demonstrationStats(demos), null, 1));

@@ -17,6 +17,7 @@ import {
   WARMSTART_RECIPES, checkPolicy, demonstrationsForRun, tokenizeRendered, trainSft, warmStartRecipeName, type WarmStartRecipe,
 } from '../../src/warmstart/warmstart';
 import { demonstrationStats } from '../../src/warmstart/demonstrations';
+import { parseRecipeOverrides } from '../lib/recipeOverrides';
 
 const o = new Command()
   .requiredOption('--preset <name>')
@@ -31,11 +32,7 @@ const o = new Command()
 await initBackend('wasm');
 const t0 = Date.now();
 const name = warmStartRecipeName(o.preset);
-const recipe: WarmStartRecipe = { ...WARMSTART_RECIPES[name] };
-for (const kv of o.recipe) {
-  const [k, v] = kv.split('=');
-  (recipe as unknown as Record<string, unknown>)[k] = /^[\d.e+-]+$/.test(v) ? Number(v) : v.startsWith('[') ? JSON.parse(v) : v === 'true' ? true : v === 'false' ? false : v;
-}
+const recipe: WarmStartRecipe = { ...WARMSTART_RECIPES[name], ...parseRecipeOverrides(o.recipe) };
 const config = applyOverrides(presetConfig(name), o.set);
 const demos = demonstrationsForRun(config, recipe);
 console.log(`demonstrations: ${JSON.stringify(demonstrationStats(demos))}`);

@@ -13,6 +13,7 @@ import { saveCheckpointDir } from '../../src/model/checkpointDir';
 import { applyOverrides } from '../../src/starpo/config';
 import { presetConfig } from '../../src/starpo/presets';
 import { buildWarmStart, checkPolicy, warmStartRecipeName, type WarmStartRecipe } from '../../src/warmstart/warmstart';
+import { parseRecipeOverrides } from '../lib/recipeOverrides';
 
 const program = new Command()
   .requiredOption('--preset <name>')
@@ -27,12 +28,7 @@ const snapshotEvery = Number(o.snapshotEvery);
 
 
 await initBackend('wasm');
-const recipe: Partial<WarmStartRecipe> = {};
-for (const kv of o.recipe) {
-  const [k, v] = kv.split('=');
-  (recipe as Record<string, unknown>)[k] =
-    /^[\d.e+-]+$/.test(v) ? Number(v) : v.startsWith('[') ? JSON.parse(v) : v === 'true' ? true : v === 'false' ? false : v;
-}
+const recipe: Partial<WarmStartRecipe> = parseRecipeOverrides(o.recipe);
 const config = applyOverrides(presetConfig(warmStartRecipeName(o.preset)), o.set);
 if (snapshotEvery > 0) {
   fs.mkdirSync(o.out, { recursive: true });

@@ -9,6 +9,7 @@ import { lineChartSvg, niceTicks } from '../../../experiments/lib/chart';
 import { lastStep } from '../../../experiments/lib/runs';
 import { STARPO_S_SECONDS, estimateMinutes, estimateStepSeconds, starpoS, vanilla } from '../../../experiments/lib/configs';
 import { writePngs } from '../../../experiments/lib/png';
+import { parseRecipeOverrides } from '../../../experiments/lib/recipeOverrides';
 
 const row = (step: number, extra: Record<string, number>): MetricsRow => ({ step, ...extra }) as MetricsRow;
 
@@ -117,4 +118,16 @@ describe('experiments: PNG through Chromium', () => {
     expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([400, 300]);   // IHDR width, height
     fs.rmSync(dir, { recursive: true });
   }, 60_000);
+});
+
+describe('experiments: --recipe flags of the lab scripts', () => {
+  it('reads numbers, lists, objects and booleans, keeping "=" inside a value', () => {
+    expect(parseRecipeOverrides(['steps=3000', 'lr=1e-3', 'actionsPerAnswer=[1,1]', 'trainOnPrompt=true', 'playedAs=bandit-tiny',
+      'secondCycle={"episodes":8,"imperfectFraction":0,"steps":2,"lr":0.001,"warmupSteps":1,"seed":2}'])).toEqual({
+      steps: 3000, lr: 1e-3, actionsPerAnswer: [1, 1], trainOnPrompt: true, playedAs: 'bandit-tiny',
+      secondCycle: { episodes: 8, imperfectFraction: 0, steps: 2, lr: 0.001, warmupSteps: 1, seed: 2 },
+    });
+    expect(parseRecipeOverrides(['playedAs=a=b'])).toEqual({ playedAs: 'a=b' });
+    expect(() => parseRecipeOverrides(['steps'])).toThrow(/key=value, got 'steps'/);
+  });
 });
