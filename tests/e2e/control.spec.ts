@@ -6,11 +6,15 @@ import { expect, test, type Page } from '@playwright/test';
 import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
 
 /**
- * bandit-tiny with a big batch and no filter (8 env groups x 32 rollouts, all kept): every phase of a step lasts
- * long enough to be seen and to press Stop in (on the 2-core test machine: rollout ~1.5 s, scoring ~5 s, and an
- * update of 32 optimizer steps ~15 s), whatever the kernels' speed.
+ * bandit-tiny with a big batch and no filter (8 env groups x 32 rollouts, all kept): scoring and the update (32
+ * optimizer steps) last long enough to press Stop in (on the 2-core test machine: scoring ~1 s, update ~4 s).
  */
 const BIG_BATCH = 'backend=wasm&groups=8&groupSize=32&filter=1';
+/**
+ * Four times that (1,024 rollouts) for watching the counts move: the rollout of 256 short Bandit answers can end
+ * in under 0.2 s, the interval at which the worker sends progress, and then shows a single count.
+ */
+const BIGGER_BATCH = 'backend=wasm&groups=32&groupSize=32&filter=1';
 
 async function stepCount(page: Page): Promise<number> {
   return Number(await page.getByTestId('step-count').textContent());
@@ -46,7 +50,7 @@ async function msUntilStatus(page: Page, status: string): Promise<number> {
 test('control: step-progress moves inside a step; Stop before the update stops at once and keeps the last checkpoint', async ({ page }, testInfo) => {
   test.setTimeout(400_000);
   const errors = watchErrors(page);
-  await page.goto(`./?${BIG_BATCH}`);
+  await page.goto(`./?${BIGGER_BATCH}`);
   await expectWorkingMatmul(page);
   await expect(page.getByTestId('run-status')).toHaveText('idle');
   await expect(page.getByTestId('step-progress')).toHaveText('');
