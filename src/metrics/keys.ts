@@ -108,6 +108,8 @@ export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
   { key: 'critic/vpred_mean', meaning: 'mean critic value on trained tokens', mirrors: 'critic/vpred_mean' },
   { key: 'critic/grad_norm', meaning: 'critic gradient norm before clipping', mirrors: 'critic/grad_norm' },
   { key: 'critic/score/mean', meaning: 'mean trajectory score (reward + format penalty)', mirrors: 'critic/score/mean' },
+  { key: 'critic/step_adv/shared_turns', meaning: "share of the step's turns that start from a state another turn of the env group also started from (GiGPO anchor groups; algorithm.stepAdvantage)", mirrors: 'new' },
+  { key: 'critic/step_adv/abs_mean', meaning: 'mean |step-level advantage| over the turns of the step (algorithm.stepAdvantage)', mirrors: 'new' },
   { key: 'response_length/max', meaning: 'max trained tokens in one trajectory', mirrors: 'response_length/max' },
   { key: 'timing_s/gen', meaning: 'seconds spent generating rollouts', mirrors: 'timing_s/gen' },
   { key: 'timing_s/update_actor', meaning: 'seconds spent in the actor update', mirrors: 'timing_s/update_actor' },

@@ -284,3 +284,48 @@ export function normalizeScores(
   const ids = trajectories.map((x) => (how.grouping === 'state' ? x.groupId : how.grouping === 'inductive' ? x.tag : 0));
   return grpoNormalize(scores, ids, how.method);
 }
+
+/** One played turn, as the step-level advantage sees it. */
+export interface AnchorTurn {
+  /** The env group the turn's trajectory belongs to: anchor states are only matched within one group. */
+  groupId: number;
+  /** The observation the turn started from (the env's rendered state): equal text = the same anchor state. */
+  state: string;
+  /** Discounted return from this turn on (`returnsToGo`). */
+  returnToGo: number;
+}
+
+/**
+ * Discounted returns-to-go of one trajectory's turn rewards: G_t = r_t + gamma * G_{t+1}, G after the last turn = 0.
+ */
+export function returnsToGo(turnRewards: readonly number[], gamma: number): number[] {
+  if (!(gamma >= 0 && gamma <= 1)) throw new Error(`returnsToGo: gamma must be in [0, 1], got ${gamma}`);
+  const out = new Array<number>(turnRewards.length);
+  let next = 0;
+  for (let t = turnRewards.length - 1; t >= 0; t--) {
+    checkFinite('returnsToGo: turn reward', turnRewards[t], `at turn ${t + 1}`);
+    next = turnRewards[t] + gamma * next;
+    out[t] = next;
+  }
+  return out;
+}
+
+/**
+ * GiGPO's step-level advantages (Feng et al. 2025, "Group-in-Group Policy Optimization for LLM Agent Training"):
+ * turns of one env group that start from the same state form an anchor-state group, whichever trajectory and turn
+ * they come from, and each turn's return-to-go is normalised within that group with `method` (zeros for a group of
+ * one or without spread, as `grpoNormalize`). The result says how much better this turn's action did than the other
+ * actions taken from the same state: credit per turn, where the episode-level (GRPO) advantage gives every turn of a
+ * trajectory the same credit.
+ *
+ * @returns one advantage per turn, in the order given, and the share of turns whose anchor group has another member.
+ */
+export function stepLevelAdvantages(turns: readonly AnchorTurn[], method: 'mean_std' | 'mean'): { advantages: number[]; sharedShare: number } {
+  const keys = turns.map((t) => `${t.groupId}\u0000${t.state}`);
+  const counts = new Map<string, number>();
+  for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
+  const shared = keys.filter((k) => counts.get(k)! > 1).length;
+  // (grpoNormalize returns raw scores when every sample is alone; here a turn without a peer has no advantage.)
+  const advantages = shared === 0 ? turns.map(() => 0) : grpoNormalize(turns.map((t) => t.returnToGo), keys, method);
+  return { advantages, sharedShare: turns.length ? shared / turns.length : 0 };
+}

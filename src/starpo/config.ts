@@ -249,6 +249,25 @@ const AlgorithmSchema = z.strictObject({
       "GRPO only: divide each trajectory's advantage by its loss-token count relative to the batch mean (RAGEN " +
         '`grpo_advantage_length_weight`, false).',
     ),
+  stepAdvantage: z
+    .strictObject({
+      weight: z
+        .number()
+        .min(0)
+        .describe(
+          "ω: each turn sample's advantage is the episode-level GRPO advantage plus ω × its step-level advantage; 0 = " +
+            'off (plain GRPO). Needs advEstimator grpo and agent.contextWindowMode single_turn (GiGPO uses 1.0).',
+        ),
+      gamma: probability().describe('Discount γ of the turn rewards in the return-to-go of each turn (GiGPO 0.95).'),
+      method: z
+        .enum(['mean_std', 'mean'])
+        .describe("Normalisation of the returns-to-go within an anchor-state group: 'mean_std' or 'mean' (GiGPO mean_std_norm / mean_norm)."),
+    })
+    .describe(
+      "GiGPO's step-level credit (Feng et al. 2025; verl-agent, not RAGEN): turns of one env group that start from the " +
+        'same observation form an anchor-state group, and a turn is credited by how its return-to-go compares with the ' +
+        'others from that state. A format penalty counts in the last turn of its trajectory.',
+    ),
   responseMaskOnly: z
     .boolean()
     .describe(
@@ -561,6 +580,7 @@ export function defaultRunConfig(): RunConfig {
       lambda: 1.0,
       rewardNormalization: { grouping: 'state', method: 'identity' },
       grpoLengthWeight: false,
+      stepAdvantage: { weight: 0, gamma: 0.95, method: 'mean_std' },
       responseMaskOnly: true,
       useKlInReward: false,
       klCoef: 0.0,
@@ -697,6 +717,15 @@ function crossFieldProblems(c: RunConfig): Problem[] {
       add(['filter', 'value'], `top_k_abs keeps a number of groups: value must be an integer from 1 to envGroups ${c.agent.envGroups}, got ${v}`);
     }
     if (c.filter.strategy === 'min_p' && v > 1) add(['filter', 'value'], `min_p is a ratio to the best score: value must be in (0, 1], got ${v}`);
+  }
+
+  if (c.algorithm.stepAdvantage.weight > 0) {
+    if (c.algorithm.advEstimator !== 'grpo') {
+      add(['algorithm', 'stepAdvantage', 'weight'], `stepAdvantage.weight ${c.algorithm.stepAdvantage.weight} adds to GRPO's episode-level advantage: it needs advEstimator 'grpo', not '${c.algorithm.advEstimator}'`);
+    }
+    if (c.agent.contextWindowMode !== 'single_turn') {
+      add(['algorithm', 'stepAdvantage', 'weight'], "stepAdvantage.weight > 0 credits each turn on its own: it needs agent.contextWindowMode 'single_turn' (one training sample per turn)");
+    }
   }
 
   // GRPO without group normalisation trains on raw rewards: RAGEN v1 does this silently (spec §10.5). We refuse:

@@ -282,6 +282,12 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
   'filter.topPProbMode': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.selectionEps': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.metric': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
+  'algorithm.stepAdvantage.weight': {
+    why: "GiGPO's step-level advantage is verl-agent's (algorithm.gigpo.step_advantage_w), not RAGEN's: RAGEN credits every turn of a trajectory alike",
+    sameAsRagen: (c) => c.algorithm.stepAdvantage.weight === 0,
+  },
+  'algorithm.stepAdvantage.gamma': { why: 'read only with stepAdvantage.weight > 0 (GiGPO, no RAGEN key)', sameAsRagen: always },
+  'algorithm.stepAdvantage.method': { why: 'read only with stepAdvantage.weight > 0 (GiGPO, no RAGEN key)', sameAsRagen: always },
   'earlyStop.enabled': {
     why: 'RAGEN v1 never stops early; RAGEN-2 applies its own fixed early-stopping rules',
     sameAsRagen: (c) => !c.earlyStop.enabled,

@@ -45,7 +45,7 @@ import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/r
 import { toRolloutRecord } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
 import { applyKlInReward, klLoss } from './kl';
-import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, whiten } from './advantages';
+import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, returnsToGo, stepLevelAdvantages, whiten, type AnchorTurn } from './advantages';
 import { continuationLogProbSums } from './collapseScoring';
 import { chunks, lossTokenCount, padRows, scoreLogProbs, scoreValues, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
 import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
@@ -315,7 +315,8 @@ export class Trainer {
 
     // 5-7. Advantages and the update (skipped when the filter kept nothing).
     if (kept.length > 0) {
-      const { seqs: keptSeqs, scores: keptScores } = this.trainingSamples(trajectories, sequences, kept, scores);
+      const { seqs: keptSeqs, scores: keptScores, metrics: sampleMetrics } = this.trainingSamples(trajectories, sequences, kept, scores);
+      Object.assign(metrics, sampleMetrics);
       const lossTokens = keptSeqs.map(lossTokenCount);
       metrics['response_length/mean'] = mean(lossTokens);
       metrics['response_length/max'] = Math.max(...lossTokens);
@@ -368,16 +369,40 @@ export class Trainer {
    * judges whole trajectories and env groups).
    */
   private trainingSamples(trajectories: readonly Trajectory[], sequences: readonly TokenizedTrajectory[], kept: readonly number[], scores: readonly number[]) {
-    if (this.config.agent.contextWindowMode !== 'single_turn') return { seqs: kept.map((i) => sequences[i]), scores: kept.map((i) => scores[i]) };
+    const metrics: Record<string, number> = {};
+    if (this.config.agent.contextWindowMode !== 'single_turn') return { seqs: kept.map((i) => sequences[i]), scores: kept.map((i) => scores[i]), metrics };
+    const step = this.config.algorithm.stepAdvantage;
+    // GiGPO: anchor groups are formed over every trajectory of the step (the filter's dropped groups included), so
+    // that each state's baseline sees all the actions tried from it; only kept trajectories are trained on.
+    const stepAdvantages = step.weight > 0 ? this.stepLevelAdvantages(trajectories, metrics) : null;
     const seqs: TokenizedTrajectory[] = [];
     const sampleScores: number[] = [];
     for (const i of kept) {
-      for (const sample of trajectories[i].turnSamples ?? []) {
+      (trajectories[i].turnSamples ?? []).forEach((sample, turn) => {
         seqs.push(tokenizeTrajectory(this.tokenizer, sample));
-        sampleScores.push(scores[i]);
-      }
+        sampleScores.push(scores[i] + (stepAdvantages ? step.weight * stepAdvantages[i][turn] : 0));
+      });
     }
-    return { seqs, scores: sampleScores };
+    return { seqs, scores: sampleScores, metrics };
+  }
+
+  /** Step-level advantages of every turn of every trajectory (algorithm.stepAdvantage), [trajectory][turn]. */
+  private stepLevelAdvantages(trajectories: readonly Trajectory[], metrics: Record<string, number>): number[][] {
+    const { gamma, method } = this.config.algorithm.stepAdvantage;
+    const turns: AnchorTurn[] = [];
+    for (const traj of trajectories) {
+      if ((traj.turnSamples ?? []).length !== traj.turns.length) {
+        throw new Error(`Trainer: trajectory ${traj.envId} has ${traj.turns.length} turns but ${traj.turnSamples?.length ?? 0} turn samples`);
+      }
+      // The format penalty is the trajectory's (score - totalReward): counted in its last turn.
+      const rewards = traj.turns.map((t, k) => t.reward + (k === traj.turns.length - 1 ? traj.score - traj.totalReward : 0));
+      returnsToGo(rewards, gamma).forEach((g, k) => turns.push({ groupId: traj.groupId, state: traj.turns[k].state, returnToGo: g }));
+    }
+    const { advantages, sharedShare } = stepLevelAdvantages(turns, method);
+    metrics['critic/step_adv/shared_turns'] = sharedShare;
+    metrics['critic/step_adv/abs_mean'] = mean(advantages.map(Math.abs));
+    let at = 0;
+    return trajectories.map((traj) => advantages.slice(at, (at += traj.turns.length)));
   }
 
   // -------------------------------------------------------------------------------------------------------------

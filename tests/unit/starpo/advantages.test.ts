@@ -5,6 +5,8 @@ import {
   grpoNormalize,
   lastLossToken,
   placeTerminalReward,
+  returnsToGo,
+  stepLevelAdvantages,
   whiten,
 } from '../../../src/starpo/advantages';
 
@@ -148,5 +150,37 @@ describe('grpoNormalize', () => {
   it('rejects bad input with a clear error', () => {
     expect(() => grpoNormalize([1, 2], [0], 'mean_std')).toThrow(/2 scores but 1 group ids/);
     expect(() => grpoNormalize([1], [0], 'zscore' as never)).toThrow(/unknown method 'zscore'/);
+  });
+});
+
+describe('step-level advantages (GiGPO anchor-state groups)', () => {
+  it('returns-to-go discount later turn rewards', () => {
+    close(returnsToGo([0, 0, 1], 0.5), [0.25, 0.5, 1]);
+    close(returnsToGo([0.2, -0.1], 1), [0.1, -0.1]);
+    expect(() => returnsToGo([0], 1.5)).toThrow(/gamma must be in \[0, 1\]/);
+  });
+
+  it('compares each turn only with turns from the same state of the same env group', () => {
+    const turns = [
+      { groupId: 0, state: 'A', returnToGo: 1 },
+      { groupId: 0, state: 'A', returnToGo: 0 },
+      { groupId: 0, state: 'B', returnToGo: 0.5 },   // alone in its anchor group: no advantage
+      { groupId: 1, state: 'A', returnToGo: 0.9 },   // same text, other env group: another anchor group
+      { groupId: 1, state: 'A', returnToGo: 0.3 },
+      { groupId: 1, state: 'A', returnToGo: 0.3 },
+    ];
+    const mean = stepLevelAdvantages(turns, 'mean');
+    close(mean.advantages, [0.5, -0.5, 0, 0.4, -0.2, -0.2]);
+    expect(mean.sharedShare).toBeCloseTo(5 / 6, 10);
+    const z = stepLevelAdvantages(turns, 'mean_std').advantages;
+    expect(z[0]).toBeCloseTo(1 / Math.SQRT2, 4);   // (1 - 0.5) / std([1, 0]) with the unbiased std
+    expect(z[2]).toBe(0);
+    expect(z[3]).toBeGreaterThan(0);
+  });
+
+  it('gives every turn 0 when no state is shared (not the raw returns)', () => {
+    const r = stepLevelAdvantages([{ groupId: 0, state: 'A', returnToGo: 1 }, { groupId: 0, state: 'B', returnToGo: 0 }], 'mean_std');
+    expect(r.advantages).toEqual([0, 0]);
+    expect(r.sharedShare).toBe(0);
   });
 });

@@ -277,6 +277,16 @@ describe('cross-field rules', () => {
     expect(parseRunConfig({ algorithm: batch, agent: one, filter: { ratio: 1 } }).agent.groupSize).toBe(1);
   });
 
+  it("takes GiGPO's step-level advantage only with GRPO and one sample per turn", () => {
+    const grpo = { advEstimator: 'grpo', rewardNormalization: { method: 'mean_std' } } as const;
+    const stepAdvantage = { weight: 1 };
+    const singleTurn = { contextWindowMode: 'single_turn' } as const;
+    expect(parseRunConfig({ algorithm: { ...grpo, stepAdvantage }, agent: singleTurn }).algorithm.stepAdvantage).toEqual({ weight: 1, gamma: 0.95, method: 'mean_std' });
+    expect(configError(() => parseRunConfig({ algorithm: { stepAdvantage }, agent: singleTurn })).message).toContain("it needs advEstimator 'grpo', not 'gae'");
+    expect(configError(() => parseRunConfig({ algorithm: { ...grpo, stepAdvantage } })).message).toContain("it needs agent.contextWindowMode 'single_turn'");
+    expect(parseRunConfig({}).algorithm.stepAdvantage.weight).toBe(0);
+  });
+
   it('checks the tiny model shape', () => {
     expect(configError(() => parseRunConfig({ model: { tiny: { numHeads: 3 } } })).message).toContain('numHeads 3 must divide hiddenSize 64');
     expect(configError(() => parseRunConfig({ model: { tiny: { numKvHeads: 3 } } })).message).toContain('numKvHeads 3 must divide numHeads 4');

@@ -23,8 +23,9 @@ async function run(config: RunConfig) {
 }
 
 /** FrozenLake, 3 turns of 1 action, window 1: 2 groups x 4 rollouts, the filter keeps 1 group, mini-batches of 4. */
-function lakeConfig(mode: 'full' | 'single_turn'): RunConfig {
+function lakeConfig(mode: 'full' | 'single_turn', extra: RunConfigInput = {}): RunConfig {
   const over: RunConfigInput = {
+    ...extra,
     agent: {
       trainEnvs: [{ tag: 'FrozenLake', nGroups: 2 }],
       valEnvs: [{ tag: 'FrozenLake', nGroups: 2 }],
@@ -57,5 +58,19 @@ describe("Trainer: agent.contextWindowMode 'single_turn'", () => {
     expect(full['train/num_mini_batches']).toBe(1);
     expect(single['train/num_mini_batches']).toBe(3);
     for (const key of ['actor/pg_loss', 'actor/grad_norm', 'critic/vf_loss']) expect(Number.isFinite(single[key]), key).toBe(true);
+  });
+
+  it('with algorithm.stepAdvantage (GiGPO) each turn gets its own credit on top of the GRPO advantage', async () => {
+    const grpo: RunConfigInput = { algorithm: { advEstimator: 'grpo', rewardNormalization: { method: 'mean_std' } } };
+    const plain = (await run(lakeConfig('single_turn', grpo))).rows[1];
+    const stepped = (await run(lakeConfig('single_turn', { algorithm: { ...grpo.algorithm, stepAdvantage: { weight: 1, gamma: 0.95, method: 'mean' } } }))).rows[1];
+    // The first turns of a group all start from the same lake: at least those share an anchor state.
+    expect(stepped['critic/step_adv/shared_turns']).toBeGreaterThanOrEqual(1 / 3);
+    expect(stepped['critic/step_adv/abs_mean']).toBeGreaterThan(0);   // here: some turns from one state did better
+    expect(plain['critic/step_adv/shared_turns']).toBeUndefined();
+    expect(stepped['rollout/in_group_std']).toBe(plain['rollout/in_group_std']);
+    expect(stepped['train/num_mini_batches']).toBe(plain['train/num_mini_batches']);
+    // Same rollout and samples, other advantages: another loss.
+    expect(stepped['actor/pg_loss']).not.toBe(plain['actor/pg_loss']);
   });
 });
