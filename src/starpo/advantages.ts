@@ -1,4 +1,5 @@
-// Advantages for StarPO: token-level GAE with a critic (PPO) and group normalisation of trajectory scores (GRPO).
+// Advantages for StarPO: token-level GAE with a critic (PPO), group normalisation of trajectory scores (GRPO), and
+// GiGPO's optional step-level term (anchor-state groups of turns).
 //
 // How the trainer uses this file (spec §4.2 steps 2, 8, 9 and §4.3):
 //   1. After a rollout, each trajectory is one re-tokenised sequence (shifted by one position, as RAGEN trains on
@@ -10,6 +11,8 @@
 //      The critic regresses `returns`; the actor uses the whitened `advantages`.
 //   3. GRPO: scalars = grpoNormalize(scorePlusPenalty, groupIds, method)   (penalty added BEFORE normalising)
 //            advantages = broadcastOverLossTokens(scalars, mask)           (no critic, no whitening)
+//      In single_turn mode with algorithm.stepAdvantage (GiGPO), each turn sample's scalar is its trajectory's plus
+//      weight x stepLevelAdvantages(...) of that turn: credit per turn, relative to other turns from the same state.
 //   The rows are then turned into [B, T] tensors for losses.ts.
 //
 // Conventions shared by every function below:
