@@ -369,25 +369,24 @@ export class Trainer {
    * judges whole trajectories and env groups).
    */
   private trainingSamples(trajectories: readonly Trajectory[], sequences: readonly TokenizedTrajectory[], kept: readonly number[], scores: readonly number[]) {
-    const metrics: Record<string, number> = {};
-    if (this.config.agent.contextWindowMode !== 'single_turn') return { seqs: kept.map((i) => sequences[i]), scores: kept.map((i) => scores[i]), metrics };
+    if (this.config.agent.contextWindowMode !== 'single_turn') return { seqs: kept.map((i) => sequences[i]), scores: kept.map((i) => scores[i]), metrics: {} };
     const step = this.config.algorithm.stepAdvantage;
     // GiGPO: anchor groups are formed over every trajectory of the step (the filter's dropped groups included), so
     // that each state's baseline sees all the actions tried from it; only kept trajectories are trained on.
-    const stepAdvantages = step.weight > 0 ? this.stepLevelAdvantages(trajectories, metrics) : null;
+    const stepLevel = step.weight > 0 ? this.stepLevelAdvantages(trajectories) : null;
     const seqs: TokenizedTrajectory[] = [];
     const sampleScores: number[] = [];
     for (const i of kept) {
       (trajectories[i].turnSamples ?? []).forEach((sample, turn) => {
         seqs.push(tokenizeTrajectory(this.tokenizer, sample));
-        sampleScores.push(scores[i] + (stepAdvantages ? step.weight * stepAdvantages[i][turn] : 0));
+        sampleScores.push(scores[i] + (stepLevel ? step.weight * stepLevel.byTrajectory[i][turn] : 0));
       });
     }
-    return { seqs, scores: sampleScores, metrics };
+    return { seqs, scores: sampleScores, metrics: stepLevel?.metrics ?? {} };
   }
 
   /** Step-level advantages of every turn of every trajectory (algorithm.stepAdvantage), [trajectory][turn]. */
-  private stepLevelAdvantages(trajectories: readonly Trajectory[], metrics: Record<string, number>): number[][] {
+  private stepLevelAdvantages(trajectories: readonly Trajectory[]): { byTrajectory: number[][]; metrics: Record<string, number> } {
     const { gamma, method } = this.config.algorithm.stepAdvantage;
     const turns: AnchorTurn[] = [];
     for (const traj of trajectories) {
@@ -399,10 +398,11 @@ export class Trainer {
       returnsToGo(rewards, gamma).forEach((g, k) => turns.push({ groupId: traj.groupId, state: traj.turns[k].state, returnToGo: g }));
     }
     const { advantages, sharedShare } = stepLevelAdvantages(turns, method);
-    metrics['critic/step_adv/shared_turns'] = sharedShare;
-    metrics['critic/step_adv/abs_mean'] = mean(advantages.map(Math.abs));
     let at = 0;
-    return trajectories.map((traj) => advantages.slice(at, (at += traj.turns.length)));
+    return {
+      byTrajectory: trajectories.map((traj) => advantages.slice(at, (at += traj.turns.length))),
+      metrics: { 'critic/step_adv/shared_turns': sharedShare, 'critic/step_adv/abs_mean': mean(advantages.map(Math.abs)) },
+    };
   }
 
   // -------------------------------------------------------------------------------------------------------------
