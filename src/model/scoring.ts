@@ -8,7 +8,7 @@ import type { Qwen2Model } from './qwen2';
 /**
  * logProbs[b, t] = log softmax(logits[b, t] / temperature)[ids[b, t+1]]
  * entropy[b, t]  = entropy of that full softmax (RAGEN's `actor/entropy_loss` is its masked mean)
- * RAGEN (veRL) scores with temperature 1.0 (the rollout temperature); the argument exists for other settings.
+ * veRL scores the actor and the reference at the rollout temperature (RAGEN's 1.0), so the trainer passes it on.
  */
 export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Tensor2D, temperature = 1):
     { logProbs: tf.Tensor2D; entropy: tf.Tensor2D } {

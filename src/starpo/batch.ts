@@ -137,6 +137,8 @@ export async function scoreLogProbs(
   padId: number,
   /** Awaited after each micro-batch (progress; a throw stops the scoring with nothing held). */
   afterEach?: () => void | Promise<void>,
+  /** Logits are divided by it before the softmax: the rollout temperature, as veRL scores. */
+  temperature = 1,
 ): Promise<{ logProbs: Float32Array[]; entropyMeans: number[] }> {
   const logProbs: Float32Array[] = [];
   const entropyMeans: number[] = [];
@@ -144,7 +146,7 @@ export async function scoreLogProbs(
     const items = part.map((i) => seqs[i]);
     const batch = padBatch(items, padId);
     const lengths = items.map((x) => x.ids.length - 1);
-    const out = tf.tidy(() => tokenLogProbs(model, batch.ids, batch.attention));
+    const out = tf.tidy(() => tokenLogProbs(model, batch.ids, batch.attention, temperature));
     try {
       logProbs.push(...(await unpadRows(out.logProbs, lengths)));
       const ent = await unpadRows(out.entropy, lengths);

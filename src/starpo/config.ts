@@ -194,7 +194,10 @@ const RolloutSchema = z.strictObject({
   temperature: z
     .number()
     .min(MIN_TEMPERATURE)
-    .describe(`Sampling temperature of training rollouts, at least ${MIN_TEMPERATURE} (RAGEN \`actor_rollout_ref.rollout.temperature\`, 1.0).`),
+    .describe(
+      `Sampling temperature of training rollouts, at least ${MIN_TEMPERATURE}; the update scores the actor and the reference ` +
+        'at it too, as veRL does (RAGEN `actor_rollout_ref.rollout.temperature`, 1.0).',
+    ),
   topP: z.number().gt(0).max(1).describe('Nucleus sampling mass; 1 = off (RAGEN `actor_rollout_ref.rollout.top_p`, 1.0).'),
   topK: z
     .int()

@@ -552,7 +552,7 @@ export class Trainer {
    * the update uses, so the first update of a step sees exactly ratio 1 (identical shapes, identical arithmetic).
    */
   private scoreActor(seqs: readonly TokenizedTrajectory[], indices: readonly number[], model: Qwen2Model = this.actor, afterEach?: () => Promise<void>) {
-    return scoreLogProbs(model, seqs, chunks(indices, this.config.actor.ppoMicroBatchSize), this.padId, afterEach);
+    return scoreLogProbs(model, seqs, chunks(indices, this.config.actor.ppoMicroBatchSize), this.padId, afterEach, this.config.rollout.temperature);
   }
 
   /** Critic values V(prefix up to t) for every target position t, zero outside the loss mask (as veRL). */
@@ -750,7 +750,7 @@ export class Trainer {
     const useKlLoss = this.usesKlLoss(refLogProbs);
     return (batch, micro) => {
       const width = batch.length - 1;
-      const { logProbs, entropy } = tokenLogProbs(this.actor, batch.ids, batch.attention);
+      const { logProbs, entropy } = tokenLogProbs(this.actor, batch.ids, batch.attention, this.config.rollout.temperature);
       const pg = policyLoss({
         logProbs,
         oldLogProbs: oldLogProbs ? padRows(micro.map((i) => oldLogProbs[i]), width) : stopGradient(logProbs),

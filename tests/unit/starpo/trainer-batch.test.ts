@@ -3,8 +3,8 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildPrompt, envRegistry, type HistoryRecord } from '../../../src/agent/index';
 import { initBackend } from '../../../src/model/backend';
-import { bucketLength, chunks, disposeBatch, lossTokenCount, padBatch, padRows, tokenizeTrajectory, unpadRows } from '../../../src/starpo/batch';
-import { tinyBanditTokenizer } from './trainer-fixture';
+import { bucketLength, chunks, disposeBatch, lossTokenCount, padBatch, padRows, scoreLogProbs, tokenizeTrajectory, unpadRows } from '../../../src/starpo/batch';
+import { tinyBanditTokenizer, tinyPolicy } from './trainer-fixture';
 
 beforeAll(async () => {
   await initBackend('cpu');
@@ -94,5 +94,27 @@ describe('padding and rows', () => {
   it('chunks indices in order', () => {
     expect(chunks([0, 1, 2, 3, 4], 2)).toEqual([[0, 1], [2, 3], [4]]);
     expect(() => chunks([0], 0)).toThrow(/positive integer/);
+  });
+});
+
+describe('scoreLogProbs', () => {
+  it('scores at the given temperature: log softmax(logits / T) of each next token, as veRL scores at the rollout temperature', async () => {
+    const { model } = tinyPolicy();
+    const seqs = [{ ids: [3, 9, 4, 7, 2], lossMask: Uint8Array.from([0, 1, 1, 1]) }, { ids: [5, 6, 8], lossMask: Uint8Array.from([1, 1]) }];
+    const logits = (await tf.tidy(() => model.forward(tf.tensor2d([seqs[0].ids], [1, 5], 'int32'))).array()) as number[][][];
+    const expected = (temperature: number) => seqs[0].ids.slice(1).map((next, t) => {
+      const z = logits[0][t].map((x) => x / temperature);
+      const max = Math.max(...z);
+      return z[next] - max - Math.log(z.reduce((s, x) => s + Math.exp(x - max), 0));
+    });
+    for (const temperature of [1, 0.5]) {
+      const { logProbs } = await scoreLogProbs(model, seqs, [[0, 1]], 0, undefined, temperature);
+      expect(logProbs.map((r) => r.length)).toEqual([4, 2]);
+      Array.from(logProbs[0]).forEach((lp, t) => expect(lp, `T=${temperature}, t=${t}`).toBeCloseTo(expected(temperature)[t], 4));
+    }
+    // The two temperatures give different scores: the argument is not ignored.
+    const [hot, cold] = await Promise.all([1, 0.5].map(async (T) => (await scoreLogProbs(model, seqs, [[0]], 0, undefined, T)).logProbs[0][0]));
+    expect(Math.abs(hot - cold)).toBeGreaterThan(1e-3);
+    model.dispose();
   });
 });

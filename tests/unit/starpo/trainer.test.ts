@@ -140,6 +140,24 @@ describe('Trainer: one mini-batch takes old log-probs and values from the update
   });
 });
 
+describe('Trainer at a rollout temperature other than 1', () => {
+  it('scores the old policy and the update at the same temperature: the first update still starts at ratio exactly 1', async () => {
+    const run = async (temperature: number) => {
+      // Scored first, as RAGEN does (not reusing the update's forward pass), so the two passes must agree.
+      const config = tinyBanditConfig({ rollout: { temperature }, trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false } });
+      const { trainer, sink } = await makeTrainer(config, { reuseUpdateForward: false });
+      while (!trainer.finished) await trainer.step();
+      trainer.dispose();
+      return sink.rows[0];
+    };
+    const cold = await run(0.5);
+    expect(cold['actor/ppo_kl']).toBe(0);
+    expect(cold['actor/pg_clipfrac']).toBe(0);
+    // A sharper softmax has less entropy at every position, so the logged entropy drops with the temperature.
+    expect(cold['actor/entropy_loss']).toBeLessThan((await run(1))['actor/entropy_loss'] as number);
+  });
+});
+
 describe('Trainer PPO clipping (vanilla StarPO relies on it)', () => {
   it('with two mini-batches and two PPO epochs the later updates see moved ratios, and the clip acts: actor/pg_clipfrac > 0', async () => {
     // Filter ratio 1 keeps both groups = 8 trajectories = 2 mini-batches of 4 (each 2 micro-batches of 2), passed
