@@ -3,18 +3,21 @@
 // answer (a look after every move, as the scripted agent played before the optimum knew about open-loop answers),
 // and of the scripted random agent, on the preset's turn / action limits and RAGEN's validation seeds.
 // One command: npx tsx experiments/scripted-references.ts [--preset frozenlake-tiny] [--episodes 256] [--seed-start 123]
+//   [--set key=value ...] (run config overrides, e.g. agent.trainEnvs.0.config.successRate=1 for a lake that does not slip)
 import { Command } from 'commander';
 import { agentFormatFromConfig, formatScorecard, protocolFromConfig, runScorecard, scriptedOptimalPolicy, scriptedRandomPolicy, suitesFromConfig } from '../src/eval/index';
+import { applyOverrides } from '../src/starpo/config';
 import { presetConfig } from '../src/starpo/presets';
 
 const opts = new Command()
   .option('--preset <name>', 'the preset whose protocol and held-out suite are played', 'frozenlake-tiny')
   .option('--episodes <n>', 'initial states (seeds)', '256')
   .option('--seed-start <n>', 'first seed (RAGEN validation: 123)', '123')
+  .option('--set <key=value>', 'run config override, as for ragen train (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
   .parse()
-  .opts<{ preset: string; episodes: string; seedStart: string }>();
+  .opts<{ preset: string; episodes: string; seedStart: string; set: string[] }>();
 
-const config = presetConfig(opts.preset);
+const config = applyOverrides(presetConfig(opts.preset), opts.set);
 const format = agentFormatFromConfig(config);
 const suites = suitesFromConfig(config).filter((s) => s.kind === 'held-out');
 const protocol = protocolFromConfig(config, { episodes: Number(opts.episodes), baseSeed: Number(opts.seedStart), batchSize: 64 });
