@@ -110,11 +110,9 @@ describe('scoreLogProbs', () => {
     for (const temperature of [1, 0.5]) {
       const { logProbs } = await scoreLogProbs(model, seqs, [[0, 1]], 0, undefined, temperature);
       expect(logProbs.map((r) => r.length)).toEqual([4, 2]);
-      Array.from(logProbs[0]).forEach((lp, t) => expect(lp, `T=${temperature}, t=${t}`).toBeCloseTo(expected(temperature)[t], 4));
+      const want = expected(temperature);
+      Array.from(logProbs[0]).forEach((lp, t) => expect(lp, `T=${temperature}, t=${t}`).toBeCloseTo(want[t], 4));
     }
-    // The two temperatures give different scores: the argument is not ignored.
-    const [hot, cold] = await Promise.all([1, 0.5].map(async (T) => (await scoreLogProbs(model, seqs, [[0]], 0, undefined, T)).logProbs[0][0]));
-    expect(Math.abs(hot - cold)).toBeGreaterThan(1e-3);
     model.dispose();
   });
 });
