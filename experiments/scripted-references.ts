@@ -3,7 +3,7 @@
 // answer (a look after every move, as the scripted agent played before the optimum knew about open-loop answers),
 // and of the scripted random agent, on the preset's turn / action limits and RAGEN's validation seeds.
 // One command: npx tsx experiments/scripted-references.ts [--preset frozenlake-tiny] [--episodes 256] [--seed-start 123]
-//   [--set key=value ...] (run config overrides, e.g. agent.trainEnvs.0.config.successRate=1 for a lake that does not slip)
+//   [--set key=value ...] (run config overrides, as for ragen train; --preset frozenlake-noslip-tiny for a lake that does not slip)
 import { Command } from 'commander';
 import { agentFormatFromConfig, formatScorecard, protocolFromConfig, runScorecard, scriptedOptimalPolicy, scriptedRandomPolicy, suitesFromConfig } from '../src/eval/index';
 import { applyOverrides } from '../src/starpo/config';

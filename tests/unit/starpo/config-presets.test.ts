@@ -4,7 +4,7 @@ import { ConfigError, applyOverrides, assertRunnable, configDifferences, type Ru
 import { EarlyStopper, type EarlyStopConfig } from '../../../src/starpo/earlyStop';
 import { PRESET_NAMES, listPresets, presetConfig, resolvePreset } from '../../../src/starpo/presets';
 
-const TINY_PRESETS = ['bandit-tiny', 'frozenlake-tiny', 'sokoban-tiny'];
+const TINY_PRESETS = ['bandit-tiny', 'frozenlake-tiny', 'frozenlake-noslip-tiny', 'sokoban-tiny'];
 
 function thrownMessage(f: () => unknown): string {
   try {
@@ -22,20 +22,20 @@ function allConfigs(): [string, RunConfig][] {
 }
 
 describe('the presets of issue #4', () => {
-  it('are exactly bandit-tiny, frozenlake-tiny, sokoban-tiny, echo-trap and sokoban-qwen', () => {
-    expect([...PRESET_NAMES].sort()).toEqual(['bandit-tiny', 'echo-trap', 'frozenlake-tiny', 'sokoban-qwen', 'sokoban-tiny']);
+  it('are exactly bandit-tiny, frozenlake-tiny, frozenlake-noslip-tiny, sokoban-tiny, echo-trap and sokoban-qwen', () => {
+    expect([...PRESET_NAMES].sort()).toEqual(['bandit-tiny', 'echo-trap', 'frozenlake-noslip-tiny', 'frozenlake-tiny', 'sokoban-qwen', 'sokoban-tiny']);
     expect(listPresets().map((p) => p.name)).toEqual(PRESET_NAMES);
     expect(listPresets().every((p) => p.summary.length > 20)).toBe(true);
   });
 
   it('all parse (resolvePreset validates every arm)', () => {
-    expect(allConfigs()).toHaveLength(6);
+    expect(allConfigs()).toHaveLength(7);
   });
 
   it('reject an unknown name, listing the presets and suggesting the closest', () => {
     const msg = thrownMessage(() => resolvePreset('bandit-tin'));
     expect(msg).toContain("unknown preset 'bandit-tin' (did you mean 'bandit-tiny'?)");
-    expect(msg).toContain('presets: bandit-tiny, frozenlake-tiny, sokoban-tiny, echo-trap, sokoban-qwen');
+    expect(msg).toContain('presets: bandit-tiny, frozenlake-tiny, frozenlake-noslip-tiny, sokoban-tiny, echo-trap, sokoban-qwen');
     expect(thrownMessage(() => resolvePreset('toString'))).toContain("unknown preset 'toString'");
   });
 
@@ -94,6 +94,19 @@ describe('tiny presets', () => {
     expect(presetConfig('frozenlake-tiny').agent.valEnvs.map((b) => b.tag)).toEqual(['FrozenLake']);
     expect(presetConfig('sokoban-tiny').agent.trainEnvs.map((b) => b.tag)).toEqual(['SimpleSokoban']);
     expect(presetConfig('sokoban-tiny').agent.envGroups).toBeLessThan(8 * 16 / 4 + 1);
+  });
+
+  it("frozenlake-noslip-tiny is frozenlake-tiny on lakes that never slip, from the same warm start, for longer", () => {
+    const slippery = presetConfig('frozenlake-tiny');
+    const c = presetConfig('frozenlake-noslip-tiny');
+    for (const block of [...c.agent.trainEnvs, ...c.agent.valEnvs]) {
+      expect(block.tag).toBe('FrozenLake');
+      expect(block.config).toEqual({ ...slippery.agent.trainEnvs[0].config, successRate: 1 });
+    }
+    expect(slippery.agent.trainEnvs[0].config?.successRate).toBeUndefined(); // the slippery one keeps the env's 1/3
+    expect(c.model.warmStart).toBe(slippery.model.warmStart);
+    expect(configDifferences(c, slippery).map(([key]) => key).sort()).toEqual(['agent.trainEnvs', 'agent.valEnvs', 'trainer.totalSteps']);
+    expect(c.trainer.totalSteps).toBeGreaterThan(slippery.trainer.totalSteps);
   });
 });
 

@@ -18,7 +18,7 @@ function shipped(preset: string): { count: (text: string) => number; maxPosition
 
 describe('assertRunFitsContext', () => {
   it('accepts every tiny preset with the model it starts from', () => {
-    for (const preset of ['bandit-tiny', 'frozenlake-tiny', 'sokoban-tiny']) {
+    for (const preset of ['bandit-tiny', 'frozenlake-tiny', 'frozenlake-noslip-tiny', 'sokoban-tiny']) {
       const { count, maxPositions } = shipped(preset);
       expect(() => assertRunFitsContext(presetConfig(preset), count, maxPositions), preset).not.toThrow();
     }

@@ -144,6 +144,12 @@ describe('settings -> RunConfig', () => {
     expect(c.agent.valEnvs).toEqual([{ tag: 'FrozenLake', nGroups: c.agent.valGroups }]);
   });
 
+  it("a changed group count keeps the preset's env settings: frozenlake-noslip-tiny's lakes still do not slip", () => {
+    const c = runConfigFor({ preset: 'frozenlake-noslip-tiny', backend: 'auto', workers: 'auto', knobs: { envGroups: 4, env: 'FrozenLake' } });
+    expect(c.agent.trainEnvs).toEqual([{ tag: 'FrozenLake', nGroups: 4, config: { observationFormat: 'grid_coord', successRate: 1 } }]);
+    expect(c.agent.valEnvs).toEqual(presetConfig('frozenlake-noslip-tiny').agent.valEnvs);
+  });
+
   it('shrinks the mini-batch to the kept trajectories when a small batch would not fill it', () => {
     // bandit-tiny: mini-batch 16; 4 groups x 2 with filter 0.25 keeps 1 group x 2 = 2 trajectories.
     const c = runConfigFor({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { envGroups: 4, groupSize: 2 } });
