@@ -1,5 +1,5 @@
 // `--recipe key=value` flags of the warm-start lab scripts, as a partial WarmStartRecipe. A value is a number, a
-// JSON list or object (`actionsPerAnswer=[1,1]`, `secondCycle={...}`), true / false, or else a string.
+// JSON list or object (`actionsPerAnswer=[1,1]`, `laterCycles=[{...}]`), true / false, or else a string.
 import type { WarmStartRecipe } from '../../src/warmstart/warmstart';
 
 export function parseRecipeOverrides(pairs: readonly string[]): Partial<WarmStartRecipe> {

@@ -28,7 +28,7 @@ export function registerWarmstart(program: Command): void {
     .requiredOption('--preset <name>', `preset whose warm start to build (${WARMSTART_PRESETS.join(', ')})`)
     .option('--out <dir>', 'checkpoint directory to write (default: public/<the preset\'s model.warmStart>)')
     .option('--backend <name>', `tfjs backend (${BACKEND_NAMES.join(', ')}); the shipped checkpoints were built on wasm`, 'wasm')
-    .option('--steps <n>', "SFT steps of the first cycle (default: the preset's recipe; a second cycle keeps its own)")
+    .option('--steps <n>', "SFT steps of the first cycle (default: the preset's recipe; later cycles keep their own)")
     .option('--check-episodes <n>', 'validation episodes sampled to check the result', '32')
     .option('--no-check', 'skip the sampled check')
     .action(async (flags: WarmstartFlags) => {
@@ -115,11 +115,11 @@ async function runWarmstart(o: RunOptions): Promise<void> {
     `  model: ${model.config.num_hidden_layers} layers x ${model.config.hidden_size}, vocabulary ${tokenizer.vocabSize}; ` +
       `longest sequence ${result.maxSequenceTokens} tokens, longest response ${result.maxResponseTokens}`,
   );
-  const second = result.secondCycleDemonstrations;
-  if (second) {
+  const later = result.laterCycleDemonstrations ?? [];
+  for (const [i, c] of later.entries()) {
     console.log(
-      `  second cycle: ${second.episodes} new episodes, ${second.turns} turns, demonstrator success ${pct(second.successRate)}, ` +
-        `imperfect actions ${pct(second.imperfectFraction)}`,
+      `  cycle ${i + 2}: ${c.episodes} new episodes, ${c.turns} turns, demonstrator success ${pct(c.successRate)}, ` +
+        `imperfect actions ${pct(c.imperfectFraction)}`,
     );
   }
   console.log(`  SFT: ${result.losses.length} steps in ${result.sftSeconds.toFixed(0)} s, final loss ${result.finalLoss.toFixed(3)} (mean of the last 10 % of steps)`);
@@ -129,7 +129,7 @@ async function runWarmstart(o: RunOptions): Promise<void> {
     backend: backend.name,
     recipe,
     demonstrations: d,
-    ...(second ? { secondCycleDemonstrations: second } : {}),
+    ...(later.length > 0 ? { laterCycleDemonstrations: later } : {}),
     sft: { steps: result.losses.length, seconds: result.sftSeconds, finalLoss: result.finalLoss, firstLoss: result.losses[0] },
   };
   try {

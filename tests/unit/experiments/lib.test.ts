@@ -123,9 +123,9 @@ describe('experiments: PNG through Chromium', () => {
 describe('experiments: --recipe flags of the lab scripts', () => {
   it('reads numbers, lists, objects and booleans, keeping "=" inside a value', () => {
     expect(parseRecipeOverrides(['steps=3000', 'lr=1e-3', 'actionsPerAnswer=[1,1]', 'trainOnPrompt=true', 'playedAs=bandit-tiny',
-      'secondCycle={"episodes":8,"imperfectFraction":0,"steps":2,"lr":0.001,"warmupSteps":1,"seed":2}'])).toEqual({
+      'laterCycles=[{"episodes":8,"imperfectFraction":0,"steps":2,"lr":0.001,"warmupSteps":1,"seed":2}]'])).toEqual({
       steps: 3000, lr: 1e-3, actionsPerAnswer: [1, 1], trainOnPrompt: true, playedAs: 'bandit-tiny',
-      secondCycle: { episodes: 8, imperfectFraction: 0, steps: 2, lr: 0.001, warmupSteps: 1, seed: 2 },
+      laterCycles: [{ episodes: 8, imperfectFraction: 0, steps: 2, lr: 0.001, warmupSteps: 1, seed: 2 }],
     });
     expect(parseRecipeOverrides(['playedAs=a=b'])).toEqual({ playedAs: 'a=b' });
     expect(() => parseRecipeOverrides(['steps'])).toThrow(/key=value, got 'steps'/);

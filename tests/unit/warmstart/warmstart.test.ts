@@ -155,32 +155,45 @@ describe('warm start: the whole pipeline', () => {
     b.model.dispose();
   });
 
-  it('runs a second cycle after the first, which it leaves as it was, on demonstrations of other seeds', async () => {
+  it('runs later cycles after the first, which they leave as it was, each on demonstrations of its own seeds', async () => {
     const weights = async (model: { variables: Record<string, { data(): Promise<unknown> }> }) =>
       Object.fromEntries(await Promise.all(Object.entries(model.variables).map(async ([k, v]) => [k, Array.from((await v.data()) as Float32Array)])));
     const one = await buildWarmStart('bandit-tiny', { recipe: { episodes: 24, steps: 2 } });
     const afterFirstCycle: Record<string, number[]>[] = [];
     const steps: string[] = [];
     const two = await buildWarmStart('bandit-tiny', {
-      recipe: { episodes: 24, steps: 2, secondCycle: { episodes: 16, imperfectFraction: 1, steps: 3, lr: 1e-3, warmupSteps: 1, seed: 9 } },
+      recipe: {
+        episodes: 24,
+        steps: 2,
+        laterCycles: [
+          { episodes: 16, imperfectFraction: 1, steps: 3, lr: 1e-3, warmupSteps: 1, seed: 9 },
+          { episodes: 8, imperfectFraction: 0, steps: 1, lr: 1e-3, warmupSteps: 1, seed: 7 },
+        ],
+      },
       onStep: (step, total) => void steps.push(`${step}/${total}`),
       onModel: async (step, model) => {
         if (step === 2) afterFirstCycle.push(await weights(model));
       },
     });
-    expect(steps).toEqual(['1/5', '2/5', '3/5', '4/5', '5/5']);
+    expect(steps).toEqual(['1/6', '2/6', '3/6', '4/6', '5/6', '6/6']);
     expect(two.losses.slice(0, 2)).toEqual(one.losses);
-    expect(two.losses).toHaveLength(5);
+    expect(two.losses).toHaveLength(6);
     // The tokenizer comes from the first cycle's demonstrations alone, and the first cycle trains as without a second.
     expect(JSON.stringify(two.tokenizer.toJSON())).toBe(JSON.stringify(one.tokenizer.toJSON()));
     expect(afterFirstCycle[0]).toEqual(await weights(one.model));
     expect(await weights(two.model)).not.toEqual(afterFirstCycle[0]);
-    // Every demonstrated arm of the second cycle is the low-risk one (imperfectFraction 1): new demonstrations.
+    // Each later cycle plays its own demonstrations with its own imperfectFraction: every arm of the second cycle is
+    // the low-risk one (1), none of the third's (0), while the first cycle mixes them.
+    expect(two.demonstrations.imperfectFraction).toBeGreaterThan(0);
     expect(two.demonstrations.imperfectFraction).toBeLessThan(1);
-    expect(two.secondCycleDemonstrations).toMatchObject({ episodes: 16, imperfectFraction: 1 });
+    expect(two.laterCycleDemonstrations).toMatchObject([{ episodes: 16, imperfectFraction: 1 }, { episodes: 8, imperfectFraction: 0 }]);
+    const cycle = { episodes: 8, imperfectFraction: 0, steps: 1, lr: 1e-3, warmupSteps: 1 };
     await expect(
-      buildWarmStart('bandit-tiny', { recipe: { episodes: 8, steps: 1, secondCycle: { episodes: 8, imperfectFraction: 0, steps: 1, lr: 1e-3, warmupSteps: 1, seed: 0 } } }),
-    ).rejects.toThrow(/secondCycle\.seed must differ from seed 0/);
+      buildWarmStart('bandit-tiny', { recipe: { episodes: 8, steps: 1, laterCycles: [{ ...cycle, seed: 0 }] } }),
+    ).rejects.toThrow(/two cycles have seed 0/);
+    await expect(
+      buildWarmStart('bandit-tiny', { recipe: { episodes: 8, steps: 1, seed: 1, laterCycles: [{ ...cycle, seed: 5 }, { ...cycle, seed: 5 }] } }),
+    ).rejects.toThrow(/two cycles have seed 5/);
     one.model.dispose();
     two.model.dispose();
   });
