@@ -128,7 +128,7 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
     maxContextWindow: 1,
     contextWindowMode: 'single_turn',
   },
-  // 100 steps (6-8 s each on two cores, about 12 minutes): from the warm start's 52 % held-out, 50 steps reach 71 %,
+  // 100 steps (7-8 s each on two cores, 13 minutes): from the warm start's 52 % held-out, 50 steps reach 71 %,
   // 100 reach 78.5 %, 150 and 200 no more (80 %, 77 %) while the reasoning drifts off the board (grounding 84 % after
   // 100 steps, 65 % after 200; docs/findings.md, issue 15).
   trainer: { totalSteps: 100 },
