@@ -21,7 +21,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendName } from '../model/backend';
 import { MemorySink } from '../metrics/sink';
 import { applyOverrides, type RunConfig } from '../starpo/config';
-import { listPresets, presetConfig } from '../starpo/presets';
+import { presetConfig, tinyPresetNames } from '../starpo/presets';
 import { readModelDir } from '../starpo/runDir';
 import { Trainer } from '../starpo/trainer';
 import { addPeak, describePeak, measurePeakMemory } from './bench-model';
@@ -33,13 +33,7 @@ export const DEFAULT_STEP_PRESETS = ['bandit-tiny', 'frozenlake-tiny'] as const;
 
 /** Presets the step section accepts: the one-arm presets of a tiny model with a shipped warm start. */
 export function stepPresetNames(): string[] {
-  return listPresets()
-    .filter((p) => p.armNames.length === 1)
-    .filter((p) => {
-      const c = presetConfig(p.name);
-      return c.model.pretrained === null && c.model.path === null && c.model.warmStart !== null;
-    })
-    .map((p) => p.name);
+  return tinyPresetNames();
 }
 
 /** A preset's config as the step section runs it: `overrides` (`--step-set`), then the bench's own settings. */

@@ -240,6 +240,15 @@ export function listPresets(): { name: PresetName; summary: string; armNames: st
 }
 
 /** A preset's validated configs. An unknown name throws a ConfigError listing the presets. */
+/** The one-arm presets of a tiny model that starts from a shipped warm start (what the playground and `ragen bench` train). */
+export function tinyPresetNames(): PresetName[] {
+  return PRESET_NAMES.filter((name) => {
+    if (resolvePreset(name).arms.length !== 1) return false;
+    const c = presetConfig(name);
+    return c.model.pretrained === null && c.model.path === null && c.model.warmStart !== null;
+  });
+}
+
 export function resolvePreset(name: string): ResolvedPreset {
   const def = definition(name);
   return {

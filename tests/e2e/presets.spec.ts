@@ -2,12 +2,10 @@
 // start, in the browser on wasm, with the episodes it played in the rollout viewer. A small batch (4 env groups x 2
 // rollouts) keeps a step short; everything else is the preset's own (model size, prompt, turns, env settings).
 import { expect, test } from '@playwright/test';
-import { listPresets, presetConfig } from '../../src/starpo/presets';
+import { presetConfig, tinyPresetNames } from '../../src/starpo/presets';
 import { expectWorkingMatmul, watchErrors } from './helpers';
 
-const TINY_PRESETS = listPresets()
-  .filter((p) => p.armNames.length === 1 && presetConfig(p.name).model.warmStart !== null)
-  .map((p) => p.name);
+const TINY_PRESETS = tinyPresetNames();
 
 test('presets: the list covers the tiny board presets', () => {
   expect(TINY_PRESETS).toEqual(expect.arrayContaining(['bandit-tiny', 'frozenlake-tiny', 'frozenlake-noslip-tiny', 'sokoban-tiny']));

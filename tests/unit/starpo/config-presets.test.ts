@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EchoTrapDetector, type EchoTrapConfig } from '../../../src/metrics/echoTrap';
 import { ConfigError, applyOverrides, assertRunnable, configDifferences, type RunConfig } from '../../../src/starpo/config';
 import { EarlyStopper, type EarlyStopConfig } from '../../../src/starpo/earlyStop';
-import { PRESET_NAMES, listPresets, presetConfig, resolvePreset } from '../../../src/starpo/presets';
+import { PRESET_NAMES, listPresets, presetConfig, resolvePreset, tinyPresetNames } from '../../../src/starpo/presets';
 
 const TINY_PRESETS = ['bandit-tiny', 'frozenlake-tiny', 'frozenlake-noslip-tiny', 'sokoban-tiny'];
 
@@ -56,6 +56,10 @@ describe('the presets of issue #4', () => {
 });
 
 describe('tiny presets', () => {
+  it('are the one-arm presets of a warm-started tiny model (not echo-trap, not sokoban-qwen)', () => {
+    expect(tinyPresetNames()).toEqual(TINY_PRESETS);
+  });
+
   it('use a tiny warm-started model with the compact prompt and StarPO-S', () => {
     for (const name of TINY_PRESETS) {
       const c = presetConfig(name);
