@@ -7,7 +7,7 @@ import { Tokenizer } from '../../../src/model/tokenizer';
 import { dialogueLengths } from '../../../src/agent/contextFit';
 import { assertRunFitsContext } from '../../../src/starpo/contextFit';
 import { agentFormatFromConfig, envBlocks, mergeConfigInput, parseRunConfig } from '../../../src/starpo/config';
-import { presetConfig } from '../../../src/starpo/presets';
+import { presetConfig, tinyPresetNames } from '../../../src/starpo/presets';
 
 function shipped(preset: string): { count: (text: string) => number; maxPositions: number } {
   const dir = path.resolve('public', presetConfig(preset).model.warmStart!);
@@ -18,7 +18,7 @@ function shipped(preset: string): { count: (text: string) => number; maxPosition
 
 describe('assertRunFitsContext', () => {
   it('accepts every tiny preset with the model it starts from', () => {
-    for (const preset of ['bandit-tiny', 'frozenlake-tiny', 'frozenlake-noslip-tiny', 'sokoban-tiny']) {
+    for (const preset of tinyPresetNames()) {
       const { count, maxPositions } = shipped(preset);
       expect(() => assertRunFitsContext(presetConfig(preset), count, maxPositions), preset).not.toThrow();
     }
