@@ -239,7 +239,6 @@ export function listPresets(): { name: PresetName; summary: string; armNames: st
   return PRESET_NAMES.map((name) => ({ name, summary: PRESETS[name].summary, armNames: Object.keys(PRESETS[name].arms) }));
 }
 
-/** A preset's validated configs. An unknown name throws a ConfigError listing the presets. */
 /** The one-arm presets of a tiny model that starts from a shipped warm start (what the playground and `ragen bench` train). */
 export function tinyPresetNames(): PresetName[] {
   return PRESET_NAMES.filter((name) => {
@@ -249,6 +248,7 @@ export function tinyPresetNames(): PresetName[] {
   });
 }
 
+/** A preset's validated configs. An unknown name throws a ConfigError listing the presets. */
 export function resolvePreset(name: string): ResolvedPreset {
   const def = definition(name);
   return {
