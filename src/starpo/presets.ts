@@ -128,7 +128,7 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
     maxContextWindow: 1,
     contextWindowMode: 'single_turn',
   },
-  // Half the tiny presets' learning rate, twice the steps (7-8 s each on two cores, about 26 minutes): from the warm
+  // Half the tiny presets' learning rate, twice the steps (7-8 s each on two cores, 24 minutes): from the warm
   // start's 52 % held-out, 200 steps reach 84 % (82 % with training seed 1) and the reasoning stays on the board (92 %
   // of its claims true). At lr 1e-4 success stopped at 78-80 % after 100 steps while the grounding fell to 65 % by
   // step 200 (docs/findings.md, issue 15).
