@@ -31,11 +31,6 @@ import { modelDirFor } from './modelDir';
 /** The presets the step section runs by default. */
 export const DEFAULT_STEP_PRESETS = ['bandit-tiny', 'frozenlake-tiny'] as const;
 
-/** Presets the step section accepts: the one-arm presets of a tiny model with a shipped warm start. */
-export function stepPresetNames(): string[] {
-  return tinyPresetNames();
-}
-
 /** A preset's config as the step section runs it: `overrides` (`--step-set`), then the bench's own settings. */
 export function benchStepConfig(preset: string, opts: { backend: BackendName; repeats: number; overrides?: readonly string[] }): RunConfig {
   const user = applyOverrides(presetConfig(preset), opts.overrides ?? []);
@@ -51,7 +46,7 @@ export function benchStepConfig(preset: string, opts: { backend: BackendName; re
 export interface BenchStepOptions {
   /** tfjs backend (initialised here; an unavailable backend is an error). */
   backend: BackendName;
-  /** Preset names from stepPresetNames() (default: bandit-tiny, frozenlake-tiny). */
+  /** Preset names from tinyPresetNames() (default: bandit-tiny, frozenlake-tiny). */
   presets?: readonly string[];
   /** Timed steps after the warm-up (default 2). */
   repeats?: number;
@@ -73,7 +68,7 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
   const repeats = opts.repeats ?? 2;
   if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`benchStep: repeats must be an integer >= 1, got ${repeats}`);
   if (!presets.length) throw new Error('benchStep: no presets given');
-  const allowed = stepPresetNames();
+  const allowed: string[] = tinyPresetNames();
   for (const p of presets) {
     if (!allowed.includes(p)) throw new Error(`benchStep: unknown step preset '${p}' (expected: ${allowed.join(', ')})`);
   }

@@ -18,7 +18,8 @@ import { BACKEND_NAMES, isBackendName } from '../model/backend';
 import { ConfigError } from '../starpo/config';
 import { BENCH_SHAPE_NAMES, benchModel, benchSpec, runTorchBench } from './bench-model';
 import { benchEnvs } from './bench-envs';
-import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig, stepPresetNames } from './bench-step';
+import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig } from './bench-step';
+import { tinyPresetNames } from '../starpo/presets';
 import { workersFlag } from './helperThread';
 import { UsageError } from './usage';
 import { modelDirFor } from './modelDir';
@@ -66,7 +67,7 @@ export function registerBench(program: Command): void {
       'that scripts/setup.sh installs, else Debian\'s /usr/bin/python3 with its older torch 1.13)', defaultTorchPython())
     .option('--torch-threads <n>', 'torch.set_num_threads of the baseline (tfjs wasm/cpu use 1 thread in Node)', '1')
     .option('--torch-device <device>', 'torch device of the baseline: cpu or cuda', 'cpu')
-    .option('--presets <names>', `tiny presets of the step section, comma-separated: ${stepPresetNames().join(', ')}`,
+    .option('--presets <names>', `tiny presets of the step section, comma-separated: ${tinyPresetNames().join(', ')}`,
       DEFAULT_STEP_PRESETS.join(','))
     .option('--step-repeats <n>', 'timed training steps per preset in the step section (after one untimed warm-up step)', '2')
     .option('--step-set <key=value>', 'config override for the step section\'s presets, as `ragen train --set` (repeatable), ' +
@@ -75,7 +76,7 @@ export function registerBench(program: Command): void {
     .action(async (opts: BenchOptions) => {
       const wanted = parseList(opts.only, 'bench section', SECTIONS) as Section[];
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
-      const presets = parseList(opts.presets, 'step preset', stepPresetNames());
+      const presets = parseList(opts.presets, 'step preset', tinyPresetNames());
       const workers = workersFlag(opts.workers);
       const stepRepeats = Number(opts.stepRepeats);
       if (!/^\s*\d+\s*$/.test(opts.stepRepeats) || !Number.isInteger(stepRepeats) || stepRepeats < 1) {

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { benchStepConfig, stepParts, stepPresetNames } from '../../../src/cli/bench-step';
+import { benchStepConfig, stepParts } from '../../../src/cli/bench-step';
+import { tinyPresetNames } from '../../../src/starpo/presets';
 
 const run = promisify(execFile);
 const ragen = (...args: string[]) => run(process.execPath, ['bin/ragen.js', ...args], { cwd: process.cwd(), timeout: 110_000 });
@@ -21,9 +22,9 @@ const SMALL = [
 
 describe('bench step config', () => {
   it('accepts the one-arm tiny presets only, and switches validation and early stopping off', () => {
-    expect(stepPresetNames()).toEqual(expect.arrayContaining(['bandit-tiny', 'frozenlake-tiny', 'sokoban-tiny']));
-    expect(stepPresetNames()).not.toContain('echo-trap');
-    expect(stepPresetNames()).not.toContain('sokoban-qwen');
+    expect(tinyPresetNames()).toEqual(expect.arrayContaining(['bandit-tiny', 'frozenlake-tiny', 'sokoban-tiny']));
+    expect(tinyPresetNames()).not.toContain('echo-trap');
+    expect(tinyPresetNames()).not.toContain('sokoban-qwen');
     const c = benchStepConfig('bandit-tiny', { backend: 'wasm', repeats: 3, overrides: ['trainer.testFreq=5', 'rollout.maxNewTokens=32'] });
     expect(c.trainer.testFreq).toBe(0);
     expect(c.trainer.valBeforeTrain).toBe(false);
