@@ -11,7 +11,7 @@ import { ENV_TAGS } from '../../envs/index';
 import { BACKEND_CHOICES, isBackendChoice, type BackendChoice } from '../model/backend';
 import { MIN_TEMPERATURE } from '../model/config';
 import type { Qwen2Model } from '../model/qwen2';
-import { ConfigError } from '../starpo/config';
+import { ConfigError, applyOverrides } from '../starpo/config';
 import {
   assertSuitesFitContext,
   compareScorecards,
@@ -47,6 +47,7 @@ interface EvalFlags {
   batchSize?: string;
   preset?: string;
   baselinePreset?: string;
+  set?: string[];
   out?: string;
   baseline?: string;
   failOnRegression?: string;
@@ -79,6 +80,7 @@ export function registerEval(program: Command): void {
     .option('--batch-size <n>', 'episodes per generate batch (memory, progress granularity; part of determinism)', '32')
     .option('--preset <name>', 'the run config of a bare model directory (one without run config or warmstart.json)')
     .option('--baseline-preset <name>', 'the same, for a bare --baseline directory')
+    .option('--set <key=value>', "override a key of the checkpoint's run config (and --baseline's), as for ragen train, e.g. --set agent.maxTurn=10 (repeatable)", (v: string, acc: string[]) => [...acc, v], [])
     .option('--out <file.json>', 'also write the scorecard (and deltas) as JSON')
     .option('--baseline <dir|file.json>', 'compare with another checkpoint (same suites and protocol) or a scorecard JSON')
     .option('--fail-on-regression <pct>', 'exit 1 when any suite\'s success drops by more than PCT percentage points vs --baseline')
@@ -149,7 +151,9 @@ export function planEval(flags: EvalFlags): EvalPlan {
     if (flags.out !== undefined && flags.trajectories !== undefined && path.resolve(flags.out) === path.resolve(flags.trajectories)) {
       throw new UsageError(`--out and --trajectories name the same file (${flags.out}); give each its own`);
     }
-    const target = resolveCheckpoint(flags.checkpoint, flags.preset);
+    const overridden = (t: ResolvedCheckpoint): ResolvedCheckpoint => 
+      flags.set?.length ? { ...t, config: applyOverrides(t.config, flags.set), configSource: `${t.configSource}, --set ${flags.set.join(' ')}` } : t;
+    const target = overridden(resolveCheckpoint(flags.checkpoint, flags.preset));
     let suites = suitesFromConfig(target.config);
     if (flags.env !== undefined) suites = suitesForTag(suites, flags.env, target.config.agent.trainEnvs.map((b) => b.tag));
     const protocol = protocolFromConfig(target.config, {
@@ -168,7 +172,7 @@ export function planEval(flags: EvalFlags): EvalPlan {
       } else if (!fs.existsSync(flags.baseline)) {
         throw new UsageError(`--baseline ${flags.baseline} does not exist`);
       } else {
-        baseline = { kind: 'checkpoint', target: resolveCheckpoint(flags.baseline, flags.baselinePreset), source: flags.baseline };
+        baseline = { kind: 'checkpoint', target: overridden(resolveCheckpoint(flags.baseline, flags.baselinePreset)), source: flags.baseline };
       }
     }
     // Every suite's prompt plus responses must fit the model's positions, the baseline's too (same suites).

@@ -61,6 +61,8 @@ describe('ragen eval: bad input exits 2 and names it', () => {
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--seed-start', '1.5'], /--seed-start must be an integer >= 0, got '1\.5'/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'model-b'], /--trajectories model-b is a directory, not a file/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'x.json', '--out', './x.json'], /--out and --trajectories name the same file/],
+      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--set', 'agent.maxTurns=2'], /agent\.maxTurns/],
+      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--set', 'agent.maxTurn'], /key=value/],
       [['--checkpoint', 'model-a', '--preset', 'sokoban-qwen'], /suite SimpleSokoban: the first prompt is \d+ tokens, plus up to 400 new tokens \(rollout.maxNewTokens\) that is more than the model's 512 positions/],
     ];
     const results = await Promise.all(cases.map(([args]) => ragen('eval', ...args)));
@@ -198,6 +200,20 @@ describe('ragen eval --seed-start and --trajectories', () => {
     }
     expect(card.suites.find((s) => s.suite === 'FrozenLake-NoSlip')?.optimum).toBe(reachable / 3);
     expect(r.stdout).toMatch(/success \[95% CI\]\s+optimum/);
+  }, 120_000);
+
+  it('--set overrides the run config it plays with (here one turn per episode) and says so', async () => {
+    const checkpoint = path.resolve('public/warmstart/frozenlake-tiny');
+    const common = ['--checkpoint', checkpoint, '--env', 'FrozenLake', '--episodes', '4', '--backend', 'wasm'];
+    const [plain, oneTurn] = await Promise.all([
+      ragen('eval', ...common, '--quiet', '--trajectories', 'plain.jsonl'),
+      ragen('eval', ...common, '--set', 'agent.maxTurn=1', '--trajectories', 'one-turn.jsonl'),
+    ]);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(oneTurn.code, oneTurn.stderr).toBe(0);
+    expect(oneTurn.stderr).toMatch(/\(preset frozenlake-tiny \(from warmstart\.json\), --set agent\.maxTurn=1\)/);
+    expect(readEpisodes('plain.jsonl').some((e) => e.turns.length > 1)).toBe(true);
+    expect(readEpisodes('one-turn.jsonl').every((e) => e.turns.length === 1)).toBe(true);
   }, 120_000);
 
   it("defaults to the run's agent.seedVal; a failing evaluation leaves an existing file as it was", async () => {
