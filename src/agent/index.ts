@@ -12,7 +12,7 @@ export {
   targetMaskFromPositionMask,
   turnTrainingSamples,
 } from './prompt';
-export type { ChatMessage, ChatRole, PromptMode, PromptOptions, PromptSegment, PromptStyle, RenderedPrompt } from './prompt';
+export type { ChatMessage, ChatRole, PromptMode, PromptOptions, PromptSegment, PromptStyle, RenderedPrompt, TurnNumbers } from './prompt';
 export { EnvGroupManager, summarizeEnvMetrics } from './envGroups';
 export type { EnvEntry, EnvGroupsConfig, EnvRegistry, EnvRollout, EnvStatus, EnvTurnInput, RolloutState, TagBlock } from './envGroups';
 export { runRollouts } from './rollout';

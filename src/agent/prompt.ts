@@ -48,6 +48,13 @@ export interface RenderedPrompt {
   segments: PromptSegment[];
 }
 
+/**
+ * How a prompt numbers the turns it shows. 'window' (RAGEN): from 1 inside the context window, so with a window of
+ * one turn every prompt says turn 1. 'episode': each turn's number in the episode, so a windowed policy can tell how
+ * many turns it has left (the protocol optimum plays its last turn differently: open loop, every action left).
+ */
+export type TurnNumbers = 'window' | 'episode';
+
 export interface PromptOptions {
   /** 'ragen' (default) or 'compact'; see the file header. */
   style?: PromptStyle;
@@ -57,6 +64,8 @@ export interface PromptOptions {
   enableThink?: boolean;
   /** RAGEN `agent_proxy.max_context_window`: render only the last k records (turns renumbered from 1); ≤0 or undefined = all. */
   maxContextWindow?: number;
+  /** How the turns shown are numbered (default 'window', RAGEN's); see TurnNumbers. */
+  turnNumbers?: TurnNumbers;
   /**
    * RAGEN `enable_response_mask` (default true, RAGEN main): only assistant turns are trainable. false is the
    * April-2025 paper setting: everything after the system prompt (env states, reward messages too).
@@ -152,9 +161,11 @@ export function buildPrompt(info: PromptEnvInfo, history: readonly HistoryRecord
   const responseMaskOnly = options.responseMaskOnly ?? true;
   const actionSep = options.actionSep ?? '||';
   const window = options.maxContextWindow ?? -1;
+  const turnNumbers = options.turnNumbers ?? 'window';
   if (style !== 'ragen' && style !== 'compact') throw new Error(`buildPrompt: unknown prompt style '${String(style)}'`);
   if (mode !== 'generation' && mode !== 'training') throw new Error(`buildPrompt: unknown mode '${String(mode)}'`);
   if (!Number.isInteger(window)) throw new Error(`buildPrompt: maxContextWindow must be an integer, got ${window}`);
+  if (turnNumbers !== 'window' && turnNumbers !== 'episode') throw new Error(`buildPrompt: unknown turnNumbers '${String(turnNumbers)}' (window or episode)`);
   checkHistory(history, mode);
 
   // Training drops the state reached after the last turn: it was never acted on.
@@ -179,7 +190,7 @@ export function buildPrompt(info: PromptEnvInfo, history: readonly HistoryRecord
   const assistantTurns = new Map<number, number>(); // message index → trajectory turn
 
   records.forEach((record, idx) => {
-    const t = idx + 1; // rendered turn numbers restart at 1 inside a context window, as in RAGEN
+    const t = turnNumbers === 'episode' ? firstTurn + idx : idx + 1;
     const last = messages[messages.length - 1];
     if (style === 'ragen') {
       last.content += `\nTurn ${t}:\n`;

@@ -8,7 +8,7 @@ import { EnvGroupManager, summarizeEnvMetrics } from './envGroups';
 import type { RolloutState } from './envGroups';
 import { parseResponse, restoreForcedPrefix } from './parse';
 import { buildPrompt, turnTrainingSamples } from './prompt';
-import type { PromptStyle, RenderedPrompt } from './prompt';
+import type { PromptStyle, RenderedPrompt, TurnNumbers } from './prompt';
 import type { StepInfo } from '../../envs/types';
 
 /** Which dialogue each prompt continues: the env id of each prompt and the turn (1-based) of the rollout. */
@@ -46,6 +46,8 @@ export interface RolloutOptions {
   promptStyle?: PromptStyle;
   /** RAGEN `max_context_window` (default: full history). */
   maxContextWindow?: number;
+  /** How prompts number their turns (default 'window', RAGEN's). */
+  turnNumbers?: TurnNumbers;
   /**
    * RAGEN-2 `context_window_mode`: 'full' (default) trains each trajectory as one sequence; 'single_turn' also
    * renders every turn as its own training sample (Trajectory.turnSamples).
@@ -75,6 +77,7 @@ export interface AgentFormat extends RolloutOptions {
   actionSep: string;
   promptStyle: PromptStyle;
   maxContextWindow: number;
+  turnNumbers: TurnNumbers;
   contextWindowMode: ContextWindowMode;
   /** Printed as "Max response length" for tags without their own max_tokens (Bandit); the token limit per turn. */
   responseLength: number;
@@ -140,6 +143,7 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
     enableThink,
     actionSep: parseOptions.actionSep,
     maxContextWindow: options.maxContextWindow,
+    turnNumbers: options.turnNumbers,
     responseMaskOnly: options.responseMaskOnly,
   } as const;
   if (!Number.isInteger(maxTurn) || maxTurn < 1) throw new Error(`runRollouts: maxTurn must be a positive integer, got ${maxTurn}`);

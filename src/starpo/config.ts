@@ -165,6 +165,13 @@ const AgentSchema = z.strictObject({
       'Render only the last k history records (turns) in the prompt; −1 = the full history (RAGEN ' +
         '`agent_proxy.max_context_window`, −1).',
     ),
+  turnNumbers: z
+    .enum(['window', 'episode'])
+    .describe(
+      "How the prompt numbers the turns it shows. 'window' (RAGEN): from 1 inside the context window, so with " +
+        "maxContextWindow 1 every prompt says turn 1. 'episode': each turn's number in the episode, so a policy that " +
+        'sees one turn can still tell how many turns it has left (RAGEN has no key; its prompts number inside the window).',
+    ),
   contextWindowMode: z
     .enum(['full', 'single_turn'])
     .describe(
@@ -571,6 +578,7 @@ export function defaultRunConfig(): RunConfig {
       actionSep: '||',
       formatPenalty: -0.1,
       maxContextWindow: -1,
+      turnNumbers: 'window',
       contextWindowMode: 'full',
       seedTrain: 10000,
       seedVal: 123,
@@ -826,6 +834,7 @@ export function agentFormatFromConfig(c: RunConfig): AgentFormat {
     actionSep: c.agent.actionSep,
     promptStyle: c.model.promptStyle,
     maxContextWindow: c.agent.maxContextWindow,
+    turnNumbers: c.agent.turnNumbers,
     contextWindowMode: c.agent.contextWindowMode,
     responseMaskOnly: c.algorithm.responseMaskOnly,
     responseLength: c.rollout.maxNewTokens,

@@ -273,6 +273,10 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
     why: "RAGEN always builds its own prompt (RAGEN's text, Qwen chat template): a model trained on the 'compact' prompt meets a prompt it never saw, so expect its success to drop until it adapts",
     sameAsRagen: (c) => c.model.promptStyle === 'ragen',
   },
+  'agent.turnNumbers': {
+    why: "RAGEN numbers the turns inside the context window (a one-turn window always says turn 1); 'episode' shows each turn's number in the episode",
+    sameAsRagen: (c) => c.agent.turnNumbers === 'window',
+  },
   'agent.banditPerInstanceSeed': {
     why: 'RAGEN v1 resets every member of a group with the group seed (shared Bandit draw); only RAGEN-2 offsets seeds per instance',
     sameAsRagen: (c) => !c.agent.banditPerInstanceSeed,

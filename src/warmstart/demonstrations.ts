@@ -36,7 +36,7 @@ import {
   type SokobanState,
 } from '../../envs/index';
 import { BOX, BOX_ON_TARGET, TARGET } from '../../envs/sokoban/grid';
-import { EnvGroupManager, buildPrompt, envRegistry, parseResponse, turnTrainingSamples, type RenderedPrompt } from '../agent/index';
+import { EnvGroupManager, buildPrompt, envRegistry, parseResponse, turnTrainingSamples, type RenderedPrompt, type TurnNumbers } from '../agent/index';
 
 /** First env seed of the demonstrations: far above RAGEN's train (10000+) and val (123 … 378) seeds. */
 export const DEMO_SEED_BASE = 1_000_000;
@@ -99,6 +99,8 @@ export interface DemonstrationConfig {
    * that way (see Demonstration.samples).
    */
   maxContextWindow?: number;
+  /** How the prompts number their turns (default 'window', RAGEN's); the run's agent.turnNumbers. */
+  turnNumbers?: TurnNumbers;
 }
 
 /**
@@ -223,7 +225,7 @@ function playEpisode(config: DemonstrationConfig, seed: number): Demonstration {
   }
 
   const [state] = manager.rolloutStates();
-  const promptOptions = { style: 'compact', mode: 'training', actionSep, responseMaskOnly: config.responseMaskOnly ?? true } as const;
+  const promptOptions = { style: 'compact', mode: 'training', actionSep, responseMaskOnly: config.responseMaskOnly ?? true, turnNumbers: config.turnNumbers } as const;
   const training = buildPrompt(entry.info, state.history, promptOptions);
   const window = config.maxContextWindow ?? -1;
   return {

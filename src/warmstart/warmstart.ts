@@ -238,6 +238,7 @@ export function demonstrationsForRun(config: RunConfig, recipe: WarmStartRecipe)
         actionSep: config.agent.actionSep,
         responseMaskOnly: recipe.trainOnPrompt ? false : config.algorithm.responseMaskOnly,
         maxContextWindow: config.agent.maxContextWindow,
+        turnNumbers: config.agent.turnNumbers,
       }),
     );
   });

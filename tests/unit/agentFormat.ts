@@ -10,6 +10,7 @@ export function agentFormat(over: Partial<AgentFormat> = {}): AgentFormat {
     actionSep: '||',
     promptStyle: 'compact',
     maxContextWindow: -1,
+    turnNumbers: 'window',
     contextWindowMode: 'full',
     responseLength: 64,
     formatPenalty: -0.1,

@@ -88,6 +88,18 @@ describe('buildPrompt: RAGEN style', () => {
     expect(train1.text).not.toContain('Reward:');
   });
 
+  it("turnNumbers 'episode' keeps each turn's number in the episode inside the window", () => {
+    const last1 = buildPrompt(info, twoTurnHistory(), { maxContextWindow: 1, turnNumbers: 'episode' });
+    expect(last1.text).toContain('\nTurn 3:\nState:\n_PG\nYou have 3 actions left.');
+    expect(last1.text).not.toContain('Turn 1:');
+    // Without a window, the numbers are the same either way.
+    expect(buildPrompt(info, twoTurnHistory(), { turnNumbers: 'episode' }).text).toBe(buildPrompt(info, twoTurnHistory()).text);
+    // The compact prompt and single_turn samples: turn 2's sample says turn 2.
+    const compact = turnTrainingSamples(info, twoTurnHistory(), { style: 'compact', maxContextWindow: 1, turnNumbers: 'episode' })[1];
+    expect(compact.text).toContain('turn 2\nstate:\n_PG');
+    expect(compact.segments.filter((seg) => seg.trainable).map((seg) => seg.turn)).toEqual([2]);
+  });
+
   it("single_turn samples: one per played turn, as the policy saw it, each training only that turn's response", () => {
     const history = twoTurnHistory(); // turn 1 answered "Right", turn 2 "Jump", then the final state
     const [first, second] = turnTrainingSamples(info, history);
@@ -191,5 +203,6 @@ describe('buildPrompt: bad input', () => {
     expect(() => buildPrompt(info, withMarker)).toThrow(/chat marker/);
     expect(() => buildPrompt(info, oneTurnHistory(), { style: 'tiny' as never })).toThrow(/prompt style/);
     expect(() => buildPrompt(info, oneTurnHistory(), { maxContextWindow: 1.5 })).toThrow(/maxContextWindow/);
+    expect(() => buildPrompt(info, oneTurnHistory(), { turnNumbers: 'trajectory' as never })).toThrow(/turnNumbers 'trajectory'/);
   });
 });
