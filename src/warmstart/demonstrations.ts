@@ -489,16 +489,20 @@ export interface DemonstrationStats {
   turns: number;
   /** Distinct reasoning texts / turns. */
   distinctThinkFraction: number;
+  /** Actions written per answer, on average. */
+  actionsPerAnswer: number;
 }
 
 export function demonstrationStats(demos: readonly Demonstration[]): DemonstrationStats {
   let plan = 0;
   let imperfect = 0;
   let turns = 0;
+  let actions = 0;
   const thinks = new Set<string>();
   for (const demo of demos) {
     for (const turn of demo.turns) {
       turns++;
+      actions += turn.actions.length;
       thinks.add(turn.think);
       for (const kind of turn.kinds) {
         if (kind === 'plan') plan++;
@@ -512,5 +516,6 @@ export function demonstrationStats(demos: readonly Demonstration[]): Demonstrati
     imperfectFraction: plan + imperfect > 0 ? imperfect / (plan + imperfect) : 0,
     turns,
     distinctThinkFraction: turns ? thinks.size / turns : 0,
+    actionsPerAnswer: turns ? actions / turns : 0,
   };
 }

@@ -89,6 +89,8 @@ export interface SftCycle {
   episodes: number;
   /** As WarmStartRecipe.imperfectFraction, for this cycle's demonstrations. */
   imperfectFraction: number;
+  /** As WarmStartRecipe.actionsPerAnswer, for this cycle's demonstrations (default: the recipe's). */
+  actionsPerAnswer?: readonly [number, number];
   /** SFT optimizer steps of this cycle. */
   steps: number;
   /** Its peak learning rate (linear warm-up, then cosine decay to 10 % of it). */
@@ -635,7 +637,13 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
   ];
   for (const [i, cycle] of later.entries()) {
     opts.onPhase?.('demonstrations', `cycle ${i + 2}: ${cycle.episodes} episodes per training env block`);
-    const cycleRecipe = { ...recipe, episodes: cycle.episodes, imperfectFraction: cycle.imperfectFraction, seed: cycle.seed };
+    const cycleRecipe = {
+      ...recipe,
+      episodes: cycle.episodes,
+      imperfectFraction: cycle.imperfectFraction,
+      actionsPerAnswer: cycle.actionsPerAnswer ?? recipe.actionsPerAnswer,
+      seed: cycle.seed,
+    };
     cycles.push({
       demos: demonstrationsForRun(config, cycleRecipe),
       sft: { steps: cycle.steps, batchSize: recipe.batchSize, lr: cycle.lr, warmupSteps: cycle.warmupSteps, seed: cycle.seed },

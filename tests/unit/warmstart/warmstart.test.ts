@@ -187,6 +187,7 @@ describe('warm start: the whole pipeline', () => {
     expect(two.demonstrations.imperfectFraction).toBeGreaterThan(0);
     expect(two.demonstrations.imperfectFraction).toBeLessThan(1);
     expect(two.laterCycleDemonstrations).toMatchObject([{ episodes: 16, imperfectFraction: 1 }, { episodes: 8, imperfectFraction: 0 }]);
+    expect(two.laterCycleDemonstrations!.map((d) => d.actionsPerAnswer)).toEqual([1, 1]); // Bandit: one arm per answer
     const cycle = { episodes: 8, imperfectFraction: 0, steps: 1, lr: 1e-3, warmupSteps: 1 };
     await expect(
       buildWarmStart('bandit-tiny', { recipe: { episodes: 8, steps: 1, laterCycles: [{ ...cycle, seed: 0 }] } }),
@@ -197,6 +198,25 @@ describe('warm start: the whole pipeline', () => {
     one.model.dispose();
     two.model.dispose();
   });
+
+  it("a later cycle's actionsPerAnswer sets how many actions its demonstrations send per answer", async () => {
+    const built = await buildWarmStart('frozenlake-tiny', {
+      recipe: {
+        episodes: 16,
+        steps: 1,
+        actionsPerAnswer: [2, 3],
+        laterCycles: [
+          { episodes: 16, imperfectFraction: 0, actionsPerAnswer: [1, 1], steps: 1, lr: 1e-3, warmupSteps: 1, seed: 1 },
+          { episodes: 16, imperfectFraction: 0, steps: 1, lr: 1e-3, warmupSteps: 1, seed: 2 },
+        ],
+      },
+    });
+    // Answers stop early only on the goal, in a hole or at the end of the budget.
+    expect(built.demonstrations.actionsPerAnswer).toBeGreaterThan(1.5);
+    expect(built.laterCycleDemonstrations!.map((d) => d.actionsPerAnswer)).toEqual([1, expect.any(Number)]);
+    expect(built.laterCycleDemonstrations![1].actionsPerAnswer).toBeGreaterThan(1.5); // the recipe's again
+    built.model.dispose();
+  }, 60_000);
 });
 
 describe('warm start: recipes', () => {
