@@ -100,7 +100,7 @@ describe('tiny presets', () => {
     expect(presetConfig('sokoban-tiny').agent.envGroups).toBeLessThan(8 * 16 / 4 + 1);
   });
 
-  it("frozenlake-noslip-tiny is frozenlake-tiny on lakes that never slip, from the same warm start, for longer", () => {
+  it("frozenlake-noslip-tiny is frozenlake-tiny on lakes that never slip, from the same warm start, for its own number of steps", () => {
     const slippery = presetConfig('frozenlake-tiny');
     const c = presetConfig('frozenlake-noslip-tiny');
     for (const block of [...c.agent.trainEnvs, ...c.agent.valEnvs]) {
@@ -110,7 +110,6 @@ describe('tiny presets', () => {
     expect(slippery.agent.trainEnvs[0].config?.successRate).toBeUndefined(); // the slippery one keeps the env's 1/3
     expect(c.model.warmStart).toBe(slippery.model.warmStart);
     expect(configDifferences(c, slippery).map(([key]) => key).sort()).toEqual(['agent.trainEnvs', 'agent.valEnvs', 'trainer.totalSteps']);
-    expect(c.trainer.totalSteps).toBeGreaterThan(slippery.trainer.totalSteps);
   });
 });
 
