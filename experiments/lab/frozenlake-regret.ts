@@ -30,6 +30,8 @@ if (episodes.length === 0) throw new Error(`${o.episodes} holds no episode of su
 interface Lake {
   env: FrozenLakeEnv;
   planner: FrozenLakeTurnPlanner;
+  /** The episode's action budget. */
+  budget: number;
 }
 function lakeOf(e: EpisodeRecord): Lake {
   const env = makeEnv(e.tag, e.config ?? undefined);
@@ -37,7 +39,7 @@ function lakeOf(e: EpisodeRecord): Lake {
   env.reset(e.seed);
   const budget = envBlocks(config, 'val')[0].maxActionsPerTraj ?? env.spec.maxActionsPerTraj;
   const protocol = { maxTurn: config.agent.maxTurn, maxActionsPerTurn: config.agent.maxActionsPerTurn, maxActionsPerTraj: budget };
-  return { env, planner: frozenLakeTurnPlanner(env.map, env.config.successRate, protocol) };
+  return { env, planner: frozenLakeTurnPlanner(env.map, env.config.successRate, protocol), budget };
 }
 
 /** Q of an answer (action ids) from `cell` with `actionsLeft` / `turnsLeft` before it, optimal play after it. */
@@ -80,13 +82,12 @@ let optimum = 0;
 let successes = 0;
 for (const e of episodes) {
   const lake = lakeOf(e);
-  const budget = envBlocks(config, 'val')[0].maxActionsPerTraj ?? lake.env.spec.maxActionsPerTraj;
-  optimum += lake.planner.successProbability(lake.env.map.start, budget, config.agent.maxTurn);
+  optimum += lake.planner.successProbability(lake.env.map.start, lake.budget, config.agent.maxTurn);
   if (e.success) successes++;
   let used = 0;
   e.turns.forEach((turn, i) => {
     const cell = lake.env.position;
-    const actionsLeft = budget - used;
+    const actionsLeft = lake.budget - used;
     const turnsLeft = config.agent.maxTurn - i;
     const answer = turn.actions.map((name) => FROZENLAKE_ACTIONS.indexOf(name as (typeof FROZENLAKE_ACTIONS)[number]));
     const best = lake.planner.successProbability(cell, actionsLeft, turnsLeft);

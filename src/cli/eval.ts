@@ -151,7 +151,8 @@ export function planEval(flags: EvalFlags): EvalPlan {
     if (flags.out !== undefined && flags.trajectories !== undefined && path.resolve(flags.out) === path.resolve(flags.trajectories)) {
       throw new UsageError(`--out and --trajectories name the same file (${flags.out}); give each its own`);
     }
-    const overridden = (t: ResolvedCheckpoint): ResolvedCheckpoint => 
+    // --set changes the run config the checkpoint (and a checkpoint baseline) is played with.
+    const overridden = (t: ResolvedCheckpoint): ResolvedCheckpoint =>
       flags.set?.length ? { ...t, config: applyOverrides(t.config, flags.set), configSource: `${t.configSource}, --set ${flags.set.join(' ')}` } : t;
     const target = overridden(resolveCheckpoint(flags.checkpoint, flags.preset));
     let suites = suitesFromConfig(target.config);
