@@ -16,7 +16,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKEND_NAMES, isBackendName } from '../model/backend';
 import { ConfigError } from '../starpo/config';
-import { BENCH_SHAPE_NAMES, benchModel, benchSpec, runTorchBench } from './bench-model';
+import { BENCH_SHAPE_NAMES, benchModel, benchShape, benchSpec, runTorchBench } from './bench-model';
+import { MEMORY_OPTION_HELP, memoryRowsTable, parseMemoryOptions, benchMemory, type MemoryRow } from './bench-memory';
 import { benchEnvs } from './bench-envs';
 import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig } from './bench-step';
 import { tinyPresetNames } from '../starpo/presets';
@@ -24,7 +25,7 @@ import { workersFlag } from './helperThread';
 import { UsageError } from './usage';
 import { modelDirFor } from './modelDir';
 
-const SECTIONS = ['envs', 'model', 'torch', 'step'] as const;
+const SECTIONS = ['envs', 'model', 'torch', 'step', 'memory'] as const;
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -35,8 +36,9 @@ function defaultTorchPython(): string {
   return fs.existsSync(venv) ? venv : '/usr/bin/python3';
 }
 type Section = (typeof SECTIONS)[number];
-/** What runs without --only: everything (step with bandit-tiny and frozenlake-tiny adds about 45 s on wasm here). */
-const DEFAULT_SECTIONS: readonly Section[] = SECTIONS;
+/** What runs without --only: everything but memory (step with bandit-tiny and frozenlake-tiny adds about 45 s on wasm
+ *  here; memory at qwen0.5b's shape takes minutes per layer count, so it runs only when asked for). */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'memory');
 
 interface BenchOptions {
   only: string;
@@ -51,6 +53,11 @@ interface BenchOptions {
   stepRepeats: string;
   stepSet: string[];
   workers: string;
+  tokens: string;
+  layers?: string;
+  rollouts: string;
+  phases?: string;
+  checkpointing: string;
 }
 
 export function registerBench(program: Command): void {
@@ -73,6 +80,11 @@ export function registerBench(program: Command): void {
     .option('--step-set <key=value>', 'config override for the step section\'s presets, as `ragen train --set` (repeatable), ' +
       'e.g. --step-set agent.envGroups=2 --step-set agent.trainEnvs.0.nGroups=2', (v: string, acc: string[]) => [...acc, v], [])
     .option('--workers <n>', 'cores per training step in the step section, as `ragen train --workers`: 1, 2 or auto', 'auto')
+    .option('--tokens <BxT>', MEMORY_OPTION_HELP.tokens, '1x1536')
+    .option('--layers <n,...>', MEMORY_OPTION_HELP.layers)
+    .option('--rollouts <n>', MEMORY_OPTION_HELP.rollouts, '1')
+    .option('--phases <names>', MEMORY_OPTION_HELP.phases)
+    .option('--checkpointing <on|off>', MEMORY_OPTION_HELP.checkpointing, 'on')
     .action(async (opts: BenchOptions) => {
       const wanted = parseList(opts.only, 'bench section', SECTIONS) as Section[];
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
@@ -103,6 +115,8 @@ export function registerBench(program: Command): void {
       } else if (opts.stepSet.length) {
         throw new UsageError('--step-set applies to the step section, which is not in --only');
       }
+      const memoryOptions = parseMemoryOptions(opts);   // checked before any section runs
+      let memoryRows: MemoryRow[] | undefined;
       const torchThreads = Number(opts.torchThreads);
       if (!Number.isInteger(torchThreads) || torchThreads < 1) {
         throw new UsageError(`--torch-threads must be an integer >= 1, got '${opts.torchThreads}'`);
@@ -132,6 +146,14 @@ export function registerBench(program: Command): void {
             console.log(`\nstep: tfjs ${backend}, presets ${presets.join(', ')}, ${stepRepeats} timed step(s) after 1 warm-up`);
             results.step = await benchStep({ backend, presets, repeats: stepRepeats, overrides: opts.stepSet, note: noteFor('step'), workers });
             printTable(`step (tfjs ${backend}; seconds per training step, mean of ${stepRepeats}; peak bytes / tensors: warm-up step)`, results.step);
+          } else if (section === 'memory') {
+            console.log(`\nmemory: tfjs ${backend}, shapes ${shapes.join(', ')}, tokens ${opts.tokens}`);
+            memoryRows = [];
+            for (const shape of shapes) {
+              memoryRows.push(...await benchMemory({ ...memoryOptions, backend, shape: benchShape(shape), note: (line) => console.log(`  memory: ${line}`) }));
+            }
+            results.memory = memoryRowsTable(memoryRows);
+            printTable(`memory (tfjs ${backend}; peak tensor bytes per phase; "extrapolated" rows are computed from the two largest measured depths)`, results.memory);
           } else {
             console.log(`\ntorch: ${opts.python} tools/bench/torch_bench.py, ${torchThreads} thread(s), ${opts.torchDevice}`);
             const torch = await runTorchBench({
@@ -156,7 +178,8 @@ export function registerBench(program: Command): void {
       if (opts.json) {
         const report = {
           command: commandLine(), machine, date: new Date().toISOString(),
-          backend: wanted.includes('model') || wanted.includes('step') ? backend : undefined, torch: torchInfo, results, notes, errors,
+          backend: wanted.includes('model') || wanted.includes('step') || wanted.includes('memory') ? backend : undefined, torch: torchInfo,
+          results, notes, errors, ...(memoryRows ? { memory: memoryRows } : {}),
         };
         writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
         console.log(`wrote ${opts.json}`);
