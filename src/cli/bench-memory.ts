@@ -36,8 +36,9 @@ import { UsageError } from './usage';
 export const MEMORY_PHASES = ['rollout', 'scoring', 'actor update', 'optimizer', 'critic update'] as const;
 export type MemoryPhase = (typeof MEMORY_PHASES)[number];
 
-/** Tokens decoded per row in the rollout phase (the rest of T is prompt). */
-export const ROLLOUT_NEW_TOKENS = 16;
+/** Tokens decoded per row in the rollout phase (the rest of T is prompt): after the first, each decode step holds what
+ *  the one before held, so a few show the peak. */
+export const ROLLOUT_NEW_TOKENS = 4;
 
 /** One row of `{ "memory": [...] }` (DESIGN.md); `layers` and `extrapolatedFrom` say what was measured. */
 export interface MemoryRow {

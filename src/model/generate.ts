@@ -11,7 +11,10 @@
 //    sampled tokens) and prefills only what follows their longest common prefix; cache slots past it become
 //    holes that nobody attends to. Positions count real tokens only, never slots, so a row's keys are exactly
 //    those a full prefill of the same tokens would compute.
-// The weights are stacked and transposed once per call (Qwen2Model.inferenceWeights), so each decode step's
+// 4. Shared prompts: rows that start from the same prompt with nothing cached (the members of an env group on their
+//    first turn) run ONE prefill of it; its cache row and logits are copied to the others (stats.sharedTokens).
+// Each layer's intermediates are freed as soon as the layer is done (Qwen2Model.stack), so a prefill holds one
+// layer's activations at a time. The weights are stacked and transposed once per call (Qwen2Model.inferenceWeights), so each decode step's
 // matmuls take tfjs-wasm's fast path with the bias fused in.
 // Why a fixed-size cache rather than concatenating a column per step: every decode step then has identical
 // shapes, so WebGPU compiles its shaders once per (batch, prompt bucket, capacity) instead of once per step, and
