@@ -74,6 +74,8 @@ export interface BenchMemoryOptions {
   checkpointing?: boolean;
   /** Allocate only the model a phase runs and count the other's resident bytes (default: on wasm; see measureLayers). */
   lean?: boolean;
+  /** AdamW's moments per variable, webgpu's path without the fused kernel (default: as AdamW picks for the backend). */
+  perVariableAdamW?: boolean;
   seed?: number;
   note?: (line: string) => void;
 }
@@ -118,9 +120,10 @@ export async function benchMemory(o: BenchMemoryOptions): Promise<MemoryRow[]> {
     const [a, b] = below.slice(-2);
     for (const r of rows.filter((x) => x.layers === b)) {
       const at = rows.find((x) => x.layers === a && x.phase === r.phase)!;
-      const perLayer = (r.peakBytes - at.peakBytes) / (b - a);
-      const { unallocatedBytes: _, ...measuredRow } = r;
-      rows.push({ ...measuredRow, layers: depth, peakBytes: Math.round(r.peakBytes + perLayer * (depth - b)), extrapolatedFrom: [a, b] });
+      const line = (x: number, y: number) => Math.round(x + ((x - y) / (b - a)) * (depth - b));   // through (a, y) and (b, x)
+      const out: MemoryRow = { ...r, layers: depth, peakBytes: line(r.peakBytes, at.peakBytes), extrapolatedFrom: [a, b] };
+      if (r.unallocatedBytes !== undefined) out.unallocatedBytes = line(r.unallocatedBytes, at.unallocatedBytes ?? 0);
+      rows.push(out);
     }
   }
   return rows;
@@ -160,7 +163,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     note(`building the ${valueHead ? 'critic' : 'actor'} (${(paramCount(config) / 1e6).toFixed(0)}M parameters)`);
     const model = new Qwen2Model(config, initQwen2Weights(config, seed + (valueHead ? 1 : 0), { valueHead }), { valueHead });
     model.gradientCheckpointing = checkpointing;
-    return { model, optimizer: new AdamW(model.variables, { lr: valueHead ? 1e-5 : 1e-6 }) };
+    return { model, optimizer: new AdamW(model.variables, { lr: valueHead ? 1e-5 : 1e-6, perVariable: o.perVariableAdamW }) };
   };
   const free = (m: { model: Qwen2Model; optimizer: AdamW } | null) => { m?.optimizer.dispose(); m?.model.dispose(); };
   let actor: ReturnType<typeof build> | null = null, critic: ReturnType<typeof build> | null = null;
@@ -263,11 +266,12 @@ export const MEMORY_OPTION_HELP = {
   rollouts: 'memory section: dialogues generated in the rollout phase, in env groups of 16 that share their prompt (the paper step: 128)',
   phases: `memory section: phases to run, comma-separated (default all: ${MEMORY_PHASES.join(', ')})`,
   checkpointing: 'memory section: gradient checkpointing per decoder layer (model.gradientCheckpointing), on or off',
+  adamw: "memory section: AdamW's layout, 'auto' (the backend's: fused in place on cpu and wasm) or 'per-variable' (webgpu's path)",
 } as const;
 
 /** The memory options of `ragen bench`, checked (a bad value is a UsageError naming it). */
-export function parseMemoryOptions(o: { tokens: string; layers?: string; rollouts: string; phases?: string; checkpointing: string }):
-    Pick<BenchMemoryOptions, 'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing'> {
+export function parseMemoryOptions(o: { tokens: string; layers?: string; rollouts: string; phases?: string; checkpointing: string; adamw: string }):
+    Pick<BenchMemoryOptions, 'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing' | 'perVariableAdamW'> {
   const bt = /^\s*(\d+)\s*x\s*(\d+)\s*$/i.exec(o.tokens);
   if (!bt || Number(bt[1]) < 1 || Number(bt[2]) <= ROLLOUT_NEW_TOKENS + 1) {
     throw new UsageError(`--tokens must be BxT with B >= 1 and T > ${ROLLOUT_NEW_TOKENS + 1}, e.g. 1x1536; got '${o.tokens}'`);
@@ -282,9 +286,11 @@ export function parseMemoryOptions(o: { tokens: string; layers?: string; rollout
     if (!(MEMORY_PHASES as readonly string[]).includes(p)) throw new UsageError(`unknown memory phase '${p}' (expected: ${MEMORY_PHASES.join(', ')})`);
   }
   if (o.checkpointing !== 'on' && o.checkpointing !== 'off') throw new UsageError(`--checkpointing must be on or off, got '${o.checkpointing}'`);
+  if (o.adamw !== 'auto' && o.adamw !== 'per-variable') throw new UsageError(`--adamw must be auto or per-variable, got '${o.adamw}'`);
   return {
     batch: Number(bt[1]), seqLen: Number(bt[2]), layers, rollouts: int(o.rollouts, '--rollouts'),
     phases: phases as MemoryPhase[] | undefined, checkpointing: o.checkpointing === 'on',
+    perVariableAdamW: o.adamw === 'per-variable' ? true : undefined,
   };
 }
 

@@ -60,6 +60,7 @@ interface BenchOptions {
   rollouts: string;
   phases?: string;
   checkpointing: string;
+  adamw: string;
   rolloutBatches: string;
   rolloutLayers?: string;
 }
@@ -89,6 +90,7 @@ export function registerBench(program: Command): void {
     .option('--rollouts <n>', MEMORY_OPTION_HELP.rollouts, '1')
     .option('--phases <names>', MEMORY_OPTION_HELP.phases)
     .option('--checkpointing <on|off>', MEMORY_OPTION_HELP.checkpointing, 'on')
+    .option('--adamw <layout>', MEMORY_OPTION_HELP.adamw, 'auto')
     .option('--rollout-batches <n,...>', 'rollout section: rows generated together, env groups of 16 sharing a prompt',
       DEFAULT_ROLLOUT_BATCHES.join(','))
     .option('--rollout-layers <n>', "rollout section: decoder layers of the model (default: the shape's own)")
