@@ -11,7 +11,7 @@
 //   optimizer      the actor's clipping + AdamW step, with its gradients alive (the critic's is the same size)
 //   critic update  forward + backward of the critic's value loss + its AdamW step
 // Every phase runs with the step's resident state: actor and critic weights and both AdamW states (on wasm, whose
-// heap holds 4 GiB, the model a phase does not run is counted rather than allocated: see measureLayers).
+// heap holds 4 GiB, and cpu, the model a phase does not run is counted rather than allocated: see measureLayers).
 // `peakBytes` is tf.profile's high-water mark of live tensor bytes (measurePeakMemory in bench-model.ts): weights,
 // moments and gradients included, the backend's own pools and scratch not.
 //
@@ -72,7 +72,8 @@ export interface BenchMemoryOptions {
   phases?: readonly MemoryPhase[];
   /** Gradient checkpointing per decoder layer, as model.gradientCheckpointing (default true, sokoban-qwen's). */
   checkpointing?: boolean;
-  /** Allocate only the model a phase runs and count the other's resident bytes (default: on wasm; see measureLayers). */
+  /** Allocate only the model a phase runs and count the other's resident bytes (default: on wasm and cpu; see
+   *  measureLayers). Tensor bytes add up, so the figures are the same either way; lean needs half the memory. */
   lean?: boolean;
   /** AdamW's moments per variable, webgpu's path without the fused kernel (default: as AdamW picks for the backend). */
   perVariableAdamW?: boolean;
@@ -95,7 +96,7 @@ export async function benchMemory(o: BenchMemoryOptions): Promise<MemoryRow[]> {
   for (const n of layerCounts) if (!Number.isInteger(n) || n < 1 || n > depth) throw new Error(`benchMemory: layers must be 1..${depth}, got ${n}`);
   if (o.seqLen <= ROLLOUT_NEW_TOKENS + 1) throw new Error(`benchMemory: need more than ${ROLLOUT_NEW_TOKENS + 1} tokens per sequence, got ${o.seqLen}`);
   const backend = await initBackend(o.backend);
-  const lean = o.lean ?? backend.name === 'wasm';
+  const lean = o.lean ?? backend.name !== 'webgpu';
   const tokens = `${o.batch}x${o.seqLen}`;
   const rows: MemoryRow[] = [];
   for (const layers of layerCounts) {
@@ -134,7 +135,7 @@ type Measured = Map<MemoryPhase, { peak: number; unallocated: number }>;
 
 /**
  * One model depth: allocates the step's resident state, runs each phase under tf.profile, frees everything.
- * `lean` (wasm, whose heap holds 4 GiB): the actor's phases run with only the actor and its AdamW state allocated,
+ * `lean` (wasm, whose heap holds 4 GiB, and cpu): the actor's phases run with only the actor and its AdamW state allocated,
  * the critic's with only the critic and its state; the other model's weights and moments (3 x its weight bytes,
  * exactly what allocating them would add) are added to the measured peak and reported as `unallocated`.
  */
