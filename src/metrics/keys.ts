@@ -190,6 +190,33 @@ export type EnvMetricName = (typeof ENV_METRIC_NAMES)[number];
 export const trainSuccessKey = (tag: string): string => envMetricKey('train', tag, 'success');
 export const valSuccessKey = (tag: string): string => envMetricKey('val', tag, 'success');
 
+/**
+ * The split and env tag of a success key (`train/<Tag>/success` or `val-env/<Tag>/success`), or null for any other
+ * key. The one reader of success keys: the charts, the CLI's step line, the summaries and the echo-trap detector
+ * pick them out of a metrics row with it.
+ */
+export function parseSuccessKey(key: string): { split: EnvSplit; tag: string } | null {
+  const m = /^(train|val-env)\/([^/]+)\/success$/.exec(key);
+  if (!m) return null;
+  return { split: m[1] === 'train' ? 'train' : 'val', tag: m[2] };
+}
+
+/** Whether `key` is a success key of the given split (either split when none is given). */
+export function isSuccessKey(key: string, split?: EnvSplit): boolean {
+  const parsed = parseSuccessKey(key);
+  return parsed !== null && (split === undefined || parsed.split === split);
+}
+
+/** Env tag -> value of every success key of `split` in a metrics row (non-numbers skipped). */
+export function successByTag(row: Readonly<Record<string, unknown>>, split: EnvSplit): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of Object.entries(row)) {
+    const parsed = parseSuccessKey(key);
+    if (parsed?.split === split && typeof value === 'number') out[parsed.tag] = value;
+  }
+  return out;
+}
+
 export interface RequiredKeysOptions {
   /** Env tags trained on (their `train/<Tag>/success` is required). */
   trainTags: readonly string[];

@@ -7,6 +7,7 @@
 // the line style to the series.
 import { EchoTrapDetector, SIGNAL_KEY } from '../metrics/echoTrap';
 import { metricNumber, metricText, type MetricRow } from '../metrics/jsonl';
+import { isSuccessKey } from '../metrics/keys';
 import { defaultRunConfig } from '../starpo/config';
 
 export interface SeriesSpec {
@@ -34,7 +35,7 @@ export interface ChartSpec {
 /** Train success keys present in the rows (`train/<Tag>/success`), in first-seen order. */
 export function successKeys(rows: readonly MetricRow[]): string[] {
   const keys = new Set<string>();
-  for (const row of rows) for (const k of Object.keys(row)) if (/^train\/[^/]+\/success$/.test(k)) keys.add(k);
+  for (const row of rows) for (const k of Object.keys(row)) if (isSuccessKey(k, 'train')) keys.add(k);
   return [...keys];
 }
 
@@ -121,7 +122,7 @@ export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
 export function lessonChartSpecs(trainTags: readonly string[]): ChartSpec[] {
   const order = ['rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean'];
   const all = chartSpecs(trainTags);
-  return [...all.filter((s) => /^train\/[^/]+\/success$/.test(s.key)), ...order.map((key) => all.find((s) => s.key === key)!)];
+  return [...all.filter((s) => isSuccessKey(s.key, 'train')), ...order.map((key) => all.find((s) => s.key === key)!)];
 }
 
 /** One run's rows with a label (the arm name in classroom mode). */
