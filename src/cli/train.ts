@@ -30,7 +30,7 @@ import {
   parseRunConfig,
   type RunConfig,
 } from '../starpo/config';
-import { resolvePreset } from '../starpo/presets';
+import { PRESET_NAMES, resolvePreset } from '../starpo/presets';
 import { assertRunFitsContext } from '../starpo/contextFit';
 import {
   cleanInterruptedWrites,
@@ -83,7 +83,7 @@ export function registerTrain(program: Command): void {
   program
     .command('train')
     .description('train a policy with StarPO / StarPO-S (metrics.jsonl, rollouts.jsonl, checkpoints in --out)')
-    .option('--preset <name>', 'bandit-tiny, frozenlake-tiny, sokoban-tiny, echo-trap or sokoban-qwen')
+    .option('--preset <name>', `a named run config: ${PRESET_NAMES.join(', ')}`)
     .option('--config <file>', 'a YAML or JSON run config (any subset of the keys; laid over the preset or the defaults)')
     .option('--steps <n>', 'training steps (trainer.totalSteps)')
     .option('--backend <name>', 'tfjs backend: webgpu, wasm, cpu or auto (trainer.backend)')
