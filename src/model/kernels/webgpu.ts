@@ -90,6 +90,20 @@ const ROW_HEADER = `
   }
 `;
 
+/**
+ * WGSL: the opening lines of a perRow program over the rows of input `x` ([rows, width]): `tid`, the invocation's
+ * id in its workgroup; `rows`; the row width, named `width`; `row`, the workgroup's row; and `r`, that row clamped
+ * into range for reads (no invocation returns early: see ROW_HEADER).
+ */
+function rowStart(x: string, width: string): string {
+  return `
+    let tid = i32(localId.x);
+    let rows = uniforms.${x}Shape[0];
+    let ${width} = uniforms.${x}Shape[1];
+    let row = index / WG;
+    let r = min(row, rows - 1);`;
+}
+
 // A float below every score, standing for -infinity (WGSL has no infinity literal; exp(NEG - x) is 0).
 const NEG = '-3.0e38';
 
@@ -161,12 +175,7 @@ function rmsNorm({ inputs: { x, weight }, backend, attrs }: Args): Info {
   const [rows] = x.shape;
   // One workgroup per row: the sum of squares, then y = x / rms(x) * weight.
   const code = `${ROW_HEADER}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let rows = uniforms.xShape[0];
-    let H = uniforms.xShape[1];
-    let row = index / WG;
-    let r = min(row, rows - 1);
+  fn main(index : i32) {${rowStart('x', 'H')}
     var ss = 0.0;
     for (var i = tid; i < H; i = i + WG) { let v = x[r * H + i]; ss = ss + v * v; }
     let inv = 1.0 / sqrt(workgroupSum(tid, ss) / f32(H) + uniforms.eps);
@@ -182,12 +191,7 @@ function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[
   const [rows, H] = x.shape;
   // One workgroup per row: inv = 1 / rms(x) and c = sum(w dy x) inv^3 / H, the two numbers dx needs.
   const stats = `${ROW_HEADER}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let rows = uniforms.xShape[0];
-    let H = uniforms.xShape[1];
-    let row = index / WG;
-    let r = min(row, rows - 1);
+  fn main(index : i32) {${rowStart('x', 'H')}
     var ss = 0.0;
     var g = 0.0;
     for (var i = tid; i < H; i = i + WG) {
@@ -313,12 +317,7 @@ function swiGluGrad({ inputs: { dy, gu }, backend }: Args): Info {
  */
 function logitStats(backend: WebGpuBackend, logits: Info, invT: number): Info {
   const code = `${ROW_HEADER}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let rows = uniforms.logitsShape[0];
-    let V = uniforms.logitsShape[1];
-    let row = index / WG;
-    let r = min(row, rows - 1);
+  fn main(index : i32) {${rowStart('logits', 'V')}
     var m = ${NEG};
     var s = 0.0;
     var t = 0.0;
@@ -415,12 +414,7 @@ function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
   // each invocation scans its own chunk from its prefix and the workgroup takes the smallest crossing.
   const code = `${ROW_HEADER}
   var<workgroup> rowTotal : f32;
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let rows = uniforms.logitsShape[0];
-    let V = uniforms.logitsShape[1];
-    let row = index / WG;
-    let r = min(row, rows - 1);
+  fn main(index : i32) {${rowStart('logits', 'V')}
     let chunk = (V + WG - 1) / WG;
     let start = min(tid * chunk, V);
     let end = min(start + chunk, V);
