@@ -134,7 +134,7 @@ export class SokobanEnv implements Env {
     this.config = Object.freeze({ ...SOKOBAN_DEFAULTS[tag], ...definedEntries(config) } as SokobanConfig);
     this.fixedLevel = this.config.level === undefined ? null : withKey(tag, 'level', () => parseSokobanLevel(this.config.level!));
     if (this.fixedLevel) {
-      // DESIGN.md: an unplayable level throws. A level too large to decide within the search budget is played.
+      // docs/architecture.md: an unplayable level throws. A level too large to decide within the search budget is played.
       if (isSokobanSolvable(this.fixedLevel) === false) {
         throw new Error(`${tag}: the level cannot be solved: no sequence of moves puts every box on a target`);
       }

@@ -1,5 +1,5 @@
 // The metric keys this project logs, named exactly as RAGEN logs them to Weights & Biases so that a RAGEN
-// user's dashboards, plots and habits carry over (spec §6, DESIGN.md "Metric keys are RAGEN's").
+// user's dashboards, plots and habits carry over (spec §6, docs/architecture.md "Metric keys are RAGEN's").
 //
 // Two kinds of keys:
 //   * fixed keys, listed once below with what they mean and which RAGEN / verl key they mirror;
@@ -132,7 +132,8 @@ export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
     mirrors: 'new (proxy for RAGEN-2 MI collapse)',
   },
   { key: 'reasoning/valid_thinking_rate', meaning: 'fraction of turns with a <think>...</think> block', mirrors: 'collapse/valid_thinking_rate (v2)' },
-  // Grounding (src/metrics/grounding.ts): is the reasoning true of the board? New in this project (DESIGN.md).
+  // Grounding (src/metrics/grounding.ts): is the reasoning true of the board? New in this project
+  // (docs/architecture.md).
   { key: 'reasoning/grounding', meaning: 'true / checkable claims in <think> about the current observation', mirrors: 'new' },
   { key: 'reasoning/grounding_blind', meaning: 'the same claims checked against another state of the batch (chance level)', mirrors: 'new' },
   { key: 'reasoning/grounding_claims', meaning: 'checkable claims per turn', mirrors: 'new' },

@@ -1,10 +1,10 @@
 // What the live charts plot, and the data in the shape uPlot wants. Pure TypeScript (Chart.svelte draws it).
 //
-// Each chart is named by its main metric key (the DOM gets `data-testid="chart-<key>"`, DESIGN.md), says what its
-// y axis measures (label and unit) and what to watch for, and may draw companion series (validation next to
-// training success, the kept groups' std next to all groups'), dashed. When several runs (arms) share a chart, as
-// in the classroom's StarPO vs StarPO-S, each arm has ONE colour on every chart: the colour belongs to the arm,
-// the line style to the series.
+// Each chart is named by its main metric key (the DOM gets `data-testid="chart-<key>"`, docs/architecture.md), says
+// what its y axis measures (label and unit) and what to watch for, and may draw companion series (validation next to
+// training success, the kept groups' std next to all groups'), dashed. When several runs (arms) share a chart, as in
+// the classroom's StarPO vs StarPO-S, each arm has ONE colour on every chart: the colour belongs to the arm, the line
+// style to the series.
 import { EchoTrapDetector, SIGNAL_KEY } from '../metrics/echoTrap';
 import { metricNumber, metricText, type MetricRow } from '../metrics/jsonl';
 import { isSuccessKey } from '../metrics/keys';

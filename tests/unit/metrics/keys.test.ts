@@ -14,7 +14,7 @@ import {
   valSuccessKey,
 } from '../../../src/metrics/keys';
 
-// The metric contract of DESIGN.md, copied from the design document (not from keys.ts).
+// The metric contract of docs/architecture.md, copied from the design document (not from keys.ts).
 const DESIGN_KEYS = [
   'step',
   'rollout/in_group_std',
@@ -31,7 +31,7 @@ const DESIGN_KEYS = [
 ];
 
 describe('metric keys', () => {
-  it('requires every key of the DESIGN.md contract, plus per-tag success keys', () => {
+  it('requires every key of the docs/architecture.md contract, plus per-tag success keys', () => {
     const keys = requiredMetricKeys({ trainTags: ['SimpleSokoban'], valTags: ['SimpleSokoban', 'LargerSokoban'], hasCritic: true });
     for (const k of DESIGN_KEYS) expect(keys).toContain(k);
     expect(keys).toContain('critic/vf_loss');
