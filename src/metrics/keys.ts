@@ -155,6 +155,12 @@ export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
     meaning: "what fired the warning (a text: the low signals, '+'-joined from reward_std, entropy, mi_zscore_ema), on every row from the firing step",
     mirrors: 'new',
   },
+  {
+    key: 'echo_trap/converged',
+    meaning: '1 from the step the run counted as converged (low in-group reward std, no update trained on low-std groups, training success at its best), else 0',
+    mirrors: 'new',
+  },
+  { key: 'echo_trap/trained_std_ratio', meaning: 'rollout/chosen_in_group_std (the groups the update trained on) / the reward-std baseline; NaN when nothing was kept', mirrors: 'new' },
   { key: 'echo_trap/reward_std_ratio', meaning: 'rollout/in_group_std / its early-training baseline', mirrors: 'new' },
   { key: 'echo_trap/entropy_ratio', meaning: 'actor/entropy_loss / its early-training baseline', mirrors: 'new' },
   { key: 'echo_trap/mi_ratio', meaning: 'the latest MI z-score EMA of the collapse diagnostics / its early baseline', mirrors: 'new' },
