@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMetrics, type MetricsRow } from '../lib/analysis';
-import { EchoTrapDetector, type EchoTrapSignals } from '../../src/metrics/echoTrap';
+import { replayEchoTrap, type EchoTrapSignals } from '../../src/metrics/echoTrap';
 import { presetConfig } from '../../src/starpo/presets';
 import { lessonVerdict } from '../lib/lessonVerdict';
 
@@ -21,8 +21,7 @@ const logged = process.argv.includes('--logged');
 function replayMarks(rows: MetricsRow[], arm: string): MetricsRow[] {
   if (logged) return rows;
   const settings = presetConfig('echo-trap', arm).echoTrap;
-  const detector = new EchoTrapDetector(signals ? { ...settings, signals } : settings);
-  return rows.map((r) => (typeof r.step === 'number' && r.step > 0 ? { ...r, ...detector.update(r.step, r) } : r));
+  return replayEchoTrap(rows, signals ? { ...settings, signals } : settings);
 }
 const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
 const at_ = (step: number | null) => (step === null ? '-' : String(step));

@@ -409,3 +409,23 @@ export class EchoTrapDetector {
     return text;
   }
 }
+
+/** The keys the detector writes into a metrics row (its numeric outputs and `echo_trap/signal`). */
+const DETECTOR_KEYS = /^echo_trap\//;
+
+/**
+ * A run's metrics rows with every `echo_trap/*` key recomputed by a fresh detector with `config`: what a run with
+ * that setting logs, since the detector only reads the row (the step-0 row, before any training, gets none). Used to
+ * judge runs logged by older code with today's rule (experiments/lab/lesson-verdict.ts) and to keep the shipped
+ * lesson recording's marks those of today's Trainer (experiments/record-lesson.ts --replay-marks).
+ */
+export function replayEchoTrap<R extends { step: number }>(rows: readonly R[], config: EchoTrapConfig): R[] {
+  const detector = new EchoTrapDetector(config);
+  return [...rows]
+    .sort((a, b) => a.step - b.step)
+    .map((row) => {
+      const kept = Object.fromEntries(Object.entries(row).filter(([k]) => !DETECTOR_KEYS.test(k))) as R;
+      if (row.step < 1) return kept;
+      return { ...kept, ...detector.update(row.step, kept), ...detector.labels() };
+    });
+}
