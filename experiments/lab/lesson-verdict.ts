@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { readMetrics, type MetricsRow } from '../lib/analysis';
 import { replayEchoTrap, type EchoTrapSignals } from '../../src/metrics/echoTrap';
 import { presetConfig } from '../../src/starpo/presets';
-import { lessonVerdict } from '../lib/lessonVerdict';
+import { armVerdict, lessonVerdict } from '../lib/lessonVerdict';
 
 const dir = process.argv[2];
 const at = process.argv.indexOf('--signals');
@@ -30,10 +30,22 @@ const fired = { vanillaWarning: 0, vanillaConverged: 0, sWarning: 0, sConverged:
 console.log('| seed | vanilla: start -> peak (step) -> final | warning | collapse | vanilla converged | StarPO-S: peak -> final | StarPO-S warning | StarPO-S converged | lesson |');
 console.log('|---:|---|---:|---:|---:|---|---:|---:|---|');
 const seeds = fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+let sOnly = 0, sOnlyHeld = 0;
 for (const name of seeds) {
   const [v, s] = ['starpo', 'starpo-s'].map((arm) => path.join(dir, name, arm));
   // Only finished runs: lesson-lab.sh marks them with seed-S-ARM.done.
-  if (!['starpo', 'starpo-s'].every((arm) => fs.existsSync(path.join(dir, `${name}-${arm}.done`)))) continue;
+  const done = (arm: string) => fs.existsSync(path.join(dir, `${name}-${arm}.done`));
+  if (!done('starpo-s')) continue;
+  if (!done('starpo')) {
+    // StarPO-S alone: if it did not hold, the seed fails whatever vanilla does; otherwise the verdict is open.
+    const a = armVerdict(replayMarks(readMetrics(s), 'starpo-s'));
+    sOnly++; if (a.holds) sOnlyHeld++;
+    if (a.warningStep !== null) fired.sWarning++;
+    if (a.convergedStep !== null) fired.sConverged++;
+    console.log(`| ${name.slice(5)} | not finished | | | | ${pct(a.peak)} -> ${pct(a.final)} | ${at_(a.warningStep)} | ${at_(a.convergedStep)} | ` +
+      `${a.holds ? 'open: vanilla not finished' : 'no (holds failed)'} |`);
+    continue;
+  }
   const r = lessonVerdict(replayMarks(readMetrics(v), 'starpo'), replayMarks(readMetrics(s), 'starpo-s'));
   total++; if (r.lesson) shown++;
   if (r.vanilla.warningStep !== null) fired.vanillaWarning++;
@@ -45,6 +57,9 @@ for (const name of seeds) {
     `${at_(r.vanilla.warningStep)} | ${at_(r.vanilla.collapseStep)} | ${at_(r.vanilla.convergedStep)} | ${pct(r.starpoS.peak)} -> ${pct(r.starpoS.final)} | ` +
     `${at_(r.starpoS.warningStep)} | ${at_(r.starpoS.convergedStep)} | ${r.lesson ? '**yes**' : `no (${failed.join(', ')})`} |`);
 }
-console.log(`\nlesson on ${shown} of ${total} seeds; warning fired on vanilla ${fired.vanillaWarning}/${total}, StarPO-S ${fired.sWarning}/${total}; ` +
-  `converged on vanilla ${fired.vanillaConverged}/${total}, StarPO-S ${fired.sConverged}/${total}` +
+const sTotal = total + sOnly;
+console.log(`\nlesson on ${shown} of ${total} seeds with both arms` +
+  (sOnly > 0 ? `; ${sOnly} more with StarPO-S only (it held on ${sOnlyHeld})` : '') +
+  `; warning fired on vanilla ${fired.vanillaWarning}/${total}, StarPO-S ${fired.sWarning}/${sTotal}; ` +
+  `converged on vanilla ${fired.vanillaConverged}/${total}, StarPO-S ${fired.sConverged}/${sTotal}` +
   (logged ? ' (as logged)' : ` (replayed by today's detector${signals ? `, signals ${signals}` : ''})`));

@@ -64,6 +64,12 @@ function curve(rows: readonly MetricsRow[], window: number): { smooth: Series; a
   };
 }
 
+/** One arm's curve on its own (start, peak, final, marks), and whether it held: StarPO-S's half of the verdict. */
+export function armVerdict(rows: readonly MetricsRow[], c: LessonCriteria = LESSON_CRITERIA): ArmCurve & { holds: boolean } {
+  const { arm } = curve(rows, c.window);
+  return { ...arm, holds: arm.final >= arm.peak - c.holdTolerance };
+}
+
 export function lessonVerdict(vanillaRows: readonly MetricsRow[], starpoSRows: readonly MetricsRow[], c: LessonCriteria = LESSON_CRITERIA): LessonVerdict {
   const v = curve(vanillaRows, c.window), s = curve(starpoSRows, c.window);
   // The first fall to a fraction of the best so far, counted once the run had improved.
