@@ -42,8 +42,9 @@ for (const name of seeds) {
     sOnly++; if (a.holds) sOnlyHeld++;
     if (a.warningStep !== null) fired.sWarning++;
     if (a.convergedStep !== null) fired.sConverged++;
-    console.log(`| ${name.slice(5)} | not finished | | | | ${pct(a.peak)} -> ${pct(a.final)} | ${at_(a.warningStep)} | ${at_(a.convergedStep)} | ` +
-      `${a.holds ? 'open: vanilla not finished' : 'no (holds failed)'} |`);
+    const vanillaState = fs.existsSync(path.join(dir, `${name}-starpo.lock`)) ? 'not finished' : 'not run';
+    console.log(`| ${name.slice(5)} | ${vanillaState} | | | | ${pct(a.peak)} -> ${pct(a.final)} | ${at_(a.warningStep)} | ${at_(a.convergedStep)} | ` +
+      `${a.holds ? `open: vanilla ${vanillaState}` : 'no (holds failed)'} |`);
     continue;
   }
   const r = lessonVerdict(replayMarks(readMetrics(v), 'starpo'), replayMarks(readMetrics(s), 'starpo-s'));
