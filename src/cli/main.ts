@@ -7,6 +7,7 @@ import { registerDemo } from './demo';
 import { registerEval } from './eval';
 import { registerExport } from './export';
 import { registerImportMetrics } from './import-metrics';
+import { registerInitModel } from './init-model';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
 import { UsageError } from './usage';
@@ -24,6 +25,7 @@ export async function main(argv: string[]): Promise<number> {
   registerTrain(program);
   registerExport(program);
   registerImportMetrics(program);
+  registerInitModel(program);
   try {
     await program.parseAsync(argv);
     return 0;
