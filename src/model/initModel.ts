@@ -124,7 +124,7 @@ function fillNormal(data: Float32Array, std: number, uniform: () => number): voi
 }
 
 /** Tensors in name order, cut into shards of at most SHARD_BYTES of bf16 data. */
-function planShards(shapes: Record<string, number[]>): Record<string, number[]>[] {
+export function planShards(shapes: Record<string, number[]>): Record<string, number[]>[] {
   const shards: Record<string, number[]>[] = [{}];
   let used = 0;
   for (const name of Object.keys(shapes).sort()) {
