@@ -9,9 +9,9 @@
 # the run tool carries .device and .gl (git-ignored) with the checkout.
 # On the server:  bash tools/device/full-run.sh            (everything; at most FULL_RUN_SECONDS = 570 s, run it with
 #                                                          the device tool's timeout_s 600)
-# Here, to check the plumbing on SwiftShader at tiny sizes (a 1-layer init-model, tiny bench shapes, bandit-tiny
-# steps instead of sokoban-qwen's):
-#   FULL_RUN_TINY=1 OUT=/tmp/full-run bash tools/device/full-run.sh
+# Here, to check the plumbing at tiny sizes (a 1-layer init-model, tiny bench shapes, bandit-tiny steps instead of
+# sokoban-qwen's; on a loaded 2-core machine SwiftShader is too slow even for those, so wasm):
+#   FULL_RUN_TINY=1 FULL_RUN_BACKEND=wasm OUT=/tmp/full-run bash tools/device/full-run.sh
 # Settings (environment): OUT (default ./full-run-out), WORK (scratch for the model and the run, not sent back;
 # default /tmp/ragen-full-run), FULL_RUN_BACKEND (webgpu), FULL_RUN_LAYERS (the model's own 24), FULL_RUN_STEPS (3),
 # PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: init speed memory rollout train).
@@ -68,12 +68,12 @@ section() {
 RAGEN=(node bin/ragen.js)   # timeout runs programs, not shell functions
 
 # 1. The checkpoint every later section reads: Qwen2.5-0.5B-Instruct's shape, tokenizer and template, random bf16.
-section init 60 "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"
+section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"
 
 # 2. Speed, side by side with PyTorch on the same device (issue 33 item 4): qwen0.5b training tokens/s, generation at
 #    batch 1, 16 and 128 (item 3's rows), the adapter's features and limits in the JSON.
 # (Tiny on SwiftShader is slow, not small: its limit is longer.)
-if [ "$TINY" = 1 ]; then shapes=tiny; batches=(--gen-batches 2); secs=0.1; speed_limit=420; else shapes=qwen0.5b; batches=(); secs=1; speed_limit=150; fi
+if [ "$TINY" = 1 ]; then shapes=tiny; batches=(--gen-batches 2); secs=0.1; speed_limit=420; else shapes=qwen0.5b; batches=(); secs=1; speed_limit=140; fi
 torch_args=(--python "$PY" --torch-device "$TORCH_DEVICE")
 [ "$TORCH_DEVICE" = none ] && only=model || only=model,torch
 section speed "$speed_limit" "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --shapes "$shapes" "${batches[@]}" --seconds "$secs" \
@@ -99,7 +99,7 @@ if [ "$TINY" = 1 ]; then
 else
   train=(--preset sokoban-qwen --set "model=$MODEL")
 fi
-section train 200 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
+section train 190 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
   --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0
 for f in config.json metrics.jsonl; do [ -f "$WORK/run/$f" ] && cp "$WORK/run/$f" "$OUT/train-$f"; done
 [ -f "$WORK/run/rollouts.jsonl" ] && head -c 2000000 "$WORK/run/rollouts.jsonl" > "$OUT/train-rollouts-head.jsonl"
