@@ -26,6 +26,7 @@ import { tinyPresetNames } from '../starpo/presets';
 import { workersFlag } from './helperThread';
 import { UsageError } from './usage';
 import { modelDirFor } from './modelDir';
+import { describeMatmulFeatures, webgpuAdapterCapabilities, type WebgpuAdapterCapabilities } from '../model/webgpuAdapter';
 
 const SECTIONS = ['envs', 'model', 'torch', 'step', 'memory', 'rollout'] as const;
 
@@ -63,6 +64,7 @@ interface BenchOptions {
   adamw: string;
   rolloutBatches: string;
   rolloutLayers?: string;
+  genBatches?: string;
 }
 
 export function registerBench(program: Command): void {
@@ -84,6 +86,8 @@ export function registerBench(program: Command): void {
     .option('--step-repeats <n>', 'timed training steps per preset in the step section (after one untimed warm-up step)', '2')
     .option('--step-set <key=value>', 'config override for the step section\'s presets, as `ragen train --set` (repeatable), ' +
       'e.g. --step-set agent.envGroups=2 --step-set agent.trainEnvs.0.nGroups=2', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--gen-batches <n,...>', 'extra generate() batch sizes of the model and torch sections, for every shape ' +
+      '(default: 16,128 for qwen0.5b, none for the tiny shapes; "" for none)')
     .option('--workers <n>', 'cores per training step in the step section, as `ragen train --workers`: 1, 2 or auto', 'auto')
     .option('--tokens <BxT>', MEMORY_OPTION_HELP.tokens, '1x1536')
     .option('--layers <n,...>', MEMORY_OPTION_HELP.layers)
@@ -99,6 +103,11 @@ export function registerBench(program: Command): void {
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
       const presets = parseList(opts.presets, 'step preset', tinyPresetNames());
       const workers = workersFlag(opts.workers);
+      const genBatches = opts.genBatches === undefined ? undefined : opts.genBatches.split(',').filter((x) => x.trim()).map((x) => {
+        const n = Number(x);
+        if (!/^\s*\d+\s*$/.test(x) || !Number.isInteger(n) || n < 1) throw new UsageError(`--gen-batches: '${x}' is not an integer >= 1`);
+        return n;
+      });
       const stepRepeats = Number(opts.stepRepeats);
       if (!/^\s*\d+\s*$/.test(opts.stepRepeats) || !Number.isInteger(stepRepeats) || stepRepeats < 1) {
         throw new UsageError(`--step-repeats must be an integer >= 1, got '${opts.stepRepeats}'`);
@@ -143,6 +152,7 @@ export function registerBench(program: Command): void {
       const notes: Partial<Record<Section, string[]>> = {};
       const errors: Partial<Record<Section, string>> = {};
       let torchInfo: { torch: string; device: string; threads: number } | undefined;
+      let adapter: WebgpuAdapterCapabilities | null = null;
       const noteFor = (section: Section) => (line: string) => {
         (notes[section] ??= []).push(line);
         console.log(`  ${section}: ${line}`);
@@ -155,7 +165,7 @@ export function registerBench(program: Command): void {
             printTable('envs (operations/s)', results.envs);
           } else if (section === 'model') {
             console.log(`\nmodel: tfjs ${backend}, shapes ${shapes.join(', ')}`);
-            results.model = await benchModel({ backend, shapes, seconds, note: noteFor('model') });
+            results.model = await benchModel({ backend, shapes, seconds, genBatches, note: noteFor('model') });
             printTable(`model (tfjs ${backend}, tokens/s; peak bytes / tensors: first warm-up repetition)`, results.model);
           } else if (section === 'step') {
             console.log(`\nstep: tfjs ${backend}, presets ${presets.join(', ')}, ${stepRepeats} timed step(s) after 1 warm-up`);
@@ -181,7 +191,7 @@ export function registerBench(program: Command): void {
           } else {
             console.log(`\ntorch: ${opts.python} tools/bench/torch_bench.py, ${torchThreads} thread(s), ${opts.torchDevice}`);
             const torch = await runTorchBench({
-              spec: benchSpec(shapes, seconds), python: opts.python, threads: torchThreads, device: opts.torchDevice,
+              spec: benchSpec(shapes, seconds, genBatches), python: opts.python, threads: torchThreads, device: opts.torchDevice,
               progress: (line) => console.log(`  ${line}`),
             });
             torch.notes.forEach(noteFor('torch'));
@@ -195,6 +205,11 @@ export function registerBench(program: Command): void {
         }
       }
 
+      // After the sections: the webgpu backend (and Dawn) is up only if one of them ran on it.
+      if (backend === 'webgpu' && (wanted.includes('model') || wanted.includes('step'))) {
+        adapter = await webgpuAdapterCapabilities().catch(() => null);
+        if (adapter) console.log(`\nwebgpu adapter: ${adapter.description || adapter.device || adapter.vendor}: ${describeMatmulFeatures(adapter)}`);
+      }
       if (results.model && results.torch) {
         results.ratio = ratios(results.model, results.torch);
         printTable(`ratio (tfjs ${backend} / PyTorch; above 1 = tfjs faster)`, results.ratio);
@@ -202,8 +217,9 @@ export function registerBench(program: Command): void {
       if (opts.json) {
         const report = {
           command: commandLine(), machine, date: new Date().toISOString(),
-          backend: wanted.some((w) => w !== 'envs' && w !== 'torch') ? backend : undefined, torch: torchInfo,
-          results, notes, errors, ...(memoryRows ? { memory: memoryRows } : {}),
+          backend: wanted.some((w) => w !== 'envs' && w !== 'torch') ? backend : undefined,
+          adapter: adapter ?? undefined,   // webgpu: the adapter's identity, features and limits
+          torch: torchInfo, results, notes, errors, ...(memoryRows ? { memory: memoryRows } : {}),
         };
         writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
         console.log(`wrote ${opts.json}`);
