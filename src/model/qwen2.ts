@@ -21,9 +21,14 @@
 // q, k and v come from ONE matmul against the three weights stacked ([q; k; v] rows), and gate and up from one
 // against [gate; up]. The stacking is a concat in the graph, so gradients reach each HF weight unchanged.
 // Everything is float32 (tfjs has no bf16).
+//
+// LoRA (lora.ts): a model may carry adapters on its linear layers. Then each matmul gains the adapters' low-rank
+// path, only the adapters (and a critic's value head) train, and baseModel() is the same weights with the adapters
+// off (RAGEN's reference policy under LoRA). Generation folds the adapters into its stacked weights once per call.
 import * as tf from '@tensorflow/tfjs';
 import { headDim, type Qwen2Config } from './config';
 import { attention, cachedAttention, embed, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
+import type { LoraAdapters, LoraGroup, LoraTargetModule } from './lora';
 import { RopeTables } from './rope';
 import { seededNormal } from './seeded';
 
@@ -145,9 +150,13 @@ export interface KvCache {
 export class Qwen2Model {
   readonly config: Qwen2Config;
   readonly hasValueHead: boolean;
+  /** The weights by HF name (with LoRA: the frozen base). */
   readonly variables: Record<string, tf.Variable>;
   private readonly rope: RopeTables;
   private readonly heads: HeadAttrs;
+  private adapters: LoraAdapters | null = null;
+  /** False for a view made by baseModel(): it shares the weights of the model it came from and frees nothing. */
+  private ownsWeights = true;
 
   /** Takes ownership of `weights`: each becomes a trainable tf.Variable and the given tensor is disposed. When it
    *  throws (missing, unexpected or misshapen weights, named in the message) the weights are left to the caller. */
@@ -177,6 +186,71 @@ export class Qwen2Model {
     this.heads = { numHeads: config.num_attention_heads, numKvHeads: config.num_key_value_heads, headDim: headDim(config) };
   }
 
+  // -------------------------------------------------------------------------------------------------------------
+  // LoRA
+
+  /** The model's LoRA adapters, or null (full fine-tuning, or a baseModel() view). */
+  get lora(): LoraAdapters | null {
+    return this.adapters;
+  }
+
+  /**
+   * What an optimizer trains: every weight, or with LoRA the adapters plus a critic's value head (a fresh head has
+   * to learn; PEFT's token-classification task trains it too, as modules_to_save).
+   */
+  get trainableVariables(): Record<string, tf.Variable> {
+    if (!this.adapters) return this.variables;
+    const out = { ...this.adapters.variables };
+    if (this.hasValueHead) for (const name of ['score.weight', 'score.bias']) out[name] = this.variables[name];
+    return out;
+  }
+
+  /** Takes ownership of `adapters` (made for this config) and freezes the base weights. */
+  addAdapters(adapters: LoraAdapters): void {
+    if (this.adapters) throw new Error('Qwen2Model: the model already has LoRA adapters');
+    if (!this.ownsWeights) throw new Error('Qwen2Model: a baseModel() view cannot take adapters');
+    this.adapters = adapters;
+    for (const [name, v] of Object.entries(this.variables)) v.trainable = this.hasValueHead && name.startsWith('score.');
+  }
+
+  /** Folds the adapters into the base weights (W += scaling * B A) and drops them: a plain model computing the same. */
+  mergeAdapters(): void {
+    const lora = this.adapters;
+    if (!lora) return;
+    tf.tidy(() => lora.forEachModule((i, m, name) => this.variables[name].assign(lora.merge(i, m, this.variables[name] as tf.Tensor2D))));
+    lora.dispose();
+    this.adapters = null;
+    for (const v of Object.values(this.variables)) v.trainable = true;
+  }
+
+  /**
+   * The same weights with the adapters off: the base model, without a copy (RAGEN's reference policy under LoRA is
+   * the actor with its adapters disabled). Disposing the view frees nothing; it must not outlive this model.
+   */
+  baseModel(): Qwen2Model {
+    const view = Object.create(Qwen2Model.prototype) as Qwen2Model;
+    Object.assign(view, this);
+    view.adapters = null;
+    view.ownsWeights = false;
+    return view;
+  }
+
+  /** Weights by HF name with the adapters folded in (new tensors: the caller disposes them); for generation on
+   *  another thread and HF export. Without adapters: copies of the weights. */
+  mergedWeights(): WeightMap {
+    const lora = this.adapters;
+    const out: WeightMap = {};
+    for (const [name, v] of Object.entries(this.variables)) out[name] = v.clone();
+    if (lora) {
+      lora.forEachModule((i, m, name) => {
+        const merged = lora.merge(i, m, out[name] as tf.Tensor2D);
+        out[name].dispose();
+        out[name] = merged;
+      });
+    }
+    return out;
+  }
+
   /**
    * Full-sequence forward. ids [B, T] int32; mask [B, T] with 1 = real token, 0 = padding (left or right).
    * Returns logits [B, T, V], or for a value-head model values [B, T]. Outputs at padding positions are
@@ -201,9 +275,11 @@ export class Qwen2Model {
       const [b, t] = ids.shape;
       const positions = positionsFromMask(m).reshape([b * t]) as tf.Tensor1D;
       const layers = this.layerWeights();
-      const linear = (x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D) => {
+      const lora = this.adapters;
+      const linear = (x: tf.Tensor2D, w: tf.Tensor2D, bias: tf.Tensor1D | undefined, layer: number, group: LoraGroup) => {
         const y = tf.matMul(x, w, false, true);
-        return (bias ? y.add(bias) : y) as tf.Tensor2D;
+        const out = (bias ? y.add(bias) : y) as tf.Tensor2D;
+        return lora?.targets(group) ? out.add(lora.delta(layer, group, x)) as tf.Tensor2D : out;
       };
       return this.stack(ids.reshape([b * t]) as tf.Tensor1D, positions, t - 1, layers, linear,
         (_layer, qkv) => attention(qkv, m, this.heads));
@@ -219,6 +295,7 @@ export class Qwen2Model {
   hiddenWithCache(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, keyMask: tf.Tensor2D, slot: number,
                   cache: KvCache, weights: InferenceWeights): { hidden: tf.Tensor2D; cache: KvCache } {
     const next: KvCache = { k: [], v: [] };
+    // The weights are merged with any adapters already (inferenceWeights).
     const linear = (x: tf.Tensor2D, wT: tf.Tensor2D, bias?: tf.Tensor1D) => tf.fused.matMul({ a: x, b: wT, bias }) as tf.Tensor2D;
     const hidden = tf.tidy(() => {
       const [b, t] = ids.shape;
@@ -242,12 +319,13 @@ export class Qwen2Model {
     return tf.matMul(hidden, v[this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'], false, true);
   }
 
-  /** Stacked and transposed weights for generate(); the caller disposes them (disposeInferenceWeights). */
+  /** Stacked and transposed weights for generate(), adapters folded in; the caller disposes them
+   *  (disposeInferenceWeights). */
   inferenceWeights(): InferenceWeights {
     let result: InferenceWeights | undefined;
     tf.tidy(() => {   // everything kept is in `result`; the stacked-but-untransposed intermediates are freed
       const t = (w: tf.Tensor2D) => tf.keep(w.transpose() as tf.Tensor2D);
-      const layers = this.layerWeights().map((l) => ({
+      const layers = this.layerWeights(true).map((l) => ({
         inputNorm: l.inputNorm, postNorm: l.postNorm,
         qkv: t(l.qkv), qkvBias: tf.keep(l.qkvBias), o: t(l.o), gateUp: t(l.gateUp), down: t(l.down),
       }));
@@ -257,20 +335,26 @@ export class Qwen2Model {
     return result!;
   }
 
-  /** The layers' weights, q/k/v and gate/up stacked (a concat: differentiable, so fine inside a gradient tape). */
-  private layerWeights(): LayerWeights[] {
+  /**
+   * The layers' weights, q/k/v and gate/up stacked (a concat: differentiable, so fine inside a gradient tape).
+   * `merged`: with the adapters folded in (generation), instead of the base weights (the adapters then run as their
+   * own low-rank matmuls, so the base weights need no gradient).
+   */
+  private layerWeights(merged = false): LayerWeights[] {
     const v = this.variables;
+    const lora = merged ? this.adapters : null;
     const out: LayerWeights[] = [];
     for (let i = 0; i < this.config.num_hidden_layers; i++) {
       const p = `model.layers.${i}.`, a = p + 'self_attn.';
+      const w = (name: string, m: LoraTargetModule) => (lora ? lora.merge(i, m, v[name] as tf.Tensor2D) : v[name] as tf.Tensor2D);
       out.push({
         inputNorm: v[p + 'input_layernorm.weight'] as tf.Tensor1D,
-        qkv: tf.concat([v[a + 'q_proj.weight'], v[a + 'k_proj.weight'], v[a + 'v_proj.weight']], 0) as tf.Tensor2D,
+        qkv: tf.concat([w(a + 'q_proj.weight', 'q_proj'), w(a + 'k_proj.weight', 'k_proj'), w(a + 'v_proj.weight', 'v_proj')], 0) as tf.Tensor2D,
         qkvBias: tf.concat([v[a + 'q_proj.bias'], v[a + 'k_proj.bias'], v[a + 'v_proj.bias']], 0) as tf.Tensor1D,
-        o: v[a + 'o_proj.weight'] as tf.Tensor2D,
+        o: w(a + 'o_proj.weight', 'o_proj'),
         postNorm: v[p + 'post_attention_layernorm.weight'] as tf.Tensor1D,
-        gateUp: tf.concat([v[p + 'mlp.gate_proj.weight'], v[p + 'mlp.up_proj.weight']], 0) as tf.Tensor2D,
-        down: v[p + 'mlp.down_proj.weight'] as tf.Tensor2D,
+        gateUp: tf.concat([w(p + 'mlp.gate_proj.weight', 'gate_proj'), w(p + 'mlp.up_proj.weight', 'up_proj')], 0) as tf.Tensor2D,
+        down: w(p + 'mlp.down_proj.weight', 'down_proj'),
       });
     }
     return out;
@@ -281,26 +365,29 @@ export class Qwen2Model {
    *   per layer:  x += o( attention( rope( qkv(rmsnorm(x)) ) ) )
    *               x += down( swiglu( gateUp(rmsnorm(x)) ) )
    *   return rmsnorm(x)
-   * `linear(x, w, bias)` multiplies by the weight as the caller stores it; `attend` is full causal attention or the
-   * KV cache's.
+   * `linear(x, w, bias, layer, group)` multiplies by the weight as the caller stores it (and adds the group's LoRA
+   * path, if any); `attend` is full causal attention or the KV cache's.
    */
   private stack(ids: tf.Tensor1D, positions: tf.Tensor1D, maxPosition: number, layers: LayerWeights[],
-                linear: (x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D) => tf.Tensor2D,
+                linear: (x: tf.Tensor2D, w: tf.Tensor2D, bias: tf.Tensor1D | undefined, layer: number, group: LoraGroup) => tf.Tensor2D,
                 attend: (layer: number, qkv: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
     const c = this.config, eps = c.rms_norm_eps;
     const { cos, sin } = this.rope.tables(maxPosition);
     const rotated = this.heads.numHeads + this.heads.numKvHeads;   // RoPE turns queries and keys, not values
     let x = embed(this.variables['model.embed_tokens.weight'] as tf.Tensor2D, ids);
     layers.forEach((l, i) => {
-      const qkv = rope(linear(rmsNorm(x, l.inputNorm, eps), l.qkv, l.qkvBias), positions, cos, sin, rotated, this.heads.headDim);
-      x = x.add(linear(attend(i, qkv), l.o));
-      x = x.add(linear(swiGlu(linear(rmsNorm(x, l.postNorm, eps), l.gateUp)), l.down));
+      const qkv = rope(linear(rmsNorm(x, l.inputNorm, eps), l.qkv, l.qkvBias, i, 'qkv'), positions, cos, sin, rotated, this.heads.headDim);
+      x = x.add(linear(attend(i, qkv), l.o, undefined, i, 'o'));
+      x = x.add(linear(swiGlu(linear(rmsNorm(x, l.postNorm, eps), l.gateUp, undefined, i, 'gateUp')), l.down, undefined, i, 'down'));
     });
     return rmsNorm(x, this.variables['model.norm.weight'] as tf.Tensor1D, eps);
   }
 
   dispose(): void {
+    if (!this.ownsWeights) return;
     for (const variable of Object.values(this.variables)) variable.dispose();
+    this.adapters?.dispose();
+    this.adapters = null;
     this.rope.dispose();
   }
 }
