@@ -51,6 +51,21 @@ export type LoraGroup = keyof typeof LORA_GROUPS;
 const PEFT_PREFIX = 'base_model.model.';
 export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
 export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
+/**
+ * Where a checkpoint keeps a model's adapters: a PEFT adapter directory beside the (frozen) base model, so
+ * `PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(ckpt), ckpt + '/adapter')` loads the policy as
+ * trained. A subdirectory, not the checkpoint's top level: transformers with PEFT installed would otherwise follow
+ * adapter_config.json's base_model_name_or_path instead of loading the directory's own weights.
+ */
+export const ADAPTER_DIR = 'adapter/';
+
+/** The adapter files under ADAPTER_DIR of a checkpoint's files (names without the prefix), or null if none. */
+export function adapterFilesOf(files: Record<string, Uint8Array>): Record<string, Uint8Array> | null {
+  if (!files[ADAPTER_DIR + ADAPTER_CONFIG_FILE]) return null;
+  const out: Record<string, Uint8Array> = {};
+  for (const name of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE]) if (files[ADAPTER_DIR + name]) out[name] = files[ADAPTER_DIR + name];
+  return out;
+}
 
 /** [out, in] of a module's base weight. */
 function moduleShape(c: Qwen2Config, module: LoraTargetModule): [number, number] {
