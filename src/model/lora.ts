@@ -123,12 +123,41 @@ export function initLoraWeights(c: Qwen2Config, s: LoraSettings, seed: number): 
   return out;
 }
 
+/** One decoder layer's adapters, as the model's forward pass uses them (LoraAdapters.layerAdapters). */
+export interface LayerAdapters {
+  scaling: number;
+  /** A [rank, in] and B [out, rank] of each targeted module. */
+  modules: Partial<Record<LoraTargetModule, { a: tf.Tensor2D; b: tf.Tensor2D }>>;
+  /** Each module's output width (for the zeros of an untargeted module in a stacked group). */
+  widths: Record<LoraTargetModule, number>;
+}
+
+/**
+ * The low-rank path of one of the model's matmuls: scaling * (x A^T) B^T per module of the group, concatenated
+ * along the output (zeros for a module without an adapter); null when no module of the group has one.
+ * x [N, in] -> [N, out of the group]. Differentiable.
+ */
+export function loraPath(l: LayerAdapters, group: LoraGroup, x: tf.Tensor2D): tf.Tensor2D | null {
+  const modules = LORA_GROUPS[group];
+  if (!modules.some((m) => l.modules[m])) return null;
+  return tf.tidy(() => {
+    const parts = modules.map((m) => {
+      const p = l.modules[m];
+      if (!p) return tf.zeros([x.shape[0], l.widths[m]]);
+      return tf.matMul(tf.matMul(x, p.a, false, true), p.b, false, true).mul(l.scaling);
+    });
+    return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D;
+  });
+}
+
 /** A model's adapters: trainable tf.Variables by PEFT name, and the two computations the model needs from them. */
 export class LoraAdapters {
   readonly settings: LoraSettings;
   readonly scaling: number;
   readonly variables: Record<string, tf.Variable>;
   private readonly config: Qwen2Config;
+  /** Each module's output width. */
+  private readonly widths: Record<LoraTargetModule, number>;
 
   /** Takes ownership of `weights` (each becomes a variable; the given tensor is disposed). Throws, leaving the
    *  weights to the caller, when one is missing, unexpected or misshapen. */
@@ -145,6 +174,7 @@ export class LoraAdapters {
       }
     }
     this.config = config;
+    this.widths = Object.fromEntries(LORA_TARGET_MODULES.map((m) => [m, moduleShape(config, m)[0]])) as Record<LoraTargetModule, number>;
     this.settings = { rank: settings.rank, alpha: settings.alpha, targetModules: LORA_TARGET_MODULES.filter((m) => settings.targetModules.includes(m)) };
     this.scaling = settings.alpha / settings.rank;
     this.variables = {};
@@ -165,24 +195,23 @@ export class LoraAdapters {
     return a ? { a: a as tf.Tensor2D, b: this.variables[`${n}.lora_B.weight`] as tf.Tensor2D } : null;
   }
 
-  /** True when some module of `group` has an adapter. */
-  targets(group: LoraGroup): boolean {
-    return LORA_GROUPS[group].some((m) => this.settings.targetModules.includes(m));
+  /** Layer `i`'s adapter weight names: A then B of each targeted module, in LORA_TARGET_MODULES order. */
+  layerNames(layer: number): string[] {
+    return this.settings.targetModules.flatMap((m) => [`${moduleName(layer, m)}.lora_A.weight`, `${moduleName(layer, m)}.lora_B.weight`]);
   }
 
   /**
-   * The low-rank path of one of the model's matmuls: scaling * (x A^T) B^T per module of the group, concatenated
-   * along the output (zeros for a module without an adapter). x [N, in] -> [N, out of the group]. Differentiable.
+   * Layer `i`'s adapters for the model's forward pass: its variables, or `tensors` in layerNames order (the copies
+   * a gradient-checkpointed layer differentiates).
    */
-  delta(layer: number, group: LoraGroup, x: tf.Tensor2D): tf.Tensor2D {
-    return tf.tidy(() => {
-      const parts = LORA_GROUPS[group].map((m) => {
-        const p = this.pair(layer, m);
-        if (!p) return tf.zeros([x.shape[0], moduleShape(this.config, m)[0]]);
-        return tf.matMul(tf.matMul(x, p.a, false, true), p.b, false, true).mul(this.scaling);
-      });
-      return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D;
+  layerAdapters(layer: number, tensors?: tf.Tensor[]): LayerAdapters {
+    const modules: LayerAdapters['modules'] = {};
+    this.settings.targetModules.forEach((m, k) => {
+      modules[m] = tensors
+        ? { a: tensors[2 * k] as tf.Tensor2D, b: tensors[2 * k + 1] as tf.Tensor2D }
+        : this.pair(layer, m)!;
     });
+    return { scaling: this.scaling, modules, widths: this.widths };
   }
 
   /** A module's weight with its adapter folded in: W + scaling * B A (W itself when the module has none). */

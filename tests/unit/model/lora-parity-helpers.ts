@@ -62,7 +62,7 @@ export function loraModelOf(fx: LoraFixture): Qwen2Model {
 
 interface Ours {
   logits: Float32Array; logProbs: Float32Array; baseLogProbs: Float32Array; loss: number;
-  grads: Record<string, Float32Array>; stepLosses: number[]; stepGradNorms: number[];
+  grads: Record<string, Float32Array>; checkpointedGrads: Record<string, Float32Array>; stepLosses: number[]; stepGradNorms: number[];
   adaptersAfter: Record<string, Float32Array>; baseChanged: string[]; tensorsLeaked: number;
 }
 
@@ -92,6 +92,13 @@ async function runOurs(fx: LoraFixture): Promise<Ours> {
   o.loss = (await read(first.value))[0];
   o.grads = {};
   for (const [k, g] of Object.entries(first.grads)) o.grads[k] = await read(g);
+  // Again with gradient checkpointing per layer (the op then differentiates the adapters only).
+  model.gradientCheckpointing = true;
+  const again = namedVariableGrads(model.trainableVariables, lossFn);
+  again.value.dispose();
+  o.checkpointedGrads = {};
+  for (const [k, g] of Object.entries(again.grads)) o.checkpointedGrads[k] = await read(g);
+  model.gradientCheckpointing = false;
 
   const baseBefore = Object.fromEntries(await Promise.all(Object.entries(model.variables).map(async ([k, v]) => [k, (await v.data()).slice()] as const)));
   const opt = new AdamW(model.trainableVariables, { lr: fx.adamw.lr, betas: fx.adamw.betas, eps: fx.adamw.eps, weightDecay: fx.adamw.weightDecay });
@@ -149,6 +156,13 @@ export function defineLoraParitySuite(backend: BackendName): void {
         expect(Object.keys(ours.grads).sort()).toEqual(Object.keys(fx.grads).sort());
         for (const [k, g] of Object.entries(fx.grads)) {
           expect(worstRatio(ours.grads[k], g.data, TOL.gradAbs, TOL.gradRel), `gradient of ${k}`).toBeLessThanOrEqual(1);
+        }
+      });
+
+      it('gradient checkpointing gives the same adapter gradients', () => {
+        expect(Object.keys(ours.checkpointedGrads).sort()).toEqual(Object.keys(fx.grads).sort());
+        for (const [k, g] of Object.entries(fx.grads)) {
+          expect(worstRatio(ours.checkpointedGrads[k], g.data, TOL.gradAbs, TOL.gradRel), `gradient of ${k}`).toBeLessThanOrEqual(1);
         }
       });
 
