@@ -13,13 +13,11 @@
 // 'model.layers.0.self_attn.q_proj.lora_A.weight'; in adapter_model.safetensors PEFT prefixes 'base_model.model.'.
 // adapter_config.json carries PEFT's LoraConfig fields, so `PeftModel.from_pretrained(base, dir)` loads the pair.
 import * as tf from '@tensorflow/tfjs';
-import { headDim, type Qwen2Config } from './config';
+import { headDim, LORA_TARGET_MODULES, type LoraTargetModule, type Qwen2Config } from './config';
 import { indexSafetensors, serializeSafetensors } from './safetensors';
 import { seededUniform } from './seeded';
 
-/** The linear layers of a Qwen2 decoder layer that LoRA can target ("all-linear" in PEFT's and RAGEN's words). */
-export const LORA_TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
-export type LoraTargetModule = (typeof LORA_TARGET_MODULES)[number];
+export { LORA_TARGET_MODULES, type LoraTargetModule };
 
 export interface LoraSettings {
   /** r: the inner width of the low-rank path. */
