@@ -11,6 +11,7 @@ import { checkpointFiles } from '../../../src/model/checkpoint';
 import { readCheckpointDirFiles, saveCheckpointDir } from '../../../src/model/checkpointDir';
 import type { Qwen2Config } from '../../../src/model/config';
 import { generate } from '../../../src/model/generate';
+import { hfModelFiles } from '../../../src/model/hfExport';
 import { LORA_TARGET_MODULES, LoraAdapters, initLoraWeights, loadPeftAdapterFiles, loraWeightShapes, peftAdapterFiles } from '../../../src/model/lora';
 import { loadPolicyFiles } from '../../../src/model/policyFiles';
 import { initQwen2Weights, Qwen2Model } from '../../../src/model/qwen2';
@@ -171,6 +172,18 @@ describe('LoRA adapters (wasm)', () => {
     const fromDisk = loadPolicyFiles(await readCheckpointDirFiles(path.join(dir, 'ckpt'))).model;
     expect(maxDiff(await logProbsOf(fromDisk, ids), want)).toBe(0);
     fromDisk.dispose();
+    model.dispose();
+  });
+
+  it('exports to Hugging Face as one plain model with the adapters folded in (hfModelFiles)', async () => {
+    const model = adaptedModel(17);
+    const want = await logProbsOf(model, ids);
+    const files = hfModelFiles(await checkpointFiles(model, tokenizer), 'f32');
+    expect(Object.keys(files).some((n) => n.startsWith('adapter/'))).toBe(false);
+    const plain = loadPolicyFiles(files).model;
+    expect(plain.lora).toBeNull();
+    expect(maxDiff(await logProbsOf(plain, ids), want)).toBeLessThan(1e-5);
+    plain.dispose();
     model.dispose();
   });
 
