@@ -6,7 +6,8 @@
 // run in the same invocation so that both see the same machine load), step (one full StarPO-S training step of tiny
 // presets split into rollout / scoring / update, with its peak tensor memory, bench-step.ts) and, when model and
 // torch both ran, ratio (tfjs / PyTorch). All run by default, in that order (step adds well under a minute on wasm
-// with the two default presets). A section that fails is reported, the others still run, and the command exits
+// with the two default presets). Two more run only with --only: memory (peak tensor bytes per phase of a step at a
+// model shape, bench-memory.ts) and rollout (batched generation tokens/s at batch 1, 16, 128, bench-rollout.ts). A section that fails is reported, the others still run, and the command exits
 // non-zero.
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
@@ -16,7 +17,9 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKEND_NAMES, isBackendName } from '../model/backend';
 import { ConfigError } from '../starpo/config';
-import { BENCH_SHAPE_NAMES, benchModel, benchSpec, runTorchBench } from './bench-model';
+import { BENCH_SHAPE_NAMES, benchModel, benchShape, benchSpec, runTorchBench } from './bench-model';
+import { MEMORY_OPTION_HELP, memoryRowsTable, parseMemoryOptions, benchMemory, type MemoryRow } from './bench-memory';
+import { DEFAULT_ROLLOUT_BATCHES, benchRollout } from './bench-rollout';
 import { benchEnvs } from './bench-envs';
 import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig } from './bench-step';
 import { tinyPresetNames } from '../starpo/presets';
@@ -24,7 +27,7 @@ import { workersFlag } from './helperThread';
 import { UsageError } from './usage';
 import { modelDirFor } from './modelDir';
 
-const SECTIONS = ['envs', 'model', 'torch', 'step'] as const;
+const SECTIONS = ['envs', 'model', 'torch', 'step', 'memory', 'rollout'] as const;
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -35,8 +38,9 @@ function defaultTorchPython(): string {
   return fs.existsSync(venv) ? venv : '/usr/bin/python3';
 }
 type Section = (typeof SECTIONS)[number];
-/** What runs without --only: everything (step with bandit-tiny and frozenlake-tiny adds about 45 s on wasm here). */
-const DEFAULT_SECTIONS: readonly Section[] = SECTIONS;
+/** What runs without --only: everything but memory and rollout (step with bandit-tiny and frozenlake-tiny adds about
+ *  45 s on wasm here; memory and rollout at qwen0.5b's shape take minutes, so they run only when asked for). */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'memory' && s !== 'rollout');
 
 interface BenchOptions {
   only: string;
@@ -51,6 +55,13 @@ interface BenchOptions {
   stepRepeats: string;
   stepSet: string[];
   workers: string;
+  tokens: string;
+  layers?: string;
+  rollouts: string;
+  phases?: string;
+  checkpointing: string;
+  rolloutBatches: string;
+  rolloutLayers?: string;
 }
 
 export function registerBench(program: Command): void {
@@ -73,6 +84,14 @@ export function registerBench(program: Command): void {
     .option('--step-set <key=value>', 'config override for the step section\'s presets, as `ragen train --set` (repeatable), ' +
       'e.g. --step-set agent.envGroups=2 --step-set agent.trainEnvs.0.nGroups=2', (v: string, acc: string[]) => [...acc, v], [])
     .option('--workers <n>', 'cores per training step in the step section, as `ragen train --workers`: 1, 2 or auto', 'auto')
+    .option('--tokens <BxT>', MEMORY_OPTION_HELP.tokens, '1x1536')
+    .option('--layers <n,...>', MEMORY_OPTION_HELP.layers)
+    .option('--rollouts <n>', MEMORY_OPTION_HELP.rollouts, '1')
+    .option('--phases <names>', MEMORY_OPTION_HELP.phases)
+    .option('--checkpointing <on|off>', MEMORY_OPTION_HELP.checkpointing, 'on')
+    .option('--rollout-batches <n,...>', 'rollout section: rows generated together, env groups of 16 sharing a prompt',
+      DEFAULT_ROLLOUT_BATCHES.join(','))
+    .option('--rollout-layers <n>', "rollout section: decoder layers of the model (default: the shape's own)")
     .action(async (opts: BenchOptions) => {
       const wanted = parseList(opts.only, 'bench section', SECTIONS) as Section[];
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
@@ -103,6 +122,14 @@ export function registerBench(program: Command): void {
       } else if (opts.stepSet.length) {
         throw new UsageError('--step-set applies to the step section, which is not in --only');
       }
+      const memoryOptions = parseMemoryOptions(opts);   // checked before any section runs
+      let memoryRows: MemoryRow[] | undefined;
+      const positive = (text: string, what: string) => {
+        if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1) throw new UsageError(`${what} must be integers >= 1, got '${text}'`);
+        return Number(text);
+      };
+      const rolloutBatches = opts.rolloutBatches.split(',').map((b) => positive(b, '--rollout-batches'));
+      const rolloutLayers = opts.rolloutLayers === undefined ? undefined : positive(opts.rolloutLayers, '--rollout-layers');
       const torchThreads = Number(opts.torchThreads);
       if (!Number.isInteger(torchThreads) || torchThreads < 1) {
         throw new UsageError(`--torch-threads must be an integer >= 1, got '${opts.torchThreads}'`);
@@ -132,6 +159,23 @@ export function registerBench(program: Command): void {
             console.log(`\nstep: tfjs ${backend}, presets ${presets.join(', ')}, ${stepRepeats} timed step(s) after 1 warm-up`);
             results.step = await benchStep({ backend, presets, repeats: stepRepeats, overrides: opts.stepSet, note: noteFor('step'), workers });
             printTable(`step (tfjs ${backend}; seconds per training step, mean of ${stepRepeats}; peak bytes / tensors: warm-up step)`, results.step);
+          } else if (section === 'rollout') {
+            console.log(`\nrollout: tfjs ${backend}, shapes ${shapes.join(', ')}, batches ${rolloutBatches.join(', ')}`);
+            results.rollout = {};
+            for (const shape of shapes) {
+              Object.assign(results.rollout, await benchRollout({
+                backend, shape: benchShape(shape), batches: rolloutBatches, layers: rolloutLayers, note: noteFor('rollout'),
+              }));
+            }
+            printTable(`rollout (tfjs ${backend}; generated tokens/s of one batched call, prefill included)`, results.rollout);
+          } else if (section === 'memory') {
+            console.log(`\nmemory: tfjs ${backend}, shapes ${shapes.join(', ')}, tokens ${opts.tokens}`);
+            memoryRows = [];
+            for (const shape of shapes) {
+              memoryRows.push(...await benchMemory({ ...memoryOptions, backend, shape: benchShape(shape), note: (line) => console.log(`  memory: ${line}`) }));
+            }
+            results.memory = memoryRowsTable(memoryRows);
+            printTable(`memory (tfjs ${backend}; peak tensor bytes per phase; "extrapolated" rows are computed from the two largest measured depths)`, results.memory);
           } else {
             console.log(`\ntorch: ${opts.python} tools/bench/torch_bench.py, ${torchThreads} thread(s), ${opts.torchDevice}`);
             const torch = await runTorchBench({
@@ -156,7 +200,8 @@ export function registerBench(program: Command): void {
       if (opts.json) {
         const report = {
           command: commandLine(), machine, date: new Date().toISOString(),
-          backend: wanted.includes('model') || wanted.includes('step') ? backend : undefined, torch: torchInfo, results, notes, errors,
+          backend: wanted.some((w) => w !== 'envs' && w !== 'torch') ? backend : undefined, torch: torchInfo,
+          results, notes, errors, ...(memoryRows ? { memory: memoryRows } : {}),
         };
         writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
         console.log(`wrote ${opts.json}`);

@@ -154,6 +154,9 @@ export class Trainer {
     this.config = config;
     this.actor = models.actor;
     this.critic = models.critic;
+    // Only the models that are trained: the reference model never runs a backward pass.
+    this.actor.gradientCheckpointing = config.model.gradientCheckpointing;
+    if (this.critic) this.critic.gradientCheckpointing = config.model.gradientCheckpointing;
     this.ref = models.ref;
     this.tokenizer = models.tokenizer;
     this.stopper = stopper;
@@ -209,12 +212,12 @@ export class Trainer {
       backend,
       modelConfig: this.actor.config,
       tokenizer: { json: this.tokenizer.toJSON(), config: this.tokenizer.configJSON() },
-      sampling: { maxNewTokens: c.rollout.maxNewTokens, topP: c.rollout.topP, topK: c.rollout.topK },
+      sampling: { maxNewTokens: c.rollout.maxNewTokens, topP: c.rollout.topP, topK: c.rollout.topK, maxBatchSize: c.rollout.maxBatchSize },
       critic: this.critic
         ? {
             lr: c.critic.lr, betas: c.critic.betas, weightDecay: c.critic.weightDecay, gradClip: c.critic.gradClip,
             cliprangeValue: c.critic.cliprangeValue, lossAggMode: c.actor.lossAggMode,
-            microBatchSize: c.actor.ppoMicroBatchSize, padId: this.padId,
+            microBatchSize: c.actor.ppoMicroBatchSize, padId: this.padId, gradientCheckpointing: c.model.gradientCheckpointing,
           }
         : null,
     });
@@ -439,6 +442,7 @@ export class Trainer {
       temperature,
       topP: c.rollout.topP,
       topK: c.rollout.topK,
+      maxBatchSize: c.rollout.maxBatchSize,
       seedForCall: (call) => mixSeed(...seedParts, call),
     });
     const helper = this.helper;
