@@ -21,11 +21,16 @@
 // (its weights, gradients and moments; its KV cache; one [T, H] checkpoint), and what does not depend on it (the
 // embedding, the LM head's chunks, one layer's recomputation) is a constant, so the fit through two depths is
 // exact up to the per-phase peaks falling at the same point. Extrapolated rows say so (`extrapolatedFrom`).
+//
+// `lora` (e.g. RAGEN's base-lora.yaml, `--lora`): actor and critic carry LoRA adapters (src/model/lora.ts), their base
+// weights frozen: gradients and AdamW moments exist for the adapters (and the critic's value head) only. The rows
+// say so (`lora`).
 import * as tf from '@tensorflow/tfjs';
 import { AdamW } from '../model/adamw';
 import { initBackend, type BackendName } from '../model/backend';
 import type { Qwen2Config } from '../model/config';
 import { GenerationSession } from '../model/generate';
+import { LoraAdapters, loraWeightShapes, type LoraSettings } from '../model/lora';
 import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
@@ -54,6 +59,8 @@ export interface MemoryRow {
   extrapolatedFrom?: [number, number];
   /** Part of peakBytes that is resident state counted but not allocated (`lean`: the other model and its AdamW). */
   unallocatedBytes?: number;
+  /** The LoRA adapters of actor and critic, when the run trains adapters instead of every weight. */
+  lora?: { rank: number; alpha: number; targetModules: string[] };
 }
 
 export interface BenchMemoryOptions {
@@ -72,6 +79,8 @@ export interface BenchMemoryOptions {
   phases?: readonly MemoryPhase[];
   /** Gradient checkpointing per decoder layer, as model.gradientCheckpointing (default true, sokoban-qwen's). */
   checkpointing?: boolean;
+  /** LoRA adapters on actor and critic (config.lora), or null / absent: full fine-tuning. */
+  lora?: LoraSettings | null;
   /** Allocate only the model a phase runs and count the other's resident bytes (default: on wasm; see measureLayers). */
   lean?: boolean;
   seed?: number;
@@ -98,8 +107,9 @@ export async function benchMemory(o: BenchMemoryOptions): Promise<MemoryRow[]> {
   const rows: MemoryRow[] = [];
   for (const layers of layerCounts) {
     const config = { ...o.shape.config, num_hidden_layers: layers };
+    const lora = o.lora ? { rank: o.lora.rank, alpha: o.lora.alpha, targetModules: [...o.lora.targetModules] } : undefined;
     const row = (phase: MemoryPhase | 'step', peakBytes: number, t = tokens): MemoryRow =>
-      ({ shape: o.shape.name, backend: backend.name, tokens: t, phase, peakBytes, layers });
+      ({ shape: o.shape.name, backend: backend.name, tokens: t, phase, peakBytes, layers, ...(lora ? { lora } : {}) });
     const measured = await measureLayers(config, o, phases, rollouts, groupSize, lean,
       (line) => note(`${o.shape.name} ${layers} layer(s): ${line}`));
     let step: MemoryRow | null = null;
@@ -140,7 +150,9 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
   const seed = o.seed ?? 0;
   const started = Date.now();
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
-  const residentBytes = 3 * 4 * paramCount(config);   // weights + AdamW's two moments, float32 (the critic's differs by its head)
+  // Weights + AdamW's two moments, float32 (the critic's differs by its head); with LoRA, moments of the adapters only.
+  const adapterParams = o.lora ? Object.values(loraWeightShapes(config, o.lora)).reduce((s, [r, c]) => s + r * c, 0) : 0;
+  const residentBytes = o.lora ? 4 * (paramCount(config) + 3 * adapterParams) : 3 * 4 * paramCount(config);
   const ids = tf.tensor2d(randomIds(o.batch, o.seqLen, config.vocab_size, seed), undefined, 'int32');
   const results: Measured = new Map();
   const record = (name: MemoryPhase, peak: number, unallocated: number) => {
@@ -159,8 +171,9 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
   const build = (valueHead: boolean) => {
     note(`building the ${valueHead ? 'critic' : 'actor'} (${(paramCount(config) / 1e6).toFixed(0)}M parameters)`);
     const model = new Qwen2Model(config, initQwen2Weights(config, seed + (valueHead ? 1 : 0), { valueHead }), { valueHead });
+    if (o.lora) model.addAdapters(LoraAdapters.init(config, o.lora, seed + (valueHead ? 3 : 2)));
     model.gradientCheckpointing = checkpointing;
-    return { model, optimizer: new AdamW(model.variables, { lr: valueHead ? 1e-5 : 1e-6 }) };
+    return { model, optimizer: new AdamW(model.trainableVariables, { lr: valueHead ? 1e-5 : 1e-6 }) };
   };
   const free = (m: { model: Qwen2Model; optimizer: AdamW } | null) => { m?.optimizer.dispose(); m?.model.dispose(); };
   let actor: ReturnType<typeof build> | null = null, critic: ReturnType<typeof build> | null = null;
@@ -192,7 +205,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
       if (critic) await scoreWith(critic.model)();
     });
     const actorBackward = async () => {
-      const { value, grads } = namedVariableGrads(a.variables, () => tf.tidy(() => {
+      const { value, grads } = namedVariableGrads(a.trainableVariables, () => tf.tidy(() => {
         const { logProbs, entropy } = tokenLogProbs(a, ids);
         return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
       }));
@@ -203,7 +216,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     await phase('actor update', missingCritic, actorBackward);
     if (phases.includes('optimizer') && !actorGrads) {
       // The optimizer alone: gradients of the right shapes stand in for a backward pass (same bytes, no compute).
-      actorGrads = Object.fromEntries(Object.entries(a.variables).map(([n, v]) => [n, tf.fill(v.shape, 1e-3)]));
+      actorGrads = Object.fromEntries(Object.entries(a.trainableVariables).map(([n, v]) => [n, tf.fill(v.shape, 1e-3)]));
     }
     await phase('optimizer', missingCritic, async () => {
       await actor!.optimizer.stepClipped(actorGrads!, 1.0);
@@ -222,7 +235,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     }
     const c = critic!;
     await phase('critic update', missingActor, async () => {
-      const { value, grads } = namedVariableGrads(c.model.variables, () => tf.tidy(() =>
+      const { value, grads } = namedVariableGrads(c.model.trainableVariables, () => tf.tidy(() =>
         c.model.forward(ids).sub(0.5).square().mean() as tf.Scalar));
       value.dispose();
       await c.optimizer.stepClipped(grads, 1.0);
@@ -263,6 +276,7 @@ export const MEMORY_OPTION_HELP = {
   rollouts: 'memory section: dialogues generated in the rollout phase, in env groups of 16 that share their prompt (the paper step: 128)',
   phases: `memory section: phases to run, comma-separated (default all: ${MEMORY_PHASES.join(', ')})`,
   checkpointing: 'memory section: gradient checkpointing per decoder layer (model.gradientCheckpointing), on or off',
+  lora: "memory section: actor and critic train LoRA adapters as RAGEN's config/base-lora.yaml (rank 64, alpha 64, all linear layers), the base weights frozen",
 } as const;
 
 /** The memory options of `ragen bench`, checked (a bad value is a UsageError naming it). */
@@ -291,7 +305,7 @@ export function parseMemoryOptions(o: { tokens: string; layers?: string; rollout
 /** The rows as the bench's printed table: "<shape> <n> layers [extrapolated] <phase> (<tokens>) peak bytes". */
 export function memoryRowsTable(rows: readonly MemoryRow[]): Record<string, number> {
   return Object.fromEntries(rows.map((r) => [
-    `${r.shape} ${r.layers} layers${r.extrapolatedFrom ? ` extrapolated from ${r.extrapolatedFrom.join(' and ')}` : ''} ${r.phase} (${r.tokens}) peak bytes`,
+    `${r.shape}${r.lora ? ` LoRA r${r.lora.rank}` : ''} ${r.layers} layers${r.extrapolatedFrom ? ` extrapolated from ${r.extrapolatedFrom.join(' and ')}` : ''} ${r.phase} (${r.tokens}) peak bytes`,
     r.peakBytes,
   ]));
 }

@@ -28,6 +28,9 @@ export interface LoraSettings {
   targetModules: readonly LoraTargetModule[];
 }
 
+/** RAGEN's config/base-lora.yaml: rank 64, alpha 64, all linear layers. */
+export const RAGEN_LORA: LoraSettings = { rank: 64, alpha: 64, targetModules: [...LORA_TARGET_MODULES] };
+
 /** Where each module sits inside `model.layers.{i}.`. */
 const MODULE_PATH: Record<LoraTargetModule, string> = {
   q_proj: 'self_attn.q_proj', k_proj: 'self_attn.k_proj', v_proj: 'self_attn.v_proj', o_proj: 'self_attn.o_proj',

@@ -83,7 +83,12 @@ export function chunkedHeadLogProbs(hidden: tf.Tensor2D, weight: tf.Tensor2D, ta
             const d = (dy as tf.Tensor).slice([0, start], [2, n]);
             const dLogits = logitsGrad(d.slice([0, 0], [1, n]).reshape([n]), d.slice([1, 0], [1, n]).reshape([n]),
               logitsOf(h1, ws), t1, temperature);
-            return frozen ? { dh: tf.matMul(dLogits, ws) } : { dh: tf.matMul(dLogits, ws), dw: tf.matMul(dLogits, h1, true, false) };
+            // Frozen (LoRA): d hidden as (W^T dLogits^T)^T, the same product with the [V, H] weight as the left operand:
+            // tfjs-wasm's matmul packs its right operand into a copy, which for Qwen2.5-3B's 1.2 GB head overflows
+            // the 4 GB heap. (The trainable path keeps its plain product: its results are pinned by other tests.)
+            return frozen
+              ? { dh: tf.matMul(ws, dLogits, true, true).transpose() }
+              : { dh: tf.matMul(dLogits, ws), dw: tf.matMul(dLogits, h1, true, false) };
           }) as { dh: tf.Tensor; dw?: tf.Tensor };
           dh.push(part.dh);
           if (!part.dw) continue;
