@@ -61,6 +61,8 @@ export interface MemoryRow {
   unallocatedBytes?: number;
   /** The LoRA adapters of actor and critic, when the run trains adapters instead of every weight. */
   lora?: { rank: number; alpha: number; targetModules: string[] };
+  /** The vocabulary measured, when cut from the shape's (BenchMemoryOptions.vocab). */
+  vocab?: number;
 }
 
 export interface BenchMemoryOptions {
@@ -81,6 +83,11 @@ export interface BenchMemoryOptions {
   checkpointing?: boolean;
   /** LoRA adapters on actor and critic (config.lora), or null / absent: full fine-tuning. */
   lora?: LoraSettings | null;
+  /**
+   * The vocabulary cut to this size (every other width kept), for shapes whose [V, H] embedding does not fit the
+   * backend (Qwen2.5-3B's 1.2 GB one breaks tfjs-wasm's heap, and SwiftShader's 1 GiB buffer limit). Rows say so.
+   */
+  vocab?: number;
   /** Allocate only the model a phase runs and count the other's resident bytes (default: on wasm; see measureLayers). */
   lean?: boolean;
   seed?: number;
@@ -106,10 +113,10 @@ export async function benchMemory(o: BenchMemoryOptions): Promise<MemoryRow[]> {
   const tokens = `${o.batch}x${o.seqLen}`;
   const rows: MemoryRow[] = [];
   for (const layers of layerCounts) {
-    const config = { ...o.shape.config, num_hidden_layers: layers };
+    const config = { ...o.shape.config, num_hidden_layers: layers, ...(o.vocab ? { vocab_size: o.vocab } : {}) };
     const lora = o.lora ? { rank: o.lora.rank, alpha: o.lora.alpha, targetModules: [...o.lora.targetModules] } : undefined;
     const row = (phase: MemoryPhase | 'step', peakBytes: number, t = tokens): MemoryRow =>
-      ({ shape: o.shape.name, backend: backend.name, tokens: t, phase, peakBytes, layers, ...(lora ? { lora } : {}) });
+      ({ shape: o.shape.name, backend: backend.name, tokens: t, phase, peakBytes, layers, ...(lora ? { lora } : {}), ...(o.vocab ? { vocab: o.vocab } : {}) });
     const measured = await measureLayers(config, o, phases, rollouts, groupSize, lean,
       (line) => note(`${o.shape.name} ${layers} layer(s): ${line}`));
     let step: MemoryRow | null = null;
@@ -276,12 +283,13 @@ export const MEMORY_OPTION_HELP = {
   rollouts: 'memory section: dialogues generated in the rollout phase, in env groups of 16 that share their prompt (the paper step: 128)',
   phases: `memory section: phases to run, comma-separated (default all: ${MEMORY_PHASES.join(', ')})`,
   checkpointing: 'memory section: gradient checkpointing per decoder layer (model.gradientCheckpointing), on or off',
+  vocab: "memory section: cut the vocabulary to this size, every width kept (for a shape whose embedding the backend cannot hold)",
   lora: "memory section: actor and critic train LoRA adapters as RAGEN's config/base-lora.yaml (rank 64, alpha 64, all linear layers), the base weights frozen",
 } as const;
 
 /** The memory options of `ragen bench`, checked (a bad value is a UsageError naming it). */
-export function parseMemoryOptions(o: { tokens: string; layers?: string; rollouts: string; phases?: string; checkpointing: string }):
-    Pick<BenchMemoryOptions, 'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing'> {
+export function parseMemoryOptions(o: { tokens: string; layers?: string; rollouts: string; phases?: string; checkpointing: string; vocab?: string }):
+    Pick<BenchMemoryOptions, 'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing' | 'vocab'> {
   const bt = /^\s*(\d+)\s*x\s*(\d+)\s*$/i.exec(o.tokens);
   if (!bt || Number(bt[1]) < 1 || Number(bt[2]) <= ROLLOUT_NEW_TOKENS + 1) {
     throw new UsageError(`--tokens must be BxT with B >= 1 and T > ${ROLLOUT_NEW_TOKENS + 1}, e.g. 1x1536; got '${o.tokens}'`);
@@ -299,13 +307,14 @@ export function parseMemoryOptions(o: { tokens: string; layers?: string; rollout
   return {
     batch: Number(bt[1]), seqLen: Number(bt[2]), layers, rollouts: int(o.rollouts, '--rollouts'),
     phases: phases as MemoryPhase[] | undefined, checkpointing: o.checkpointing === 'on',
+    ...(o.vocab === undefined ? {} : { vocab: int(o.vocab, '--vocab') }),
   };
 }
 
 /** The rows as the bench's printed table: "<shape> <n> layers [extrapolated] <phase> (<tokens>) peak bytes". */
 export function memoryRowsTable(rows: readonly MemoryRow[]): Record<string, number> {
   return Object.fromEntries(rows.map((r) => [
-    `${r.shape}${r.lora ? ` LoRA r${r.lora.rank}` : ''} ${r.layers} layers${r.extrapolatedFrom ? ` extrapolated from ${r.extrapolatedFrom.join(' and ')}` : ''} ${r.phase} (${r.tokens}) peak bytes`,
+    `${r.shape}${r.lora ? ` LoRA r${r.lora.rank}` : ''}${r.vocab ? ` vocab ${r.vocab}` : ''} ${r.layers} layers${r.extrapolatedFrom ? ` extrapolated from ${r.extrapolatedFrom.join(' and ')}` : ''} ${r.phase} (${r.tokens}) peak bytes`,
     r.peakBytes,
   ]));
 }

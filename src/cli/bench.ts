@@ -62,6 +62,7 @@ interface BenchOptions {
   phases?: string;
   checkpointing: string;
   lora?: boolean;
+  vocab?: string;
   rolloutBatches: string;
   rolloutLayers?: string;
 }
@@ -92,6 +93,7 @@ export function registerBench(program: Command): void {
     .option('--phases <names>', MEMORY_OPTION_HELP.phases)
     .option('--checkpointing <on|off>', MEMORY_OPTION_HELP.checkpointing, 'on')
     .option('--lora', MEMORY_OPTION_HELP.lora)
+    .option('--vocab <n>', MEMORY_OPTION_HELP.vocab)
     .option('--rollout-batches <n,...>', 'rollout section: rows generated together, env groups of 16 sharing a prompt',
       DEFAULT_ROLLOUT_BATCHES.join(','))
     .option('--rollout-layers <n>', "rollout section: decoder layers of the model (default: the shape's own)")
