@@ -14,7 +14,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunConfig } from '../starpo/config';
-import { ADAPTER_DIR } from '../model/lora';
 
 export const CONFIG_FILE = 'config.json';
 export const CHECKPOINTS_DIR = 'checkpoints';
@@ -146,6 +145,9 @@ export function readCheckpoint(dir: string): Record<string, Uint8Array> {
   visit('');
   return files;
 }
+
+/** Where a checkpoint keeps a LoRA model's adapters (src/model/lora.ts ADAPTER_DIR; src/node does not import src/model). */
+const ADAPTER_DIR = 'adapter/';
 
 /** The files of a Hugging Face model directory (top level, sharded weights included, and LoRA adapters under adapter/). */
 export function readModelDir(dir: string): Record<string, Uint8Array> {
