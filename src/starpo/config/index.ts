@@ -34,6 +34,7 @@ export {
   type EnvBlock,
   type FilterConfig,
   type KlEstimator,
+  type LoraConfig,
   type LossAggMode,
   type ModelConfig,
   type RolloutConfig,
