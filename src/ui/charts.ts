@@ -71,9 +71,11 @@ export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
     {
       key: 'rollout/in_group_mean',
       title: 'reward mean',
-      series: [solid('rollout/in_group_mean', 'env reward'), dashed('critic/score/mean', 'trained score (with format penalty)')],
+      series: [solid('rollout/in_group_mean', 'env reward, all groups'), dashed('critic/score/mean', 'trained score, kept groups only (with format penalty)')],
       yLabel: 'reward / episode',
-      watch: 'Average reward of this step’s episodes; the dashed line is what training sees after the format penalty.',
+      watch:
+        'Average reward of this step’s episodes. The dashed line is what training sees: the format penalty included, ' +
+        'averaged over the groups the filter kept only, so it can sit above the env reward of all groups.',
     },
     {
       key: 'rollout/in_group_std',
