@@ -26,7 +26,7 @@ export const LESSON_WATCH: readonly WatchItem[] = [
     arm: null,
     after: '',
   },
-  { before: '', arm: 'stabilised', after: 'trains only on prompts whose rollouts still disagree, and holds.' },
+  { before: '', arm: 'stabilised', after: ' trains only on prompts whose rollouts still disagree, and holds.' },
   {
     before: 'It went this way on 4 of 5 training seeds. The ⚠ on each chart, in the arm’s colour, marks where its early warning fired.',
     arm: null,
