@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { EnvGroupManager, envRegistry, runRollouts, type GenerateFn, type TurnRecord } from '../../../src/agent/index';
 import { splitObservation } from '../../../envs/index';
-import { agentFormatFromConfig, envBlocks, type RunConfig } from '../../../src/starpo/config';
+import { agentFormatFromConfig, envGroupsConfig, type RunConfig } from '../../../src/starpo/config';
 import { presetConfig } from '../../../src/starpo/presets';
 import { customBoardBlock, customBoardManager, trainedTags } from '../../../src/eval/customBoard';
 import { checkCustomBoard } from '../../../src/ui/custom-level';
@@ -19,16 +19,10 @@ function scripted(answer: string): { generate: GenerateFn; prompts: string[] } {
   return { generate, prompts };
 }
 
-/** Turns of the first trajectory of a training batch, laid out as the Trainer lays out its training env groups. */
+/** Turns of the first trajectory of a training batch, with the Trainer's own training env groups (envGroupsConfig). */
 async function trainingTurns(config: RunConfig, answer: string): Promise<TurnRecord[]> {
   const format = agentFormatFromConfig(config);
-  const manager = new EnvGroupManager(
-    {
-      mode: 'train', envGroups: config.agent.envGroups, groupSize: config.agent.groupSize, tags: envBlocks(config, 'train'),
-      baseSeed: config.agent.seedTrain, formatPenalty: format.formatPenalty,
-    },
-    envRegistry({ responseLength: format.responseLength }),
-  );
+  const manager = new EnvGroupManager(envGroupsConfig(config, 'train'), envRegistry({ responseLength: format.responseLength }));
   const result = await runRollouts(manager, scripted(answer).generate, { ...format, seed: config.agent.seedTrain ?? 0 });
   return result.trajectories[0].turns;
 }
