@@ -6,8 +6,8 @@ import * as Comlink from 'comlink';
 import { initBackend } from '../src/model/backend';
 import { toRolloutRecord } from '../src/metrics/rolloutRecord';
 import { CallbackSink } from '../src/metrics/sink';
-import { assertDialoguesFit, runRollouts } from '../src/agent/index';
-import { customBoardBlock, customBoardManager } from '../src/eval/customBoard';
+import { EnvGroupManager, assertDialoguesFit, envRegistry, runRollouts } from '../src/agent/index';
+import { customBoardBlock, customBoardEnvGroups } from '../src/starpo/config';
 import { assertRunFitsContext } from '../src/starpo/contextFit';
 import { Trainer } from '../src/starpo/trainer';
 import { mixSeed } from '../src/model/seeded';
@@ -221,7 +221,7 @@ const api: TrainerWorkerApi = {
     if (c.status().phase === 'running') throw new Error('pause the run first: the policy is being trained');
     const cfg = r.trainer.config;
     // The run's own env block for this tag with only the board swapped in, and the run's agent format: the policy
-    // reads the same prompt text for the same state as in its training rollouts (src/eval/customBoard.ts).
+    // reads the same prompt text for the same state as in its training rollouts (src/starpo/config/agent.ts).
     const block = customBoardBlock(cfg, tag, board);
     const format = agentFormatFromConfig(cfg);
     // A board whose prompt cannot fit the model's positions is refused before it is played.
@@ -237,7 +237,8 @@ const api: TrainerWorkerApi = {
       temperature: cfg.rollout.valDoSample ? cfg.rollout.valTemperature : 0,
       seedForCall: (call) => mixSeed(cfg.trainer.seed, call),
     });
-    const result = await runRollouts(customBoardManager(cfg, block), generate, { ...format, seed: 0 });
+    const manager = new EnvGroupManager(customBoardEnvGroups(cfg, block), envRegistry({ responseLength: format.responseLength }));
+    const result = await runRollouts(manager, generate, { ...format, seed: 0 });
     return toRolloutRecord(result.trajectories[0], r.trainer.stepsDone, 'custom');
   },
 

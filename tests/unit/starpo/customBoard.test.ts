@@ -4,9 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { EnvGroupManager, envRegistry, runRollouts, type GenerateFn, type TurnRecord } from '../../../src/agent/index';
 import { splitObservation } from '../../../envs/index';
-import { agentFormatFromConfig, envGroupsConfig, type RunConfig } from '../../../src/starpo/config';
+import { agentFormatFromConfig, customBoardBlock, customBoardEnvGroups, envGroupsConfig, trainedTags, type RunConfig } from '../../../src/starpo/config';
 import { presetConfig } from '../../../src/starpo/presets';
-import { customBoardBlock, customBoardManager, trainedTags } from '../../../src/eval/customBoard';
 import { checkCustomBoard } from '../../../src/ui/custom-level';
 
 /** A scripted policy: the same answer to every prompt, and each prompt it was shown, in order. */
@@ -30,8 +29,10 @@ async function trainingTurns(config: RunConfig, answer: string): Promise<TurnRec
 /** Turns of the same state typed as a custom board and played through the worker's path. */
 async function customBoardTurns(config: RunConfig, tag: string, text: string, answer: string): Promise<TurnRecord[]> {
   const board = checkCustomBoard(tag, text);
-  const manager = customBoardManager(config, customBoardBlock(config, board.tag, board.envConfig));
-  const result = await runRollouts(manager, scripted(answer).generate, { ...agentFormatFromConfig(config), seed: 0 });
+  const format = agentFormatFromConfig(config);
+  // As workers/trainer.worker.ts playEpisode builds it.
+  const manager = new EnvGroupManager(customBoardEnvGroups(config, customBoardBlock(config, board.tag, board.envConfig)), envRegistry({ responseLength: format.responseLength }));
+  const result = await runRollouts(manager, scripted(answer).generate, { ...format, seed: 0 });
   return result.trajectories[0].turns;
 }
 
