@@ -28,7 +28,9 @@ export const LESSON_WATCH: readonly WatchItem[] = [
   },
   { before: '', arm: 'stabilised', after: ' trains only on prompts whose rollouts still disagree, and holds.' },
   {
-    before: 'It went this way on 4 of 5 training seeds. The ⚠ on each chart, in the arm’s colour, marks where its early warning fired.',
+    before:
+      'It went this way on 4 of the 5 training seeds the preset was tuned on, and less often on fresh seeds: this recording and a ' +
+      'live run of the default seed show it. The ⚠ on each chart, in the arm’s colour, marks where its early warning fired.',
     arm: null,
     after: '',
   },

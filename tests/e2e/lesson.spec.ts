@@ -43,13 +43,15 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   // The preset's own summary says what will happen (src/starpo/presets.ts, shown as it is).
   await expect(page.getByTestId('lesson-summary')).toHaveText(resolvePreset('echo-trap').summary);
   await expect(page.getByTestId('lesson-watch')).toContainText('in-group reward std falls first');
-  await expect(page.getByTestId('lesson-watch')).toContainText('4 of 5 training seeds');
+  await expect(page.getByTestId('lesson-watch')).toContainText('4 of the 5 training seeds');
   const started = Date.now();
   // Before anything: how long a live lesson takes, from the recording's own timings.
   await expect(page.getByTestId('lesson-estimate')).toHaveAttribute('data-source', 'recording');
   await page.getByTestId('lesson-recorded').click();
   await expect(page.getByTestId('lesson-source')).toHaveAttribute('data-source', 'recorded');
   expect(Date.now() - started, 'the recording loads without training').toBeLessThan(10_000);
+  // The click brought the charts into view.
+  await expect(page.locator('#charts')).toBeInViewport();
   // The class sees the recording; how it was made (commit, command) is folded away for whoever remakes it.
   await expect(page.getByTestId('lesson-source')).not.toContainText(manifest.commit.slice(0, 7));
   const provenance = page.getByTestId('lesson-provenance');
@@ -57,8 +59,6 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   await expect(provenance).toContainText(manifest.commit.slice(0, 7));
   await expect(provenance).toContainText(manifest.command);
   await expect(page.getByTestId('lesson-error')).toHaveCount(0);
-  // The click brought the charts into view.
-  await expect(page.locator('#charts')).toBeInViewport();
 
   const charts = page.locator(CHARTS);
   const keys = await charts.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.slice('chart-'.length)));
