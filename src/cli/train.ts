@@ -49,7 +49,8 @@ import { Trainer, type StepResult } from '../starpo/trainer';
 import { modelDirFor } from './modelDir';
 import { helperThreads, spawnHelperThread, workersFlag } from './helperThread';
 import { readModelContext, type ModelContext } from './modelContext';
-import { checkOutputDir } from './outDir';
+import { checkOutputDir } from '../node/safeWrite';
+import { intFlag } from './flags';
 import { UsageError } from './usage';
 import type { HelperApi } from '../starpo/helper';
 import { chooseCliBackend } from './webgpuProbe';
@@ -102,13 +103,6 @@ export function registerTrain(program: Command): void {
 // ---------------------------------------------------------------------------------------------------------------
 // Resolution: everything checked before any work
 
-function intFlag(text: string | undefined, flag: string, min: number): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!/^\s*-?\d+\s*$/.test(text) || !Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`);
-  return n;
-}
-
 function readConfigFile(file: string): unknown {
   if (!fs.existsSync(file)) throw new UsageError(`--config ${file}: the file does not exist`);
   if (!fs.statSync(file).isFile()) throw new UsageError(`--config ${file}: not a file (give a YAML or JSON run config)`);
@@ -124,8 +118,9 @@ function readConfigFile(file: string): unknown {
  */
 export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
   try {
-    const steps = intFlag(flags.steps, '--steps', 1);
-    const seed = intFlag(flags.seed, '--seed', 0);
+    // Their upper bounds are the config schema's (trainer.totalSteps, trainer.seed), checked when they are set.
+    const steps = intFlag(flags.steps, '--steps', 1, Number.MAX_SAFE_INTEGER);
+    const seed = intFlag(flags.seed, '--seed', 0, Number.MAX_SAFE_INTEGER);
     if (flags.backend !== undefined && !isBackendChoice(flags.backend)) {
       throw new UsageError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}, got '${flags.backend}'`);
     }
