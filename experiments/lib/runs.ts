@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { listCheckpoints } from '../../src/starpo/runDir';
+import { listCheckpoints } from '../../src/node/runDir';
 
 export const BIN = path.resolve(import.meta.dirname, '../../bin/ragen.js');
 

@@ -68,7 +68,7 @@ export interface RolloutOptions {
 /**
  * How an agent talks, as a run sets it: everything runRollouts needs (every limit spelled out) plus the two numbers
  * that shape an env group around it. The Trainer, the playground's single episodes, the warm-start check and the
- * scorecard all play with the AgentFormat of their RunConfig (src/starpo/config.ts agentFormatFromConfig).
+ * scorecard all play with the AgentFormat of their RunConfig (agentFormatFromConfig, src/starpo/config/agent.ts).
  */
 export interface AgentFormat extends RolloutOptions {
   maxTurn: number;

@@ -22,7 +22,7 @@ import { initBackend, type BackendName } from '../model/backend';
 import { MemorySink } from '../metrics/sink';
 import { applyOverrides, type RunConfig } from '../starpo/config';
 import { presetConfig, tinyPresetNames } from '../starpo/presets';
-import { readModelDir } from '../starpo/runDir';
+import { readModelDir } from '../node/runDir';
 import { Trainer } from '../starpo/trainer';
 import { addPeak, describePeak, measurePeakMemory } from './bench-model';
 import { helperThreads, spawnHelperThread } from './helperThread';

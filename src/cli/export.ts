@@ -2,7 +2,7 @@
 // the scale this project does not grow into. OUT gets
 //   qwen2-policy/       the checkpoint's policy as a Hugging Face model directory (f32, or bf16 with --dtype bf16)
 //   qwen2-critic/       the value model of a PPO run (RAGEN's critic.model.path), so the critic is not re-learnt
-//   ragen_export.yaml   a Hydra config extending RAGEN's base.yaml with the run's settings (src/starpo/ragenMapping.ts)
+//   ragen_export.yaml   a Hydra config extending RAGEN's base.yaml with the run's settings (src/interop/ragenMapping.ts)
 //   overrides.txt       the same settings as a Hydra override list
 //   README.md           the launch command, and every setting RAGEN cannot express or will do differently
 // Both model directories have "qwen" in their name: RAGEN picks its chat-turn tokens by looking for "qwen" in the
@@ -15,17 +15,14 @@ import * as path from 'node:path';
 import { CHECKPOINT_FILES, parseQwen2Config } from '../model/checkpoint';
 import { EXPORT_DTYPES, hfModelFiles, type ExportDtype } from '../model/hfExport';
 import { ConfigError, parseRunConfig, type RunConfig } from '../starpo/config';
-import { ragenConfigYaml, hydraOverrides } from '../starpo/ragenHydra';
-import { toRagen, type RagenConfig } from '../starpo/ragenMapping';
-import { CONFIG_FILE, listCheckpoints, readCheckpoint, readRunConfig } from '../starpo/runDir';
+import { CRITIC_DIR, POLICY_DIR, RAGEN_CONFIG_NAME, type ExportPlan } from '../interop/exportLayout';
+import { renderExportReadme } from '../interop/exportReadme';
+import { ragenConfigYaml, hydraOverrides } from '../interop/ragenHydra';
+import { toRagen, type RagenConfig } from '../interop/ragenMapping';
+import { CONFIG_FILE, listCheckpoints, readCheckpoint, readRunConfig } from '../node/runDir';
 import { checkOutputDir, writeDirAtomic } from '../node/safeWrite';
-import { renderExportReadme } from './export-readme';
 import { FLAG_LIMITS, intFlag } from './flags';
 import { UsageError } from './usage';
-
-export const POLICY_DIR = 'qwen2-policy';
-export const CRITIC_DIR = 'qwen2-critic';
-export const RAGEN_CONFIG_NAME = 'ragen_export';
 
 interface ExportFlags {
   run?: string;
@@ -55,17 +52,6 @@ export function registerExport(program: Command): void {
 }
 
 /** Everything checked before a file is written. */
-export interface ExportPlan {
-  runDir: string;
-  out: string;
-  config: RunConfig;
-  step: number;
-  checkpointDir: string;
-  dtype: ExportDtype;
-  gpusPerNode: number;
-  nodes: number;
-}
-
 export function planExport(out: string, flags: ExportFlags): ExportPlan {
   if (flags.to !== 'ragen') throw new UsageError(`--to ${flags.to}: unknown export target (the only one is 'ragen')`);
   const dtype = flags.dtype as ExportDtype;

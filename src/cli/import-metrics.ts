@@ -1,7 +1,7 @@
 // `ragen import-metrics FILE [--out DIR] [--ragen-config FILE]`: a RAGEN run's logged metrics (a W&B history
-// export, JSON or CSV; src/metrics/wandbHistory.ts) become a run directory like `ragen train` writes: metrics.jsonl
+// export, JSON or CSV; src/interop/wandbHistory.ts) become a run directory like `ragen train` writes: metrics.jsonl
 // (RAGEN's keys, one row per step), config.json when the RAGEN config is given (read back through the same table
-// `ragen export` writes with, src/starpo/ragenMapping.ts), and import.json saying what was renamed or left out.
+// `ragen export` writes with, src/interop/ragenMapping.ts), and import.json saying what was renamed or left out.
 // The playground imports the metrics.jsonl (or the export itself), and the experiments' plots read the directory
 // beside local runs. Bad input exits 2 before anything is written; a directory that holds a run is never touched,
 // an existing non-empty --out only with --force, and the directory is written atomically (src/node/safeWrite.ts).
@@ -10,9 +10,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
 import { encodeJsonLine } from '../metrics/jsonl';
-import { parseWandbHistory, type ImportedHistory } from '../metrics/wandbHistory';
+import { parseWandbHistory, type ImportedHistory } from '../interop/wandbHistory';
 import { ConfigError, parseRunConfig, type RunConfig } from '../starpo/config';
-import { fromRagen, unwrapWandbConfig } from '../starpo/ragenMapping';
+import { fromRagen, unwrapWandbConfig } from '../interop/ragenMapping';
 import { checkOutputDir, writeDirAtomic } from '../node/safeWrite';
 import { UsageError } from './usage';
 

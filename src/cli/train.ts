@@ -1,6 +1,6 @@
 // `ragen train`: resolve a run config (preset, config file, --set overrides, flags), check everything that can be
 // checked BEFORE any work (unknown preset / key / wrongly typed value, missing warm start, an output directory that
-// already holds a run), then train each arm of the preset into its run directory (src/starpo/runDir.ts) with a
+// already holds a run), then train each arm of the preset into its run directory (src/node/runDir.ts) with a
 // progress line showing success, reward std and entropy, checkpoints every trainer.saveFreq steps and at the end,
 // and a final summary. `--resume` continues from the newest checkpoint in --out, dropping the metrics lines written
 // after it, so metrics.jsonl holds every step exactly once; it refuses (changing nothing) a config that differs from
@@ -43,8 +43,8 @@ import {
   readRunConfig,
   writeCheckpoint,
   writeRunConfig,
-} from '../starpo/runDir';
-import { RunLockedError, acquireRunLock, type RunLock } from '../starpo/runLock';
+} from '../node/runDir';
+import { RunLockedError, acquireRunLock, type RunLock } from '../node/runLock';
 import { Trainer, type StepResult } from '../starpo/trainer';
 import { modelDirFor } from './modelDir';
 import { helperThreads, spawnHelperThread, workersFlag } from './helperThread';
@@ -255,7 +255,7 @@ export interface RunOptions {
 let backendInfo: BackendInfo | null = null;
 
 /**
- * Trains the arms one after the other. Every arm's run directory is locked first (src/starpo/runLock.ts), before
+ * Trains the arms one after the other. Every arm's run directory is locked first (src/node/runLock.ts), before
  * the backend starts: a run directory another live `ragen train` is writing is refused, and so is a fresh run into
  * a directory that gained a run since it was checked.
  */

@@ -14,7 +14,7 @@ import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
 import { parseRunConfig, type RunConfig } from '../starpo/config';
 import { resolvePreset } from '../starpo/presets';
-import { CONFIG_FILE, CHECKPOINTS_DIR, latestCheckpoint } from '../starpo/runDir';
+import { CONFIG_FILE, CHECKPOINTS_DIR, latestCheckpoint } from '../node/runDir';
 // The config-to-scorecard part is browser-safe and lives in ./fromConfig (the playground worker uses it too).
 export { agentFormatFromConfig, protocolFromConfig, suitesFromConfig } from './fromConfig';
 

@@ -66,7 +66,7 @@ export interface CollapseSample {
  */
 export type ContinuationScorer = (pairs: readonly { prompt: readonly number[]; continuation: readonly number[] }[]) => Promise<ArrayLike<number>>;
 
-/** The settings of the diagnostics: the run's `collapse` section (src/starpo/config.ts documents each field). */
+/** The settings of the diagnostics: the run's `collapse` section (src/starpo/config/schema.ts documents each field). */
 export interface CollapseSettings {
   computeFreq: number;
   numSamples: number | 'all';

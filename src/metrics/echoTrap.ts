@@ -40,9 +40,9 @@ export const ECHO_TRAP_SIGNALS: readonly EchoTrapSignals[] = ['reward_std_and_en
 export type EchoTrapMiSample = 'first_turn' | 'trajectory';
 
 /**
- * The detector's settings. A run's `echoTrap` section (src/starpo/config.ts) is exactly this shape and holds the
- * defaults and the documentation of every field; this file depends on nothing outside src/metrics, so it names the
- * shape again instead of importing it.
+ * The detector's settings. A run's `echoTrap` section (src/starpo/config/schema.ts) is exactly this shape and holds
+ * the defaults and the documentation of every field; this file depends on nothing outside src/metrics, so it names
+ * the shape again instead of importing it.
  */
 export interface EchoTrapConfig {
   baselineSteps: number;

@@ -22,7 +22,7 @@
 
 import type { EarlyStopSettings } from './config';
 
-/** The run's `earlyStop` section: its fields, their meaning and defaults are declared in config.ts. */
+/** The run's `earlyStop` section: its fields, their meaning and defaults are declared in config/schema.ts. */
 export type EarlyStopConfig = EarlyStopSettings;
 
 export type EarlyStopReason = 'empty_after_filter' | 'reward_variance_collapse' | 'validation_collapse';

@@ -15,8 +15,9 @@
 // among equal scores the LOWER group index wins (for both 'largest' and 'smallest'). This matters in practice: with
 // binary rewards many groups share a std of exactly 0.
 
+import { z } from 'zod';
 import { meanAndUnbiasedStd } from './advantages';
-import type { FilterConfig as FilterSettings } from './config';
+import { FilterSchema, type FilterConfig as FilterSettings } from './config/filterSchema';
 
 /** Result of a filter: which groups and trajectories to keep, plus RAGEN's metrics (plain numbers, JSON-safe). */
 export interface FilterResult {
@@ -79,14 +80,12 @@ function trajectoriesOf(groups: readonly number[], groupSize: number): number[] 
 // v1: RAGEN's StarPO-S filter (rollout_filter_ratio / rollout_filter_type)
 // --------------------------------------------------------------------------------------------------------------
 
-export interface RolloutFilterV1Config {
-  /** `rollout_filter_ratio`: fraction of env groups kept, in (0, 1]. 1 = no filtering (vanilla StarPO);
-   *  0.25 = StarPO-S (8 groups -> 2). The kept count is floor(ratio x numGroups). */
-  ratio: number;
-  /** `rollout_filter_type`: 'std' keeps the groups with the LARGEST in-group reward std (StarPO-S),
-   *  'std_rev' the smallest (an ablation). */
-  type: 'std' | 'std_rev';
-}
+/**
+ * The v1 filter's settings, the run config's `filter.ratio` (`rollout_filter_ratio`: fraction of env groups kept,
+ * floor(ratio x numGroups); 1 = vanilla StarPO, 0.25 = StarPO-S) and `filter.type` (`rollout_filter_type`: 'std'
+ * keeps the LARGEST in-group reward stds, 'std_rev' the smallest).
+ */
+export type RolloutFilterV1Config = Pick<FilterSettings, 'ratio' | 'type'>;
 
 export const STARPO_S_FILTER_V1: RolloutFilterV1Config = { ratio: 0.25, type: 'std' };
 
@@ -185,39 +184,32 @@ export function filterGroupsV1(
 // v2: RAGEN-2's SNR-adaptive filter (rollout_filter_strategy / value / type / include_zero / ...)
 // --------------------------------------------------------------------------------------------------------------
 
-/** What is computed per group and ranked. The caller passes the matching per-trajectory value. */
-export type FilterMetric =
-  | 'reward_variance' // in-group std of trajectory rewards (the name says variance; RAGEN ranks by the std)
-  | 'reward' //          in-group mean reward
-  | 'reward_sum' //      in-group sum of rewards
-  | 'entropy' //         in-group mean of per-trajectory mean token entropy
-  | 'entropy_variance' // in-group std of per-trajectory mean token entropy
-  | 'length'; //         in-group mean of loss-token counts
+/**
+ * What is computed per group and ranked (`filter.metric`); the caller passes the matching per-trajectory value:
+ * 'reward_variance' = in-group std of trajectory rewards (the name says variance; RAGEN ranks by the std), 'reward' =
+ * in-group mean reward, 'reward_sum' = in-group sum, 'entropy' = in-group mean of per-trajectory mean token entropy,
+ * 'entropy_variance' = its in-group std, 'length' = in-group mean of loss-token counts.
+ */
+export type FilterMetric = FilterSettings['metric'];
 
-export interface RolloutFilterV2Config {
-  /** `rollout_filter_strategy`:
-   *  - 'top_p': nucleus-style, see `topPProbMode`; value >= 1 keeps every candidate;
-   *  - 'top_k': keep max(1, floor(value x numGroups)) groups;
-   *  - 'top_k_abs': keep max(1, floor(value)) groups;
-   *  - 'min_p': 'largest' keeps score >= value x max; 'smallest' keeps score <= min / value. */
-  strategy: 'top_p' | 'top_k' | 'top_k_abs' | 'min_p';
-  /** `rollout_filter_value`: the strategy's parameter (p, fraction, count or min-p ratio). */
-  value: number;
-  /** `rollout_filter_type`: keep the 'largest' scores (high signal) or the 'smallest'. */
-  type: 'largest' | 'smallest';
-  /** `rollout_filter_include_zero`: when false, groups whose score is 0 (|score| <= 1e-10) are never kept. */
-  includeZero: boolean;
-  /** `rollout_filter_top_p_prob_mode` (top_p only):
-   *  - 'linear': sort scores, threshold = value x sum(scores) - selectionEps, add groups while the running sum is
-   *    below the threshold and the next score is positive; if the threshold is not reached, keep NOTHING;
-   *  - 'softmax': probabilities = softmax(scores) (of -scores for 'smallest'), keep the shortest prefix of the
-   *    sorted probabilities whose cumulative mass reaches value. */
-  topPProbMode: 'linear' | 'softmax';
-  /** `rollout_filter_selection_eps` (linear top_p only): a larger eps empties near-zero-signal batches sooner. */
-  selectionEps: number;
-  /** `rollout_filter_metric`. */
-  metric: FilterMetric;
-}
+/**
+ * RAGEN-2's filter settings as its code spells them: the v2 keys of the run config's `filter` section (same schema,
+ * same checks), with the ranking direction written `largest` / `smallest` as in RAGEN-2. The strategies:
+ *  - 'top_p': nucleus-style, see `topPProbMode`; value >= 1 keeps every candidate;
+ *  - 'top_k': keep max(1, floor(value x numGroups)) groups;
+ *  - 'top_k_abs': keep max(1, floor(value)) groups;
+ *  - 'min_p': 'largest' keeps score >= value x max; 'smallest' keeps score <= min / value.
+ * `topPProbMode` (top_p only): 'linear' sorts the scores, threshold = value x sum(scores) - selectionEps, and adds
+ * groups while the running sum is below the threshold and the next score is positive; if the threshold is not
+ * reached, NOTHING is kept. 'softmax': probabilities = softmax(scores) (of -scores for 'smallest'), keep the shortest
+ * prefix of the sorted probabilities whose cumulative mass reaches value. `includeZero` false: groups whose score is
+ * 0 (|score| <= 1e-10) are never kept.
+ */
+const FilterV2Schema = FilterSchema.pick({ value: true, includeZero: true, topPProbMode: true, selectionEps: true, metric: true }).extend({
+  strategy: FilterSchema.shape.strategy.exclude(['ratio']),
+  type: z.enum(['largest', 'smallest']).describe("RAGEN-2's `rollout_filter_type`: keep the 'largest' scores (high signal) or the 'smallest'."),
+});
+export type RolloutFilterV2Config = z.output<typeof FilterV2Schema>;
 
 /** RAGEN-2's defaults: top_p 1.0 with include_zero true, i.e. no filtering at all. */
 export const DEFAULT_FILTER_V2: RolloutFilterV2Config = {
@@ -235,18 +227,13 @@ export const RECOMMENDED_FILTER_V2: RolloutFilterV2Config = { ...DEFAULT_FILTER_
 
 const ZERO_SCORE = 1e-10;
 
+/** Throws one line naming the first setting that breaks the filter schema's rules (a caller outside the run config). */
 function checkV2Config(c: RolloutFilterV2Config): void {
-  if (!['top_p', 'top_k', 'top_k_abs', 'min_p'].includes(c.strategy)) {
-    throw new Error(`rollout filter strategy must be top_p, top_k, top_k_abs or min_p, got '${c.strategy}'`);
+  const result = FilterV2Schema.safeParse(c);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new Error(`rollout filter ${issue.path.join('.')}: ${issue.message}, got ${JSON.stringify(c[issue.path[0] as keyof RolloutFilterV2Config])}`);
   }
-  if (c.type !== 'largest' && c.type !== 'smallest') {
-    throw new Error(`rollout filter type must be 'largest' or 'smallest', got '${c.type as string}'`);
-  }
-  if (c.topPProbMode !== 'linear' && c.topPProbMode !== 'softmax') {
-    throw new Error(`rollout filter top_p prob mode must be 'linear' or 'softmax', got '${c.topPProbMode as string}'`);
-  }
-  if (!Number.isFinite(c.value) || c.value < 0) throw new Error(`rollout filter value must be a finite number >= 0, got ${c.value}`);
-  if (!Number.isFinite(c.selectionEps)) throw new Error(`rollout filter selection eps must be finite, got ${c.selectionEps}`);
 }
 
 /**
@@ -333,9 +320,7 @@ export function filterGroupsV2(
   groupSize: number,
   config: RolloutFilterV2Config,
 ): FilterResult {
-  if (!['reward_variance', 'reward', 'reward_sum', 'entropy', 'entropy_variance', 'length'].includes(config.metric)) {
-    throw new Error(`rollout filter metric '${config.metric as string}' is unknown`);
-  }
+  checkV2Config(config);
   const stats = groupStats(values, numGroups, groupSize);
   const scores =
     config.metric === 'reward_variance' || config.metric === 'entropy_variance'

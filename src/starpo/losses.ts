@@ -29,7 +29,7 @@ import { LOSS_AGG_MODES, type LossAggMode } from './config';
 export { LOSS_AGG_MODES, type LossAggMode };
 
 /*
- * How per-token losses become one scalar (veRL's `loss_agg_mode`, listed in config.ts LOSS_AGG_MODES):
+ * How per-token losses become one scalar (veRL's `loss_agg_mode`, listed in config/schema.ts LOSS_AGG_MODES):
  * - 'token-mean' (RAGEN default): sum over all loss tokens of the batch / number of loss tokens.
  * - 'seq-mean-token-mean' (RAGEN-2's GRPO): per trajectory, mean over its loss tokens; then mean over trajectories.
  * - 'seq-mean-token-sum' (Dr.GRPO): per trajectory, sum over its loss tokens; then mean over trajectories.

@@ -1,7 +1,7 @@
 // The Trainer's models and its checkpoint, in one place: how a run's actor, critic and reference model are built
 // from where the run starts, and the whole layout of a trainer checkpoint. The Trainer (trainer.ts) keeps only the
 // algorithm: it calls assembleTrainerModels once, trainerCheckpointFiles to save and restoreOptimizers to resume.
-// Browser-safe (no Node module): a checkpoint is a map of file name -> bytes, which src/starpo/runDir.ts writes to
+// Browser-safe (no Node module): a checkpoint is a map of file name -> bytes, which src/node/runDir.ts writes to
 // checkpoints/step-N/ and the playground keeps in IndexedDB.
 //
 // Where a run starts (exactly one):

@@ -2,9 +2,9 @@
 // directory (DESIGN.md): config.json, metrics.jsonl, rollouts.jsonl, checkpoints/step-N/{config.json,
 // model.safetensors, tokenizer.json, ...}. Import takes such an archive back, a bare metrics.jsonl written by the
 // headless CLI, or a RAGEN run's W&B history export (.csv / .json / wandb-history.jsonl; charts only, see
-// src/metrics/wandbHistory.ts). Pure TypeScript.
+// src/interop/wandbHistory.ts). Pure TypeScript.
 import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type StoredRollout } from '../metrics/jsonl';
-import { parseWandbHistory } from '../metrics/wandbHistory';
+import { parseWandbHistory } from '../interop/wandbHistory';
 import { parseRunConfig, type RunConfig } from '../starpo/config';
 import { indexSafetensors } from '../model/safetensors';
 import type { CheckpointBytes } from '../../workers/protocol';

@@ -330,7 +330,7 @@ export function runConfigFor(settings: PlaygroundSettings, arm?: string): RunCon
   if (k.totalSteps !== undefined) over.trainer!.totalSteps = k.totalSteps;
 
   if (k.algorithm === 'grpo') {
-    // GRPO needs a group baseline: RAGEN's mean_std normalisation within each env group (config.ts refuses identity).
+    // GRPO needs a group baseline: RAGEN's mean_std normalisation within each env group (config/checks.ts refuses identity).
     over.algorithm!.advEstimator = 'grpo';
     over.algorithm!.rewardNormalization = { grouping: 'state', method: 'mean_std' };
   } else if (k.algorithm === 'ppo') {
@@ -355,7 +355,7 @@ export function runConfigFor(settings: PlaygroundSettings, arm?: string): RunCon
     over.actor!.ppoMicroBatchSize = kept;
   }
   // RAGEN-2's filters (echo-trap's StarPO-S arm) keep a varying number of groups, so only the whole step must fill a
-  // mini-batch (config.ts); a smaller kept batch trains as one shorter mini-batch.
+  // mini-batch (config/checks.ts); a smaller kept batch trains as one shorter mini-batch.
   const trajectories = envGroups * groupSize;
   if (base.filter.strategy !== 'ratio' && trajectories < base.actor.ppoMiniBatchSize) {
     over.actor!.ppoMiniBatchSize = trajectories;

@@ -6,7 +6,7 @@ import { benchStepConfig } from '../../src/cli/bench-step';
 import { modelDirFor } from '../../src/cli/modelDir';
 import { initBackend, type BackendName } from '../../src/model/backend';
 import { MemorySink } from '../../src/metrics/sink';
-import { readModelDir } from '../../src/starpo/runDir';
+import { readModelDir } from '../../src/node/runDir';
 import { Trainer } from '../../src/starpo/trainer';
 
 const [preset = 'sokoban-tiny', backend = 'wasm', ...rest] = process.argv.slice(2);

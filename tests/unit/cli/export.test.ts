@@ -11,8 +11,8 @@ import { initBackend } from '../../../src/model/backend';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
 import { floatToBf16Bits, parseSafetensors } from '../../../src/model/safetensors';
 import { parseRunConfig } from '../../../src/starpo/config';
-import { nestRagenValues, parseHydraOverrides } from '../../../src/starpo/ragenHydra';
-import { toRagen } from '../../../src/starpo/ragenMapping';
+import { nestRagenValues, parseHydraOverrides } from '../../../src/interop/ragenHydra';
+import { toRagen } from '../../../src/interop/ragenMapping';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
 import { ragenProcess } from '../ragenProcess';
 

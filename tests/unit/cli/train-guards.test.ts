@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
 import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
-import { LOCK_FILE } from '../../../src/starpo/runLock';
+import { LOCK_FILE } from '../../../src/node/runLock';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
 
 let tmp: string;

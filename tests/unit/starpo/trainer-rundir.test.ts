@@ -1,9 +1,9 @@
-// The run directory on disk (src/starpo/runDir.ts): atomic checkpoints, pruning, and what --resume picks.
+// The run directory on disk (src/node/runDir.ts): atomic checkpoints, pruning, and what --resume picks.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkpointDir, holdsRun, latestCheckpoint, listCheckpoints, readCheckpoint, writeCheckpoint } from '../../../src/starpo/runDir';
+import { checkpointDir, holdsRun, latestCheckpoint, listCheckpoints, readCheckpoint, writeCheckpoint } from '../../../src/node/runDir';
 
 let dir: string;
 beforeEach(() => {

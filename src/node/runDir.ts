@@ -12,7 +12,7 @@
 // `--resume` would pick. Node only (node:fs); the Trainer itself never touches the disk.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunConfig } from './config';
+import type { RunConfig } from '../starpo/config';
 
 export const CONFIG_FILE = 'config.json';
 export const CHECKPOINTS_DIR = 'checkpoints';

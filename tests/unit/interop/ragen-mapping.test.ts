@@ -1,4 +1,4 @@
-// The RunConfig <-> RAGEN table (src/starpo/ragenMapping.ts): every field accounted for, every emitted key one that
+// The RunConfig <-> RAGEN table (src/interop/ragenMapping.ts): every field accounted for, every emitted key one that
 // RAGEN has (checked against the key names the spec spells, tests/fixtures/ragen/spec-keys.json), and a round trip
 // through the override list a user would run.
 import * as fs from 'node:fs';
@@ -10,8 +10,8 @@ import { PRESET_NAMES, resolvePreset } from '../../../src/starpo/presets';
 import {
   ENV_BLOCK_FIELDS, ENV_CONFIG_KEYS, ENV_RULE_DIFFERENCES, FROM_CHECKPOINT, NOT_IN_SPEC, NO_RAGEN_KEY, SCALAR_KEYS,
   fromRagen, getPath, toRagen, unwrapWandbConfig, type RagenRunOptions,
-} from '../../../src/starpo/ragenMapping';
-import { hydraOverrides, nestRagenValues, parseHydraOverrides, ragenConfigYaml } from '../../../src/starpo/ragenHydra';
+} from '../../../src/interop/ragenMapping';
+import { hydraOverrides, nestRagenValues, parseHydraOverrides, ragenConfigYaml } from '../../../src/interop/ragenHydra';
 import { extractSpecKeys, type SpecKeys } from '../../../tools/ragen/spec-keys';
 import YAML from 'yaml';
 

@@ -10,7 +10,7 @@
 // Metric keys are RAGEN's, which this project logs too (src/metrics/keys.ts), with two exceptions renamed below.
 // Nothing is dropped silently: every column not imported is listed with the reason.
 import Papa from 'papaparse';
-import { parseJsonl, type MetricRow } from './jsonl';
+import { parseJsonl, type MetricRow } from '../metrics/jsonl';
 
 /**
  * RAGEN keys whose meaning is another key here. RAGEN's own response length (assistant tokens per trajectory,

@@ -11,7 +11,7 @@
 // (mll-lab-nu/RAGEN) and is emitted, with a warning, only when the run uses that feature.
 // Pure TypeScript (no fs): the browser may use it too.
 import { ENV_TAGS, FROZENLAKE_DEFAULTS, envFamily as familyOfEnvTag, type EnvFamily } from '../../envs/index';
-import { type EnvBlock, type RunConfig, type RunConfigInput } from './config';
+import { type EnvBlock, type RunConfig, type RunConfigInput } from '../starpo/config';
 
 /** One RunConfig field with a RAGEN key. */
 export interface ScalarKey {
@@ -34,7 +34,7 @@ const VERL_YAML = "veRL's trainer/config/ppo_trainer.yaml";
 
 /**
  * RAGEN keys this module emits that the spec (spec/ragen-reference.md) does not spell out, with where each was
- * checked instead (`*` stands for an env tag). tests/unit/starpo/ragen-mapping.test.ts checks every other emitted key
+ * checked instead (`*` stands for an env tag). tests/unit/interop/ragen-mapping.test.ts checks every other emitted key
  * against the key names extracted from the spec, and that this list holds nothing the spec already names.
  */
 export const NOT_IN_SPEC: Record<string, string> = {

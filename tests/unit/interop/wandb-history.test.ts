@@ -1,6 +1,6 @@
 // A RAGEN run's W&B history, in each shape W&B and pandas export it, read into metrics rows with RAGEN's keys.
 import { describe, expect, it } from 'vitest';
-import { parseWandbHistory } from '../../../src/metrics/wandbHistory';
+import { parseWandbHistory } from '../../../src/interop/wandbHistory';
 import { importRunFile } from '../../../src/ui/run-files';
 
 // pandas' run.history().to_csv(): an unnamed index column, W&B's _step/_runtime, a table column whose JSON holds

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LOCK_FILE, RunLockedError, acquireRunLock } from '../../../src/starpo/runLock';
+import { LOCK_FILE, RunLockedError, acquireRunLock } from '../../../src/node/runLock';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'run-lock-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));

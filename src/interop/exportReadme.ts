@@ -3,8 +3,8 @@
 // tag's levels differ, and how to bring the metrics back (`ragen import-metrics`).
 import * as path from 'node:path';
 import type { Qwen2Config } from '../model/config';
-import { ENV_RULE_DIFFERENCES, RAGEN_MAX_MODEL_LEN, type RagenConfig, type RagenWarning } from '../starpo/ragenMapping';
-import { CRITIC_DIR, POLICY_DIR, RAGEN_CONFIG_NAME, type ExportPlan } from './export';
+import { CRITIC_DIR, POLICY_DIR, RAGEN_CONFIG_NAME, type ExportPlan } from './exportLayout';
+import { ENV_RULE_DIFFERENCES, RAGEN_MAX_MODEL_LEN, type RagenConfig, type RagenWarning } from './ragenMapping';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const show = (v: unknown) => (v === undefined ? '(unset)' : JSON.stringify(v));

@@ -1,0 +1,41 @@
+// What the agent reads from a RunConfig: the env blocks of each split and the format every rollout is played with.
+import type { AgentFormat } from '../../agent/index';
+import type { RunConfig } from './schema';
+
+/**
+ * The env blocks of a split in the shape src/agent's EnvGroupManager takes (its TagBlock): each block's own
+ * budget, else agent.maxActionsPerTraj, else (undefined) the tag's default; Bandit blocks get per-instance seeds
+ * when agent.banditPerInstanceSeed is set.
+ */
+export function envBlocks(
+  c: RunConfig,
+  split: 'train' | 'val',
+): { tag: string; nGroups: number; config?: Record<string, unknown>; maxActionsPerTraj?: number; maxTokens?: number; seedOffsetPerInstance?: boolean }[] {
+  const blocks = split === 'train' ? c.agent.trainEnvs : c.agent.valEnvs;
+  return blocks.map((b) => {
+    const out: ReturnType<typeof envBlocks>[number] = { tag: b.tag, nGroups: b.nGroups };
+    if (b.config !== undefined) out.config = structuredClone(b.config);
+    const budget = b.maxActionsPerTraj ?? c.agent.maxActionsPerTraj;
+    if (budget !== null && budget !== undefined) out.maxActionsPerTraj = budget;
+    if (b.maxTokens !== undefined) out.maxTokens = b.maxTokens;
+    if (c.agent.banditPerInstanceSeed && b.tag.startsWith('Bandit')) out.seedOffsetPerInstance = true;
+    return out;
+  });
+}
+
+/** How the run's agent talks (prompt and answer format, limits): what every rollout of the run is played with. */
+export function agentFormatFromConfig(c: RunConfig): AgentFormat {
+  return {
+    maxTurn: c.agent.maxTurn,
+    maxActionsPerTurn: c.agent.maxActionsPerTurn,
+    enableThink: c.model.enableThink,
+    actionSep: c.agent.actionSep,
+    promptStyle: c.model.promptStyle,
+    maxContextWindow: c.agent.maxContextWindow,
+    turnNumbers: c.agent.turnNumbers,
+    contextWindowMode: c.agent.contextWindowMode,
+    responseMaskOnly: c.algorithm.responseMaskOnly,
+    responseLength: c.rollout.maxNewTokens,
+    formatPenalty: c.agent.formatPenalty,
+  };
+}
