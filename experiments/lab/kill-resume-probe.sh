@@ -7,7 +7,7 @@
 set -u
 W=${1:-1}; KILLS=${2:-6}; STEPS=${3:-8}
 ROOT=runs/kill-probe-w$W; rm -rf $ROOT; mkdir -p $ROOT
-ARGS=(--preset bandit-tiny --steps $STEPS --backend wasm --workers $W --set trainer.saveFreq=2 --set trainer.testFreq=3)
+ARGS=(--preset bandit-tiny --steps $STEPS --backend wasm --workers $W --set trainer.saveFreq=${SAVE:-2} --set trainer.testFreq=${TEST:-3})
 T0=$(date +%s.%N)
 node bin/ragen.js train "${ARGS[@]}" --out $ROOT/ref > $ROOT/ref.log 2>&1 || { echo "reference run failed"; exit 1; }
 T=$(node -e "console.log($(date +%s.%N) - $T0)")   # kill delays: uniform over the length of one whole run

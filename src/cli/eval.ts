@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENV_TAGS } from '../../envs/index';
 import { BACKEND_CHOICES, isBackendChoice, type BackendChoice } from '../model/backend';
-import { ConfigError, applyOverrides } from '../starpo/config';
+import { ConfigError, applyOverrides, shownOverride } from '../starpo/config';
 import {
   PROTOCOL_LIMITS,
   assertSuitesFitContext,
@@ -154,7 +154,7 @@ export function planEval(flags: EvalFlags): EvalPlan {
     }
     // --set changes the run config the checkpoint (and a checkpoint baseline) is played with.
     const overridden = (t: ResolvedCheckpoint): ResolvedCheckpoint =>
-      flags.set?.length ? { ...t, config: applyOverrides(t.config, flags.set), configSource: `${t.configSource}, --set ${flags.set.join(' ')}` } : t;
+      flags.set?.length ? { ...t, config: applyOverrides(t.config, flags.set), configSource: `${t.configSource}, --set ${flags.set.map(shownOverride).join(' ')}` } : t;
     const target = overridden(resolveCheckpoint(flags.checkpoint, flags.preset));
     let suites = suitesFromConfig(target.config);
     if (flags.env !== undefined) suites = suitesForTag(suites, flags.env, target.config.agent.trainEnvs.map((b) => b.tag));

@@ -44,7 +44,7 @@ import {
   writeCheckpoint,
   writeRunConfig,
 } from '../node/runDir';
-import { RunLockedError, acquireRunLock, type RunLock } from '../node/runLock';
+import { RunLockedError, acquireRunLock, assertNotLocked, type RunLock } from '../node/runLock';
 import { Trainer, type StepResult } from '../starpo/trainer';
 import { modelDirFor } from './modelDir';
 import { helperThreads, spawnHelperThread, workersFlag } from './helperThread';
@@ -133,6 +133,7 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
     const contexts = new Map<string, ModelContext>();
     for (const arm of arms) {
       checkOutputDir('--out', arm.out);
+      assertNotLocked(arm.out); // a live run's directory: say so, not what it lacks so far (say, its first checkpoint)
       if (flags.resume) checkResumable(arm);
       else if (holdsRun(arm.out)) throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
       arm.modelDir = modelDirFor(arm.config);
@@ -151,6 +152,7 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
 /** Resuming with neither preset nor config: each run directory's own config.json, with --set / flags laid over it. */
 function savedArms(flags: TrainFlags, flagOverrides: string[]): TrainArm[] {
   if (!flags.out) throw new UsageError('--resume needs --out DIR (the run to continue), or the --preset it was started with');
+  assertNotLocked(flags.out); // a run that is still starting has no config.json yet: name its owner instead
   const dirs = fs.existsSync(path.join(flags.out, 'config.json'))
     ? [{ name: path.basename(flags.out), out: flags.out }]
     : fs.existsSync(flags.out) && fs.statSync(flags.out).isDirectory()

@@ -103,7 +103,7 @@ export function parseWandbHistory(fileName: string, text: string): ImportedHisto
     const step = toNumber(r[stepColumn]);
     if (step === undefined) return; // a row W&B wrote without a step (e.g. summary-only): nothing to plot
     if (step === 'bad' || !Number.isSafeInteger(step) || step < 0) {
-      throw new Error(`${fileName}: row ${i + 1} has step ${clipped(r[stepColumn])}, not an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
+      throw new Error(`${fileName}: row ${i + 1} has step ${clipped(r[stepColumn])}, not a non-negative integer (at most ${Number.MAX_SAFE_INTEGER})`);
     }
     const row = byStep.get(step) ?? { step };
     for (const [c, values] of numbers) {
