@@ -22,9 +22,8 @@ export const FLAG_LIMITS = {
 export function intFlag(text: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!/^\s*-?\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got '${clip(text)}'`);
-  }
+  if (!/^\s*-?\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${clip(text)}'`);
+  if (n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got '${clip(text)}'`);
   return n;
 }
 
@@ -32,7 +31,8 @@ export function intFlag(text: string | undefined, flag: string, min: number, max
 export function numberFlag(text: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new UsageError(`${flag} must be a number from ${min} to ${max}, got '${clip(text)}'`);
+  if (text.trim() === '' || !Number.isFinite(n) || n < min) throw new UsageError(`${flag} must be a number >= ${min}, got '${clip(text)}'`);
+  if (n > max) throw new UsageError(`${flag} must be a number from ${min} to ${max}, got '${clip(text)}'`);
   return n;
 }
 

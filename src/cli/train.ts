@@ -17,6 +17,7 @@ import { BACKEND_CHOICES, isBackendChoice, type BackendInfo } from '../model/bac
 import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
+  CONFIG_LIMITS,
   ConfigError,
   applyOverrides,
   checkConfigShape,
@@ -118,9 +119,9 @@ function readConfigFile(file: string): unknown {
  */
 export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
   try {
-    // Their upper bounds are the config schema's (trainer.totalSteps, trainer.seed), checked when they are set.
-    const steps = intFlag(flags.steps, '--steps', 1, Number.MAX_SAFE_INTEGER);
-    const seed = intFlag(flags.seed, '--seed', 0, Number.MAX_SAFE_INTEGER);
+    // The bounds of the keys they set (trainer.totalSteps, trainer.seed): src/starpo/config/limits.ts.
+    const steps = intFlag(flags.steps, '--steps', 1, CONFIG_LIMITS.count);
+    const seed = intFlag(flags.seed, '--seed', 0, CONFIG_LIMITS.seed);
     if (flags.backend !== undefined && !isBackendChoice(flags.backend)) {
       throw new UsageError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}, got '${flags.backend}'`);
     }
