@@ -73,7 +73,7 @@ export function isRunDir(dir: string): boolean {
  */
 export function assertNotRunOwned(flag: string, target: string): void {
   const real = realPathOf(path.resolve(target));
-  if (isRunDir(real)) throw new Error(`${flag} ${target} is a training run's directory: only ragen train writes there (choose another path)`);
+  if (isRunDir(real)) throw new Error(`${flag} ${target} already holds a run: only ragen train writes there (choose another path)`);
   const parent = path.dirname(real);
   if ((RUN_OWNED_FILES as readonly string[]).includes(path.basename(real)) && isRunDir(parent)) {
     throw new Error(`${flag} ${target} is the ${path.basename(real)} of the run ${parent}: only ragen train writes it (choose another path)`);

@@ -59,7 +59,7 @@ describe("a run's own files are never written by another command, --force or not
     const csv = path.join(tmp, 'history.csv');
     fs.writeFileSync(csv, '_step,a\n1,1\n');
     const before = snapshot(run);
-    expectRefused(await ragen('import-metrics', csv, '--out', run, '--force'), /is a training run's directory/);
+    expectRefused(await ragen('import-metrics', csv, '--out', run, '--force'), /already holds a run: only ragen train writes there/);
     expectRefused(await ragen('export', '--run', run, '--to', 'ragen', path.join(run, 'checkpoints', 'exported')), /lies inside the checkpoints of the run/);
     expect(snapshot(run)).toEqual(before);
   });
