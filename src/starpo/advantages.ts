@@ -22,6 +22,7 @@
 //     (RAGEN zeroes the critic's values outside the loss mask and only ever places rewards on loss tokens), and
 //     outputs there are 0.
 //   - Arithmetic is done in float64 and stored as float32.
+import type { RenderedPrompt, Trajectory } from '../agent/index';
 
 /** One row per trajectory; index t is position t of the shifted token sequence. */
 export type TokenRows = readonly ArrayLike<number>[];
@@ -331,4 +332,63 @@ export function stepLevelAdvantages(turns: readonly AnchorTurn[], method: 'mean_
   // (grpoNormalize returns raw scores when every sample is alone; here a turn without a peer has no advantage.)
   const advantages = shared === 0 ? turns.map(() => 0) : grpoNormalize(turns.map((t) => t.returnToGo), keys, method);
   return { advantages, sharedShare: turns.length ? shared / turns.length : 0 };
+}
+
+/**
+ * Step-level advantages of every turn of every trajectory of a step (algorithm.stepAdvantage), [trajectory][turn]:
+ * each turn's return-to-go (its reward and the later ones, discounted; a format penalty counts in the last turn),
+ * compared within its anchor-state group by `stepLevelAdvantages`.
+ */
+export function trajectoryStepAdvantages(
+  trajectories: readonly Trajectory[],
+  how: { gamma: number; method: 'mean_std' | 'mean' },
+): { byTrajectory: number[][]; metrics: Record<string, number> } {
+  const turns: AnchorTurn[] = [];
+  for (const traj of trajectories) {
+    if ((traj.turnSamples ?? []).length !== traj.turns.length) {
+      throw new Error(`Trainer: trajectory ${traj.envId} has ${traj.turns.length} turns but ${traj.turnSamples?.length ?? 0} turn samples`);
+    }
+    // The format penalty is the trajectory's (score - totalReward): counted in its last turn.
+    const rewards = traj.turns.map((t, k) => t.reward + (k === traj.turns.length - 1 ? traj.score - traj.totalReward : 0));
+    returnsToGo(rewards, how.gamma).forEach((g, k) => turns.push({ groupId: traj.groupId, state: traj.turns[k].state, returnToGo: g }));
+  }
+  const { advantages, sharedShare } = stepLevelAdvantages(turns, how.method);
+  let at = 0;
+  const absMean = advantages.length ? advantages.reduce((sum, a) => sum + Math.abs(a), 0) / advantages.length : NaN;
+  return {
+    byTrajectory: trajectories.map((traj) => advantages.slice(at, (at += traj.turns.length))),
+    metrics: { 'critic/step_adv/shared_turns': sharedShare, 'critic/step_adv/abs_mean': absMean },
+  };
+}
+
+/**
+ * What the update trains on, from the kept trajectories: their sequences ('full' context mode), or under RAGEN-2's
+ * 'single_turn' one sample per turn (`tokenize`d here), each scored with its trajectory's score plus, with GiGPO's
+ * stepAdvantage, weight x the turn's step-level advantage. The filter has judged whole trajectories and env groups
+ * already; GiGPO's anchor groups are formed over every trajectory of the step (the dropped groups included), so that
+ * each state's baseline sees all the actions tried from it, and only kept trajectories are trained on.
+ */
+export function trainingSamples<Seq>(
+  trajectories: readonly Trajectory[],
+  sequences: readonly Seq[],
+  kept: readonly number[],
+  scores: readonly number[],
+  how: {
+    contextWindowMode: 'full' | 'single_turn';
+    stepAdvantage: { weight: number; gamma: number; method: 'mean_std' | 'mean' };
+    tokenize: (sample: RenderedPrompt) => Seq;
+  },
+): { seqs: Seq[]; scores: number[]; metrics: Record<string, number> } {
+  if (how.contextWindowMode !== 'single_turn') return { seqs: kept.map((i) => sequences[i]), scores: kept.map((i) => scores[i]), metrics: {} };
+  const { weight } = how.stepAdvantage;
+  const stepLevel = weight > 0 ? trajectoryStepAdvantages(trajectories, how.stepAdvantage) : null;
+  const seqs: Seq[] = [];
+  const sampleScores: number[] = [];
+  for (const i of kept) {
+    (trajectories[i].turnSamples ?? []).forEach((sample, turn) => {
+      seqs.push(how.tokenize(sample));
+      sampleScores.push(scores[i] + (stepLevel ? weight * stepLevel.byTrajectory[i][turn] : 0));
+    });
+  }
+  return { seqs, scores: sampleScores, metrics: stepLevel?.metrics ?? {} };
 }

@@ -1,5 +1,6 @@
 // The model side of RAGEN-2's collapse diagnostics (src/metrics/collapse.ts): Σ_t log p(z_t | x, z_<t) of many
-// (prompt x, continuation z) pairs by teacher forcing, without gradients.
+// (prompt x, continuation z) pairs by teacher forcing, without gradients, and the diagnostics of one training step
+// (collapseDiagnostics, called by the Trainer).
 //
 // The cross-scored matrix scores every sampled reasoning under every prompt of the sample: few distinct prompts, each
 // paired with many short reasonings (a multi-turn prompt is hundreds of tokens, a reasoning a few dozen). So the
@@ -10,10 +11,61 @@
 // fused log-softmax kernel run on the continuation positions only, so memory is bounded by microBatchSize × (|x| + L)
 // cache slots per layer and microBatchSize × L × vocab logits.
 import * as tf from '@tensorflow/tfjs';
+import type { Trajectory } from '../agent/index';
+import {
+  FIRST_TURN_PREFIX, collapseTrajectories, computeCollapseMetrics, shouldComputeCollapse, type CollapseResult, type CollapseState,
+} from '../metrics/collapse';
 import { headDim } from '../model/config';
 import { embed, tokenLogProbs as fusedTokenLogProbs } from '../model/kernels/index';
 import { disposeInferenceWeights, type InferenceWeights, type KvCache, type Qwen2Model } from '../model/qwen2';
+import { mixSeed, seededUniform } from '../model/seeded';
+import type { Tokenizer } from '../model/tokenizer';
 import { bucketLength, chunks } from './batch';
+import type { RunConfig } from './config';
+
+/** Mixed into the seed of the collapse diagnostics' sampling, so it never repeats another random stream. */
+const COLLAPSE_STREAM = 0xc011a95e;
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
+
+/** Whether RAGEN-2's collapse diagnostics run at training step `step`: on, with reasoning to diagnose, and on schedule. */
+export function collapseDue(config: RunConfig, step: number): boolean {
+  const c = config.collapse;
+  return c.enabled && config.model.enableThink && (c.firstTurn || c.trajectory) && shouldComputeCollapse(step, c.computeFreq);
+}
+
+/**
+ * The cross-scored MI metrics of one step's trajectories, teacher-forcing on the actor, from the moving averages of
+ * `state` (the returned state replaces it once the step completes). The pairs are drawn from a stream seeded by
+ * (trainer seed, step, strategy): a resumed run draws the same pairs.
+ */
+export async function collapseDiagnostics(
+  actor: Qwen2Model,
+  tokenizer: Tokenizer,
+  trajectories: readonly Trajectory[],
+  o: {
+    config: RunConfig;
+    step: number;
+    padId: number;
+    state: CollapseState;
+    log: (line: string) => void;
+    onProgress: (done: number, total: number) => void | Promise<void>;
+  },
+): Promise<CollapseResult> {
+  const c = o.config.collapse;
+  const start = now();
+  const microBatchSize = c.microBatchSize ?? o.config.actor.ppoMicroBatchSize;
+  const result = await computeCollapseMetrics(
+    collapseTrajectories(trajectories, (text) => tokenizer.encode(text)),
+    (pairs) => continuationLogProbSums(actor, pairs, { microBatchSize, padId: o.padId, onProgress: o.onProgress }),
+    (prefix) => seededUniform(mixSeed(o.config.trainer.seed, o.step, COLLAPSE_STREAM, prefix === FIRST_TURN_PREFIX ? 1 : 2)),
+    c,
+    o.state,
+    now,
+  );
+  for (const note of result.notes) o.log(`step ${o.step}: collapse diagnostics: ${note}`);
+  result.metrics['timing_s/collapse_metrics'] = now() - start;
+  return result;
+}
 
 export interface ContinuationPair {
   prompt: readonly number[];

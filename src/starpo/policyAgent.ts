@@ -72,31 +72,3 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
   fn.release = release;
   return fn;
 }
-
-/**
- * A GenerateFn that sends the prompts of some dialogues to `remote` (a helper worker) and the rest to `local`, both
- * at once. Which side a prompt goes to depends only on its key (env id), so each side keeps its own dialogues'
- * KV caches from turn to turn; without a context everything stays local.
- */
-export function splitGenerateFn(local: GenerateFn, remote: GenerateFn, isRemote: (key: number) => boolean): GenerateFn {
-  const fn: GenerateFn = async (prompts, context) => {
-    if (!context) return local(prompts);
-    const sides = { local: [] as number[], remote: [] as number[] };
-    context.keys.forEach((key, i) => sides[isRemote(key) ? 'remote' : 'local'].push(i));
-    const part = (idx: number[]) => ({ prompts: idx.map((i) => prompts[i]), context: { ...context, keys: idx.map((i) => context.keys[i]) } });
-    // Post the remote half first: the local half then runs on this thread while the worker computes its own.
-    const r = part(sides.remote), l = part(sides.local);
-    const remoteOut = sides.remote.length ? remote(r.prompts, r.context) : Promise.resolve([]);
-    const localOut = sides.local.length ? await local(l.prompts, l.context) : [];
-    const remoteDone = await remoteOut;
-    const out = new Array<string>(prompts.length);
-    sides.local.forEach((i, k) => (out[i] = localOut[k]));
-    sides.remote.forEach((i, k) => (out[i] = remoteDone[k]));
-    return out;
-  };
-  fn.release = () => {
-    local.release?.();
-    remote.release?.();
-  };
-  return fn;
-}

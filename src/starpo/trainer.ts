@@ -3,7 +3,8 @@
 // RunConfig; this file imports no Node module: metrics go to an injected MetricSink, checkpoints come and go as
 // in-memory files (`checkpointFiles()` / `resumeFiles`), and the caller picks the tfjs backend (initBackend).
 // This file holds the algorithm only: how the actor, critic and reference are built, and the checkpoint layout,
-// are in trainerCheckpoint.ts.
+// are in trainerCheckpoint.ts; what runs on a helper on a second core (half the rollouts, the critic) is in
+// parallel.ts, behind the same steps.
 //
 // One step:
 //   1. rollout      P env groups x N rollouts through runRollouts, sampling with generate() (seeded: same seed +
@@ -28,34 +29,29 @@
 //
 // What differs from RAGEN, on purpose: the reference model is only built when a KL term is on (RAGEN also computes
 // it just to log `rollout/ref_log_prob`); mini-batches are taken in order, as veRL with shuffle off.
-import * as tf from '@tensorflow/tfjs';
-import { EnvGroupManager, envRegistry, runRollouts, summarizeEnvMetrics, type AgentFormat, type EnvGroupsConfig, type GenerateFn, type RolloutOptions, type Trajectory } from '../agent/index';
+import type * as tf from '@tensorflow/tfjs';
+import { EnvGroupManager, envRegistry, runRollouts, summarizeEnvMetrics, type AgentFormat, type GenerateFn, type RolloutOptions, type Trajectory } from '../agent/index';
 import { AdamW } from '../model/adamw';
 import type { Qwen2Model } from '../model/qwen2';
-import { seededUniform } from '../model/seeded';
-import { stopGradient, tokenLogProbs } from '../model/scoring';
+import { mixSeed, seededUniform } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
-import {
-  FIRST_TURN_PREFIX, checkCollapseState, collapseTrajectories, computeCollapseMetrics, initialCollapseState, shouldComputeCollapse,
-  type CollapseResult, type CollapseState,
-} from '../metrics/collapse';
+import { checkCollapseState, initialCollapseState, type CollapseResult, type CollapseState } from '../metrics/collapse';
 import { EchoTrapDetector } from '../metrics/echoTrap';
 import { groundingMetrics, groundingTurnsOf } from '../metrics/grounding';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
 import { toRolloutRecord } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
-import { applyKlInReward, klLoss } from './kl';
-import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, returnsToGo, stepLevelAdvantages, whiten, type AnchorTurn } from './advantages';
-import { continuationLogProbSums } from './collapseScoring';
-import { chunks, lossTokenCount, padRows, scoreLogProbs, scoreValues, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
-import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
+import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, trainingSamples, whiten } from './advantages';
+import { chunks, lossTokenCount, scoreLogProbs, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
+import { collapseDiagnostics, collapseDue } from './collapseScoring';
+import { agentFormatFromConfig, envGroupsConfig, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
 import { filterGroupsByConfig, filterLossScale, type FilterResult } from './filter';
-import { mixSeed } from '../model/seeded';
-import { modelState, loadModelState, type HelperApi } from './helper';
-import { policyGenerateFn, splitGenerateFn } from './policyAgent';
-import { actorLoss, entropyLoss, policyLoss } from './losses';
-import { criticLoss, miniBatchUpdate, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
+import type { HelperApi } from './helper';
+import { applyKlInReward } from './kl';
+import { HelperLink, criticWorkHere, type CriticLog, type UpdateLog } from './parallel';
+import { policyGenerateFn } from './policyAgent';
+import { actorUpdateLoss, miniBatchUpdate, usesKlLoss, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
 import type { TrainerModels, TrainerSource, TrainerState } from './trainerCheckpoint';
 
@@ -109,8 +105,6 @@ export interface StepResult {
   stoppedBy: EarlyStopReason | null;
 }
 
-/** Mixed into the seed of the collapse diagnostics' sampling, so it never repeats another random stream. */
-const COLLAPSE_STREAM = 0xc011a95e;
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
@@ -132,9 +126,8 @@ export class Trainer {
   private readonly log: (line: string) => void;
   private readonly lossHook: TrainerOptions['lossHook'];
   private readonly reuseUpdateForward: boolean;
-  private readonly helper: HelperApi | null;
-  /** What the helper holds is out of date: the actor's weights changed (an update), or the critic's (a restore). */
-  private helperStale = { actor: true, critic: true };
+  /** The helper on a second core (parallel.ts), when the caller gave one. */
+  private helper: HelperLink | null = null;
   private readonly onProgress: TrainerOptions['onProgress'];
   /** Set once the step in flight has changed something (weights, counters, the sink): it can no longer be abandoned. */
   private stepKeptSomething = false;
@@ -161,7 +154,6 @@ export class Trainer {
     this.log = opts.log ?? (() => {});
     this.lossHook = opts.lossHook;
     this.reuseUpdateForward = opts.reuseUpdateForward ?? true;
-    this.helper = opts.helper ?? null;
     this.onProgress = opts.onProgress;
     const imEnd = models.tokenizer.tokenId('<|im_end|>');
     const pad = models.tokenizer.padTokenId;
@@ -175,8 +167,8 @@ export class Trainer {
       : null;
     this.format = agentFormatFromConfig(config);
     const registry = envRegistry({ responseLength: this.format.responseLength });
-    this.trainManager = new EnvGroupManager(this.envGroups('train'), registry);
-    this.valManager = new EnvGroupManager(this.envGroups('val'), registry);
+    this.trainManager = new EnvGroupManager(envGroupsConfig(config, 'train'), registry);
+    this.valManager = new EnvGroupManager(envGroupsConfig(config, 'val'), registry);
   }
 
   /**
@@ -190,37 +182,15 @@ export class Trainer {
       const echoTrap = state ? EchoTrapDetector.fromState(state.echoTrap, config.echoTrap) : new EchoTrapDetector(config.echoTrap);
       const trainer = new Trainer(config, models, stopper, echoTrap, opts);
       if (state) trainer.restore(state, opts.resumeFiles!);
-      if (opts.helper) await trainer.initHelper(opts.helper);
+      if (opts.helper) {
+        const { actor, critic, tokenizer } = models;
+        trainer.helper = await HelperLink.start(opts.helper, { config, actor, critic, tokenizer, padId: trainer.padId, criticStaysHere: !!opts.lossHook });
+      }
       return trainer;
     } catch (err) {
       disposeTrainerModels(models, opts.model);
       throw err;
     }
-  }
-
-  /** Hands the helper what it needs to generate and to train the critic (it loads tfjs on the same backend). */
-  private async initHelper(helper: HelperApi): Promise<void> {
-    const backend = tf.getBackend();
-    if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`Trainer: a helper runs on wasm or cpu, not ${backend}`);
-    const c = this.config;
-    await helper.init({
-      backend,
-      modelConfig: this.actor.config,
-      tokenizer: { json: this.tokenizer.toJSON(), config: this.tokenizer.configJSON() },
-      sampling: { maxNewTokens: c.rollout.maxNewTokens, topP: c.rollout.topP, topK: c.rollout.topK },
-      critic: this.critic
-        ? {
-            lr: c.critic.lr, betas: c.critic.betas, weightDecay: c.critic.weightDecay, gradClip: c.critic.gradClip,
-            cliprangeValue: c.critic.cliprangeValue, lossAggMode: c.actor.lossAggMode,
-            microBatchSize: c.actor.ppoMicroBatchSize, padId: this.padId,
-          }
-        : null,
-    });
-  }
-
-  /** The critic's work goes to the helper (PPO with a helper; a loss hook keeps it here, where the hook runs). */
-  private get remoteCritic(): HelperApi | null {
-    return this.helper && this.critic && !this.lossHook ? this.helper : null;
   }
 
   /** Completed training steps. */
@@ -291,8 +261,11 @@ export class Trainer {
     // RAGEN-2's collapse diagnostics, when due: on the whole rollout, before filtering, with the actor that sampled it
     // (as RAGEN-2). Their moving averages are kept only once the step completes (an abandoned step leaves no trace).
     let collapse: CollapseResult | null = null;
-    if (this.collapseDue(step)) {
-      collapse = await this.collapseDiagnostics(step, trajectories);
+    if (collapseDue(c, step)) {
+      collapse = await collapseDiagnostics(this.actor, this.tokenizer, trajectories, {
+        config: c, step, padId: this.padId, state: this.collapseState, log: this.log,
+        onProgress: (done, total) => this.progress('collapse', done, total),
+      });
       Object.assign(metrics, collapse.metrics);
     }
 
@@ -315,7 +288,11 @@ export class Trainer {
 
     // 5-7. Advantages and the update (skipped when the filter kept nothing).
     if (kept.length > 0) {
-      const { seqs: keptSeqs, scores: keptScores, metrics: sampleMetrics } = this.trainingSamples(trajectories, sequences, kept, scores);
+      const { seqs: keptSeqs, scores: keptScores, metrics: sampleMetrics } = trainingSamples(trajectories, sequences, kept, scores, {
+        contextWindowMode: c.agent.contextWindowMode,
+        stepAdvantage: c.algorithm.stepAdvantage,
+        tokenize: (sample) => tokenizeTrajectory(this.tokenizer, sample),
+      });
       Object.assign(metrics, sampleMetrics);
       const lossTokens = keptSeqs.map(lossTokenCount);
       metrics['response_length/mean'] = mean(lossTokens);
@@ -363,48 +340,6 @@ export class Trainer {
     return { step, metrics: { step, ...metrics }, labels, validated, stoppedBy: this.stopped };
   }
 
-  /**
-   * What the update trains on, from the kept trajectories: their sequences ('full'), or under RAGEN-2's
-   * 'single_turn' context mode one sample per turn, each scored with its trajectory's score (after the filter, which
-   * judges whole trajectories and env groups).
-   */
-  private trainingSamples(trajectories: readonly Trajectory[], sequences: readonly TokenizedTrajectory[], kept: readonly number[], scores: readonly number[]) {
-    if (this.config.agent.contextWindowMode !== 'single_turn') return { seqs: kept.map((i) => sequences[i]), scores: kept.map((i) => scores[i]), metrics: {} };
-    const step = this.config.algorithm.stepAdvantage;
-    // GiGPO: anchor groups are formed over every trajectory of the step (the filter's dropped groups included), so
-    // that each state's baseline sees all the actions tried from it; only kept trajectories are trained on.
-    const stepLevel = step.weight > 0 ? this.stepLevelAdvantages(trajectories) : null;
-    const seqs: TokenizedTrajectory[] = [];
-    const sampleScores: number[] = [];
-    for (const i of kept) {
-      (trajectories[i].turnSamples ?? []).forEach((sample, turn) => {
-        seqs.push(tokenizeTrajectory(this.tokenizer, sample));
-        sampleScores.push(scores[i] + (stepLevel ? step.weight * stepLevel.byTrajectory[i][turn] : 0));
-      });
-    }
-    return { seqs, scores: sampleScores, metrics: stepLevel?.metrics ?? {} };
-  }
-
-  /** Step-level advantages of every turn of every trajectory (algorithm.stepAdvantage), [trajectory][turn]. */
-  private stepLevelAdvantages(trajectories: readonly Trajectory[]): { byTrajectory: number[][]; metrics: Record<string, number> } {
-    const { gamma, method } = this.config.algorithm.stepAdvantage;
-    const turns: AnchorTurn[] = [];
-    for (const traj of trajectories) {
-      if ((traj.turnSamples ?? []).length !== traj.turns.length) {
-        throw new Error(`Trainer: trajectory ${traj.envId} has ${traj.turns.length} turns but ${traj.turnSamples?.length ?? 0} turn samples`);
-      }
-      // The format penalty is the trajectory's (score - totalReward): counted in its last turn.
-      const rewards = traj.turns.map((t, k) => t.reward + (k === traj.turns.length - 1 ? traj.score - traj.totalReward : 0));
-      returnsToGo(rewards, gamma).forEach((g, k) => turns.push({ groupId: traj.groupId, state: traj.turns[k].state, returnToGo: g }));
-    }
-    const { advantages, sharedShare } = stepLevelAdvantages(turns, method);
-    let at = 0;
-    return {
-      byTrajectory: trajectories.map((traj) => advantages.slice(at, (at += traj.turns.length))),
-      metrics: { 'critic/step_adv/shared_turns': sharedShare, 'critic/step_adv/abs_mean': mean(advantages.map(Math.abs)) },
-    };
-  }
-
   // -------------------------------------------------------------------------------------------------------------
   // Rollouts
 
@@ -438,30 +373,7 @@ export class Trainer {
       topK: c.rollout.topK,
       seedForCall: (call) => mixSeed(...seedParts, call),
     });
-    const helper = this.helper;
-    if (!helper) return local;
-    if (this.helperStale.actor) {
-      await helper.setActor((await modelState(this.actor)).weights);
-      this.helperStale.actor = false;
-    }
-    // Only data crosses to the worker: the progress callback stays here (the local half reports for both).
-    const remote: GenerateFn = (prompts, context) => helper.generate(prompts, { keys: [...context!.keys], turn: context!.turn }, temperature, seedParts);
-    remote.release = () => void helper.release();
-    return splitGenerateFn(local, remote, (envId) => envId % 2 === 1);
-  }
-
-  /** The env groups of a split, as RAGEN's es_manager lays them out. */
-  private envGroups(split: 'train' | 'val'): EnvGroupsConfig {
-    const { agent } = this.config;
-    const train = split === 'train';
-    return {
-      mode: split,
-      envGroups: train ? agent.envGroups : agent.valGroups,
-      groupSize: train ? agent.groupSize : agent.valGroupSize,
-      tags: envBlocks(this.config, split),
-      baseSeed: train ? agent.seedTrain : agent.seedVal,
-      formatPenalty: this.format.formatPenalty,
-    };
+    return this.helper ? this.helper.splitGeneration(local, this.actor, temperature, seedParts) : local;
   }
 
   /** Validation on the fixed val env groups; returns the `val-env/...` metrics and `timing_s/testing`. */
@@ -502,36 +414,6 @@ export class Trainer {
   }
 
   // -------------------------------------------------------------------------------------------------------------
-  // Collapse diagnostics (src/metrics/collapse.ts)
-
-  /** Whether RAGEN-2's collapse diagnostics run at `step`: on, with reasoning to diagnose, and on schedule. */
-  private collapseDue(step: number): boolean {
-    const c = this.config.collapse;
-    return c.enabled && this.config.model.enableThink && (c.firstTurn || c.trajectory) && shouldComputeCollapse(step, c.computeFreq);
-  }
-
-  /**
-   * The cross-scored MI metrics of this step's trajectories, teacher-forcing on the actor. The pairs are drawn from a
-   * stream seeded by (trainer seed, step, strategy): a resumed run draws the same pairs.
-   */
-  private async collapseDiagnostics(step: number, trajectories: readonly Trajectory[]): Promise<CollapseResult> {
-    const c = this.config.collapse;
-    const start = now();
-    const microBatchSize = c.microBatchSize ?? this.config.actor.ppoMicroBatchSize;
-    const result = await computeCollapseMetrics(
-      collapseTrajectories(trajectories, (text) => this.tokenizer.encode(text)),
-      (pairs) => continuationLogProbSums(this.actor, pairs, { microBatchSize, padId: this.padId, onProgress: (done, total) => this.progress('collapse', done, total) }),
-      (prefix) => seededUniform(mixSeed(this.config.trainer.seed, step, COLLAPSE_STREAM, prefix === FIRST_TURN_PREFIX ? 1 : 2)),
-      c,
-      this.collapseState,
-      now,
-    );
-    for (const note of result.notes) this.log(`step ${step}: collapse diagnostics: ${note}`);
-    result.metrics['timing_s/collapse_metrics'] = now() - start;
-    return result;
-  }
-
-  // -------------------------------------------------------------------------------------------------------------
   // Scores and filtering
 
   /** The run's filter on this step's trajectories; the v2 entropy metrics score the actor on them first. */
@@ -555,11 +437,6 @@ export class Trainer {
     return scoreLogProbs(model, seqs, chunks(indices, this.config.actor.ppoMicroBatchSize), this.padId, afterEach, this.config.rollout.temperature);
   }
 
-  /** Critic values V(prefix up to t) for every target position t, zero outside the loss mask (as veRL). */
-  private scoreCritic(seqs: readonly TokenizedTrajectory[], afterEach?: () => Promise<void>): Promise<Float32Array[]> {
-    return scoreValues(this.critic!, seqs, chunks(seqs.map((_, i) => i), this.config.actor.ppoMicroBatchSize), this.padId, afterEach);
-  }
-
   // -------------------------------------------------------------------------------------------------------------
   // Advantages and the PPO update
 
@@ -574,27 +451,31 @@ export class Trainer {
     const c = this.config;
     const gaeOk = c.algorithm.advEstimator !== 'gae' || (c.algorithm.gamma === 1 && c.algorithm.lambda === 1);
     // With the critic on a helper, scoring and updating side by side beats reusing the update's forward pass.
-    return this.reuseUpdateForward && !this.remoteCritic && c.actor.ppoEpochs === 1 && trajectories <= c.actor.ppoMiniBatchSize && this.ref === null && gaeOk;
+    return this.reuseUpdateForward && !this.helper?.runsCritic && c.actor.ppoEpochs === 1 && trajectories <= c.actor.ppoMiniBatchSize && this.ref === null && gaeOk;
   }
 
+  /**
+   * Steps 5-7 on the kept samples: old log-probs, reference log-probs and critic values (scored first, or taken from
+   * the update's own forward pass: reusesUpdateForward), returns and the critic's update, advantages, then the actor's
+   * update. The critic's work runs here or on the helper (CriticWork, parallel.ts); the steps are the same.
+   */
   private async update(step: number, seqs: TokenizedTrajectory[], scores: number[], filter: FilterResult): Promise<Record<string, number>> {
     const c = this.config;
     const metrics: Record<string, number> = {};
     const masks = seqs.map((s) => s.lossMask);
     const all = seqs.map((_, i) => i);
+    const withCritic = c.algorithm.advEstimator === 'gae';
     const reuse = this.reusesUpdateForward(seqs.length);
 
-    // The PPO updates: epochs x mini-batches, in order (veRL with shuffle off); critic first, then actor, as veRL.
+    // The PPO updates: epochs x mini-batches, in order (veRL with shuffle off); the critic's, then the actor's.
     const miniBatches = chunks(all, c.actor.ppoMiniBatchSize);
     metrics['train/num_mini_batches'] = miniBatches.length * c.actor.ppoEpochs;
-    const stats: Record<'actor' | 'critic', Record<string, number[]>> = { actor: {}, critic: {} };
-    const skipped = { actor: 0, critic: 0 };
-    const seconds = { actor: 0, critic: 0 };
+    const log: Record<'actor' | 'critic', UpdateLog> = { actor: { stats: {}, skipped: 0, seconds: 0 }, critic: { stats: {}, skipped: 0, seconds: 0 } };
     // Progress counts: micro-batches scored before the update (per pass: old log-probs, reference, values), and
     // optimizer steps of the update.
-    const scoringPasses = (reuse ? 0 : 1) + (this.ref ? 1 : 0) + (c.algorithm.advEstimator === 'gae' && !reuse ? 1 : 0);
+    const scoringPasses = (reuse ? 0 : 1) + (this.ref ? 1 : 0) + (withCritic && !reuse ? 1 : 0);
     const scoringTotal = scoringPasses * chunks(all, c.actor.ppoMicroBatchSize).length;
-    const optimizerSteps = reuse ? 1 + (this.critic ? 1 : 0) : miniBatches.length * c.actor.ppoEpochs * (this.critic ? 2 : 1);
+    const optimizerSteps = miniBatches.length * c.actor.ppoEpochs * (this.critic ? 2 : 1);
     let scored = 0;
     const scoredOne = () => this.progress('scoring', ++scored, scoringTotal);
     let stepped = 0;
@@ -603,26 +484,24 @@ export class Trainer {
       this.stepKeptSomething = true; // from here on the weights change
       const t0 = now();
       const r = await miniBatchUpdate(this.updateOptions(kind, step), seqs, mini, lossOf);
-      if (!r.applied) skipped[kind]++;
-      for (const [k, v] of Object.entries(r.stats)) (stats[kind][k] ??= []).push(v);
-      seconds[kind] += now() - t0;
+      if (!r.applied) log[kind].skipped++;
+      for (const [k, v] of Object.entries(r.stats)) (log[kind].stats[k] ??= []).push(v);
+      log[kind].seconds += now() - t0;
       await this.progress('update', ++stepped, optimizerSteps);
       return r.rows;
     };
+    // The critic's values and update (PPO): on the helper, or here, through `run`.
+    const critic = this.critic === null ? null
+      : this.helper?.runsCritic ? this.helper.criticWork(this.critic, this.criticOptim!)
+      : criticWorkHere({
+          critic: this.critic, lossConfig: this.criticLossConfig(), microBatchSize: c.actor.ppoMicroBatchSize, padId: this.padId,
+          afterScoring: scoredOne, run: (mini, lossOf) => run('critic', mini, lossOf), log: log.critic,
+        });
     if (scoringTotal > 0) await this.progress('scoring', 0, scoringTotal);
 
-    // Old log-probs, reference log-probs (KL), critic values (PPO): scored first, unless the update's own forward
-    // pass gives them (reusesUpdateForward). A helper scores the critic meanwhile.
+    // 5. Old log-probs, reference log-probs (KL), critic values (PPO), unless the update's forward pass gives them.
     let t = now();
-    const remote = this.remoteCritic;
-    let remoteValues: Promise<Float32Array[]> | null = null;
-    if (remote && !reuse && c.algorithm.advEstimator === 'gae') {
-      if (this.helperStale.critic) {
-        await remote.setCritic(await modelState(this.critic!, this.criticOptim!));
-        this.helperStale.critic = false;
-      }
-      remoteValues = remote.criticValues(seqs);
-    }
+    const valuesLater = critic && withCritic && !reuse ? await critic.values(seqs) : null;
     let oldLogProbs: Float32Array[] | null = null;
     if (!reuse) {
       const actorScores = await this.scoreActor(seqs, all, this.actor, scoredOne);
@@ -639,31 +518,29 @@ export class Trainer {
       metrics['timing_s/ref'] = now() - t;
     }
 
-    // Advantages (and, when the update's forward pass gives the values, the critic's update itself).
+    // 6. Returns, the critic's update (started here: a helper runs it while this thread updates the actor), and
+    // advantages: PPO's GAE over the old values, whitened; GRPO's normalised scores over the loss tokens.
     t = now();
     let advantages: Float32Array[];
-    let returns: Float32Array[] | null = null;
-    let oldValues: Float32Array[] | null = null;
-    if (c.algorithm.advEstimator === 'gae') {
+    let criticDone: Promise<CriticLog> | null = null;
+    if (withCritic) {
+      let oldValues = valuesLater ? await valuesLater() : null;
       let rewards = placeTerminalReward(scores, masks);
-      if (reuse) {
-        // gamma = lambda = 1: every return is the trajectory's score, whatever the values.
-        returns = gae(rewards, masks.map((m) => new Float32Array(m.length)), masks, 1, 1).returns;
-        const rows = await run('critic', all, criticLoss(this.critic!, this.criticLossConfig(), null, returns));
-        oldValues = rows.values.map((row, i) => row.map((v, j) => (masks[i][j] ? v : 0)));   // as veRL: 0 off the mask
-      } else {
-        oldValues = remoteValues ? await remoteValues : await this.scoreCritic(seqs, scoredOne);
-        if (c.algorithm.useKlInReward && refLogProbs) {
-          const withKl = applyKlInReward(rewards, oldLogProbs!, refLogProbs, masks, c.algorithm.klCoef, c.algorithm.klEstimator);
-          rewards = withKl.rewards;
-          Object.assign(metrics, withKl.metrics);
-        }
+      if (c.algorithm.useKlInReward && refLogProbs) {
+        const withKl = applyKlInReward(rewards, oldLogProbs!, refLogProbs, masks, c.algorithm.klCoef, c.algorithm.klEstimator);
+        rewards = withKl.rewards;
+        Object.assign(metrics, withKl.metrics);
       }
-      const g = gae(rewards, oldValues, masks, c.algorithm.gamma, c.algorithm.lambda);
+      // Without old values (reused forward pass) gamma = lambda = 1: every return is the trajectory's score anyway.
+      let g = gae(rewards, oldValues ?? masks.map((m) => new Float32Array(m.length)), masks, c.algorithm.gamma, c.algorithm.lambda);
+      criticDone = (await critic!.update(seqs, miniBatches, c.actor.ppoEpochs, oldValues, g.returns)).finished;
+      if (!oldValues) {
+        oldValues = (await criticDone).values!.map((row, i) => row.map((v, j) => (masks[i][j] ? v : 0))); // as veRL: 0 off the mask
+        g = gae(rewards, oldValues, masks, c.algorithm.gamma, c.algorithm.lambda);
+      }
       advantages = whiten(g.advantages, masks);
-      returns = g.returns;
       metrics['critic/values/mean'] = lossTokenMean(oldValues, masks);
-      metrics['critic/returns/mean'] = lossTokenMean(returns, masks);
+      metrics['critic/returns/mean'] = lossTokenMean(g.returns, masks);
     } else {
       advantages = broadcastOverLossTokens(scores, masks, c.algorithm.grpoLengthWeight);
     }
@@ -672,42 +549,33 @@ export class Trainer {
       advantages = advantages.map((row) => row.map((a) => a * factor));
     }
     metrics['critic/advantages/mean'] = lossTokenMean(advantages, masks);
-    metrics['timing_s/adv'] = now() - t - (reuse ? seconds.critic : 0);
+    metrics['timing_s/adv'] = now() - t - log.critic.seconds;
 
-    if (reuse) {
-      const rows = await run('actor', all, this.actorLoss(null, advantages, null));
-      metrics['rollout/old_log_prob'] = lossTokenMean(rows.logProbs, masks);
-      metrics['rollout/old_entropy'] = mean(rows.entropy.map((row, i) => lossTokenMean([row], [masks[i]])));
-    } else {
-      // Given the advantages, the critic's updates do not depend on the actor's: a helper runs them meanwhile.
-      const remoteTrain = remote && returns && oldValues ? remote.criticTrain(seqs, miniBatches, c.actor.ppoEpochs, oldValues, returns) : null;
-      for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
-        for (const mini of miniBatches) {
-          if (this.critic && returns && oldValues && !remoteTrain) await run('critic', mini, criticLoss(this.critic, this.criticLossConfig(), oldValues, returns));
-          await run('actor', mini, this.actorLoss(oldLogProbs, advantages, refLogProbs));
-        }
-      }
-      if (remoteTrain) {
-        const r = await remoteTrain;
-        loadModelState(this.critic!, r.state, this.criticOptim!);   // the helper and this thread hold the same critic
-        stats.critic = r.stats;
-        skipped.critic = r.skipped;
-        seconds.critic = r.seconds;
+    // 7. The actor's update. Without old log-probs (reused forward pass) its own, detached, are the old ones.
+    const actorLoss = actorUpdateLoss(this.actor, { actor: c.actor, temperature: c.rollout.temperature }, oldLogProbs, advantages, refLogProbs);
+    for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
+      for (const mini of miniBatches) {
+        const rows = await run('actor', mini, actorLoss);
+        if (oldLogProbs) continue;
+        metrics['rollout/old_log_prob'] = lossTokenMean(rows.logProbs, masks);
+        metrics['rollout/old_entropy'] = mean(rows.entropy.map((row, i) => lossTokenMean([row], [masks[i]])));
       }
     }
-    this.helperStale.actor = true;
-    for (const [k, v] of [...Object.entries(stats.actor), ...Object.entries(stats.critic)]) metrics[k] = mean(v);
-    if (this.usesKlLoss(refLogProbs)) metrics['actor/kl_coef'] = c.actor.klLossCoef;
-    metrics['actor/nan_skipped'] = skipped.actor;
+    if (criticDone) log.critic = await criticDone;
+    this.helper?.actorChanged();
+    for (const [k, v] of [...Object.entries(log.actor.stats), ...Object.entries(log.critic.stats)]) metrics[k] = mean(v);
+    if (usesKlLoss(c.actor, refLogProbs)) metrics['actor/kl_coef'] = c.actor.klLossCoef;
+    metrics['actor/nan_skipped'] = log.actor.skipped;
     metrics['actor/lr'] = c.actor.lr;
-    metrics['timing_s/update_actor'] = seconds.actor;
+    metrics['timing_s/update_actor'] = log.actor.seconds;
     if (this.critic) {
-      metrics['critic/nan_skipped'] = skipped.critic;
+      metrics['critic/nan_skipped'] = log.critic.skipped;
       metrics['critic/lr'] = c.critic.lr;
-      metrics['timing_s/update_critic'] = seconds.critic;
+      metrics['timing_s/update_critic'] = log.critic.seconds;
     }
     for (const kind of ['actor', 'critic'] as const) {
-      if (skipped[kind]) this.log(`step ${step}: skipped ${skipped[kind]} ${kind} update(s) with a non-finite loss, gradient norm or updated weights`);
+      const skipped = log[kind].skipped;
+      if (skipped) this.log(`step ${step}: skipped ${skipped} ${kind} update(s) with a non-finite loss, gradient norm or updated weights`);
     }
     return metrics;
   }
@@ -729,53 +597,6 @@ export class Trainer {
 
   private criticLossConfig() {
     return { cliprangeValue: this.config.critic.cliprangeValue, lossAggMode: this.config.actor.lossAggMode };
-  }
-
-  private usesKlLoss(refLogProbs: readonly Float32Array[] | null): boolean {
-    const a = this.config.actor;
-    return a.useKlLoss && a.klLossCoef > 0 && refLogProbs !== null;
-  }
-
-  /**
-   * The actor's loss on a micro-batch: clipped surrogate - entropy bonus [+ KL loss], with its parts for the log.
-   * With `oldLogProbs` null the old policy is the current one (reusesUpdateForward): the forward pass's own log-probs,
-   * detached, which are also read back.
-   */
-  private actorLoss(
-    oldLogProbs: readonly Float32Array[] | null,
-    advantages: readonly Float32Array[],
-    refLogProbs: readonly Float32Array[] | null,
-  ): MicroBatchLoss {
-    const a = this.config.actor;
-    const useKlLoss = this.usesKlLoss(refLogProbs);
-    return (batch, micro) => {
-      const width = batch.length - 1;
-      const { logProbs, entropy } = tokenLogProbs(this.actor, batch.ids, batch.attention, this.config.rollout.temperature);
-      const pg = policyLoss({
-        logProbs,
-        oldLogProbs: oldLogProbs ? padRows(micro.map((i) => oldLogProbs[i]), width) : stopGradient(logProbs),
-        advantages: padRows(micro.map((i) => advantages[i]), width),
-        mask: batch.lossMask,
-        clipLow: a.clipRatioLow,
-        clipHigh: a.clipRatioHigh,
-        clipRatioC: a.clipRatioC,
-        aggMode: a.lossAggMode,
-      });
-      const ent = entropyLoss(entropy, batch.lossMask, a.lossAggMode);
-      const kl = useKlLoss ? klLoss(logProbs, padRows(micro.map((i) => refLogProbs![i]), width), batch.lossMask, a.klLossType, a.lossAggMode) : undefined;
-      return {
-        loss: actorLoss({ pgLoss: pg.loss, entropyLoss: ent, entropyCoeff: a.entropyCoeff, klLoss: kl, klCoef: a.klLossCoef }),
-        stats: {
-          'actor/pg_loss': pg.loss,
-          'actor/pg_clipfrac': pg.clipfrac,
-          'actor/pg_clipfrac_lower': pg.clipfracLower,
-          'actor/ppo_kl': pg.ppoKl,
-          'actor/entropy_loss': ent,
-          ...(kl ? { 'actor/kl_loss': kl } : {}),
-        },
-        ...(oldLogProbs ? {} : { rows: { logProbs, entropy } }),
-      };
-    };
   }
 
   // -------------------------------------------------------------------------------------------------------------

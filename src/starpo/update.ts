@@ -1,12 +1,14 @@
-// One PPO optimizer step over a mini-batch, and the critic's loss: shared by the Trainer (actor and critic) and by
-// the helper worker (helper.ts), which runs the critic's updates on a second core with exactly this code.
+// One PPO optimizer step over a mini-batch, and the losses it minimises: the critic's, shared by the Trainer and by
+// the helper worker (helper.ts), which runs the critic's updates on a second core with exactly this code, and the
+// actor's.
 import * as tf from '@tensorflow/tfjs';
 import type { AdamW } from '../model/adamw';
 import type { Qwen2Model } from '../model/qwen2';
-import { accumulateGrads, namedVariableGrads, stopGradient } from '../model/scoring';
+import { accumulateGrads, namedVariableGrads, stopGradient, tokenLogProbs } from '../model/scoring';
 import { chunks, disposeBatch, padBatch, padRows, unpadRows, type PaddedBatch, type TokenizedTrajectory } from './batch';
-import type { LossAggMode } from './config';
-import { valueLoss } from './losses';
+import type { ActorConfig, LossAggMode } from './config';
+import { klLoss } from './kl';
+import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
 
 /**
  * A loss over one micro-batch: the scalar to minimise, the named scalars to log (each averaged over the
@@ -111,6 +113,56 @@ export function criticLoss(critic: Qwen2Model, cfg: { cliprangeValue: number; lo
       loss: vf.loss,
       stats: { 'critic/vf_loss': vf.loss, 'critic/vf_clipfrac': vf.clipfrac, 'critic/vpred_mean': vpred },
       ...(oldValues ? {} : { rows: { values } }),
+    };
+  };
+}
+
+/** Whether the actor's loss has a KL term: switched on, with a coefficient, and a reference to measure it against. */
+export function usesKlLoss(a: ActorConfig, refLogProbs: readonly Float32Array[] | null): boolean {
+  return a.useKlLoss && a.klLossCoef > 0 && refLogProbs !== null;
+}
+
+/**
+ * The actor's loss on a micro-batch: clipped surrogate - entropy bonus [+ KL loss], with its parts for the log, the
+ * actor scored at the rollout `temperature` (as veRL). With `oldLogProbs` null the old policy is the current one
+ * (Trainer.reusesUpdateForward): the forward pass's own log-probs, detached, which are also read back as rows
+ * 'logProbs' and 'entropy'.
+ */
+export function actorUpdateLoss(
+  actor: Qwen2Model,
+  cfg: { actor: ActorConfig; temperature: number },
+  oldLogProbs: readonly Float32Array[] | null,
+  advantages: readonly Float32Array[],
+  refLogProbs: readonly Float32Array[] | null,
+): MicroBatchLoss {
+  const a = cfg.actor;
+  const useKlLoss = usesKlLoss(a, refLogProbs);
+  return (batch, micro) => {
+    const width = batch.length - 1;
+    const { logProbs, entropy } = tokenLogProbs(actor, batch.ids, batch.attention, cfg.temperature);
+    const pg = policyLoss({
+      logProbs,
+      oldLogProbs: oldLogProbs ? padRows(micro.map((i) => oldLogProbs[i]), width) : stopGradient(logProbs),
+      advantages: padRows(micro.map((i) => advantages[i]), width),
+      mask: batch.lossMask,
+      clipLow: a.clipRatioLow,
+      clipHigh: a.clipRatioHigh,
+      clipRatioC: a.clipRatioC,
+      aggMode: a.lossAggMode,
+    });
+    const ent = entropyLoss(entropy, batch.lossMask, a.lossAggMode);
+    const kl = useKlLoss ? klLoss(logProbs, padRows(micro.map((i) => refLogProbs![i]), width), batch.lossMask, a.klLossType, a.lossAggMode) : undefined;
+    return {
+      loss: actorLoss({ pgLoss: pg.loss, entropyLoss: ent, entropyCoeff: a.entropyCoeff, klLoss: kl, klCoef: a.klLossCoef }),
+      stats: {
+        'actor/pg_loss': pg.loss,
+        'actor/pg_clipfrac': pg.clipfrac,
+        'actor/pg_clipfrac_lower': pg.clipfracLower,
+        'actor/ppo_kl': pg.ppoKl,
+        'actor/entropy_loss': ent,
+        ...(kl ? { 'actor/kl_loss': kl } : {}),
+      },
+      ...(oldLogProbs ? {} : { rows: { logProbs, entropy } }),
     };
   };
 }

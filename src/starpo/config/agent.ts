@@ -1,5 +1,5 @@
-// What the agent reads from a RunConfig: the env blocks of each split and the format every rollout is played with.
-import type { AgentFormat } from '../../agent/index';
+// What the agent reads from a RunConfig: the env groups of each split and the format every rollout is played with.
+import type { AgentFormat, EnvGroupsConfig } from '../../agent/index';
 import type { RunConfig } from './schema';
 
 /**
@@ -37,5 +37,18 @@ export function agentFormatFromConfig(c: RunConfig): AgentFormat {
     responseMaskOnly: c.algorithm.responseMaskOnly,
     responseLength: c.rollout.maxNewTokens,
     formatPenalty: c.agent.formatPenalty,
+  };
+}
+/** The env groups of a split, as RAGEN's es_manager lays them out (what src/agent's EnvGroupManager takes). */
+export function envGroupsConfig(c: RunConfig, split: 'train' | 'val'): EnvGroupsConfig {
+  const { agent } = c;
+  const train = split === 'train';
+  return {
+    mode: split,
+    envGroups: train ? agent.envGroups : agent.valGroups,
+    groupSize: train ? agent.groupSize : agent.valGroupSize,
+    tags: envBlocks(c, split),
+    baseSeed: train ? agent.seedTrain : agent.seedVal,
+    formatPenalty: agent.formatPenalty,
   };
 }
