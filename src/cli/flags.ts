@@ -16,6 +16,12 @@ export const FLAG_LIMITS = {
   checkEpisodes: 10_000,
   /** `ragen eval --fail-on-regression`: percentage points. */
   regressionPoints: 100,
+  /** `ragen bench --step-repeats`: timed steps per preset. */
+  stepRepeats: 1_000,
+  /** `ragen bench --seconds`: least timing per measurement. */
+  benchSeconds: 3_600,
+  /** `ragen bench --torch-threads`. */
+  torchThreads: 1_024,
 } as const;
 
 /** A whole number from `min` to `max` written in decimal digits, or undefined when the flag was not given. */
