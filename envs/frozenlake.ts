@@ -13,7 +13,7 @@
 
 import type { Env, StepResult } from './types';
 import { MAX_GRID_SIDE, checkGridSize, definedEntries, gridRows, gridText, integerBetween, lookupAction, numberBetween, validateConfig, withKey } from './config';
-import { cellCoordinate, formatCoordinateBlock, observationFormat, renderObservation, type ObservationFormat } from './observation';
+import { cellCoordinate, formatCoordinateBlock, observationFormat, renderObservation, type ObservationFormat, type ObservedConfig } from './observation';
 import { Rng, checkSeed } from './random';
 import type { EnvSpec, GridVocab } from './spec';
 
@@ -62,7 +62,8 @@ export function coordFrozenLakeInstruction(rows: number, cols: number): string {
   ].join('\n');
 }
 
-export interface FrozenLakeConfig {
+/** Besides `observationFormat`: 'coord' lists the start, goal, player and holes. */
+export interface FrozenLakeConfig extends ObservedConfig {
   /** Side of the square map that reset generates (ignored when `map` is given). */
   size: number;
   /** Probability that a cell is frozen rather than a hole (v1 0.8, v2 0.9; ignored when `map` is given). */
@@ -71,11 +72,6 @@ export interface FrozenLakeConfig {
   successRate: number;
   /** A fixed map in the rendering vocabulary (P start, _ frozen, O hole, G goal) used instead of generating one. */
   map?: string | readonly string[];
-  /**
-   * How the state is written (RAGEN-2's observation_format): 'grid' (the symbol grid), 'coord' (zero-indexed
-   * coordinates of start, goal, player and holes) or 'grid_coord' (both). See envs/observation.ts.
-   */
-  observationFormat: ObservationFormat;
 }
 
 /**

@@ -1,4 +1,4 @@
-// The environments' front door (DESIGN.md "Environments: envs/index.ts").
+// The environments' front door (docs/architecture.md "Environments: envs/index.ts").
 //
 //   makeEnv(tag, config?)  → an Env (reset / step / render, see envs/types.ts)
 //   ENV_TAGS               → the tags makeEnv knows, RAGEN's names

@@ -14,6 +14,15 @@ import type { Validator } from './config';
 export const OBSERVATION_FORMATS = ['grid', 'coord', 'grid_coord'] as const;
 export type ObservationFormat = (typeof OBSERVATION_FORMATS)[number];
 
+/** The config key every grid env has (FrozenLakeConfig, SokobanConfig). */
+export interface ObservedConfig {
+  /**
+   * How the state is written (RAGEN-2's observation_format): 'grid' (the symbol grid), 'coord' (zero-indexed
+   * coordinates of the cells that matter: the env lists which) or 'grid_coord' (both).
+   */
+  observationFormat: ObservationFormat;
+}
+
 export const observationFormat: Validator = (v) =>
   typeof v === 'string' && (OBSERVATION_FORMATS as readonly string[]).includes(v)
     ? null

@@ -1,4 +1,5 @@
-// The environment contract of DESIGN.md. Every env in this folder implements it; nothing here imports tfjs or the DOM.
+// The environment contract of docs/architecture.md. Every env in this folder implements it; nothing here imports tfjs
+// or the DOM.
 
 export interface StepInfo {
   /** The environment's goal is reached (Sokoban: every box on a target; FrozenLake: on the goal; Bandit: chose the high arm). */

@@ -1,7 +1,8 @@
 // Where a browser run's initial policy comes from: the preset's warm-start checkpoint, fetched from the static site
 // (public/<model.warmStart>/ is served next to index.html), exactly the files `ragen warmstart` writes. When the site
-// ships no warm start for the preset, the run starts from a freshly initialised tiny model instead and says so:
-// such a policy cannot write the <think>/<answer> format yet (DESIGN.md "The policy"), but it trains for real.
+// ships no warm start for the preset, the run starts from a freshly initialised tiny model instead and says so: such
+// a policy cannot write the <think>/<answer> format yet (docs/architecture.md "The policy and its warm start"), but
+// it trains for real.
 import { CHECKPOINT_FILES } from '../src/model/checkpoint';
 import { Qwen2Model, initQwen2Weights } from '../src/model/qwen2';
 import type { Tokenizer } from '../src/model/tokenizer';

@@ -9,7 +9,7 @@
 
 import type { Env, StepResult } from '../types';
 import { MAX_GRID_SIDE, definedEntries, gridText, integerBetween, lookupAction, validateConfig, withKey, type Validator } from '../config';
-import { observationFormat, type ObservationFormat } from '../observation';
+import { observationFormat, type ObservationFormat, type ObservedConfig } from '../observation';
 import { checkSeed } from '../random';
 import type { EnvSpec } from '../spec';
 import { SOKOBAN_ACTIONS, applyMove, stepReward } from './dynamics';
@@ -71,7 +71,8 @@ export function coordSokobanInstruction(rows: number, cols: number): string {
   ].join('\n');
 }
 
-export interface SokobanConfig {
+/** Besides `observationFormat`: 'coord' lists the targets, boxes and player (walls are not listed). */
+export interface SokobanConfig extends ObservedConfig {
   /** [rows, cols] of generated rooms (RAGEN's dim_room), each from 3 (an interior) to MAX_GRID_SIDE. */
   dimRoom: readonly [number, number];
   /** Boxes (and targets) per generated room; the player and every box need a cell inside the walls. */
@@ -87,11 +88,6 @@ export interface SokobanConfig {
    * breadth-first search; a level too large to decide within the search budget is accepted).
    */
   level?: string | readonly string[];
-  /**
-   * How the state is written (RAGEN-2's observation_format): 'grid' (the symbol grid), 'coord' (zero-indexed
-   * coordinates of targets, boxes and player; walls are not listed) or 'grid_coord' (both). See envs/observation.ts.
-   */
-  observationFormat: ObservationFormat;
 }
 
 export const SOKOBAN_DEFAULTS: Readonly<Record<SokobanTag, Readonly<SokobanConfig>>> = {
@@ -136,7 +132,7 @@ export class SokobanEnv implements Env {
     this.config = Object.freeze({ ...SOKOBAN_DEFAULTS[tag], ...definedEntries(config) } as SokobanConfig);
     this.fixedLevel = this.config.level === undefined ? null : withKey(tag, 'level', () => parseSokobanLevel(this.config.level!));
     if (this.fixedLevel) {
-      // DESIGN.md: an unplayable level throws. A level too large to decide within the search budget is played.
+      // docs/architecture.md: an unplayable level throws. A level too large to decide within the search budget is played.
       if (isSokobanSolvable(this.fixedLevel) === false) {
         throw new Error(`${tag}: the level cannot be solved: no sequence of moves puts every box on a target`);
       }

@@ -8,18 +8,17 @@
 //     --set agent.trainEnvs.0.config.observationFormat=grid_coord --set agent.valEnvs.0.config.observationFormat=grid_coord \
 //     [--phase1 3000] [--phase2 1000] [--episodes1 4096] [--episodes2 2048]
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Command } from 'commander';
-import { wilsonInterval } from '../../src/eval/stats';
 import { initBackend } from '../../src/model/backend';
 import { saveCheckpointDir } from '../../src/model/checkpointDir';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
 import { applyOverrides } from '../../src/starpo/config';
 import { presetConfig } from '../../src/starpo/presets';
 import {
-  WARMSTART_RECIPES, buildWarmStartTokenizer, checkPolicy, demonstrationsForRun, tinyQwen2Config, tokenizeRendered, trainSft,
+  WARMSTART_RECIPES, buildWarmStartTokenizer, demonstrationsForRun, tinyQwen2Config, tokenizeRendered, trainSft,
   warmStartRecipeName, warmStartTags,
 } from '../../src/warmstart/warmstart';
+import { heldOutCheck, recordLabResult } from '../lib/heldOut';
 
 const o = new Command()
   .requiredOption('--preset <name>')
@@ -62,14 +61,9 @@ for (const [i, phase] of phases.entries()) {
 }
 fs.mkdirSync(o.out, { recursive: true });
 await saveCheckpointDir(o.out, model, tokenizer);
-const episodes = Number(o.episodes);
-const check = await checkPolicy(model, tokenizer, { ...full, agent: { ...full.agent, valGroups: episodes } }, { temperature: 0.5, seed: 0, episodes });
-const k = Math.round(check.success * check.episodes);
-const result = {
+const check = await heldOutCheck(model, tokenizer, full, Number(o.episodes));
+recordLabResult(o.out, {
   preset: o.preset, out: o.out, set: o.set, phases: phases.map((p) => ({ name: p.name, steps: p.steps, demos: p.demos.length })), finalLoss,
-  success: check.success, ci: Object.values(wilsonInterval(k, check.episodes)), episodes: check.episodes, formatRate: check.formatRate,
-  validActionRate: check.validActionRate, reasoning: check.reasoning, seconds: (Date.now() - t0) / 1000,
-};
-console.log(JSON.stringify(result));
-fs.appendFileSync(path.join(path.dirname(o.out), 'results.jsonl'), JSON.stringify(result) + '\n');
+  ...check, seconds: (Date.now() - t0) / 1000,
+});
 model.dispose();

@@ -5,18 +5,17 @@
 //   npx tsx experiments/lab/finetune-lab.ts --preset sokoban-tiny --from public/warmstart/sokoban-tiny \
 //     --out runs/lab/NAME --recipe imperfectFraction=0.6 --recipe steps=1000 --recipe lr=1e-3 [--recipe seed=7]
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Command } from 'commander';
-import { wilsonInterval } from '../../src/eval/stats';
 import { initBackend } from '../../src/model/backend';
 import { loadCheckpointDir, saveCheckpointDir } from '../../src/model/checkpointDir';
 import { Qwen2Model } from '../../src/model/qwen2';
 import { applyOverrides } from '../../src/starpo/config';
 import { presetConfig } from '../../src/starpo/presets';
 import {
-  WARMSTART_RECIPES, checkPolicy, demonstrationsForRun, tokenizeRendered, trainSft, warmStartRecipeName, type WarmStartRecipe,
+  WARMSTART_RECIPES, demonstrationsForRun, tokenizeRendered, trainSft, warmStartRecipeName, type WarmStartRecipe,
 } from '../../src/warmstart/warmstart';
 import { demonstrationStats } from '../../src/warmstart/demonstrations';
+import { heldOutCheck, recordLabResult } from '../lib/heldOut';
 import { parseRecipeOverrides } from '../lib/recipeOverrides';
 
 const o = new Command()
@@ -47,14 +46,8 @@ const losses = await trainSft(model, examples, tokenizer.padTokenId!, {
 });
 fs.mkdirSync(o.out, { recursive: true });
 await saveCheckpointDir(o.out, model, tokenizer);
-const episodes = Number(o.episodes);
 const result: Record<string, unknown> = { preset: o.preset, from: o.from, out: o.out, recipe, set: o.set, finalLoss: losses.at(-1) };
-for (const temperature of [0.5, 1]) {
-  const check = await checkPolicy(model, tokenizer, { ...config, agent: { ...config.agent, valGroups: episodes } }, { temperature, seed: 0, episodes });
-  const k = Math.round(check.success * check.episodes);
-  result[`t${temperature}`] = { success: check.success, ci: Object.values(wilsonInterval(k, check.episodes)), formatRate: check.formatRate, reasoning: check.reasoning };
-}
+for (const temperature of [0.5, 1]) result[`t${temperature}`] = await heldOutCheck(model, tokenizer, config, Number(o.episodes), temperature);
 result.seconds = (Date.now() - t0) / 1000;
-console.log(JSON.stringify(result));
-fs.appendFileSync(path.join(path.dirname(o.out), 'results.jsonl'), JSON.stringify(result) + '\n');
+recordLabResult(o.out, result);
 model.dispose();

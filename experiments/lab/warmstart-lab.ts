@@ -7,12 +7,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { wilsonInterval } from '../../src/eval/stats';
 import { initBackend } from '../../src/model/backend';
 import { saveCheckpointDir } from '../../src/model/checkpointDir';
 import { applyOverrides } from '../../src/starpo/config';
 import { presetConfig } from '../../src/starpo/presets';
-import { buildWarmStart, checkPolicy, warmStartRecipeName, type WarmStartRecipe } from '../../src/warmstart/warmstart';
+import { buildWarmStart, warmStartRecipeName, type WarmStartRecipe } from '../../src/warmstart/warmstart';
+import { heldOutCheck, recordLabResult } from '../lib/heldOut';
 import { parseRecipeOverrides } from '../lib/recipeOverrides';
 
 const program = new Command()
@@ -44,17 +44,10 @@ const built = await buildWarmStart(o.preset, {
 });
 fs.mkdirSync(o.out, { recursive: true });
 await saveCheckpointDir(o.out, built.model, built.tokenizer);
-const episodes = Number(o.episodes);
-const check = await checkPolicy(built.model, built.tokenizer, { ...config, agent: { ...config.agent, valGroups: episodes } },
-  { temperature: 0.5, seed: 0, episodes });
-const k = Math.round(check.success * check.episodes);
-const result = {
+const check = await heldOutCheck(built.model, built.tokenizer, config, Number(o.episodes));
+recordLabResult(o.out, {
   preset: o.preset, out: o.out, recipe: built.recipe, set: o.set,
   demos: built.demonstrations, finalLoss: built.finalLoss, sftSeconds: built.sftSeconds,
-  success: check.success, ci: Object.values(wilsonInterval(k, check.episodes)), episodes: check.episodes,
-  formatRate: check.formatRate, validActionRate: check.validActionRate, reasoning: check.reasoning,
-  seconds: (Date.now() - t0) / 1000,
-};
-console.log(JSON.stringify(result));
-fs.appendFileSync(path.join(path.dirname(o.out), 'results.jsonl'), JSON.stringify(result) + '\n');
+  ...check, seconds: (Date.now() - t0) / 1000,
+});
 built.model.dispose();

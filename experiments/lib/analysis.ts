@@ -1,25 +1,28 @@
 // From metrics.jsonl rows to the numbers the findings report: series per metric, and per run the peak and final
-// success and when the echo-trap signs (in-group reward std, entropy) fell.
+// success and when the echo-trap signs (in-group reward std, entropy) fell. Reading the file, the success keys and
+// the per-key summaries are the product's (src/metrics): this file adds only what the findings need besides.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { defaultRunConfig } from '../../src/starpo/config';
+import type { MetricRow } from '../../src/metrics/jsonl';
+import { METRICS_FILE, readMetricsJsonl } from '../../src/metrics/jsonlSink';
+import { parseSuccessKey, trainSuccessKey, valSuccessKey } from '../../src/metrics/keys';
+import { summarizeMetrics, summarizeSeries } from '../../src/metrics/summary';
 
 /** A metrics.jsonl row: numbers, except the text metric `echo_trap/signal` (src/metrics/jsonl.ts TEXT_METRIC_KEYS). */
-export type MetricsRow = Record<string, number | string> & { step: number };
+export type MetricsRow = MetricRow;
 export type Series = [step: number, value: number][];
 
+/**
+ * The rows of `dir`/metrics.jsonl by step ([] when there is none yet), read as `ragen train --resume` reads them (a
+ * line cut off by a killed run is dropped). A step logged twice keeps its later line: a run resumed by hand after
+ * its metrics were copied elsewhere may repeat one.
+ */
 export function readMetrics(dir: string): MetricsRow[] {
-  const file = path.join(dir, 'metrics.jsonl');
+  const file = path.join(dir, METRICS_FILE);
   if (!fs.existsSync(file)) return [];
   const byStep = new Map<number, MetricsRow>();
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const row = JSON.parse(line) as MetricsRow;
-      byStep.set(row.step, row);   // a resumed run may repeat a step: the later line wins
-    } catch {
-      // a line cut off by a killed run
-    }
-  }
+  for (const row of readMetricsJsonl(file)) byStep.set(row.step, row);
   return [...byStep.values()].sort((a, b) => a.step - b.step);
 }
 
@@ -36,8 +39,8 @@ export function series(rows: readonly MetricsRow[], key: string): Series {
 /** The env tag a run trains on, read from its metric keys (train/<Tag>/success). */
 export function trainTag(rows: readonly MetricsRow[]): string | null {
   for (const r of rows) for (const k of Object.keys(r)) {
-    const m = /^train\/([^/]+)\/success$/.exec(k);
-    if (m) return m[1];
+    const parsed = parseSuccessKey(k);
+    if (parsed?.split === 'train') return parsed.tag;
   }
   return null;
 }
@@ -89,29 +92,28 @@ export const KEYS = {
 
 export function summarise(rows: readonly MetricsRow[]): RunSummary {
   const tag = trainTag(rows);
-  const val = tag ? series(rows, `val-env/${tag}/success`) : [];
-  const train = tag ? movingAverage(series(rows, `train/${tag}/success`), 5) : [];
-  const peak = (s: Series) => s.reduce<[number, number] | null>((best, p) => (best === null || p[1] > best[1] ? p : best), null);
-  const firstFlag = (key: string) => rows.find((r) => r[key] === 1)?.step ?? null;
-  const firstText = (flag: string, key: string) => {
-    const v = rows.find((r) => r[flag] === 1)?.[key];
-    return typeof v === 'string' ? v : null;
-  };
-  const vp = peak(val), tp = peak(train);
+  // Validation success and the trainer's echo-trap flags as `ragen train` reports them at the end of a run; the
+  // warning only as the run logged it (summarizeMetrics would replay it on rows that carry none).
+  const product = summarizeMetrics(rows, { echoTrap: defaultRunConfig().echoTrap });
+  const val = tag ? product.series[valSuccessKey(tag)] : undefined;
+  const logged = product.echoTrap.source === 'logged' ? product.echoTrap : null;
+  // Training-batch success is noisy: its peak and final value are those of the 5-step moving average.
+  const smoothed = tag ? movingAverage(series(rows, trainSuccessKey(tag)), 5).map(([step, value]) => ({ step, value })) : [];
+  const train = summarizeSeries(smoothed, 'value');
   return {
     steps: rows.length ? rows[rows.length - 1].step : 0,
     tag,
-    valStart: val.find(([s]) => s === 0)?.[1] ?? null,
-    valPeak: vp?.[1] ?? null,
-    valPeakStep: vp?.[0] ?? null,
-    valFinal: val.length ? val[val.length - 1][1] : null,
-    trainPeak: tp?.[1] ?? null,
-    trainPeakStep: tp?.[0] ?? null,
-    trainFinal: train.length ? train[train.length - 1][1] : null,
+    valStart: val?.first.step === 0 ? val.first.value : null,   // steps start at 0: a value there comes first
+    valPeak: val?.peak.value ?? null,
+    valPeakStep: val?.peak.step ?? null,
+    valFinal: val?.last.value ?? null,
+    trainPeak: train?.peak.value ?? null,
+    trainPeakStep: train?.peak.step ?? null,
+    trainFinal: train?.last.value ?? null,
     stdDropStep: firstDrop(series(rows, KEYS.std), 0.5),
     entropyDropStep: firstDrop(series(rows, KEYS.entropy), 0.5),
-    gradNormSpikeStep: firstFlag('echo_trap/grad_norm_spike'),
-    echoWarningStep: firstFlag('echo_trap/warning'),
-    echoWarningSignal: firstText('echo_trap/warning', 'echo_trap/signal'),
+    gradNormSpikeStep: logged?.gradNormSpikeStep ?? null,
+    echoWarningStep: logged?.firedStep ?? null,
+    echoWarningSignal: logged?.signal ?? null,
   };
 }

@@ -8,6 +8,7 @@
 // 40 steps, FrozenLake 30 and Sokoban 10, against the paper's 200. The tiny presets' other departures from RAGEN
 // (8 groups x 4 rollouts, 64 new tokens per turn, a ~100k-parameter warm-started model, lr 1e-4) are in
 // src/starpo/presets.ts.
+import { configAsOverrides, VANILLA_STARPO } from '../../src/starpo/variants';
 import type { RunSpec } from './runs';
 
 export type Env = 'bandit' | 'frozenlake' | 'sokoban';
@@ -48,9 +49,9 @@ export function estimateMinutes(specs: readonly RunSpec[], jobs: number): { core
   return { coreMinutes: core / 60, wallMinutes: Math.max(...loads) / 60 };
 }
 
-/** Vanilla StarPO as the paper ran it (and as the echo-trap preset's 'starpo' arm): no filter, KL 0.001 (k1) in the
- *  reward, symmetric clip 0.2. */
-export const VANILLA = ['filter.ratio=1', 'algorithm.useKlInReward=true', 'algorithm.klCoef=0.001', 'algorithm.klEstimator=kl', 'actor.clipRatioHigh=0.2'];
+/** Vanilla StarPO as the paper ran it (and as the echo-trap preset's 'starpo' arm), as `--set` overrides: no filter,
+ *  KL 0.001 (k1) in the reward, symmetric clip 0.2 (src/starpo/variants.ts). */
+export const VANILLA = configAsOverrides(VANILLA_STARPO);
 /** GRPO instead of PPO: group mean/std normalisation as the advantage, no critic. */
 export const GRPO = ['algorithm.advEstimator=grpo', 'algorithm.rewardNormalization.method=mean_std'];
 

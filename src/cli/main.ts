@@ -11,7 +11,8 @@ import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
 import { UsageError } from './usage';
 
-export async function main(argv: string[]): Promise<number> {
+/** The `ragen` command with every subcommand and its flags (also read by the test that keeps the README's synopsis). */
+export function ragenProgram(): Command {
   const program = new Command()
     .name('ragen')
     .description('RAGEN (StarPO / StarPO-S multi-turn RL for LLM agents) in TypeScript, headless')
@@ -24,6 +25,11 @@ export async function main(argv: string[]): Promise<number> {
   registerTrain(program);
   registerExport(program);
   registerImportMetrics(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = ragenProgram();
   try {
     await program.parseAsync(argv);
     return 0;

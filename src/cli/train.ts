@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import cliProgress from 'cli-progress';
 import { BACKEND_CHOICES, isBackendChoice, type BackendInfo } from '../model/backend';
 import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
+import { successByTag } from '../metrics/keys';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
   CONFIG_LIMITS,
@@ -30,7 +31,7 @@ import {
   parseRunConfig,
   type RunConfig,
 } from '../starpo/config';
-import { resolvePreset } from '../starpo/presets';
+import { PRESET_NAMES, resolvePreset } from '../starpo/presets';
 import { assertRunFitsContext } from '../starpo/contextFit';
 import {
   cleanInterruptedWrites,
@@ -84,7 +85,7 @@ export function registerTrain(program: Command): void {
   program
     .command('train')
     .description('train a policy with StarPO / StarPO-S (metrics.jsonl, rollouts.jsonl, checkpoints in --out)')
-    .option('--preset <name>', 'bandit-tiny, frozenlake-tiny, sokoban-tiny, echo-trap or sokoban-qwen')
+    .option('--preset <name>', `a named run config: ${PRESET_NAMES.join(', ')}`)
     .option('--config <file>', 'a YAML or JSON run config (any subset of the keys; laid over the preset or the defaults)')
     .option('--steps <n>', 'training steps (trainer.totalSteps)')
     .option('--backend <name>', 'tfjs backend: webgpu, wasm, cpu or auto (trainer.backend)')
@@ -293,8 +294,8 @@ function lockRunDir(out: string): RunLock {
   }
 }
 
-function meanOf(metrics: Record<string, number>, re: RegExp): number {
-  const values = Object.entries(metrics).filter(([k, v]) => re.test(k) && Number.isFinite(v)).map(([, v]) => v);
+function meanOf(numbers: readonly number[]): number {
+  const values = numbers.filter(Number.isFinite);
   return values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN;
 }
 
@@ -329,10 +330,7 @@ function damagedCheckpoint(out: string, dir: string, why: string): string {
  * policy solves its training env and fails the held-out one. '-' before the first validation.
  */
 export function formatValidation(latest: Readonly<Record<string, number>>): string {
-  const parts = Object.entries(latest)
-    .map(([key, value]) => [/^val-env\/([^/]+)\/success$/.exec(key)?.[1], value] as const)
-    .filter((entry): entry is readonly [string, number] => entry[0] !== undefined)
-    .map(([tag, value]) => `${tag} ${fmt(value, 2)}`);
+  const parts = Object.entries(successByTag(latest, 'val')).map(([tag, value]) => `${tag} ${fmt(value, 2)}`);
   return parts.length ? parts.join(' ') : '-';
 }
 
@@ -406,7 +404,7 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
       const m = r.metrics;
       stepSeconds.push(m['timing_s/step']);
       const shown = {
-        success: fmt(meanOf(m, /^train\/[^/]+\/success$/), 2),
+        success: fmt(meanOf(Object.values(successByTag(m, 'train'))), 2),
         val: formatValidation(trainer.latestValidation),
         std: fmt(m['rollout/in_group_std']),
         entropy: fmt(m['actor/entropy_loss']),

@@ -9,7 +9,7 @@ import { assertCheckpointTarget, saveCheckpointDir } from '../model/checkpointDi
 import { PRESET_NAMES } from '../starpo/presets';
 import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../warmstart/warmstart';
 import { REPO_ROOT } from './modelDir';
-import { checkOutputDir } from '../node/safeWrite';
+import { checkOutputDir, pruneStaleTemps } from '../node/safeWrite';
 import { FLAG_LIMITS, intFlag } from './flags';
 import { UsageError } from './usage';
 
@@ -42,6 +42,10 @@ export function registerWarmstart(program: Command): void {
       const steps = intFlag(flags.steps, '--steps', 1, FLAG_LIMITS.warmstartSteps);
       const checkEpisodes = intFlag(flags.checkEpisodes, '--check-episodes', 1, FLAG_LIMITS.checkEpisodes)!;
       const out = flags.out ? path.resolve(flags.out) : path.join(REPO_ROOT, 'public', 'warmstart', preset);
+      // What an interrupted save left beside --out (OUT.tmp-PID-STAMP, OUT.old-PID-STAMP: saveCheckpointDir's temp
+      // names) goes once its process is gone; a checkpoint it had moved aside comes back (before the
+      // checks below, which then see it).
+      for (const line of pruneStaleTemps(out)) console.log(line);
       // Checked now, not after the fine-tuning: an --out that cannot take the checkpoint would waste it. An existing
       // checkpoint is replaced only with --force, one inside a training run's checkpoints/ never.
       try {

@@ -2,27 +2,15 @@
 // JSONL, so anyone can read what the agent saw, thought, answered and did on every evaluated state.
 // Browser-safe (no fs): the CLI writes the lines (src/cli/evalEpisodes.ts).
 import type { Trajectory } from '../agent/index';
+import { toTurnRecord, type RolloutTurnRecord } from '../metrics/rolloutRecord';
 import type { EvalSuite, SuiteKind } from './suites';
 
 export const EPISODE_RECORD_FORMAT = 'ragen-ts-eval-episode/1';
 
-export interface EpisodeTurnRecord {
-  /** 1-based turn number. */
-  turn: number;
-  /** The observation (env state text) the agent saw at the start of the turn. */
-  state: string;
-  /** Text inside <think> (empty when the turn was malformed). */
-  think: string;
-  /** Text inside <answer>. */
-  answer: string;
-  /** The response parsed as <think>…</think><answer>…</answer>; false = a format penalty was charged. */
-  formatOk: boolean;
+/** A turn as rollouts.jsonl records it (turn, state, think, answer, formatOk, actions, reward), plus: */
+export interface EpisodeTurnRecord extends RolloutTurnRecord {
   /** Actions read from the answer, before name mapping, the action budget and the episode's end cut them. */
   parsedActions: string[];
-  /** Actions the env executed, in order. */
-  actions: string[];
-  /** Env reward of the turn (no format penalty). */
-  reward: number;
 }
 
 export interface EpisodeRecord {
@@ -65,16 +53,7 @@ export function toEpisodeRecord(policy: string, suite: EvalSuite, k: number, t: 
     reward: t.totalReward,
     score: t.score,
     numActions: t.status.numActions,
-    turns: t.turns.map((turn) => ({
-      turn: turn.turn,
-      state: turn.state,
-      think: turn.think,
-      answer: turn.answer,
-      formatOk: turn.formatOk,
-      parsedActions: [...turn.parsedActions],
-      actions: [...turn.executedActions],
-      reward: turn.reward,
-    })),
+    turns: t.turns.map((turn) => ({ ...toTurnRecord(turn), parsedActions: [...turn.parsedActions] })),
     finalState: t.turns.length > 0 ? t.history[t.history.length - 1].state : null,
   };
 }

@@ -32,6 +32,8 @@
 //
 // The whole state is plain JSON (`toState` / `fromState`) so `--resume` continues the same detector.
 
+import { isSuccessKey } from './keys';
+
 /** Which signals the warning needs besides the reward std (see the rule above). */
 export type EchoTrapSignals = 'reward_std_and_entropy_or_mi' | 'reward_std_and_entropy' | 'reward_std';
 export const ECHO_TRAP_SIGNALS: readonly EchoTrapSignals[] = ['reward_std_and_entropy_or_mi', 'reward_std_and_entropy', 'reward_std'];
@@ -100,7 +102,6 @@ export const ENTROPY_KEY = 'actor/entropy_loss';
 export const GRAD_NORM_KEY = 'actor/grad_norm';
 /** The key `echo_trap/signal` is logged under (a text value: src/metrics/jsonl.ts TEXT_METRIC_KEYS). */
 export const SIGNAL_KEY = 'echo_trap/signal';
-const TRAIN_SUCCESS_RE = /^train\/[^/]+\/success$/;
 
 /** The metric the MI signal reads. */
 export function miKey(sample: EchoTrapMiSample): string {
@@ -322,7 +323,7 @@ export class EchoTrapDetector {
 
   private trackSuccess(step: number, metrics: Readonly<Record<string, unknown>>): void {
     const values = Object.keys(metrics)
-      .filter((k) => TRAIN_SUCCESS_RE.test(k))
+      .filter((k) => isSuccessKey(k, 'train'))
       .map((k) => numberAt(metrics, k))
       .filter(Number.isFinite);
     if (values.length === 0) return;

@@ -1,5 +1,5 @@
 // The metric keys this project logs, named exactly as RAGEN logs them to Weights & Biases so that a RAGEN
-// user's dashboards, plots and habits carry over (spec §6, DESIGN.md "Metric keys are RAGEN's").
+// user's dashboards, plots and habits carry over (spec §6, docs/architecture.md "Metric keys are RAGEN's").
 //
 // Two kinds of keys:
 //   * fixed keys, listed once below with what they mean and which RAGEN / verl key they mirror;
@@ -17,40 +17,28 @@ export interface MetricKeyDoc {
   readonly mirrors: string;
 }
 
+/** A key RAGEN (or verl) logs under the same name. */
+const ragen = (key: string, meaning: string): MetricKeyDoc => ({ key, meaning, mirrors: key });
+/** A key only RAGEN-2 logs, under the same name. */
+const ragen2 = (key: string, meaning: string): MetricKeyDoc => ({ key, meaning, mirrors: `${key} (v2)` });
+/** A key this project adds. */
+const added = (key: string, meaning: string): MetricKeyDoc => ({ key, meaning, mirrors: 'new' });
+
 /** Keys every training step of every run writes (plus the per-tag success keys of `requiredMetricKeys`). */
 export const REQUIRED_FIXED_KEYS: readonly MetricKeyDoc[] = [
   { key: 'step', meaning: 'training step index (one rollout + update)', mirrors: 'step (W&B x-axis)' },
-  {
-    key: 'rollout/in_group_std',
-    meaning: 'mean over env groups of the in-group std (unbiased) of trajectory reward, before filtering; the paper\'s "reward std"',
-    mirrors: 'rollout/in_group_std',
-  },
-  {
-    key: 'rollout/chosen_in_group_std',
-    meaning: 'the same mean, over the groups the uncertainty filter kept',
-    mirrors: 'rollout/chosen_in_group_std',
-  },
-  {
-    key: 'actor/entropy_loss',
-    meaning: 'mean token entropy of the policy on the trained tokens; the paper\'s "entropy"',
-    mirrors: 'actor/entropy_loss',
-  },
-  { key: 'actor/grad_norm', meaning: 'global gradient norm of the actor before clipping', mirrors: 'actor/grad_norm' },
-  { key: 'actor/pg_loss', meaning: 'policy-gradient (clipped surrogate) loss', mirrors: 'actor/pg_loss' },
-  { key: 'actor/pg_clipfrac', meaning: 'fraction of trained tokens whose ratio was clipped', mirrors: 'actor/pg_clipfrac' },
-  { key: 'actor/ppo_kl', meaning: 'masked mean of (log pi_old - log pi_theta)', mirrors: 'actor/ppo_kl' },
-  {
-    key: 'response_length/mean',
-    meaning: 'mean number of trained (assistant, loss-mask) tokens per trajectory',
-    mirrors: 'response_length/mean',
-  },
-  {
-    key: 'reasoning_length/mean',
-    meaning: 'mean number of tokens inside <think>...</think> per turn (the paper\'s Fig. 11 reasoning length)',
-    mirrors: 'new',
-  },
-  { key: 'timing_s/step', meaning: 'wall-clock seconds for the whole training step', mirrors: 'timing_s/step' },
-  { key: 'perf/throughput', meaning: 'trained tokens per second over the step', mirrors: 'perf/throughput' },
+  ragen('rollout/in_group_std',
+    'mean over env groups of the in-group std (unbiased) of trajectory reward, before filtering; the paper\'s "reward std"'),
+  ragen('rollout/chosen_in_group_std', 'the same mean, over the groups the uncertainty filter kept'),
+  ragen('actor/entropy_loss', 'mean token entropy of the policy on the trained tokens; the paper\'s "entropy"'),
+  ragen('actor/grad_norm', 'global gradient norm of the actor before clipping'),
+  ragen('actor/pg_loss', 'policy-gradient (clipped surrogate) loss'),
+  ragen('actor/pg_clipfrac', 'fraction of trained tokens whose ratio was clipped'),
+  ragen('actor/ppo_kl', 'masked mean of (log pi_old - log pi_theta)'),
+  ragen('response_length/mean', 'mean number of trained (assistant, loss-mask) tokens per trajectory'),
+  added('reasoning_length/mean', 'mean number of tokens inside <think>...</think> per turn (the paper\'s Fig. 11 reasoning length)'),
+  ragen('timing_s/step', 'wall-clock seconds for the whole training step'),
+  ragen('perf/throughput', 'trained tokens per second over the step'),
 ];
 
 /** The fixed required keys as plain strings (per-tag success keys: see `requiredMetricKeys`). */
@@ -58,7 +46,7 @@ export const REQUIRED_METRIC_KEYS: readonly string[] = REQUIRED_FIXED_KEYS.map((
 
 /** Required only when a critic is trained (PPO / GAE); GRPO runs have no critic. */
 export const CRITIC_KEYS: readonly MetricKeyDoc[] = [
-  { key: 'critic/vf_loss', meaning: 'clipped value-function loss of the critic', mirrors: 'critic/vf_loss' },
+  ragen('critic/vf_loss', 'clipped value-function loss of the critic'),
 ];
 
 /**
@@ -95,70 +83,65 @@ const COLLAPSE_SAMPLE_METRICS: readonly [string, string][] = [
 
 /** Keys that are logged when the feature that produces them is on; never required. */
 export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
-  { key: 'rollout/in_group_max', meaning: 'mean over groups of the in-group max reward', mirrors: 'rollout/in_group_max' },
-  { key: 'rollout/in_group_mean', meaning: 'mean over groups of the in-group mean reward', mirrors: 'rollout/in_group_mean' },
-  { key: 'rollout/chosen_in_group_max', meaning: 'in_group_max over kept groups', mirrors: 'rollout/chosen_in_group_max' },
-  { key: 'rollout/chosen_in_group_mean', meaning: 'in_group_mean over kept groups', mirrors: 'rollout/chosen_in_group_mean' },
-  { key: 'rollout/filter_kept_ratio', meaning: 'fraction of env groups kept by the filter', mirrors: 'rollout/filter_kept_ratio (v2)' },
-  { key: 'actor/pg_clipfrac_lower', meaning: 'fraction clipped by the dual clip (A<0)', mirrors: 'actor/pg_clipfrac_lower' },
-  { key: 'actor/lr', meaning: 'actor learning rate', mirrors: 'actor/lr' },
-  { key: 'actor/kl_loss', meaning: 'KL(pi_theta || pi_ref) loss term when use_kl_loss', mirrors: 'actor/kl_loss' },
-  { key: 'actor/kl_coef', meaning: 'KL loss coefficient', mirrors: 'actor/kl_coef' },
-  { key: 'critic/vf_clipfrac', meaning: 'fraction of values clipped by cliprange_value', mirrors: 'critic/vf_clipfrac' },
-  { key: 'critic/vpred_mean', meaning: 'mean critic value on trained tokens', mirrors: 'critic/vpred_mean' },
-  { key: 'critic/grad_norm', meaning: 'critic gradient norm before clipping', mirrors: 'critic/grad_norm' },
-  { key: 'critic/score/mean', meaning: 'mean trajectory score (reward + format penalty)', mirrors: 'critic/score/mean' },
-  { key: 'critic/step_adv/shared_turns', meaning: "share of the step's turns that start from a state another turn of the env group also started from (GiGPO anchor groups; algorithm.stepAdvantage)", mirrors: 'new' },
-  { key: 'critic/step_adv/abs_mean', meaning: 'mean |step-level advantage| over the turns of the step (algorithm.stepAdvantage)', mirrors: 'new' },
-  { key: 'response_length/max', meaning: 'max trained tokens in one trajectory', mirrors: 'response_length/max' },
-  { key: 'timing_s/gen', meaning: 'seconds spent generating rollouts', mirrors: 'timing_s/gen' },
-  { key: 'timing_s/update_actor', meaning: 'seconds spent in the actor update', mirrors: 'timing_s/update_actor' },
-  { key: 'timing_s/update_critic', meaning: 'seconds spent in the critic update', mirrors: 'timing_s/update_critic' },
-  { key: 'timing_s/testing', meaning: 'seconds spent in validation', mirrors: 'timing_s/testing' },
-  { key: 'perf/total_num_tokens', meaning: 'trained tokens in the step', mirrors: 'perf/total_num_tokens' },
+  ragen('rollout/in_group_max', 'mean over groups of the in-group max reward'),
+  ragen('rollout/in_group_mean', 'mean over groups of the in-group mean reward'),
+  ragen('rollout/chosen_in_group_max', 'in_group_max over kept groups'),
+  ragen('rollout/chosen_in_group_mean', 'in_group_mean over kept groups'),
+  ragen2('rollout/filter_kept_ratio', 'fraction of env groups kept by the filter'),
+  ragen('actor/pg_clipfrac_lower', 'fraction clipped by the dual clip (A<0)'),
+  ragen('actor/lr', 'actor learning rate'),
+  ragen('actor/kl_loss', 'KL(pi_theta || pi_ref) loss term when use_kl_loss'),
+  ragen('actor/kl_coef', 'KL loss coefficient'),
+  ragen('critic/vf_clipfrac', 'fraction of values clipped by cliprange_value'),
+  ragen('critic/vpred_mean', 'mean critic value on trained tokens'),
+  ragen('critic/grad_norm', 'critic gradient norm before clipping'),
+  ragen('critic/score/mean', 'mean trajectory score (reward + format penalty)'),
+  added('critic/step_adv/shared_turns',
+    "share of the step's turns that start from a state another turn of the env group also started from (GiGPO anchor groups; algorithm.stepAdvantage)"),
+  added('critic/step_adv/abs_mean', 'mean |step-level advantage| over the turns of the step (algorithm.stepAdvantage)'),
+  ragen('response_length/max', 'max trained tokens in one trajectory'),
+  ragen('timing_s/gen', 'seconds spent generating rollouts'),
+  ragen('timing_s/update_actor', 'seconds spent in the actor update'),
+  ragen('timing_s/update_critic', 'seconds spent in the critic update'),
+  ragen('timing_s/testing', 'seconds spent in validation'),
+  ragen('perf/total_num_tokens', 'trained tokens in the step'),
   // Reasoning diversity (src/metrics/reasoning.ts): new in this project; RAGEN-2's template collapse made visible.
-  { key: 'reasoning/distinct_1', meaning: 'distinct unigrams / all unigrams across the step\'s think texts', mirrors: 'new' },
-  { key: 'reasoning/distinct_2', meaning: 'distinct bigrams / all bigrams', mirrors: 'new' },
-  { key: 'reasoning/distinct_3', meaning: 'distinct trigrams / all trigrams', mirrors: 'new' },
-  { key: 'reasoning/unique_fraction', meaning: 'distinct think strings / think strings (echo policy -> 1/N)', mirrors: 'new' },
-  {
-    key: 'reasoning/pairwise_diversity',
-    meaning: '1 - mean bigram-set Jaccard similarity over pairs of think texts (echo policy -> 0)',
-    mirrors: 'new',
-  },
+  added('reasoning/distinct_1', 'distinct unigrams / all unigrams across the step\'s think texts'),
+  added('reasoning/distinct_2', 'distinct bigrams / all bigrams'),
+  added('reasoning/distinct_3', 'distinct trigrams / all trigrams'),
+  added('reasoning/unique_fraction', 'distinct think strings / think strings (echo policy -> 1/N)'),
+  added('reasoning/pairwise_diversity', '1 - mean bigram-set Jaccard similarity over pairs of think texts (echo policy -> 0)'),
   {
     key: 'reasoning/cross_state_shared',
     meaning: 'fraction of think texts that also occur, verbatim, for a different initial state (ignores the input -> 1)',
     mirrors: 'new (proxy for RAGEN-2 MI collapse)',
   },
   { key: 'reasoning/valid_thinking_rate', meaning: 'fraction of turns with a <think>...</think> block', mirrors: 'collapse/valid_thinking_rate (v2)' },
-  // Grounding (src/metrics/grounding.ts): is the reasoning true of the board? New in this project (DESIGN.md).
-  { key: 'reasoning/grounding', meaning: 'true / checkable claims in <think> about the current observation', mirrors: 'new' },
-  { key: 'reasoning/grounding_blind', meaning: 'the same claims checked against another state of the batch (chance level)', mirrors: 'new' },
-  { key: 'reasoning/grounding_claims', meaning: 'checkable claims per turn', mirrors: 'new' },
-  { key: 'reasoning/answer_agreement', meaning: 'turns whose reasoning names a choice equal to the answer / turns naming one', mirrors: 'new' },
+  // Grounding (src/metrics/grounding.ts): is the reasoning true of the board? New in this project
+  // (docs/architecture.md).
+  added('reasoning/grounding', 'true / checkable claims in <think> about the current observation'),
+  added('reasoning/grounding_blind', 'the same claims checked against another state of the batch (chance level)'),
+  added('reasoning/grounding_claims', 'checkable claims per turn'),
+  added('reasoning/answer_agreement', 'turns whose reasoning names a choice equal to the answer / turns naming one'),
   // RAGEN-2's collapse diagnostics (src/metrics/collapse.ts), on the steps that compute them.
-  { key: 'collapse/valid_thinking_rate', meaning: 'fraction of the step\'s turns whose <think> block holds reasoning', mirrors: 'collapse/valid_thinking_rate (v2)' },
-  { key: 'collapse/first_turn_num_total', meaning: 'trajectories of the step (first turns)', mirrors: 'collapse/first_turn_num_total (v2)' },
-  { key: 'collapse/first_turn_num_valid', meaning: 'first turns with reasoning', mirrors: 'collapse/first_turn_num_valid (v2)' },
-  { key: 'collapse/first_turn_valid_rate', meaning: 'first_turn_num_valid / first_turn_num_total', mirrors: 'collapse/first_turn_valid_rate (v2)' },
-  { key: 'timing_s/collapse_metrics', meaning: 'seconds spent in the collapse diagnostics', mirrors: 'timing_s/collapse_metrics (v2)' },
-  { key: 'timing_s/collapse_first_turn_step', meaning: 'seconds of the first-turn sample', mirrors: 'timing_s/collapse_first_turn_step (v2)' },
-  { key: 'timing_s/collapse_multi_turn_step', meaning: 'seconds of the trajectory sample', mirrors: 'timing_s/collapse_multi_turn_step (v2)' },
+  ragen2('collapse/valid_thinking_rate', 'fraction of the step\'s turns whose <think> block holds reasoning'),
+  ragen2('collapse/first_turn_num_total', 'trajectories of the step (first turns)'),
+  ragen2('collapse/first_turn_num_valid', 'first turns with reasoning'),
+  ragen2('collapse/first_turn_valid_rate', 'first_turn_num_valid / first_turn_num_total'),
+  ragen2('timing_s/collapse_metrics', 'seconds spent in the collapse diagnostics'),
+  ragen2('timing_s/collapse_first_turn_step', 'seconds of the first-turn sample'),
+  ragen2('timing_s/collapse_multi_turn_step', 'seconds of the trajectory sample'),
   ...['collapse_first_turn_sample', 'collapse_trajectory_sample'].flatMap((prefix) =>
     COLLAPSE_SAMPLE_METRICS.map(([name, meaning]) => ({ key: `${prefix}/${name}`, meaning, mirrors: `${prefix}/${name} (v2)` })),
   ),
   // Echo-trap early warning (src/metrics/echoTrap.ts).
-  { key: 'echo_trap/warning', meaning: '1 from the step the early warning fired onwards, else 0', mirrors: 'new' },
-  {
-    key: 'echo_trap/signal',
-    meaning: "what fired the warning (a text: the low signals, '+'-joined from reward_std, entropy, mi_zscore_ema), on every row from the firing step",
-    mirrors: 'new',
-  },
-  { key: 'echo_trap/reward_std_ratio', meaning: 'rollout/in_group_std / its early-training baseline', mirrors: 'new' },
-  { key: 'echo_trap/entropy_ratio', meaning: 'actor/entropy_loss / its early-training baseline', mirrors: 'new' },
-  { key: 'echo_trap/mi_ratio', meaning: 'the latest MI z-score EMA of the collapse diagnostics / its early baseline', mirrors: 'new' },
-  { key: 'echo_trap/grad_norm_spike', meaning: '1 on a step whose grad norm exceeds k x its running median ("collapse confirmed")', mirrors: 'new' },
+  added('echo_trap/warning', '1 from the step the early warning fired onwards, else 0'),
+  added('echo_trap/signal',
+    "what fired the warning (a text: the low signals, '+'-joined from reward_std, entropy, mi_zscore_ema), on every row from the firing step"),
+  added('echo_trap/reward_std_ratio', 'rollout/in_group_std / its early-training baseline'),
+  added('echo_trap/entropy_ratio', 'actor/entropy_loss / its early-training baseline'),
+  added('echo_trap/mi_ratio', 'the latest MI z-score EMA of the collapse diagnostics / its early baseline'),
+  added('echo_trap/grad_norm_spike', '1 on a step whose grad norm exceeds k x its running median ("collapse confirmed")'),
 ];
 
 /** The two metric namespaces of env metrics: training rollouts and validation rollouts. */
@@ -189,6 +172,33 @@ export type EnvMetricName = (typeof ENV_METRIC_NAMES)[number];
 
 export const trainSuccessKey = (tag: string): string => envMetricKey('train', tag, 'success');
 export const valSuccessKey = (tag: string): string => envMetricKey('val', tag, 'success');
+
+/**
+ * The split and env tag of a success key (`train/<Tag>/success` or `val-env/<Tag>/success`), or null for any other
+ * key. The one reader of success keys: the charts, the CLI's step line, the summaries and the echo-trap detector
+ * pick them out of a metrics row with it.
+ */
+export function parseSuccessKey(key: string): { split: EnvSplit; tag: string } | null {
+  const m = /^(train|val-env)\/([^/]+)\/success$/.exec(key);
+  if (!m) return null;
+  return { split: m[1] === 'train' ? 'train' : 'val', tag: m[2] };
+}
+
+/** Whether `key` is a success key of the given split (either split when none is given). */
+export function isSuccessKey(key: string, split?: EnvSplit): boolean {
+  const parsed = parseSuccessKey(key);
+  return parsed !== null && (split === undefined || parsed.split === split);
+}
+
+/** Env tag -> value of every success key of `split` in a metrics row (non-numbers skipped). */
+export function successByTag(row: Readonly<Record<string, unknown>>, split: EnvSplit): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of Object.entries(row)) {
+    const parsed = parseSuccessKey(key);
+    if (parsed?.split === split && typeof value === 'number') out[parsed.tag] = value;
+  }
+  return out;
+}
 
 export interface RequiredKeysOptions {
   /** Env tags trained on (their `train/<Tag>/success` is required). */

@@ -76,15 +76,20 @@ export function toRolloutRecord(t: RecordableTrajectory, step: number, split: Ro
     success: t.success,
     reward: t.totalReward,
     score: t.score,
-    turns: t.turns.map((turn) => ({
-      turn: turn.turn,
-      state: turn.state,
-      think: turn.think,
-      answer: turn.answer,
-      formatOk: turn.formatOk,
-      actions: [...turn.executedActions],
-      reward: turn.reward,
-    })),
+    turns: t.turns.map(toTurnRecord),
     finalState: t.history.length > t.turns.length ? t.history[t.history.length - 1].state : null,
+  };
+}
+
+/** The record of one turn (also each turn of `ragen eval --trajectories`, src/eval/episodes.ts). */
+export function toTurnRecord(turn: RecordableTrajectory['turns'][number]): RolloutTurnRecord {
+  return {
+    turn: turn.turn,
+    state: turn.state,
+    think: turn.think,
+    answer: turn.answer,
+    formatOk: turn.formatOk,
+    actions: [...turn.executedActions],
+    reward: turn.reward,
   };
 }

@@ -4,6 +4,7 @@
 
 import { EchoTrapDetector, SIGNAL_KEY, type EchoTrapConfig } from './echoTrap';
 import { metricText, type MetricRow } from './jsonl';
+import { isSuccessKey } from './keys';
 
 export interface Point {
   step: number;
@@ -45,8 +46,6 @@ export interface RunSummary {
 /** The keys summarised besides every `train/<Tag>/success` and `val-env/<Tag>/success` in the rows. */
 export const SUMMARY_KEYS = ['rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'response_length/mean', 'reasoning_length/mean'];
 
-const SUCCESS_RE = /^(train|val-env)\/[^/]+\/success$/;
-
 /** first / peak / min / last of one key over the rows (NaN and missing values skipped), or null if none. */
 export function summarizeSeries(rows: readonly MetricRow[], key: string): SeriesSummary | null {
   let s: SeriesSummary | null = null;
@@ -74,7 +73,7 @@ export interface SummaryOptions {
 export function summarizeMetrics(rows: readonly MetricRow[], opts: SummaryOptions): RunSummary {
   const sorted = [...rows].sort((a, b) => a.step - b.step);
   const keys = new Set<string>();
-  for (const row of sorted) for (const k of Object.keys(row)) if (SUCCESS_RE.test(k)) keys.add(k);
+  for (const row of sorted) for (const k of Object.keys(row)) if (isSuccessKey(k)) keys.add(k);
   const series: Record<string, SeriesSummary> = {};
   for (const key of [...[...keys].sort(), ...SUMMARY_KEYS]) {
     const s = summarizeSeries(sorted, key);

@@ -2,17 +2,15 @@
 // the files themselves are built and parsed there (checkpointFiles / loadCheckpointFiles).
 import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
-import { writeDirAtomic } from '../node/safeWrite';
 import * as path from 'node:path';
 import { CHECKPOINT_FILES, checkpointFiles, loadCheckpointFiles, type CheckpointableModel, type LoadedCheckpoint } from './checkpoint';
 import type { Tokenizer } from './tokenizer';
 
 /**
- * Writes the checkpoint to `dir` atomically (src/node/safeWrite.ts): all files go to a sibling temp directory first,
- * which then replaces `dir` by rename. A crash mid-write leaves any previous checkpoint in `dir` untouched; what it
- * leaves beside `dir` (`dir.tmp-PID-STAMP`, `dir.old-PID-STAMP`) is tidied by the next save once PID is gone.
- * Refuses to replace a file or a non-empty directory that is not a checkpoint (assertCheckpointTarget); whether an
- * existing checkpoint may be replaced at all is the command's to decide (`ragen warmstart --force`).
+ * Writes the checkpoint to `dir` atomically: all files go to a sibling temp directory first, which then replaces
+ * `dir` by rename. A crash mid-write leaves any previous checkpoint in `dir` untouched (at worst a stray
+ * `dir.tmp-*` / `dir.old-*` sibling remains); a failure removes the temp directory. Refuses to replace a file or a
+ * non-empty directory that is not a checkpoint (assertCheckpointTarget).
  */
 export async function saveCheckpointDir(
   dir: string,
@@ -22,11 +20,36 @@ export async function saveCheckpointDir(
 ): Promise<void> {
   const target = path.resolve(dir);
   assertCheckpointTarget(target);
+  const existing = await fs.readdir(target).catch(() => null);
   const files = await checkpointFiles(model, tokenizer, extra);
-  for (const name of Object.keys(files)) {
-    if (name.includes('/') || name.includes('\\') || name.startsWith('.')) throw new Error(`saveCheckpointDir: bad file name '${name}'`);
+  await fs.mkdir(path.dirname(target), { recursive: true });
+  const stamp = `${process.pid}-${Date.now()}`;
+  const tmp = `${target}.tmp-${stamp}`;
+  await fs.mkdir(tmp);
+  let movedAside: string | null = null;
+  try {
+    for (const [name, bytes] of Object.entries(files)) {
+      if (name.includes('/') || name.includes('\\') || name.startsWith('.')) throw new Error(`saveCheckpointDir: bad file name '${name}'`);
+      const handle = await fs.open(path.join(tmp, name), 'w');
+      try {
+        await handle.writeFile(bytes);
+        await handle.sync(); // on disk before the rename makes it visible
+      } finally {
+        await handle.close();
+      }
+    }
+    if (existing) {
+      movedAside = `${target}.old-${stamp}`;
+      await fs.rename(target, movedAside);
+    }
+    await fs.rename(tmp, target);
+    if (movedAside) await fs.rm(movedAside, { recursive: true, force: true });
+  } catch (err) {
+    // A failed save leaves no temp folder behind, and the previous checkpoint where it was.
+    if (movedAside && !fsSync.existsSync(target)) await fs.rename(movedAside, target).catch(() => {});
+    await fs.rm(tmp, { recursive: true, force: true });
+    throw err;
   }
-  writeDirAtomic(target, files);
 }
 
 /**

@@ -1,5 +1,5 @@
-// The policy library: one import for everything in src/model, plus DESIGN.md's `Policy` / `loadPolicy` entry that
-// tools outside this repo use to check checkpoints (log-probs of a token sequence, re-save).
+// The policy library: one import for everything in src/model, plus docs/architecture.md's `Policy` / `loadPolicy`
+// entry that tools outside this repo use to check checkpoints (log-probs of a token sequence, re-save).
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendInfo, type BackendName } from './backend';
 import { readCheckpointDirFiles, saveCheckpointDir } from './checkpointDir';

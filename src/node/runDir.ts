@@ -1,4 +1,5 @@
-// The run directory of a Node training run (DESIGN.md): where `ragen train` writes, and what `--resume` reads.
+// The run directory of a Node training run (docs/architecture.md): where `ragen train` writes, and what `--resume`
+// reads.
 //
 //   OUT/config.json              the resolved RunConfig
 //   OUT/metrics.jsonl            one JSON object per training step (step 0 = validation before training)

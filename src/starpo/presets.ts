@@ -16,6 +16,7 @@ import {
   type RunConfig,
   type RunConfigInput,
 } from './config';
+import { VANILLA_STARPO } from './variants';
 
 interface PresetDefinition {
   /** One line for menus and `--help`: what the preset is for. */
@@ -43,13 +44,6 @@ const TINY: RunConfigInput = {
   actor: { lr: 1e-4, ppoMiniBatchSize: 8, ppoMicroBatchSize: 8 },
   critic: { lr: 1e-3 },
   trainer: { totalSteps: 100, testFreq: 10, saveFreq: 50, keepCheckpoints: 2, logRollouts: 4 },
-};
-
-/** Vanilla StarPO as the paper ran it (spec §4.5, §4.6): no filter, KL 0.001 (k1) folded into the reward, symmetric clip 0.2. */
-const VANILLA_STARPO: RunConfigInput = {
-  filter: { strategy: 'ratio', ratio: 1.0 },
-  algorithm: { useKlInReward: true, klCoef: 0.001, klEstimator: 'kl' },
-  actor: { clipRatioHigh: 0.2 },
 };
 
 // --- the presets -------------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ import { mixSeed, seededUniform } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
 import { checkCollapseState, initialCollapseState, type CollapseResult, type CollapseState } from '../metrics/collapse';
 import { EchoTrapDetector } from '../metrics/echoTrap';
+import { successByTag } from '../metrics/keys';
 import { groundingMetrics, groundingTurnsOf } from '../metrics/grounding';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
 import { toRolloutRecord } from '../metrics/rolloutRecord';
@@ -388,12 +389,7 @@ export class Trainer {
     });
     const metrics = summarizeEnvMetrics(result.trajectories, 'val-env');
     metrics['timing_s/testing'] = now() - start;
-    const successByTag: Record<string, number> = {};
-    for (const [key, value] of Object.entries(metrics)) {
-      const m = /^val-env\/([^/]+)\/success$/.exec(key);
-      if (m) successByTag[m[1]] = value;
-    }
-    const decision = this.stopper.observeValidation(successByTag);
+    const decision = this.stopper.observeValidation(successByTag(metrics, 'val'));
     if (decision.stop && !this.stopped) {
       this.stopped = decision.reason ?? null;
       this.log(`early stop at step ${step}: ${decision.detail}`);

@@ -1,12 +1,13 @@
 // What the live charts plot, and the data in the shape uPlot wants. Pure TypeScript (Chart.svelte draws it).
 //
-// Each chart is named by its main metric key (the DOM gets `data-testid="chart-<key>"`, DESIGN.md), says what its
-// y axis measures (label and unit) and what to watch for, and may draw companion series (validation next to
-// training success, the kept groups' std next to all groups'), dashed. When several runs (arms) share a chart, as
-// in the classroom's StarPO vs StarPO-S, each arm has ONE colour on every chart: the colour belongs to the arm,
-// the line style to the series.
+// Each chart is named by its main metric key (the DOM gets `data-testid="chart-<key>"`, docs/architecture.md), says
+// what its y axis measures (label and unit) and what to watch for, and may draw companion series (validation next to
+// training success, the kept groups' std next to all groups'), dashed. When several runs (arms) share a chart, as in
+// the classroom's StarPO vs StarPO-S, each arm has ONE colour on every chart: the colour belongs to the arm, the line
+// style to the series.
 import { EchoTrapDetector, SIGNAL_KEY } from '../metrics/echoTrap';
 import { metricNumber, metricText, type MetricRow } from '../metrics/jsonl';
+import { isSuccessKey } from '../metrics/keys';
 import { defaultRunConfig } from '../starpo/config';
 
 export interface SeriesSpec {
@@ -34,7 +35,7 @@ export interface ChartSpec {
 /** Train success keys present in the rows (`train/<Tag>/success`), in first-seen order. */
 export function successKeys(rows: readonly MetricRow[]): string[] {
   const keys = new Set<string>();
-  for (const row of rows) for (const k of Object.keys(row)) if (/^train\/[^/]+\/success$/.test(k)) keys.add(k);
+  for (const row of rows) for (const k of Object.keys(row)) if (isSuccessKey(k, 'train')) keys.add(k);
   return [...keys];
 }
 
@@ -50,6 +51,8 @@ function successMeaning(tag: string): string {
 
 const solid = (key: string, label: string): SeriesSpec => ({ key, label, dashed: false });
 const dashed = (key: string, label: string): SeriesSpec => ({ key, label, dashed: true });
+/** A chart named by its main series, the first one. */
+const chart = (title: string, yLabel: string, series: SeriesSpec[], watch: string): ChartSpec => ({ key: series[0].key, title, series, yLabel, watch });
 
 /**
  * The playground's charts (issue #5: success, reward mean and in-group std, entropy, gradient norm, response and
@@ -58,58 +61,25 @@ const dashed = (key: string, label: string): SeriesSpec => ({ key, label, dashed
  */
 export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
   const success: ChartSpec[] = trainTags.map((tag) => ({
-    key: `train/${tag}/success`,
-    title: `${tag} success`,
-    series: [solid(`train/${tag}/success`, 'training'), dashed(`val-env/${tag}/success`, 'validation')],
-    yLabel: 'success rate',
+    ...chart(`${tag} success`, 'success rate', [solid(`train/${tag}/success`, 'training'), dashed(`val-env/${tag}/success`, 'validation')],
+      `${successMeaning(tag)} It should rise; validation (dashed) plays fixed held-out states.`),
     range: [0, 1],
-    watch: `${successMeaning(tag)} It should rise; validation (dashed) plays fixed held-out states.`,
   }));
   return [
     ...success,
     // RAGEN logs the groups' mean reward as rollout/in_group_mean; critic/score/mean adds the format penalty.
-    {
-      key: 'rollout/in_group_mean',
-      title: 'reward mean',
-      series: [solid('rollout/in_group_mean', 'env reward'), dashed('critic/score/mean', 'trained score (with format penalty)')],
-      yLabel: 'reward / episode',
-      watch: 'Average reward of this step’s episodes; the dashed line is what training sees after the format penalty.',
-    },
-    {
-      key: 'rollout/in_group_std',
-      title: 'in-group reward std',
-      series: [solid('rollout/in_group_std', 'all groups'), dashed('rollout/chosen_in_group_std', 'groups kept by the filter')],
-      yLabel: 'reward std',
-      watch: 'How much the N rollouts of one starting state disagree. An early fall towards 0 is the echo-trap warning sign.',
-    },
-    {
-      key: 'actor/entropy_loss',
-      title: 'entropy',
-      series: [solid('actor/entropy_loss', 'policy entropy')],
-      yLabel: 'nats / token',
-      watch: 'How unsure the policy is per token. A collapse means it keeps repeating the same answers.',
-    },
-    {
-      key: 'actor/grad_norm',
-      title: 'gradient norm',
-      series: [solid('actor/grad_norm', 'actor gradient')],
-      yLabel: 'L2 norm',
-      watch: 'Size of each update. Spikes tend to come with a collapse, after the warning signs.',
-    },
-    {
-      key: 'response_length/mean',
-      title: 'response length',
-      series: [solid('response_length/mean', 'response')],
-      yLabel: 'tokens / answer',
-      watch: 'Tokens the policy writes per answer (think + answer).',
-    },
-    {
-      key: 'reasoning_length/mean',
-      title: 'reasoning length',
-      series: [solid('reasoning_length/mean', 'inside <think>')],
-      yLabel: 'tokens / think',
-      watch: 'Shrinking reasoning can mean the policy is settling on fixed templates.',
-    },
+    chart('reward mean', 'reward / episode', [solid('rollout/in_group_mean', 'env reward'), dashed('critic/score/mean', 'trained score (with format penalty)')],
+      'Average reward of this step’s episodes; the dashed line is what training sees after the format penalty.'),
+    chart('in-group reward std', 'reward std', [solid('rollout/in_group_std', 'all groups'), dashed('rollout/chosen_in_group_std', 'groups kept by the filter')],
+      'How much the N rollouts of one starting state disagree. An early fall towards 0 is the echo-trap warning sign.'),
+    chart('entropy', 'nats / token', [solid('actor/entropy_loss', 'policy entropy')],
+      'How unsure the policy is per token. A collapse means it keeps repeating the same answers.'),
+    chart('gradient norm', 'L2 norm', [solid('actor/grad_norm', 'actor gradient')],
+      'Size of each update. Spikes tend to come with a collapse, after the warning signs.'),
+    chart('response length', 'tokens / answer', [solid('response_length/mean', 'response')],
+      'Tokens the policy writes per answer (think + answer).'),
+    chart('reasoning length', 'tokens / think', [solid('reasoning_length/mean', 'inside <think>')],
+      'Shrinking reasoning can mean the policy is settling on fixed templates.'),
   ];
 }
 
@@ -121,7 +91,7 @@ export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
 export function lessonChartSpecs(trainTags: readonly string[]): ChartSpec[] {
   const order = ['rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean'];
   const all = chartSpecs(trainTags);
-  return [...all.filter((s) => /^train\/[^/]+\/success$/.test(s.key)), ...order.map((key) => all.find((s) => s.key === key)!)];
+  return [...all.filter((s) => isSuccessKey(s.key, 'train')), ...order.map((key) => all.find((s) => s.key === key)!)];
 }
 
 /** One run's rows with a label (the arm name in classroom mode). */

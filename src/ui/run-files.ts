@@ -1,5 +1,5 @@
 // Export and import of runs as files. An exported run is a tar archive laid out exactly like the CLI's run
-// directory (DESIGN.md): config.json, metrics.jsonl, rollouts.jsonl, checkpoints/step-N/{config.json,
+// directory (docs/architecture.md): config.json, metrics.jsonl, rollouts.jsonl, checkpoints/step-N/{config.json,
 // model.safetensors, tokenizer.json, ...}. Import takes such an archive back, a bare metrics.jsonl written by the
 // headless CLI, or a RAGEN run's W&B history export (.csv / .json / wandb-history.jsonl; charts only, see
 // src/interop/wandbHistory.ts). Pure TypeScript.

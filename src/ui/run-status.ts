@@ -3,8 +3,8 @@
 import type { RunStatus, StepPhase, StepProgress } from '../../workers/protocol';
 
 /**
- * The `run-status` text. DESIGN.md's five (idle / running / stopping / stopped / done) plus the states between:
- * 'pausing' and 'paused' (Pause keeps the run, Stop ends it) and 'failed'.
+ * The `run-status` text. docs/architecture.md's five (idle / running / stopping / stopped / done) plus the states
+ * between: 'pausing' and 'paused' (Pause keeps the run, Stop ends it) and 'failed'.
  */
 export type RunStatusText = 'idle' | 'running' | 'pausing' | 'paused' | 'stopping' | 'stopped' | 'done' | 'failed';
 

@@ -55,10 +55,8 @@ export interface PlaygroundSettings {
 
 export const DEFAULT_PRESET: PresetName = 'bandit-tiny';
 
-/** The StarPO-S switches of the paper (spec §4.5–4.6): filter 25 %, no KL, clip-higher 0.28. */
-export const STARPO_S_SWITCHES = { filterRatio: 0.25, klCoef: 0, clipHigh: 0.28 } as const;
-/** Vanilla StarPO as the paper ran it: no filter, KL 0.001 in the reward, symmetric clip 0.2. */
-export const VANILLA_STARPO_SWITCHES = { filterRatio: 1, klCoef: 0.001, clipHigh: 0.2 } as const;
+// The StarPO-S and vanilla StarPO buttons set the three knobs to these (src/starpo/variants.ts).
+export { STARPO_S_SWITCHES, VANILLA_STARPO_SWITCHES } from '../starpo/variants';
 
 /** How each knob is spelled in the URL, labelled on the form, explained, and checked. */
 interface KnobSpec {

@@ -1,4 +1,5 @@
-// Solver-written demonstrations for the warm start of the tiny presets (DESIGN.md "The policy").
+// Solver-written demonstrations for the warm start of the tiny presets (docs/architecture.md "The policy and its warm
+// start").
 //
 // RAGEN starts from an instruct model that already writes `<think>…</think><answer>…</answer>`. A tiny model
 // starts from nothing, so `ragen warmstart` first teaches it the format by supervised fine-tuning on episodes played

@@ -1,7 +1,7 @@
-// The warm start of the tiny presets: supervised fine-tuning (SFT) of a freshly initialised tiny Qwen2-style model
-// on solver-written demonstrations (demonstrations.ts), saved as a Hugging Face checkpoint that the Trainer loads
-// from public/warmstart/<preset>/ (DESIGN.md "The policy"). RAGEN itself needs none of this: it starts from an
-// instruct model that already writes <think>…</think><answer>…</answer>.
+// The warm start of the tiny presets: supervised fine-tuning (SFT) of a freshly initialised tiny Qwen2-style model on
+// solver-written demonstrations (demonstrations.ts), saved as a Hugging Face checkpoint that the Trainer loads from
+// public/warmstart/<preset>/ (docs/architecture.md "The policy and its warm start"). RAGEN itself needs none of this:
+// it starts from an instruct model that already writes <think>…</think><answer>…</answer>.
 //
 //   demonstrations  -> tokenizer (byte-level BPE over the demonstrations + every compact prompt text the preset's
 //                      env tags can show, so one checkpoint also evaluates on e.g. BanditTest's arm names)

@@ -7,6 +7,7 @@ import { AdamW } from '../../src/model/adamw';
 import { initBackend } from '../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
+import { printKernelRows, profileKernels } from './kernelProfile';
 
 await initBackend((process.argv[3] ?? 'wasm') as 'wasm' | 'webgpu' | 'cpu');
 const shape = benchShape(process.argv[2] ?? 'tiny');
@@ -23,20 +24,9 @@ const update = async () => {
   tf.dispose([value, ...Object.values(grads)]);
 };
 await update();
-const t0 = performance.now();
-const prof = await tf.profile(update);
-const wall = performance.now() - t0;
-const byName = new Map<string, { n: number; ms: number }>();
-for (const k of prof.kernels) {
-  const e = byName.get(k.name) ?? { n: 0, ms: 0 };
-  e.n++; e.ms += typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
-  byName.set(k.name, e);
-}
-const total = [...byName.values()].reduce((a, e) => a + e.ms, 0);
-console.log(`${shape.name}: ${prof.kernels.length} kernels per update, kernel time ${total.toFixed(0)} ms, wall ${wall.toFixed(0)} ms (profiled)`);
-for (const [name, e] of [...byName].sort((a, b) => b[1].ms - a[1].ms).slice(0, 40)) {
-  console.log(`  ${name.padEnd(22)} ${String(e.n).padStart(5)} calls ${e.ms.toFixed(1).padStart(8)} ms ${(100 * e.ms / total).toFixed(1).padStart(5)} %`);
-}
+const prof = await profileKernels(update);
+console.log(`${shape.name}: ${prof.kernels} kernels per update, kernel time ${prof.totalMs.toFixed(0)} ms, wall ${prof.wallMs.toFixed(0)} ms (profiled)`);
+printKernelRows(prof, 40, 22, 5);
 
 const probe = model.variables['model.norm.weight'];
 const t1 = performance.now();

@@ -2,7 +2,7 @@
 // wasm (C) and webgpu (WGSL) kernels are read against: the same loops, in the order of wasm/kernels.c, without SIMD.
 // JavaScript computes in double precision and rounds when storing into the Float32Array outputs.
 import * as tf from '@tensorflow/tfjs';
-import { K, registerKernelTable, type AdamWAttrs, type HeadAttrs } from './ops';
+import { registerKernelTable, type AdamWAttrs, type HeadAttrs } from './ops';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
 interface CpuBackend {
@@ -311,25 +311,10 @@ function adamW({ inputs, backend, attrs }: Args): Info {
   return backend.makeTensorInfo([1], 'int32', Int32Array.of(1) as unknown as Float32Array);
 }
 
-const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
-  [K.sumSquares]: sumSquares,
-  [K.adamW]: adamW,
-  [K.embed]: embed,
-  [K.embedGrad]: embedGrad,
-  [K.sample]: sample,
-  [K.rmsNorm]: rmsNorm,
-  [K.rmsNormGrad]: rmsNormGrad,
-  [K.rope]: rope,
-  [K.swiGlu]: swiGlu,
-  [K.swiGluGrad]: swiGluGrad,
-  [K.attention]: attention,
-  [K.attentionGrad]: attentionGrad,
-  [K.cachedAttention]: cachedAttention,
-  [K.logProbs]: logProbs,
-  [K.logProbsGrad]: logProbsGrad,
-};
-
 /** Registers the fused kernels for the cpu backend (idempotent). */
 export function registerCpuKernels(): void {
-  registerKernelTable('cpu', KERNELS);
+  registerKernelTable('cpu', {
+    sumSquares, adamW, embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention,
+    attentionGrad, cachedAttention, logProbs, logProbsGrad,
+  });
 }

@@ -30,9 +30,13 @@ export const K = {
   adamW: 'RagenAdamW',
 } as const;
 
-/** Registers a backend's table of fused kernels (kernel name -> kernel function); kernels already there stay. */
-export function registerKernelTable(backendName: string, table: Record<string, (args: never) => unknown>): void {
-  for (const [kernelName, fn] of Object.entries(table)) {
+/**
+ * Registers a backend's table of fused kernels, keyed by the short names of `K` (`{ embed, rmsNorm, ... }`: each
+ * backend names its kernel functions after them); kernels already there stay.
+ */
+export function registerKernelTable(backendName: string, table: Partial<Record<keyof typeof K, (args: never) => unknown>>): void {
+  for (const [name, fn] of Object.entries(table)) {
+    const kernelName = K[name as keyof typeof K];
     if (tf.getKernel(kernelName, backendName)) continue;
     tf.registerKernel({ kernelName, backendName, kernelFunc: fn as unknown as tf.KernelFunc });
   }

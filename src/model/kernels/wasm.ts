@@ -11,7 +11,7 @@
 // them, and drops the input cache as soon as the kernel returns. Copying the whole cache at every decoded token would
 // cost more than the attention itself.
 import * as tf from '@tensorflow/tfjs';
-import { K, registerKernelTable, type AdamWAttrs, type HeadAttrs } from './ops';
+import { registerKernelTable, type AdamWAttrs, type HeadAttrs, type K } from './ops';
 import { KERNELS_WASM_BASE64 } from './wasm/module';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
@@ -96,8 +96,8 @@ function withTables(b: WasmBackend, tables: number[][], f: (ptrs: number[]) => n
   }
 }
 
-const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
-  [K.sumSquares]: ({ inputs, backend: b, attrs }) => {
+const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = {
+  sumSquares: ({ inputs, backend: b, attrs }) => {
     const ts = Array.from({ length: attrs.n as number }, (_, i) => inputs[`t${i}`]);
     const out = b.makeOutput([], 'float32');
     withTables(b, [ts.map((t) => addr(b, t)), ts.map((t) => t.shape.reduce((x, y) => x * y, 1))], ([ptrs, sizes]) => {
@@ -106,7 +106,7 @@ const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
     });
     return out;
   },
-  [K.adamW]: ({ inputs, backend: b, attrs }) => {
+  adamW: ({ inputs, backend: b, attrs }) => {
     const a = attrs as unknown as AdamWAttrs & { n: number };
     const ps = Array.from({ length: a.n }, (_, i) => inputs[`p${i}`]), gs = Array.from({ length: a.n }, (_, i) => inputs[`g${i}`]);
     const sizes = ps.map((t) => t.shape.reduce((x, y) => x * y, 1));
@@ -116,61 +116,61 @@ const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
     new Int32Array(b.wasm.asm.memory.buffer, addr(b, flag), 1)[0] = applied;
     return flag;
   },
-  [K.embed]: ({ inputs: { table, ids }, backend: b }) => {
+  embed: ({ inputs: { table, ids }, backend: b }) => {
     const out = b.makeOutput([ids.shape[0], table.shape[1]], 'float32');
     kernels(b).embed_fwd(addr(b, table), addr(b, ids), addr(b, out), ids.shape[0], table.shape[1]);
     return out;
   },
-  [K.embedGrad]: ({ inputs: { dy, ids }, backend: b, attrs }) => {
+  embedGrad: ({ inputs: { dy, ids }, backend: b, attrs }) => {
     const V = attrs.vocabSize as number;
     const out = b.makeOutput([V, dy.shape[1]], 'float32');
     kernels(b).embed_bwd(addr(b, dy), addr(b, ids), addr(b, out), ids.shape[0], V, dy.shape[1]);
     return out;
   },
-  [K.sample]: ({ inputs: { logits, uniforms }, backend: b, attrs }) => {
+  sample: ({ inputs: { logits, uniforms }, backend: b, attrs }) => {
     const out = b.makeOutput([logits.shape[0]], 'int32');
     kernels(b).sample_rows(addr(b, logits), addr(b, uniforms), addr(b, out), logits.shape[0], logits.shape[1], 1 / (attrs.temperature as number));
     return out;
   },
-  [K.rmsNorm]: ({ inputs: { x, weight }, backend: b, attrs }) => {
+  rmsNorm: ({ inputs: { x, weight }, backend: b, attrs }) => {
     const y = b.makeOutput(x.shape, 'float32');
     kernels(b).rmsnorm_fwd(addr(b, x), addr(b, weight), addr(b, y), x.shape[0], x.shape[1], attrs.eps as number);
     return y;
   },
-  [K.rmsNormGrad]: ({ inputs: { dy, x, weight }, backend: b, attrs }) => {
+  rmsNormGrad: ({ inputs: { dy, x, weight }, backend: b, attrs }) => {
     const dx = b.makeOutput(x.shape, 'float32'), dw = b.makeOutput(weight.shape, 'float32');
     kernels(b).rmsnorm_bwd(addr(b, dy), addr(b, x), addr(b, weight), addr(b, dx), addr(b, dw), x.shape[0], x.shape[1], attrs.eps as number);
     return [dx, dw];
   },
-  [K.rope]: ({ inputs: { x, positions, cos, sin }, backend: b, attrs }) => {
+  rope: ({ inputs: { x, positions, cos, sin }, backend: b, attrs }) => {
     const y = b.makeOutput(x.shape, 'float32');
     const { rotatedHeads, headDim, inverse } = attrs as { rotatedHeads: number; headDim: number; inverse: boolean };
     kernels(b).rope(addr(b, x), addr(b, positions), addr(b, cos), addr(b, sin), addr(b, y), x.shape[0], x.shape[1], rotatedHeads, headDim, inverse ? 1 : 0);
     return y;
   },
-  [K.swiGlu]: ({ inputs: { gu }, backend: b }) => {
+  swiGlu: ({ inputs: { gu }, backend: b }) => {
     const y = b.makeOutput([gu.shape[0], gu.shape[1] / 2], 'float32');
     kernels(b).swiglu_fwd(addr(b, gu), addr(b, y), gu.shape[0], gu.shape[1] / 2);
     return y;
   },
-  [K.swiGluGrad]: ({ inputs: { dy, gu }, backend: b }) => {
+  swiGluGrad: ({ inputs: { dy, gu }, backend: b }) => {
     const d = b.makeOutput(gu.shape, 'float32');
     kernels(b).swiglu_bwd(addr(b, dy), addr(b, gu), addr(b, d), gu.shape[0], gu.shape[1] / 2);
     return d;
   },
-  [K.logProbs]: ({ inputs: { logits, targets }, backend: b, attrs }) => {
+  logProbs: ({ inputs: { logits, targets }, backend: b, attrs }) => {
     const [rows, V] = logits.shape;
     const lp = b.makeOutput([rows], 'float32'), ent = b.makeOutput([rows], 'float32');
     kernels(b).logprob_fwd(addr(b, logits), addr(b, targets), addr(b, lp), addr(b, ent), rows, V, 1 / (attrs.temperature as number));
     return [lp, ent];
   },
-  [K.logProbsGrad]: ({ inputs: { dLogProbs, dEntropy, logits, targets }, backend: b, attrs }) => {
+  logProbsGrad: ({ inputs: { dLogProbs, dEntropy, logits, targets }, backend: b, attrs }) => {
     const [rows, V] = logits.shape;
     const dz = b.makeOutput(logits.shape, 'float32');
     kernels(b).logprob_bwd(addr(b, dLogProbs), addr(b, dEntropy), addr(b, logits), addr(b, targets), addr(b, dz), rows, V, 1 / (attrs.temperature as number));
     return dz;
   },
-  [K.attention]: ({ inputs: { qkv, mask }, backend: b, attrs }) => {
+  attention: ({ inputs: { qkv, mask }, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
     const [B, T] = mask.shape;
     const out = b.makeOutput([B * T, nH * hd], 'float32'), lse = b.makeOutput([B, nH, T], 'float32');
@@ -178,14 +178,14 @@ const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
       kernels(b).attn_fwd(addr(b, qkv), addr(b, mask), addr(b, out), addr(b, lse), scratch, B, T, nH, nKV, hd, 1 / Math.sqrt(hd)));
     return [out, lse];
   },
-  [K.attentionGrad]: ({ inputs: { dOut, qkv, mask, out, lse }, backend: b, attrs }) => {
+  attentionGrad: ({ inputs: { dOut, qkv, mask, out, lse }, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
     const [B, T] = mask.shape;
     const d = b.makeOutput(qkv.shape, 'float32');
     kernels(b).attn_bwd(addr(b, dOut), addr(b, qkv), addr(b, mask), addr(b, out), addr(b, lse), addr(b, d), B, T, nH, nKV, hd, 1 / Math.sqrt(hd));
     return d;
   },
-  [K.cachedAttention]: ({ inputs: { qkv, cacheK, cacheV, mask }, backend: b, attrs }) => {
+  cachedAttention: ({ inputs: { qkv, cacheK, cacheV, mask }, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
     const [B, C] = mask.shape;
     const T = qkv.shape[0] / B;

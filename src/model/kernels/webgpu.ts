@@ -18,7 +18,7 @@
 // outputs sharing their buffers, exactly as the cpu and wasm kernels do (see wasm.ts for why that is safe in
 // generate.ts): the cache rows are written by running a program with the cache itself as its output tensor.
 import * as tf from '@tensorflow/tfjs';
-import { K, registerKernelTable, type HeadAttrs } from './ops';
+import { registerKernelTable, type HeadAttrs } from './ops';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
 type Uniform = { type: 'float32' | 'int32'; data: number[] };
@@ -89,6 +89,20 @@ const ROW_HEADER = `
     return total;
   }
 `;
+
+/**
+ * WGSL: the opening lines of a perRow program over the rows of input `x` ([rows, width]): `tid`, the invocation's
+ * id in its workgroup; `rows`; the row width, named `width`; `row`, the workgroup's row; and `r`, that row clamped
+ * into range for reads (no invocation returns early: see ROW_HEADER).
+ */
+function rowStart(x: string, width: string): string {
+  return `
+    let tid = i32(localId.x);
+    let rows = uniforms.${x}Shape[0];
+    let ${width} = uniforms.${x}Shape[1];
+    let row = index / WG;
+    let r = min(row, rows - 1);`;
+}
 
 // A float below every score, standing for -infinity (WGSL has no infinity literal; exp(NEG - x) is 0).
 const NEG = '-3.0e38';
@@ -161,12 +175,7 @@ function rmsNorm({ inputs: { x, weight }, backend, attrs }: Args): Info {
   const [rows] = x.shape;
   // One workgroup per row: the sum of squares, then y = x / rms(x) * weight.
   const code = `${ROW_HEADER}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let rows = uniforms.xShape[0];
-    let H = uniforms.xShape[1];
-    let row = index / WG;
-    let r = min(row, rows - 1);
+  fn main(index : i32) {${rowStart('x', 'H')}
     var ss = 0.0;
     for (var i = tid; i < H; i = i + WG) { let v = x[r * H + i]; ss = ss + v * v; }
     let inv = 1.0 / sqrt(workgroupSum(tid, ss) / f32(H) + uniforms.eps);
@@ -182,12 +191,7 @@ function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[
   const [rows, H] = x.shape;
   // One workgroup per row: inv = 1 / rms(x) and c = sum(w dy x) inv^3 / H, the two numbers dx needs.
   const stats = `${ROW_HEADER}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let rows = uniforms.xShape[0];
-    let H = uniforms.xShape[1];
-    let row = index / WG;
-    let r = min(row, rows - 1);
+  fn main(index : i32) {${rowStart('x', 'H')}
     var ss = 0.0;
     var g = 0.0;
     for (var i = tid; i < H; i = i + WG) {
@@ -313,12 +317,7 @@ function swiGluGrad({ inputs: { dy, gu }, backend }: Args): Info {
  */
 function logitStats(backend: WebGpuBackend, logits: Info, invT: number): Info {
   const code = `${ROW_HEADER}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let rows = uniforms.logitsShape[0];
-    let V = uniforms.logitsShape[1];
-    let row = index / WG;
-    let r = min(row, rows - 1);
+  fn main(index : i32) {${rowStart('logits', 'V')}
     var m = ${NEG};
     var s = 0.0;
     var t = 0.0;
@@ -415,12 +414,7 @@ function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
   // each invocation scans its own chunk from its prefix and the workgroup takes the smallest crossing.
   const code = `${ROW_HEADER}
   var<workgroup> rowTotal : f32;
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let rows = uniforms.logitsShape[0];
-    let V = uniforms.logitsShape[1];
-    let row = index / WG;
-    let r = min(row, rows - 1);
+  fn main(index : i32) {${rowStart('logits', 'V')}
     let chunk = (V + WG - 1) / WG;
     let start = min(tid * chunk, V);
     let end = min(start + chunk, V);
@@ -465,6 +459,35 @@ function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
 // Attention. A packed qkv row holds nH query heads, then nKV key heads, then nKV value heads, hd floats each
 // (W = (nH + 2 nKV) hd); query head h reads key/value head h / (nH / nKV).
 
+/**
+ * WGSL for the online-softmax loop over the keys query `q` (of packed `qkv`) sees: keys j = 0 .. `last` whose mask
+ * `mask[maskRow + j]` is 1, key j at `keys[keyAt]` (with `j` in scope). One pass with a running max m: the scaled
+ * scores' softmax denominator accumulates in `sum` (rescaled whenever m grows), and with `values` the
+ * softmax-weighted sum of the value rows in `acc` (unnormalised; divide by sum). A query that sees no key leaves
+ * sum = 0 and m = NEG. The forward attention, its log-sum-exp and the KV-cache attention all run this loop.
+ */
+function onlineSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: string; values?: { buffer: string; at: string } }): string {
+  const v = o.values;
+  return `
+    var m = ${NEG};
+    var sum = 0.0;${v ? `
+    var acc : array<f32, HD>;` : ''}
+    for (var j = 0; j <= ${o.last}; j = j + 1) {
+      if (f32(mask[${o.maskRow} + j]) == 0.0) { continue; }
+      let k = ${o.keyAt};
+      var score = 0.0;
+      for (var d = 0; d < HD; d = d + 1) { score = score + qkv[q + d] * ${o.keys}[k + d]; }
+      score = score * SCALE;
+      let mNew = max(m, score);
+      let rescale = exp(m - mNew);
+      let p = exp(score - mNew);
+      sum = sum * rescale + p;${v ? `
+      let v = ${v.at};
+      for (var d = 0; d < HD; d = d + 1) { acc[d] = acc[d] * rescale + p * ${v.buffer}[v + d]; }` : ''}
+      m = mNew;
+    }`;
+}
+
 /** WGSL constants of a head layout (baked into the shader, so part of its key). */
 function headConstants(a: HeadAttrs): { key: string; wgsl: string } {
   const { numHeads: nH, numKvHeads: nKV, headDim: hd } = a;
@@ -497,46 +520,19 @@ function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
     let q = bi * W + h * HD;
     let kOff = (NH + h / GROUP) * HD;
     let vOff = (NH + NKV + h / GROUP) * HD;`;
+  // Query (b, i, h) sees keys j <= i of its own batch row whose mask is 1.
+  const keysSeen = { last: 'i', maskRow: 'b * T', keys: 'qkv', keyAt: '(b * T + j) * W + kOff' };
   // One invocation per (batch, head, query): the log-sum-exp of its scaled scores over the keys it sees
   // (s <= i, mask 1), or -infinity when it sees none. Output [B, nH, T].
   const lseCode = `${hc.wgsl}
-  fn main(index : i32) {${query}
-    var m = ${NEG};
-    var sum = 0.0;
-    for (var j = 0; j <= i; j = j + 1) {
-      if (f32(mask[b * T + j]) == 0.0) { continue; }
-      let k = (b * T + j) * W + kOff;
-      var score = 0.0;
-      for (var d = 0; d < HD; d = d + 1) { score = score + qkv[q + d] * qkv[k + d]; }
-      score = score * SCALE;
-      let mNew = max(m, score);
-      sum = sum * exp(m - mNew) + exp(score - mNew);
-      m = mNew;
-    }
+  fn main(index : i32) {${query}${onlineSoftmax(keysSeen)}
     result[(b * NH + h) * T + i] = select(-uniforms.INFINITY, m + log(sum), sum > 0.0);
   }`;
   const lse = backend.runWebGPUProgram(perItem(`attn_lse_${hc.key}`, ['qkv', 'mask'], [B, nH, T], B * T * nH, lseCode), [qkv, mask], 'float32');
   // One invocation per (batch, head, query): softmax-weighted sum of the values it sees, in one pass with a running
   // max (online softmax); zeros when it sees no key. Output [B T, nH hd].
   const outCode = `${hc.wgsl}
-  fn main(index : i32) {${query}
-    var m = ${NEG};
-    var sum = 0.0;
-    var acc : array<f32, HD>;
-    for (var j = 0; j <= i; j = j + 1) {
-      if (f32(mask[b * T + j]) == 0.0) { continue; }
-      let k = (b * T + j) * W + kOff;
-      let v = (b * T + j) * W + vOff;
-      var score = 0.0;
-      for (var d = 0; d < HD; d = d + 1) { score = score + qkv[q + d] * qkv[k + d]; }
-      score = score * SCALE;
-      let mNew = max(m, score);
-      let rescale = exp(m - mNew);
-      let p = exp(score - mNew);
-      sum = sum * rescale + p;
-      for (var d = 0; d < HD; d = d + 1) { acc[d] = acc[d] * rescale + p * qkv[v + d]; }
-      m = mNew;
-    }
+  fn main(index : i32) {${query}${onlineSoftmax({ ...keysSeen, values: { buffer: 'qkv', at: '(b * T + j) * W + vOff' } })}
     let norm = select(0.0, 1.0 / sum, sum > 0.0);
     for (var d = 0; d < HD; d = d + 1) { result[bi * NH * HD + h * HD + d] = acc[d] * norm; }
   }`;
@@ -676,23 +672,7 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
     let b = bt / T;
     let t = bt - b * T;
     let q = bt * W + h * HD;
-    let kv = (h / GROUP) * HD;
-    var m = ${NEG};
-    var sum = 0.0;
-    var acc : array<f32, HD>;
-    for (var j = 0; j <= uniforms.slot + t; j = j + 1) {
-      if (f32(mask[b * C + j]) == 0.0) { continue; }
-      let k = (b * C + j) * KW + kv;
-      var score = 0.0;
-      for (var d = 0; d < HD; d = d + 1) { score = score + qkv[q + d] * cacheK[k + d]; }
-      score = score * SCALE;
-      let mNew = max(m, score);
-      let rescale = exp(m - mNew);
-      let p = exp(score - mNew);
-      sum = sum * rescale + p;
-      for (var d = 0; d < HD; d = d + 1) { acc[d] = acc[d] * rescale + p * cacheV[k + d]; }
-      m = mNew;
-    }
+    let kv = (h / GROUP) * HD;${onlineSoftmax({ last: 'uniforms.slot + t', maskRow: 'b * C', keys: 'cacheK', keyAt: '(b * C + j) * KW + kv', values: { buffer: 'cacheV', at: 'k' } })}
     let norm = select(0.0, 1.0 / sum, sum > 0.0);
     for (var d = 0; d < HD; d = d + 1) { result[bt * NH * HD + h * HD + d] = acc[d] * norm; }
   }`;
@@ -703,26 +683,13 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
   return [out, { ...cacheK }, { ...cacheV }];
 }
 
-const KERNELS: Record<string, (args: Args) => Info | Info[]> = {
-  [K.embed]: embed,
-  [K.embedGrad]: embedGrad,
-  [K.sample]: sample,
-  [K.rmsNorm]: rmsNorm,
-  [K.rmsNormGrad]: rmsNormGrad,
-  [K.rope]: rope,
-  [K.swiGlu]: swiGlu,
-  [K.swiGluGrad]: swiGluGrad,
-  [K.attention]: attention,
-  [K.attentionGrad]: attentionGrad,
-  [K.cachedAttention]: cachedAttention,
-  [K.logProbs]: logProbs,
-  [K.logProbsGrad]: logProbsGrad,
-};
-
 /**
  * Registers the fused kernels for the webgpu backend (idempotent). This module imports nothing from
  * tfjs-backend-webgpu (the backend arrives as the kernel's argument), so importing it is safe where WebGPU is absent.
  */
 export function registerWebGpuKernels(): void {
-  registerKernelTable('webgpu', KERNELS);
+  registerKernelTable('webgpu', {
+    embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention, attentionGrad,
+    cachedAttention, logProbs, logProbsGrad,
+  });
 }

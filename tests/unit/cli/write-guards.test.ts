@@ -105,6 +105,22 @@ describe('an existing file is replaced only with --force, and never the --baseli
   });
 });
 
+describe('interrupted saves leave nothing that needs a person', () => {
+  it('ragen warmstart removes the temp folders a killed save left beside its --out, and writes the checkpoint', async () => {
+    const out = path.join(tmp, 'warm');
+    const dead = 2 ** 22 + 1; // above the kernel's pid limit: no such process
+    fs.mkdirSync(`${out}.tmp-${dead}-1700000000000`);
+    fs.writeFileSync(path.join(`${out}.tmp-${dead}-1700000000000`, 'model.safetensors'), 'half written');
+    const r = await ragen('warmstart', '--preset', 'bandit-tiny', '--steps', '1', '--no-check', '--backend', 'cpu', '--out', out);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/removed .*warm\.tmp-4194305-1700000000000 \(left by an interrupted write\)/);
+    expect(fs.readdirSync(tmp).filter((n) => n.startsWith('warm'))).toEqual(['warm']);
+    expect(fs.existsSync(path.join(out, 'model.safetensors'))).toBe(true);
+    // A second build into it needs --force.
+    expectRefused(await ragen('warmstart', '--preset', 'bandit-tiny', '--steps', '1', '--no-check', '--backend', 'cpu', '--out', out), /already exists and is not empty: pass --force/);
+  });
+});
+
 describe('outputs that cannot be written are refused at once (they used to spin for ever)', () => {
   it('import-metrics --out /proc/x and export OUT=/proc/x', async () => {
     const csv = path.join(tmp, 'p.csv');

@@ -15,6 +15,7 @@ import {
   type FrozenLakeMap,
   type TurnProtocol,
 } from '../../../envs/index';
+import { validationLakes } from './validation-lakes';
 
 const protocol = (maxTurn: number, maxActionsPerTurn: number, maxActionsPerTraj: number): TurnProtocol => ({ maxTurn, maxActionsPerTurn, maxActionsPerTraj });
 
@@ -254,10 +255,7 @@ describe("FrozenLake optimum under the agent protocol: RAGEN's validation seeds 
     let cl10 = 0;
     let optimum = 0;
     let oneMovePerTurn = 0;
-    for (let seed = 123; seed < 379; seed++) {
-      const env = makeEnv('FrozenLake') as FrozenLakeEnv;
-      env.reset(seed);
-      const closed = planFrozenLake(env.map, env.config.successRate, 10);
+    for (const { env, closed } of validationLakes()) {
       const turns = planFrozenLakeTurns(env.map, env.config.successRate, protocol(5, 5, 10));
       const single = planFrozenLakeTurns(env.map, env.config.successRate, protocol(5, 1, 10));
       const p5 = closed.successProbability(env.map.start, 5);

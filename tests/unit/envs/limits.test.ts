@@ -31,7 +31,7 @@ describe('env sizes have upper bounds', () => {
 });
 
 describe('unsolvable Sokoban levels', () => {
-  it('a level whose box can never reach a target throws (DESIGN.md: an unplayable level throws)', () => {
+  it('a level whose box can never reach a target throws (docs/architecture.md: an unplayable level throws)', () => {
     // The box sits in a corner: no push can ever move it again.
     expect(() => makeEnv('SimpleSokoban', { level: '#####\n#P_X#\n#__O#\n#####' })).toThrow(
       'SimpleSokoban: the level cannot be solved: no sequence of moves puts every box on a target',

@@ -7,6 +7,7 @@ import { FrozenLakeEnv, SokobanEnv, makeEnv, parseFrozenLakeMap, planFrozenLake,
 import { agentFormatFromConfig } from '../../../src/starpo/config';
 import { presetConfig } from '../../../src/starpo/presets';
 import { optimalSuccess, runScorecard, scriptedOptimalPolicy, scriptedRandomPolicy, type AgentFormat, type EvalProtocol, type EvalSuite } from '../../../src/eval/index';
+import { validationLakes } from '../envs/validation-lakes';
 
 /** frozenlake-tiny's agent protocol (RAGEN's 5 turns x 5 actions, 10 per episode), as the preset has it. */
 const FORMAT: AgentFormat = agentFormatFromConfig(presetConfig('frozenlake-tiny'));
@@ -74,10 +75,7 @@ describe('scripted optimal agent on FrozenLake: plays the turn planner and earns
     // Independent bounds (the closed-loop planner): with 5 looks and 5 moves at most, with a look after each of 10.
     let closed5 = 0;
     let closed10 = 0;
-    for (let seed = 123; seed < 379; seed++) {
-      const env = makeEnv('FrozenLake') as FrozenLakeEnv;
-      env.reset(seed);
-      const closed = planFrozenLake(env.map, env.config.successRate, 10);
+    for (const { env, closed } of validationLakes()) {
       closed5 += closed.successProbability(env.map.start, 5) / 256;
       closed10 += closed.successProbability(env.map.start, 10) / 256;
     }

@@ -5,12 +5,16 @@ import {
   REQUIRED_FIXED_KEYS,
   REQUIRED_METRIC_KEYS,
   envMetricKey,
+  isSuccessKey,
   missingRequiredKeys,
+  parseSuccessKey,
   passAtName,
   requiredMetricKeys,
+  successByTag,
+  valSuccessKey,
 } from '../../../src/metrics/keys';
 
-// The metric contract of DESIGN.md, copied from the design document (not from keys.ts).
+// The metric contract of docs/architecture.md, copied from the design document (not from keys.ts).
 const DESIGN_KEYS = [
   'step',
   'rollout/in_group_std',
@@ -27,7 +31,7 @@ const DESIGN_KEYS = [
 ];
 
 describe('metric keys', () => {
-  it('requires every key of the DESIGN.md contract, plus per-tag success keys', () => {
+  it('requires every key of the docs/architecture.md contract, plus per-tag success keys', () => {
     const keys = requiredMetricKeys({ trainTags: ['SimpleSokoban'], valTags: ['SimpleSokoban', 'LargerSokoban'], hasCritic: true });
     for (const k of DESIGN_KEYS) expect(keys).toContain(k);
     expect(keys).toContain('critic/vf_loss');
@@ -72,5 +76,25 @@ describe('metric keys', () => {
     const { ['val-env/Bandit/success']: val, ...train } = row;
     expect(missingRequiredKeys([train, { step: 10, 'val-env/Bandit/success': val }], opts)).toEqual([]);
     expect(missingRequiredKeys([train], opts)).toEqual(['val-env/Bandit/success']);
+  });
+});
+
+describe('parseSuccessKey: the one reader of success keys', () => {
+  it('reads the split and tag of train/<Tag>/success and val-env/<Tag>/success, and nothing else', () => {
+    expect(parseSuccessKey('train/FrozenLake/success')).toEqual({ split: 'train', tag: 'FrozenLake' });
+    expect(parseSuccessKey(valSuccessKey('BanditTest'))).toEqual({ split: 'val', tag: 'BanditTest' });
+    for (const key of ['train/Bandit/pass@8', 'val/Bandit/success', 'train/a/b/success', 'train//success', 'xtrain/Bandit/success', 'success']) {
+      expect(parseSuccessKey(key), key).toBeNull();
+    }
+    expect(isSuccessKey('train/Bandit/success', 'train')).toBe(true);
+    expect(isSuccessKey('train/Bandit/success', 'val')).toBe(false);
+    expect(isSuccessKey('val-env/Bandit/success')).toBe(true);
+  });
+
+  it('successByTag picks one split of a metrics row, by tag, in row order', () => {
+    const row = { step: 3, 'val-env/Bandit/success': 0.94, 'train/Bandit/success': 0.5, 'val-env/BanditTest/success': 0, 'echo_trap/signal': 'x' };
+    expect(successByTag(row, 'val')).toEqual({ Bandit: 0.94, BanditTest: 0 });
+    expect(Object.keys(successByTag(row, 'val'))).toEqual(['Bandit', 'BanditTest']);
+    expect(successByTag(row, 'train')).toEqual({ Bandit: 0.5 });
   });
 });

@@ -8,6 +8,7 @@ import type { Qwen2Config } from '../../../src/model/config';
 import { generate } from '../../../src/model/generate';
 import { K } from '../../../src/model/kernels/index';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
+import { fullSequenceGreedy } from './greedy-reference';
 
 const config: Qwen2Config = {
   model_type: 'qwen2', vocab_size: 50, hidden_size: 32, intermediate_size: 40, num_hidden_layers: 2,
@@ -24,20 +25,6 @@ beforeAll(async () => {
   model = new Qwen2Model(config, initQwen2Weights(config, 11));
 });
 
-/** Greedy decoding by definition: rerun the whole sequence, take the argmax of the last position. */
-async function fullSequenceGreedy(prompt: number[], steps: number): Promise<number[]> {
-  const ids = [...prompt];
-  for (let s = 0; s < steps; s++) {
-    const next = tf.tidy(() => {
-      const logits = model.forward(tf.tensor2d([ids], undefined, 'int32'));
-      return tf.argMax(logits.slice([0, ids.length - 1, 0], [1, 1, config.vocab_size]).reshape([config.vocab_size]));
-    });
-    ids.push((await next.data())[0]);
-    next.dispose();
-  }
-  return ids.slice(prompt.length);
-}
-
 describe('generate on webgpu', () => {
   it('decodes a left-padded batch through the fused KV-cache kernel exactly as full-sequence greedy decoding', async () => {
     expect(tf.getBackend()).toBe('webgpu');
@@ -49,7 +36,7 @@ describe('generate on webgpu', () => {
     const out = await generate(model, prompts, greedy);
     expect(tf.memory().numTensors).toBe(before);
     for (let i = 0; i < prompts.length; i++) {
-      const expected = await fullSequenceGreedy(prompts[i], steps);
+      const expected = await fullSequenceGreedy(model, prompts[i], steps);
       expect(new Set(expected).size).toBeGreaterThan(2);   // not a degenerate repetition
       expect(out.tokens[i]).toEqual(expected);
     }

@@ -5,6 +5,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../../src/model/backend';
 import type { Qwen2Config } from '../../../src/model/config';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
+import { fullSequenceGreedy } from './greedy-reference';
 import { CACHE_BUCKET, GenerationSession, PROMPT_BUCKET, generate, type GenerateOptions } from '../../../src/model/generate';
 import { sampleNextTokens } from '../../../src/model/sampling';
 import { seededUniform } from '../../../src/model/seeded';
@@ -25,20 +26,6 @@ beforeAll(async () => {
   model = new Qwen2Model(config, initQwen2Weights(config, 11));
 });
 
-/** The definition of greedy decoding: rerun the whole sequence, take the argmax of the last position. */
-async function fullSequenceGreedy(prompt: number[], steps: number): Promise<number[]> {
-  const ids = [...prompt];
-  for (let s = 0; s < steps; s++) {
-    const next = tf.tidy(() => {
-      const logits = model.forward(tf.tensor2d([ids], undefined, 'int32'));
-      return tf.argMax(logits.slice([0, ids.length - 1, 0], [1, 1, config.vocab_size]).reshape([config.vocab_size]));
-    });
-    ids.push((await next.data())[0]);
-    next.dispose();
-  }
-  return ids.slice(prompt.length);
-}
-
 const prompts = [[5, 17, 3], [9, 1, 44, 23, 8, 8, 30, 2, 12], [4, 4, 19, 36, 2, 7, 7, 21, 11, 40, 3, 15, 28, 6, 1, 33, 9]];
 
 describe('generate', () => {
@@ -49,7 +36,7 @@ describe('generate', () => {
     const steps = 40;
     const out = await generate(model, prompts, greedy(steps));
     for (let i = 0; i < prompts.length; i++) {
-      const expected = await fullSequenceGreedy(prompts[i], steps);
+      const expected = await fullSequenceGreedy(model, prompts[i], steps);
       expect(new Set(expected).size).toBeGreaterThan(3);   // not a degenerate repetition
       expect(out.tokens[i]).toEqual(expected);
       expect(out.finishReasons[i]).toBe('length');
@@ -196,7 +183,7 @@ describe('sampleNextTokens', () => {
       let keys = [7, 8, 9];
       for (let t = 0; t < 3; t++) {
         const out = await session.generate(turn, greedy(6, { stopTokenIds: [13] }), keys);
-        for (let i = 0; i < turn.length; i++) expect(out.tokens[i]).toEqual(await fullSequenceGreedy(turn[i], out.tokens[i].length));
+        for (let i = 0; i < turn.length; i++) expect(out.tokens[i]).toEqual(await fullSequenceGreedy(model, turn[i], out.tokens[i].length));
         // The next turn: the dialogue so far plus a "reply" of new tokens. Row 8 drops out after turn 1; row 7 gets
         // its history edited (a different token inside its previous answer: only the prefix before it is reused);
         // a new row 10 joins with no cache.

@@ -41,7 +41,7 @@ beforeAll(async () => {
 });
 afterAll(async () => { await fsp.rm(root, { recursive: true, force: true }); });
 
-describe('loadPolicy (DESIGN.md entry)', () => {
+describe('loadPolicy (docs/architecture.md entry)', () => {
   it('gives the saved model\'s natural-log token log-probs, one per token after the first', async () => {
     const policy = await loadPolicy(dir, { backend: 'cpu' });
     expect(policy.backend.name).toBe('cpu');

@@ -16,7 +16,7 @@ describe('custom boards', () => {
     expect(() => checkCustomBoard('SimpleSokoban', '#PP_XO#')).toThrow(/player/);
     expect(() => checkCustomBoard('FrozenLake', 'P_\n_Z')).toThrow(/Z/);
     expect(() => checkCustomBoard('Bandit', 'x')).toThrow(/not 'Bandit'/);
-    // A box pushed into a corner can never reach its target (DESIGN.md: an unplayable level throws).
+    // A box pushed into a corner can never reach its target (docs/architecture.md: an unplayable level throws).
     expect(() => checkCustomBoard('SimpleSokoban', '#####\n#P_X#\n#__O#\n#####')).toThrow(/cannot be solved/);
     expect(() => checkCustomBoard('FrozenLake', 'P_O\nOO_\n__G')).toThrow(/no hole-free path/);
   });

@@ -9,7 +9,7 @@ const arm = (phase: RunPhase | null, halting: ArmState['halting'] = null): ArmSt
 });
 
 describe('runStatusText', () => {
-  it('maps the worker phases to DESIGN.md words', () => {
+  it('maps the worker phases to docs/architecture.md words', () => {
     expect(runStatusText([])).toBe('idle');
     expect(runStatusText([arm(null)])).toBe('idle'); // a stored run being viewed
     expect(runStatusText([arm('ready')])).toBe('idle');
