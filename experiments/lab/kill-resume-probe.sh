@@ -3,7 +3,10 @@
 # write) reproduce the uninterrupted run at every later step? Trains bandit-tiny (wasm) once without interruption,
 # then KILLS times: start, kill -9 after a random delay, resume (repeatedly, until finished), and compares
 # metrics.jsonl (timing keys left out), rollouts.jsonl and the final checkpoint's weights with the reference.
-#   usage: experiments/lab/kill-resume-probe.sh WORKERS [KILLS] [STEPS]
+# Kill moments are uniform over the uninterrupted run's wall time; a run killed before its first checkpoint starts
+# over (marked "(restart)"). Output: one line per kill sequence, "identical" or the rows and keys that differ.
+#   usage: [SAVE=trainer.saveFreq] [TEST=trainer.testFreq] experiments/lab/kill-resume-probe.sh WORKERS [KILLS] [STEPS]
+#   (defaults SAVE=2 TEST=3; runs go to runs/kill-probe-wWORKERS/, so run one probe per WORKERS at a time)
 set -u
 W=${1:-1}; KILLS=${2:-6}; STEPS=${3:-8}
 ROOT=runs/kill-probe-w$W; rm -rf $ROOT; mkdir -p $ROOT
