@@ -6,13 +6,19 @@
 //
 //   npx tsx experiments/record-lesson.ts [--steps 20] [--seed 0] [--backend wasm] [--workers 2] [--rollouts-per-step 3]
 //
+// When only the early-warning detector changed (src/metrics/echoTrap.ts), `--replay-marks` recomputes the recording's
+// `echo_trap/*` keys with today's detector and the preset's `echoTrap` settings, without training: the detector only
+// reads the other metrics, so the result is what the Trainer logs for the same run today. The manifest says so
+// (`marksReplayed`).
+//
 // The runs train under runs/lessons/<preset>-<time>/ (git-ignored, with their checkpoints and logs). The shipped
 // recording is replaced only once every arm trained: a failed or interrupted recording leaves the old one as it was.
 import { spawnSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { resolvePreset } from '../src/starpo/presets';
+import { presetConfig, resolvePreset } from '../src/starpo/presets';
+import { replayEchoTrap } from '../src/metrics/echoTrap';
 import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl } from '../src/metrics/jsonl';
 import { LESSON_PRESET, keepFewRollouts, lessonFolder, parseLessonManifest, type LessonArmFiles, type LessonManifest } from '../src/ui/lesson';
 import { isMain, REPO } from './lib/experiment';
@@ -118,6 +124,24 @@ export async function recordLesson(o: RecordOptions, command: string, log: (line
   }
 }
 
+/** Recomputes the `echo_trap/*` keys of the recording in `out` with today's detector (see the top of this file). */
+export function replayLessonMarks(out: string, command: string, log: (line: string) => void = console.log): LessonManifest {
+  const manifestPath = path.join(out, 'manifest.json');
+  const manifest = parseLessonManifest(JSON.parse(fs.readFileSync(manifestPath, 'utf8')), shown(manifestPath));
+  const written: [string, string][] = manifest.arms.map((arm) => {
+    const file = path.join(out, arm.metrics);
+    const rows = replayEchoTrap(parseMetricsJsonl(fs.readFileSync(file, 'utf8'), shown(file)), presetConfig(manifest.preset, arm.name).echoTrap);
+    const fired = (key: string) => rows.find((r) => r[key] === 1)?.step ?? '-';
+    log(`${arm.name}: warning at step ${fired('echo_trap/warning')}, converged at step ${fired('echo_trap/converged')}`);
+    return [file, rows.map((r) => encodeJsonLine(r) + '\n').join('')];
+  });
+  const { commit } = gitState();
+  const updated = parseLessonManifest({ ...manifest, marksReplayed: { commit, date: new Date().toISOString(), command } }, 'the manifest being written');
+  for (const [file, text] of written) fs.writeFileSync(file, text);
+  fs.writeFileSync(manifestPath, JSON.stringify(updated, null, 2) + '\n');
+  return updated;
+}
+
 if (isMain(import.meta.url)) {
   const program = new Command()
     .name('record-lesson')
@@ -128,15 +152,25 @@ if (isMain(import.meta.url)) {
     .option('--backend <name>', 'tfjs backend of the runs', 'wasm')
     .option('--workers <n>', 'cores per run (ragen train --workers)', positiveInt('--workers'), 2)
     .option('--rollouts-per-step <n>', 'sample trajectories kept per step and split', positiveInt('--rollouts-per-step'), 3)
-    .option('--out <dir>', 'where the recording goes (default public/lessons/<preset>)');
+    .option('--out <dir>', 'where the recording goes (default public/lessons/<preset>)')
+    .option('--replay-marks', "recompute the echo_trap/* keys of the recording in --out with today's detector, without training");
   program.parse();
-  const flags = program.opts<{ preset: string; steps: number; seed: number; backend: string; workers: number; rolloutsPerStep: number; out?: string }>();
+  const flags = program.opts<{ preset: string; steps: number; seed: number; backend: string; workers: number; rolloutsPerStep: number; out?: string; replayMarks?: boolean }>();
   try {
     resolvePreset(flags.preset);
   } catch (err) {
     usage((err as Error).message);
   }
   const out = path.resolve(flags.out ?? path.join(REPO, 'public', lessonFolder(flags.preset)));
+  if (flags.replayMarks) {
+    try {
+      replayLessonMarks(out, `npx tsx experiments/record-lesson.ts --replay-marks${flags.out ? ` --out ${flags.out}` : ''}`);
+    } catch (err) {
+      console.error(`record-lesson: ${(err as Error).message}`);
+      process.exit(1);
+    }
+    process.exit(0);
+  }
   // Every setting spelled out, so the manifest's command remakes this recording even after a default changes.
   const command = `npx tsx experiments/record-lesson.ts --preset ${flags.preset} --steps ${flags.steps} --seed ${flags.seed} ` +
     `--backend ${flags.backend} --workers ${flags.workers} --rollouts-per-step ${flags.rolloutsPerStep}${flags.out ? ` --out ${flags.out}` : ''}`;

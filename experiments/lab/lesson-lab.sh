@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Issue 16's search for a reliable lesson setting: trains both echo-trap arms on the given training seeds with extra
-# overrides, two runs at a time, into OUT/seed-S/{starpo,starpo-s}; a finished run (metrics of every step) is kept.
+# The search for a reliable lesson setting (issues 16 and 34): trains the echo-trap arms (ARMS, default both) on the
+# given training seeds with extra overrides, JOBS runs at a time (default 2), each at nice 10 on one worker, into
+# OUT/seed-S/{starpo,starpo-s}.
+# Resumable: a finished run is marked OUT/seed-S-ARM.done and skipped when the script runs again. A run being trained
+# holds OUT/seed-S-ARM.lock (a folder), so two copies of the script can share one OUT without training a run twice;
+# a lock left by a killed run must be removed by hand (its unfinished run then starts over).
 # Summarise with: npx tsx experiments/lab/lesson-verdict.ts OUT
-#   BOTH="--set a=b ..." VANILLA="--set ..." STARPO_S="--set ..." bash experiments/lab/lesson-lab.sh OUT "0 1 2 3 4"
+#   BOTH="--set a=b ..." VANILLA="--set ..." STARPO_S="--set ..." [ARMS=starpo-s] bash experiments/lab/lesson-lab.sh OUT "0 1 2 3 4"
 set -euo pipefail
-out=$1; seeds=$2; jobs=${JOBS:-2}
+out=$1; seeds=$2; jobs=${JOBS:-2}; arms=${ARMS:-starpo starpo-s}
 mkdir -p "$out"
 for s in $seeds; do
-  for arm in starpo starpo-s; do
+  for arm in $arms; do
+    [ -f "$out/seed-$s-$arm.done" ] && continue
     extra=$([ "$arm" = starpo ] && echo "${VANILLA:-}" || echo "${STARPO_S:-}")
-    echo "node bin/ragen.js train --preset echo-trap --arm $arm --seed $s --workers 1 --out $out/seed-$s ${BOTH:-} $extra > $out/seed-$s-$arm.log 2>&1"
+    run="$out/seed-$s-$arm"
+    echo "[ -f $run.done ] || ! mkdir $run.lock 2>/dev/null || { rm -rf $out/seed-$s/$arm && nice -n 10 node bin/ragen.js train --preset echo-trap --arm $arm --seed $s --workers 1 --out $out/seed-$s ${BOTH:-} $extra > $run.log 2>&1 && touch $run.done; rmdir $run.lock; }"
   done
 done | xargs -P "$jobs" -I{} bash -c '{}'
 echo "$(date) done: $out" >> "$out/done.txt"

@@ -1,34 +1,66 @@
-// Prints issue 16's lesson verdict (experiments/lib/lessonVerdict.ts) for every seed-S/{starpo,starpo-s} pair in DIR.
-// With --signals S the early warning is replayed over the logged metrics with that `echoTrap.signals` rule (the
-// detector only reads metrics, so the replay is what a run with that setting would have logged).
-//   npx tsx experiments/lab/lesson-verdict.ts runs/lesson-lab/NAME [--signals reward_std_and_entropy]
+// Prints the lesson verdict (experiments/lib/lessonVerdict.ts, issues 16 and 34) for every seed-S/{starpo,starpo-s}
+// pair in DIR, as a markdown table, and counts how often each mark fired on each arm: the early warning
+// (`echo_trap/warning`) and convergence (`echo_trap/converged`).
+// The marks are replayed over the logged metrics by today's detector (src/metrics/echoTrap.ts) with the preset's
+// `echoTrap` settings, so runs logged by older code are judged by the same rule; --signals S replays with another
+// `echoTrap.signals` rule, --logged reads the marks as the runs logged them. (The detector only reads metrics, so a
+// replay is what a run with that setting would have logged.)
+//   npx tsx experiments/lab/lesson-verdict.ts runs/lesson-lab/NAME [--signals reward_std_and_entropy] [--logged]
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMetrics, type MetricsRow } from '../lib/analysis';
-import { EchoTrapDetector, type EchoTrapSignals } from '../../src/metrics/echoTrap';
+import { replayEchoTrap, type EchoTrapSignals } from '../../src/metrics/echoTrap';
 import { presetConfig } from '../../src/starpo/presets';
-import { lessonVerdict } from '../lib/lessonVerdict';
+import { armVerdict, lessonVerdict } from '../lib/lessonVerdict';
 
 const dir = process.argv[2];
 const at = process.argv.indexOf('--signals');
 const signals = at > 0 ? (process.argv[at + 1] as EchoTrapSignals) : null;
+const logged = process.argv.includes('--logged');
 
-function replayWarning(rows: MetricsRow[]): MetricsRow[] {
-  if (!signals) return rows;
-  const detector = new EchoTrapDetector({ ...presetConfig('echo-trap', 'starpo').echoTrap, signals });
-  return rows.map((r) => (typeof r.step === 'number' && r.step > 0 ? { ...r, ...detector.update(r.step, r) } : r));
+function replayMarks(rows: MetricsRow[], arm: string): MetricsRow[] {
+  if (logged) return rows;
+  const settings = presetConfig('echo-trap', arm).echoTrap;
+  return replayEchoTrap(rows, signals ? { ...settings, signals } : settings);
 }
-const pct = (v: number) => `${(v * 100).toFixed(0)}%`;
+const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
+const at_ = (step: number | null) => (step === null ? '-' : String(step));
 let shown = 0, total = 0;
-for (const name of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort()) {
+const fired = { vanillaWarning: 0, vanillaConverged: 0, sWarning: 0, sConverged: 0 };
+console.log('| seed | vanilla: start -> peak (step) -> final | warning | collapse | vanilla converged | StarPO-S: peak -> final | StarPO-S warning | StarPO-S converged | lesson |');
+console.log('|---:|---|---:|---:|---:|---|---:|---:|---|');
+const seeds = fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+let sOnly = 0, sOnlyHeld = 0;
+for (const name of seeds) {
   const [v, s] = ['starpo', 'starpo-s'].map((arm) => path.join(dir, name, arm));
-  if (![v, s].every((d) => fs.existsSync(path.join(d, 'metrics.jsonl')))) continue;
-  const [rv, rs] = [replayWarning(readMetrics(v)), replayWarning(readMetrics(s))];
-  const r = lessonVerdict(rv, rs);
+  // Only finished runs: lesson-lab.sh marks them with seed-S-ARM.done.
+  const done = (arm: string) => fs.existsSync(path.join(dir, `${name}-${arm}.done`));
+  if (!done('starpo-s')) continue;
+  if (!done('starpo')) {
+    // StarPO-S alone: if it did not hold, the seed fails whatever vanilla does; otherwise the verdict is open.
+    const a = armVerdict(replayMarks(readMetrics(s), 'starpo-s'));
+    sOnly++; if (a.holds) sOnlyHeld++;
+    if (a.warningStep !== null) fired.sWarning++;
+    if (a.convergedStep !== null) fired.sConverged++;
+    const vanillaState = fs.existsSync(path.join(dir, `${name}-starpo.lock`)) ? 'not finished' : 'not run';
+    console.log(`| ${name.slice(5)} | ${vanillaState} | | | | ${pct(a.peak)} -> ${pct(a.final)} | ${at_(a.warningStep)} | ${at_(a.convergedStep)} | ` +
+      `${a.holds ? `open: vanilla ${vanillaState}` : 'no (holds failed)'} |`);
+    continue;
+  }
+  const r = lessonVerdict(replayMarks(readMetrics(v), 'starpo'), replayMarks(readMetrics(s), 'starpo-s'));
   total++; if (r.lesson) shown++;
+  if (r.vanilla.warningStep !== null) fired.vanillaWarning++;
+  if (r.vanilla.convergedStep !== null) fired.vanillaConverged++;
+  if (r.starpoS.warningStep !== null) fired.sWarning++;
+  if (r.starpoS.convergedStep !== null) fired.sConverged++;
   const failed = (['improves', 'warns', 'collapses', 'holds', 'endsAbove'] as const).filter((k) => !r[k]);
-  console.log(`${name} (${rv.length}/${rs.length} rows) vanilla ${pct(r.vanilla.start)} -> ${pct(r.vanilla.peak)} @${r.vanilla.peakStep} -> ${pct(r.vanilla.final)}` +
-    ` warn @${r.vanilla.warningStep ?? '-'} collapse @${r.vanilla.collapseStep ?? '-'} | S ${pct(r.starpoS.peak)} -> ${pct(r.starpoS.final)} | ` +
-    (r.lesson ? 'LESSON' : `no (${failed.join(', ')})`));
+  console.log(`| ${name.slice(5)} | ${pct(r.vanilla.start)} -> ${pct(r.vanilla.peak)} (${r.vanilla.peakStep}) -> ${pct(r.vanilla.final)} | ` +
+    `${at_(r.vanilla.warningStep)} | ${at_(r.vanilla.collapseStep)} | ${at_(r.vanilla.convergedStep)} | ${pct(r.starpoS.peak)} -> ${pct(r.starpoS.final)} | ` +
+    `${at_(r.starpoS.warningStep)} | ${at_(r.starpoS.convergedStep)} | ${r.lesson ? '**yes**' : `no (${failed.join(', ')})`} |`);
 }
-console.log(`lesson on ${shown} of ${total} seeds`);
+const sTotal = total + sOnly;
+console.log(`\nlesson on ${shown} of ${total} seeds with both arms` +
+  (sOnly > 0 ? `; ${sOnly} more with StarPO-S only (it held on ${sOnlyHeld})` : '') +
+  `; warning fired on vanilla ${fired.vanillaWarning}/${total}, StarPO-S ${fired.sWarning}/${sTotal}; ` +
+  `converged on vanilla ${fired.vanillaConverged}/${total}, StarPO-S ${fired.sConverged}/${sTotal}` +
+  (logged ? ' (as logged)' : ` (replayed by today's detector${signals ? `, signals ${signals}` : ''})`));

@@ -28,6 +28,8 @@ export interface ArmCurve {
   final: number;
   warningStep: number | null;
   warningSignal: string | null;
+  /** The step `echo_trap/converged` turned 1 (low reward std with nothing trained on it, success at its best), or null. */
+  convergedStep: number | null;
 }
 
 export interface LessonVerdict {
@@ -51,13 +53,21 @@ function curve(rows: readonly MetricsRow[], window: number): { smooth: Series; a
   smooth.forEach(([, v], i) => { if (v > smooth[peakIdx][1]) peakIdx = i; });
   const warning = rows.find((r) => r['echo_trap/warning'] === 1);
   const signal = warning?.['echo_trap/signal'];
+  const converged = rows.find((r) => r['echo_trap/converged'] === 1);
   return {
     smooth,
     arm: {
       start: smooth[0][1], peak: smooth[peakIdx][1], peakStep: smooth[peakIdx][0], final: smooth[smooth.length - 1][1],
       warningStep: warning?.step ?? null, warningSignal: typeof signal === 'string' ? signal : null,
+      convergedStep: converged?.step ?? null,
     },
   };
+}
+
+/** One arm's curve on its own (start, peak, final, marks), and whether it held: StarPO-S's half of the verdict. */
+export function armVerdict(rows: readonly MetricsRow[], c: LessonCriteria = LESSON_CRITERIA): ArmCurve & { holds: boolean } {
+  const { arm } = curve(rows, c.window);
+  return { ...arm, holds: arm.final >= arm.peak - c.holdTolerance };
 }
 
 export function lessonVerdict(vanillaRows: readonly MetricsRow[], starpoSRows: readonly MetricsRow[], c: LessonCriteria = LESSON_CRITERIA): LessonVerdict {

@@ -36,6 +36,9 @@ export interface ModelWorkload {
   promptLen: number;     // tokens per prompt
   newTokens: number;     // tokens generated per prompt
   warmup: number;        // untimed repetitions before timing (of each kind)
+  /** More generate() batch sizes to measure, same prompts and new tokens per row ("<shape> generate b<N> tokens/s"):
+   *  a rollout generates env groups x group size rows at once (RAGEN's paper step: 8 x 16 = 128). */
+  genBatches?: number[];
 }
 
 export interface BenchShape {
@@ -91,7 +94,7 @@ export function benchShape(name: string): BenchShape {
           num_attention_heads: 14, num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1000000,
           rms_norm_eps: 1e-6, tie_word_embeddings: true,
         },
-        workload: { trainBatch: 1, trainSeq: 32, genBatch: 1, promptLen: 32, newTokens: 16, warmup: 1 },
+        workload: { trainBatch: 1, trainSeq: 32, genBatch: 1, promptLen: 32, newTokens: 16, warmup: 1, genBatches: [16, 128] },
       };
     default:
       throw new Error(`unknown model shape '${name}' (expected: ${BENCH_SHAPE_NAMES.join(', ')})`);
@@ -104,13 +107,18 @@ export interface TorchBenchSpec {
   shapes: (BenchShape & { bytes: { train: number; generate: number } })[];
 }
 
-export function benchSpec(shapes: readonly string[], seconds: number): TorchBenchSpec {
+export function benchSpec(shapes: readonly string[], seconds: number, genBatches?: readonly number[]): TorchBenchSpec {
   return {
     seconds,
-    shapes: shapes.map(benchShape).map((s) => ({
+    shapes: shapes.map((name) => withGenBatches(benchShape(name), genBatches)).map((s) => ({
       ...s, bytes: { train: estimateBytes(s, 'train'), generate: estimateBytes(s, 'generate') },
     })),
   };
+}
+
+/** The shape with `genBatches` (the --gen-batches flag) in place of its own, when given. */
+export function withGenBatches(shape: BenchShape, genBatches?: readonly number[]): BenchShape {
+  return genBatches ? { ...shape, workload: { ...shape.workload, genBatches: [...genBatches] } } : shape;
 }
 
 export function parameterCount(config: Qwen2Config): number {
@@ -125,8 +133,9 @@ export function estimateBytes(shape: BenchShape, kind: 'train' | 'generate'): nu
   const { config: c, workload: w } = shape;
   const params = parameterCount(c);
   if (kind === 'generate') {
-    const cache = 2 * c.num_hidden_layers * w.genBatch * (w.promptLen + w.newTokens + 64) * c.hidden_size;
-    return 4 * (params + cache + 4 * w.genBatch * c.vocab_size);
+    const rows = Math.max(w.genBatch, ...(w.genBatches ?? []));
+    const cache = 2 * c.num_hidden_layers * rows * (w.promptLen + w.newTokens + 64) * c.hidden_size;
+    return 4 * (params + cache + 4 * rows * c.vocab_size);
   }
   return 4 * (5 * params + 6 * w.trainBatch * w.trainSeq * c.vocab_size);
 }
@@ -154,6 +163,8 @@ export interface BenchModelOptions {
   seconds?: number;
   /** Seed of the random weights, token ids and sampling. */
   seed?: number;
+  /** Replaces every shape's extra generate() batch sizes (ModelWorkload.genBatches); [] measures none. */
+  genBatches?: readonly number[];
   /** Receives one line per skipped measurement (and why) and per finished one (its time per repetition). */
   note?: (line: string) => void;
 }
@@ -166,7 +177,7 @@ export interface BenchModelOptions {
 export async function benchModel(opts: BenchModelOptions): Promise<Record<string, number>> {
   const seconds = opts.seconds ?? 1;
   if (!(seconds > 0) || !Number.isFinite(seconds)) throw new Error(`benchModel: seconds must be > 0, got ${seconds}`);
-  const shapes = (opts.shapes ?? ['tiny', 'qwen0.5b']).map(benchShape);
+  const shapes = (opts.shapes ?? ['tiny', 'qwen0.5b']).map((name) => withGenBatches(benchShape(name), opts.genBatches));
   if (!shapes.length) throw new Error('benchModel: no shapes given');
   const note = opts.note ?? (() => {});
   const seed = opts.seed ?? 0;
@@ -210,6 +221,14 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
         results[`${shape.name} generate tokens/s`] = (w.genBatch * w.newTokens) / perCall;
         addPeak(results, `${shape.name} generate`, peak);
         note(`${shape.name} generate: ${fmtSeconds(perCall)} per call (${w.genBatch} prompts x ${w.promptLen} tokens, ${w.newTokens} new); ${describePeak(peak)}`);
+        for (const rows of w.genBatches ?? []) {
+          const batch = { ...w, genBatch: rows };
+          const what = `${shape.name} generate b${rows}`;
+          const r = await generateSecondsPerCall(model, batch, seconds, seed, note, what);
+          results[`${what} tokens/s`] = (rows * w.newTokens) / r.seconds;
+          addPeak(results, what, r.peak);
+          note(`${what}: ${fmtSeconds(r.seconds)} per call (${rows} prompts x ${w.promptLen} tokens, ${w.newTokens} new); ${describePeak(r.peak)}`);
+        }
       }
     } finally {
       model.dispose();

@@ -6,7 +6,8 @@
 // run in the same invocation so that both see the same machine load), step (one full StarPO-S training step of tiny
 // presets split into rollout / scoring / update, with its peak tensor memory, bench-step.ts) and, when model and
 // torch both ran, ratio (tfjs / PyTorch). All run by default, in that order (step adds well under a minute on wasm
-// with the two default presets). A section that fails is reported, the others still run, and the command exits
+// with the two default presets). Two more run only with --only: memory (peak tensor bytes per phase of a step at a
+// model shape, bench-memory.ts) and rollout (batched generation tokens/s at batch 1, 16, 128, bench-rollout.ts). A section that fails is reported, the others still run, and the command exits
 // non-zero.
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
@@ -17,15 +18,18 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKEND_NAMES, isBackendName } from '../model/backend';
 import { ConfigError } from '../starpo/config';
-import { BENCH_SHAPE_NAMES, benchModel, benchSpec, runTorchBench } from './bench-model';
+import { BENCH_SHAPE_NAMES, benchModel, benchShape, benchSpec, runTorchBench } from './bench-model';
+import { MEMORY_OPTION_HELP, memoryRowsTable, parseMemoryOptions, benchMemory, type MemoryRow } from './bench-memory';
+import { DEFAULT_ROLLOUT_BATCHES, benchRollout } from './bench-rollout';
 import { benchEnvs } from './bench-envs';
 import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig } from './bench-step';
 import { tinyPresetNames } from '../starpo/presets';
 import { workersFlag } from './helperThread';
 import { UsageError } from './usage';
 import { modelDirFor } from './modelDir';
+import { describeMatmulFeatures, webgpuAdapterCapabilities, type WebgpuAdapterCapabilities } from '../model/webgpuAdapter';
 
-const SECTIONS = ['envs', 'model', 'torch', 'step'] as const;
+const SECTIONS = ['envs', 'model', 'torch', 'step', 'memory', 'rollout'] as const;
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -36,8 +40,9 @@ function defaultTorchPython(): string {
   return fs.existsSync(venv) ? venv : '/usr/bin/python3';
 }
 type Section = (typeof SECTIONS)[number];
-/** What runs without --only: everything (step with bandit-tiny and frozenlake-tiny adds about 45 s on wasm here). */
-const DEFAULT_SECTIONS: readonly Section[] = SECTIONS;
+/** What runs without --only: everything but memory and rollout (step with bandit-tiny and frozenlake-tiny adds about
+ *  45 s on wasm here; memory and rollout at qwen0.5b's shape take minutes, so they run only when asked for). */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'memory' && s !== 'rollout');
 
 interface BenchOptions {
   only: string;
@@ -53,6 +58,15 @@ interface BenchOptions {
   stepRepeats: string;
   stepSet: string[];
   workers: string;
+  tokens: string;
+  layers?: string;
+  rollouts: string;
+  phases?: string;
+  checkpointing: string;
+  adamw: string;
+  rolloutBatches: string;
+  rolloutLayers?: string;
+  genBatches?: string;
 }
 
 export function registerBench(program: Command): void {
@@ -75,12 +89,28 @@ export function registerBench(program: Command): void {
     .option('--step-repeats <n>', 'timed training steps per preset in the step section (after one untimed warm-up step)', '2')
     .option('--step-set <key=value>', 'config override for the step section\'s presets, as `ragen train --set` (repeatable), ' +
       'e.g. --step-set agent.envGroups=2 --step-set agent.trainEnvs.0.nGroups=2', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--gen-batches <n,...>', 'extra generate() batch sizes of the model and torch sections, for every shape ' +
+      '(default: 16,128 for qwen0.5b, none for the tiny shapes; "" for none)')
     .option('--workers <n>', 'cores per training step in the step section, as `ragen train --workers`: 1, 2 or auto', 'auto')
+    .option('--tokens <BxT>', MEMORY_OPTION_HELP.tokens, '1x1536')
+    .option('--layers <n,...>', MEMORY_OPTION_HELP.layers)
+    .option('--rollouts <n>', MEMORY_OPTION_HELP.rollouts, '1')
+    .option('--phases <names>', MEMORY_OPTION_HELP.phases)
+    .option('--checkpointing <on|off>', MEMORY_OPTION_HELP.checkpointing, 'on')
+    .option('--adamw <layout>', MEMORY_OPTION_HELP.adamw, 'auto')
+    .option('--rollout-batches <n,...>', 'rollout section: rows generated together, env groups of 16 sharing a prompt',
+      DEFAULT_ROLLOUT_BATCHES.join(','))
+    .option('--rollout-layers <n>', "rollout section: decoder layers of the model (default: the shape's own)")
     .action(async (opts: BenchOptions) => {
       const wanted = parseList(opts.only, 'bench section', SECTIONS) as Section[];
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
       const presets = parseList(opts.presets, 'step preset', tinyPresetNames());
       const workers = workersFlag(opts.workers);
+      const genBatches = opts.genBatches === undefined ? undefined : opts.genBatches.split(',').filter((x) => x.trim()).map((x) => {
+        const n = Number(x);
+        if (!/^\s*\d+\s*$/.test(x) || !Number.isInteger(n) || n < 1) throw new UsageError(`--gen-batches: '${x}' is not an integer >= 1`);
+        return n;
+      });
       const stepRepeats = intFlag(opts.stepRepeats, '--step-repeats', 1, FLAG_LIMITS.stepRepeats)!;
       const seconds = Number(opts.seconds);
       if (!(seconds > 0) || !Number.isFinite(seconds)) {
@@ -111,6 +141,14 @@ export function registerBench(program: Command): void {
       } else if (opts.stepSet.length) {
         throw new UsageError('--step-set applies to the step section, which is not in --only');
       }
+      const memoryOptions = parseMemoryOptions(opts);   // checked before any section runs
+      let memoryRows: MemoryRow[] | undefined;
+      const positive = (text: string, what: string) => {
+        if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1) throw new UsageError(`${what} must be integers >= 1, got '${text}'`);
+        return Number(text);
+      };
+      const rolloutBatches = opts.rolloutBatches.split(',').map((b) => positive(b, '--rollout-batches'));
+      const rolloutLayers = opts.rolloutLayers === undefined ? undefined : positive(opts.rolloutLayers, '--rollout-layers');
       const torchThreads = intFlag(opts.torchThreads, '--torch-threads', 1, FLAG_LIMITS.torchThreads)!;
 
       const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${gib(os.totalmem())} RAM, node ${process.version}`;
@@ -119,6 +157,7 @@ export function registerBench(program: Command): void {
       const notes: Partial<Record<Section, string[]>> = {};
       const errors: Partial<Record<Section, string>> = {};
       let torchInfo: { torch: string; device: string; threads: number } | undefined;
+      let adapter: WebgpuAdapterCapabilities | null = null;
       const noteFor = (section: Section) => (line: string) => {
         (notes[section] ??= []).push(line);
         console.log(`  ${section}: ${line}`);
@@ -131,16 +170,33 @@ export function registerBench(program: Command): void {
             printTable('envs (operations/s)', results.envs);
           } else if (section === 'model') {
             console.log(`\nmodel: tfjs ${backend}, shapes ${shapes.join(', ')}`);
-            results.model = await benchModel({ backend, shapes, seconds, note: noteFor('model') });
+            results.model = await benchModel({ backend, shapes, seconds, genBatches, note: noteFor('model') });
             printTable(`model (tfjs ${backend}, tokens/s; peak bytes / tensors: first warm-up repetition)`, results.model);
           } else if (section === 'step') {
             console.log(`\nstep: tfjs ${backend}, presets ${presets.join(', ')}, ${stepRepeats} timed step(s) after 1 warm-up`);
             results.step = await benchStep({ backend, presets, repeats: stepRepeats, overrides: opts.stepSet, note: noteFor('step'), workers });
             printTable(`step (tfjs ${backend}; seconds per training step, mean of ${stepRepeats}; peak bytes / tensors: warm-up step)`, results.step);
+          } else if (section === 'rollout') {
+            console.log(`\nrollout: tfjs ${backend}, shapes ${shapes.join(', ')}, batches ${rolloutBatches.join(', ')}`);
+            results.rollout = {};
+            for (const shape of shapes) {
+              Object.assign(results.rollout, await benchRollout({
+                backend, shape: benchShape(shape), batches: rolloutBatches, layers: rolloutLayers, note: noteFor('rollout'),
+              }));
+            }
+            printTable(`rollout (tfjs ${backend}; generated tokens/s of one batched call, prefill included)`, results.rollout);
+          } else if (section === 'memory') {
+            console.log(`\nmemory: tfjs ${backend}, shapes ${shapes.join(', ')}, tokens ${opts.tokens}`);
+            memoryRows = [];
+            for (const shape of shapes) {
+              memoryRows.push(...await benchMemory({ ...memoryOptions, backend, shape: benchShape(shape), note: (line) => console.log(`  memory: ${line}`) }));
+            }
+            results.memory = memoryRowsTable(memoryRows);
+            printTable(`memory (tfjs ${backend}; peak tensor bytes per phase; "extrapolated" rows are computed from the two largest measured depths)`, results.memory);
           } else {
             console.log(`\ntorch: ${opts.python} tools/bench/torch_bench.py, ${torchThreads} thread(s), ${opts.torchDevice}`);
             const torch = await runTorchBench({
-              spec: benchSpec(shapes, seconds), python: opts.python, threads: torchThreads, device: opts.torchDevice,
+              spec: benchSpec(shapes, seconds, genBatches), python: opts.python, threads: torchThreads, device: opts.torchDevice,
               progress: (line) => console.log(`  ${line}`),
             });
             torch.notes.forEach(noteFor('torch'));
@@ -154,6 +210,11 @@ export function registerBench(program: Command): void {
         }
       }
 
+      // After the sections: the webgpu backend (and Dawn) is up only if one of them ran on it.
+      if (backend === 'webgpu' && (wanted.includes('model') || wanted.includes('step'))) {
+        adapter = await webgpuAdapterCapabilities().catch(() => null);
+        if (adapter) console.log(`\nwebgpu adapter: ${adapter.description || adapter.device || adapter.vendor}: ${describeMatmulFeatures(adapter)}`);
+      }
       if (results.model && results.torch) {
         results.ratio = ratios(results.model, results.torch);
         printTable(`ratio (tfjs ${backend} / PyTorch; above 1 = tfjs faster)`, results.ratio);
@@ -161,7 +222,9 @@ export function registerBench(program: Command): void {
       if (opts.json) {
         const report = {
           command: commandLine(), machine, date: new Date().toISOString(),
-          backend: wanted.includes('model') || wanted.includes('step') ? backend : undefined, torch: torchInfo, results, notes, errors,
+          backend: wanted.some((w) => w !== 'envs' && w !== 'torch') ? backend : undefined,
+          adapter: adapter ?? undefined,   // webgpu: the adapter's identity, features and limits
+          torch: torchInfo, results, notes, errors, ...(memoryRows ? { memory: memoryRows } : {}),
         };
         writeFileAtomic(opts.json, JSON.stringify(report, null, 2) + '\n');
         console.log(`wrote ${opts.json}`);

@@ -7,6 +7,7 @@ import { registerDemo } from './demo';
 import { RegressionGateError, registerEval } from './eval';
 import { registerExport } from './export';
 import { registerImportMetrics } from './import-metrics';
+import { registerInitModel } from './init-model';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
 import { UsageError } from './usage';
@@ -25,6 +26,7 @@ export function ragenProgram(): Command {
   registerTrain(program);
   registerExport(program);
   registerImportMetrics(program);
+  registerInitModel(program);
   return program;
 }
 

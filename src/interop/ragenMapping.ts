@@ -281,6 +281,8 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
     why: 'RAGEN v1 resets every member of a group with the group seed (shared Bandit draw); only RAGEN-2 offsets seeds per instance',
     sameAsRagen: (c) => !c.agent.banditPerInstanceSeed,
   },
+  'model.gradientCheckpointing': { why: 'how memory is traded for compute in the update; the maths is the same', sameAsRagen: always },
+  'rollout.maxBatchSize': { why: 'how many rollouts are generated at once; the samples are the same (vLLM schedules its own batches)', sameAsRagen: always },
   'filter.value': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.includeZero': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.topPProbMode': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },

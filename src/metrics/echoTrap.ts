@@ -27,6 +27,18 @@
 //     (`echo_trap/warning` = 1 from that step on: the paper's collapses do not recover on their own).
 //     `echo_trap/signal` names what fired: the low signals of that step, '+'-joined from reward_std, entropy,
 //     mi_zscore_ema (e.g. 'reward_std+mi_zscore_ema'); it is on every row from the firing step on.
+// Collapse or convergence? Low in-group reward std has two causes. In the echo trap the policy keeps training on
+// groups whose rollouts all got the same reward: their advantages are the critic's small errors, whitened up to unit
+// size (RAGEN-2: the task gradient is weak, so what else is in the update takes over). A converged policy has low std
+// too, because every rollout succeeds, but when its update skips the agreeing groups (StarPO-S without zero-std
+// groups keeps nothing then) no noise is trained on. So a step counts towards the WARNING only when the groups the
+// update trained on had low std as well: `rollout/chosen_in_group_std` below `fraction` of the same baseline (vanilla
+// StarPO trains on every group, so there it is the same number); a row without that key is read as training on
+// every group (the rule before the split). A step with low std whose update trained on nothing
+// (`rollout/empty_after_filter` = 1) or only on groups that still disagree, while the training success is within
+// CONVERGED_TOLERANCE of its best so far, counts towards CONVERGED instead: `echo_trap/converged` turns 1 after
+// `patience` such steps in a row and stays on, a separate mark on the charts, not a warning.
+//
 // It also flags a gradient-norm spike, grad norm > `gradSpikeFactor` x the median of the previous `gradMedianWindow`
 // finite grad norms, as the "collapse confirmed" signal.
 //
@@ -66,6 +78,8 @@ export type EchoTrapSignalName = 'reward_std' | 'entropy' | 'mi_zscore_ema';
 /** What the detector concluded so far. */
 export interface EchoTrapReport {
   fired: boolean;
+  /** The step at which `echo_trap/converged` turned 1 (low reward std, nothing trained on it, success at its best), or null. */
+  convergedStep: number | null;
   /** The step at which the warning fired, or null. */
   firstFiredStep: number | null;
   /** What fired, as logged in `echo_trap/signal` (e.g. 'reward_std+entropy'), or null. */
@@ -89,6 +103,8 @@ export interface EchoTrapState {
   /** The ratio of the latest MI measurement to its baseline (held between measurements), or null. */
   miRatio: number | null;
   lowStreak: number;
+  /** Consecutive converged steps (see the rule above). */
+  convergedStreak: number;
   /** The last `gradMedianWindow` finite grad norms. */
   gradNormHistory: number[];
   /** Best mean train success seen so far (for the reason text), with its step. */
@@ -98,6 +114,16 @@ export interface EchoTrapState {
 }
 
 export const REWARD_STD_KEY = 'rollout/in_group_std';
+/** The in-group reward std of the groups the update trained on (the filter's kept groups). */
+export const TRAINED_STD_KEY = 'rollout/chosen_in_group_std';
+/** 1 when the filter kept no group, so the step made no update (RAGEN-2's filter, src/starpo/filter.ts). */
+export const EMPTY_AFTER_FILTER_KEY = 'rollout/empty_after_filter';
+/**
+ * "Success at its peak" for convergence: the step's training success is at most this far below its best so far (the
+ * lesson's own hold tolerance, experiments/lib/lessonVerdict.ts). Keeps an arm whose format broke (every rollout
+ * fails, std 0, nothing kept) from reading as converged.
+ */
+export const CONVERGED_TOLERANCE = 0.1;
 export const ENTROPY_KEY = 'actor/entropy_loss';
 export const GRAD_NORM_KEY = 'actor/grad_norm';
 /** The key `echo_trap/signal` is logged under (a text value: src/metrics/jsonl.ts TEXT_METRIC_KEYS). */
@@ -169,10 +195,11 @@ export class EchoTrapDetector {
       baselineCompleteStep: null,
       miRatio: null,
       lowStreak: 0,
+      convergedStreak: 0,
       gradNormHistory: [],
       peakSuccess: null,
       peakSuccessStep: null,
-      report: { fired: false, firstFiredStep: null, signal: null, reason: null, firstGradNormSpikeStep: null },
+      report: { fired: false, convergedStep: null, firstFiredStep: null, signal: null, reason: null, firstGradNormSpikeStep: null },
     };
   }
 
@@ -193,7 +220,8 @@ export class EchoTrapDetector {
       config: d.s.config,
       miBaselineValues: saved.miBaselineValues ?? [],
       miRatio: saved.miRatio ?? null,
-      report: { ...saved.report, signal: saved.report.signal ?? null },
+      convergedStreak: saved.convergedStreak ?? 0,
+      report: { ...saved.report, signal: saved.report.signal ?? null, convergedStep: saved.report.convergedStep ?? null },
     };
     return d;
   }
@@ -240,11 +268,12 @@ export class EchoTrapDetector {
       throw new Error(`echo trap: steps must increase, got step ${step} after step ${s.lastStep}`);
     }
     s.lastStep = step;
-    this.trackSuccess(step, metrics);
+    const success = this.trackSuccess(step, metrics);
 
     const rewardStd = numberAt(metrics, REWARD_STD_KEY);
     const entropy = numberAt(metrics, ENTROPY_KEY);
     let stdRatio = NaN;
+    let trainedStdRatio = NaN;
     let entropyRatio = NaN;
     const miRatio = this.trackMi(numberAt(metrics, miKey(c.miSample)));
 
@@ -257,8 +286,13 @@ export class EchoTrapDetector {
       // The entropy baseline may still be filling when the rule does not need it.
       if (Number.isFinite(entropy) && s.entropyBaselineValues.length < c.baselineSteps) s.entropyBaselineValues.push(entropy);
       else if (s.entropyBaselineValues.length >= c.baselineSteps) entropyRatio = ratio(entropy, mean(s.entropyBaselineValues));
-      stdRatio = ratio(rewardStd, mean(s.rewardStdBaselineValues));
-      const low = this.lowSignals(stdRatio, entropyRatio, miRatio);
+      const stdBaseline = mean(s.rewardStdBaselineValues);
+      stdRatio = ratio(rewardStd, stdBaseline);
+      trainedStdRatio = this.trainedStdRatio(metrics, rewardStd, stdBaseline);
+      // The trap needs the trained-on groups low too; a low step whose update skipped them may be convergence.
+      const trainedLow = trainedStdRatio < c.fraction;
+      const low = this.lowSignals(stdRatio, trainedLow, entropyRatio, miRatio);
+      this.trackConvergence(step, stdRatio, trainedLow, success);
       // A step without usable numbers neither extends nor breaks the streak ("skip NaN").
       if (low !== null) {
         s.lowStreak = low.length > 0 ? s.lowStreak + 1 : 0;
@@ -274,7 +308,9 @@ export class EchoTrapDetector {
     const spike = this.checkGradNorm(step, numberAt(metrics, GRAD_NORM_KEY));
     return {
       'echo_trap/warning': s.report.fired ? 1 : 0,
+      'echo_trap/converged': s.report.convergedStep !== null ? 1 : 0,
       'echo_trap/reward_std_ratio': stdRatio,
+      'echo_trap/trained_std_ratio': trainedStdRatio,
       'echo_trap/entropy_ratio': entropyRatio,
       'echo_trap/mi_ratio': miRatio,
       'echo_trap/grad_norm_spike': spike ? 1 : 0,
@@ -283,12 +319,12 @@ export class EchoTrapDetector {
 
   /**
    * The signals that make this step low (reward_std first), [] for a step that is not low, or null when the rule
-   * cannot tell (its ratios are unknown).
+   * cannot tell (its ratios are unknown). The reward std counts as low only when the trained-on groups' std is low too.
    */
-  private lowSignals(stdRatio: number, entropyRatio: number, miRatio: number): EchoTrapSignalName[] | null {
+  private lowSignals(stdRatio: number, trainedLow: boolean, entropyRatio: number, miRatio: number): EchoTrapSignalName[] | null {
     const c = this.s.config;
     if (!Number.isFinite(stdRatio)) return null;
-    const stdLow = stdRatio < c.fraction;
+    const stdLow = stdRatio < c.fraction && trainedLow;
     if (c.signals === 'reward_std') return stdLow ? ['reward_std'] : [];
     const candidates: [EchoTrapSignalName, number, number][] =
       c.signals === 'reward_std_and_entropy'
@@ -298,6 +334,26 @@ export class EchoTrapDetector {
     if (known.length === 0) return null;
     const low = known.filter(([, r, threshold]) => r < threshold).map(([name]) => name);
     return stdLow && low.length > 0 ? ['reward_std', ...low] : [];
+  }
+
+  /**
+   * The in-group reward std of the groups the update trained on, over the reward-std baseline: NaN when the step
+   * trained on nothing (the filter kept no group); the all-groups ratio when the row does not say what was kept.
+   */
+  private trainedStdRatio(metrics: Readonly<Record<string, unknown>>, rewardStd: number, baseline: number): number {
+    if (metrics[EMPTY_AFTER_FILTER_KEY] === 1) return NaN;
+    if (!(TRAINED_STD_KEY in metrics)) return ratio(rewardStd, baseline);
+    return ratio(numberAt(metrics, TRAINED_STD_KEY), baseline);
+  }
+
+  /** A converged step: low reward std, no update on low-std groups, training success within the tolerance of its best. */
+  private trackConvergence(step: number, stdRatio: number, trainedLow: boolean, success: number): void {
+    const s = this.s;
+    if (!Number.isFinite(stdRatio)) return; // unknown: neither extends nor breaks the streak
+    const atPeak = Number.isFinite(success) && s.peakSuccess !== null && success >= s.peakSuccess - CONVERGED_TOLERANCE;
+    const converged = stdRatio < s.config.fraction && !trainedLow && atPeak;
+    s.convergedStreak = converged ? s.convergedStreak + 1 : 0;
+    if (converged && s.convergedStreak >= s.config.patience && s.report.convergedStep === null) s.report.convergedStep = step;
   }
 
   /** Folds in an MI measurement (NaN = none this step) and returns the MI ratio that stands now (NaN if none). */
@@ -321,17 +377,19 @@ export class EchoTrapDetector {
     return spike;
   }
 
-  private trackSuccess(step: number, metrics: Readonly<Record<string, unknown>>): void {
+  /** Updates the best training success so far and returns this step's (the mean over env tags; NaN if none). */
+  private trackSuccess(step: number, metrics: Readonly<Record<string, unknown>>): number {
     const values = Object.keys(metrics)
       .filter((k) => isSuccessKey(k, 'train'))
       .map((k) => numberAt(metrics, k))
       .filter(Number.isFinite);
-    if (values.length === 0) return;
+    if (values.length === 0) return NaN;
     const success = mean(values);
     if (this.s.peakSuccess === null || success > this.s.peakSuccess) {
       this.s.peakSuccess = success;
       this.s.peakSuccessStep = step;
     }
+    return success;
   }
 
   private reasonText(step: number, low: readonly EchoTrapSignalName[], ratios: Record<EchoTrapSignalName, number>): string {
@@ -351,4 +409,24 @@ export class EchoTrapDetector {
     }
     return text;
   }
+}
+
+/** The keys the detector writes into a metrics row (its numeric outputs and `echo_trap/signal`). */
+const DETECTOR_KEYS = /^echo_trap\//;
+
+/**
+ * A run's metrics rows with every `echo_trap/*` key recomputed by a fresh detector with `config`: what a run with
+ * that setting logs, since the detector only reads the row (the step-0 row, before any training, gets none). Used to
+ * judge runs logged by older code with today's rule (experiments/lab/lesson-verdict.ts) and to keep the shipped
+ * lesson recording's marks those of today's Trainer (experiments/record-lesson.ts --replay-marks).
+ */
+export function replayEchoTrap<R extends { step: number }>(rows: readonly R[], config: EchoTrapConfig): R[] {
+  const detector = new EchoTrapDetector(config);
+  return [...rows]
+    .sort((a, b) => a.step - b.step)
+    .map((row) => {
+      const kept = Object.fromEntries(Object.entries(row).filter(([k]) => !DETECTOR_KEYS.test(k))) as R;
+      if (row.step < 1) return kept;
+      return { ...kept, ...detector.update(row.step, kept), ...detector.labels() };
+    });
 }

@@ -4,13 +4,19 @@
 //   m = b1 m + (1 - b1) g;   v = b2 v + (1 - b2) g^2
 //   param -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 import * as tf from '@tensorflow/tfjs';
-import { adamWInPlace, sumOfSquares, type AdamWAttrs } from './kernels/index';
+import { adamWInPlace, hasFusedAdamW, sumOfSquares, type AdamWAttrs } from './kernels/index';
 
 export interface AdamWOptions {
   lr: number;                    // learning rate (RAGEN: actor 1e-6, critic 1e-5); may be changed between steps
   betas?: [number, number];      // moment decay rates; default [0.9, 0.999]
   eps?: number;                  // added to the bias-corrected sqrt(v); default 1e-8
   weightDecay?: number;          // decoupled weight decay; default 0.01 (PyTorch's and RAGEN's)
+  /**
+   * Keep the moments per variable and update one variable at a time (see the class comment). Default: exactly when
+   * the active backend has no fused in-place AdamW kernel (webgpu), where the flat buffers would cost temporaries
+   * of the whole model's size.
+   */
+  perVariable?: boolean;
 }
 
 /** Optimizer state for checkpoints. getState returns copies the caller owns; setState copies what it is given. */
@@ -30,10 +36,19 @@ export class AdamW {
   // with one chain of element-wise ops over the concatenation, then splits the result back. The maths is the
   // per-parameter update's; what changes is the kernel count: ~14 ops per parameter tensor became ~14 in all plus
   // a concat and a split. On WebGPU each op is a dispatch with a fixed cost (BENCHMARKS.md), so this matters there.
+  //
+  // Without the fused in-place kernel (webgpu), that chain materialises several temporaries of the WHOLE model's
+  // size at once (a concatenation of every gradient, of every weight, the new moments, ...: for Qwen2.5-0.5B about
+  // 2 GiB each, 44.8 GiB at the peak of one update on an H100). There the moments live per variable instead
+  // (`perVariable`) and a step walks the variables one by one, freeing each op's input as soon as the next op has
+  // run, so no more than a few temporaries of ONE variable exist at any time. Per element it is the same float32
+  // arithmetic in the same order, so both layouts give identical numbers.
   private readonly names: string[];
   private readonly sizes: number[];
-  private readonly m: tf.Variable;
-  private readonly v: tf.Variable;
+  private readonly m: tf.Variable | null;                       // flat layout
+  private readonly v: tf.Variable | null;
+  private readonly mOf: Record<string, tf.Variable> | null;     // per-variable layout
+  private readonly vOf: Record<string, tf.Variable> | null;
 
   constructor(private readonly vars: Record<string, tf.Variable>, opts: AdamWOptions) {
     this.lr = opts.lr;
@@ -47,10 +62,17 @@ export class AdamW {
     this.names = Object.keys(vars);
     this.sizes = this.names.map((n) => vars[n].size);
     const total = this.sizes.reduce((a, b) => a + b, 0);
+    const perVariable = opts.perVariable ?? !hasFusedAdamW();
     // tidy disposes the zeros tensors; the variables keep their own reference to the data.
-    this.m = tf.tidy(() => tf.variable(tf.zeros([total]), false));
-    this.v = tf.tidy(() => tf.variable(tf.zeros([total]), false));
+    const zeros = (shape: number[]) => tf.tidy(() => tf.variable(tf.zeros(shape), false));
+    this.m = perVariable ? null : zeros([total]);
+    this.v = perVariable ? null : zeros([total]);
+    this.mOf = perVariable ? Object.fromEntries(this.names.map((n) => [n, zeros(vars[n].shape)])) : null;
+    this.vOf = perVariable ? Object.fromEntries(this.names.map((n) => [n, zeros(vars[n].shape)])) : null;
   }
+
+  /** Whether the moments are kept per variable (see the class comment). */
+  get perVariable(): boolean { return this.mOf !== null; }
 
   /** Steps taken so far. */
   get stepsTaken(): number { return this.stepCount; }
@@ -64,6 +86,7 @@ export class AdamW {
    */
   async stepClipped(grads: Record<string, tf.Tensor>, maxNorm: number): Promise<{ norm: number; applied: boolean }> {
     if (!(maxNorm > 0)) throw new Error(`clipGradNorm: maxNorm must be > 0, got ${maxNorm}`);
+    if (this.perVariable) return this.stepClippedPerVariable(grads, maxNorm);
     const list = this.names.map((n) => grads[n]);
     const sumSq = list.every(Boolean) ? sumOfSquares(list) : null;
     if (sumSq) {
@@ -72,7 +95,7 @@ export class AdamW {
       if (!Number.isFinite(norm)) return { norm, applied: false };
       const f = Math.fround;
       const coef = Math.min(f(f(maxNorm) / f(norm + f(1e-6))), 1);   // float32, as clipGradNormOnDevice computes it
-      const applied = await adamWInPlace(this.names.map((n) => this.vars[n]), list, this.m, this.v, this.attrs(this.stepCount + 1, coef));
+      const applied = await adamWInPlace(this.names.map((n) => this.vars[n]), list, this.m!, this.v!, this.attrs(this.stepCount + 1, coef));
       if (applied !== null) {
         if (applied) this.stepCount++;
         return { norm, applied };
@@ -101,6 +124,10 @@ export class AdamW {
   step(grads: Record<string, tf.Tensor>): void {
     this.checkGrads(grads);
     this.stepCount++;
+    if (this.perVariable) {
+      for (const n of this.names) if (grads[n]) this.commitOne(n, this.updateOne(n, grads[n], this.stepCount, 1));
+      return;
+    }
     tf.tidy(() => this.commit(this.update(grads, this.stepCount)));
   }
 
@@ -112,6 +139,7 @@ export class AdamW {
    */
   async stepIfFinite(grads: Record<string, tf.Tensor>): Promise<boolean> {
     this.checkGrads(grads);
+    if (this.perVariable) return this.stepPerVariable(grads, 1);
     const next = tf.tidy(() => {
       const u = this.update(grads, this.stepCount + 1);
       const finite = (t: tf.Tensor) => tf.all(tf.isFinite(t));
@@ -139,6 +167,88 @@ export class AdamW {
     }
   }
 
+  /**
+   * The per-variable layout's stepClipped: the global norm from one sum of squares per variable (one read-back),
+   * then stepPerVariable with the clipping coefficient, computed in float32 as the fused kernels' path does.
+   */
+  private async stepClippedPerVariable(grads: Record<string, tf.Tensor>, maxNorm: number): Promise<{ norm: number; applied: boolean }> {
+    this.checkGrads(grads);
+    const present = this.names.filter((n) => grads[n]);
+    if (!present.length) throw new Error('clipGradNorm: no gradients given');
+    // Summed pairwise, not with tf.addN (webgpu binds one buffer per addN input, at most 8).
+    let sumSq: tf.Tensor = tf.scalar(0);
+    for (const n of present) {
+      const next = tf.tidy(() => sumSq.add(tf.sum(tf.square(grads[n]))));
+      sumSq.dispose();
+      sumSq = next;
+    }
+    const norm = Math.fround(Math.sqrt((await sumSq.data())[0]));
+    sumSq.dispose();
+    if (!Number.isFinite(norm)) return { norm, applied: false };
+    const f = Math.fround;
+    const coef = Math.min(f(f(maxNorm) / f(norm + f(1e-6))), 1);
+    return { norm, applied: await this.stepPerVariable(grads, coef) };
+  }
+
+  /**
+   * One update over the per-variable layout, gradients scaled by `coef`, applied only if every new weight and
+   * moment is finite. Two passes, as the fused kernel does it: the first computes each variable's update and keeps
+   * only whether it is finite (one read-back for all), the second computes it again and writes it.
+   */
+  private async stepPerVariable(grads: Record<string, tf.Tensor>, coef: number): Promise<boolean> {
+    const t = this.stepCount + 1;
+    const present = this.names.filter((n) => grads[n]);
+    let ok: tf.Tensor = tf.scalar(true, 'bool');
+    for (const n of present) {
+      const u = this.updateOne(n, grads[n], t, coef);
+      const next = tf.tidy(() => tf.logicalAnd(ok, tf.logicalAnd(tf.all(tf.isFinite(u.param)),
+        tf.logicalAnd(tf.all(tf.isFinite(u.m)), tf.all(tf.isFinite(u.v))))));
+      tf.dispose([ok, u.param, u.m, u.v]);
+      ok = next;
+    }
+    const finite = (await ok.data())[0] === 1;
+    ok.dispose();
+    if (!finite) return false;
+    for (const n of present) this.commitOne(n, this.updateOne(n, grads[n], t, coef));
+    this.stepCount = t;
+    return true;
+  }
+
+  /**
+   * Variable `name`'s new value and moments after update number `t` with gradient `grad` x `coef`; nothing is
+   * written. Each op's input is freed as soon as it is used, so at most about five tensors of this variable's size
+   * are alive at once. The ops and their order are update()'s.
+   */
+  private updateOne(name: string, grad: tf.Tensor, t: number, coef: number): { param: tf.Tensor; m: tf.Tensor; v: tf.Tensor } {
+    const [b1, b2] = this.betas;
+    const param = this.vars[name], m = this.mOf![name], v = this.vOf![name];
+    // then(x, f): f(x), freeing x unless it is one of the inputs (weights, moments, gradient).
+    const inputs = new Set<tf.Tensor>([param, m, v, grad]);
+    const then = <T extends tf.Tensor>(x: tf.Tensor, f: (x: tf.Tensor) => T): T => {
+      const y = f(x);
+      if (!inputs.has(x)) x.dispose();
+      return y;
+    };
+    const both = (x: tf.Tensor, y: tf.Tensor, f: (x: tf.Tensor, y: tf.Tensor) => tf.Tensor) => then(x, (a) => then(y, (b) => f(a, b)));
+    const g = coef === 1 ? grad : grad.mul(coef);
+    const newM = both(m.mul(b1), g.mul(1 - b1), (a, b) => a.add(b));
+    const newV = both(v.mul(b2), then(then(g, (x) => x.square()), (x) => x.mul(1 - b2)), (a, b) => a.add(b));
+    const denom = then(then(newV.sqrt(), (x) => x.div(Math.sqrt(1 - b2 ** t))), (x) => x.add(this.eps));
+    const step = then(newM.div(denom), (x) => x.mul(this.lr / (1 - b1 ** t)));
+    denom.dispose();
+    const decayed = this.weightDecay ? param.mul(1 - this.lr * this.weightDecay) : param;
+    const newParam = both(decayed, step, (a, b) => a.sub(b));
+    return { param: newParam, m: newM, v: newV };
+  }
+
+  /** Writes updateOne()'s result into variable `name` and its moments. */
+  private commitOne(name: string, u: { param: tf.Tensor; m: tf.Tensor; v: tf.Tensor }): void {
+    this.vars[name].assign(u.param);
+    this.mOf![name].assign(u.m);
+    this.vOf![name].assign(u.v);
+    tf.dispose([u.param, u.m, u.v]);
+  }
+
   /** The flat parameters and moments after update number `t` (call inside a tidy; nothing is written). */
   private update(grads: Record<string, tf.Tensor>, t: number): { param: tf.Tensor; m: tf.Tensor; v: tf.Tensor } {
     const [b1, b2] = this.betas;
@@ -151,15 +261,16 @@ export class AdamW {
     const param = flat(this.names.map((n) => this.vars[n]));
     const keep = all ? null : flat(this.names.map((n) => (grads[n] ? tf.onesLike(this.vars[n]) : tf.zerosLike(this.vars[n]))));
     const decayed = this.weightDecay ? param.mul(1 - this.lr * this.weightDecay) : param;
-    let newM = this.m.mul(b1).add(g.mul(1 - b1));
-    let newV = this.v.mul(b2).add(g.square().mul(1 - b2));
+    const m = this.m!, v = this.v!;
+    let newM = m.mul(b1).add(g.mul(1 - b1));
+    let newV = v.mul(b2).add(g.square().mul(1 - b2));
     const denom = newV.sqrt().div(bias2Sqrt).add(this.eps);
     let newParam = decayed.sub(newM.div(denom).mul(stepSize));
     if (keep) {
       const old = (before: tf.Tensor, after: tf.Tensor) => after.mul(keep).add(before.mul(tf.sub(1, keep)));
       newParam = old(param, newParam);
-      newM = old(this.m, newM);
-      newV = old(this.v, newV);
+      newM = old(m, newM);
+      newV = old(v, newV);
     }
     return { param: newParam, m: newM, v: newV };
   }
@@ -168,16 +279,20 @@ export class AdamW {
   private commit(u: { param: tf.Tensor; m: tf.Tensor; v: tf.Tensor }): void {
     const parts = this.names.length === 1 ? [u.param] : tf.split(u.param, this.sizes);
     this.names.forEach((n, i) => this.vars[n].assign(parts[i].reshape(this.vars[n].shape)));
-    this.m.assign(u.m);
-    this.v.assign(u.v);
+    this.m!.assign(u.m);
+    this.v!.assign(u.v);
   }
 
   getState(): AdamWState {
+    if (this.perVariable) {
+      const copy = (of: Record<string, tf.Variable>) => Object.fromEntries(this.names.map((n) => [n, of[n].clone()]));
+      return { step: this.stepCount, m: copy(this.mOf!), v: copy(this.vOf!) };
+    }
     const byName = (flat: tf.Variable) => tf.tidy(() => {
       const parts = this.names.length === 1 ? [flat.clone()] : tf.split(flat, this.sizes);
       return Object.fromEntries(this.names.map((n, i) => [n, tf.keep(parts[i].reshape(this.vars[n].shape))]));
     }) as Record<string, tf.Tensor>;
-    return { step: this.stepCount, m: byName(this.m), v: byName(this.v) };
+    return { step: this.stepCount, m: byName(this.m!), v: byName(this.v!) };
   }
 
   setState(state: AdamWState): void {
@@ -192,15 +307,21 @@ export class AdamW {
       }
     }
     tf.tidy(() => {
-      this.m.assign(tf.concat(this.names.map((n) => state.m[n].reshape([-1]))));
-      this.v.assign(tf.concat(this.names.map((n) => state.v[n].reshape([-1]))));
+      if (this.perVariable) {
+        for (const n of this.names) {
+          this.mOf![n].assign(state.m[n].clone());
+          this.vOf![n].assign(state.v[n].clone());
+        }
+        return;
+      }
+      this.m!.assign(tf.concat(this.names.map((n) => state.m[n].reshape([-1]))));
+      this.v!.assign(tf.concat(this.names.map((n) => state.v[n].reshape([-1]))));
     });
     this.stepCount = state.step;
   }
 
   dispose(): void {
-    this.m.dispose();
-    this.v.dispose();
+    tf.dispose([this.m, this.v, ...Object.values(this.mOf ?? {}), ...Object.values(this.vOf ?? {})].filter((x): x is tf.Variable => x !== null));
   }
 }
 

@@ -11,7 +11,10 @@
 //    sampled tokens) and prefills only what follows their longest common prefix; cache slots past it become
 //    holes that nobody attends to. Positions count real tokens only, never slots, so a row's keys are exactly
 //    those a full prefill of the same tokens would compute.
-// The weights are stacked and transposed once per call (Qwen2Model.inferenceWeights), so each decode step's
+// 4. Shared prompts: rows that start from the same prompt with nothing cached (the members of an env group on their
+//    first turn) run ONE prefill of it; its cache row and logits are copied to the others (stats.sharedTokens).
+// Each layer's intermediates are freed as soon as the layer is done (Qwen2Model.stack), so a prefill holds one
+// layer's activations at a time. The weights are stacked and transposed once per call (Qwen2Model.inferenceWeights), so each decode step's
 // matmuls take tfjs-wasm's fast path with the bias fused in.
 // Why a fixed-size cache rather than concatenating a column per step: every decode step then has identical
 // shapes, so WebGPU compiles its shaders once per (batch, prompt bucket, capacity) instead of once per step, and
@@ -74,8 +77,11 @@ export class GenerationSession {
   private capacity = 0;
   private fill = 0;                  // the next free cache slot (the same for every row)
   private rows: CachedRow[] = [];
-  /** Prompt tokens served from the cache / prefilled, over the session's calls (for benchmarks and tests). */
-  readonly stats = { reusedTokens: 0, prefilledTokens: 0 };
+  /**
+   * Prompt tokens served from the cache / prefilled / served by another row's prefill of the same prompt, over the
+   * session's calls (for benchmarks and tests).
+   */
+  readonly stats = { reusedTokens: 0, prefilledTokens: 0, sharedTokens: 0 };
 
   constructor(private readonly model: Qwen2Model) {}
 
@@ -104,8 +110,25 @@ export class GenerationSession {
     const start = reusing ? this.fill : 0;
     const promptLen = roundUp(Math.max(...prompts.map((p, i) => p.length - reuse[i].prefix)), PROMPT_BUCKET);
     const capacity = Math.max(roundUp(start + promptLen + opts.maxNewTokens, CACHE_BUCKET), reusing ? this.capacity : 0);
+    // Rows with the same prompt and nothing cached (the members of an env group on their first turn: all reset with
+    // the group's seed) share ONE prefill: only the first row of each distinct prompt runs through the model, and
+    // its cache row and logits are then copied to the others. Their keys and values are what their own prefill
+    // would compute (the same tokens at the same slots and positions, and no row attends to another).
+    const prefillRow = prompts.map((_, r) => r);
+    if (!reusing) {
+      const firstWith = new Map<string, number>();
+      prompts.forEach((p, r) => {
+        const key = p.join(',');
+        const first = firstWith.get(key);
+        if (first === undefined) firstWith.set(key, r);
+        else prefillRow[r] = first;
+      });
+    }
+    const distinct = prefillRow.filter((f, r) => f === r);   // the rows that are prefilled, in order
+    const shared = distinct.length < rows;
     this.stats.reusedTokens += reuse.reduce((n, r) => n + r.prefix, 0);
-    this.stats.prefilledTokens += prompts.reduce((n, p, i) => n + p.length - reuse[i].prefix, 0);
+    this.stats.prefilledTokens += distinct.reduce((n, r) => n + prompts[r].length - reuse[r].prefix, 0);
+    this.stats.sharedTokens += prompts.reduce((n, p, r) => n + (prefillRow[r] === r ? 0 : p.length), 0);
 
     // Each row's visible slots: its reused prefix, then its new prompt tokens (left-padded into the block at
     // `start`), then (filled in step by step) its generated tokens.
@@ -138,24 +161,50 @@ export class GenerationSession {
 
     let unread: tf.Tensor1D[] = [];   // sampled ids [B] the host has not read yet (see readEvery below)
     const weights = model.inferenceWeights();
-    let cache = this.takeCache(reuse.map((r) => r.from), rows, capacity, reusing);
-    // Runs the stack on `ids` [B, T] at cache slots slot..slot+T-1; returns the logits of each row's last position.
-    const advance = (ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number): tf.Tensor2D => {
-      const keyMask = tf.tensor2d(visibleKeys, [rows, capacity]);
+    let cache = this.takeCache(reuse.map((r) => r.from), shared ? distinct.length : rows, capacity, reusing);
+    // Runs the stack on `ids` [n, T] at cache slots slot..slot+T-1 (n = rows, or the distinct rows of a shared
+    // prefill, whose key masks are `masks`); returns the logits of each row's last position.
+    const advance = (ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number,
+                     masks: Float32Array = visibleKeys): tf.Tensor2D => {
+      const n = ids.shape[0];
+      const keyMask = tf.tensor2d(masks, [n, capacity]);
       try {
         const out = model.hiddenWithCache(ids, positions, maxPosition, keyMask, slot, cache, weights);
         disposeCache(cache);
         cache = out.cache;
-        return tf.tidy(() => lastPositionLogits(model, out.hidden, rows, weights));
+        return tf.tidy(() => lastPositionLogits(model, out.hidden, n, weights));
       } finally {
         keyMask.dispose();
       }
     };
     let nextFree = start + promptLen;
     try {
-      // Prefill the new prompt tokens.
-      let logits = tf.tidy(() => advance(tf.tensor2d(idsData, [rows, promptLen], 'int32'),
-        tf.tensor1d(positionData, 'int32'), Math.max(...realLength) - 1, start));
+      // Prefill the new prompt tokens (of the distinct prompts only, when rows share one; then copy to every row).
+      let logits: tf.Tensor2D;
+      if (shared) {
+        const pick = <T extends Float32Array | Int32Array>(data: T, width: number, make: (n: number) => T): T => {
+          const out = make(distinct.length * width);
+          distinct.forEach((r, i) => out.set(data.subarray(r * width, (r + 1) * width), i * width));
+          return out;
+        };
+        const prefilled = tf.tidy(() => advance(
+          tf.tensor2d(pick(idsData, promptLen, (n) => new Int32Array(n)), [distinct.length, promptLen], 'int32'),
+          tf.tensor1d(pick(positionData, promptLen, (n) => new Int32Array(n)), 'int32'), Math.max(...realLength) - 1, start,
+          pick(visibleKeys, capacity, (n) => new Float32Array(n))));
+        const index = tf.tensor1d(prefillRow.map((r) => distinct.indexOf(r)), 'int32');
+        try {
+          logits = copyRows(prefilled, index);
+          const spread = (t: tf.Tensor3D) => copyRows(t, index);
+          const expanded: KvCache = { k: cache.k.map(spread), v: cache.v.map(spread) };
+          disposeCache(cache);
+          cache = expanded;
+        } finally {
+          tf.dispose([prefilled, index]);
+        }
+      } else {
+        logits = tf.tidy(() => advance(tf.tensor2d(idsData, [rows, promptLen], 'int32'),
+          tf.tensor1d(positionData, 'int32'), Math.max(...realLength) - 1, start));
+      }
 
       // Sampled ids stay on the device and feed the next decode step directly; the host reads them (to find stop
       // tokens and strings) only every `readEvery` steps, because on WebGPU each read is a round trip that stalls
@@ -251,9 +300,7 @@ export class GenerationSession {
     }
     const index = tf.tensor1d(from.map((f) => Math.max(f, 0)), 'int32');   // a new row borrows row 0; it sees none of it
     const take = (t: tf.Tensor3D) => tf.tidy(() => {
-      // Whole rows of the cache, gathered with the embedding-lookup kernel (a row copy; tfjs-wasm's GatherV2 is slow).
-      const [n, slots, width] = t.shape;
-      const picked = embed(t.reshape([n, slots * width]), index).reshape([rows, slots, width]);
+      const picked = copyRows(t, index);
       return (capacity > this.capacity ? tf.pad(picked, [[0, 0], [0, capacity - this.capacity], [0, 0]]) : picked) as tf.Tensor3D;
     });
     try {
@@ -279,6 +326,15 @@ export async function generate(model: Qwen2Model, prompts: number[][], opts: Gen
   } finally {
     session.dispose();
   }
+}
+
+/** t[index] along the first axis: whole rows copied with the embedding-lookup kernel (tfjs-wasm's GatherV2 is slow). */
+function copyRows<T extends tf.Tensor>(t: T, index: tf.Tensor1D): T {
+  return tf.tidy(() => {
+    const [n, ...rest] = t.shape;
+    const width = rest.reduce((a, b) => a * b, 1);
+    return embed(t.reshape([n, width]) as tf.Tensor2D, index).reshape([index.shape[0], ...rest]) as T;
+  });
 }
 
 /** Logits [B, V] of each row's last position (the LM head on every prompt position would be wasted work). */

@@ -184,6 +184,46 @@ export function floatToBf16Bits(bits: number): number {
   return ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff;
 }
 
+/**
+ * The header of a safetensors file whose tensors (sorted by name, laid out in that order, as serializeSafetensors
+ * does) are streamed after it by the caller: the 8-byte length, the JSON and its padding, and where each tensor's
+ * bytes go (relative to the end of the header). For files too large to build in memory (ragen init-model's
+ * Qwen2.5-3B shards).
+ */
+export function safetensorsHeader(
+  shapes: Record<string, readonly number[]>,
+  dtype: SafetensorsWriteDtype,
+  metadata?: Record<string, string>,
+): { bytes: Uint8Array; order: string[]; dataBytes: number } {
+  const bytesPerValue = dtype === 'F32' ? 4 : 2;
+  const order = Object.keys(shapes).sort();
+  const header: Record<string, unknown> = {};
+  if (metadata && Object.keys(metadata).length > 0) header.__metadata__ = metadata;
+  let offset = 0;
+  for (const name of order) {
+    if (name === '__metadata__') throw new Error("safetensors: '__metadata__' is reserved and cannot name a tensor");
+    const shape = shapes[name];
+    checkShape(name, shape);
+    const byteLength = shape.reduce((a, b) => a * b, 1) * bytesPerValue;
+    header[name] = { dtype, shape: [...shape], data_offsets: [offset, offset + byteLength] };
+    offset += byteLength;
+  }
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  const padded = Math.ceil(json.length / 8) * 8;
+  const bytes = new Uint8Array(8 + padded);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(padded), true);
+  bytes.set(json, 8);
+  bytes.fill(0x20, 8 + json.length);
+  return { bytes, order, dataBytes: offset };
+}
+
+/** Little-endian bfloat16 bytes of `data` (each value rounded to the nearest bfloat16, ties to even). */
+export function bf16LittleEndianBytes(data: Float32Array): Uint8Array {
+  const out = bf16Bytes(data);
+  if (!HOST_IS_LITTLE_ENDIAN) swapBytes(out, 2);
+  return out;
+}
+
 /** Host-order bytes of the bfloat16 values of `data` (swapped to little-endian by the caller where needed). */
 function bf16Bytes(data: Float32Array): Uint8Array {
   const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);

@@ -2,15 +2,22 @@
 // tf.variableGrads / tf.grad). Position t scores token t+1, so both outputs are [B, T-1]; the caller applies its
 // loss mask (prompt and padding positions are scored too, and must be masked out).
 import * as tf from '@tensorflow/tfjs';
-import { tokenLogProbs as fusedTokenLogProbs } from './kernels/index';
-import type { Qwen2Model } from './qwen2';
+import { tokenLogProbs as fusedTokenLogProbs, tokenLogProbsGrad as fusedTokenLogProbsGrad, unfused } from './kernels/index';
+import { withOwnTape, type Qwen2Model } from './qwen2';
+
+/**
+ * Above this many logits (rows x vocabulary) the LM head runs in chunks of rows (chunkedHeadLogProbs): 2^25 floats,
+ * 128 MiB. Qwen2.5-0.5B's 151,936-token vocabulary reaches it at 221 scored tokens; the tiny models never do.
+ */
+export const HEAD_CHUNK_ELEMENTS = 2 ** 25;
 
 /**
  * logProbs[b, t] = log softmax(logits[b, t] / temperature)[ids[b, t+1]]
  * entropy[b, t]  = entropy of that full softmax (RAGEN's `actor/entropy_loss` is its masked mean)
  * veRL scores the actor and the reference at the rollout temperature (RAGEN's 1.0), so the trainer passes it on.
  */
-export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Tensor2D, temperature = 1):
+export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Tensor2D, temperature = 1,
+                              opts: { chunkRows?: number } = {}):
     { logProbs: tf.Tensor2D; entropy: tf.Tensor2D } {
   if (model.hasValueHead) throw new Error('tokenLogProbs: this model has a value head, not an LM head');
   if (ids.dtype !== 'int32') throw new Error(`tokenLogProbs: ids must be int32, got ${ids.dtype}`);
@@ -23,9 +30,84 @@ export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Ten
     // log-softmax, the target's log-prob and the entropy (src/model/kernels).
     const hidden = model.hidden(ids, mask).reshape([b, t, h]).slice([0, 0, 0], [b, t - 1, h]).reshape([b * (t - 1), h]);
     const targets = ids.slice([0, 1], [b, t - 1]).reshape([b * (t - 1)]) as tf.Tensor1D;
-    const [logProbs, entropy] = fusedTokenLogProbs(model.head(hidden as tf.Tensor2D) as tf.Tensor2D, targets, temperature);
+    const rows = b * (t - 1), vocab = model.config.vocab_size;
+    const chunkRows = opts.chunkRows ?? (rows * vocab > HEAD_CHUNK_ELEMENTS ? Math.max(1, Math.floor(HEAD_CHUNK_ELEMENTS / vocab)) : rows);
+    let logProbs: tf.Tensor, entropy: tf.Tensor;
+    if (chunkRows >= rows) {
+      [logProbs, entropy] = fusedTokenLogProbs(model.head(hidden as tf.Tensor2D) as tf.Tensor2D, targets, temperature);
+    } else {
+      const head = model.variables[model.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'] as tf.Tensor2D;
+      [logProbs, entropy] = tf.unstack(chunkedHeadLogProbs(hidden as tf.Tensor2D, head, targets, temperature, chunkRows));
+    }
     return { logProbs: logProbs.reshape([b, t - 1]) as tf.Tensor2D, entropy: entropy.reshape([b, t - 1]) as tf.Tensor2D };
   });
+}
+
+/**
+ * The LM head and tokenLogProbs over `chunkRows` rows at a time, as one custom-gradient op: [2, N] (log-probs, then
+ * entropies) from hidden [N, H] and the output projection [V, H]. Neither the full logits [N, V] nor their gradient
+ * ever exist: the forward keeps only hidden and the weight, and the backward computes each chunk's logits again,
+ * its logit gradient, and from that the chunk's share of d hidden and d weight (summed over the chunks). Why: for
+ * Qwen2.5-0.5B a 1,536-token sequence has 0.93 GB of logits per copy, and a plain tape holds several.
+ * Each chunk's logits are computed as (W h^T)^T, which transposes the small operand (tfjs-wasm's matmul transposes
+ * a transposed operand before running, and the weight is 545 MB).
+ */
+export function chunkedHeadLogProbs(hidden: tf.Tensor2D, weight: tf.Tensor2D, targets: tf.Tensor1D, temperature: number,
+                                    chunkRows: number): tf.Tensor2D {
+  const rows = hidden.shape[0];
+  const starts: number[] = [];
+  for (let r = 0; r < rows; r += chunkRows) starts.push(r);
+  const size = (start: number) => Math.min(chunkRows, rows - start);
+  const logitsOf = (h: tf.Tensor2D, w: tf.Tensor2D) => tf.matMul(w, h, false, true).transpose() as tf.Tensor2D;
+  const op = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    const [h, w, tg, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
+    save([h, w, tg]);
+    const parts = starts.map((start) => tf.tidy(() => {
+      const logits = logitsOf(h.slice([start, 0], [size(start), -1]), w);
+      return tf.stack(fusedTokenLogProbs(logits, tg.slice([start], [size(start)]), temperature));
+    }));
+    return {
+      value: parts.length === 1 ? parts[0] : tf.concat(parts, 1),
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
+        const [hs, ws, tgs] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+        const dh: tf.Tensor[] = [];
+        let dw: tf.Tensor | null = null;
+        for (const start of starts) {
+          const part = tf.tidy(() => {
+            const n = size(start);
+            const h1 = hs.slice([start, 0], [n, -1]);
+            const t1 = tgs.slice([start], [n]);
+            const d = (dy as tf.Tensor).slice([0, start], [2, n]);
+            const dLogits = logitsGrad(d.slice([0, 0], [1, n]).reshape([n]), d.slice([1, 0], [1, n]).reshape([n]),
+              logitsOf(h1, ws), t1, temperature);
+            return { dh: tf.matMul(dLogits, ws), dw: tf.matMul(dLogits, h1, true, false) };
+          });
+          dh.push(part.dh);
+          if (dw) {
+            const sum: tf.Tensor = tf.add(dw, part.dw);
+            tf.dispose([dw, part.dw]);
+            dw = sum;
+          } else {
+            dw = part.dw;
+          }
+        }
+        const dHidden = dh.length === 1 ? dh[0] : tf.concat(dh, 0);
+        if (dh.length > 1) tf.dispose(dh);
+        return [dHidden, dw!, tf.zerosLike(tgs)];
+      },
+    };
+  });
+  return op(hidden, weight, targets) as tf.Tensor2D;
+}
+
+/** d loss / d logits of tokenLogProbs: the fused kernel, or the stock ops' gradient where there is none. */
+function logitsGrad(dLogProbs: tf.Tensor1D, dEntropy: tf.Tensor1D, logits: tf.Tensor2D, targets: tf.Tensor1D, temperature: number): tf.Tensor2D {
+  const fused = fusedTokenLogProbsGrad(dLogProbs, dEntropy, logits, targets, temperature);
+  if (fused) return fused;
+  return withOwnTape(() => tf.grad((lg: tf.Tensor) => {
+    const [lp, ent] = unfused.tokenLogProbs(lg as tf.Tensor2D, targets, temperature);
+    return lp.mul(dLogProbs).sum().add(ent.mul(dEntropy).sum());
+  })(logits)) as tf.Tensor2D;
 }
 
 /**

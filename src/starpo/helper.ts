@@ -42,8 +42,8 @@ export interface HelperInit {
   modelConfig: Qwen2Config;
   /** The tokenizer as its two Hugging Face files (tokenizer.json, tokenizer_config.json), parsed. */
   tokenizer: { json: object; config: object };
-  /** The run's sampling settings (rollout.maxNewTokens, topP, topK). */
-  sampling: { maxNewTokens: number; topP: number; topK: number };
+  /** The run's sampling settings (rollout.maxNewTokens, topP, topK, maxBatchSize). */
+  sampling: { maxNewTokens: number; topP: number; topK: number; maxBatchSize?: number };
   /** The critic's update settings (PPO), or null when the run has no critic. */
   critic: null | {
     lr: number;
@@ -54,6 +54,8 @@ export interface HelperInit {
     lossAggMode: LossAggMode;
     microBatchSize: number;
     padId: number;
+    /** model.gradientCheckpointing of the run. */
+    gradientCheckpointing?: boolean;
   };
 }
 
@@ -187,6 +189,7 @@ export function createHelper(): HelperApi {
       if (!c) throw new Error('helper: this run has no critic');
       if (!critic) {
         critic = modelFromArrays(setup.modelConfig, state.weights, true);
+        critic.gradientCheckpointing = !!c.gradientCheckpointing;
         criticOptim = new AdamW(critic.variables, { lr: c.lr, betas: c.betas, weightDecay: c.weightDecay });
       }
       loadModelState(critic, state, criticOptim!);

@@ -104,12 +104,12 @@ export class HelperLink {
       backend,
       modelConfig: o.actor.config,
       tokenizer: { json: o.tokenizer.toJSON(), config: o.tokenizer.configJSON() },
-      sampling: { maxNewTokens: c.rollout.maxNewTokens, topP: c.rollout.topP, topK: c.rollout.topK },
+      sampling: { maxNewTokens: c.rollout.maxNewTokens, topP: c.rollout.topP, topK: c.rollout.topK, maxBatchSize: c.rollout.maxBatchSize },
       critic: o.critic
         ? {
             lr: c.critic.lr, betas: c.critic.betas, weightDecay: c.critic.weightDecay, gradClip: c.critic.gradClip,
             cliprangeValue: c.critic.cliprangeValue, lossAggMode: c.actor.lossAggMode,
-            microBatchSize: c.actor.ppoMicroBatchSize, padId: o.padId,
+            microBatchSize: c.actor.ppoMicroBatchSize, padId: o.padId, gradientCheckpointing: c.model.gradientCheckpointing,
           }
         : null,
     });

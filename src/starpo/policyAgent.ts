@@ -29,6 +29,13 @@ export interface PolicyAgentOptions {
   seedForCall: (call: number) => number;
   /** Called with the number of new tokens of each sampled continuation (progress / throughput displays). */
   onTokens?: (count: number) => void;
+  /**
+   * Most dialogues generated together (`rollout.maxBatchSize`; default: all). The dialogues of a rollout batch are
+   * dealt to batches of at most this many in turn-1 order (an env group's members side by side), each batch with
+   * its own KV-cache session kept across turns; the batches run one after another. The samples do not depend on it:
+   * every row draws from its own random stream, keyed by its env id.
+   */
+  maxBatchSize?: number;
 }
 
 /**
@@ -44,30 +51,43 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
   } catch (err) {
     throw new Error(`policyGenerateFn: ${(err as Error).message}`);
   }
+  const maxBatch = opts.maxBatchSize ?? Infinity;
+  if (!(maxBatch >= 1)) throw new Error(`policyGenerateFn: maxBatchSize must be at least 1, got ${opts.maxBatchSize}`);
   let call = 0;
-  let session: GenerationSession | null = null;
+  let sessions: GenerationSession[] = [];   // one per batch of dialogues
+  const batchOf = new Map<number, number>();   // env id -> its batch (its session), fixed at turn 1
   const release = () => {
-    session?.dispose();
-    session = null;
+    sessions.forEach((s) => s.dispose());
+    sessions = [];
+    batchOf.clear();
   };
   const fn: GenerateFn = async (prompts, context) => {
     if (!context || context.turn === 1) release();
-    session ??= new GenerationSession(model);
-    const ids = prompts.map((p) => tokenizer.encode(p));
-    const result = await session.generate(ids, {
-      maxNewTokens: opts.maxNewTokens,
-      temperature: opts.temperature,
-      topP: opts.topP,
-      topK: opts.topK,
-      stopTokenIds: [imEnd],
-      stopStrings: STOP_STRINGS,
-      decode: (t) => tokenizer.decode(t),
-      seed: opts.seedForCall(context ? context.turn - 1 : call++),   // per turn, so a split batch seeds alike
-      padTokenId: pad,
-      onDecodeStep: context?.onTokens ? (decoded) => context.onTokens!(decoded, opts.maxNewTokens) : undefined,
-    }, context?.keys);
-    if (opts.onTokens) for (const t of result.tokens) opts.onTokens(t.length);
-    return result.tokens.map((t) => tokenizer.decode(t, { skipSpecialTokens: true }));
+    // Without a context every row is its own dialogue, keyed by its place (generate()'s default keys).
+    const keys = context?.keys ?? prompts.map((_, i) => i);
+    const seed = opts.seedForCall(context ? context.turn - 1 : call++);   // per turn, so a split batch seeds alike
+    keys.forEach((key, i) => { if (!batchOf.has(key)) batchOf.set(key, Math.floor(i / maxBatch)); });
+    const rowsOf = new Map<number, number[]>();   // batch -> this call's rows in it, in order
+    keys.forEach((key, i) => rowsOf.set(batchOf.get(key)!, [...(rowsOf.get(batchOf.get(key)!) ?? []), i]));
+    const texts = new Array<string>(prompts.length);
+    for (const [b, rows] of [...rowsOf].sort((x, y) => x[0] - y[0])) {
+      sessions[b] ??= new GenerationSession(model);
+      const result = await sessions[b].generate(rows.map((i) => tokenizer.encode(prompts[i])), {
+        maxNewTokens: opts.maxNewTokens,
+        temperature: opts.temperature,
+        topP: opts.topP,
+        topK: opts.topK,
+        stopTokenIds: [imEnd],
+        stopStrings: STOP_STRINGS,
+        decode: (t) => tokenizer.decode(t),
+        seed,
+        padTokenId: pad,
+        onDecodeStep: context?.onTokens ? (decoded) => context.onTokens!(decoded, opts.maxNewTokens) : undefined,
+      }, rows.map((i) => keys[i]));
+      if (opts.onTokens) for (const t of result.tokens) opts.onTokens(t.length);
+      rows.forEach((i, k) => (texts[i] = tokenizer.decode(result.tokens[k], { skipSpecialTokens: true })));
+    }
+    return texts;
   };
   fn.release = release;
   return fn;

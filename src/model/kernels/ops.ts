@@ -219,6 +219,11 @@ export function sumOfSquares(tensors: readonly tf.Tensor[]): tf.Scalar | null {
   return run<tf.Scalar>(K.sumSquares, Object.fromEntries(tensors.map((t, i) => [`t${i}`, t])), { n: tensors.length });
 }
 
+/** Whether the active backend has the fused in-place AdamW kernel (cpu and wasm do, webgpu does not). */
+export function hasFusedAdamW(): boolean {
+  return has(K.adamW);
+}
+
 /**
  * AdamW over `params` IN PLACE (their data, and the flat moments m and v, are overwritten), unless some new value
  * would be non-finite: then nothing changes. Returns whether it applied, or null without a fused kernel.
@@ -269,6 +274,13 @@ export function cachedAttention(qkv: tf.Tensor2D, cacheK: tf.Tensor3D, cacheV: t
 export function tokenLogProbs(logits: tf.Tensor2D, targets: tf.Tensor1D, temperature = 1): [tf.Tensor1D, tf.Tensor1D] {
   if (!has(K.logProbs)) return unfused.tokenLogProbs(logits, targets, temperature);
   return run<tf.Tensor[]>(K.logProbs, { logits, targets }, { temperature }) as [tf.Tensor1D, tf.Tensor1D];
+}
+
+/** The gradient of tokenLogProbs with respect to its logits, or null where the backend has no fused kernel for it. */
+export function tokenLogProbsGrad(dLogProbs: tf.Tensor1D, dEntropy: tf.Tensor1D, logits: tf.Tensor2D, targets: tf.Tensor1D,
+                                  temperature: number): tf.Tensor2D | null {
+  if (!has(K.logProbs) || !has(K.logProbsGrad)) return null;
+  return run<tf.Tensor2D>(K.logProbsGrad, { dLogProbs, dEntropy, logits, targets }, { temperature });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ export function defaultRunConfig(): RunConfig {
       tiny: { hiddenSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 192, ropeTheta: 10000, maxPositions: 1024 },
       promptStyle: 'ragen',
       enableThink: true,
+      gradientCheckpointing: false,
     },
     agent: {
       trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8 }],
@@ -36,7 +37,7 @@ export function defaultRunConfig(): RunConfig {
       seedVal: 123,
       banditPerInstanceSeed: false,
     },
-    rollout: { temperature: 1.0, topP: 1.0, topK: -1, maxNewTokens: 400, valTemperature: 0.5, valDoSample: true },
+    rollout: { temperature: 1.0, topP: 1.0, topK: -1, maxNewTokens: 400, valTemperature: 0.5, valDoSample: true, maxBatchSize: 128 },
     algorithm: {
       advEstimator: 'gae',
       gamma: 1.0,

@@ -85,6 +85,14 @@ const ModelSchema = z.strictObject({
       'Ask for `<think>…</think><answer>…</answer>` and force the `<think>` prefix; false = `<answer>` only, the ' +
         "paper's NoThinking ablation (RAGEN `agent_proxy.enable_think`, true).",
     ),
+  gradientCheckpointing: z
+    .boolean()
+    .describe(
+      'Recompute each decoder layer in the backward pass instead of keeping its activations (actor and critic): about a ' +
+        'third more update compute for a fraction of the memory; the same numbers to float rounding. Off by default ' +
+        '(the tiny models need no saving), on in sokoban-qwen as in RAGEN (`actor_rollout_ref.model.' +
+        'enable_gradient_checkpointing`, true; not exported: it changes memory, not maths).',
+    ),
 });
 
 /** One block of env groups sharing a tag (RAGEN `es_manager.<split>.env_configs.tags` / `n_groups`). */
@@ -219,6 +227,12 @@ const RolloutSchema = z.strictObject({
   valDoSample: z
     .boolean()
     .describe('Sample during validation; false = greedy (RAGEN `actor_rollout_ref.rollout.val_kwargs.do_sample`, true).'),
+  maxBatchSize: positiveInt().describe(
+    'Most rollouts generated together in one batch (one batched prefill and decode, each batch keeping its KV cache ' +
+      'across turns; batches run one after another). Bounds the prefill and decode temporaries, which grow with it; ' +
+      'the same tokens whatever its value. Default 128, the paper step (8 env groups x 16). No RAGEN key (vLLM ' +
+      'schedules its own batches).',
+  ),
 });
 
 const AlgorithmSchema = z.strictObject({

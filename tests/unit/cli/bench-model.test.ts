@@ -78,6 +78,22 @@ describe('ragen bench --only model,torch', () => {
       .rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('cannot import torch') });
   });
 
+  it('measures generation at more batch sizes on both sides (--gen-batches), as qwen0.5b does at 16 and 128', async () => {
+    expect(benchSpec(['qwen0.5b'], 1).shapes[0].workload.genBatches).toEqual([16, 128]);
+    expect(benchSpec(['qwen0.5b'], 1, [4]).shapes[0].workload.genBatches).toEqual([4]);
+    const file = path.join(dir, 'batches.json');
+    await ragen('bench', '--only', 'model,torch', '--shapes', 'tiny', '--gen-batches', '2,3', '--seconds', '0.1', '--json', file);
+    const { results } = JSON.parse(readFileSync(file, 'utf8'));
+    for (const rows of [2, 3]) {
+      const key = `tiny generate b${rows} tokens/s`;
+      for (const section of ['model', 'torch']) expect(results[section][key], `${section} ${key}`).toBeGreaterThan(0);
+      expect(results.ratio[`tiny generate b${rows} tfjs/torch`]).toBeCloseTo(results.model[key] / results.torch[key], 10);
+      expect(results.model[`tiny generate b${rows} peak bytes`]).toBeGreaterThan(0);
+    }
+    await expect(ragen('bench', '--only', 'model', '--shapes', 'tiny', '--gen-batches', '2,0')).rejects
+      .toMatchObject({ code: 2, stderr: expect.stringContaining("--gen-batches: '0' is not an integer >= 1") });
+  });
+
   it('refuses an unknown shape or backend with exit code 2', async () => {
     await expect(ragen('bench', '--only', 'model', '--shapes', 'tiny,huge')).rejects
       .toMatchObject({ code: 2, stderr: expect.stringContaining("unknown model shape 'huge'") });

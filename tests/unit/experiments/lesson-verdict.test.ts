@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MetricsRow } from '../../../experiments/lib/analysis';
-import { lessonVerdict } from '../../../experiments/lib/lessonVerdict';
+import { armVerdict, lessonVerdict } from '../../../experiments/lib/lessonVerdict';
 
 /** A run's metrics rows from a training-success curve (one value per step) and the step its warning fired. */
 function run(success: number[], warningFrom: number | null = null): MetricsRow[] {
@@ -53,5 +53,14 @@ describe('lessonVerdict: a collapse that recovers', () => {
     expect(v).toMatchObject({ improves: true, warns: true, collapses: true, holds: true, endsAbove: false, lesson: false });
     expect(v.vanilla.peak).toBeCloseTo(0.8);
     expect(v.vanilla.peakStep).toBeLessThan(v.vanilla.collapseStep!);
+  });
+});
+
+describe('armVerdict: one arm on its own, with both marks', () => {
+  it('says whether StarPO-S held and where its marks turned on', () => {
+    const converged = run(holding).map((r) => ({ ...r, 'echo_trap/converged': r.step >= 20 ? 1 : 0 }));
+    expect(armVerdict(converged)).toMatchObject({ holds: true, warningStep: null, convergedStep: 20 });
+    expect(armVerdict(run(collapsing, 18))).toMatchObject({ holds: false, warningStep: 18, convergedStep: null });
+    expect(lessonVerdict(run(collapsing, 18), converged).starpoS.convergedStep).toBe(20);
   });
 });

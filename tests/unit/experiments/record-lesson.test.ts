@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordLesson } from '../../../experiments/record-lesson';
+import { recordLesson, replayLessonMarks } from '../../../experiments/record-lesson';
 import { parseMetricsJsonl, parseRolloutsJsonl } from '../../../src/metrics/jsonl';
 import { parseLessonManifest } from '../../../src/ui/lesson';
 
@@ -49,6 +49,32 @@ describe('record-lesson', () => {
     expect(a['val-env/Bandit/success']).toBe(b['val-env/Bandit/success']);
     expect(fs.readdirSync(root).sort()).toEqual(['lesson', 'runs']); // no staging folder left behind
   }, 240_000);
+
+  it('--replay-marks recomputes only the echo_trap/* keys of a recording and says so in the manifest', () => {
+    const shipped = path.resolve(import.meta.dirname, '../../../public/lessons/echo-trap');
+    const out = path.join(tmp(), 'lesson');
+    fs.cpSync(shipped, out, { recursive: true });
+    // Stale marks, as an older detector might have logged them: a warning on every StarPO-S step, no convergence.
+    const file = path.join(out, 'starpo-s', 'metrics.jsonl');
+    const before = parseMetricsJsonl(fs.readFileSync(file, 'utf8'));
+    const stale = before.map((r) => {
+      const { ['echo_trap/converged']: _c, ...rest } = r;
+      return r.step > 0 ? { ...rest, 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std' } : rest;
+    });
+    fs.writeFileSync(file, stale.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)) + '\n').join(''));
+    const lines: string[] = [];
+    const manifest = replayLessonMarks(out, 'the replay command', (line) => lines.push(line));
+    const after = parseMetricsJsonl(fs.readFileSync(file, 'utf8'));
+    const strip = (rows: typeof before) => rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !k.startsWith('echo_trap/'))));
+    expect(strip(after)).toEqual(strip(before)); // the training metrics are untouched
+    expect(after.map((r) => [r['echo_trap/warning'], r['echo_trap/converged'], r['echo_trap/signal']])).toEqual(
+      before.map((r) => [r['echo_trap/warning'], r['echo_trap/converged'], r['echo_trap/signal']]),
+    );
+    expect(after.some((r) => r['echo_trap/warning'] === 1)).toBe(false);
+    expect(lines).toContain('starpo-s: warning at step -, converged at step 28');
+    expect(manifest.marksReplayed?.command).toBe('the replay command');
+    expect(parseLessonManifest(JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8'))).marksReplayed).toEqual(manifest.marksReplayed);
+  });
 
   it('leaves the shipped recording as it was when an arm fails to train', async () => {
     const root = tmp();

