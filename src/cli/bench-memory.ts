@@ -21,11 +21,16 @@
 // (its weights, gradients and moments; its KV cache; one [T, H] checkpoint), and what does not depend on it (the
 // embedding, the LM head's chunks, one layer's recomputation) is a constant, so the fit through two depths is
 // exact up to the per-phase peaks falling at the same point. Extrapolated rows say so (`extrapolatedFrom`).
+//
+// `lora` (e.g. RAGEN's base-lora.yaml, `--lora`): actor and critic carry LoRA adapters (src/model/lora.ts), their base
+// weights frozen: gradients and AdamW moments exist for the adapters (and the critic's value head) only. The rows
+// say so (`lora`).
 import * as tf from '@tensorflow/tfjs';
 import { AdamW } from '../model/adamw';
 import { initBackend, type BackendName } from '../model/backend';
 import type { Qwen2Config } from '../model/config';
 import { GenerationSession } from '../model/generate';
+import { LoraAdapters, loraWeightShapes, type LoraSettings } from '../model/lora';
 import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
@@ -54,6 +59,10 @@ export interface MemoryRow {
   extrapolatedFrom?: [number, number];
   /** Part of peakBytes that is resident state counted but not allocated (`lean`: the other model and its AdamW). */
   unallocatedBytes?: number;
+  /** The LoRA adapters of actor and critic, when the run trains adapters instead of every weight. */
+  lora?: { rank: number; alpha: number; targetModules: string[] };
+  /** The vocabulary measured, when cut from the shape's (BenchMemoryOptions.vocab). */
+  vocab?: number;
 }
 
 export interface BenchMemoryOptions {
@@ -72,6 +81,13 @@ export interface BenchMemoryOptions {
   phases?: readonly MemoryPhase[];
   /** Gradient checkpointing per decoder layer, as model.gradientCheckpointing (default true, sokoban-qwen's). */
   checkpointing?: boolean;
+  /** LoRA adapters on actor and critic (config.lora), or null / absent: full fine-tuning. */
+  lora?: LoraSettings | null;
+  /**
+   * The vocabulary cut to this size (every other width kept), for shapes whose [V, H] embedding does not fit the
+   * backend (Qwen2.5-3B's 1.2 GB one breaks tfjs-wasm's heap, and SwiftShader's 1 GiB buffer limit). Rows say so.
+   */
+  vocab?: number;
   /** Allocate only the model a phase runs and count the other's resident bytes (default: on wasm and cpu; see
    *  measureLayers). Tensor bytes add up, so the figures are the same either way; lean needs half the memory. */
   lean?: boolean;
@@ -100,9 +116,10 @@ export async function benchMemory(o: BenchMemoryOptions): Promise<MemoryRow[]> {
   const tokens = `${o.batch}x${o.seqLen}`;
   const rows: MemoryRow[] = [];
   for (const layers of layerCounts) {
-    const config = { ...o.shape.config, num_hidden_layers: layers };
+    const config = { ...o.shape.config, num_hidden_layers: layers, ...(o.vocab ? { vocab_size: o.vocab } : {}) };
+    const lora = o.lora ? { rank: o.lora.rank, alpha: o.lora.alpha, targetModules: [...o.lora.targetModules] } : undefined;
     const row = (phase: MemoryPhase | 'step', peakBytes: number, t = tokens): MemoryRow =>
-      ({ shape: o.shape.name, backend: backend.name, tokens: t, phase, peakBytes, layers });
+      ({ shape: o.shape.name, backend: backend.name, tokens: t, phase, peakBytes, layers, ...(lora ? { lora } : {}), ...(o.vocab ? { vocab: o.vocab } : {}) });
     const measured = await measureLayers(config, o, phases, rollouts, groupSize, lean,
       (line) => note(`${o.shape.name} ${layers} layer(s): ${line}`));
     let step: MemoryRow | null = null;
@@ -144,7 +161,9 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
   const seed = o.seed ?? 0;
   const started = Date.now();
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
-  const residentBytes = 3 * 4 * paramCount(config);   // weights + AdamW's two moments, float32 (the critic's differs by its head)
+  // Weights + AdamW's two moments, float32 (the critic's differs by its head); with LoRA, moments of the adapters only.
+  const adapterParams = o.lora ? Object.values(loraWeightShapes(config, o.lora)).reduce((s, [r, c]) => s + r * c, 0) : 0;
+  const residentBytes = o.lora ? 4 * (paramCount(config) + 3 * adapterParams) : 3 * 4 * paramCount(config);
   const ids = tf.tensor2d(randomIds(o.batch, o.seqLen, config.vocab_size, seed), undefined, 'int32');
   const results: Measured = new Map();
   const record = (name: MemoryPhase, peak: number, unallocated: number) => {
@@ -163,8 +182,9 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
   const build = (valueHead: boolean) => {
     note(`building the ${valueHead ? 'critic' : 'actor'} (${(paramCount(config) / 1e6).toFixed(0)}M parameters)`);
     const model = new Qwen2Model(config, initQwen2Weights(config, seed + (valueHead ? 1 : 0), { valueHead }), { valueHead });
+    if (o.lora) model.addAdapters(LoraAdapters.init(config, o.lora, seed + (valueHead ? 3 : 2)));
     model.gradientCheckpointing = checkpointing;
-    return { model, optimizer: new AdamW(model.variables, { lr: valueHead ? 1e-5 : 1e-6, perVariable: o.perVariableAdamW }) };
+    return { model, optimizer: new AdamW(model.trainableVariables, { lr: valueHead ? 1e-5 : 1e-6, perVariable: o.perVariableAdamW }) };
   };
   const free = (m: { model: Qwen2Model; optimizer: AdamW } | null) => { m?.optimizer.dispose(); m?.model.dispose(); };
   let actor: ReturnType<typeof build> | null = null, critic: ReturnType<typeof build> | null = null;
@@ -196,7 +216,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
       if (critic) await scoreWith(critic.model)();
     });
     const actorBackward = async () => {
-      const { value, grads } = namedVariableGrads(a.variables, () => tf.tidy(() => {
+      const { value, grads } = namedVariableGrads(a.trainableVariables, () => tf.tidy(() => {
         const { logProbs, entropy } = tokenLogProbs(a, ids);
         return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
       }));
@@ -207,7 +227,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     await phase('actor update', missingCritic, actorBackward);
     if (phases.includes('optimizer') && !actorGrads) {
       // The optimizer alone: gradients of the right shapes stand in for a backward pass (same bytes, no compute).
-      actorGrads = Object.fromEntries(Object.entries(a.variables).map(([n, v]) => [n, tf.fill(v.shape, 1e-3)]));
+      actorGrads = Object.fromEntries(Object.entries(a.trainableVariables).map(([n, v]) => [n, tf.fill(v.shape, 1e-3)]));
     }
     await phase('optimizer', missingCritic, async () => {
       await actor!.optimizer.stepClipped(actorGrads!, 1.0);
@@ -226,7 +246,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     }
     const c = critic!;
     await phase('critic update', missingActor, async () => {
-      const { value, grads } = namedVariableGrads(c.model.variables, () => tf.tidy(() =>
+      const { value, grads } = namedVariableGrads(c.model.trainableVariables, () => tf.tidy(() =>
         c.model.forward(ids).sub(0.5).square().mean() as tf.Scalar));
       value.dispose();
       await c.optimizer.stepClipped(grads, 1.0);
@@ -268,11 +288,13 @@ export const MEMORY_OPTION_HELP = {
   phases: `memory section: phases to run, comma-separated (default all: ${MEMORY_PHASES.join(', ')})`,
   checkpointing: 'memory section: gradient checkpointing per decoder layer (model.gradientCheckpointing), on or off',
   adamw: "memory section: AdamW's layout, 'auto' (the backend's: fused in place on cpu and wasm) or 'per-variable' (webgpu's path)",
+  vocab: "memory section: cut the vocabulary to this size, every width kept (for a shape whose embedding the backend cannot hold)",
+  lora: "memory section: actor and critic train LoRA adapters as RAGEN's config/base-lora.yaml (rank 64, alpha 64, all linear layers), the base weights frozen",
 } as const;
 
 /** The memory options of `ragen bench`, checked (a bad value is a UsageError naming it). */
-export function parseMemoryOptions(o: { tokens: string; layers?: string; rollouts: string; phases?: string; checkpointing: string; adamw: string }):
-    Pick<BenchMemoryOptions, 'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing' | 'perVariableAdamW'> {
+export function parseMemoryOptions(o: { tokens: string; layers?: string; rollouts: string; phases?: string; checkpointing: string; adamw: string; vocab?: string }):
+    Pick<BenchMemoryOptions, 'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing' | 'perVariableAdamW' | 'vocab'> {
   const bt = /^\s*(\d+)\s*x\s*(\d+)\s*$/i.exec(o.tokens);
   if (!bt || Number(bt[1]) < 1 || Number(bt[2]) <= ROLLOUT_NEW_TOKENS + 1) {
     throw new UsageError(`--tokens must be BxT with B >= 1 and T > ${ROLLOUT_NEW_TOKENS + 1}, e.g. 1x1536; got '${o.tokens}'`);
@@ -292,13 +314,14 @@ export function parseMemoryOptions(o: { tokens: string; layers?: string; rollout
     batch: Number(bt[1]), seqLen: Number(bt[2]), layers, rollouts: int(o.rollouts, '--rollouts'),
     phases: phases as MemoryPhase[] | undefined, checkpointing: o.checkpointing === 'on',
     perVariableAdamW: o.adamw === 'per-variable' ? true : undefined,
+    ...(o.vocab === undefined ? {} : { vocab: int(o.vocab, '--vocab') }),
   };
 }
 
 /** The rows as the bench's printed table: "<shape> <n> layers [extrapolated] <phase> (<tokens>) peak bytes". */
 export function memoryRowsTable(rows: readonly MemoryRow[]): Record<string, number> {
   return Object.fromEntries(rows.map((r) => [
-    `${r.shape} ${r.layers} layers${r.extrapolatedFrom ? ` extrapolated from ${r.extrapolatedFrom.join(' and ')}` : ''} ${r.phase} (${r.tokens}) peak bytes`,
+    `${r.shape}${r.lora ? ` LoRA r${r.lora.rank}` : ''}${r.vocab ? ` vocab ${r.vocab}` : ''} ${r.layers} layers${r.extrapolatedFrom ? ` extrapolated from ${r.extrapolatedFrom.join(' and ')}` : ''} ${r.phase} (${r.tokens}) peak bytes`,
     r.peakBytes,
   ]));
 }

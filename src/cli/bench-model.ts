@@ -50,7 +50,7 @@ export interface BenchShape {
 }
 
 /** What `--shapes` accepts. */
-export const BENCH_SHAPE_NAMES = ['tiny', 'sokoban-tiny', 'qwen0.5b'] as const;
+export const BENCH_SHAPE_NAMES = ['tiny', 'sokoban-tiny', 'qwen0.5b', 'qwen3b'] as const;
 export type BenchShapeName = (typeof BENCH_SHAPE_NAMES)[number];
 
 // The tiny presets' vocabulary comes from a tokenizer built from the environments' text ("a few hundred entries",
@@ -95,6 +95,17 @@ export function benchShape(name: string): BenchShape {
           rms_norm_eps: 1e-6, tie_word_embeddings: true,
         },
         workload: { trainBatch: 1, trainSeq: 32, genBatch: 1, promptLen: 32, newTokens: 16, warmup: 1, genBatches: [16, 128] },
+      };
+    case 'qwen3b':
+      return {
+        name,
+        description: "Qwen2.5-3B shape (RAGEN-2's default model), random weights; for the memory section (with --lora: RAGEN's base-lora.yaml)",
+        config: {
+          model_type: 'qwen2', vocab_size: 151936, hidden_size: 2048, intermediate_size: 11008, num_hidden_layers: 36,
+          num_attention_heads: 16, num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1000000,
+          rms_norm_eps: 1e-6, tie_word_embeddings: true,
+        },
+        workload: { trainBatch: 1, trainSeq: 32, genBatch: 1, promptLen: 32, newTokens: 16, warmup: 1 },
       };
     default:
       throw new Error(`unknown model shape '${name}' (expected: ${BENCH_SHAPE_NAMES.join(', ')})`);

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { BACKEND_NAMES, isBackendName } from '../model/backend';
 import { ConfigError } from '../starpo/config';
 import { BENCH_SHAPE_NAMES, benchModel, benchShape, benchSpec, runTorchBench } from './bench-model';
+import { RAGEN_LORA } from '../model/lora';
 import { MEMORY_OPTION_HELP, memoryRowsTable, parseMemoryOptions, benchMemory, type MemoryRow } from './bench-memory';
 import { DEFAULT_ROLLOUT_BATCHES, benchRollout } from './bench-rollout';
 import { benchEnvs } from './bench-envs';
@@ -64,6 +65,8 @@ interface BenchOptions {
   phases?: string;
   checkpointing: string;
   adamw: string;
+  lora?: boolean;
+  vocab?: string;
   rolloutBatches: string;
   rolloutLayers?: string;
   genBatches?: string;
@@ -98,6 +101,8 @@ export function registerBench(program: Command): void {
     .option('--phases <names>', MEMORY_OPTION_HELP.phases)
     .option('--checkpointing <on|off>', MEMORY_OPTION_HELP.checkpointing, 'on')
     .option('--adamw <layout>', MEMORY_OPTION_HELP.adamw, 'auto')
+    .option('--lora', MEMORY_OPTION_HELP.lora)
+    .option('--vocab <n>', MEMORY_OPTION_HELP.vocab)
     .option('--rollout-batches <n,...>', 'rollout section: rows generated together, env groups of 16 sharing a prompt',
       DEFAULT_ROLLOUT_BATCHES.join(','))
     .option('--rollout-layers <n>', "rollout section: decoder layers of the model (default: the shape's own)")
@@ -189,7 +194,8 @@ export function registerBench(program: Command): void {
             console.log(`\nmemory: tfjs ${backend}, shapes ${shapes.join(', ')}, tokens ${opts.tokens}`);
             memoryRows = [];
             for (const shape of shapes) {
-              memoryRows.push(...await benchMemory({ ...memoryOptions, backend, shape: benchShape(shape), note: (line) => console.log(`  memory: ${line}`) }));
+              memoryRows.push(...await benchMemory({ ...memoryOptions, backend, shape: benchShape(shape), lora: opts.lora ? RAGEN_LORA : null,
+                note: (line) => console.log(`  memory: ${line}`) }));
             }
             results.memory = memoryRowsTable(memoryRows);
             printTable(`memory (tfjs ${backend}; peak tensor bytes per phase; "extrapolated" rows are computed from the two largest measured depths)`, results.memory);

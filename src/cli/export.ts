@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CHECKPOINT_FILES, parseQwen2Config } from '../model/checkpoint';
 import { EXPORT_DTYPES, hfModelFiles, type ExportDtype } from '../model/hfExport';
+import { ADAPTER_CONFIG_FILE, ADAPTER_DIR, ADAPTER_WEIGHTS_FILE } from '../model/lora';
 import { ConfigError, parseRunConfig, type RunConfig } from '../starpo/config';
 import { CRITIC_DIR, POLICY_DIR, RAGEN_CONFIG_NAME, type ExportPlan } from '../interop/exportLayout';
 import { renderExportReadme } from '../interop/exportReadme';
@@ -99,8 +100,10 @@ export function planExport(out: string, flags: ExportFlags): ExportPlan {
 /** The files of OUT, by relative path. */
 export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Array>; ragen: RagenConfig; critic: boolean } {
   const checkpoint = readCheckpoint(plan.checkpointDir);
+  // The model files, and a LoRA run's adapters (hfModelFiles folds them into the exported weights).
+  const names = [...CHECKPOINT_FILES, ADAPTER_DIR + ADAPTER_CONFIG_FILE, ADAPTER_DIR + ADAPTER_WEIGHTS_FILE];
   const pick = (prefix: string) => Object.fromEntries(
-    CHECKPOINT_FILES.filter((n) => checkpoint[prefix + n]).map((n) => [n, checkpoint[prefix + n]]),
+    names.filter((n) => checkpoint[prefix + n]).map((n) => [n, checkpoint[prefix + n]]),
   );
   const files: Record<string, Uint8Array> = {};
   const add = (dir: string, model: Record<string, Uint8Array>) => {

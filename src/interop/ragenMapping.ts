@@ -12,6 +12,7 @@
 // Pure TypeScript (no fs): the browser may use it too.
 import { ENV_TAGS, FROZENLAKE_DEFAULTS, envFamily as familyOfEnvTag, type EnvFamily } from '../../envs/index';
 import { type EnvBlock, type RunConfig, type RunConfigInput } from '../starpo/config';
+import { LORA_TARGET_MODULES } from '../model/config';
 
 /** One RunConfig field with a RAGEN key. */
 export interface ScalarKey {
@@ -66,6 +67,7 @@ const zeroIsNever = { toRagen: (v: unknown) => (v === 0 ? -1 : v), fromRagen: (v
 const ratioStrategy = (c: RunConfig) => c.filter.strategy === 'ratio';
 const v2Strategy = (c: RunConfig) => c.filter.strategy !== 'ratio';
 const collapseOn = (c: RunConfig) => c.collapse.enabled;
+const loraOn = (c: RunConfig) => c.lora.enabled;
 
 export const SCALAR_KEYS: readonly ScalarKey[] = [
   { ours: 'model.enableThink', ragen: 'agent_proxy.enable_think' },
@@ -118,6 +120,16 @@ export const SCALAR_KEYS: readonly ScalarKey[] = [
   { ours: 'critic.weightDecay', ragen: 'critic.optim.weight_decay' },
   { ours: 'critic.gradClip', ragen: 'critic.grad_clip' },
   { ours: 'critic.cliprangeValue', ragen: 'critic.cliprange_value' },
+  // LoRA as config/base-lora.yaml writes it. RAGEN's rank 0 means full fine-tuning (and some RAGEN versions ship
+  // base.yaml with LoRA on, so the rank is always written); ours is lora.enabled, the rank keeping its default then.
+  { ours: 'lora.enabled', ragen: 'lora.rank', toRagen: () => 0, fromRagen: (r) => Number(r) > 0, when: (c) => !c.lora.enabled },
+  { ours: 'lora.rank', ragen: 'lora.rank', fromRagen: (r) => (Number(r) > 0 ? r : 64), when: loraOn },
+  { ours: 'lora.alpha', ragen: 'lora.alpha', when: loraOn },
+  {
+    ours: 'lora.targetModules', ragen: 'lora.target_modules', when: loraOn,
+    toRagen: (v) => (LORA_TARGET_MODULES.every((m) => (v as string[]).includes(m)) ? 'all-linear' : v),
+    fromRagen: (v) => (v === 'all-linear' ? [...LORA_TARGET_MODULES] : v),
+  },
   // StarPO-S's filter is v1's rollout_filter_ratio / _type; RAGEN-2's SNR-adaptive strategies have their own keys.
   { ours: 'filter.ratio', ragen: 'actor_rollout_ref.rollout.rollout_filter_ratio', when: ratioStrategy },
   { ours: 'filter.type', ragen: 'actor_rollout_ref.rollout.rollout_filter_type', when: ratioStrategy },
@@ -429,8 +441,6 @@ export function toRagen(c: RunConfig, opts: RagenRunOptions): RagenConfig {
 
   values.set('model_path', opts.modelPath);
   if (opts.criticPath) values.set('critic.model.path', opts.criticPath);
-  // Full fine-tuning, as here (some RAGEN versions ship base.yaml with LoRA on).
-  values.set('lora.rank', 0);
   values.set('actor_rollout_ref.rollout.max_model_len', Math.min(RAGEN_MAX_MODEL_LEN, opts.maxPositions));
   values.set('trainer.experiment_name', opts.experimentName);
   values.set('trainer.nnodes', opts.nodes);
@@ -536,6 +546,7 @@ export function fromRagen(ragen: Record<string, unknown>): { config: RunConfigIn
     setPath(out, k.ours, ours);
   }
   if (get('actor_rollout_ref.rollout.rollout_filter_empty_stop_steps') !== undefined) setPath(out, 'earlyStop.enabled', true);
+
   const collapseSwitches = [get('collapse_detection.first_turn_enabled'), get('collapse_detection.multi_turn_enabled')];
   if (collapseSwitches.some((v) => v !== undefined)) setPath(out, 'collapse.enabled', collapseSwitches.some((v) => v === true));
 

@@ -6,6 +6,7 @@
 // same files); `saveCheckpointDir` / `loadCheckpointDir` are the Node wrappers around a directory.
 import * as tf from '@tensorflow/tfjs';
 import type { Qwen2Config } from './config';
+import { ADAPTER_DIR, peftAdapterFiles, type LoraAdapters } from './lora';
 import { indexSafetensors, serializeSafetensors, type SafetensorsEntry } from './safetensors';
 import { qwen2WeightShapes, validateQwen2Config } from './qwen2';
 import { Tokenizer } from './tokenizer';
@@ -16,6 +17,8 @@ export interface CheckpointableModel {
   readonly variables: Record<string, tf.Variable>;
   /** A critic (HF Qwen2ForTokenClassification, one label): `score.*` instead of `lm_head.weight`. */
   readonly hasValueHead?: boolean;
+  /** LoRA adapters, saved in PEFT's format under adapter/ (`variables` are then the frozen base). */
+  readonly lora?: LoraAdapters | null;
 }
 
 export interface LoadedCheckpoint {
@@ -118,8 +121,9 @@ export function hfConfigJSON(config: Qwen2Config, opts: { valueHead?: boolean; b
 
 /**
  * The files of a checkpoint of `model` + `tokenizer`, as bytes. `extra` files are added verbatim (and may replace the
- * defaults, e.g. a generation_config.json kept from a Qwen checkpoint). Async because GPU tensors are read back
- * asynchronously.
+ * defaults, e.g. a generation_config.json kept from a Qwen checkpoint). A model with LoRA adapters also gets
+ * adapter/adapter_config.json + adapter/adapter_model.safetensors (PEFT's format; lora.ts). Async because GPU
+ * tensors are read back asynchronously.
  */
 export async function checkpointFiles(
   model: CheckpointableModel,
@@ -158,7 +162,13 @@ export async function checkpointFiles(
     top_p: 1.0,
   };
   const json = (o: unknown) => new TextEncoder().encode(JSON.stringify(o, null, 2) + '\n');
+  const adapter: Record<string, Uint8Array> = {};
+  if (model.lora) {
+    const peft = await peftAdapterFiles(model.lora, { taskType: valueHead ? 'TOKEN_CLS' : 'CAUSAL_LM' });
+    for (const [name, bytes] of Object.entries(peft)) adapter[ADAPTER_DIR + name] = bytes;
+  }
   return {
+    ...adapter,
     'config.json': json(hfConfigJSON(config, { valueHead, bosTokenId: bos, eosTokenId: eos })),
     // transformers refuses a safetensors file whose metadata lacks format "pt".
     'model.safetensors': serializeSafetensors(tensors, { format: 'pt' }),

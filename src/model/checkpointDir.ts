@@ -3,6 +3,7 @@
 import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { ADAPTER_CONFIG_FILE, ADAPTER_DIR, ADAPTER_WEIGHTS_FILE } from './lora';
 import { CHECKPOINT_FILES, checkpointFiles, loadCheckpointFiles, type CheckpointableModel, type LoadedCheckpoint } from './checkpoint';
 import type { Tokenizer } from './tokenizer';
 
@@ -29,7 +30,10 @@ export async function saveCheckpointDir(
   let movedAside: string | null = null;
   try {
     for (const [name, bytes] of Object.entries(files)) {
-      if (name.includes('/') || name.includes('\\') || name.startsWith('.')) throw new Error(`saveCheckpointDir: bad file name '${name}'`);
+      // Flat files, and a LoRA model's adapter/ (PEFT's adapter directory).
+      const base = name.startsWith(ADAPTER_DIR) ? name.slice(ADAPTER_DIR.length) : name;
+      if (base.includes('/') || base.includes('\\') || base.startsWith('.')) throw new Error(`saveCheckpointDir: bad file name '${name}'`);
+      if (base !== name) await fs.mkdir(path.join(tmp, ADAPTER_DIR), { recursive: true });
       const handle = await fs.open(path.join(tmp, name), 'w');
       try {
         await handle.writeFile(bytes);
@@ -81,6 +85,12 @@ export async function readCheckpointDirFiles(dir: string): Promise<Record<string
     const index = JSON.parse(await fs.readFile(path.join(dir, 'model.safetensors.index.json'), 'utf8')) as
       { weight_map?: Record<string, string> };
     for (const shard of Object.values(index.weight_map ?? {})) wanted.add(shard);
+  }
+  // A LoRA model's adapters (lora.ts: PEFT's adapter directory under adapter/).
+  for (const name of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE]) {
+    if (!fsSync.existsSync(path.join(dir, ADAPTER_DIR, name))) continue;
+    names.push(ADAPTER_DIR + name);
+    wanted.add(ADAPTER_DIR + name);
   }
   const files: Record<string, Uint8Array> = {};
   for (const name of names) {

@@ -32,3 +32,7 @@ export function headDim(c: Qwen2Config): number {
  * the sampled distribution NaN. Below 1e-3 sampling is greedy in all but name anyway: use 0.
  */
 export const MIN_TEMPERATURE = 1e-3;
+
+/** The linear layers of a Qwen2 decoder layer that LoRA can target ("all-linear" in PEFT's and RAGEN's words). */
+export const LORA_TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export type LoraTargetModule = (typeof LORA_TARGET_MODULES)[number];

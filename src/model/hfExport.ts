@@ -2,9 +2,11 @@
 // transformers): only the model files (a trainer checkpoint's optimizer, reference and trainer state are dropped),
 // weights stored as float32 (lossless, the default) or bfloat16 (as Qwen2.5 ships; half the size), config.json's
 // torch_dtype saying which. Checked before anything is written: a directory this returns loads here and in
-// transformers.
+// transformers. A LoRA checkpoint (adapter/, lora.ts) is exported as the policy it trained: the adapters folded into
+// the weights (W + alpha/r B A), since the tools outside load one plain model.
 import { CHECKPOINT_FILES, parseQwen2Config } from './checkpoint';
 import { qwen2WeightShapes } from './qwen2';
+import { ADAPTER_CONFIG_FILE, ADAPTER_DIR, ADAPTER_WEIGHTS_FILE } from './lora';
 import { indexSafetensors, serializeSafetensors } from './safetensors';
 
 export type ExportDtype = 'f32' | 'bf16';
@@ -34,12 +36,47 @@ export function hfModelFiles(files: Record<string, Uint8Array>, dtype: ExportDty
 
   const out: Record<string, Uint8Array> = {};
   for (const name of CHECKPOINT_FILES) if (files[name]) out[name] = files[name];
+  const adapter = files[ADAPTER_DIR + ADAPTER_CONFIG_FILE] ? files : null;
   const alreadyThere = Object.values(entries).every((e) => e.dtype === (dtype === 'f32' ? 'F32' : 'BF16'));
-  if (!alreadyThere) {
+  if (!alreadyThere || adapter) {
     const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
     for (const name of Object.keys(expected)) tensors[name] = { shape: entries[name].shape, data: entries[name].read() };
+    if (adapter) mergeAdapterFiles(tensors, adapter);
     out['model.safetensors'] = serializeSafetensors(tensors, { ...metadata, format: 'pt' }, dtype === 'f32' ? 'F32' : 'BF16');
   }
   out['config.json'] = new TextEncoder().encode(JSON.stringify({ ...rawConfig, torch_dtype: TORCH_DTYPE[dtype] }, null, 2) + '\n');
   return out;
+}
+
+/**
+ * Folds a checkpoint's LoRA adapters (adapter/, PEFT's format) into its weights, in place: W += (alpha / r) B A for
+ * every adapted module. Plain loops over Float32Arrays (no tfjs here); Qwen2.5-0.5B at rank 64 is ~23 G multiply-adds.
+ */
+function mergeAdapterFiles(tensors: Record<string, { shape: number[]; data: Float32Array }>, files: Record<string, Uint8Array>): void {
+  const config = JSON.parse(new TextDecoder().decode(files[ADAPTER_DIR + ADAPTER_CONFIG_FILE])) as { r: number; lora_alpha: number };
+  const weights = files[ADAPTER_DIR + ADAPTER_WEIGHTS_FILE];
+  if (!weights) throw new Error(`the checkpoint has ${ADAPTER_DIR}${ADAPTER_CONFIG_FILE} but no ${ADAPTER_DIR}${ADAPTER_WEIGHTS_FILE}`);
+  const scaling = config.lora_alpha / config.r;
+  const { entries } = indexSafetensors(weights);
+  for (const [key, e] of Object.entries(entries)) {
+    if (!key.endsWith('.lora_A.weight')) continue;
+    const module = key.replace(/^base_model\.model\./, '').replace(/\.lora_A\.weight$/, '');
+    const w = tensors[`${module}.weight`];
+    const bEntry = entries[key.replace('.lora_A.', '.lora_B.')];
+    if (!w || !bEntry) throw new Error(`${ADAPTER_DIR}${ADAPTER_WEIGHTS_FILE}: '${key}' has no base weight or no lora_B`);
+    const a = e.read(), b = bEntry.read();
+    const [out, inp] = w.shape, r = e.shape[0];
+    if (e.shape[1] !== inp || bEntry.shape[0] !== out || bEntry.shape[1] !== r) {
+      throw new Error(`${ADAPTER_DIR}${ADAPTER_WEIGHTS_FILE}: the adapter of '${module}' does not fit its weight [${w.shape}]`);
+    }
+    for (let o = 0; o < out; o++) {
+      const row = o * inp;
+      for (let k = 0; k < r; k++) {
+        const c = scaling * b[o * r + k];
+        if (c === 0) continue;
+        const ak = k * inp;
+        for (let i = 0; i < inp; i++) w.data[row + i] += c * a[ak + i];
+      }
+    }
+  }
 }

@@ -21,9 +21,14 @@
 // q, k and v come from ONE matmul against the three weights stacked ([q; k; v] rows), and gate and up from one
 // against [gate; up]. The stacking is a concat in the graph, so gradients reach each HF weight unchanged.
 // Everything is float32 (tfjs has no bf16).
+//
+// LoRA (lora.ts): a model may carry adapters on its linear layers. Then each matmul gains the adapters' low-rank
+// path, only the adapters (and a critic's value head) train, and baseModel() is the same weights with the adapters
+// off (RAGEN's reference policy under LoRA). Generation folds the adapters into its stacked weights once per call.
 import * as tf from '@tensorflow/tfjs';
 import { headDim, type Qwen2Config } from './config';
 import { attention, cachedAttention, embed, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
+import { loraPath, type LayerAdapters, type LoraAdapters, type LoraGroup, type LoraTargetModule } from './lora';
 import { RopeTables } from './rope';
 import { seededNormal } from './seeded';
 
@@ -120,6 +125,8 @@ interface LayerWeights {
   postNorm: tf.Tensor1D;
   gateUp: tf.Tensor2D;     // [2 I, H]
   down: tf.Tensor2D;       // [H, I]
+  /** The layer's LoRA adapters, run as their own low-rank matmuls (training and scoring; generation merges them). */
+  lora?: LayerAdapters;
 }
 
 /**
@@ -145,6 +152,7 @@ export interface KvCache {
 export class Qwen2Model {
   readonly config: Qwen2Config;
   readonly hasValueHead: boolean;
+  /** The weights by HF name (with LoRA: the frozen base). */
   readonly variables: Record<string, tf.Variable>;
   /**
    * Gradient checkpointing per decoder layer (veRL's `enable_gradient_checkpointing`): under a gradient tape each
@@ -155,6 +163,9 @@ export class Qwen2Model {
   gradientCheckpointing = false;
   private readonly rope: RopeTables;
   private readonly heads: HeadAttrs;
+  private adapters: LoraAdapters | null = null;
+  /** False for a view made by baseModel(): it shares the weights of the model it came from and frees nothing. */
+  private ownsWeights = true;
 
   /** Takes ownership of `weights`: each becomes a trainable tf.Variable and the given tensor is disposed. When it
    *  throws (missing, unexpected or misshapen weights, named in the message) the weights are left to the caller. */
@@ -184,6 +195,71 @@ export class Qwen2Model {
     this.heads = { numHeads: config.num_attention_heads, numKvHeads: config.num_key_value_heads, headDim: headDim(config) };
   }
 
+  // -------------------------------------------------------------------------------------------------------------
+  // LoRA
+
+  /** The model's LoRA adapters, or null (full fine-tuning, or a baseModel() view). */
+  get lora(): LoraAdapters | null {
+    return this.adapters;
+  }
+
+  /**
+   * What an optimizer trains: every weight, or with LoRA the adapters plus a critic's value head (a fresh head has
+   * to learn; PEFT's token-classification task trains it too, as modules_to_save).
+   */
+  get trainableVariables(): Record<string, tf.Variable> {
+    if (!this.adapters) return this.variables;
+    const out = { ...this.adapters.variables };
+    if (this.hasValueHead) for (const name of ['score.weight', 'score.bias']) out[name] = this.variables[name];
+    return out;
+  }
+
+  /** Takes ownership of `adapters` (made for this config) and freezes the base weights. */
+  addAdapters(adapters: LoraAdapters): void {
+    if (this.adapters) throw new Error('Qwen2Model: the model already has LoRA adapters');
+    if (!this.ownsWeights) throw new Error('Qwen2Model: a baseModel() view cannot take adapters');
+    this.adapters = adapters;
+    for (const [name, v] of Object.entries(this.variables)) v.trainable = this.hasValueHead && name.startsWith('score.');
+  }
+
+  /** Folds the adapters into the base weights (W += scaling * B A) and drops them: a plain model computing the same. */
+  mergeAdapters(): void {
+    const lora = this.adapters;
+    if (!lora) return;
+    tf.tidy(() => lora.forEachModule((i, m, name) => this.variables[name].assign(lora.merge(i, m, this.variables[name] as tf.Tensor2D))));
+    lora.dispose();
+    this.adapters = null;
+    for (const v of Object.values(this.variables)) v.trainable = true;
+  }
+
+  /**
+   * The same weights with the adapters off: the base model, without a copy (RAGEN's reference policy under LoRA is
+   * the actor with its adapters disabled). Disposing the view frees nothing; it must not outlive this model.
+   */
+  baseModel(): Qwen2Model {
+    const view = Object.create(Qwen2Model.prototype) as Qwen2Model;
+    Object.assign(view, this);
+    view.adapters = null;
+    view.ownsWeights = false;
+    return view;
+  }
+
+  /** Weights by HF name with the adapters folded in (new tensors: the caller disposes them); for generation on
+   *  another thread and HF export. Without adapters: copies of the weights. */
+  mergedWeights(): WeightMap {
+    const lora = this.adapters;
+    const out: WeightMap = {};
+    for (const [name, v] of Object.entries(this.variables)) out[name] = v.clone();
+    if (lora) {
+      lora.forEachModule((i, m, name) => {
+        const merged = lora.merge(i, m, out[name] as tf.Tensor2D);
+        out[name].dispose();
+        out[name] = merged;
+      });
+    }
+    return out;
+  }
+
   /**
    * Full-sequence forward. ids [B, T] int32; mask [B, T] with 1 = real token, 0 = padding (left or right).
    * Returns logits [B, T, V], or for a value-head model values [B, T]. Outputs at padding positions are
@@ -207,7 +283,6 @@ export class Qwen2Model {
       }
       const [b, t] = ids.shape;
       const positions = positionsFromMask(m).reshape([b * t]) as tf.Tensor1D;
-      const layers = this.layerWeights();
       const attend = (_layer: number, qkv: tf.Tensor2D) => attention(qkv, m, this.heads);
       if (!this.gradientCheckpointing) {
         return this.stack(ids.reshape([b * t]) as tf.Tensor1D, positions, t - 1, this.layerWeights(), trainingLinear, attend);
@@ -225,13 +300,19 @@ export class Qwen2Model {
    * of the layer's weights.
    */
   private checkpointedLayer(i: number, x: tf.Tensor2D, positions: tf.Tensor1D, cos: tf.Tensor2D, sin: tf.Tensor2D, mask: tf.Tensor2D): tf.Tensor2D {
-    const names = layerWeightNames(i);
-    const weights = names.map((n) => this.variables[n] as tf.Tensor);
+    // With LoRA the op's weights are the layer's adapters only: the frozen base weights need no gradient, so they
+    // stay out of the op (read from the variables, which outlive the backward) and nothing computes one for them.
+    const lora = this.adapters;
+    const names = lora ? lora.layerNames(i) : layerWeightNames(i);
+    const weights = names.map((n) => (lora ? lora.variables[n] : this.variables[n]) as tf.Tensor);
     const n = weights.length;
+    const layerOf = (ws: tf.Tensor[]) => (lora
+      ? { ...stackLayerWeights(layerWeightNames(i).map((name) => this.variables[name])), lora: lora.layerAdapters(i, ws) }
+      : stackLayerWeights(ws));
     // The layer from its inputs in op order: x, the n weights, positions, cos, sin, mask. The backward must use the
     // copies customGrad saved: the forward's own positions and mask are freed when the forward pass ends.
     const body = (input: tf.Tensor, ws: tf.Tensor[], [pos, c, s, msk]: tf.Tensor[]) =>
-      this.layer(input as tf.Tensor2D, stackLayerWeights(ws), pos as tf.Tensor1D, c as tf.Tensor2D, s as tf.Tensor2D,
+      this.layer(input as tf.Tensor2D, layerOf(ws), pos as tf.Tensor1D, c as tf.Tensor2D, s as tf.Tensor2D,
         trainingLinear, (qkv) => attention(qkv, msk as tf.Tensor2D, this.heads));
     const op = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
       const save = args[args.length - 1] as tf.GradSaveFunc;
@@ -283,12 +364,13 @@ export class Qwen2Model {
     return tf.matMul(hidden, v[this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'], false, true);
   }
 
-  /** Stacked and transposed weights for generate(); the caller disposes them (disposeInferenceWeights). */
+  /** Stacked and transposed weights for generate(), adapters folded in; the caller disposes them
+   *  (disposeInferenceWeights). */
   inferenceWeights(): InferenceWeights {
     let result: InferenceWeights | undefined;
     tf.tidy(() => {   // everything kept is in `result`; the stacked-but-untransposed intermediates are freed
       const t = (w: tf.Tensor2D) => tf.keep(w.transpose() as tf.Tensor2D);
-      const layers = this.layerWeights().map((l) => ({
+      const layers = this.layerWeights(true).map((l) => ({
         inputNorm: l.inputNorm, postNorm: l.postNorm,
         qkv: t(l.qkv), qkvBias: tf.keep(l.qkvBias), o: t(l.o), gateUp: t(l.gateUp), down: t(l.down),
       }));
@@ -298,11 +380,25 @@ export class Qwen2Model {
     return result!;
   }
 
-  /** The layers' weights, q/k/v and gate/up stacked (a concat: differentiable, so fine inside a gradient tape). */
-  private layerWeights(): LayerWeights[] {
+  /**
+   * The layers' weights, q/k/v and gate/up stacked (a concat: differentiable, so fine inside a gradient tape), with
+   * their LoRA adapters. `merged`: the adapters folded into the weights instead (generation).
+   */
+  private layerWeights(merged = false): LayerWeights[] {
+    const lora = this.adapters;
     const out: LayerWeights[] = [];
     for (let i = 0; i < this.config.num_hidden_layers; i++) {
-      out.push(stackLayerWeights(layerWeightNames(i).map((n) => this.variables[n])));
+      const names = layerWeightNames(i);
+      if (!lora) {
+        out.push(stackLayerWeights(names.map((n) => this.variables[n])));
+      } else if (merged) {
+        out.push(stackLayerWeights(names.map((n) => {
+          const m = loraModuleOf(n);
+          return m ? lora.merge(i, m, this.variables[n] as tf.Tensor2D) : this.variables[n];
+        })));
+      } else {
+        out.push({ ...stackLayerWeights(names.map((n) => this.variables[n])), lora: lora.layerAdapters(i) });
+      }
     }
     return out;
   }
@@ -340,13 +436,22 @@ export class Qwen2Model {
                 attend: (qkv: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
     const eps = this.config.rms_norm_eps;
     const rotated = this.heads.numHeads + this.heads.numKvHeads;   // RoPE turns queries and keys, not values
-    const qkv = rope(linear(rmsNorm(x, l.inputNorm, eps), l.qkv, l.qkvBias), positions, cos, sin, rotated, this.heads.headDim);
-    const h = x.add(linear(attend(qkv), l.o)) as tf.Tensor2D;
-    return h.add(linear(swiGlu(linear(rmsNorm(h, l.postNorm, eps), l.gateUp)), l.down)) as tf.Tensor2D;
+    // `linear`, plus the group's LoRA path when the layer has adapters.
+    const proj = (input: tf.Tensor2D, w: tf.Tensor2D, bias: tf.Tensor1D | undefined, group: LoraGroup) => {
+      const y = linear(input, w, bias);
+      const delta = l.lora ? loraPath(l.lora, group, input) : null;
+      return delta ? y.add(delta) as tf.Tensor2D : y;
+    };
+    const qkv = rope(proj(rmsNorm(x, l.inputNorm, eps), l.qkv, l.qkvBias, 'qkv'), positions, cos, sin, rotated, this.heads.headDim);
+    const h = x.add(proj(attend(qkv), l.o, undefined, 'o')) as tf.Tensor2D;
+    return h.add(proj(swiGlu(proj(rmsNorm(h, l.postNorm, eps), l.gateUp, undefined, 'gateUp')), l.down, undefined, 'down')) as tf.Tensor2D;
   }
 
   dispose(): void {
+    if (!this.ownsWeights) return;
     for (const variable of Object.values(this.variables)) variable.dispose();
+    this.adapters?.dispose();
+    this.adapters = null;
     this.rope.dispose();
   }
 }
@@ -363,6 +468,12 @@ function layerWeightNames(i: number): string[] {
   return [p + 'input_layernorm.weight', a + 'q_proj.weight', a + 'k_proj.weight', a + 'v_proj.weight', a + 'q_proj.bias',
     a + 'k_proj.bias', a + 'v_proj.bias', a + 'o_proj.weight', p + 'post_attention_layernorm.weight',
     p + 'mlp.gate_proj.weight', p + 'mlp.up_proj.weight', p + 'mlp.down_proj.weight'];
+}
+
+/** The LoRA target module a weight name belongs to ('model.layers.3.mlp.up_proj.weight' -> 'up_proj'), or null. */
+function loraModuleOf(name: string): LoraTargetModule | null {
+  const m = /\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)\.weight$/.exec(name);
+  return m ? m[1] as LoraTargetModule : null;
 }
 
 /** One layer's weights (layerWeightNames order), q/k/v and gate/up stacked: a concat, differentiable. */

@@ -37,7 +37,8 @@ export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Ten
       [logProbs, entropy] = fusedTokenLogProbs(model.head(hidden as tf.Tensor2D) as tf.Tensor2D, targets, temperature);
     } else {
       const head = model.variables[model.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'] as tf.Tensor2D;
-      [logProbs, entropy] = tf.unstack(chunkedHeadLogProbs(hidden as tf.Tensor2D, head, targets, temperature, chunkRows));
+      // With LoRA the head is frozen: no gradient for it (a [V, H] tensor) is computed.
+      [logProbs, entropy] = tf.unstack(chunkedHeadLogProbs(hidden as tf.Tensor2D, head, targets, temperature, chunkRows, { frozenWeight: model.lora !== null }));
     }
     return { logProbs: logProbs.reshape([b, t - 1]) as tf.Tensor2D, entropy: entropy.reshape([b, t - 1]) as tf.Tensor2D };
   });
@@ -53,15 +54,17 @@ export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Ten
  * a transposed operand before running, and the weight is 545 MB).
  */
 export function chunkedHeadLogProbs(hidden: tf.Tensor2D, weight: tf.Tensor2D, targets: tf.Tensor1D, temperature: number,
-                                    chunkRows: number): tf.Tensor2D {
+                                    chunkRows: number, opts: { frozenWeight?: boolean } = {}): tf.Tensor2D {
   const rows = hidden.shape[0];
   const starts: number[] = [];
   for (let r = 0; r < rows; r += chunkRows) starts.push(r);
   const size = (start: number) => Math.min(chunkRows, rows - start);
   const logitsOf = (h: tf.Tensor2D, w: tf.Tensor2D) => tf.matMul(w, h, false, true).transpose() as tf.Tensor2D;
+  // `frozenWeight` (LoRA): the weight is not an input of the op, so the backward computes no gradient for it.
+  const frozen = opts.frozenWeight ?? false;
   const op = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    const [h, w, tg, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
-    save([h, w, tg]);
+    const [h, w, tg, save] = (frozen ? [args[0], weight, args[1], args[2]] : args) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.GradSaveFunc];
+    save(frozen ? [h, tg] : [h, w, tg]);
     const parts = starts.map((start) => tf.tidy(() => {
       const logits = logitsOf(h.slice([start, 0], [size(start), -1]), w);
       return tf.stack(fusedTokenLogProbs(logits, tg.slice([start], [size(start)]), temperature));
@@ -69,7 +72,7 @@ export function chunkedHeadLogProbs(hidden: tf.Tensor2D, weight: tf.Tensor2D, ta
     return {
       value: parts.length === 1 ? parts[0] : tf.concat(parts, 1),
       gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-        const [hs, ws, tgs] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+        const [hs, ws, tgs] = (frozen ? [saved[0], weight, saved[1]] : saved) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
         const dh: tf.Tensor[] = [];
         let dw: tf.Tensor | null = null;
         for (const start of starts) {
@@ -80,9 +83,15 @@ export function chunkedHeadLogProbs(hidden: tf.Tensor2D, weight: tf.Tensor2D, ta
             const d = (dy as tf.Tensor).slice([0, start], [2, n]);
             const dLogits = logitsGrad(d.slice([0, 0], [1, n]).reshape([n]), d.slice([1, 0], [1, n]).reshape([n]),
               logitsOf(h1, ws), t1, temperature);
-            return { dh: tf.matMul(dLogits, ws), dw: tf.matMul(dLogits, h1, true, false) };
-          });
+            // Frozen (LoRA): d hidden as (W^T dLogits^T)^T, the same product with the [V, H] weight as the left operand:
+            // tfjs-wasm's matmul packs its right operand into a copy, which for Qwen2.5-3B's 1.2 GB head overflows
+            // the 4 GB heap. (The trainable path keeps its plain product: its results are pinned by other tests.)
+            return frozen
+              ? { dh: tf.matMul(ws, dLogits, true, true).transpose() }
+              : { dh: tf.matMul(dLogits, ws), dw: tf.matMul(dLogits, h1, true, false) };
+          }) as { dh: tf.Tensor; dw?: tf.Tensor };
           dh.push(part.dh);
+          if (!part.dw) continue;
           if (dw) {
             const sum: tf.Tensor = tf.add(dw, part.dw);
             tf.dispose([dw, part.dw]);
@@ -93,11 +102,11 @@ export function chunkedHeadLogProbs(hidden: tf.Tensor2D, weight: tf.Tensor2D, ta
         }
         const dHidden = dh.length === 1 ? dh[0] : tf.concat(dh, 0);
         if (dh.length > 1) tf.dispose(dh);
-        return [dHidden, dw!, tf.zerosLike(tgs)];
+        return frozen ? [dHidden, tf.zerosLike(tgs)] : [dHidden, dw!, tf.zerosLike(tgs)];
       },
     };
   });
-  return op(hidden, weight, targets) as tf.Tensor2D;
+  return (frozen ? op(hidden, targets) : op(hidden, weight, targets)) as tf.Tensor2D;
 }
 
 /** d loss / d logits of tokenLogProbs: the fused kernel, or the stock ops' gradient where there is none. */

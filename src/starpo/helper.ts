@@ -85,14 +85,21 @@ export interface HelperApi {
   criticTrain(seqs: TokenizedTrajectory[], miniBatches: number[][], epochs: number, oldValues: Float32Array[], returns: Float32Array[]): Promise<CriticTrainResult>;
 }
 
-/** Copies a model's variables (and optimizer state) out as plain arrays. */
+/** Copies a model's variables (and optimizer state) out as plain arrays. A LoRA model's weights go out with the
+ *  adapters folded in: the helper generates with them (a LoRA critic is not sent: Trainer.remoteCritic). */
 export async function modelState(model: Qwen2Model, optimizer?: AdamW): Promise<ModelState> {
   const arrays = async (tensors: Record<string, tf.Tensor>) => {
     const out: NamedArrays = {};
     for (const [name, t] of Object.entries(tensors)) out[name] = (await t.data()) as Float32Array;
     return out;
   };
-  const state: ModelState = { weights: await arrays(model.variables) };
+  const merged = model.lora ? model.mergedWeights() : null;
+  let state: ModelState;
+  try {
+    state = { weights: await arrays(merged ?? model.variables) };
+  } finally {
+    if (merged) tf.dispose(Object.values(merged));
+  }
   if (optimizer) {
     const s = optimizer.getState();
     try {

@@ -88,7 +88,8 @@ export class HelperLink {
 
   private constructor(
     private readonly helper: HelperApi,
-    /** The critic's work goes to the helper (PPO; a loss hook keeps it here, where the hook runs). */
+    /** The critic's work goes to the helper (PPO; a loss hook keeps it here, where the hook runs, and so does a LoRA
+     *  critic: the helper holds plain weights, and generates with the actor's adapters folded in). */
     readonly runsCritic: boolean,
   ) {}
 

@@ -14,7 +14,8 @@
 //                   reward normalisation per group (mean_std = GRPO, mean = Dr.GRPO);
 //   4. filter       StarPO-S uncertainty filter on the RAW rewards (v1 ratio by default, v2 strategies by config);
 //   5. old log-probs recomputed on the training sequences (never the sampler's: spec §10.4), reference
-//                   log-probs when a KL term is on (ref = frozen copy of the initial actor), critic values (PPO);
+//                   log-probs when a KL term is on (ref = frozen copy of the initial actor; with LoRA the actor with
+//                   its adapters off), critic values (PPO);
 //   6. advantages   PPO: terminal reward (minus reward-KL) -> GAE -> whitening; GRPO: broadcast normalised scores;
 //   7. update       ppoEpochs x mini-batches of ppoMiniBatchSize trajectories, each accumulated over micro-batches:
 //                   critic (clipped value loss) then actor (clipped surrogate - entropy bonus [+ KL loss]), global
@@ -115,7 +116,7 @@ export class Trainer {
   readonly actor: Qwen2Model;
   /** The value model (PPO / gae only). */
   readonly critic: Qwen2Model | null;
-  /** Frozen copy of the initial actor, when a KL term is on. */
+  /** Frozen copy of the initial actor, when a KL term is on (with LoRA: the actor's baseModel(), no copy). */
   readonly ref: Qwen2Model | null;
   private readonly actorOptim: AdamW;
   private readonly criticOptim: AdamW | null;
@@ -165,9 +166,10 @@ export class Trainer {
     if (pad === undefined) throw new Error('Trainer: the tokenizer has no pad token (tokenizer_config.json pad_token)');
     this.padId = pad;
     const a = config.actor;
-    this.actorOptim = new AdamW(this.actor.variables, { lr: a.lr, betas: a.betas, weightDecay: a.weightDecay });
+    // With LoRA only the adapters (and the critic's value head) train: moments for those alone.
+    this.actorOptim = new AdamW(this.actor.trainableVariables, { lr: a.lr, betas: a.betas, weightDecay: a.weightDecay });
     this.criticOptim = this.critic
-      ? new AdamW(this.critic.variables, { lr: config.critic.lr, betas: config.critic.betas, weightDecay: config.critic.weightDecay })
+      ? new AdamW(this.critic.trainableVariables, { lr: config.critic.lr, betas: config.critic.betas, weightDecay: config.critic.weightDecay })
       : null;
     this.format = agentFormatFromConfig(config);
     const registry = envRegistry({ responseLength: this.format.responseLength });
@@ -188,7 +190,7 @@ export class Trainer {
       if (state) trainer.restore(state, opts.resumeFiles!);
       if (opts.helper) {
         const { actor, critic, tokenizer } = models;
-        trainer.helper = await HelperLink.start(opts.helper, { config, actor, critic, tokenizer, padId: trainer.padId, criticStaysHere: !!opts.lossHook });
+        trainer.helper = await HelperLink.start(opts.helper, { config, actor, critic, tokenizer, padId: trainer.padId, criticStaysHere: !!opts.lossHook || !!critic?.lora });
       }
       return trainer;
     } catch (err) {

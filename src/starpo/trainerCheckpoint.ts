@@ -12,11 +12,17 @@
 // seeded generator of trainer.seed, 0 included; bias 0), as veRL's critic loads the actor checkpoint as a token
 // classifier. The reference model (only built when a KL term is on) is a frozen copy of the initial actor.
 //
+// With LoRA (config.lora, src/model/lora.ts) the actor and the critic get fresh adapters (PEFT's init, seeded from
+// trainer.seed) on top of the initial weights, which stay frozen; the reference is the actor with its adapters off
+// (actor.baseModel(): no copy). A start from a checkpoint that has adapters starts from its policy as trained (the
+// adapters folded into the weights); a resume keeps them and must be configured with the same LoRA settings.
+//
 // A trainer checkpoint, file by file:
 //   config.json, model.safetensors,          the actor in Hugging Face Qwen2 format: the directory loads in
 //   tokenizer.json, tokenizer_config.json    transformers as it is
 //   critic/...                               the critic (PPO only), the same files, Qwen2ForTokenClassification
-//   ref.safetensors                          the reference weights by HF name (only when a KL term is on)
+//   adapter/, critic/adapter/                LoRA only: the adapters in PEFT's format (the weights above are the base)
+//   ref.safetensors                          the reference weights by HF name (only when a KL term is on, without LoRA)
 //   optimizer.safetensors                    AdamW moments: actor.m.<weight>, actor.v.<weight>, critic.m.<weight>, ...
 //   trainer_state.json                       TrainerState (below): counters, early stopping, echo trap, last validation
 import * as tf from '@tensorflow/tfjs';
@@ -24,7 +30,8 @@ import type { CollapseState } from '../metrics/collapse';
 import type { EchoTrapState } from '../metrics/echoTrap';
 import type { AdamW } from '../model/adamw';
 import { assertFinite, checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
-import { loadPolicyFiles } from '../model/policyFiles';
+import { LoraAdapters, type LoraSettings } from '../model/lora';
+import { attachAdapterFiles, loadPolicyFiles } from '../model/policyFiles';
 import { Qwen2Model, type WeightMap } from '../model/qwen2';
 import { indexSafetensors, serializeSafetensors } from '../model/safetensors';
 import { mixSeed, seededNormal } from '../model/seeded';
@@ -97,6 +104,9 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
   if (source.model && !source.tokenizer) throw new Error('Trainer.create: an in-memory model needs its tokenizer');
   const needRef = usesReference(config);
   const needCritic = config.algorithm.advEstimator === 'gae';
+  const lora: LoraSettings | null = config.lora.enabled
+    ? { rank: config.lora.rank, alpha: config.lora.alpha, targetModules: config.lora.targetModules }
+    : null;
   const owned: Qwen2Model[] = [];
   try {
     let actor: Qwen2Model;
@@ -120,8 +130,13 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
         }
         critic = new Qwen2Model(c.config, c.weights, { valueHead: true });
         owned.push(critic);
+        attachAdapterFiles(critic, criticFiles);
+        checkResumedLora(critic, lora, 'critic');
       }
-      if (needRef) {
+      checkResumedLora(actor, lora, 'actor');
+      if (needRef && lora) {
+        ref = actor.baseModel();
+      } else if (needRef) {
         if (!files[REF_FILE]) throw new Error(`Trainer: the checkpoint has no ${REF_FILE}, but this config uses a KL term`);
         ref = new Qwen2Model(actor.config, readTensors(files[REF_FILE], REF_FILE));
         owned.push(ref);
@@ -135,6 +150,7 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       }
       owned.push(actor);
       if (actor.hasValueHead) throw new Error('Trainer: the policy model has a value head, not an LM head');
+      actor.mergeAdapters();   // a policy trained with LoRA starts as trained: its adapters folded into its weights
       if (needCritic) {
         const weights = cloneWeights(actor, (n) => n === 'lm_head.weight');
         weights['score.weight'] = valueHeadInit(actor.config.hidden_size, config.trainer.seed);
@@ -142,7 +158,13 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
         critic = new Qwen2Model(actor.config, weights, { valueHead: true });
         owned.push(critic);
       }
-      if (needRef) {
+      if (lora) {
+        actor.addAdapters(LoraAdapters.init(actor.config, lora, mixSeed(config.trainer.seed, LORA_ACTOR_STREAM)));
+        critic?.addAdapters(LoraAdapters.init(actor.config, lora, mixSeed(config.trainer.seed, LORA_CRITIC_STREAM)));
+      }
+      if (needRef && lora) {
+        ref = actor.baseModel();
+      } else if (needRef) {
         ref = new Qwen2Model(actor.config, cloneWeights(actor));
         owned.push(ref);
       }
@@ -154,6 +176,21 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
   } catch (err) {
     for (const m of owned) if (m !== source.model) m.dispose();
     throw err;
+  }
+}
+
+/** Throws unless a resumed model's adapters are what the config asks for (a run cannot switch LoRA on or off). */
+function checkResumedLora(model: Qwen2Model, lora: LoraSettings | null, which: 'actor' | 'critic'): void {
+  const has = model.lora?.settings ?? null;
+  if (lora && !has) throw new Error(`Trainer: lora.enabled is true but the checkpoint's ${which} has no LoRA adapters (a full fine-tuning run)`);
+  if (!lora && has) throw new Error(`Trainer: the checkpoint's ${which} has LoRA adapters but lora.enabled is false (resume with --set lora.enabled=true)`);
+  if (lora && has) {
+    const same = lora.rank === has.rank && lora.alpha === has.alpha &&
+      [...lora.targetModules].sort().join(',') === [...has.targetModules].sort().join(',');
+    if (!same) {
+      throw new Error(`Trainer: the checkpoint's ${which} adapters have rank ${has.rank}, alpha ${has.alpha}, targets ` +
+        `${has.targetModules.join(',')}; the config asks for rank ${lora.rank}, alpha ${lora.alpha}, targets ${lora.targetModules.join(',')}`);
+    }
   }
 }
 
@@ -172,7 +209,8 @@ export async function trainerCheckpointFiles(
   if (models.critic) {
     for (const [name, bytes] of Object.entries(await checkpointFiles(models.critic, models.tokenizer))) files[CRITIC_PREFIX + name] = bytes;
   }
-  if (models.ref) files[REF_FILE] = await tensorsFile(models.ref.variables);
+  // Under LoRA the reference is the actor's base, already in model.safetensors.
+  if (models.ref && !models.actor.lora) files[REF_FILE] = await tensorsFile(models.ref.variables);
   const moments: Record<string, tf.Tensor> = {};
   const actorState = optimizers.actor.getState();
   const criticState = optimizers.critic?.getState();
@@ -250,8 +288,10 @@ function valueHeadInit(hidden: number, seed: number): tf.Tensor {
   return tf.tensor2d(Float32Array.from({ length: hidden }, () => 0.02 * normal()), [1, hidden]);
 }
 
-/** Names the value head's random stream (the bytes of "vhd0"). */
+/** Names the value head's random stream (the bytes of "vhd0"), and the fresh LoRA adapters' ("lra0", "lrc0"). */
 const VALUE_HEAD_STREAM = 0x76686430;
+const LORA_ACTOR_STREAM = 0x6c726130;
+const LORA_CRITIC_STREAM = 0x6c726330;
 
 function cloneWeights(model: Qwen2Model, skip: (name: string) => boolean = () => false): WeightMap {
   const out: WeightMap = {};

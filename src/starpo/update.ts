@@ -56,7 +56,7 @@ export async function miniBatchUpdate(o: MiniBatchUpdateOptions, seqs: readonly 
       // gradient's tidy.
       const log: { names: string[]; readout?: tf.Tensor; rows: Record<string, tf.Tensor2D> } = { names: [], rows: {} };
       try {
-        const { value, grads: g } = namedVariableGrads(o.model.variables, () => {
+        const { value, grads: g } = namedVariableGrads(o.model.trainableVariables, () => {
           const { loss: raw, stats, rows } = lossOf(batch, micro);
           const loss = o.lossHook ? o.lossHook(raw) : raw;
           log.names = Object.keys(stats);

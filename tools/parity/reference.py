@@ -45,9 +45,16 @@ def positions_from_mask(mask):
     return (mask.long().cumsum(dim=1) - 1).clamp(min=0)
 
 
-def forward(config, w, ids, mask, value_head=False):
-    """ids, mask [B, T] -> logits [B, T, V] (or values [B, T] with value_head)."""
+def forward(config, w, ids, mask, value_head=False, lora=None):
+    """ids, mask [B, T] -> logits [B, T, V] (or values [B, T] with value_head).
+    lora: optional (module name, input, base output) -> output, e.g. PEFT's low-rank path added to a linear layer
+    (lora_reference.py); called for every linear layer of the decoder layers."""
     b, t = ids.shape
+
+    def linear(name, x, bias=None):
+        y = torch.nn.functional.linear(x, w[name + ".weight"], bias)
+        return lora(name, x, y) if lora else y
+
     hidden = config["hidden_size"]
     n_heads = config["num_attention_heads"]
     n_kv = config["num_key_value_heads"]
@@ -63,9 +70,9 @@ def forward(config, w, ids, mask, value_head=False):
     for i in range(config["num_hidden_layers"]):
         p = f"model.layers.{i}."
         h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
-        q = torch.nn.functional.linear(h, w[p + "self_attn.q_proj.weight"], w[p + "self_attn.q_proj.bias"])
-        k = torch.nn.functional.linear(h, w[p + "self_attn.k_proj.weight"], w[p + "self_attn.k_proj.bias"])
-        v = torch.nn.functional.linear(h, w[p + "self_attn.v_proj.weight"], w[p + "self_attn.v_proj.bias"])
+        q = linear(p + "self_attn.q_proj", h, w[p + "self_attn.q_proj.bias"])
+        k = linear(p + "self_attn.k_proj", h, w[p + "self_attn.k_proj.bias"])
+        v = linear(p + "self_attn.v_proj", h, w[p + "self_attn.v_proj.bias"])
         q = q.view(b, t, n_heads, hd).transpose(1, 2)
         k = k.view(b, t, n_kv, hd).transpose(1, 2)
         v = v.view(b, t, n_kv, hd).transpose(1, 2)
@@ -76,12 +83,12 @@ def forward(config, w, ids, mask, value_head=False):
         scores = q @ k.transpose(2, 3) / math.sqrt(hd) + bias
         attn = torch.softmax(scores, dim=-1) @ v
         attn = attn.transpose(1, 2).reshape(b, t, n_heads * hd)
-        x = x + torch.nn.functional.linear(attn, w[p + "self_attn.o_proj.weight"])
+        x = x + linear(p + "self_attn.o_proj", attn)
 
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
-        gate = torch.nn.functional.linear(h, w[p + "mlp.gate_proj.weight"])
-        up = torch.nn.functional.linear(h, w[p + "mlp.up_proj.weight"])
-        x = x + torch.nn.functional.linear(torch.nn.functional.silu(gate) * up, w[p + "mlp.down_proj.weight"])
+        gate = linear(p + "mlp.gate_proj", h)
+        up = linear(p + "mlp.up_proj", h)
+        x = x + linear(p + "mlp.down_proj", torch.nn.functional.silu(gate) * up)
 
     x = rms_norm(x, w["model.norm.weight"], eps)
     if value_head:

@@ -68,6 +68,8 @@ export function defaultRunConfig(): RunConfig {
       ppoEpochs: 1,
     },
     critic: { lr: 1e-5, betas: [0.9, 0.999], weightDecay: 0.01, gradClip: 1.0, cliprangeValue: 0.5 },
+    // Off, as RAGEN's base.yaml; the other fields are config/base-lora.yaml's, so lora.enabled=true alone gives it.
+    lora: { enabled: false, rank: 64, alpha: 64, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] },
     filter: {
       strategy: 'ratio',
       ratio: 0.25,

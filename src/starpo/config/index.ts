@@ -36,6 +36,7 @@ export {
   type EnvBlock,
   type FilterConfig,
   type KlEstimator,
+  type LoraConfig,
   type LossAggMode,
   type ModelConfig,
   type RolloutConfig,

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { ENV_TAGS } from '../../../envs/index';
 import { BACKEND_CHOICES } from '../../model/backendNames';
-import { MIN_TEMPERATURE } from '../../model/config';
+import { LORA_TARGET_MODULES, MIN_TEMPERATURE } from '../../model/config';
 import { CONFIG_LIMITS } from './limits';
 import { FilterSchema } from './filterSchema';
 
@@ -375,6 +375,33 @@ const CriticSchema = z
   })
   .describe('The value model of PPO (advEstimator gae); mini/micro-batching follow the actor. Ignored by grpo.');
 
+const LoraSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .describe(
+        'Train LoRA adapters instead of every weight (RAGEN `lora.rank` > 0, as config/base-lora.yaml; base.yaml\'s rank 0 ' +
+          '= off, the default). The actor and the critic get adapters on their linear layers and their base weights are ' +
+          'frozen (no gradients, no AdamW moments: the memory saving); the critic\'s value head still trains; the ' +
+          'reference policy is the actor with its adapters off (no copy of the weights). RAGEN raises both learning ' +
+          'rates 10x with LoRA (base-lora.yaml: actor.lr 1e−5, critic.lr 1e−4): set them too. Checkpoints keep the ' +
+          'adapters in PEFT\'s format under adapter/.',
+      ),
+    rank: positiveInt(L.width).describe('r, the inner width of each adapter (RAGEN `lora.rank`; base-lora.yaml 64).'),
+    alpha: z
+      .number()
+      .positive()
+      .max(L.real)
+      .describe('The adapters\' output is scaled by alpha / rank (RAGEN `lora.alpha`; base-lora.yaml 64, base.yaml 16).'),
+    targetModules: z
+      .array(z.enum(LORA_TARGET_MODULES))
+      .min(1)
+      .describe(
+        'The linear layers that get adapters; all seven is PEFT\'s and RAGEN\'s `all-linear` (RAGEN `lora.target_modules`, ' +
+          'all-linear). No dropout: RAGEN sets none (PEFT\'s default 0).',
+      ),
+  })
+  .describe('LoRA (Hu et al., 2021) as RAGEN configures it in config/base-lora.yaml and applies it through PEFT (src/model/lora.ts).');
 
 const EarlyStopSchema = z.strictObject({
   enabled: z
@@ -484,6 +511,7 @@ export const RunConfigFieldsSchema = z.strictObject({
   algorithm: AlgorithmSchema.describe('Advantages, reward normalisation, loss mask and KL-in-reward (RAGEN `algorithm` + `agent_proxy`).'),
   actor: ActorSchema.describe('The PPO policy update (RAGEN `actor_rollout_ref.actor`).'),
   critic: CriticSchema,
+  lora: LoraSchema,
   filter: FilterSchema.describe('StarPO-S uncertainty filtering of env groups by in-group reward std (spec §4.5, §4.7).'),
   earlyStop: EarlyStopSchema.describe("RAGEN-2's early stopping (spec §4.7); consumed by src/starpo/earlyStop.ts."),
   trainer: TrainerSchema.describe('The training loop, validation, checkpoints and backend (RAGEN `trainer`).'),
@@ -499,6 +527,7 @@ export type RolloutConfig = RunConfig['rollout'];
 export type AlgorithmConfig = RunConfig['algorithm'];
 export type ActorConfig = RunConfig['actor'];
 export type CriticConfig = RunConfig['critic'];
+export type LoraConfig = RunConfig['lora'];
 export type FilterConfig = RunConfig['filter'];
 export type EarlyStopSettings = RunConfig['earlyStop'];
 export type TrainerConfig = RunConfig['trainer'];

@@ -278,3 +278,25 @@ describe('warnings: nothing is dropped silently', () => {
     expect(unwrapWandbConfig({ seed: { train: 1 } })).toEqual({ seed: { train: 1 } }); // a plain Hydra config is left as is
   });
 });
+
+describe('LoRA <-> RAGEN config/base-lora.yaml', () => {
+  it('exports lora.rank / alpha / target_modules (rank 0 when off) and reads base-lora.yaml\'s values back', () => {
+    const off = toRagen(parseRunConfig({}, 'default'), OPTS).values;
+    expect(off.get('lora.rank')).toBe(0);
+    expect(off.has('lora.alpha')).toBe(false);
+    const on = toRagen(parseRunConfig({ lora: { enabled: true }, actor: { lr: 1e-5 }, critic: { lr: 1e-4 } }, 'lora'), OPTS).values;
+    expect([on.get('lora.rank'), on.get('lora.alpha'), on.get('lora.target_modules')]).toEqual([64, 64, 'all-linear']);
+    const some = toRagen(parseRunConfig({ lora: { enabled: true, targetModules: ['q_proj', 'v_proj'] } }, 'lora'), OPTS).values;
+    expect(some.get('lora.target_modules')).toEqual(['q_proj', 'v_proj']);
+    // config/base-lora.yaml's own values, with its interpolations.
+    const { config } = fromRagen({
+      lora: { rank: 64, alpha: 64, target_modules: 'all-linear' },
+      actor_rollout_ref: { model: { lora_rank: '${lora.rank}' }, actor: { optim: { lr: 1e-5 } } },
+      critic: { optim: { lr: 1e-4 } },
+    });
+    const c = parseRunConfig(config, 'base-lora');
+    expect(c.lora).toEqual({ enabled: true, rank: 64, alpha: 64, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] });
+    expect([c.actor.lr, c.critic.lr]).toEqual([1e-5, 1e-4]);
+    expect(parseRunConfig(fromRagen({ lora: { rank: 0, alpha: 16, target_modules: 'all-linear' } }).config, 'base').lora.enabled).toBe(false);
+  });
+});

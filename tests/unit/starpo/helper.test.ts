@@ -25,6 +25,7 @@ async function train(config: RunConfig, helper?: HelperApi) {
   const weights: Record<string, Float32Array> = {};
   for (const [name, v] of Object.entries(trainer.actor.variables)) weights[`actor.${name}`] = (await v.data()) as Float32Array;
   for (const [name, v] of Object.entries(trainer.critic?.variables ?? {})) weights[`critic.${name}`] = (await v.data()) as Float32Array;
+  for (const [name, v] of Object.entries(trainer.actor.lora?.variables ?? {})) weights[`actor.${name}`] = (await v.data()) as Float32Array;
   trainer.dispose();
   return { rows: sink.rows.map(withoutTiming), weights };
 }
@@ -44,6 +45,8 @@ const configs: Record<string, RunConfig> = {
     actor: { ppoMiniBatchSize: 4, ppoEpochs: 2 },
     algorithm: { useKlInReward: true, klCoef: 0.001 },
   }),
+  // LoRA: the helper generates with the actor's adapters folded in; the LoRA critic stays on this thread.
+  LoRA: tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 2, seed: 4 }, lora: { enabled: true, rank: 4, alpha: 8 }, actor: { lr: 1e-2 } }),
 };
 
 describe('Trainer with a helper', () => {
