@@ -174,14 +174,14 @@ export function parseFrozenLakeMap(grid: string | readonly string[]): FrozenLake
   rows.forEach((row, r) => {
     const symbols = [...row];
     if (symbols.length !== cols) {
-      throw new Error(`FrozenLake map is not rectangular: row ${r} has ${symbols.length} cells, row 0 has ${cols}`);
+      throw new Error(`FrozenLake map is not rectangular: row ${r + 1} has ${symbols.length} cells, row 1 has ${cols}`);
     }
     symbols.forEach((symbol, c) => {
       const cell = r * cols + c;
       if (symbol === 'P') starts.push(cell);
       else if (symbol === 'G') goals.push(cell);
       else if (symbol !== '_' && symbol !== 'O') {
-        throw new Error(`FrozenLake map has unknown symbol '${symbol}' at row ${r}, col ${c} (use P, _, O, G)`);
+        throw new Error(`FrozenLake map has unknown symbol '${symbol}' at row ${r + 1}, column ${c + 1} (use P, _, O, G; rows and columns count from 1)`);
       }
       holes.push(symbol === 'O');
     });

@@ -68,9 +68,8 @@ try {
       null,
       { timeout: 600_000, polling: 50 },
     );
-    // The charts in view: the phone's Charts tab; on the laptop the first row of charts is under the setup.
-    if (width < 700) await page.getByTestId('tab-charts').click();
-    else await page.evaluate(() => window.scrollTo(0, 0));
+    // What the visitor sees after Start: on the laptop Start brought the charts into view; on the phone it opened the
+    // Charts tab.
     await shoot(page, `playground-${label}-during`);
     await page.getByTestId('stop').click();
     await context.close();
@@ -80,8 +79,11 @@ try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
     const page = await context.newPage();
     await page.goto(`${base}?lesson&backend=wasm`);
+    await page.getByTestId('lesson-start').and(page.locator(':enabled')).waitFor({ timeout: 60_000 }); // the backend is up
     await page.getByTestId('lesson-recorded').click();
     await page.getByTestId('lesson-source').waitFor();
+    // The click brought the charts into view; the top (what to watch) first.
+    await page.evaluate(() => window.scrollTo(0, 0));
     await shoot(page, 'lesson-1280-top');
     await page.locator('[aria-label="Charts"]').evaluate((el) => el.scrollIntoView());
     await shoot(page, 'lesson-1280-charts');

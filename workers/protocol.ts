@@ -126,10 +126,11 @@ export interface TrainerWorkerApi {
   /** The current weights as checkpoint files, with the step they belong to (only while not playing). */
   checkpoint(): Promise<{ step: number; files: CheckpointBytes }>;
   /**
-   * Plays one episode of `tag` with `envConfig` (e.g. a custom Sokoban `level` or FrozenLake `map`) with the
-   * current policy, without training, and returns the trajectory as a rollout record.
+   * Plays one episode of `tag` with `board` (a custom Sokoban `{ level }` or FrozenLake `{ map }`) laid over the run's
+   * own env block for that tag, in the run's agent format (the prompt the policy trained on), with the current
+   * policy, without training; returns the trajectory as a rollout record. Refused for a tag the run does not train on.
    */
-  playEpisode(tag: string, envConfig: Record<string, unknown>): Promise<RolloutRecord>;
+  playEpisode(tag: string, board: Record<string, unknown>): Promise<RolloutRecord>;
   /**
    * The checkpoint scorecard of `source` (see ScorecardSource), computed here with the CLI's runScorecard, default
    * suites and validation protocol (src/eval/fromConfig), sized by `request`. Refused while the run trains.

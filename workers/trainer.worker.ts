@@ -7,6 +7,7 @@ import { initBackend } from '../src/model/backend';
 import { toRolloutRecord } from '../src/metrics/rolloutRecord';
 import { CallbackSink } from '../src/metrics/sink';
 import { EnvGroupManager, assertDialoguesFit, envRegistry, runRollouts } from '../src/agent/index';
+import { customBoardBlock, customBoardEnvGroups } from '../src/starpo/config';
 import { assertRunFitsContext } from '../src/starpo/contextFit';
 import { Trainer } from '../src/starpo/trainer';
 import { mixSeed } from '../src/model/seeded';
@@ -135,7 +136,9 @@ const api: TrainerWorkerApi = {
         const dir = config.model.warmStart;
         const files = dir ? await fetchCheckpoint(options.siteBase, dir) : null;
         if (files) {
-          trainer = await Trainer.create(config, { policyFiles: files, sink, log, onProgress, helper: helper?.api });
+          trainer = await Trainer.create(config, { policyFiles: files, sink, log, onProgress, helper: helper?.api }).catch((err: unknown) => {
+            throw new Error(`the warm-start checkpoint ${dir} on this site could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+          });
           note = `started from the warm-start checkpoint ${dir}`;
         } else {
           trainer = await Trainer.create(config, { ...freshTinyPolicy(config), sink, log, onProgress, helper: helper?.api });
@@ -194,29 +197,29 @@ const api: TrainerWorkerApi = {
     return { step: r.trainer.stepsDone, files: await r.trainer.checkpointFiles() };
   },
 
-  async playEpisode(tag: string, envConfig: Record<string, unknown>) {
+  async playEpisode(tag: string, board: Record<string, unknown>) {
     const { run: r, controller: c } = requireRun();
     if (c.status().phase === 'running') throw new Error('pause the run first: the policy is being trained');
     const cfg = r.trainer.config;
+    // The run's own env block for this tag with only the board swapped in, and the run's agent format: the policy
+    // reads the same prompt text for the same state as in its training rollouts (src/starpo/config/agent.ts).
+    const block = customBoardBlock(cfg, tag, board);
+    const format = agentFormatFromConfig(cfg);
     // A board whose prompt cannot fit the model's positions is refused before it is played.
     assertDialoguesFit({
-      blocks: [{ name: 'custom board', block: { tag, nGroups: 1, config: envConfig } }],
+      blocks: [{ name: 'custom board', block }],
       seed: 0,
-      format: agentFormatFromConfig(cfg),
+      format,
       maxPositions: r.trainer.actor.config.max_position_embeddings,
       countTokens: countTokensWith(r.trainer.tokenizer),
     });
-    // One env group of one env with the custom board, played like a validation episode of the run.
-    const manager = new EnvGroupManager(
-      { mode: 'val', envGroups: 1, groupSize: 1, tags: [{ tag, nGroups: 1, config: envConfig }], baseSeed: 0, formatPenalty: cfg.agent.formatPenalty },
-      envRegistry({ responseLength: cfg.rollout.maxNewTokens }),
-    );
     const generate = policyGenerateFn(r.trainer.actor, r.trainer.tokenizer, {
       maxNewTokens: cfg.rollout.maxNewTokens,
       temperature: cfg.rollout.valDoSample ? cfg.rollout.valTemperature : 0,
       seedForCall: (call) => mixSeed(cfg.trainer.seed, call),
     });
-    const result = await runRollouts(manager, generate, { ...agentFormatFromConfig(cfg), seed: 0 });
+    const manager = new EnvGroupManager(customBoardEnvGroups(cfg, block), envRegistry({ responseLength: format.responseLength }));
+    const result = await runRollouts(manager, generate, { ...format, seed: 0 });
     return toRolloutRecord(result.trajectories[0], r.trainer.stepsDone, 'custom');
   },
 

@@ -137,12 +137,12 @@ export function parseSokobanLevel(level: string | readonly string[]): SokobanSta
   rows.forEach((row, r) => {
     const symbols = [...row];
     if (symbols.length !== cols) {
-      throw new Error(`Sokoban level is not rectangular: row ${r} has ${symbols.length} cells, row 0 has ${cols}`);
+      throw new Error(`Sokoban level is not rectangular: row ${r + 1} has ${symbols.length} cells, row 1 has ${cols}`);
     }
     symbols.forEach((symbol, c) => {
       const codes = Object.hasOwn(PARSE, symbol) ? PARSE[symbol] : undefined;
       if (!codes) {
-        throw new Error(`Sokoban level has unknown symbol '${symbol}' at row ${r}, col ${c} (use # _ O √ X P S)`);
+        throw new Error(`Sokoban level has unknown symbol '${symbol}' at row ${r + 1}, column ${c + 1} (use # _ O √ X P S; rows and columns count from 1)`);
       }
       const cell = r * cols + c;
       [fixed[cell], cells[cell]] = codes;

@@ -36,6 +36,8 @@ export interface BackendInfo {
   adapter: string;
   /** Why better backends were skipped, when 'auto' fell back. */
   fallbackReasons: string[];
+  /** True when the backend is webgpu on a software (CPU-emulated) adapter: slower than wasm (softwareAdapterReason). */
+  softwareAdapter?: boolean;
 }
 
 const isNode = typeof process !== 'undefined' && !!process.versions?.node && typeof window === 'undefined'
@@ -152,7 +154,7 @@ export async function initBackend(choice: BackendChoice = 'auto', opts: BackendO
       const adapter = name === 'webgpu' ? adapterDescription : name;
       if (fallbackReasons.length) log(`backend: using ${name} (${fallbackReasons.join('; ')})`);
       else log(`backend: using ${name}${name === 'webgpu' ? ` on ${adapter}` : ''}`);
-      return { name, adapter, fallbackReasons };
+      return { name, adapter, fallbackReasons, softwareAdapter: name === 'webgpu' && adapterIsSoftware };
     } catch (err) {
       const reason = err instanceof SkippedBackend ? `${name} skipped: ${err.message}` : `${name} unavailable: ${(err as Error).message}`;
       if (choice !== 'auto') throw new Error(`could not start the requested backend: ${reason}`);

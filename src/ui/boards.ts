@@ -111,13 +111,13 @@ export function parseGrid(tag: string, state: string): { rows: number; cols: num
   const tiles = lines.map((line, r) =>
     [...line].map((symbol, c) => {
       const tile = map.get(symbol);
-      if (!tile) throw new Error(`${tag} state: unknown symbol '${symbol}' at row ${r}, column ${c}`);
+      if (!tile) throw new Error(`${tag} state: unknown symbol '${symbol}' at row ${r + 1}, column ${c + 1}`);
       return tile;
     }),
   );
   const cols = tiles[0].length;
   tiles.forEach((row, r) => {
-    if (row.length !== cols) throw new Error(`${tag} state is not rectangular: row ${r} has ${row.length} cells, row 0 has ${cols}`);
+    if (row.length !== cols) throw new Error(`${tag} state is not rectangular: row ${r + 1} has ${row.length} cells, row 1 has ${cols}`);
   });
   return { rows: tiles.length, cols, tiles };
 }

@@ -68,8 +68,10 @@ export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
   return [
     ...success,
     // RAGEN logs the groups' mean reward as rollout/in_group_mean; critic/score/mean adds the format penalty.
-    chart('reward mean', 'reward / episode', [solid('rollout/in_group_mean', 'env reward'), dashed('critic/score/mean', 'trained score (with format penalty)')],
-      'Average reward of this step’s episodes; the dashed line is what training sees after the format penalty.'),
+    chart('reward mean', 'reward / episode',
+      [solid('rollout/in_group_mean', 'env reward, all groups'), dashed('critic/score/mean', 'trained score, kept groups only (with format penalty)')],
+      'Average reward of this step’s episodes. The dashed line is what training sees: the format penalty included, ' +
+        'averaged over the groups the filter kept only, so it can sit above the env reward of all groups.'),
     chart('in-group reward std', 'reward std', [solid('rollout/in_group_std', 'all groups'), dashed('rollout/chosen_in_group_std', 'groups kept by the filter')],
       'How much the N rollouts of one starting state disagree. An early fall towards 0 is the echo-trap warning sign.'),
     chart('entropy', 'nats / token', [solid('actor/entropy_loss', 'policy entropy')],

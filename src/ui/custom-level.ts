@@ -9,7 +9,7 @@ export type CustomBoardTag = keyof typeof CUSTOM_BOARD_TAGS;
 
 export const CUSTOM_BOARD_HELP: Record<CustomBoardTag, string> = {
   SimpleSokoban: '# wall, _ floor, O target, X box, * (or √) box on target, P player, S player on target; walls all round',
-  FrozenLake: 'P start, _ frozen, O hole, G goal',
+  FrozenLake: 'P start, _ frozen, O hole, G goal (or the usual S F H G)',
 };
 
 /** A playable board per env, the text each env's field starts with. */
@@ -20,6 +20,8 @@ export const CUSTOM_BOARD_EXAMPLES: Record<CustomBoardTag, string> = {
 
 /** ASCII spellings accepted for symbols that are hard to type: '*' is Sokoban's usual "box on target". */
 const SOKOBAN_ALIASES: Record<string, string> = { '*': '√' };
+/** Gym's familiar FrozenLake letters (S start, F frozen, H hole, G goal), read as this env's symbols. */
+const FROZENLAKE_ALIASES: Record<string, string> = { S: 'P', F: '_', H: 'O' };
 
 /**
  * Sokoban boards typed here must be walled in, as every generated level is: an open edge would show the policy a
@@ -57,7 +59,8 @@ export function checkCustomBoard(tag: string, text: string): CustomBoard {
   }
   let rows = text.split('\n').map((r) => r.trim()).filter((r) => r !== '');
   if (rows.length === 0) throw new Error(`the ${tag} board is empty: type one row per line`);
-  if (tag === 'SimpleSokoban') rows = rows.map((r) => [...r].map((c) => SOKOBAN_ALIASES[c] ?? c).join(''));
+  const aliases = tag === 'SimpleSokoban' ? SOKOBAN_ALIASES : FROZENLAKE_ALIASES;
+  rows = rows.map((r) => [...r].map((c) => aliases[c] ?? c).join(''));
   const key = CUSTOM_BOARD_TAGS[tag as CustomBoardTag];
   const envConfig = { [key]: rows };
   let env;

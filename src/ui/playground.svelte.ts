@@ -8,6 +8,7 @@ import { startTrainerWorker, type TrainerClient } from './trainer-client';
 import {
   checkKnob,
   KNOB_SPECS,
+  knobNotANumber,
   presetArms,
   readSettingsSearch,
   runConfigFor,
@@ -32,6 +33,7 @@ import {
   type CheckpointBytes,
   type MatmulCheckResult,
   type MetricRow,
+  type RolloutRecord,
   type StoredRollout,
   type RunStatus,
   type Scorecard,
@@ -127,6 +129,19 @@ class PlaygroundState {
   running = $derived(this.arms.some((a) => a.status?.phase === 'running' || a.status?.phase === 'loading'));
   /** Live arms that can be resumed or single-stepped. */
   resumable = $derived(this.arms.length > 0 && this.arms.every((a) => a.status?.phase === 'paused' || a.status?.phase === 'ready'));
+  /**
+   * The run on screen that can go on from its stored checkpoint (stopped, or left by a reload), or null: then the
+   * big button says Resume and continues it; a new run is the separate "New run" button.
+   */
+  resumeRunId = $derived.by(() => {
+    if (this.arms.length !== 1) return null;
+    const view = this.arms[0];
+    if (view.runId === null || view.checkpointStep === null) return null;
+    if (view.status !== null && view.status.phase !== 'stopped') return null; // live arms resume in their worker
+    const run = this.storedRuns.find((r) => r.id === view.runId);
+    if (!run?.config || run.status?.phase === 'done' || run.status?.phase === 'failed') return null;
+    return view.checkpointStep < run.config.trainer.totalSteps ? view.runId : null;
+  });
 }
 
 export const playground = new PlaygroundState();
@@ -147,15 +162,16 @@ export async function connect(requested: BackendChoice): Promise<void> {
 /** (Re)starts only the first worker; live arms in other workers are left alone. */
 async function startFirstWorker(requested: BackendChoice): Promise<void> {
   client = startTrainerWorker();
+  watchForCrash(client);
   playground.requested = requested;
   playground.phase = 'starting';
   playground.backend = null;
   playground.matmul = null;
   playground.error = null;
   try {
-    playground.backend = await client.api.init(requested);
+    playground.backend = await answer(client, client.api.init(requested));
     playground.phase = 'checking';
-    playground.matmul = await client.api.matmulCheck(MATMUL_CHECK_SIZE);
+    playground.matmul = await answer(client, client.api.matmulCheck(MATMUL_CHECK_SIZE));
     playground.phase = playground.matmulPassed ? 'ready' : 'failed';
     if (!playground.matmulPassed) {
       playground.error = `the ${playground.matmul.backend} backend computed a wrong matmul ` +
@@ -165,6 +181,11 @@ async function startFirstWorker(requested: BackendChoice): Promise<void> {
     playground.phase = 'failed';
     playground.error = messageOf(err);
   }
+}
+
+/** A call to a worker, or its crash: a dead worker never answers, so nothing waits on it forever. */
+function answer<T>(c: TrainerClient, call: Promise<T>): Promise<T> {
+  return Promise.race([call, c.crashed]);
 }
 
 /** Records an error found before the worker could start (e.g. a bad URL parameter). */
@@ -214,14 +235,15 @@ function clearField(name: FieldName): void {
 }
 
 /**
- * The form's entry for a knob: text checked by the same limits as the URL. A usable value becomes the setting (the
+ * The form's entry for a knob: text checked by the same limits as the URL (`badInput`: the browser could not read
+ * the field as a number at all). A usable value becomes the setting (the
  * preset's own value clears the knob); anything else stays in the field, highlighted with the reason.
  */
-export function setKnobText(name: keyof Knobs, raw: string, presetValue: Knobs[keyof Knobs]): void {
-  const check = checkKnob(name, raw);
+export function setKnobText(name: keyof Knobs, raw: string, presetValue: Knobs[keyof Knobs], badInput = false): void {
+  const check = badInput ? { ok: false as const, error: '' } : checkKnob(name, raw);
   if (!check.ok) {
     playground.drafts = { ...playground.drafts, [name]: raw };
-    playground.fieldErrors = { ...playground.fieldErrors, [name]: `${KNOB_SPECS[name].label} ${check.error}` };
+    playground.fieldErrors = { ...playground.fieldErrors, [name]: badInput ? knobNotANumber(name) : `${KNOB_SPECS[name].label} ${check.error}` };
     return;
   }
   clearField(name);
@@ -286,9 +308,16 @@ async function clientFor(arm: string, index: number): Promise<TrainerClient> {
   let c = armClients.get(arm);
   if (!c) {
     c = startTrainerWorker();
-    await c.api.init(playground.backend?.name ?? playground.requested);
+    watchForCrash(c);
+    await answer(c, c.api.init(playground.backend?.name ?? playground.requested));
   }
   return c;
+}
+
+/** Checkpoints still being written to IndexedDB: a resume waits for them, so it finds the latest. */
+let saving: Promise<unknown> = Promise.resolve();
+function track(write: Promise<unknown>): void {
+  saving = Promise.all([saving, write.catch(() => undefined)]);
 }
 
 function listenerFor(view: ArmView): TrainingListener {
@@ -313,7 +342,7 @@ function listenerFor(view: ArmView): TrainingListener {
     },
     checkpoint(step, files: CheckpointBytes) {
       view.checkpointStep = step;
-      if (view.runId) void store.saveCheckpoint({ runId: view.runId, step, files });
+      if (view.runId) track(store.saveCheckpoint({ runId: view.runId, step, files }));
     },
     progress(progress) {
       view.progress = progress;
@@ -355,22 +384,66 @@ async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.Sto
           createdAt: Date.now(), preset: settings.preset, arm: view.arm, group, search, config: configs[i], status: view.status,
         });
       }
-      const c = await clientFor(view.arm, i);
-      armClients.set(view.arm, c);
-      const status = await c.api.createRun(
-        {
-          config: configs[i],
-          siteBase: siteBase(),
-          resume: resume?.checkpoint ? { step: resume.checkpoint.step, files: resume.checkpoint.files } : undefined,
-          workers: settings.workers,
-          runs: arms.length,
-        },
-        Comlink.proxy(listenerFor(view)),
-      );
-      view.status = status;
+      try {
+        const c = await clientFor(view.arm, i);
+        armClients.set(view.arm, c);
+        watchForCrash(c);
+        const status = await answer(
+          c,
+          c.api.createRun(
+            {
+              config: configs[i],
+              siteBase: siteBase(),
+              resume: resume?.checkpoint ? { step: resume.checkpoint.step, files: resume.checkpoint.files } : undefined,
+              workers: settings.workers,
+              runs: arms.length,
+            },
+            Comlink.proxy(listenerFor(view)),
+          ),
+        );
+        view.status = status;
+      } catch (err) {
+        // The run could not be built (no context room, a warm start that would not load, a crashed worker): the arm
+        // ends as failed with the reason, so Start, the setup and the run list work again.
+        await markFailed(view, messageOf(err));
+        throw new Error(arms.length > 1 ? `${view.arm}: ${messageOf(err)}` : messageOf(err));
+      }
     }),
   );
   void refreshStoredRuns();
+}
+
+/** Ends an arm as failed with `message` (the `run-status` says failed; the stored run too). */
+async function markFailed(view: ArmView, message: string): Promise<void> {
+  view.status = { phase: 'failed', step: view.status?.step ?? 0, totalSteps: view.status?.totalSteps ?? 0, message };
+  view.progress = null;
+  view.halting = null;
+  if (view.runId) await store.updateRunStatus(view.runId, $state.snapshot(view.status)).catch(() => undefined);
+  void refreshStoredRuns();
+}
+
+/** Clients already watched for a crash. */
+const watched = new WeakSet<TrainerClient>();
+
+/**
+ * When a worker dies, every arm it trained ends as failed with the reason, and the first worker comes back up, so
+ * the page stays usable (a dead worker would otherwise leave the status at 'running' and its calls unanswered).
+ */
+function watchForCrash(c: TrainerClient): void {
+  if (watched.has(c)) return;
+  watched.add(c);
+  c.crashed.catch(async (err) => {
+    const message = messageOf(err);
+    for (const [arm, owner] of [...armClients]) {
+      if (owner !== c) continue;
+      armClients.delete(arm);
+      const view = playground.arms.find((a) => a.arm === arm);
+      if (view && view.status && !['done', 'stopped', 'failed'].includes(view.status.phase)) await markFailed(view, message);
+    }
+    playground.trainingError = message;
+    // A worker that dies while starting up is reported by startFirstWorker itself (restarting it would loop).
+    if (c === client && playground.phase === 'ready') await startFirstWorker(playground.requested);
+  });
 }
 
 async function guarded(action: () => Promise<void>): Promise<void> {
@@ -389,11 +462,25 @@ function liveClients(): TrainerClient[] {
   return playground.arms.map((a) => armClients.get(a.arm)).filter((c): c is TrainerClient => c !== undefined);
 }
 
-/** Start: builds the run(s) from the settings if none is live, then plays every arm. Resumes a paused run. */
+/**
+ * The big button: resumes a paused run in its worker, or a stopped / reloaded run from its stored checkpoint, and
+ * otherwise builds the run(s) from the settings and plays every arm.
+ */
 export function startTraining(): Promise<void> {
+  if (!playground.resumable && playground.resumeRunId !== null) return resumeStoredRun(playground.resumeRunId);
   return guarded(async () => {
     if (!playground.resumable) await createRuns();
-    await Promise.all(liveClients().map((c) => c.api.play()));
+    await Promise.all(liveClients().map((c) => answer(c, c.api.play())));
+  });
+}
+
+/** "New run": a fresh run from the settings (from the warm start), whatever is on screen. */
+export function startNewRun(): Promise<void> {
+  return guarded(async () => {
+    const ended = await Promise.all(playground.arms.map((view) => stopArm(view)));
+    if (ended.some((c) => c === client)) await startFirstWorker(playground.requested);
+    await createRuns();
+    await Promise.all(liveClients().map((c) => answer(c, c.api.play())));
   });
 }
 
@@ -406,7 +493,7 @@ export function pauseTraining(): Promise<void> {
         if (!c) return;
         view.halting = 'pause';
         try {
-          await c.api.pause();
+          await answer(c, c.api.pause());
         } finally {
           view.halting = null;
         }
@@ -419,7 +506,7 @@ export function pauseTraining(): Promise<void> {
 export function stepOnce(): Promise<void> {
   return guarded(async () => {
     if (!playground.resumable) await createRuns();
-    await Promise.all(liveClients().map((c) => c.api.stepOnce()));
+    await Promise.all(liveClients().map((c) => answer(c, c.api.stepOnce())));
   });
 }
 
@@ -516,6 +603,18 @@ export async function refreshStoredRuns(): Promise<void> {
 }
 
 /**
+ * After a reload: the newest stored run, if it was set up by this very URL, comes back on screen (its charts, and
+ * Resume on the big button when it can go on), instead of an idle page with empty charts.
+ */
+export async function restoreLatestRun(search: string): Promise<void> {
+  await refreshStoredRuns();
+  const newest = playground.storedRuns[0];
+  if (!newest || playground.arms.length > 0 || newest.group !== null || newest.preset === 'imported' || newest.search !== search) return;
+  const loaded = await store.loadRun(newest.id);
+  if (playground.arms.length === 0) showRuns([viewOf(loaded)]);
+}
+
+/**
  * Shows a stored run's charts and trajectories (no training), and puts its settings in the form and the URL (the
  * backend stays: switching it would restart the worker).
  */
@@ -531,6 +630,18 @@ export function openStoredRun(runId: string): Promise<void> {
       }
     }
     showRuns([viewOf(loaded)]);
+  });
+}
+
+/**
+ * Overlays stored runs on the same charts (no training): one colour each, the legend by run name. Settings stay as
+ * they are (the runs may come from different setups).
+ */
+export function overlayStoredRuns(runIds: readonly string[]): Promise<void> {
+  return guarded(async () => {
+    if (runIds.length < 2) throw new Error('tick two or more runs to compare them');
+    const loaded = await Promise.all(runIds.map((id) => store.loadRun(id)));
+    showRuns(loaded.map((l) => ({ ...viewOf(l), arm: l.run.name })));
   });
 }
 
@@ -550,13 +661,14 @@ function viewOf(loaded: store.LoadedRun): ArmView {
 /** Continues a stored run from its latest checkpoint, in the worker. */
 export function resumeStoredRun(runId: string): Promise<void> {
   return guarded(async () => {
+    await saving;
     const loaded = await store.loadRun(runId);
     if (!loaded.run.config) throw new Error(`run '${loaded.run.name}' has no config to resume from`);
     if (!loaded.checkpoint) throw new Error(`run '${loaded.run.name}' has no checkpoint yet: start a new run instead`);
     const total = loaded.run.config.trainer.totalSteps;
     if (loaded.checkpoint.step >= total) throw new Error(`run '${loaded.run.name}' is finished (${total} of ${total} steps): nothing to resume`);
     await createRuns({ run: loaded.run, checkpoint: loaded.checkpoint, rows: loaded.rows, rollouts: loaded.rollouts });
-    await Promise.all(liveClients().map((c) => c.api.play()));
+    await Promise.all(liveClients().map((c) => answer(c, c.api.play())));
   });
 }
 
@@ -619,18 +731,33 @@ async function computeScorecard(pick: () => Promise<{ client: TrainerClient; sou
  * the current settings starts from (the run is built as Step would build it: from the warm start).
  */
 export function scoreCurrentPolicy(): Promise<void> {
-  return computeScorecard(async () => {
-    if (playground.phase !== 'ready') throw new Error('the trainer worker is not ready yet');
-    if (playground.running) throw new Error('pause the run first: the policy is being trained');
-    const liveArm = playground.arms.find((a) => a.status !== null && armClients.has(a.arm));
-    if (!liveArm) {
-      await guarded(() => createRuns());
-      if (playground.trainingError) throw new Error(playground.trainingError);
-    }
-    const c = firstLiveClient();
-    if (!c) throw new Error('no live run to score');
-    return { client: c, source: 'current' };
-  });
+  return computeScorecard(async () => ({ client: await currentPolicyClient(), source: 'current' }));
+}
+
+/**
+ * The worker holding the current policy: the first live arm's, or, before any run, a run of the current settings
+ * built as Step would build it (from the preset's warm start, no step taken).
+ */
+async function currentPolicyClient(): Promise<TrainerClient> {
+  if (playground.phase !== 'ready') throw new Error('the trainer worker is not ready yet');
+  if (playground.running) throw new Error('pause the run first: the policy is being trained');
+  const liveArm = playground.arms.find((a) => a.status !== null && a.status.phase !== 'failed' && armClients.has(a.arm));
+  if (!liveArm) {
+    await guarded(() => createRuns());
+    if (playground.trainingError) throw new Error(playground.trainingError);
+  }
+  const c = firstLiveClient();
+  if (!c) throw new Error('no live run holds a policy');
+  return c;
+}
+
+/**
+ * Plays a custom board (`{ level }` / `{ map }` for `tag`) with the current policy, in the run's own agent format
+ * (workers/trainer.worker.ts playEpisode); before any run, with the preset's warm start.
+ */
+export async function playCustomBoard(tag: string, board: Record<string, unknown>): Promise<RolloutRecord> {
+  const c = await currentPolicyClient();
+  return answer(c, c.api.playEpisode(tag, board));
 }
 
 /** Scores a stored run's latest checkpoint, in the first worker, with the config of the run it came from. */

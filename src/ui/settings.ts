@@ -55,6 +55,21 @@ export interface PlaygroundSettings {
 
 export const DEFAULT_PRESET: PresetName = 'bandit-tiny';
 
+/**
+ * Why a preset cannot train in a browser tab, in plain words, or null when it can. A preset of a pretrained model
+ * (sokoban-qwen: Qwen2.5-0.5B-Instruct) needs its weights from a local directory and RAGEN's context length, which
+ * only the CLI can give it; the tab would otherwise fall back to a fresh tiny model and fail on the context.
+ */
+export function browserPresetProblem(preset: PresetName): string | null {
+  const config = resolvePreset(preset).arms.map((a) => a.config).find((c) => c.model.pretrained !== null || c.model.path !== null);
+  if (!config) return null;
+  return `${preset} needs ${config.model.pretrained ?? 'a pretrained model'}'s weights from a local copy, which a browser tab cannot load: ` +
+    `run it with the CLI (ragen train --preset ${preset} --set model=PATH)`;
+}
+
+/** The presets the playground offers: every preset that can train in a tab. */
+export const BROWSER_PRESETS: readonly PresetName[] = PRESET_NAMES.filter((name) => browserPresetProblem(name) === null);
+
 // The StarPO-S and vanilla StarPO buttons set the three knobs to these (src/starpo/variants.ts).
 export { STARPO_S_SWITCHES, VANILLA_STARPO_SWITCHES } from '../starpo/variants';
 
@@ -118,6 +133,21 @@ export type FieldName = 'preset' | 'backend' | 'workers' | keyof Knobs;
 export type KnobCheck = { ok: true; value: Knobs[keyof Knobs] } | { ok: false; error: string };
 
 /** Checks the text of one knob against its limits: the ONE check of both the form and the URL. */
+/** What a numeric knob takes, e.g. "a whole number from 1 to 64". */
+export function knobWants(name: keyof Knobs): string {
+  const spec = KNOB_SPECS[name];
+  const range = `from ${spec.min} to ${spec.max}`;
+  return spec.kind === 'int' ? `a whole number ${range}` : `a number ${range}`;
+}
+
+/**
+ * The error of a number field whose text the browser could not read as a number at all (its value is then '', as
+ * for an empty field, but `validity.badInput` is set): e.g. "abc" typed in a browser that lets letters in.
+ */
+export function knobNotANumber(name: keyof Knobs): string {
+  return `${KNOB_SPECS[name].label} needs ${knobWants(name)}; what was typed is not a number`;
+}
+
 export function checkKnob(name: keyof Knobs, raw: string): KnobCheck {
   const spec = KNOB_SPECS[name];
   const text = raw.trim();
@@ -127,10 +157,10 @@ export function checkKnob(name: keyof Knobs, raw: string): KnobCheck {
   if (spec.kind === 'algorithm') {
     return text === 'ppo' || text === 'grpo' ? { ok: true, value: text } : { ok: false, error: `'${raw}' is not an algorithm here (choose ppo or grpo)` };
   }
-  const range = `from ${spec.min} to ${spec.max}`;
-  const wanted = spec.kind === 'int' ? `a whole number ${range}` : `a number ${range}`;
+  const wanted = knobWants(name);
   const value = Number(text);
-  if (text === '' || !Number.isFinite(value)) return { ok: false, error: `needs ${wanted}; '${raw}' is not a number` };
+  if (text === '') return { ok: false, error: `needs ${wanted}; the field is empty` };
+  if (!Number.isFinite(value)) return { ok: false, error: `needs ${wanted}; '${raw}' is not a number` };
   if (spec.kind === 'int' && !Number.isInteger(value)) return { ok: false, error: `needs ${wanted}; ${raw} is not a whole number` };
   if (value < spec.min!) return { ok: false, error: `needs ${wanted}; ${raw} is too small` };
   if (value > spec.max!) return { ok: false, error: `needs ${wanted}; ${raw} is too large` };
@@ -164,7 +194,10 @@ export function readSettingsSearch(search: string): SettingsReading {
   };
   let preset = params.get('preset') || DEFAULT_PRESET;
   if (!(PRESET_NAMES as string[]).includes(preset)) {
-    bad('preset', preset, `unknown preset '${preset}' in the URL (choose one of ${PRESET_NAMES.join(', ')})`);
+    bad('preset', preset, `unknown preset '${preset}' in the URL (choose one of ${BROWSER_PRESETS.join(', ')})`);
+    preset = DEFAULT_PRESET;
+  } else if (browserPresetProblem(preset as PresetName) !== null) {
+    bad('preset', preset, browserPresetProblem(preset as PresetName)!);
     preset = DEFAULT_PRESET;
   }
   let backend = params.get('backend') || 'auto';

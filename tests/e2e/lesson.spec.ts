@@ -7,6 +7,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { resolvePreset } from '../../src/starpo/presets';
 import { writeTar } from '../../src/ui/tar';
 import { parseLessonManifest } from '../../src/ui/lesson';
+import { EMPTY_REASONING } from '../../src/ui/lesson-text';
 import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
 
 /** The chart cards (their test id is `chart-<metric key>`; legend entries' ids also start with `chart-`). */
@@ -42,12 +43,21 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   // The preset's own summary says what will happen (src/starpo/presets.ts, shown as it is).
   await expect(page.getByTestId('lesson-summary')).toHaveText(resolvePreset('echo-trap').summary);
   await expect(page.getByTestId('lesson-watch')).toContainText('in-group reward std falls first');
-  await expect(page.getByTestId('lesson-watch')).toContainText('4 of 5 training seeds');
+  await expect(page.getByTestId('lesson-watch')).toContainText('4 of the 5 training seeds');
   const started = Date.now();
+  // Before anything: how long a live lesson takes, from the recording's own timings.
+  await expect(page.getByTestId('lesson-estimate')).toHaveAttribute('data-source', 'recording');
   await page.getByTestId('lesson-recorded').click();
-  await expect(page.getByTestId('lesson-source')).toContainText(manifest.commit.slice(0, 7));
+  await expect(page.getByTestId('lesson-source')).toHaveAttribute('data-source', 'recorded');
   expect(Date.now() - started, 'the recording loads without training').toBeLessThan(10_000);
-  await expect(page.getByTestId('lesson-source')).toContainText(manifest.command);
+  // The click brought the charts into view.
+  await expect(page.locator('#charts')).toBeInViewport();
+  // The class sees the recording; how it was made (commit, command) is folded away for whoever remakes it.
+  await expect(page.getByTestId('lesson-source')).not.toContainText(manifest.commit.slice(0, 7));
+  const provenance = page.getByTestId('lesson-provenance');
+  await provenance.locator('summary').click();
+  await expect(provenance).toContainText(manifest.commit.slice(0, 7));
+  await expect(provenance).toContainText(manifest.command);
   await expect(page.getByTestId('lesson-error')).toHaveCount(0);
 
   const charts = page.locator(CHARTS);
@@ -140,7 +150,7 @@ test('lesson: the same board\'s reasoning side by side at an early and a late st
     for (const [i, step] of [early, late].entries()) {
       await expect(columns.nth(i)).toHaveAttribute('data-seed', String(seed));
       const record = val.find((r) => r.seed === seed && r.step === step)!;
-      const thinks = (record.turns as { think: string }[]).map((t) => t.think || '—');
+      const thinks = (record.turns as { think: string }[]).map((t) => t.think || EMPTY_REASONING);
       await expect(columns.nth(i).getByTestId('compare-think')).toHaveText(thinks);
     }
     // Another late step of the same board, picked by hand.
@@ -148,7 +158,7 @@ test('lesson: the same board\'s reasoning side by side at an early and a late st
       await compare.getByTestId('compare-late').selectOption(String(steps[1]));
       await expect(columns.nth(1)).toHaveAttribute('data-step', String(steps[1]));
       const record = val.find((r) => r.seed === seed && r.step === steps[1])!;
-      await expect(columns.nth(1).getByTestId('compare-think').first()).toHaveText((record.turns as { think: string }[])[0].think || '—');
+      await expect(columns.nth(1).getByTestId('compare-think').first()).toHaveText((record.turns as { think: string }[])[0].think || EMPTY_REASONING);
     }
   }
   await page.locator('[data-testid="reasoning-compare"]').first().scrollIntoViewIfNeeded();

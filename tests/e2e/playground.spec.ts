@@ -17,8 +17,11 @@ test('training: webgpu (asked for) runs a real training step in the worker', asy
   await page.goto('./?preset=bandit-tiny&backend=webgpu&groups=4&groupSize=2');
   await expect(page.getByTestId('backend'), `page errors: ${errors.join(' | ')}`).toHaveText('webgpu');
   await expectWorkingMatmul(page);
+  // A software adapter (SwiftShader here) is named as slower than wasm, before anything is trained on it.
+  const adapter = await page.getByTestId('backend-adapter').textContent();
+  if (/swiftshader|llvmpipe|lavapipe|software/i.test(adapter ?? '')) await expect(page.getByTestId('backend-software-warning')).toBeVisible();
   await page.getByTestId('step-once').click();
-  await expect.poll(() => stepCount(page), { timeout: 360_000 }).toBe(1);
+  await expect(page.getByTestId('step-count')).toHaveText('1', { timeout: 360_000 });
   await expect(page.getByTestId('run-status')).toHaveText('paused');
   await expect(page.getByTestId('training-error')).toHaveCount(0);
   await expect.poll(async () => Number(await page.getByTestId('chart-actor/grad_norm').getAttribute('data-points'))).toBeGreaterThanOrEqual(1);
@@ -32,39 +35,45 @@ test('responsiveness: the main thread keeps its timers on time while the worker 
   await expectWorkingMatmul(page);
   await page.getByTestId('start').click();
   // Measure once training is under way: the first step (with the validation before training) is done.
-  await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBeGreaterThanOrEqual(1);
+  await expect(page.getByTestId('step-count')).not.toHaveText('0', { timeout: 240_000 });
   const before = await stepCount(page);
-  // In the page: a 20 ms interval and requestAnimationFrame, measured until the worker finishes another step
-  // (at least 3 s, at most 120 s): how late each tick fires and the longest gap between frames.
-  const timing = await page.evaluate(async (startStep) => {
-    const counter = document.querySelector('[data-testid="step-count"]')!;
-    const lateness: number[] = [];
-    let expected = performance.now() + 20;
-    const interval = setInterval(() => {
-      const now = performance.now();
-      lateness.push(now - expected);
-      expected = now + 20;
-    }, 20);
-    let maxFrameGap = 0;
-    let last = performance.now();
-    let frames = 0;
-    let measuring = true;
-    const frame = (t: number) => {
-      maxFrameGap = Math.max(maxFrameGap, t - last);
-      last = t;
-      frames++;
-      if (measuring) requestAnimationFrame(frame);
-    };
-    requestAnimationFrame(frame);
-    const start = performance.now();
-    while (performance.now() - start < 120_000) {
-      await new Promise((r) => setTimeout(r, 100));
-      if (performance.now() - start >= 3000 && Number(counter.textContent) > startStep) break;
-    }
-    measuring = false;
-    clearInterval(interval);
-    return { maxLateness: Math.max(...lateness), ticks: lateness.length, maxFrameGap, frames, ms: performance.now() - start };
-  }, before);
+  // In the page: a 20 ms interval and requestAnimationFrame, measured until the worker finishes another step (the
+  // step counter's own change ends the window, seen by a MutationObserver): how late each tick fires and the longest
+  // gap between frames.
+  const timing = await page.evaluate(
+    (startStep) =>
+      new Promise<{ maxLateness: number; ticks: number; maxFrameGap: number; frames: number; ms: number }>((resolve) => {
+        const counter = document.querySelector('[data-testid="step-count"]')!;
+        const lateness: number[] = [];
+        let expected = performance.now() + 20;
+        const interval = setInterval(() => {
+          const now = performance.now();
+          lateness.push(now - expected);
+          expected = now + 20;
+        }, 20);
+        let maxFrameGap = 0;
+        let last = performance.now();
+        let frames = 0;
+        let measuring = true;
+        const frame = (t: number) => {
+          maxFrameGap = Math.max(maxFrameGap, t - last);
+          last = t;
+          frames++;
+          if (measuring) requestAnimationFrame(frame);
+        };
+        requestAnimationFrame(frame);
+        const start = performance.now();
+        const observer = new MutationObserver(() => {
+          if (Number(counter.textContent) <= startStep) return;
+          observer.disconnect();
+          measuring = false;
+          clearInterval(interval);
+          resolve({ maxLateness: Math.max(...lateness), ticks: lateness.length, maxFrameGap, frames, ms: performance.now() - start });
+        });
+        observer.observe(counter, { childList: true, characterData: true, subtree: true });
+      }),
+    before,
+  );
   const after = await stepCount(page);
   await saveScreenshot(page, testInfo, 'responsiveness-while-training');
   testInfo.annotations.push({ type: 'timing', description: JSON.stringify({ ...timing, stepsDuring: after - before }) });
@@ -72,7 +81,7 @@ test('responsiveness: the main thread keeps its timers on time while the worker 
   expect(after).toBeGreaterThan(before);
   // ... while the page's timers stayed close to schedule: a training step (seconds of tfjs work) on the main thread
   // would delay a tick by that long. The bounds leave room for a busy 2-core CI machine.
-  expect(timing.ticks).toBeGreaterThan(100);
+  expect(timing.ticks).toBeGreaterThan(10);
   expect(timing.maxLateness).toBeLessThan(250);
   expect(timing.maxFrameGap).toBeLessThan(400);
   await page.getByTestId('stop').click();
@@ -111,14 +120,15 @@ test('custom board: a malformed level shows an error naming the problem and chan
   await expect(page.getByTestId('run-item')).toHaveCount(0);
 });
 
-test('custom board: a valid FrozenLake map is played by the current policy', async ({ page }, testInfo) => {
+test('custom board: a FrozenLake map is played by the preset\'s warm start before any run, then by the run\'s policy', async ({ page }, testInfo) => {
   test.setTimeout(300_000);
-  await page.goto('./?preset=bandit-tiny&backend=wasm&groups=4&groupSize=2');
+  await page.goto('./?preset=frozenlake-noslip-tiny&backend=wasm&groups=4&groupSize=2');
   await expectWorkingMatmul(page);
-  await page.getByTestId('step-once').click();
-  await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBe(1);
-  await page.getByTestId('custom-level-env').selectOption('FrozenLake');
-  await page.getByTestId('custom-level-input').fill('P_O\n__O\nO_G');
+  // The panel offers the env the preset trains on, and says who plays before any run exists.
+  await expect(page.getByTestId('custom-level-env')).toHaveValue('FrozenLake');
+  await expect(page.getByTestId('custom-level-policy')).toContainText("the preset's warm-start policy plays it");
+  // Gym's familiar letters are read as the env's own.
+  await page.getByTestId('custom-level-input').fill('SFH\nFFH\nHFG');
   await page.getByTestId('custom-level-play').click();
   const result = page.getByTestId('custom-level-result');
   await expect(result).toBeVisible({ timeout: 120_000 });
@@ -132,14 +142,21 @@ test('custom board: a valid FrozenLake map is played by the current policy', asy
   // A bad board after a played one: the error replaces the old episode (it would read as this board's answer).
   await page.getByTestId('custom-level-input').fill('P_O\n__O\nO_Z');
   await page.getByTestId('custom-level-play').click();
-  await expect(page.getByTestId('custom-level-error')).toContainText("'Z'");
+  await expect(page.getByTestId('custom-level-error')).toHaveText(/unknown symbol 'Z' at row 3, column 3/);
   await expect(result).toHaveCount(0);
-  // Sokoban's box on a target typed in ASCII ('*'), played by the same policy: the board shows it.
+  // A board of an env this policy never trained on is refused in plain words.
   await page.getByTestId('custom-level-env').selectOption('SimpleSokoban');
-  await page.getByTestId('custom-level-input').fill('######\n#P*__#\n#__X_#\n#___O#\n######');
+  await page.getByTestId('custom-level-play').click();
+  await expect(page.getByTestId('custom-level-error')).toContainText("this run's policy was trained on FrozenLake, never on SimpleSokoban");
+
+  // One training step, then the same board is played by the run's current policy.
+  await page.getByTestId('step-once').click();
+  await expect(page.getByTestId('step-count')).toHaveText('1', { timeout: 240_000 });
+  await page.getByTestId('custom-level-env').selectOption('FrozenLake');
+  await expect(page.getByTestId('custom-level-policy')).toContainText("the run's current policy");
+  await page.getByTestId('custom-level-input').fill('P_O\n__O\nO_G');
   await page.getByTestId('custom-level-play').click();
   await expect(result).toBeVisible({ timeout: 120_000 });
-  await expect(result.getByTestId('board').first().locator('[data-tile="box-on-target"]')).toHaveCount(1);
 
   // Export: one tar in the CLI's run-directory layout, with the checkpoint the pause left behind.
   const item = page.getByTestId('run-item').first();

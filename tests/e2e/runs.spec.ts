@@ -28,6 +28,8 @@ test('runs: the list follows the live run, and after a reload nothing is listed 
   await expect(item.getByTestId('run-state')).toContainText('not running (left at step');
   await expect(item.getByTestId('run-resume')).toBeEnabled();
   await expect(page.getByTestId('run-status')).toHaveText('idle');
+  // The run is back on screen, and the big button continues it.
+  await expect(page.getByTestId('start')).toHaveText('Resume');
 });
 
 test('runs: resume only where a checkpoint and steps are left; delete asks first; open restores the settings', async ({ page }, testInfo) => {

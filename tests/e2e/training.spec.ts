@@ -1,6 +1,7 @@
 // Issue #5's browser proof: the built page trains bandit-tiny for real in the trainer worker (the same Trainer as
-// the CLI), the step counter advances, the charts and the rollout viewer fill, pause holds and resume continues,
-// and a reloaded tab finds the run in IndexedDB and resumes it from its checkpoint.
+// the CLI), the step counter advances, the charts and the rollout viewer fill, pause holds and Resume continues,
+// and a reloaded tab comes back to the run (IndexedDB) with Resume on the big button. Every wait is on something the
+// page shows (a text, an attribute), never on a clock.
 import { expect, test, type Page } from '@playwright/test';
 import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
 
@@ -44,34 +45,40 @@ test('training: bandit-tiny on wasm trains, fills charts and rollouts, pauses, r
   await expect(viewer.getByTestId('turn-answer')).toBeVisible();
   await saveScreenshot(page, testInfo, 'training-running');
 
-  // Pause: the counter stops after the step in flight and stays.
+  // Pause: the run settles as paused after the step in flight, with its checkpoint stored at that step.
   await page.getByTestId('pause').click();
   await expect(page.getByTestId('run-status')).toHaveText('paused', { timeout: 120_000 });
   const paused = await stepCount(page);
-  await page.waitForTimeout(3000);
-  expect(await stepCount(page)).toBe(paused);
+  const entropy = page.getByTestId('chart-actor/entropy_loss');
+  await expect(entropy).toHaveAttribute('data-points', String(paused + 1)); // steps 0 .. paused
+  await expect(page.getByTestId('run-item').first()).toHaveAttribute('data-checkpoint', String(paused));
   await saveScreenshot(page, testInfo, 'training-paused');
 
-  // Resume: it continues from where it paused.
+  // Resume: it continues from where it paused, every step once (one chart point per step, none skipped or redone).
+  await expect(page.getByTestId('start')).toHaveText('Resume');
   await page.getByTestId('start').click();
-  await waitForSteps(page, paused + 1);
+  await expect(page.getByTestId('step-count')).not.toHaveText(String(paused), { timeout: 120_000 });
   await page.getByTestId('pause').click();
   await expect(page.getByTestId('run-status')).toHaveText('paused', { timeout: 120_000 });
   const beforeReload = await stepCount(page);
-  const pointsBeforeReload = await page.getByTestId('chart-actor/entropy_loss').getAttribute('data-points');
+  expect(beforeReload).toBeGreaterThan(paused);
+  await expect(entropy).toHaveAttribute('data-points', String(beforeReload + 1));
+  const pointsBeforeReload = await entropy.getAttribute('data-points');
 
-  // Reload: the run is listed (IndexedDB), its charts come back, and it resumes from its checkpoint.
+  // Reload: the run comes back on screen by itself (IndexedDB): its charts, and Resume on the big button, which
+  // continues it from its checkpoint.
   await page.reload();
   await expect(page.getByTestId('backend')).toHaveText('wasm');
   const item = page.getByTestId('run-item').first();
-  await expect(item).toBeVisible();
   await expect(item).toHaveAttribute('data-step', String(beforeReload));
-  await item.getByTestId('run-open').click();
-  await expect.poll(async () => Number(await page.getByTestId('chart-actor/entropy_loss').getAttribute('data-points'))).toBe(Number(pointsBeforeReload));
+  await expect(entropy).toHaveAttribute('data-points', String(pointsBeforeReload));
   await saveScreenshot(page, testInfo, 'training-reloaded');
   await expectWorkingMatmul(page);
-  await item.getByTestId('run-resume').click();
-  await waitForSteps(page, beforeReload + 1);
+  await expect(page.getByTestId('start')).toHaveText('Resume');
+  await page.getByTestId('start').click();
+  await expect(page.getByTestId('run-message')).toHaveText(`resumed from the checkpoint of step ${beforeReload}`);
+  await expect(page.getByTestId('step-count')).toHaveText(String(beforeReload + 1), { timeout: 120_000 });
+  await expect(page.getByTestId('time-left')).toHaveText(/^[\d.]+ steps\/min · (about \d+ (s|min) left|last step)$/);
   await expect(page.getByTestId('run-status')).not.toHaveText('failed');
   await page.getByTestId('pause').click();
   await expect(page.getByTestId('run-status')).toHaveText('paused', { timeout: 120_000 });

@@ -33,6 +33,7 @@ describe.each(['cpu', 'wasm'] as const)('initBackend(%s)', (name) => {
     expect(info.name).toBe(name);
     expect(tf.getBackend()).toBe(name);
     expect(info.fallbackReasons).toEqual([]);
+    expect(info.softwareAdapter).toBe(false); // only webgpu on a software adapter is flagged (the page warns)
   });
 
   it('multiplies matrices like the plain-JS reference, without leaking tensors', async () => {

@@ -1,5 +1,5 @@
 // What the agent reads from a RunConfig: the env groups of each split and the format every rollout is played with.
-import type { AgentFormat, EnvGroupsConfig } from '../../agent/index';
+import type { AgentFormat, EnvGroupsConfig, TagBlock } from '../../agent/index';
 import type { RunConfig } from './schema';
 
 /**
@@ -51,4 +51,34 @@ export function envGroupsConfig(c: RunConfig, split: 'train' | 'val'): EnvGroups
     baseSeed: train ? agent.seedTrain : agent.seedVal,
     formatPenalty: agent.formatPenalty,
   };
+}
+
+// A hand-typed board (a Sokoban level, a FrozenLake map) is played by a run's policy exactly as the run's own rollouts
+// play: the same env block (observation format, slipperiness, action budget: everything the config gives the tag)
+// with only the board swapped in, and the run's agent format. So the policy reads the same prompt text for the same
+// state as in training (the playground's custom boards; tests/unit/starpo/customBoard.test.ts).
+
+/** The env tags of `c`'s training blocks, in order, without repeats. */
+export function trainedTags(c: RunConfig): string[] {
+  return [...new Set(envBlocks(c, 'train').map((b) => b.tag))];
+}
+
+/**
+ * The run's training block for `tag` with `board` (e.g. `{ level }` or `{ map }`) laid over its env config, as one env
+ * group. Throws an Error in plain words when the run does not train on `tag`: its policy never read that env's prompt.
+ */
+export function customBoardBlock(c: RunConfig, tag: string, board: Record<string, unknown>): TagBlock {
+  const block = envBlocks(c, 'train').find((b) => b.tag === tag);
+  if (!block) {
+    throw new Error(
+      `this run's policy was trained on ${trainedTags(c).join(', ')}, never on ${tag}: it cannot read a ${tag} board ` +
+        `(choose a preset that trains on ${tag})`,
+    );
+  }
+  return { ...block, nGroups: 1, config: { ...(block.config ?? {}), ...board } };
+}
+
+/** One env group of one env playing a custom board's `block`, laid out like a validation episode of the run. */
+export function customBoardEnvGroups(c: RunConfig, block: TagBlock): EnvGroupsConfig {
+  return { mode: 'val', envGroups: 1, groupSize: 1, tags: [block], baseSeed: 0, formatPenalty: c.agent.formatPenalty };
 }

@@ -12,9 +12,9 @@
 //   * parse.ts: parseRunConfig / loadConfigText, a partial config laid over the defaults and checked, and
 //     applyOverrides, the CLI's `--set key.path=value`; messages.ts words the errors (ConfigError, did-you-mean);
 //   * docs.ts: describeConfig / renderConfigDoc, the reference tables of docs/config.md;
-//   * agent.ts: what the agent reads from a config (envBlocks, envGroupsConfig, agentFormatFromConfig).
+//   * agent.ts: what the agent reads from a config (envBlocks, envGroupsConfig, agentFormatFromConfig, custom boards).
 // Presets live in ../presets.ts. Import from this index, not from the files inside.
-export { agentFormatFromConfig, envBlocks, envGroupsConfig } from './agent';
+export { agentFormatFromConfig, customBoardBlock, customBoardEnvGroups, envBlocks, envGroupsConfig, trainedTags } from './agent';
 export { RunConfigSchema, assertRunnable, configWarnings } from './checks';
 export { defaultRunConfig } from './defaults';
 export { CONFIG_LIMITS } from './limits';

@@ -176,7 +176,7 @@ describe('FrozenLake map validation', () => {
     ['P_\n__', /0 goals/],
     ['PG\nG_', /2 goals/],
     ['P_\n_G_', /not rectangular/],
-    ['P_\n_H\nG_', /unknown symbol 'H' at row 1, col 1/],
+    ['P_\n_H\nG_', /unknown symbol 'H' at row 2, column 2/],
     ['PO\nOG', /no hole-free path/],
     ['', /empty/],
   ])('map %j is rejected', (map, message) => {

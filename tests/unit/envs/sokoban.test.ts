@@ -170,8 +170,8 @@ describe('Sokoban level validation', () => {
     ['#####\n#P_O#\n#####', /no box/],
     ['######\n#PXXO#\n######', /2 boxes \(X \+ √\) but 1 targets/],
     ['######\n#PXOO#\n######', /1 boxes \(X \+ √\) but 2 targets/],
-    ['#####\n#PXO#\n####', /not rectangular: row 2 has 4 cells, row 0 has 5/],
-    ['#####\n#PXO#\n#_*_#\n#####', /unknown symbol '\*' at row 2, col 2/],
+    ['#####\n#PXO#\n####', /not rectangular: row 3 has 4 cells, row 1 has 5/],
+    ['#####\n#PXO#\n#_*_#\n#####', /unknown symbol '\*' at row 3, column 3/],
     ['#####\n#P√_#\n#####', /already solved/],
     ['', /empty/],
   ])('level %j is rejected', (level, message) => {

@@ -33,8 +33,8 @@ describe('boards: drawing env states', () => {
   });
 
   it('names the row and symbol of a grid it cannot read, and falls back to text for display', () => {
-    expect(() => parseGrid('FrozenLake', 'P_\n_Z')).toThrow(/unknown symbol 'Z' at row 1, column 1/);
-    expect(() => parseGrid('FrozenLake', 'P_\n_')).toThrow(/not rectangular: row 1/);
+    expect(() => parseGrid('FrozenLake', 'P_\n_Z')).toThrow(/unknown symbol 'Z' at row 2, column 2/);
+    expect(() => parseGrid('FrozenLake', 'P_\n_')).toThrow(/not rectangular: row 2/);
     expect(() => parseGrid('Bandit', 'x')).toThrow(/no grid/);
     expect(boardFromState('FrozenLake', 'hello')).toEqual({ kind: 'text', text: 'hello' });
   });

@@ -33,4 +33,15 @@ describe('custom boards', () => {
     expect(typed.state).toBe(unicode.state);
     expect(typed.envConfig).toEqual({ level: ['######', '#P√__#', '#__X_#', '#___O#', '######'] });
   });
+
+  it("reads gym's familiar FrozenLake letters (S F H G) as the env's own symbols", () => {
+    const gym = checkCustomBoard('FrozenLake', 'SFF\nFHF\nFFG');
+    expect(gym.envConfig).toEqual({ map: ['P__', '_O_', '__G'] });
+    expect(gym.state).toBe(checkCustomBoard('FrozenLake', 'P__\n_O_\n__G').state);
+  });
+
+  it('names the position of a bad symbol counting rows and columns from 1, as the wall check does', () => {
+    expect(() => checkCustomBoard('FrozenLake', 'P_\n_Z')).toThrow(/'Z' at row 2, column 2/);
+    expect(() => checkCustomBoard('SimpleSokoban', '#####\n#P_X#\n#_?O#\n#####')).toThrow(/'\?' at row 3, column 3/);
+  });
 });

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { presetConfig } from '../../../src/starpo/presets';
 import {
+  BROWSER_PRESETS,
+  browserPresetProblem,
   checkKnob,
+  knobNotANumber,
   KNOB_NAMES,
   KNOB_SPECS,
   knobsOf,
@@ -169,5 +172,20 @@ describe('settings -> RunConfig', () => {
     expect([s.filter.strategy, s.filter.value, s.filter.includeZero]).toEqual(['top_k', 0.25, false]);
     expect(vanilla.trainer.seed).toBe(3);
     expect(s.trainer.seed).toBe(3);
+  });
+
+  it('offers only presets a tab can train; a pretrained-model preset in a link says what it needs', () => {
+    expect(BROWSER_PRESETS).not.toContain('sokoban-qwen');
+    expect(BROWSER_PRESETS).toEqual(expect.arrayContaining(['bandit-tiny', 'sokoban-tiny', 'echo-trap']));
+    expect(browserPresetProblem('bandit-tiny')).toBeNull();
+    const r = readSettingsSearch('?preset=sokoban-qwen');
+    expect(r.settings.preset).toBe('bandit-tiny');
+    expect(r.problems[0].message).toContain('ragen train --preset sokoban-qwen --set model=PATH');
+  });
+
+  it('says a number field is empty, or that what was typed is not a number', () => {
+    expect(checkKnob('envGroups', '')).toEqual({ ok: false, error: 'needs a whole number from 1 to 64; the field is empty' });
+    expect(checkKnob('envGroups', 'abc')).toEqual({ ok: false, error: "needs a whole number from 1 to 64; 'abc' is not a number" });
+    expect(knobNotANumber('envGroups')).toBe('env groups (P) needs a whole number from 1 to 64; what was typed is not a number');
   });
 });
