@@ -9,7 +9,7 @@
 //   which is the rollout manager's business, not the env's.
 
 import type { Env, StepResult } from './types';
-import { definedEntries, finiteNumber, lookupAction, nonEmptyString, numberBetween, validateConfig, type Validator } from './config';
+import { definedEntries, lookupAction, nonEmptyString, numberBetween, validateConfig, type Validator } from './config';
 import { formatPythonFloat } from './format';
 import { Rng, checkSeed } from './random';
 import type { EnvSpec } from './spec';
@@ -67,9 +67,9 @@ const armName: Validator = (v) => {
 const BANDIT_CONFIG_KEYS = {
   loArmName: armName,
   hiArmName: armName,
-  loArmScore: finiteNumber,
-  hiArmHiScore: finiteNumber,
-  hiArmLoScore: finiteNumber,
+  loArmScore: numberBetween(-1e6, 1e6),
+  hiArmHiScore: numberBetween(-1e6, 1e6),
+  hiArmLoScore: numberBetween(-1e6, 1e6),
   hiArmHiScoreProb: numberBetween(0, 1),
 } as const;
 

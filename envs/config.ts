@@ -39,7 +39,8 @@ export function withKey<T>(tag: string, key: string, parse: () => T): T {
 /** A short, printable rendering of any value for error messages. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value);
-  if (Array.isArray(value)) return `[${value.map(describeValue).join(', ')}]`;
+  // A long list (a 100-row map) shows its first items and its length, not every row.
+  if (Array.isArray(value)) return `[${value.slice(0, 4).map(describeValue).join(', ')}${value.length > 4 ? `, … (${value.length} items)` : ''}]`;
   if (value === null) return 'null';
   if (typeof value === 'object') return 'an object';
   return String(value);
@@ -57,11 +58,6 @@ export const integerBetween =
   (v) =>
     typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? null : `must be an integer from ${min} to ${max}`;
 
-export const integerAtLeast =
-  (min: number): Validator =>
-  (v) =>
-    typeof v === 'number' && Number.isInteger(v) && v >= min ? null : `must be an integer >= ${min}`;
-
 /** A finite number in [lo, hi] (or (lo, hi] when `excludeLo`). */
 export const numberBetween =
   (lo: number, hi: number, excludeLo = false): Validator =>
@@ -69,9 +65,6 @@ export const numberBetween =
     typeof v === 'number' && Number.isFinite(v) && (excludeLo ? v > lo : v >= lo) && v <= hi
       ? null
       : `must be a number in ${excludeLo ? '(' : '['}${lo}, ${hi}]`;
-
-export const finiteNumber: Validator = (v) =>
-  typeof v === 'number' && Number.isFinite(v) ? null : 'must be a finite number';
 
 export const nonEmptyString: Validator = (v) =>
   typeof v === 'string' && v.trim().length > 0 ? null : 'must be a non-empty string';

@@ -13,10 +13,8 @@ import { Trainer } from '../src/starpo/trainer';
 import { mixSeed } from '../src/model/seeded';
 import { policyGenerateFn } from '../src/starpo/policyAgent';
 import { loadPolicyFiles } from '../src/model/policyFiles';
-import type { Qwen2Model } from '../src/model/qwen2';
 import type { Tokenizer } from '../src/model/tokenizer';
-import type { RunConfig } from '../src/starpo/config';
-import { agentFormatFromConfig, assertSuitesFitContext, modelScorecardPolicy, protocolFromConfig, runScorecard, suitesFromConfig, type ScorecardProgress } from '../src/eval/index';
+import { agentFormatFromConfig, scoreModel, type ScorecardProgress } from '../src/eval/index';
 import { runMatmulCheck } from './matmul-check';
 import { fetchCheckpoint, freshTinyPolicy } from './initial-policy';
 import { RunController, type Steppable } from './run-controller';
@@ -84,26 +82,9 @@ function requireRun(): { run: TrainerRun; controller: RunController } {
   return { run, controller };
 }
 
-/** Scores `model` exactly as `ragen eval` does (src/cli/eval.ts): the run's suites, protocol and agent format. */
-function scoreModel(
-  name: string,
-  model: Qwen2Model,
-  tokenizer: Tokenizer,
-  config: RunConfig,
-  request: ScorecardRequest,
-  onProgress?: (p: ScorecardProgress) => void,
-) {
-  const policy = modelScorecardPolicy(name, model, tokenizer, {
-    maxNewTokens: config.rollout.maxNewTokens,
-    topP: config.rollout.topP,
-    topK: config.rollout.topK,
-  });
-  const protocol = protocolFromConfig(config, { episodes: request.episodes, k: request.k });
-  const suites = suitesFromConfig(config);
-  assertSuitesFitContext(suites, agentFormatFromConfig(config), protocol.baseSeed, countTokensWith(tokenizer), model.config.max_position_embeddings);
-  return runScorecard(policy, suites, protocol, agentFormatFromConfig(config), {
-    onProgress: onProgress ? (p) => void onProgress(p) : undefined,
-  });
+/** A scorecard request of the page as `ragen eval` would play it: the run's suites, its protocol with these sizes. */
+function scoring(request: ScorecardRequest, onProgress?: (p: ScorecardProgress) => void) {
+  return { protocol: { episodes: request.episodes, k: request.k }, onProgress: onProgress ? (p: ScorecardProgress) => void onProgress(p) : undefined };
 }
 
 function endHelper(): void {
@@ -248,11 +229,11 @@ const api: TrainerWorkerApi = {
     if (source === 'current') {
       const { run: r } = requireRun();
       const name = `current policy (step ${r.trainer.stepsDone})`;
-      return scoreModel(name, r.trainer.actor, r.trainer.tokenizer, r.trainer.config, request, onProgress);
+      return scoreModel(name, r.trainer.actor, r.trainer.tokenizer, r.trainer.config, scoring(request, onProgress));
     }
     const { model, tokenizer } = loadPolicyFiles(source.files, 'the stored checkpoint');
     try {
-      return await scoreModel(source.name, model, tokenizer, source.config, request, onProgress);
+      return await scoreModel(source.name, model, tokenizer, source.config, scoring(request, onProgress));
     } finally {
       model.dispose();
     }

@@ -33,6 +33,14 @@ const TRIES = 4;
 const MAX_EXPLORED_STATES = 300_000;
 /** Reseeding this many times without a level means the options cannot work (e.g. a 3x3 room): say so. */
 const MAX_RESEEDS = 100;
+/**
+ * The work all reverse searches of one level may do together, over every try and reseed: explored states times
+ * cells of the room (a state costs about its cell count), a few seconds on one core. A room and box count that
+ * need more (20x20 with 6 boxes searched 300,000 states, two minutes, for one level) fail with an error that says
+ * so instead of generating for minutes without a word. The shipped envs need under 12,000 (8x8, 2 boxes), a 7x9 room
+ * with 3 boxes 410,000, so the levels they generate are unchanged.
+ */
+export const MAX_GENERATION_WORK = 4_000_000;
 
 /** The five 3x3 stamps of the topology walk (1 = floor), centred on the walker. */
 const MASKS: readonly (readonly number[])[] = [
@@ -63,20 +71,27 @@ const MOVES: readonly (readonly [number, number])[] = [
 export function generateSokoban(seed: number, options: GenerationOptions): SokobanState {
   checkSeed(seed);
   let current = seed;
+  const { rows, cols, numBoxes } = options;
+  const budget = { states: Math.floor(MAX_GENERATION_WORK / (rows * cols)) };
   for (let attempt = 0; attempt <= MAX_RESEEDS; attempt++) {
     try {
-      return generateOnce(Rng.fromSeed(current, 'sokoban'), options);
+      return generateOnce(Rng.fromSeed(current, 'sokoban'), options, budget);
     } catch (error) {
       if (!(error instanceof SokobanGenerationError)) throw error;
+      if (budget.states <= 0) {
+        throw new Error(
+          `Sokoban: no level for a ${rows}x${cols} room with ${numBoxes} boxes within the generation budget ` +
+            `(${Math.floor(MAX_GENERATION_WORK / (rows * cols))} searched states, ${attempt + 1} attempts): use fewer boxes or a smaller room`,
+        );
+      }
       current = reseed(current);
     }
   }
-  const { rows, cols, numBoxes } = options;
   throw new Error(`Sokoban: no level for a ${rows}x${cols} room with ${numBoxes} boxes after ${MAX_RESEEDS} reseeds`);
 }
 
 /** Steps 1-6 with one generator; throws SokobanGenerationError when this attempt fails. */
-export function generateOnce(rng: Rng, options: GenerationOptions): SokobanState {
+export function generateOnce(rng: Rng, options: GenerationOptions, budget = { states: Infinity }): SokobanState {
   const { rows, cols, numBoxes, searchDepth } = options;
   const walkSteps = Math.floor(1.7 * (rows + cols));
   let found: { cells: Uint8Array; fixed: Uint8Array; displacement: number } | null = null;
@@ -87,7 +102,9 @@ export function generateOnce(rng: Rng, options: GenerationOptions): SokobanState
     const start = room.slice();
     for (let i = 0; i < start.length; i++) if (start[i] === TARGET) start[i] = BOX; // boxes sit on their targets
     start[player] = PLAYER;
-    const best = reversePlay(start, fixed, cols, searchDepth);
+    const best = reversePlay(start, fixed, cols, searchDepth, budget);
+    // A search cut short by the budget is not gym's search: its level is never used.
+    if (budget.states <= 0) throw new SokobanGenerationError('the generation budget ran out');
     found = { cells: best.cells, fixed, displacement: best.displacement };
     if (best.displacement > 0) break;
   }
@@ -158,6 +175,7 @@ export function reversePlay(
   fixed: Uint8Array,
   cols: number,
   searchDepth: number,
+  budget = { states: Infinity },
 ): { cells: Uint8Array; displacement: number } {
   const targets: number[] = [];
   fixed.forEach((code, cell) => code === TARGET && targets.push(cell));
@@ -177,9 +195,10 @@ export function reversePlay(
   // boxAt[t]: the cell of the box that started on target t. lastPull: the target index of the last pulled box.
   const search = (cells: Uint8Array, player: number, boxAt: number[], boxSwaps: number, lastPull: number, ttl: number) => {
     ttl -= 1;
-    if (ttl <= 0 || explored.size >= MAX_EXPLORED_STATES) return;
+    if (ttl <= 0 || explored.size >= MAX_EXPLORED_STATES || budget.states <= 0) return;
     const key = String.fromCharCode(...cells);
     if (explored.has(key)) return;
+    budget.states--;
     const moved = displacement(boxAt);
     let emptyTargets = 0;
     for (const code of cells) if (code === TARGET) emptyTargets++;

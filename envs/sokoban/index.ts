@@ -8,7 +8,7 @@
 // a target, −1 box off a target, +10 when every box is on a target; done when solved or after maxSteps actions.
 
 import type { Env, StepResult } from '../types';
-import { MAX_GRID_SIDE, definedEntries, gridText, integerAtLeast, lookupAction, validateConfig, withKey, type Validator } from '../config';
+import { MAX_GRID_SIDE, definedEntries, gridText, integerBetween, lookupAction, validateConfig, withKey, type Validator } from '../config';
 import { observationFormat, type ObservationFormat, type ObservedConfig } from '../observation';
 import { checkSeed } from '../random';
 import type { EnvSpec } from '../spec';
@@ -105,9 +105,11 @@ const dimRoom: Validator = (v) =>
 
 const SOKOBAN_CONFIG_KEYS = {
   dimRoom,
-  numBoxes: integerAtLeast(1),
-  searchDepth: integerAtLeast(1),
-  maxSteps: integerAtLeast(1),
+  // Upper bounds: a 20x20 room holds at most a few dozen boxes; the reverse search recurses searchDepth deep; an
+  // episode never needs more primitive moves than this.
+  numBoxes: integerBetween(1, 50),
+  searchDepth: integerBetween(1, 1_000),
+  maxSteps: integerBetween(1, 10_000),
   level: gridText,
   observationFormat,
 } as const;

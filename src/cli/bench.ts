@@ -11,7 +11,8 @@
 // non-zero.
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
-import { writeFileSync } from 'node:fs';
+import { checkOutputFile, writeFileAtomic } from '../node/safeWrite';
+import { FLAG_LIMITS, intFlag } from './flags';
 import os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +53,7 @@ interface BenchOptions {
   shapes: string;
   python: string;
   torchThreads: string;
+  force?: boolean;
   torchDevice: string;
   presets: string;
   stepRepeats: string;
@@ -77,6 +79,7 @@ export function registerBench(program: Command): void {
     .option('--only <sections>', `comma-separated subset of: ${SECTIONS.join(', ')}`, DEFAULT_SECTIONS.join(','))
     .option('--seconds <s>', 'least time spent timing each measurement (after warm-up)', '1')
     .option('--json <file>', 'also write the results as JSON to this file')
+    .option('--force', 'replace an existing --json file')
     .option('--backend <name>', 'tfjs backend of the model and step sections: wasm, cpu or webgpu (in Node without a GPU, run ' +
       'with VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json: a software adapter, for correctness only)', 'wasm')
     .option('--shapes <names>', `model shapes, comma-separated: ${BENCH_SHAPE_NAMES.join(', ')}`, 'tiny,qwen0.5b')
@@ -113,13 +116,18 @@ export function registerBench(program: Command): void {
         if (!/^\s*\d+\s*$/.test(x) || !Number.isInteger(n) || n < 1) throw new UsageError(`--gen-batches: '${x}' is not an integer >= 1`);
         return n;
       });
-      const stepRepeats = Number(opts.stepRepeats);
-      if (!/^\s*\d+\s*$/.test(opts.stepRepeats) || !Number.isInteger(stepRepeats) || stepRepeats < 1) {
-        throw new UsageError(`--step-repeats must be an integer >= 1, got '${opts.stepRepeats}'`);
-      }
+      const stepRepeats = intFlag(opts.stepRepeats, '--step-repeats', 1, FLAG_LIMITS.stepRepeats)!;
       const seconds = Number(opts.seconds);
       if (!(seconds > 0) || !Number.isFinite(seconds)) {
         throw new UsageError(`--seconds must be a positive number, got '${opts.seconds}'`);
+      }
+      if (seconds > FLAG_LIMITS.benchSeconds) throw new UsageError(`--seconds must be at most ${FLAG_LIMITS.benchSeconds}, got '${opts.seconds}'`);
+      if (opts.json !== undefined) {
+        try {
+          checkOutputFile('--json', opts.json, { force: !!opts.force }); // before minutes of measuring
+        } catch (err) {
+          throw new UsageError((err as Error).message);
+        }
       }
       if (!isBackendName(opts.backend)) {
         throw new UsageError(`unknown backend '${opts.backend}' (expected: ${BACKEND_NAMES.join(', ')})`);
@@ -146,10 +154,7 @@ export function registerBench(program: Command): void {
       };
       const rolloutBatches = opts.rolloutBatches.split(',').map((b) => positive(b, '--rollout-batches'));
       const rolloutLayers = opts.rolloutLayers === undefined ? undefined : positive(opts.rolloutLayers, '--rollout-layers');
-      const torchThreads = Number(opts.torchThreads);
-      if (!Number.isInteger(torchThreads) || torchThreads < 1) {
-        throw new UsageError(`--torch-threads must be an integer >= 1, got '${opts.torchThreads}'`);
-      }
+      const torchThreads = intFlag(opts.torchThreads, '--torch-threads', 1, FLAG_LIMITS.torchThreads)!;
 
       const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${gib(os.totalmem())} RAM, node ${process.version}`;
       console.log(`ragen bench on ${machine}`);
@@ -227,7 +232,7 @@ export function registerBench(program: Command): void {
           adapter: adapter ?? undefined,   // webgpu: the adapter's identity, features and limits
           torch: torchInfo, results, notes, errors, ...(memoryRows ? { memory: memoryRows } : {}),
         };
-        writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
+        writeFileAtomic(opts.json, JSON.stringify(report, null, 2) + '\n');
         console.log(`wrote ${opts.json}`);
       }
       const failed = Object.keys(errors);

@@ -8,7 +8,9 @@ import { ENV_TAGS } from '../../envs/index';
 import { EnvGroupManager, envRegistry, runRollouts, type AgentFormat, type Trajectory } from '../agent/index';
 import { scriptedOptimalPolicy, scriptedRandomPolicy } from '../eval/scripted';
 import type { EvalSuite } from '../eval/suites';
-import { agentFormatFromConfig, defaultRunConfig } from '../starpo/config';
+import { PROTOCOL_LIMITS } from '../eval/scorecard';
+import { CONFIG_LIMITS, agentFormatFromConfig, defaultRunConfig } from '../starpo/config';
+import { intFlag } from './flags';
 import { UsageError } from './usage';
 
 interface DemoOptions {
@@ -31,18 +33,15 @@ export function registerDemo(program: Command): void {
       for (const tag of tags) {
         if (!ENV_TAGS.includes(tag)) throw new UsageError(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
       }
-      const seed = positiveInt(opts.seed, '--seed', 0);
-      const episodes = positiveInt(opts.episodes, '--episodes', 1);
-      const actionsPerTurn = positiveInt(opts.actionsPerTurn, '--actions-per-turn', 1);
+      // The bounds of the same quantities elsewhere: eval's seeds and episodes, the config's actions per turn.
+      const seed = intFlag(opts.seed, '--seed', 0, PROTOCOL_LIMITS.seed)!;
+      const episodes = intFlag(opts.episodes, '--episodes', 1, PROTOCOL_LIMITS.episodes)!;
+      if (seed + episodes - 1 > PROTOCOL_LIMITS.seed) throw new UsageError(`--seed + --episodes - 1 must be at most ${PROTOCOL_LIMITS.seed}`);
+      const actionsPerTurn = intFlag(opts.actionsPerTurn, '--actions-per-turn', 1, CONFIG_LIMITS.actions)!;
       for (const tag of tags) await playTag(tag, seed, episodes, actionsPerTurn);
     });
 }
 
-function positiveInt(text: string, flag: string, min: number): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`);
-  return n;
-}
 
 async function playTag(tag: string, seed: number, episodes: number, actionsPerTurn: number): Promise<void> {
   const isBandit = tag.startsWith('Bandit');

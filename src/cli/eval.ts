@@ -9,17 +9,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENV_TAGS } from '../../envs/index';
 import { BACKEND_CHOICES, isBackendChoice, type BackendChoice } from '../model/backend';
-import { MIN_TEMPERATURE } from '../model/config';
-import type { Qwen2Model } from '../model/qwen2';
-import { ConfigError, applyOverrides } from '../starpo/config';
+import { ConfigError, applyOverrides, shownOverride } from '../starpo/config';
 import {
+  PROTOCOL_LIMITS,
   assertSuitesFitContext,
+  checkProtocol,
   compareScorecards,
   findRegressions,
   formatScorecard,
-  modelScorecardPolicy,
   parseScorecardJson,
-  runScorecard,
+  scoreModel,
   scorecardToJson,
   suitesForTag,
   type Comparison,
@@ -30,7 +29,8 @@ import {
 import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig, type ResolvedCheckpoint } from '../eval/load';
 import { EpisodeFileWriter } from './evalEpisodes';
 import { readModelContext } from './modelContext';
-import { checkOutputFile } from './outDir';
+import { checkOutputFile, writeFileAtomic } from '../node/safeWrite';
+import { FLAG_LIMITS, intFlag, numberFlag } from './flags';
 import { UsageError } from './usage';
 import { chooseCliBackend } from './webgpuProbe';
 
@@ -52,6 +52,7 @@ interface EvalFlags {
   baseline?: string;
   failOnRegression?: string;
   quiet?: boolean;
+  force?: boolean;
 }
 
 /**
@@ -84,24 +85,11 @@ export function registerEval(program: Command): void {
     .option('--out <file.json>', 'also write the scorecard (and deltas) as JSON')
     .option('--baseline <dir|file.json>', 'compare with another checkpoint (same suites and protocol) or a scorecard JSON')
     .option('--fail-on-regression <pct>', 'exit 1 when any suite\'s success drops by more than PCT percentage points vs --baseline')
+    .option('--force', 'replace an existing --out / --trajectories file (never a run\'s own files)')
     .option('--quiet', 'no progress lines on stderr')
     .action(async (flags: EvalFlags) => {
       await runEval(flags);
     });
-}
-
-function intFlag(text: string | undefined, flag: string, min: number): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`);
-  return n;
-}
-
-function numberFlag(text: string | undefined, flag: string): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number >= 0, got '${text}'`);
-  return n;
 }
 
 function usage<T>(what: () => T): T {
@@ -129,16 +117,14 @@ interface EvalPlan {
 export function planEval(flags: EvalFlags): EvalPlan {
   return usage(() => {
     if (!flags.checkpoint) throw new UsageError('--checkpoint DIR is required');
-    const episodes = intFlag(flags.episodes, '--episodes', 1);
-    const seedStart = intFlag(flags.seedStart, '--seed-start', 0);
-    const k = intFlag(flags.k, '--k', 1);
-    const seed = intFlag(flags.seed, '--seed', 0);
-    const batchSize = intFlag(flags.batchSize, '--batch-size', 1);
-    const temperature = numberFlag(flags.temperature, '--temperature');
-    if (temperature !== undefined && temperature !== 0 && temperature < MIN_TEMPERATURE) {
-      throw new UsageError(`--temperature must be 0 (greedy) or at least ${MIN_TEMPERATURE}, got '${flags.temperature}'`);
-    }
-    const failOnRegression = numberFlag(flags.failOnRegression, '--fail-on-regression');
+    const L = PROTOCOL_LIMITS;
+    const episodes = intFlag(flags.episodes, '--episodes', 1, L.episodes);
+    const seedStart = intFlag(flags.seedStart, '--seed-start', 0, L.seed);
+    const k = intFlag(flags.k, '--k', 1, L.k);
+    const seed = intFlag(flags.seed, '--seed', 0, L.seed);
+    const batchSize = intFlag(flags.batchSize, '--batch-size', 1, L.batchSize);
+    const temperature = numberFlag(flags.temperature, '--temperature', 0, L.temperature);
+    const failOnRegression = numberFlag(flags.failOnRegression, '--fail-on-regression', 0, FLAG_LIMITS.regressionPoints);
     if (failOnRegression !== undefined && !flags.baseline) throw new UsageError('--fail-on-regression needs --baseline (what to compare against)');
     if (flags.backend !== undefined && !isBackendChoice(flags.backend)) {
       throw new UsageError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}, got '${flags.backend}'`);
@@ -146,14 +132,29 @@ export function planEval(flags: EvalFlags): EvalPlan {
     if (flags.env !== undefined && !ENV_TAGS.includes(flags.env)) {
       throw new UsageError(`unknown env tag '${flags.env}' (valid tags: ${ENV_TAGS.join(', ')})`);
     }
-    if (flags.out !== undefined) checkOutputFile('--out', flags.out);
-    if (flags.trajectories !== undefined) checkOutputFile('--trajectories', flags.trajectories);
+    for (const [flag, file] of [['--out', flags.out], ['--trajectories', flags.trajectories]] as const) {
+      if (file !== undefined && flags.baseline !== undefined && fs.existsSync(flags.baseline) && sameFile(file, flags.baseline)) {
+        throw new UsageError(`${flag} ${file} is the --baseline: writing it would replace what is compared against; choose another path`);
+      }
+    }
+    const force = { force: !!flags.force };
+    if (flags.out !== undefined) checkOutputFile('--out', flags.out, force);
+    if (flags.trajectories !== undefined) checkOutputFile('--trajectories', flags.trajectories, force);
     if (flags.out !== undefined && flags.trajectories !== undefined && path.resolve(flags.out) === path.resolve(flags.trajectories)) {
       throw new UsageError(`--out and --trajectories name the same file (${flags.out}); give each its own`);
     }
+    // The suites come from agent.trainEnvs (held-out seeds) and their out-of-distribution variants, never from
+    // agent.valEnvs: an override there would be checked and then silently not played.
+    const valEnvKey = flags.set?.find((o) => /^\s*agent\.valEnvs\b/.test(o));
+    if (valEnvKey !== undefined) {
+      throw new UsageError(
+        `--set ${valEnvKey.split('=')[0].trim()}: ragen eval plays suites built from agent.trainEnvs (and their out-of-distribution variants), ` +
+          'not agent.valEnvs; override agent.trainEnvs.N... or choose the env with --env',
+      );
+    }
     // --set changes the run config the checkpoint (and a checkpoint baseline) is played with.
     const overridden = (t: ResolvedCheckpoint): ResolvedCheckpoint =>
-      flags.set?.length ? { ...t, config: applyOverrides(t.config, flags.set), configSource: `${t.configSource}, --set ${flags.set.join(' ')}` } : t;
+      flags.set?.length ? { ...t, config: applyOverrides(t.config, flags.set), configSource: `${t.configSource}, --set ${flags.set.map(shownOverride).join(' ')}` } : t;
     const target = overridden(resolveCheckpoint(flags.checkpoint, flags.preset));
     let suites = suitesFromConfig(target.config);
     if (flags.env !== undefined) suites = suitesForTag(suites, flags.env, target.config.agent.trainEnvs.map((b) => b.tag));
@@ -165,6 +166,7 @@ export function planEval(flags: EvalFlags): EvalPlan {
       ...(batchSize !== undefined ? { batchSize } : {}),
       ...(temperature !== undefined ? { temperature } : {}),
     });
+    checkProtocol(protocol); // the seeds' end (--seed-start + --episodes) and episodes x k, before any work
     let baseline: EvalPlan['baseline'] = null;
     if (flags.baseline) {
       if (fs.existsSync(flags.baseline) && fs.statSync(flags.baseline).isFile()) {
@@ -194,7 +196,7 @@ async function scoreCheckpoint(
   quiet: boolean,
   episodes: EpisodeFileWriter | null,
 ): Promise<Scorecard> {
-  let loaded: { model: Qwen2Model; tokenizer: import('../model/tokenizer').Tokenizer };
+  let loaded: Awaited<ReturnType<typeof loadActor>>;
   try {
     loaded = await loadActor(target.modelDir);
   } catch (err) {
@@ -202,12 +204,9 @@ async function scoreCheckpoint(
   }
   const start = Date.now();
   try {
-    const policy = modelScorecardPolicy(name, loaded.model, loaded.tokenizer, {
-      maxNewTokens: target.config.rollout.maxNewTokens,
-      topP: target.config.rollout.topP,
-      topK: target.config.rollout.topK,
-    });
-    return await runScorecard(policy, suites, protocol, agentFormatFromConfig(target.config), {
+    return await scoreModel(name, loaded.model, loaded.tokenizer, target.config, {
+      suites,
+      protocol,
       onEpisodes: episodes ? (suite, played) => episodes.write(name, suite, protocol.k, played) : undefined,
       onProgress: quiet
         ? undefined
@@ -219,6 +218,15 @@ async function scoreCheckpoint(
     });
   } finally {
     loaded.model.dispose();
+  }
+}
+
+/** True when two paths name the same existing file (links followed). */
+function sameFile(a: string, b: string): boolean {
+  try {
+    return fs.realpathSync(a) === fs.realpathSync(b);
+  } catch {
+    return path.resolve(a) === path.resolve(b);
   }
 }
 
@@ -263,7 +271,7 @@ async function scoreAndReport(flags: EvalFlags, plan: EvalPlan, quiet: boolean, 
 
   process.stdout.write(formatScorecard(card, comparison));
   if (plan.out) {
-    fs.writeFileSync(plan.out, scorecardToJson(card, comparison));
+    writeFileAtomic(plan.out, scorecardToJson(card, comparison));
     if (!quiet) process.stderr.write(`eval: wrote ${plan.out}\n`);
   }
   if (episodes) {

@@ -1,10 +1,12 @@
 // `ragen eval --trajectories FILE`: every played episode as one JSONL line (src/eval/episodes.ts), streamed while
-// the suites are played. Lines go to FILE.partial, which becomes FILE only when the evaluation finishes, so a run
-// that fails or is interrupted never replaces a FILE the user already has.
+// the suites are played. Lines go to a temp sibling FILE.tmp-PID-STAMP (src/node/safeWrite.ts), which becomes FILE
+// only when the evaluation finishes, so a run that fails or is interrupted never replaces a FILE the user already
+// has; what a killed run left beside FILE is removed by the next one.
 import * as fs from 'node:fs';
 import type { Trajectory } from '../agent/index';
 import { episodeRecordLine, toEpisodeRecord } from '../eval/episodes';
 import type { EvalSuite } from '../eval/suites';
+import { pruneStaleTemps, tempSibling } from '../node/safeWrite';
 
 export class EpisodeFileWriter {
   private readonly partial: string;
@@ -13,8 +15,9 @@ export class EpisodeFileWriter {
   count = 0;
 
   constructor(readonly file: string) {
-    this.partial = `${file}.partial`;
-    this.fd = fs.openSync(this.partial, 'w');
+    pruneStaleTemps(file);
+    this.partial = tempSibling(file);
+    this.fd = fs.openSync(this.partial, 'wx');
   }
 
   /** Appends the episodes of one played batch of `policy` on `suite` (k rollouts per seed). */
@@ -25,13 +28,14 @@ export class EpisodeFileWriter {
     this.count += trajectories.length;
   }
 
-  /** The evaluation finished: FILE.partial becomes FILE. */
+  /** The evaluation finished: the temp file becomes FILE. */
   commit(): void {
+    if (this.fd !== null) fs.fsyncSync(this.fd);
     this.close();
     fs.renameSync(this.partial, this.file);
   }
 
-  /** The evaluation failed: the partial file goes, FILE is left as it was. */
+  /** The evaluation failed: the temp file goes, FILE is left as it was. */
   abort(): void {
     this.close();
     fs.rmSync(this.partial, { force: true });

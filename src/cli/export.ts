@@ -21,6 +21,8 @@ import { renderExportReadme } from '../interop/exportReadme';
 import { ragenConfigYaml, hydraOverrides } from '../interop/ragenHydra';
 import { toRagen, type RagenConfig } from '../interop/ragenMapping';
 import { CONFIG_FILE, listCheckpoints, readCheckpoint, readRunConfig } from '../node/runDir';
+import { checkOutputDir, writeDirAtomic } from '../node/safeWrite';
+import { FLAG_LIMITS, intFlag } from './flags';
 import { UsageError } from './usage';
 
 interface ExportFlags {
@@ -50,19 +52,13 @@ export function registerExport(program: Command): void {
     });
 }
 
-function positiveInt(text: string | undefined, flag: string): number {
-  const n = Number(text);
-  if (text === undefined || !/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be an integer >= 1, got '${text}'`);
-  return n;
-}
-
 /** Everything checked before a file is written. */
 export function planExport(out: string, flags: ExportFlags): ExportPlan {
   if (flags.to !== 'ragen') throw new UsageError(`--to ${flags.to}: unknown export target (the only one is 'ragen')`);
   const dtype = flags.dtype as ExportDtype;
   if (!EXPORT_DTYPES.includes(dtype)) throw new UsageError(`--dtype must be f32 or bf16, got '${flags.dtype}'`);
-  const gpusPerNode = positiveInt(flags.gpusPerNode ?? '1', '--gpus-per-node');
-  const nodes = positiveInt(flags.nodes ?? '1', '--nodes');
+  const gpusPerNode = intFlag(flags.gpusPerNode ?? '1', '--gpus-per-node', 1, FLAG_LIMITS.gpusPerNode)!;
+  const nodes = intFlag(flags.nodes ?? '1', '--nodes', 1, FLAG_LIMITS.nodes)!;
   const runDir = path.resolve(flags.run!);
   if (!fs.existsSync(runDir) || !fs.statSync(runDir).isDirectory()) throw new UsageError(`--run ${flags.run}: no such directory`);
   if (!fs.existsSync(path.join(runDir, CONFIG_FILE))) throw new UsageError(`--run ${flags.run}: no ${CONFIG_FILE} there (not a run directory written by ragen train)`);
@@ -93,6 +89,11 @@ export function planExport(out: string, flags: ExportFlags): ExportPlan {
     throw new UsageError(`${out} already exists and is not an empty directory: choose a new output directory (nothing was written)`);
   }
   if (!fs.existsSync(path.dirname(outDir))) throw new UsageError(`${out}: the directory ${path.dirname(out)} does not exist`);
+  try {
+    checkOutputDir('OUT', out, { fresh: true }); // not inside a run's checkpoints/, and somewhere writable (not /proc)
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   return { runDir, out: outDir, config, step: chosen.step, checkpointDir: chosen.dir, dtype, gpusPerNode, nodes };
 }
 
@@ -139,28 +140,10 @@ export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Arra
   return { files, ragen, critic };
 }
 
-/** Writes OUT atomically (a sibling temp directory renamed into place). */
-function writeDir(out: string, files: Record<string, Uint8Array>): void {
-  const tmp = `${out}.tmp-${process.pid}-${Date.now()}`;
-  fs.mkdirSync(tmp, { recursive: true });
-  try {
-    for (const [name, bytes] of Object.entries(files)) {
-      const file = path.join(tmp, ...name.split('/'));
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, bytes);
-    }
-    if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked in the plan)
-    fs.renameSync(tmp, out);
-  } catch (err) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
-}
-
 export function runExport(out: string, flags: ExportFlags): void {
   const plan = planExport(out, flags);
   const { files, ragen, critic } = exportFiles(plan);
-  writeDir(plan.out, files);
+  writeDirAtomic(plan.out, files); // an empty OUT (checked in the plan) is replaced
   if (!flags.quiet) {
     const differs = ragen.warnings.filter((w) => !w.harmless);
     process.stderr.write(`export: ${plan.runDir} step ${plan.step} -> ${plan.out} (${plan.dtype}${critic ? ', with the critic' : ''})\n`);

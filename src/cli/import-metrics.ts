@@ -3,7 +3,8 @@
 // (RAGEN's keys, one row per step), config.json when the RAGEN config is given (read back through the same table
 // `ragen export` writes with, src/interop/ragenMapping.ts), and import.json saying what was renamed or left out.
 // The playground imports the metrics.jsonl (or the export itself), and the experiments' plots read the directory
-// beside local runs. Bad input exits 2 before anything is written; a directory that holds a run is never touched.
+// beside local runs. Bad input exits 2 before anything is written; a directory that holds a run is never touched,
+// an existing non-empty --out only with --force, and the directory is written atomically (src/node/safeWrite.ts).
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -12,13 +13,14 @@ import { encodeJsonLine } from '../metrics/jsonl';
 import { parseWandbHistory, type ImportedHistory } from '../interop/wandbHistory';
 import { ConfigError, parseRunConfig, type RunConfig } from '../starpo/config';
 import { fromRagen, unwrapWandbConfig } from '../interop/ragenMapping';
-import { holdsRun, writeRunConfig } from '../node/runDir';
+import { checkOutputDir, writeDirAtomic } from '../node/safeWrite';
 import { UsageError } from './usage';
 
 interface ImportFlags {
   out?: string;
   ragenConfig?: string;
   quiet?: boolean;
+  force?: boolean;
 }
 
 export function registerImportMetrics(program: Command): void {
@@ -28,6 +30,7 @@ export function registerImportMetrics(program: Command): void {
     .argument('<file>', 'the W&B history export (.csv, .json or .jsonl)')
     .option('--out <dir>', 'run directory to write (default runs/<file name>)')
     .option('--ragen-config <file>', "the RAGEN run's config (Hydra's .hydra/config.yaml, W&B's config.yaml, or an export's ragen_export.yaml): also writes config.json")
+    .option('--force', 'replace an existing non-empty --out directory (never a training run\'s)')
     .option('--quiet', 'no summary on stderr')
     .action((file: string, flags: ImportFlags) => {
       runImportMetrics(file, flags);
@@ -54,6 +57,12 @@ function readRagenConfig(file: string): { config: RunConfig; notImported: string
 
 export function runImportMetrics(file: string, flags: ImportFlags): void {
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new UsageError(`${file}: no such file`);
+  const out = path.resolve(flags.out ?? path.join('runs', path.basename(file).replace(/\.[^.]+$/, '')));
+  try {
+    checkOutputDir('--out', flags.out ?? out, { fresh: true, force: !!flags.force });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}`);
+  }
   let history: ImportedHistory;
   try {
     history = parseWandbHistory(file, fs.readFileSync(file, 'utf8'));
@@ -61,12 +70,6 @@ export function runImportMetrics(file: string, flags: ImportFlags): void {
     throw new UsageError((err as Error).message);
   }
   const ragen = flags.ragenConfig ? readRagenConfig(flags.ragenConfig) : null;
-  const out = path.resolve(flags.out ?? path.join('runs', path.basename(file).replace(/\.[^.]+$/, '')));
-  if (holdsRun(out)) throw new UsageError(`${flags.out ?? out} already holds a run: choose another --out (nothing was written)`);
-
-  fs.mkdirSync(out, { recursive: true });
-  fs.writeFileSync(path.join(out, 'metrics.jsonl'), history.rows.map((r) => encodeJsonLine(r) + '\n').join(''));
-  if (ragen) writeRunConfig(out, ragen.config);
   const report = {
     source: path.resolve(file),
     ragenConfig: flags.ragenConfig ? path.resolve(flags.ragenConfig) : null,
@@ -74,8 +77,13 @@ export function runImportMetrics(file: string, flags: ImportFlags): void {
     steps: history.rows.length,
     renamed: history.renamed,
     notImported: { ...history.dropped, ...Object.fromEntries((ragen?.notImported ?? []).map((line) => [line.split(':')[0], line])) },
+    changed: history.notes,
   };
-  fs.writeFileSync(path.join(out, 'import.json'), JSON.stringify(report, null, 2) + '\n');
+  writeDirAtomic(out, {
+    'metrics.jsonl': history.rows.map((r) => encodeJsonLine(r) + '\n').join(''),
+    ...(ragen ? { 'config.json': JSON.stringify(ragen.config, null, 2) + '\n' } : {}),
+    'import.json': JSON.stringify(report, null, 2) + '\n',
+  });
 
   if (!flags.quiet) {
     const keys = new Set(history.rows.flatMap((r) => Object.keys(r)));
@@ -84,6 +92,7 @@ export function runImportMetrics(file: string, flags: ImportFlags): void {
     process.stderr.write(`import-metrics: ${history.rows.length} steps (${first} to ${last}), ${keys.size - 1} metric keys -> ${out}\n`);
     for (const [from, to] of Object.entries(history.renamed)) process.stderr.write(`import-metrics: renamed ${from} -> ${to}\n`);
     for (const [column, why] of Object.entries(history.dropped)) process.stderr.write(`import-metrics: left out ${column}: ${why}\n`);
+    for (const [column, why] of Object.entries(history.notes)) process.stderr.write(`import-metrics: note: ${column}: ${why}\n`);
     for (const line of ragen?.notImported ?? []) process.stderr.write(`import-metrics: config: not imported: ${line}\n`);
   }
   process.stdout.write(`${out}\n`);

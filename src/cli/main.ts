@@ -1,10 +1,10 @@
 // The headless entry point (`ragen` bin). Each subcommand lives in its own file; this one only wires them to the
 // command line. Errors that users can fix (bad flags, unknown presets, broken checkpoints) print one clear line and
-// exit 2; unexpected failures print the stack and exit 1.
+// exit 2; unexpected failures are bugs: they print the stack, a line asking to report it, and exit 1.
 import { Command, CommanderError } from 'commander';
 import { registerBench } from './bench';
 import { registerDemo } from './demo';
-import { registerEval } from './eval';
+import { RegressionGateError, registerEval } from './eval';
 import { registerExport } from './export';
 import { registerImportMetrics } from './import-metrics';
 import { registerInitModel } from './init-model';
@@ -41,7 +41,12 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`ragen: ${err.message}`);
       return 2;
     }
+    if (err instanceof RegressionGateError) {
+      console.error(err); // one line (its inspect hook), exit 1: the gate failed, not the command
+      return 1;
+    }
     console.error(err);
+    console.error('ragen: this is a bug in ragen, not a problem with your input: please report it with the command line and the trace above');
     return 1;
   }
 }

@@ -2,7 +2,7 @@
 // starts): its tokenizer (to count prompt tokens) and max_position_embeddings. Errors name the file.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Tokenizer } from '../model/tokenizer';
+import { Tokenizer, chatTokenIds } from '../model/tokenizer';
 
 export interface ModelContext {
   countTokens: (text: string) => number;
@@ -38,6 +38,7 @@ export function readModelContext(dir: string): ModelContext {
   let tokenizer: Tokenizer;
   try {
     tokenizer = Tokenizer.fromJSON(readJsonFile(tokenizerFile) as object, fs.existsSync(configPath) ? (readJsonFile(configPath) as object) : undefined);
+    chatTokenIds(tokenizer); // a tokenizer the sampler cannot use is refused now, not in the middle of a run
   } catch (err) {
     throw new Error(`${dir}: ${(err as Error).message}`);
   }

@@ -18,6 +18,7 @@ import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink'
 import { successByTag } from '../metrics/keys';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
+  CONFIG_LIMITS,
   ConfigError,
   applyOverrides,
   checkConfigShape,
@@ -45,12 +46,13 @@ import {
   writeCheckpoint,
   writeRunConfig,
 } from '../node/runDir';
-import { RunLockedError, acquireRunLock, type RunLock } from '../node/runLock';
+import { RunLockedError, acquireRunLock, assertNotLocked, type RunLock } from '../node/runLock';
 import { Trainer, type StepResult } from '../starpo/trainer';
 import { modelDirFor } from './modelDir';
 import { helperThreads, spawnHelperThread, workersFlag } from './helperThread';
 import { readModelContext, type ModelContext } from './modelContext';
-import { checkOutputDir } from './outDir';
+import { checkOutputDir } from '../node/safeWrite';
+import { intFlag } from './flags';
 import { UsageError } from './usage';
 import type { HelperApi } from '../starpo/helper';
 import { chooseCliBackend } from './webgpuProbe';
@@ -103,13 +105,6 @@ export function registerTrain(program: Command): void {
 // ---------------------------------------------------------------------------------------------------------------
 // Resolution: everything checked before any work
 
-function intFlag(text: string | undefined, flag: string, min: number): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!/^\s*-?\d+\s*$/.test(text) || !Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${text}'`);
-  return n;
-}
-
 function readConfigFile(file: string): unknown {
   if (!fs.existsSync(file)) throw new UsageError(`--config ${file}: the file does not exist`);
   if (!fs.statSync(file).isFile()) throw new UsageError(`--config ${file}: not a file (give a YAML or JSON run config)`);
@@ -125,8 +120,9 @@ function readConfigFile(file: string): unknown {
  */
 export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
   try {
-    const steps = intFlag(flags.steps, '--steps', 1);
-    const seed = intFlag(flags.seed, '--seed', 0);
+    // The bounds of the keys they set (trainer.totalSteps, trainer.seed): src/starpo/config/limits.ts.
+    const steps = intFlag(flags.steps, '--steps', 1, CONFIG_LIMITS.count);
+    const seed = intFlag(flags.seed, '--seed', 0, CONFIG_LIMITS.seed);
     if (flags.backend !== undefined && !isBackendChoice(flags.backend)) {
       throw new UsageError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}, got '${flags.backend}'`);
     }
@@ -139,6 +135,7 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
     const contexts = new Map<string, ModelContext>();
     for (const arm of arms) {
       checkOutputDir('--out', arm.out);
+      assertNotLocked(arm.out); // a live run's directory: say so, not what it lacks so far (say, its first checkpoint)
       if (flags.resume) checkResumable(arm);
       else if (holdsRun(arm.out)) throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
       arm.modelDir = modelDirFor(arm.config);
@@ -157,6 +154,7 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
 /** Resuming with neither preset nor config: each run directory's own config.json, with --set / flags laid over it. */
 function savedArms(flags: TrainFlags, flagOverrides: string[]): TrainArm[] {
   if (!flags.out) throw new UsageError('--resume needs --out DIR (the run to continue), or the --preset it was started with');
+  assertNotLocked(flags.out); // a run that is still starting has no config.json yet: name its owner instead
   const dirs = fs.existsSync(path.join(flags.out, 'config.json'))
     ? [{ name: path.basename(flags.out), out: flags.out }]
     : fs.existsSync(flags.out) && fs.statSync(flags.out).isDirectory()

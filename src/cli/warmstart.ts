@@ -9,7 +9,8 @@ import { assertCheckpointTarget, saveCheckpointDir } from '../model/checkpointDi
 import { PRESET_NAMES } from '../starpo/presets';
 import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../warmstart/warmstart';
 import { REPO_ROOT } from './modelDir';
-import { checkOutputDir } from './outDir';
+import { checkOutputDir, pruneStaleTemps } from '../node/safeWrite';
+import { FLAG_LIMITS, intFlag } from './flags';
 import { UsageError } from './usage';
 
 interface WarmstartFlags {
@@ -19,6 +20,7 @@ interface WarmstartFlags {
   steps?: string;
   checkEpisodes: string;
   check: boolean;
+  force?: boolean;
 }
 
 export function registerWarmstart(program: Command): void {
@@ -31,18 +33,24 @@ export function registerWarmstart(program: Command): void {
     .option('--steps <n>', "SFT steps of the first cycle (default: the preset's recipe; later cycles keep their own)")
     .option('--check-episodes <n>', 'validation episodes sampled to check the result', '32')
     .option('--no-check', 'skip the sampled check')
+    .option('--force', 'replace an existing checkpoint at --out (the shipped one by default; never one inside a training run)')
     .action(async (flags: WarmstartFlags) => {
       const preset = resolvePresetName(flags.preset);
       if (!isBackendName(flags.backend)) {
         throw new UsageError(`unknown backend '${flags.backend}' (expected one of: ${BACKEND_NAMES.join(', ')})`);
       }
-      const steps = flags.steps === undefined ? undefined : positiveInt(flags.steps, '--steps');
-      const checkEpisodes = positiveInt(flags.checkEpisodes, '--check-episodes');
+      const steps = intFlag(flags.steps, '--steps', 1, FLAG_LIMITS.warmstartSteps);
+      const checkEpisodes = intFlag(flags.checkEpisodes, '--check-episodes', 1, FLAG_LIMITS.checkEpisodes)!;
       const out = flags.out ? path.resolve(flags.out) : path.join(REPO_ROOT, 'public', 'warmstart', preset);
-      // Checked now, not after the fine-tuning: an --out that cannot take the checkpoint would waste it.
+      // What an interrupted save left beside --out (OUT.tmp-PID-STAMP, OUT.old-PID-STAMP: saveCheckpointDir's temp
+      // names) goes once its process is gone; a checkpoint it had moved aside comes back (before the
+      // checks below, which then see it).
+      for (const line of pruneStaleTemps(out)) console.log(line);
+      // Checked now, not after the fine-tuning: an --out that cannot take the checkpoint would waste it. An existing
+      // checkpoint is replaced only with --force, one inside a training run's checkpoints/ never.
       try {
-        checkOutputDir('--out', out);
         assertCheckpointTarget(out);
+        checkOutputDir('--out', out, { fresh: true, force: !!flags.force });
       } catch (err) {
         throw new UsageError((err as Error).message.startsWith('--out') ? (err as Error).message : `--out ${out}: ${(err as Error).message}`);
       }
@@ -59,12 +67,6 @@ function resolvePresetName(name: string): string {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-}
-
-function positiveInt(text: string, flag: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got '${text}'`);
-  return n;
 }
 
 interface RunOptions {

@@ -8,3 +8,4 @@ export * from './episodes';
 export * from './modelPolicy';
 export * from './format';
 export * from './fromConfig';
+export * from './scoreModel';

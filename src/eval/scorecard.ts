@@ -157,17 +157,45 @@ export interface ScorecardOptions {
   onEpisodes?: (suite: EvalSuite, trajectories: readonly Trajectory[]) => void | Promise<void>;
 }
 
+/**
+ * The largest protocol `ragen eval` (and the playground) will play, checked before any work: a typo such as
+ * `--k 9007199254740991` is refused in one line instead of running for ever. Seeds stay below 2^31 so that every
+ * env's generator and the sampler take them as they are.
+ */
+export const PROTOCOL_LIMITS = {
+  /** Initial states per suite (RAGEN validates on 256). */
+  episodes: 100_000,
+  /** Rollouts per seed (pass@k). */
+  k: 1_000,
+  /** Episodes (seeds x rollouts) per suite. */
+  episodesTimesK: 1_000_000,
+  /** Episodes per generate batch. */
+  batchSize: 4_096,
+  /** Largest seed: baseSeed + episodes - 1 and the sampling seed. */
+  seed: 2 ** 31 - 1,
+  /** Largest sampling temperature. */
+  temperature: 100,
+} as const;
+
 export function checkProtocol(p: EvalProtocol): void {
-  const positive = (v: number, name: string) => {
-    if (!Number.isInteger(v) || v < 1) throw new Error(`eval protocol: ${name} must be a positive integer, got ${v}`);
+  const L = PROTOCOL_LIMITS;
+  const integer = (v: number, name: string, min: number, max: number) => {
+    const range = min === 1 ? `a positive integer at most ${max}` : `an integer from ${min} to ${max}`;
+    if (!Number.isInteger(v) || v < min || v > max) throw new Error(`eval protocol: ${name} must be ${range}, got ${v}`);
   };
-  positive(p.episodes, 'episodes');
-  positive(p.k, 'k');
-  positive(p.batchSize, 'batchSize');
-  if (!Number.isSafeInteger(p.baseSeed) || p.baseSeed < 0) throw new Error(`eval protocol: baseSeed must be an integer >= 0, got ${p.baseSeed}`);
-  if (!Number.isSafeInteger(p.seed) || p.seed < 0) throw new Error(`eval protocol: seed must be an integer >= 0, got ${p.seed}`);
-  if (!(p.temperature === 0 || (p.temperature >= MIN_TEMPERATURE && Number.isFinite(p.temperature)))) {
-    throw new Error(`eval protocol: temperature must be 0 (greedy) or at least ${MIN_TEMPERATURE}, got ${p.temperature}`);
+  integer(p.episodes, 'episodes', 1, L.episodes);
+  integer(p.k, 'k', 1, L.k);
+  integer(p.batchSize, 'batchSize', 1, L.batchSize);
+  integer(p.baseSeed, 'baseSeed', 0, L.seed);
+  integer(p.seed, 'seed', 0, L.seed);
+  if (p.episodes * p.k > L.episodesTimesK) {
+    throw new Error(`eval protocol: episodes x k must be at most ${L.episodesTimesK} per suite, got ${p.episodes} x ${p.k}`);
+  }
+  if (p.baseSeed + p.episodes - 1 > L.seed) {
+    throw new Error(`eval protocol: the last seed (baseSeed ${p.baseSeed} + episodes ${p.episodes} - 1) must be at most ${L.seed}`);
+  }
+  if (!(p.temperature === 0 || (p.temperature >= MIN_TEMPERATURE && p.temperature <= L.temperature))) {
+    throw new Error(`eval protocol: temperature must be 0 (greedy) or from ${MIN_TEMPERATURE} to ${L.temperature}, got ${p.temperature}`);
   }
 }
 

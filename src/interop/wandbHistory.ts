@@ -35,7 +35,16 @@ export interface ImportedHistory {
   renamed: Record<string, string>;
   /** Column -> why it was not imported. */
   dropped: Record<string, string>;
+  /**
+   * What was imported but changed, column (or step) -> why: a step logged twice with different values (the later
+   * row is kept, as W&B shows it), infinite values (metrics.jsonl stores every non-finite number as null, "no
+   * value"), a column with no finite value at all (kept, all null).
+   */
+  notes: Record<string, string>;
 }
+
+/** History rows are objects of numbers: nesting deeper than this is not a history export (and would overflow). */
+const MAX_JSON_DEPTH = 16;
 
 type Cell = unknown;
 
@@ -74,26 +83,72 @@ export function parseWandbHistory(fileName: string, text: string): ImportedHisto
       }
       values.push(v);
     }
-    if (bad !== undefined) dropped[c] = `not numeric (e.g. ${JSON.stringify(bad).slice(0, 40)})`;
+    if (bad !== undefined) dropped[c] = `not numeric (e.g. ${clipped(bad)})`;
     else numbers.set(c, values);
   }
   const renamed: Record<string, string> = {};
   for (const c of numbers.keys()) if (keyOf(c) !== c.slice(prefix.length)) renamed[c.slice(prefix.length)] = keyOf(c);
 
+  const notes: Record<string, string> = {};
+  for (const [c, values] of numbers) {
+    const infinite = values.filter((v) => v === Infinity || v === -Infinity).length;
+    const present = values.filter((v) => v !== undefined);
+    if (present.length > 0 && present.every((v) => !Number.isFinite(v))) notes[c] = `no finite value (${present.length} NaN or infinite): imported as null in every row`;
+    else if (infinite > 0) notes[c] = `${infinite} infinite value(s) imported as null (metrics.jsonl has no infinity)`;
+  }
+
   const byStep = new Map<number, MetricRow>();
+  const conflicts = new Map<number, Set<string>>();
   records.forEach((r, i) => {
     const step = toNumber(r[stepColumn]);
     if (step === undefined) return; // a row W&B wrote without a step (e.g. summary-only): nothing to plot
-    if (step === 'bad' || !Number.isInteger(step) || step < 0) {
-      throw new Error(`${fileName}: row ${i + 1} has step ${JSON.stringify(r[stepColumn])}, not a non-negative integer`);
+    if (step === 'bad' || !Number.isSafeInteger(step) || step < 0) {
+      throw new Error(`${fileName}: row ${i + 1} has step ${clipped(r[stepColumn])}, not a non-negative integer (at most ${Number.MAX_SAFE_INTEGER})`);
     }
     const row = byStep.get(step) ?? { step };
-    for (const [c, values] of numbers) if (values[i] !== undefined) row[keyOf(c)] = values[i]!;
+    for (const [c, values] of numbers) {
+      const v = values[i];
+      if (v === undefined) continue;
+      const key = keyOf(c);
+      const before = row[key];
+      if (typeof before === 'number' && !Object.is(before, v)) conflicts.set(step, (conflicts.get(step) ?? new Set()).add(key));
+      row[key] = v;
+    }
     byStep.set(step, row); // W&B may split one step over several rows: merge them
   });
+  if (conflicts.size > 0) {
+    const steps = [...conflicts.keys()].sort((a, b) => a - b);
+    const shown = steps.length > 5 ? `${steps.slice(0, 5).join(', ')}, …` : steps.join(', ');
+    notes._step = `${steps.length} step(s) logged twice with different values (${shown}; e.g. ${[...conflicts.get(steps[0])!].slice(0, 3).join(', ')}): the later row was kept`;
+  }
   const rows = [...byStep.values()].sort((a, b) => a.step - b.step);
   if (rows.length === 0) throw new Error(`${fileName}: no row has a step`);
-  return { rows, stepColumn, renamed, dropped };
+  return { rows, stepColumn, renamed, dropped, notes };
+}
+
+/** A cell as shown in an error: its JSON, at most 40 characters. */
+function clipped(v: Cell): string {
+  const text = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+/** The deepest nesting of brackets in JSON text (strings skipped), stopping once it passes `limit`. */
+function jsonDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (ch === '\\') i++;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '[' || ch === '{') {
+      deepest = Math.max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (ch === ']' || ch === '}') depth--;
+  }
+  return deepest;
 }
 
 /** A cell as a number; undefined = empty; 'bad' = not a number. */
@@ -122,15 +177,21 @@ function csvRecords(fileName: string, text: string): Record<string, Cell>[] {
   });
 }
 
+// Python's json writes NaN / Infinity as bare words, which JSON.parse refuses: they become strings, which toNumber
+// reads back as NaN / ±Infinity (null would make a NaN column vanish as if it were empty).
+const BARE_NON_FINITE = /([:[,]\s*)(-?Infinity|NaN)(?=\s*[,\]}])/g;
+
 function jsonRecords(fileName: string, text: string): Record<string, Cell>[] {
   const trimmed = text.trim();
+  if (jsonDepth(trimmed, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw new Error(`${fileName}: JSON nested deeper than ${MAX_JSON_DEPTH} levels: a history export holds rows of numbers`);
+  }
   let value: unknown;
   try {
     value = JSON.parse(trimmed);
   } catch {
     try {
-      // Python's json writes NaN / Infinity as bare words, which JSON.parse refuses.
-      value = JSON.parse(trimmed.replace(/([:[,]\s*)(-?Infinity|NaN)(?=\s*[,\]}])/g, '$1null'));
+      value = JSON.parse(trimmed.replace(BARE_NON_FINITE, '$1"$2"'));
     } catch {
       value = undefined;
     }
@@ -138,7 +199,7 @@ function jsonRecords(fileName: string, text: string): Record<string, Cell>[] {
   if (value === undefined) {
     // JSON lines (wandb-history.jsonl): one object per line.
     try {
-      return parseJsonl(trimmed.replace(/([:[,]\s*)(-?Infinity|NaN)(?=\s*[,\]}])/g, '$1null'), fileName).records;
+      return parseJsonl(trimmed.replace(BARE_NON_FINITE, '$1"$2"'), fileName).records;
     } catch (err) {
       throw new Error(`${fileName}: neither JSON nor JSON lines (${(err as Error).message})`);
     }

@@ -201,6 +201,7 @@ export function loadCheckpointFiles(files: Record<string, Uint8Array>): LoadedCh
     }
   }
   const unusedWeights = Object.keys(tensors).filter((k) => !(k in expected)).sort();
+  assertNoExtraLayers(unusedWeights, config.num_hidden_layers);
 
   const tokenizerConfig = files['tokenizer_config.json'] ? readJSON(files, 'tokenizer_config.json') : undefined;
   let tokenizer: Tokenizer;
@@ -228,6 +229,26 @@ export function loadCheckpointFiles(files: Record<string, Uint8Array>): LoadedCh
     throw err;
   }
   return { config, weights, tokenizer, valueHead, generationConfig, unusedWeights };
+}
+
+/**
+ * Weights of decoder layers beyond config.json's num_hidden_layers mean the config does not describe these weights
+ * (say 1 layer over a 2-layer model): loading would silently run a different, truncated model. Every shape of the
+ * layers it names was checked against the config already; this refuses the layers it does not name.
+ */
+function assertNoExtraLayers(unused: readonly string[], numLayers: number): void {
+  const extra = new Set<number>();
+  for (const name of unused) {
+    const m = /^model\.layers\.(\d+)\./.exec(name);
+    if (m && Number(m[1]) >= numLayers && !name.endsWith('rotary_emb.inv_freq')) extra.add(Number(m[1]));
+  }
+  if (extra.size > 0) {
+    const layers = [...extra].sort((a, b) => a - b);
+    throw new Error(
+      `checkpoint: config.json says num_hidden_layers ${numLayers} but model.safetensors also holds layer${layers.length > 1 ? 's' : ''} ` +
+        `${layers.join(', ')} (${numLayers + layers.length} in all?): the config does not describe these weights`,
+    );
+  }
 }
 
 /** model.safetensors, or the shards named by model.safetensors.index.json (as larger Hub models ship). */

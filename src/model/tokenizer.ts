@@ -131,6 +131,19 @@ export class Tokenizer {
   }
 }
 
+/**
+ * The two token ids a chat policy cannot do without: `<|im_end|>`, where every response stops (RAGEN's chat
+ * template), and the pad token of batched generation. Throws naming the missing one; commands call it on a
+ * checkpoint's tokenizer before any work, the sampler again when it starts.
+ */
+export function chatTokenIds(tokenizer: Tokenizer): { imEnd: number; pad: number } {
+  const imEnd = tokenizer.tokenId('<|im_end|>');
+  const pad = tokenizer.padTokenId;
+  if (imEnd === undefined) throw new Error('the tokenizer has no <|im_end|> token (the chat template needs it)');
+  if (pad === undefined) throw new Error('the tokenizer has no pad token (tokenizer_config.json pad_token)');
+  return { imEnd, pad };
+}
+
 /** Options of the tiny byte-level BPE builder. */
 export interface TinyTokenizerOptions {
   /** Total number of ids: 256 byte tokens + learned merges + special tokens. Merges stop earlier when no pair

@@ -9,6 +9,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { processAlive } from './safeWrite';
 
 export const LOCK_FILE = '.ragen.lock';
 
@@ -20,16 +21,6 @@ interface LockOwner {
 
 /** Thrown when another live process holds the lock; the message names it and the lock file. */
 export class RunLockedError extends Error {}
-
-/** True when a process with this pid exists on this machine (EPERM: it exists but belongs to someone else). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function readOwner(file: string): LockOwner | null {
   try {
@@ -43,6 +34,23 @@ function readOwner(file: string): LockOwner | null {
 /** A lock is stale when its owner ran on this host and is gone; a lock from another host is never taken over. */
 function isStale(owner: LockOwner | null): boolean {
   return owner === null || (owner.host === os.hostname() && !processAlive(owner.pid));
+}
+
+/**
+ * Throws RunLockedError naming the live process that holds the lock of `runDir`, if one does: lets a command say
+ * "in use by pid N" before it judges anything else in a directory another run is still writing. Takes nothing.
+ */
+export function assertNotLocked(runDir: string): void {
+  const owner = readOwner(path.join(runDir, LOCK_FILE));
+  if (owner !== null && !isStale(owner)) throw new RunLockedError(inUseMessage(runDir, owner));
+}
+
+/** The one line naming who holds a run directory. */
+function inUseMessage(runDir: string, owner: LockOwner): string {
+  return (
+    `${runDir} is in use by another ragen process (pid ${owner.pid} on ${owner.host}, since ${owner.started}); ` +
+    `wait for it to finish, or delete ${path.join(runDir, LOCK_FILE)} if that process is gone`
+  );
 }
 
 export interface RunLock {
@@ -74,10 +82,7 @@ export function acquireRunLock(runDir: string): RunLock {
     }
     const owner = readOwner(file);
     if (!isStale(owner)) {
-      throw new RunLockedError(
-        `${runDir} is in use by another ragen process (pid ${owner!.pid} on ${owner!.host}, since ${owner!.started}); ` +
-          `wait for it to finish, or delete ${file} if that process is gone`,
-      );
+      throw new RunLockedError(inUseMessage(runDir, owner!));
     }
     takeOverStale(file, owner);
   }

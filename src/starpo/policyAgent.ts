@@ -4,7 +4,7 @@
 import type { GenerateFn } from '../agent/index';
 import { GenerationSession } from '../model/generate';
 import type { Qwen2Model } from '../model/qwen2';
-import type { Tokenizer } from '../model/tokenizer';
+import { chatTokenIds, type Tokenizer } from '../model/tokenizer';
 
 /**
  * Stop strings of every rollout: RAGEN stops at `<|im_end|>`; `</answer>` ends the format (anything after it is
@@ -44,10 +44,13 @@ export interface PolicyAgentOptions {
  * dialogue (GenerationSession); `release()` frees it. The model must not change during a rollout batch.
  */
 export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: PolicyAgentOptions): GenerateFn {
-  const imEnd = tokenizer.tokenId('<|im_end|>');
-  const pad = tokenizer.padTokenId;
-  if (imEnd === undefined) throw new Error('policyGenerateFn: the tokenizer has no <|im_end|> token (the chat template needs it)');
-  if (pad === undefined) throw new Error('policyGenerateFn: the tokenizer has no pad token (tokenizer_config.json pad_token)');
+  let imEnd: number;
+  let pad: number;
+  try {
+    ({ imEnd, pad } = chatTokenIds(tokenizer));
+  } catch (err) {
+    throw new Error(`policyGenerateFn: ${(err as Error).message}`);
+  }
   const maxBatch = opts.maxBatchSize ?? Infinity;
   if (!(maxBatch >= 1)) throw new Error(`policyGenerateFn: maxBatchSize must be at least 1, got ${opts.maxBatchSize}`);
   let call = 0;

@@ -22,8 +22,15 @@ function typeName(schema: AnySchema): string {
       return `${typeName(def.innerType!)} | null`;
     case 'optional':
       return `${typeName(def.innerType!)} (optional)`;
-    case 'number':
-      return (schema as unknown as { isInt?: boolean }).isInt ? 'integer' : 'number';
+    case 'number': {
+      // With its range, so that docs/config.md documents every bound of the schema (./limits.ts).
+      const n = schema as unknown as { isInt?: boolean; minValue?: number | null; maxValue?: number | null };
+      const kind = n.isInt ? 'integer' : 'number';
+      const shown = (v: number | null | undefined) => (v === undefined || v === null || !Number.isFinite(v) || Math.abs(v) >= Number.MAX_SAFE_INTEGER ? null : v);
+      const [min, max] = [shown(n.minValue), shown(n.maxValue)];
+      if (max === null) return min === null ? kind : `${kind} ≥ ${min}`;
+      return `${kind} ${min === null ? '≤' : `${min} …`} ${max}`;
+    }
     case 'enum':
       return Object.values(def.entries!).map((v) => `'${v}'`).join(' | ');
     case 'tuple':

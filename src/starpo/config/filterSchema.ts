@@ -4,6 +4,7 @@
 // (which runs the filter) can take its types and checks from here while the config's cross-field rules
 // (./checks.ts) call filter.ts: no import runs in a circle.
 import { z } from 'zod';
+import { CONFIG_LIMITS } from './limits';
 
 export const FilterSchema = z.strictObject({
   strategy: z
@@ -30,6 +31,7 @@ export const FilterSchema = z.strictObject({
   value: z
     .number()
     .positive()
+    .max(CONFIG_LIMITS.real)
     .describe(
       'v2 strategies only: top_p mass (≥ 1 keeps all), top_k fraction of groups, top_k_abs group count, min_p ratio ' +
         'to the best score (RAGEN-2 `rollout_filter_value`, 1.0).',
@@ -40,7 +42,7 @@ export const FilterSchema = z.strictObject({
   topPProbMode: z
     .enum(['linear', 'softmax'])
     .describe("v2 top_p only: cumulative share of the raw scores ('linear') or of their softmax (RAGEN-2 `rollout_filter_top_p_prob_mode`, linear)."),
-  selectionEps: z.number().min(0).describe('v2 linear top_p only: the threshold is value·Σscores − eps (RAGEN-2 `rollout_filter_selection_eps`, 0.01).'),
+  selectionEps: z.number().min(0).max(CONFIG_LIMITS.real).describe('v2 linear top_p only: the threshold is value·Σscores − eps (RAGEN-2 `rollout_filter_selection_eps`, 0.01).'),
   metric: z
     .enum(['reward_variance', 'reward', 'reward_sum', 'entropy', 'entropy_variance', 'length'])
     .describe(

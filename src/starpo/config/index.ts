@@ -2,6 +2,7 @@
 //
 // The browser worker and the Node CLI build the same Trainer from the same RunConfig, so this folder is pure
 // TypeScript (zod + yaml, no tfjs, no fs). One job per file:
+//   * limits.ts: CONFIG_LIMITS, the upper bound of every number of the config;
 //   * schema.ts: the zod schema, one section per part of RAGEN; every field says what it means, its unit, RAGEN's
 //     default and the RAGEN / veRL key it maps to (filterSchema.ts holds the `filter` section, shared with filter.ts);
 //   * defaults.ts: defaultRunConfig(), RAGEN v1's config/base.yaml merged with veRL's defaults (spec §5.1), i.e.
@@ -16,9 +17,10 @@
 export { agentFormatFromConfig, customBoardBlock, customBoardEnvGroups, envBlocks, envGroupsConfig, trainedTags } from './agent';
 export { RunConfigSchema, assertRunnable, configWarnings } from './checks';
 export { defaultRunConfig } from './defaults';
+export { CONFIG_LIMITS } from './limits';
 export { configDifferences, describeConfig, renderConfigDoc, type ConfigDocRow } from './docs';
 export { ConfigError, didYouMean } from './messages';
-export { applyOverrides, checkConfigShape, loadConfigText, mergeConfigInput, parseRunConfig, readConfigText } from './parse';
+export { applyOverrides, shownOverride, checkConfigShape, loadConfigText, mergeConfigInput, parseRunConfig, readConfigText } from './parse';
 export {
   KL_ESTIMATORS,
   LOSS_AGG_MODES,

@@ -174,24 +174,24 @@ export function applyOverrides(config: RunConfig | RunConfigInput, overrides: re
     } catch {
       value = raw;
     }
-    checkConfigShape(value, `--set ${override}`);
+    checkConfigShape(value, `--set ${shownOverride(override)}`);
     out = setAtPath(out, path, value, override);
   }
-  return parseRunConfig(out, overrides.length ? `--set ${overrides.join(' ')}` : undefined);
+  return parseRunConfig(out, overrides.length ? `--set ${overrides.map(shownOverride).join(' ')}` : undefined);
 }
 
 function checkOverridePath(path: string[], override: string): void {
   let schema: AnySchema = RunConfigSchema;
   for (let i = 0; i < path.length; i++) {
     const segment = path[i];
-    if (segment === '__proto__') throw new ConfigError(`config key '${path.slice(0, i + 1).join('.')}' in --set ${override} is not allowed`, []);
+    if (segment === '__proto__') throw new ConfigError(`config key '${path.slice(0, i + 1).join('.')}' in --set ${shownOverride(override)} is not allowed`, []);
     const child = childSchema(schema, segment);
     if (!child) {
       const parent = path.slice(0, i).join('.');
       const shape = objectShapeAt(path.slice(0, i));
       const valid = shape ? Object.keys(shape) : [];
       const what = valid.length ? `valid keys${parent ? ` under '${parent}'` : ''}: ${valid.join(', ')}` : `'${parent}' has no sub-keys`;
-      throw new ConfigError(`unknown config key '${path.slice(0, i + 1).join('.')}' in --set ${override}${didYouMean(segment, valid)}; ${what}`, []);
+      throw new ConfigError(`unknown config key '${path.slice(0, i + 1).join('.')}' in --set ${shownOverride(override)}${didYouMean(segment, valid)}; ${what}`, []);
     }
     schema = child;
   }
@@ -204,7 +204,7 @@ function setAtPath(root: Record<string, unknown>, path: string[], value: unknown
     const segment = path[i];
     if (Array.isArray(container) && Number(segment) >= container.length) {
       throw new ConfigError(
-        `cannot apply --set ${override}: index ${segment} is past the end of '${path.slice(0, i).join('.')}' (length ${container.length})`,
+        `cannot apply --set ${shownOverride(override)}: index ${segment} is past the end of '${path.slice(0, i).join('.')}' (length ${container.length})`,
         [],
       );
     }
@@ -217,8 +217,15 @@ function setAtPath(root: Record<string, unknown>, path: string[], value: unknown
     if (container[segment] === undefined) container[segment] = {};
     node = container[segment];
     if (typeof node !== 'object' || node === null) {
-      throw new ConfigError(`cannot apply --set ${override}: '${path.slice(0, i + 1).join('.')}' is ${describeValue(node)}, not a section`, []);
+      throw new ConfigError(`cannot apply --set ${shownOverride(override)}: '${path.slice(0, i + 1).join('.')}' is ${describeValue(node)}, not a section`, []);
     }
   }
   return root;
+}
+
+/** An override as an error shows it: its key and at most 60 characters of its value (a map can be 10 KB). */
+export function shownOverride(override: string): string {
+  const eq = override.indexOf('=');
+  const value = eq < 0 ? '' : override.slice(eq + 1);
+  return value.length <= 60 ? override : `${override.slice(0, eq + 1)}${value.slice(0, 57)}... (${value.length} characters)`;
 }

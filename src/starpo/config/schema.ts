@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ENV_TAGS } from '../../../envs/index';
 import { BACKEND_CHOICES } from '../../model/backendNames';
 import { LORA_TARGET_MODULES, MIN_TEMPERATURE } from '../../model/config';
+import { CONFIG_LIMITS } from './limits';
 import { FilterSchema } from './filterSchema';
 
 /** veRL's `loss_agg_mode`s: how per-token losses become one number (each is explained at losses.ts aggregateLoss). */
@@ -19,20 +20,22 @@ export type LossAggMode = (typeof LOSS_AGG_MODES)[number];
 export const KL_ESTIMATORS = ['kl', 'abs', 'mse', 'low_var_kl'] as const;
 export type KlEstimator = (typeof KL_ESTIMATORS)[number];
 
-const positiveInt = () => z.int().min(1);
-const nonNegativeInt = () => z.int().min(0);
+const L = CONFIG_LIMITS;
+
+const positiveInt = (max: number = L.count) => z.int().min(1).max(max);
+const nonNegativeInt = (max: number = L.count) => z.int().min(0).max(max);
 const probability = () => z.number().min(0).max(1);
 
 /** Shape of a freshly initialised tiny Qwen2-style model (vocabulary size comes from the tokenizer). */
 const TinyModelSchema = z.strictObject({
-  hiddenSize: positiveInt().describe('Width of the residual stream (HF `hidden_size`; Qwen2.5-0.5B: 896).'),
-  numLayers: positiveInt().describe('Decoder layers (HF `num_hidden_layers`; Qwen2.5-0.5B: 24).'),
-  numHeads: positiveInt().describe('Query heads (HF `num_attention_heads`; Qwen2.5-0.5B: 14). Must divide hiddenSize.'),
-  numKvHeads: positiveInt().describe(
+  hiddenSize: positiveInt(L.width).describe('Width of the residual stream (HF `hidden_size`; Qwen2.5-0.5B: 896).'),
+  numLayers: positiveInt(1_000).describe('Decoder layers (HF `num_hidden_layers`; Qwen2.5-0.5B: 24).'),
+  numHeads: positiveInt(1_024).describe('Query heads (HF `num_attention_heads`; Qwen2.5-0.5B: 14). Must divide hiddenSize.'),
+  numKvHeads: positiveInt(1_024).describe(
     'Key/value heads of grouped-query attention (HF `num_key_value_heads`; Qwen2.5-0.5B: 2). Must divide numHeads.',
   ),
-  intermediateSize: positiveInt().describe('Inner width of the SwiGLU MLP (HF `intermediate_size`; Qwen2.5-0.5B: 4864).'),
-  ropeTheta: z.number().positive().describe('Rotary embedding base (HF `rope_theta`; Qwen2.5: 1000000).'),
+  intermediateSize: positiveInt(L.width * 4).describe('Inner width of the SwiGLU MLP (HF `intermediate_size`; Qwen2.5-0.5B: 4864).'),
+  ropeTheta: z.number().positive().max(1e12).describe('Rotary embedding base (HF `rope_theta`; Qwen2.5: 1000000).'),
   maxPositions: positiveInt().describe(
     'Longest sequence in tokens, prompt and all turns together (HF `max_position_embeddings`; RAGEN `max_model_len` 3600).',
   ),
@@ -103,10 +106,12 @@ const EnvBlockSchema = z.strictObject({
       "Env config, camelCase of RAGEN's `custom_envs.<Tag>.env_config` (e.g. Sokoban `dimRoom`, `numBoxes`; FrozenLake " +
         "`size`, `p`, `successRate`; both `observationFormat`: 'grid', 'coord' or 'grid_coord', RAGEN-2's " +
         '`observation_format`; Bandit arm names/scores). Omitted = the tag\'s RAGEN defaults. Checked by the env ' +
-        'before any work, with one trial reset: rooms and maps at most 20 cells a side, a `level` must be solvable, ' +
-        'a `map` must have a path, and the generator must manage to build a level from the config.',
+        'before any work, with one trial reset: rooms and maps at most 20 cells a side, Sokoban `numBoxes` ≤ 50, ' +
+        '`searchDepth` ≤ 1000, `maxSteps` ≤ 10000, Bandit scores within ±10⁶; a `level` must be solvable, a `map` must ' +
+        'have a path, and the generator must build a level within its search budget (a few seconds; a big room with ' +
+        'many boxes fails with an error saying so).',
     ),
-  maxActionsPerTraj: positiveInt()
+  maxActionsPerTraj: positiveInt(L.actions)
     .optional()
     .describe('Primitive-action budget per episode for this block (RAGEN `custom_envs.<Tag>.max_actions_per_traj`). Omitted = agent.maxActionsPerTraj, else the tag\'s default.'),
   maxTokens: positiveInt()
@@ -123,21 +128,21 @@ const AgentSchema = z.strictObject({
     .array(EnvBlockSchema)
     .min(1)
     .describe('Validation env blocks (RAGEN `es_manager.val.env_configs`; default SimpleSokoban × 256).'),
-  envGroups: positiveInt().describe(
+  envGroups: positiveInt(100_000).describe(
     'P: env groups per training step, i.e. distinct initial states (RAGEN `es_manager.train.env_groups`, 8).',
   ),
-  groupSize: positiveInt().describe(
+  groupSize: positiveInt(10_000).describe(
     'N: rollouts per env group, all reset with the same seed (RAGEN `es_manager.train.group_size`, 16). P × N ' +
       'trajectories per step.',
   ),
-  valGroups: positiveInt().describe('Validation env groups = fixed initial states, seeds seedVal … seedVal+valGroups−1 (RAGEN `es_manager.val.env_groups`, 256).'),
-  valGroupSize: positiveInt().describe('Rollouts per validation group (RAGEN `es_manager.val.group_size`, 1).'),
-  maxTurn: positiveInt().describe('K: most turns (LLM calls) per episode (RAGEN `agent_proxy.max_turn`, 5; Bandit 1).'),
-  maxActionsPerTurn: positiveInt().describe(
+  valGroups: positiveInt(100_000).describe('Validation env groups = fixed initial states, seeds seedVal … seedVal+valGroups−1 (RAGEN `es_manager.val.env_groups`, 256).'),
+  valGroupSize: positiveInt(1_000).describe('Rollouts per validation group (RAGEN `es_manager.val.group_size`, 1).'),
+  maxTurn: positiveInt(L.turns).describe('K: most turns (LLM calls) per episode (RAGEN `agent_proxy.max_turn`, 5; Bandit 1).'),
+  maxActionsPerTurn: positiveInt(L.actions).describe(
     'Most primitive actions kept from one answer (split on actionSep); extra ones are dropped (RAGEN ' +
       '`agent_proxy.max_actions_per_turn`, 5; v2: 2).',
   ),
-  maxActionsPerTraj: positiveInt()
+  maxActionsPerTraj: positiveInt(L.actions)
     .nullable()
     .describe(
       'Primitive-action budget per episode for every block without its own (RAGEN `custom_envs.<Tag>.max_actions_per_traj`). ' +
@@ -146,6 +151,7 @@ const AgentSchema = z.strictObject({
   actionSep: z.string().min(1).describe('Separator between actions in an answer (RAGEN `agent_proxy.action_sep`, `||`).'),
   formatPenalty: z
     .number()
+    .min(-L.real)
     .max(0)
     .describe(
       'Added to the trajectory reward once per turn whose answer was malformed or held an invalid action (RAGEN ' +
@@ -153,6 +159,7 @@ const AgentSchema = z.strictObject({
     ),
   maxContextWindow: z
     .int()
+    .max(L.turns)
     .refine((v) => v === -1 || v >= 1, 'must be -1 (full history) or at least 1')
     .describe(
       'Render only the last k history records (turns) in the prompt; −1 = the full history (RAGEN ' +
@@ -175,13 +182,13 @@ const AgentSchema = z.strictObject({
         'whole env groups, and mini-batches count samples (a step makes more optimizer steps). With maxContextWindow ' +
         '1 every sample is one observation and one answer: short sequences, the same prompt shape in every turn.',
     ),
-  seedTrain: nonNegativeInt()
+  seedTrain: nonNegativeInt(L.seed)
     .nullable()
     .describe(
       'Base seed of training resets: reset k gives group i the seed seedTrain + envGroups·k + i (RAGEN `seed.train`, ' +
         '10000). null = a random base seed per reset, as RAGEN without a seed.',
     ),
-  seedVal: nonNegativeInt().describe('Base seed of the fixed validation set (RAGEN `seed.val`, 123 → seeds 123…378).'),
+  seedVal: nonNegativeInt(L.seed).describe('Base seed of the fixed validation set (RAGEN `seed.val`, 123 → seeds 123…378).'),
   banditPerInstanceSeed: z
     .boolean()
     .describe(
@@ -194,6 +201,7 @@ const RolloutSchema = z.strictObject({
   temperature: z
     .number()
     .min(MIN_TEMPERATURE)
+    .max(L.temperature)
     .describe(
       `Sampling temperature of training rollouts, at least ${MIN_TEMPERATURE}; the update scores the actor and the reference ` +
         'at it too, as veRL does (RAGEN `actor_rollout_ref.rollout.temperature`, 1.0).',
@@ -201,6 +209,7 @@ const RolloutSchema = z.strictObject({
   topP: z.number().gt(0).max(1).describe('Nucleus sampling mass; 1 = off (RAGEN `actor_rollout_ref.rollout.top_p`, 1.0).'),
   topK: z
     .int()
+    .max(L.count)
     .refine((v) => v === -1 || v >= 1, 'must be -1 (off) or at least 1')
     .describe('Sample among the k most likely tokens; −1 = off (RAGEN `actor_rollout_ref.rollout.top_k`, −1).'),
   maxNewTokens: positiveInt().describe(
@@ -210,6 +219,7 @@ const RolloutSchema = z.strictObject({
   valTemperature: z
     .number()
     .min(MIN_TEMPERATURE)
+    .max(L.temperature)
     .describe(
       `Temperature of validation rollouts, at least ${MIN_TEMPERATURE}; greedy validation is valDoSample false ` +
         '(RAGEN `actor_rollout_ref.rollout.val_kwargs.temperature`, 0.5).',
@@ -263,6 +273,7 @@ const AlgorithmSchema = z.strictObject({
       weight: z
         .number()
         .min(0)
+        .max(L.real)
         .describe(
           "ω: each turn sample's advantage is the episode-level GRPO advantage plus ω × its step-level advantage; 0 = " +
             'off (plain GRPO). Needs advEstimator grpo and agent.contextWindowMode single_turn (GiGPO uses 1.0).',
@@ -292,6 +303,7 @@ const AlgorithmSchema = z.strictObject({
   klCoef: z
     .number()
     .min(0)
+    .max(L.real)
     .describe('Coefficient β of the in-reward KL penalty, fixed controller (RAGEN `algorithm.kl_ctrl.kl_coef`, 0.0; vanilla 0.001).'),
   klEstimator: z
     .enum(KL_ESTIMATORS)
@@ -304,10 +316,10 @@ const betas = () =>
     .describe('AdamW (β1, β2) (veRL optim default [0.9, 0.999]).');
 
 const ActorSchema = z.strictObject({
-  lr: z.number().positive().describe('AdamW learning rate of the policy, constant, no warm-up (RAGEN `actor_rollout_ref.actor.optim.lr`, 1e−6).'),
+  lr: z.number().positive().max(1).describe('AdamW learning rate of the policy, constant, no warm-up (RAGEN `actor_rollout_ref.actor.optim.lr`, 1e−6).'),
   betas: betas(),
-  weightDecay: z.number().min(0).describe('AdamW decoupled weight decay (veRL `actor.optim.weight_decay`, 0.01).'),
-  gradClip: z.number().positive().describe('Clip the global gradient norm to this; a non-finite norm skips the step (RAGEN `actor_rollout_ref.actor.grad_clip`, 1.0).'),
+  weightDecay: z.number().min(0).max(1).describe('AdamW decoupled weight decay (veRL `actor.optim.weight_decay`, 0.01).'),
+  gradClip: z.number().positive().max(L.real).describe('Clip the global gradient norm to this; a non-finite norm skips the step (RAGEN `actor_rollout_ref.actor.grad_clip`, 1.0).'),
   clipRatioLow: z
     .number()
     .positive()
@@ -316,6 +328,7 @@ const ActorSchema = z.strictObject({
   clipRatioHigh: z
     .number()
     .positive()
+    .max(L.real)
     .describe(
       'ε_high: clipped above at 1 + ε_high; StarPO-S "clip-higher" 0.28, vanilla StarPO 0.2 (RAGEN ' +
         '`actor_rollout_ref.actor.clip_ratio_high`, 0.28).',
@@ -323,10 +336,11 @@ const ActorSchema = z.strictObject({
   clipRatioC: z
     .number()
     .gt(1)
+    .max(L.real)
     .describe('Dual-clip constant c (> 1): for A < 0 the token loss is capped at −A·c (RAGEN `actor_rollout_ref.actor.clip_ratio_c`, 3.0).'),
-  entropyCoeff: z.number().min(0).describe('Entropy bonus: actor loss = pg_loss − coeff·entropy (RAGEN `actor_rollout_ref.actor.entropy_coeff`, 0.001).'),
+  entropyCoeff: z.number().min(0).max(L.real).describe('Entropy bonus: actor loss = pg_loss − coeff·entropy (RAGEN `actor_rollout_ref.actor.entropy_coeff`, 0.001).'),
   useKlLoss: z.boolean().describe('Add a KL(π‖π_ref) term to the actor loss, as GRPO runs do (RAGEN `actor_rollout_ref.actor.use_kl_loss`, false).'),
-  klLossCoef: z.number().min(0).describe('Coefficient of that KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_coef`, 0.0; vanilla GRPO 0.001).'),
+  klLossCoef: z.number().min(0).max(L.real).describe('Coefficient of that KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_coef`, 0.0; vanilla GRPO 0.001).'),
   klLossType: z
     .enum(KL_ESTIMATORS)
     .describe('Estimator of the KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_type`, kl).'),
@@ -349,13 +363,14 @@ const ActorSchema = z.strictObject({
 
 const CriticSchema = z
   .strictObject({
-    lr: z.number().positive().describe('AdamW learning rate of the value model (RAGEN `critic.optim.lr`, 1e−5).'),
+    lr: z.number().positive().max(1).describe('AdamW learning rate of the value model (RAGEN `critic.optim.lr`, 1e−5).'),
     betas: betas(),
-    weightDecay: z.number().min(0).describe('AdamW weight decay of the critic (veRL `critic.optim.weight_decay`, 0.01).'),
-    gradClip: z.number().positive().describe('Global gradient-norm clip of the critic (RAGEN `critic.grad_clip`, 1.0).'),
+    weightDecay: z.number().min(0).max(1).describe('AdamW weight decay of the critic (veRL `critic.optim.weight_decay`, 0.01).'),
+    gradClip: z.number().positive().max(L.real).describe('Global gradient-norm clip of the critic (RAGEN `critic.grad_clip`, 1.0).'),
     cliprangeValue: z
       .number()
       .positive()
+      .max(L.real)
       .describe('Value clipping: V is kept within V_old ± this in the clipped value loss (RAGEN `critic.cliprange_value`, 0.5).'),
   })
   .describe('The value model of PPO (advEstimator gae); mini/micro-batching follow the actor. Ignored by grpo.');
@@ -372,10 +387,11 @@ const LoraSchema = z
           'rates 10x with LoRA (base-lora.yaml: actor.lr 1e−5, critic.lr 1e−4): set them too. Checkpoints keep the ' +
           'adapters in PEFT\'s format under adapter/.',
       ),
-    rank: positiveInt().describe('r, the inner width of each adapter (RAGEN `lora.rank`; base-lora.yaml 64).'),
+    rank: positiveInt(L.width).describe('r, the inner width of each adapter (RAGEN `lora.rank`; base-lora.yaml 64).'),
     alpha: z
       .number()
       .positive()
+      .max(L.real)
       .describe('The adapters\' output is scaled by alpha / rank (RAGEN `lora.alpha`; base-lora.yaml 64, base.yaml 16).'),
     targetModules: z
       .array(z.enum(LORA_TARGET_MODULES))
@@ -407,7 +423,7 @@ const TrainerSchema = z.strictObject({
     'Write checkpoints/step-N every k steps and after the last one; 0 = never (RAGEN `trainer.save_freq`, −1 = never).',
   ),
   keepCheckpoints: nonNegativeInt().describe('Keep only the newest k checkpoints; 0 = keep all (RAGEN-2 `max_actor_ckpt_to_keep`, all).'),
-  seed: nonNegativeInt().describe('Seed of model initialisation and token sampling (RAGEN: none; env seeds are agent.seedTrain/seedVal). CLI `--seed`.'),
+  seed: nonNegativeInt(L.seed).describe('Seed of model initialisation and token sampling (RAGEN: none; env seeds are agent.seedTrain/seedVal). CLI `--seed`.'),
   backend: z.enum(BACKEND_CHOICES).describe("tfjs backend; 'auto' = webgpu on a GPU adapter (a software one such as SwiftShader is passed over), else wasm, else cpu, announced (no RAGEN equivalent). CLI `--backend`."),
   logRollouts: nonNegativeInt().describe('Sample trajectories per step written to rollouts.jsonl with their think/answer text (RAGEN logs 20 val generations).'),
 });
@@ -443,7 +459,7 @@ const CollapseSchema = z
         'Sequences per forward pass of the cross-scoring (all with the same prompt); null = actor.ppoMicroBatchSize, ' +
           'which already fits the memory of a training pass (RAGEN-2 `collapse_detection.micro_batch_size`, 128).',
       ),
-    stdEps: z.number().positive().describe('ε in the MI z-score (matched − marginal) / (std(marginal) + ε) (RAGEN-2 `collapse_detection.std_eps`, 1e−3).'),
+    stdEps: z.number().positive().max(1).describe('ε in the MI z-score (matched − marginal) / (std(marginal) + ε) (RAGEN-2 `collapse_detection.std_eps`, 1e−3).'),
     emaDecay: z
       .number()
       .min(0)
@@ -475,7 +491,7 @@ const EchoTrapSchema = z
         "What must be low besides the reward std: entropy or the MI z-score EMA, whichever is known (the paper's early " +
           "warning plus RAGEN-2's template collapse); entropy (the paper's); nothing (RAGEN-2's reward-variance collapse rule).",
       ),
-    gradSpikeFactor: z.number().gt(1).describe('A gradient norm above this multiple of its running median is a spike (collapse confirmed).'),
+    gradSpikeFactor: z.number().gt(1).max(L.real).describe('A gradient norm above this multiple of its running median is a spike (collapse confirmed).'),
     gradMedianWindow: positiveInt().describe('Previous finite gradient norms in that running median.'),
     gradMinHistory: positiveInt().describe('No spike is flagged before this many gradient norms were seen.'),
   })

@@ -38,7 +38,7 @@ describe('makeEnv', () => {
 
   it('a wrongly typed value names the key and what was expected', () => {
     expect(() => makeEnv('SimpleSokoban', { numBoxes: '2' })).toThrow(
-      `SimpleSokoban: config 'numBoxes' must be an integer >= 1, got "2"`,
+      `SimpleSokoban: config 'numBoxes' must be an integer from 1 to 50, got "2"`,
     );
     expect(() => makeEnv('LargerSokoban', { dimRoom: [8] })).toThrow(/'dimRoom' must be \[rows, cols\]/);
     expect(() => makeEnv('LargerSokoban', { dimRoom: [8, 2.5] })).toThrow(/'dimRoom'/);

@@ -154,7 +154,7 @@ describe('ragen eval --seed-start and --trajectories', () => {
     expect(card.protocol.baseSeed).toBe(500);
     const episodes = readEpisodes('lake.jsonl');
     expect(episodes).toHaveLength(card.suites.length * 3);
-    expect(fs.existsSync(path.join(tmp, 'lake.jsonl.partial'))).toBe(false);
+    expect(fs.readdirSync(tmp).filter((n) => n.startsWith('lake.jsonl.'))).toEqual([]); // no temp sibling left
     for (const s of card.suites) {
       const mine = episodes.filter((e) => e.suite === s.suite);
       expect(mine.map((e) => e.seed), s.suite).toEqual([500, 501, 502]);
@@ -226,10 +226,11 @@ describe('ragen eval --seed-start and --trajectories', () => {
     expect(episodes.find((e) => e.suite === 'Bandit-Swapped')!.config).toEqual({ loArmName: 'Dragon', hiArmName: 'Phoenix' });
 
     fs.writeFileSync(path.join(tmp, 'keep.jsonl'), 'what the user had\n');
-    const failed = await ragen('eval', '--checkpoint', 'model-nan', '--preset', 'bandit-tiny', '--backend', 'wasm', '--trajectories', 'keep.jsonl');
+    // --force: the user allows replacing it, but only by a finished evaluation.
+    const failed = await ragen('eval', '--checkpoint', 'model-nan', '--preset', 'bandit-tiny', '--backend', 'wasm', '--trajectories', 'keep.jsonl', '--force');
     expect(failed.code).toBe(2);
     expect(fs.readFileSync(path.join(tmp, 'keep.jsonl'), 'utf8')).toBe('what the user had\n');
-    expect(fs.existsSync(path.join(tmp, 'keep.jsonl.partial'))).toBe(false);
+    expect(fs.readdirSync(tmp).filter((n) => n.startsWith('keep.jsonl.'))).toEqual([]);
   }, 120_000);
 });
 

@@ -39,7 +39,11 @@ describe('parseWandbHistory', () => {
     const records = '[{"_step": 1, "actor/entropy_loss": 0.9, "actor/grad_norm": NaN}, {"_step": 2, "actor/entropy_loss": 0.8, "actor/grad_norm": -Infinity}]';
     const a = parseWandbHistory('h.json', records);
     expect(a.rows[0]['actor/entropy_loss']).toBe(0.9);
-    expect(a.rows[0]['actor/grad_norm']).toBeUndefined(); // NaN written as bare NaN: read as "not logged"
+    // Bare NaN / -Infinity are values (issue 31: they used to read as "not logged", so an all-NaN column vanished);
+    // metrics.jsonl stores both as null, and the import notes the column.
+    expect(a.rows[0]['actor/grad_norm']).toBeNaN();
+    expect(a.rows[1]['actor/grad_norm']).toBe(-Infinity);
+    expect(a.notes['actor/grad_norm']).toMatch(/no finite value/);
     const lines = '{"_step": 1, "actor/pg_loss": 0.1}\n{"_step": 2, "actor/pg_loss": 0.2, "_timestamp": 1}\n';
     expect(parseWandbHistory('wandb-history.jsonl', lines).rows).toEqual([{ step: 1, 'actor/pg_loss': 0.1 }, { step: 2, 'actor/pg_loss': 0.2 }]);
     const table = '{"columns": ["step", "critic/vf_loss"], "data": [[1, 0.5], [2, 0.4]]}';
