@@ -26,6 +26,7 @@ import { generate } from '../model/generate';
 import { Qwen2Model, initQwen2Weights, qwen2WeightShapes } from '../model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
+import { QWEN_SHAPES, type QwenShapeName } from '../model/qwenShapes';
 import { presetConfig } from '../starpo/presets';
 
 /** The fixed work of one measurement. Same numbers on the tfjs and the PyTorch side. */
@@ -39,6 +40,17 @@ export interface ModelWorkload {
   /** More generate() batch sizes to measure, same prompts and new tokens per row ("<shape> generate b<N> tokens/s"):
    *  a rollout generates env groups x group size rows at once (RAGEN's paper step: 8 x 16 = 128). */
   genBatches?: number[];
+}
+
+/** A Qwen2.5 model's sizes as the benches build it: Qwen's config.json (src/model/qwenShapes.ts), random f32 weights. */
+function qwenBenchConfig(shape: QwenShapeName): Qwen2Config {
+  const q = QWEN_SHAPES[shape] as unknown as Qwen2Config;
+  return {
+    model_type: 'qwen2', vocab_size: q.vocab_size, hidden_size: q.hidden_size, intermediate_size: q.intermediate_size,
+    num_hidden_layers: q.num_hidden_layers, num_attention_heads: q.num_attention_heads,
+    num_key_value_heads: q.num_key_value_heads, max_position_embeddings: q.max_position_embeddings,
+    rope_theta: q.rope_theta, rms_norm_eps: q.rms_norm_eps, tie_word_embeddings: q.tie_word_embeddings,
+  };
 }
 
 export interface BenchShape {
@@ -89,22 +101,14 @@ export function benchShape(name: string): BenchShape {
       return {
         name,
         description: 'Qwen2.5-0.5B shape, random weights; batch 1 and short sequences (RAGEN trains 1-4 x ~1-3k tokens)',
-        config: {
-          model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24,
-          num_attention_heads: 14, num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1000000,
-          rms_norm_eps: 1e-6, tie_word_embeddings: true,
-        },
+        config: qwenBenchConfig('qwen2.5-0.5b'),
         workload: { trainBatch: 1, trainSeq: 32, genBatch: 1, promptLen: 32, newTokens: 16, warmup: 1, genBatches: [16, 128] },
       };
     case 'qwen3b':
       return {
         name,
         description: "Qwen2.5-3B shape (RAGEN-2's default model), random weights; for the memory section (with --lora: RAGEN's base-lora.yaml)",
-        config: {
-          model_type: 'qwen2', vocab_size: 151936, hidden_size: 2048, intermediate_size: 11008, num_hidden_layers: 36,
-          num_attention_heads: 16, num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1000000,
-          rms_norm_eps: 1e-6, tie_word_embeddings: true,
-        },
+        config: qwenBenchConfig('qwen2.5-3b'),
         workload: { trainBatch: 1, trainSeq: 32, genBatch: 1, promptLen: 32, newTokens: 16, warmup: 1 },
       };
     default:
