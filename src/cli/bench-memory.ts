@@ -35,6 +35,7 @@ import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
 import { measurePeakMemory } from './bench-model';
+import { FLAG_LIMITS, clip, intFlag, intListFlag } from './flags';
 import { UsageError } from './usage';
 
 /** The phases, in step order (the `phase` field of a row; DESIGN.md). */
@@ -297,13 +298,11 @@ export function parseMemoryOptions(o: { tokens: string; layers?: string; rollout
     Pick<BenchMemoryOptions, 'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing' | 'perVariableAdamW' | 'vocab'> {
   const bt = /^\s*(\d+)\s*x\s*(\d+)\s*$/i.exec(o.tokens);
   if (!bt || Number(bt[1]) < 1 || Number(bt[2]) <= ROLLOUT_NEW_TOKENS + 1) {
-    throw new UsageError(`--tokens must be BxT with B >= 1 and T > ${ROLLOUT_NEW_TOKENS + 1}, e.g. 1x1536; got '${o.tokens}'`);
+    throw new UsageError(`--tokens must be BxT with B >= 1 and T > ${ROLLOUT_NEW_TOKENS + 1}, e.g. 1x1536; got '${clip(o.tokens)}'`);
   }
-  const int = (text: string, what: string) => {
-    if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1) throw new UsageError(`${what} must be integers >= 1, got '${text}'`);
-    return Number(text);
-  };
-  const layers = o.layers === undefined ? undefined : o.layers.split(',').map((x) => int(x, '--layers'));
+  const batch = intFlag(bt[1], '--tokens B', 1, FLAG_LIMITS.benchBatch)!;
+  const seqLen = intFlag(bt[2], '--tokens T', ROLLOUT_NEW_TOKENS + 2, FLAG_LIMITS.benchSeqLen)!;
+  const layers = intListFlag(o.layers, '--layers', 1, FLAG_LIMITS.benchLayers);
   const phases = o.phases === undefined ? undefined : o.phases.split(',').map((x) => x.trim()).filter(Boolean);
   for (const p of phases ?? []) {
     if (!(MEMORY_PHASES as readonly string[]).includes(p)) throw new UsageError(`unknown memory phase '${p}' (expected: ${MEMORY_PHASES.join(', ')})`);
@@ -311,10 +310,10 @@ export function parseMemoryOptions(o: { tokens: string; layers?: string; rollout
   if (o.checkpointing !== 'on' && o.checkpointing !== 'off') throw new UsageError(`--checkpointing must be on or off, got '${o.checkpointing}'`);
   if (o.adamw !== 'auto' && o.adamw !== 'per-variable') throw new UsageError(`--adamw must be auto or per-variable, got '${o.adamw}'`);
   return {
-    batch: Number(bt[1]), seqLen: Number(bt[2]), layers, rollouts: int(o.rollouts, '--rollouts'),
+    batch, seqLen, layers, rollouts: intFlag(o.rollouts, '--rollouts', 1, FLAG_LIMITS.benchBatch)!,
     phases: phases as MemoryPhase[] | undefined, checkpointing: o.checkpointing === 'on',
     perVariableAdamW: o.adamw === 'per-variable' ? true : undefined,
-    ...(o.vocab === undefined ? {} : { vocab: int(o.vocab, '--vocab') }),
+    ...(o.vocab === undefined ? {} : { vocab: intFlag(o.vocab, '--vocab', 2, FLAG_LIMITS.benchVocab) }),
   };
 }
 

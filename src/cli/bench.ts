@@ -12,7 +12,7 @@
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import { checkOutputFile, writeFileAtomic } from '../node/safeWrite';
-import { FLAG_LIMITS, intFlag } from './flags';
+import { FLAG_LIMITS, intFlag, intListFlag } from './flags';
 import os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,11 +111,7 @@ export function registerBench(program: Command): void {
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
       const presets = parseList(opts.presets, 'step preset', tinyPresetNames());
       const workers = workersFlag(opts.workers);
-      const genBatches = opts.genBatches === undefined ? undefined : opts.genBatches.split(',').filter((x) => x.trim()).map((x) => {
-        const n = Number(x);
-        if (!/^\s*\d+\s*$/.test(x) || !Number.isInteger(n) || n < 1) throw new UsageError(`--gen-batches: '${x}' is not an integer >= 1`);
-        return n;
-      });
+      const genBatches = intListFlag(opts.genBatches, '--gen-batches', 1, FLAG_LIMITS.benchBatch);
       const stepRepeats = intFlag(opts.stepRepeats, '--step-repeats', 1, FLAG_LIMITS.stepRepeats)!;
       const seconds = Number(opts.seconds);
       if (!(seconds > 0) || !Number.isFinite(seconds)) {
@@ -148,12 +144,9 @@ export function registerBench(program: Command): void {
       }
       const memoryOptions = parseMemoryOptions(opts);   // checked before any section runs
       let memoryRows: MemoryRow[] | undefined;
-      const positive = (text: string, what: string) => {
-        if (!/^\s*\d+\s*$/.test(text) || Number(text) < 1) throw new UsageError(`${what} must be integers >= 1, got '${text}'`);
-        return Number(text);
-      };
-      const rolloutBatches = opts.rolloutBatches.split(',').map((b) => positive(b, '--rollout-batches'));
-      const rolloutLayers = opts.rolloutLayers === undefined ? undefined : positive(opts.rolloutLayers, '--rollout-layers');
+      const rolloutBatches = intListFlag(opts.rolloutBatches, '--rollout-batches', 1, FLAG_LIMITS.benchBatch)!;
+      if (rolloutBatches.length === 0) throw new UsageError('--rollout-batches must list at least one batch size');
+      const rolloutLayers = intFlag(opts.rolloutLayers, '--rollout-layers', 1, FLAG_LIMITS.benchLayers);
       const torchThreads = intFlag(opts.torchThreads, '--torch-threads', 1, FLAG_LIMITS.torchThreads)!;
 
       const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${gib(os.totalmem())} RAM, node ${process.version}`;

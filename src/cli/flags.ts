@@ -22,6 +22,15 @@ export const FLAG_LIMITS = {
   benchSeconds: 3_600,
   /** `ragen bench --torch-threads`. */
   torchThreads: 1_024,
+  /** `ragen bench`: sequences generated or trained together (`--gen-batches`, `--rollout-batches`, `--rollouts`, B of
+   *  `--tokens`). The paper's step is 128. */
+  benchBatch: 4_096,
+  /** `ragen bench`: tokens per sequence (T of `--tokens`). */
+  benchSeqLen: 131_072,
+  /** `ragen bench`: decoder layers of a cut model (`--layers`, `--rollout-layers`). Qwen2.5-3B has 36. */
+  benchLayers: 1_000,
+  /** `ragen bench --vocab`: a cut vocabulary. Qwen's is 151,936. */
+  benchVocab: 1_000_000,
 } as const;
 
 /** A whole number from `min` to `max` written in decimal digits, or undefined when the flag was not given. */
@@ -31,6 +40,12 @@ export function intFlag(text: string | undefined, flag: string, min: number, max
   if (!/^\s*-?\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${clip(text)}'`);
   if (n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got '${clip(text)}'`);
   return n;
+}
+
+/** A comma-separated list of whole numbers from `min` to `max` (empty items skipped), or undefined when not given. */
+export function intListFlag(text: string | undefined, flag: string, min: number, max: number): number[] | undefined {
+  if (text === undefined) return undefined;
+  return text.split(',').filter((x) => x.trim() !== '').map((x) => intFlag(x, flag, min, max)!);
 }
 
 /** A finite number from `min` to `max`, or undefined when the flag was not given. */
