@@ -41,7 +41,7 @@ import { EchoTrapDetector } from '../metrics/echoTrap';
 import { successByTag } from '../metrics/keys';
 import { groundingMetrics, groundingTurnsOf } from '../metrics/grounding';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
-import { toRolloutRecord } from '../metrics/rolloutRecord';
+import { sampleRolloutRecords } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
 import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, trainingSamples, whiten } from './advantages';
 import { chunks, lossTokenCount, scoreLogProbs, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
@@ -410,9 +410,7 @@ export class Trainer {
     const n = this.config.trainer.logRollouts;
     if (n === 0 || !this.sink.writeRollouts) return;
     const groupSize = split === 'train' ? this.config.agent.groupSize : this.config.agent.valGroupSize;
-    const picked: Trajectory[] = [];
-    for (let i = 0; i < trajectories.length && picked.length < n; i += groupSize) picked.push(trajectories[i]);
-    await this.sink.writeRollouts(step, picked.map((x) => toRolloutRecord(x, step, split)));
+    await this.sink.writeRollouts(step, sampleRolloutRecords(trajectories, groupSize, n, step, split));
   }
 
   // -------------------------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // The run configuration's schema: every field of a RunConfig with its type, its bounds and what it means.
 //
-// One zod section per part of RAGEN (model, agent, rollout, algorithm, actor, critic, filter, earlyStop, trainer,
-// collapse, echoTrap); every field says what it means, its unit, RAGEN's default and the RAGEN / veRL key it maps
-// to. docs/config.md is generated from these texts (./docs.ts, tests/unit/starpo/config-doc.test.ts). The rules
+// One zod section per part of RAGEN (model, agent, rollout, algorithm, actor, critic, lora, filter, earlyStop,
+// trainer; the diagnostics, collapse and echoTrap, are in ./diagnosticsSchema.ts); every field says what it means,
+// its unit, RAGEN's default and the RAGEN / veRL key it maps to. docs/config.md is generated from these texts (./docs.ts, tests/unit/starpo/config-doc.test.ts). The rules
 // that tie fields together (group counts that add up, a filter that fills a mini-batch, ...) are in ./checks.ts,
 // which makes RunConfigSchema out of RunConfigFieldsSchema; the defaults are in ./defaults.ts.
 import { z } from 'zod';
@@ -10,7 +10,9 @@ import { ENV_TAGS } from '../../../envs/index';
 import { BACKEND_CHOICES } from '../../model/backendNames';
 import { LORA_TARGET_MODULES, MIN_TEMPERATURE } from '../../model/config';
 import { CONFIG_LIMITS } from './limits';
+import { CollapseSchema, EchoTrapSchema } from './diagnosticsSchema';
 import { FilterSchema } from './filterSchema';
+import { nonNegativeInt, positiveInt, probability } from './bounded';
 
 /** veRL's `loss_agg_mode`s: how per-token losses become one number (each is explained at losses.ts aggregateLoss). */
 export const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
@@ -21,10 +23,6 @@ export const KL_ESTIMATORS = ['kl', 'abs', 'mse', 'low_var_kl'] as const;
 export type KlEstimator = (typeof KL_ESTIMATORS)[number];
 
 const L = CONFIG_LIMITS;
-
-const positiveInt = (max: number = L.count) => z.int().min(1).max(max);
-const nonNegativeInt = (max: number = L.count) => z.int().min(0).max(max);
-const probability = () => z.number().min(0).max(1);
 
 /** Shape of a freshly initialised tiny Qwen2-style model (vocabulary size comes from the tokenizer). */
 const TinyModelSchema = z.strictObject({
@@ -427,78 +425,6 @@ const TrainerSchema = z.strictObject({
   backend: z.enum(BACKEND_CHOICES).describe("tfjs backend; 'auto' = webgpu on a GPU adapter (a software one such as SwiftShader is passed over), else wasm, else cpu, announced (no RAGEN equivalent). CLI `--backend`."),
   logRollouts: nonNegativeInt().describe('Sample trajectories per step written to rollouts.jsonl with their think/answer text (RAGEN logs 20 val generations).'),
 });
-
-const CollapseSchema = z
-  .strictObject({
-    enabled: z
-      .boolean()
-      .describe(
-        "Compute RAGEN-2's collapse diagnostics (src/metrics/collapse.ts): the mutual information between prompts and " +
-          'reasoning from a cross-scored log-prob matrix. RAGEN v1 has none, so off by default; RAGEN-2 turns it on with ' +
-          '`collapse_detection.first_turn_enabled` / `multi_turn_enabled`. Costs extra forward passes on the diagnosed steps.',
-      ),
-    computeFreq: positiveInt().describe('Diagnose step 1 and every k-th step (RAGEN-2 `collapse_detection.compute_freq`, 5).'),
-    numSamples: z
-      .union([positiveInt(), z.literal('all')])
-      .describe(
-        "(x, z) pairs sampled per strategy, or 'all' (RAGEN-2 `collapse_detection.num_samples`, 64). Cost: first-turn " +
-          'samples × env groups scored sequences, trajectory samples × trajectory samples (each sample is its own prompt).',
-      ),
-    firstTurn: z
-      .boolean()
-      .describe('Log `collapse_first_turn_sample/*`: first turns, one prompt per env group (RAGEN-2 `collapse_detection.first_turn_enabled`, true).'),
-    trajectory: z
-      .boolean()
-      .describe(
-        'Log `collapse_trajectory_sample/*` and `collapse/valid_thinking_rate`: a trajectory, then one of its turns, ' +
-          'uniformly (RAGEN-2 `collapse_detection.multi_turn_enabled`, true).',
-      ),
-    microBatchSize: positiveInt()
-      .nullable()
-      .describe(
-        'Sequences per forward pass of the cross-scoring (all with the same prompt); null = actor.ppoMicroBatchSize, ' +
-          'which already fits the memory of a training pass (RAGEN-2 `collapse_detection.micro_batch_size`, 128).',
-      ),
-    stdEps: z.number().positive().max(1).describe('ε in the MI z-score (matched − marginal) / (std(marginal) + ε) (RAGEN-2 `collapse_detection.std_eps`, 1e−3).'),
-    emaDecay: z
-      .number()
-      .min(0)
-      .lt(1)
-      .describe('Decay of the moving average of std(marginal) in `mi_zscore_ema` (RAGEN-2 `collapse_detection.ema_decay`, 0.9).'),
-  })
-  .describe("RAGEN-2's collapse diagnostics (spec §4.7): is the reasoning still input-dependent? Needs model.enableThink.");
-
-const EchoTrapSchema = z
-  .strictObject({
-    baselineSteps: positiveInt().describe('Steps averaged into the baselines of in-group reward std and entropy (their first finite values).'),
-    fraction: z.number().gt(0).max(1).describe('In-group reward std is low below this fraction of its baseline; the warning always needs it low.'),
-    entropyFraction: z.number().gt(0).max(1).describe('Entropy (`actor/entropy_loss`) is low below this fraction of its baseline.'),
-    miFraction: z
-      .number()
-      .gt(0)
-      .max(1)
-      .describe('The MI z-score EMA of the collapse diagnostics is low below this fraction of its baseline (needs collapse.enabled).'),
-    miBaselineValues: positiveInt().describe(
-      'MI measurements averaged into its baseline (it is measured every collapse.computeFreq steps, from step 1).',
-    ),
-    miSample: z
-      .enum(['first_turn', 'trajectory'])
-      .describe("Which collapse sample the MI signal reads: `collapse_first_turn_sample/mi_zscore_ema` or `collapse_trajectory_sample/...`."),
-    patience: positiveInt().describe('Consecutive low steps before the warning fires.'),
-    signals: z
-      .enum(['reward_std_and_entropy_or_mi', 'reward_std_and_entropy', 'reward_std'])
-      .describe(
-        "What must be low besides the reward std: entropy or the MI z-score EMA, whichever is known (the paper's early " +
-          "warning plus RAGEN-2's template collapse); entropy (the paper's); nothing (RAGEN-2's reward-variance collapse rule).",
-      ),
-    gradSpikeFactor: z.number().gt(1).max(L.real).describe('A gradient norm above this multiple of its running median is a spike (collapse confirmed).'),
-    gradMedianWindow: positiveInt().describe('Previous finite gradient norms in that running median.'),
-    gradMinHistory: positiveInt().describe('No spike is flagged before this many gradient norms were seen.'),
-  })
-  .describe(
-    "The echo-trap early warning of src/metrics/echoTrap.ts (paper App. B.3: reward std and entropy drop before collapse; " +
-      "RAGEN-2: input dependence of the reasoning drops). Logs `echo_trap/warning` and `echo_trap/signal` (what fired). Not in RAGEN's config.",
-  );
 
 /**
  * Every section of a RunConfig, each field typed and bounded. The cross-field rules come on top in ./checks.ts
