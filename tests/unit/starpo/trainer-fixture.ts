@@ -1,4 +1,5 @@
 // Shared by the trainer tests: a tiny random policy and tokenizer built on the fly, and a small Bandit run config.
+import * as tf from '@tensorflow/tfjs';
 import { makeEnv } from '../../../envs/index';
 import { compactPromptFixedText, envRegistry } from '../../../src/agent/index';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
@@ -66,4 +67,14 @@ export function tinyBanditConfig(over: RunConfigInput = {}): RunConfig {
     trainer: { totalSteps: 4, testFreq: 2, saveFreq: 2, seed: 3, backend: 'wasm', logRollouts: 2 },
   };
   return parseRunConfig(mergeConfigInput(base, over), 'test config');
+}
+
+/** Runs a trainer to its last step and returns tf.memory().numTensors after each step (for the flat-memory checks). */
+export async function tensorCountsPerStep(trainer: { finished: boolean; step(): Promise<unknown> }): Promise<number[]> {
+  const counts: number[] = [];
+  while (!trainer.finished) {
+    await trainer.step();
+    counts.push(tf.memory().numTensors);
+  }
+  return counts;
 }

@@ -8,7 +8,7 @@ import { initBackend } from '../../../src/model/backend';
 import { tokenLogProbs } from '../../../src/model/scoring';
 import { MemorySink } from '../../../src/metrics/sink';
 import { Trainer } from '../../../src/starpo/trainer';
-import { tinyBanditConfig, tinyPolicy } from './trainer-fixture';
+import { tensorCountsPerStep, tinyBanditConfig, tinyPolicy } from './trainer-fixture';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -51,11 +51,7 @@ describe('Trainer with LoRA (wasm)', () => {
     expect(trainer.actor.lora).not.toBeNull();
     expect(trainer.critic!.lora).not.toBeNull();
     expect(trainer.ref!.variables).toBe(trainer.actor.variables);   // no copy of the weights
-    const counts: number[] = [];
-    while (!trainer.finished) {
-      await trainer.step();
-      counts.push(tf.memory().numTensors);
-    }
+    const counts = await tensorCountsPerStep(trainer);
     expect(counts[2]).toBe(counts[1]);
     expect(counts[1]).toBe(counts[0]);
     for (const row of sink.rows) {

@@ -8,7 +8,7 @@ import { REQUIRED_METRIC_KEYS, requiredMetricKeys } from '../../../src/metrics/k
 import { Trainer } from '../../../src/starpo/trainer';
 import { checkpointStep } from '../../../src/starpo/trainerCheckpoint';
 import type { RunConfig } from '../../../src/starpo/config';
-import { tinyBanditConfig, tinyPolicy } from './trainer-fixture';
+import { tensorCountsPerStep, tinyBanditConfig, tinyPolicy } from './trainer-fixture';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -35,11 +35,7 @@ async function weightsOf(vars: Record<string, tf.Variable>): Promise<Record<stri
 describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
   it('writes every required metric key with finite losses, keeps tensors flat, and validates on schedule', async () => {
     const { trainer, sink } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps: 3, testFreq: 2 } }));
-    const counts: number[] = [];
-    while (!trainer.finished) {
-      await trainer.step();
-      counts.push(tf.memory().numTensors);
-    }
+    const counts = await tensorCountsPerStep(trainer);
     // Step 1 may grow RoPE tables (replaced, not added); from then on nothing may accumulate.
     expect(counts[2]).toBe(counts[1]);
     expect(counts[1]).toBe(counts[0]);
