@@ -91,7 +91,7 @@ describe('ragen bench --only model,torch', () => {
       expect(results.model[`tiny generate b${rows} peak bytes`]).toBeGreaterThan(0);
     }
     await expect(ragen('bench', '--only', 'model', '--shapes', 'tiny', '--gen-batches', '2,0')).rejects
-      .toMatchObject({ code: 2, stderr: expect.stringContaining("--gen-batches: '0' is not an integer >= 1") });
+      .toMatchObject({ code: 2, stderr: expect.stringContaining("--gen-batches must be an integer >= 1, got '0'") });
   });
 
   it('refuses an unknown shape or backend with exit code 2', async () => {
