@@ -140,12 +140,15 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
 //   rewards disagree only while its rollouts pick different arms;
 // * the actor learning rate is 3e-3 (bandit-tiny 1e-4), so that the collapse comes at steps 16-33, not the paper's ~90.
 // The arms differ only in StarPO-S's ingredients: vanilla keeps all 64 trajectories (4 mini-batches of 16 = 4
-// optimizer steps per rollout), a KL term and the symmetric clip; StarPO-S keeps the 2 most uncertain of the 8 groups
-// and never a group whose rollouts all earned the same reward (RAGEN-2's `rollout_filter_include_zero=false`: the
-// whitened advantages of such a group are noise), no KL, clip-higher. Once every rollout picks Dragon, vanilla keeps
-// training on that noise and collapses; StarPO-S stops updating. The warning uses RAGEN-2's reward-variance signal.
-// Found by experiment: the lesson shows on 4 of the 5 training seeds it was tuned on (experiments/07-echo-trap-lesson.ts,
-// docs/echo-trap.md, which also lists the settings that failed); on fresh seeds (issue 34) StarPO-S often breaks too.
+// optimizer steps per rollout), a KL term and the symmetric clip; StarPO-S uses RAGEN-2's recommended filter (top_p 0.9
+// of the in-group std mass, never a group whose rollouts all earned the same reward: the whitened advantages of such a
+// group are noise) with a floor under the std (0.36: a group where only one rollout of 8 differs counts as agreeing),
+// no KL, clip-higher. Once every rollout picks Dragon, vanilla keeps training on that noise and collapses; StarPO-S
+// stops updating. The warning uses RAGEN-2's reward-variance signal.
+// Found by experiment (docs/echo-trap.md, which also lists the settings that failed): the vanilla arm and the task on
+// seeds 0-4 (issue 16); the StarPO-S filter on seeds 0-6 and 100-109 (issue 34: with the top-2-groups filter StarPO-S
+// broke on 7 of 10 fresh seeds, mostly by training on one group with a single deviant rollout), then checked on fresh
+// seeds 200-209.
 const DRAGON_ALWAYS_PAYS = { hiArmHiScoreProb: 1 };
 const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(BANDIT_TINY, {
   // bandit-tiny's warm start as it was when the lesson was found (150 SFT steps; src/warmstart/warmstart.ts).
@@ -162,9 +165,14 @@ const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(BANDIT_TINY, {
   echoTrap: { signals: 'reward_std' },
 });
 
-/** StarPO-S's uncertainty filter in its RAGEN-2 form: top 25 % of the groups by in-group reward std, none with std 0. */
+/**
+ * StarPO-S's uncertainty filter in its RAGEN-2 form (its recommended top_p 0.9, linear, include_zero=false), with a floor:
+ * a group is kept only if at least two of its 8 rollouts disagree with the rest (in-group std >= 0.36; one deviant
+ * gives 0.32-0.35). Training on a lone deviant (whitened advantage about -2.6) is what broke StarPO-S on most fresh
+ * seeds with the top-2-groups filter (docs/echo-trap.md).
+ */
 const LESSON_STARPO_S_FILTER: RunConfigInput = {
-  filter: { strategy: 'top_k', value: 0.25, includeZero: false },
+  filter: { strategy: 'top_p', value: 0.9, includeZero: false, minScore: 0.36 },
 };
 
 const SOKOBAN_QWEN: RunConfigInput = {
@@ -198,7 +206,7 @@ const PRESETS = {
     arms: { 'sokoban-tiny': SOKOBAN_TINY },
   },
   'echo-trap': {
-    summary: 'Vanilla StarPO vs StarPO-S on Bandit (Dragon always pays) at a high learning rate, same seeds: vanilla improves, the reward-variance warning fires, then its reasoning and format break and success falls to 0; StarPO-S holds. Shown on 4 of the 5 training seeds it was tuned on; on fresh seeds StarPO-S often breaks as well (docs/echo-trap.md), so the recording and the live default (seed 0) are the run to show.',
+    summary: 'Vanilla StarPO vs StarPO-S on Bandit (Dragon always pays) at a high learning rate, same seeds: vanilla improves, the reward-variance warning fires, then its reasoning and format break and success falls to 0; StarPO-S (RAGEN-2 filter with a std floor) holds. How often this shows on fresh seeds is in docs/echo-trap.md; the recording and the live default (seed 0) replay exactly.',
     arms: {
       starpo: mergeConfigInput(ECHO_TRAP_BASE, VANILLA_STARPO),
       'starpo-s': mergeConfigInput(ECHO_TRAP_BASE, LESSON_STARPO_S_FILTER),

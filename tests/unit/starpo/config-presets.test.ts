@@ -126,7 +126,7 @@ describe('echo-trap', () => {
     const differing = configDifferences(starpo, starpoS).map(([key]) => key).sort();
     expect(differing).toEqual([
       'actor.clipRatioHigh', 'algorithm.klCoef', 'algorithm.useKlInReward',
-      'filter.includeZero', 'filter.ratio', 'filter.strategy', 'filter.value',
+      'filter.includeZero', 'filter.minScore', 'filter.ratio', 'filter.strategy', 'filter.value',
     ]);
   });
 
@@ -152,8 +152,9 @@ describe('echo-trap', () => {
     }
   });
 
-  it("StarPO-S arm: the top 25 % of groups by in-group std, never a zero-std group (RAGEN-2's include_zero=false), no KL, clip 0.2 / 0.28", () => {
-    expect([starpoS.filter.strategy, starpoS.filter.value, starpoS.filter.includeZero, starpoS.filter.metric]).toEqual(['top_k', 0.25, false, 'reward_variance']);
+  it("StarPO-S arm: RAGEN-2's recommended filter (top_p 0.9 linear, include_zero=false) with a std floor of 0.36, no KL, clip 0.2 / 0.28", () => {
+    expect([starpoS.filter.strategy, starpoS.filter.value, starpoS.filter.topPProbMode, starpoS.filter.includeZero, starpoS.filter.metric, starpoS.filter.minScore])
+      .toEqual(['top_p', 0.9, 'linear', false, 'reward_variance', 0.36]);
     expect([starpoS.algorithm.klCoef, starpoS.actor.clipRatioLow, starpoS.actor.clipRatioHigh]).toEqual([0, 0.2, 0.28]);
   });
 
