@@ -118,13 +118,23 @@ export function stepWorkResults(run: StepRunWork): Record<string, number> {
   };
 }
 
-/** tfjs seconds against PyTorch's, per part of a step: "<preset> <part> tfjs/torch" = torch s / tfjs s (above 1 =
- *  tfjs faster, as the model rows' ratio), where both sides spent time on that part. */
+/**
+ * tfjs seconds against PyTorch's, per preset: "<preset> step|rollout|train tfjs/torch" = torch s / tfjs s (above 1 =
+ * tfjs faster, as the model rows' ratio), where both sides spent time. train = scoring + update: the tfjs Trainer
+ * may take the old log-probs and values from the update's own forward pass (its scoring then counts about 0), so
+ * the two are compared together.
+ */
 export function stepRatios(tfjs: Record<string, number>, torch: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [key, value] of Object.entries(torch)) {
-    const m = / (step|rollout|scoring|update) s$/.exec(key);
-    if (m && value > 0 && tfjs[key] > 0) out[key.replace(/ s$/, ' tfjs/torch')] = value / tfjs[key];
+  const seconds = (r: Record<string, number>, p: string) => ({
+    step: r[`${p} step s`], rollout: r[`${p} rollout s`], train: r[`${p} scoring s`] + r[`${p} update s`],
+  });
+  for (const key of Object.keys(torch).filter((k) => k.endsWith(' step s'))) {
+    const preset = key.slice(0, -' step s'.length);
+    const [a, b] = [seconds(tfjs, preset), seconds(torch, preset)];
+    for (const part of ['step', 'rollout', 'train'] as const) {
+      if (a[part] > 0 && b[part] > 0) out[`${preset} ${part} tfjs/torch`] = b[part] / a[part];
+    }
   }
   return out;
 }

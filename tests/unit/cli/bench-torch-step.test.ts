@@ -38,9 +38,10 @@ describe('StepWorkRecorder', () => {
     expect(r.take(chars)).toEqual({ turns: [], train: [] });   // the next step starts empty
   });
 
-  it('gives tfjs/torch ratios of seconds (above 1 = tfjs faster) where both sides spent time', () => {
-    expect(stepRatios({ 'p step s': 2, 'p scoring s': 0, 'p rollout tokens': 5 }, { 'p step s': 1, 'p scoring s': 0.5, 'p rollout tokens': 5 }))
-      .toEqual({ 'p step tfjs/torch': 0.5 });
+  it('gives tfjs/torch ratios of seconds (above 1 = tfjs faster), scoring and update together, where both spent time', () => {
+    const tfjs = { 'p step s': 2, 'p rollout s': 0, 'p scoring s': 0, 'p update s': 1, 'p rollout tokens': 5 };
+    const torch = { 'p step s': 1, 'p rollout s': 0.5, 'p scoring s': 0.5, 'p update s': 1, 'p rollout tokens': 5 };
+    expect(stepRatios(tfjs, torch)).toEqual({ 'p step tfjs/torch': 0.5, 'p train tfjs/torch': 1.5 });
   });
 });
 
