@@ -297,6 +297,10 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
   'rollout.maxBatchSize': { why: 'how many rollouts are generated at once; the samples are the same (vLLM schedules its own batches)', sameAsRagen: always },
   'filter.value': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.includeZero': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
+  'filter.minScore': {
+    why: 'a floor under the kept groups\' scores is ours (the echo-trap lesson); RAGEN-2 only drops zero scores (include_zero)',
+    sameAsRagen: (c) => c.filter.strategy === 'ratio' || c.filter.minScore === 0,
+  },
   'filter.topPProbMode': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.selectionEps': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.metric': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },

@@ -203,9 +203,9 @@ export type FilterMetric = FilterSettings['metric'];
  * groups while the running sum is below the threshold and the next score is positive; if the threshold is not
  * reached, NOTHING is kept. 'softmax': probabilities = softmax(scores) (of -scores for 'smallest'), keep the shortest
  * prefix of the sorted probabilities whose cumulative mass reaches value. `includeZero` false: groups whose score is
- * 0 (|score| <= 1e-10) are never kept.
+ * 0 (|score| <= 1e-10) are never kept. `minScore` > 0 (not a RAGEN key): groups scoring below it are never kept either.
  */
-const FilterV2Schema = FilterSchema.pick({ value: true, includeZero: true, topPProbMode: true, selectionEps: true, metric: true }).extend({
+const FilterV2Schema = FilterSchema.pick({ value: true, includeZero: true, minScore: true, topPProbMode: true, selectionEps: true, metric: true }).extend({
   strategy: FilterSchema.shape.strategy.exclude(['ratio']),
   type: z.enum(['largest', 'smallest']).describe("RAGEN-2's `rollout_filter_type`: keep the 'largest' scores (high signal) or the 'smallest'."),
 });
@@ -217,6 +217,7 @@ export const DEFAULT_FILTER_V2: RolloutFilterV2Config = {
   value: 1.0,
   type: 'largest',
   includeZero: true,
+  minScore: 0,
   topPProbMode: 'linear',
   selectionEps: 0.01,
   metric: 'reward_variance',
@@ -248,6 +249,7 @@ export function selectGroupsByScore(scores: readonly number[], config: RolloutFi
   const numGroups = scores.length;
   let candidates = Array.from({ length: numGroups }, (_, g) => g);
   if (!config.includeZero) candidates = candidates.filter((g) => Math.abs(scores[g]) > ZERO_SCORE);
+  if (config.minScore > 0) candidates = candidates.filter((g) => scores[g] >= config.minScore);
   if (candidates.length === 0) return [];
   const { strategy, value, type } = config;
 
@@ -377,6 +379,7 @@ export async function filterGroupsByConfig(
     value: f.value,
     type: f.type === 'std' ? 'largest' : 'smallest',
     includeZero: f.includeZero,
+    minScore: f.minScore,
     topPProbMode: f.topPProbMode,
     selectionEps: f.selectionEps,
     metric: f.metric,

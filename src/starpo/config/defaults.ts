@@ -76,6 +76,7 @@ export function defaultRunConfig(): RunConfig {
       type: 'std',
       value: 1.0,
       includeZero: true,
+      minScore: 0,
       topPProbMode: 'linear',
       selectionEps: 0.01,
       metric: 'reward_variance',

@@ -39,6 +39,15 @@ export const FilterSchema = z.strictObject({
   includeZero: z
     .boolean()
     .describe('v2 only: false = never keep a group whose score is 0 (RAGEN-2 `rollout_filter_include_zero`, true; recommended false).'),
+  minScore: z
+    .number()
+    .min(0)
+    .max(CONFIG_LIMITS.real)
+    .describe(
+      'v2 only: never keep a group whose score is below this floor (0 = no floor). Not a RAGEN key: with binary ' +
+        'rewards a group of 8 where one rollout differs has a std of about 0.32-0.35 and two differing about 0.42-0.46, ' +
+        'so 0.36 keeps only groups where at least two rollouts disagree with the rest (the echo-trap lesson).',
+    ),
   topPProbMode: z
     .enum(['linear', 'softmax'])
     .describe("v2 top_p only: cumulative share of the raw scores ('linear') or of their softmax (RAGEN-2 `rollout_filter_top_p_prob_mode`, linear)."),

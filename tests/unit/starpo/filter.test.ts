@@ -112,6 +112,22 @@ describe('v2 selection (rollout_filter_strategy)', () => {
     expect(selectGroupsByScore([0, 2, 0, 1], cfg({ value: 1, includeZero: false }))).toEqual([1, 3]);
   });
 
+  it('minScore drops groups below the floor before any strategy ranks them', () => {
+    // In-group stds of 8 binary rewards (1 vs 0): one rollout differs -> 0.354, two -> 0.463, four -> 0.535.
+    const std = (differing: number) => filterGroupsV2([...Array(8 - differing).fill(1), ...Array(differing).fill(0)], 1, 8, cfg({})).metrics['rollout/in_group_std'];
+    const scores = [std(1), std(4), std(2), 0];
+    expect(scores[0]).toBeCloseTo(0.354, 3);
+    expect(scores[2]).toBeCloseTo(0.463, 3);
+    const floor = { minScore: 0.36, includeZero: false };
+    expect(selectGroupsByScore(scores, cfg({ strategy: 'top_k', value: 0.75 }))).toEqual([1, 2, 0]);
+    expect(selectGroupsByScore(scores, cfg({ strategy: 'top_k', value: 0.75, ...floor }))).toEqual([1, 2]);
+    // top_p's mass is taken over the groups left after the floor: 0.9 x (0.535 + 0.463) needs both.
+    expect(selectGroupsByScore(scores, cfg({ value: 0.9, ...floor }))).toEqual([1, 2]);
+    // Only single-deviant groups left: nothing is kept, so the step makes no update.
+    expect(selectGroupsByScore([scores[0], scores[0], 0], cfg({ value: 0.9, ...floor }))).toEqual([]);
+    expect(selectGroupsByScore([scores[0], scores[0], 0], cfg({ value: 0.9, includeZero: false }))).toEqual([0, 1]);
+  });
+
   it('top_p softmax keeps the shortest prefix whose probability mass reaches value', () => {
     // softmax(ln 4, ln 2, ln 1, ln 1) = [0.5, 0.25, 0.125, 0.125].
     const scores = [Math.log(1), Math.log(4), Math.log(1), Math.log(2)];
