@@ -1,5 +1,6 @@
-// One full StarPO-S training step of a tiny preset, for `ragen bench --only step`. Measures and returns; says what
-// it ran through `note`, never prints.
+// One full StarPO-S training step of a tiny preset (or of sokoban-qwen from a given checkpoint), for
+// `ragen bench --only step`. Measures and returns; says what it ran through `note`, never prints. With the torch
+// section too, each step's work is recorded in tokens for the PyTorch side (bench-torch-step.ts).
 //
 // The step is the real one: the preset's resolved config, the Trainer built as `ragen train` builds it (from the
 // preset's warm-start checkpoint in public/warmstart/<preset>/), metrics into an in-memory sink (no files written).
@@ -27,6 +28,13 @@ import { Trainer } from '../starpo/trainer';
 import { addPeak, describePeak, measurePeakMemory } from './bench-model';
 import { helperThreads, spawnHelperThread } from './helperThread';
 import { modelDirFor } from './modelDir';
+import { StepWorkRecorder, stepWorkResults, type StepRunWork, type StepWork } from './bench-torch-step';
+
+/** The presets the step section runs: the tiny ones, from their shipped warm starts, and RAGEN's paper configuration
+ *  sokoban-qwen, from a checkpoint given with `--step-set model=DIR` (e.g. `ragen init-model`'s). */
+export function stepPresetNames(): string[] {
+  return [...tinyPresetNames(), 'sokoban-qwen'];
+}
 
 /** The presets the step section runs by default. */
 export const DEFAULT_STEP_PRESETS = ['bandit-tiny', 'frozenlake-tiny'] as const;
@@ -46,7 +54,7 @@ export function benchStepConfig(preset: string, opts: { backend: BackendName; re
 export interface BenchStepOptions {
   /** tfjs backend (initialised here; an unavailable backend is an error). */
   backend: BackendName;
-  /** Preset names from tinyPresetNames() (default: bandit-tiny, frozenlake-tiny). */
+  /** Preset names from stepPresetNames() (default: bandit-tiny, frozenlake-tiny). */
   presets?: readonly string[];
   /** Timed steps after the warm-up (default 2). */
   repeats?: number;
@@ -56,6 +64,9 @@ export interface BenchStepOptions {
   note?: (line: string) => void;
   /** Cores per step (default auto), as `ragen train --workers`: 2 runs a helper thread (helperThread.ts). */
   workers?: number | 'auto';
+  /** When given, each preset's steps are recorded in tokens (bench-torch-step.ts) and handed over here, and its
+   *  results gain "<preset> rollout tokens" / "<preset> train tokens" (means per timed step): the PyTorch step's work. */
+  onWork?: (run: StepRunWork) => void;
 }
 
 /**
@@ -68,7 +79,7 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
   const repeats = opts.repeats ?? 2;
   if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`benchStep: repeats must be an integer >= 1, got ${repeats}`);
   if (!presets.length) throw new Error('benchStep: no presets given');
-  const allowed: string[] = tinyPresetNames();
+  const allowed = stepPresetNames();
   for (const p of presets) {
     if (!allowed.includes(p)) throw new Error(`benchStep: unknown step preset '${p}' (expected: ${allowed.join(', ')})`);
   }
@@ -85,8 +96,10 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
   const results: Record<string, number> = {};
   for (const { preset, config, modelDir } of runs) {
     const helper = helperThreads(opts.workers ?? 'auto', backend.name, config) > 0 ? spawnHelperThread() : null;
+    const recorder = opts.onWork ? new StepWorkRecorder(config.rollout.maxNewTokens) : undefined;
     const trainer = await Trainer.create(config, {
       policyFiles: readModelDir(modelDir), sink: new MemorySink(), log: (line) => note(`${preset}: ${line}`), helper: helper?.api,
+      workloadProbe: recorder,
     }).catch(async (err) => {
       await helper?.terminate();
       throw err;
@@ -96,6 +109,8 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
       const peak = await measurePeakMemory(async () => {
         await trainer.step();
       });
+      const warmupWork = recorder?.take(trainer.tokenizer);
+      const timedWork: StepWork[] = [];
       const sums = { step: 0, rollout: 0, scoring: 0, update: 0, other: 0 };
       const kept: number[] = [];
       for (let i = 0; i < repeats; i++) {
@@ -109,9 +124,18 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
         sums.update += parts.update;
         sums.other += Math.max(0, wall - parts.rollout - parts.scoring - parts.update);
         kept.push(m['train/batch_size'] ?? 0);
+        if (recorder) timedWork.push(recorder.take(trainer.tokenizer));
       }
       for (const [part, sum] of Object.entries(sums)) results[`${preset} ${part} s`] = sum / repeats;
       addPeak(results, preset, peak);
+      if (opts.onWork && warmupWork) {
+        const run: StepRunWork = {
+          preset, config, model: trainer.actor.config, reference: trainer.ref !== null, critic: trainer.critic !== null,
+          warmup: warmupWork, timed: timedWork,
+        };
+        Object.assign(results, stepWorkResults(run));
+        opts.onWork(run);
+      }
       const a = config.agent;
       note(`${preset}: ${a.envGroups} env groups x ${a.groupSize} = ${a.envGroups * a.groupSize} trajectories per step, ` +
         `${kept.join(' / ')} kept by the filter; ${results[`${preset} step s`].toFixed(2)} s per step; warm-up step: ${describePeak(peak)}`);

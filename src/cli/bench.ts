@@ -5,7 +5,10 @@
 // of one update / one generate call, bench-model.ts), torch (the same throughput in PyTorch, tools/bench/torch_bench.py,
 // run in the same invocation so that both see the same machine load), step (one full StarPO-S training step of tiny
 // presets split into rollout / scoring / update, with its peak tensor memory, bench-step.ts) and, when model and
-// torch both ran, ratio (tfjs / PyTorch). All run by default, in that order (step adds well under a minute on wasm
+// torch both ran, ratio (tfjs / PyTorch). With step and torch both in --only, torch-step follows: the same work as
+// each measured step (its rollout's rows, turns, prefill and decode tokens, its trained sequences, its PPO
+// batching, critic and reference) redone in plain PyTorch (bench-torch-step.ts, tools/bench/torch_step.py), with
+// per-part ratios in ratio. All run by default, in that order (step adds well under a minute on wasm
 // with the two default presets). Two more run only with --only: memory (peak tensor bytes per phase of a step at a
 // model shape, bench-memory.ts) and rollout (batched generation tokens/s at batch 1, 16, 128, bench-rollout.ts). A section that fails is reported, the others still run, and the command exits
 // non-zero.
@@ -23,8 +26,8 @@ import { RAGEN_LORA } from '../model/lora';
 import { MEMORY_OPTION_HELP, memoryRowsTable, parseMemoryOptions, benchMemory, type MemoryRow } from './bench-memory';
 import { DEFAULT_ROLLOUT_BATCHES, benchRollout } from './bench-rollout';
 import { benchEnvs } from './bench-envs';
-import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig } from './bench-step';
-import { tinyPresetNames } from '../starpo/presets';
+import { DEFAULT_STEP_PRESETS, benchStep, benchStepConfig, stepPresetNames } from './bench-step';
+import { stepRatios, torchStepSpec, type StepRunWork } from './bench-torch-step';
 import { workersFlag } from './helperThread';
 import { UsageError } from './usage';
 import { modelDirFor } from './modelDir';
@@ -87,7 +90,8 @@ export function registerBench(program: Command): void {
       'that scripts/setup.sh installs, else Debian\'s /usr/bin/python3 with its older torch 1.13)', defaultTorchPython())
     .option('--torch-threads <n>', 'torch.set_num_threads of the baseline (tfjs wasm/cpu use 1 thread in Node)', '1')
     .option('--torch-device <device>', 'torch device of the baseline: cpu or cuda', 'cpu')
-    .option('--presets <names>', `tiny presets of the step section, comma-separated: ${tinyPresetNames().join(', ')}`,
+    .option('--presets <names>', `presets of the step section, comma-separated: ${stepPresetNames().join(', ')} ` +
+      '(sokoban-qwen with --step-set model=DIR)',
       DEFAULT_STEP_PRESETS.join(','))
     .option('--step-repeats <n>', 'timed training steps per preset in the step section (after one untimed warm-up step)', '2')
     .option('--step-set <key=value>', 'config override for the step section\'s presets, as `ragen train --set` (repeatable), ' +
@@ -109,7 +113,7 @@ export function registerBench(program: Command): void {
     .action(async (opts: BenchOptions) => {
       const wanted = parseList(opts.only, 'bench section', SECTIONS) as Section[];
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
-      const presets = parseList(opts.presets, 'step preset', tinyPresetNames());
+      const presets = parseList(opts.presets, 'step preset', stepPresetNames());
       const workers = workersFlag(opts.workers);
       const genBatches = intListFlag(opts.genBatches, '--gen-batches', 1, FLAG_LIMITS.benchBatch);
       const stepRepeats = intFlag(opts.stepRepeats, '--step-repeats', 1, FLAG_LIMITS.stepRepeats)!;
@@ -135,7 +139,10 @@ export function registerBench(program: Command): void {
           try {
             modelDirFor(benchStepConfig(preset, { backend, repeats: stepRepeats, overrides: opts.stepSet }));
           } catch (err) {
-            if (err instanceof ConfigError || err instanceof UsageError) throw new UsageError(`step preset '${preset}': ${err.message}`);
+            if (err instanceof ConfigError || err instanceof UsageError) {
+              const hint = preset === 'sokoban-qwen' && !opts.stepSet.some((kv) => kv.startsWith('model')) ? ' (here: --step-set model=DIR)' : '';
+              throw new UsageError(`step preset '${preset}': ${err.message}${hint}`);
+            }
             throw err;
           }
         }
@@ -151,9 +158,10 @@ export function registerBench(program: Command): void {
 
       const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${gib(os.totalmem())} RAM, node ${process.version}`;
       console.log(`ragen bench on ${machine}`);
-      const results: Partial<Record<Section | 'ratio', Record<string, number>>> = {};
+      const results: Partial<Record<Section | 'torch-step' | 'ratio', Record<string, number>>> = {};
       const notes: Partial<Record<Section, string[]>> = {};
-      const errors: Partial<Record<Section, string>> = {};
+      const errors: Partial<Record<Section | 'torch-step', string>> = {};
+      const stepWork: StepRunWork[] = [];   // what the step section's steps did, for torch-step
       let torchInfo: { torch: string; device: string; threads: number } | undefined;
       let adapter: WebgpuAdapterCapabilities | null = null;
       const noteFor = (section: Section) => (line: string) => {
@@ -172,7 +180,10 @@ export function registerBench(program: Command): void {
             printTable(`model (tfjs ${backend}, tokens/s; peak bytes / tensors: first warm-up repetition)`, results.model);
           } else if (section === 'step') {
             console.log(`\nstep: tfjs ${backend}, presets ${presets.join(', ')}, ${stepRepeats} timed step(s) after 1 warm-up`);
-            results.step = await benchStep({ backend, presets, repeats: stepRepeats, overrides: opts.stepSet, note: noteFor('step'), workers });
+            results.step = await benchStep({
+              backend, presets, repeats: stepRepeats, overrides: opts.stepSet, note: noteFor('step'), workers,
+              onWork: wanted.includes('torch') ? (run) => stepWork.push(run) : undefined,
+            });
             printTable(`step (tfjs ${backend}; seconds per training step, mean of ${stepRepeats}; peak bytes / tensors: warm-up step)`, results.step);
           } else if (section === 'rollout') {
             console.log(`\nrollout: tfjs ${backend}, shapes ${shapes.join(', ')}, batches ${rolloutBatches.join(', ')}`);
@@ -209,13 +220,35 @@ export function registerBench(program: Command): void {
         }
       }
 
+      // After the sections: the step section's steps redone in PyTorch, on the same machine.
+      if (stepWork.length) {
+        try {
+          console.log(`\ntorch-step: ${opts.python} tools/bench/torch_bench.py, ${torchThreads} thread(s), ${opts.torchDevice}: ` +
+            'the step section\'s work in PyTorch (no shared-prefix prefill, f32)');
+          const torch = await runTorchBench({
+            spec: { steps: stepWork.map(torchStepSpec) }, python: opts.python, threads: torchThreads, device: opts.torchDevice,
+            progress: (line) => console.log(`  ${line}`),
+          });
+          torch.notes.forEach(noteFor('torch'));
+          torchInfo ??= { torch: torch.torch, device: torch.device, threads: torch.threads };
+          results['torch-step'] = torch.results;
+          printTable(`torch-step (PyTorch ${torch.torch}, ${torch.device}; seconds per training step, the same work as the step section's)`, torch.results);
+        } catch (err) {
+          errors['torch-step'] = (err as Error).message;
+          console.log(`\ntorch-step: FAILED: ${(err as Error).message}`);
+        }
+      }
+
       // After the sections: the webgpu backend (and Dawn) is up only if one of them ran on it.
       if (backend === 'webgpu' && (wanted.includes('model') || wanted.includes('step'))) {
         adapter = await webgpuAdapterCapabilities().catch(() => null);
         if (adapter) console.log(`\nwebgpu adapter: ${adapter.description || adapter.device || adapter.vendor}: ${describeMatmulFeatures(adapter)}`);
       }
-      if (results.model && results.torch) {
-        results.ratio = ratios(results.model, results.torch);
+      if ((results.model && results.torch) || (results.step && results['torch-step'])) {
+        results.ratio = {
+          ...(results.model && results.torch ? ratios(results.model, results.torch) : {}),
+          ...(results.step && results['torch-step'] ? stepRatios(results.step, results['torch-step']) : {}),
+        };
         printTable(`ratio (tfjs ${backend} / PyTorch; above 1 = tfjs faster)`, results.ratio);
       }
       if (opts.json) {
@@ -224,12 +257,14 @@ export function registerBench(program: Command): void {
           backend: wanted.some((w) => w !== 'envs' && w !== 'torch') ? backend : undefined,
           adapter: adapter ?? undefined,   // webgpu: the adapter's identity, features and limits
           torch: torchInfo, results, notes, errors, ...(memoryRows ? { memory: memoryRows } : {}),
+          // torch-step: the work each side ran, in tokens per step (bench-torch-step.ts: StepWork)
+          ...(stepWork.length ? { stepWork: stepWork.map(({ preset, reference, critic, warmup, timed }) => ({ preset, reference, critic, warmup, timed })) } : {}),
         };
         writeFileAtomic(opts.json, JSON.stringify(report, null, 2) + '\n');
         console.log(`wrote ${opts.json}`);
       }
       const failed = Object.keys(errors);
-      if (failed.length) throw new UsageError(`bench: section(s) failed: ${failed.map((s) => `${s} (${errors[s as Section]})`).join('; ')}`);
+      if (failed.length) throw new UsageError(`bench: section(s) failed: ${failed.map((s) => `${s} (${errors[s as keyof typeof errors]})`).join('; ')}`);
     });
 }
 

@@ -93,6 +93,20 @@ export interface TrainerOptions extends TrainerSource {
    * Trainer is exactly as before the call and running the step again gives the same result (the browser's Stop).
    */
   onProgress?: (phase: StepPhase, done: number, total: number) => void | Promise<void>;
+  /**
+   * Benchmark hook (`ragen bench --only step,torch`, src/cli/bench-torch-step.ts): told the token counts of each
+   * training step's work, so that the PyTorch side can redo the same work. Not part of a normal run.
+   */
+  workloadProbe?: WorkloadProbe;
+}
+
+/** What a training step did (TrainerOptions.workloadProbe). */
+export interface WorkloadProbe {
+  /** One generate call of a training rollout (one turn): each row's prompt and response text (kept as text, so that
+   *  counting their tokens costs the timed rollout nothing). */
+  rolloutTurn(prompts: readonly string[], responses: readonly string[]): void;
+  /** The sequences the update trains on (after the filter), their lengths in tokens. */
+  trainBatch(sequenceTokens: number[]): void;
 }
 
 /** What one call of `step()` did. */
@@ -131,6 +145,7 @@ export class Trainer {
   /** The helper on a second core (parallel.ts), when the caller gave one. */
   private helper: HelperLink | null = null;
   private readonly onProgress: TrainerOptions['onProgress'];
+  private readonly workloadProbe: WorkloadProbe | undefined;
   /** Set once the step in flight has changed something (weights, counters, the sink): it can no longer be abandoned. */
   private stepKeptSomething = false;
   private readonly padId: number;
@@ -160,6 +175,7 @@ export class Trainer {
     this.lossHook = opts.lossHook;
     this.reuseUpdateForward = opts.reuseUpdateForward ?? true;
     this.onProgress = opts.onProgress;
+    this.workloadProbe = opts.workloadProbe;
     const imEnd = models.tokenizer.tokenId('<|im_end|>');
     const pad = models.tokenizer.padTokenId;
     if (imEnd === undefined) throw new Error('Trainer: the tokenizer has no <|im_end|> token (the chat template needs it)');
@@ -304,6 +320,7 @@ export class Trainer {
       metrics['response_length/mean'] = mean(lossTokens);
       metrics['response_length/max'] = Math.max(...lossTokens);
       const realTokens = keptSeqs.reduce((s, x) => s + x.ids.length, 0);
+      this.workloadProbe?.trainBatch(keptSeqs.map((x) => x.ids.length));
       metrics['perf/total_num_tokens'] = realTokens;
       Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter));
     } else {
@@ -380,7 +397,14 @@ export class Trainer {
       maxBatchSize: c.rollout.maxBatchSize,
       seedForCall: (call) => mixSeed(...seedParts, call),
     });
-    return this.helper ? this.helper.splitGeneration(local, this.actor, temperature, seedParts) : local;
+    const fn = this.helper ? await this.helper.splitGeneration(local, this.actor, temperature, seedParts) : local;
+    const probe = this.workloadProbe;
+    if (!probe || split !== 'train') return fn;
+    return async (prompts, context) => {
+      const outputs = await fn(prompts, context);
+      probe.rolloutTurn(prompts, outputs);
+      return outputs;
+    };
   }
 
   /** Validation on the fixed val env groups; returns the `val-env/...` metrics and `timing_s/testing`. */

@@ -10,6 +10,7 @@ Spec (JSON): {"seconds": S, "shapes": [{"name", "config" (HF Qwen2 config.json k
 "<shape> generate b<N> tokens/s")}, "bytes": {"train", "generate"} (optional estimates)}]}.
 Prints one JSON object on stdout: {"torch", "device", "threads", "results": {"<shape> train tokens/s": x, ...},
 "notes": [...]}; progress goes to stderr.
+A spec with "steps" (and no shapes) times whole training steps instead: see torch_step.py.
 
 Definitions (the same as bench-model.ts):
   training tokens/s  = trainBatch * trainSeq / seconds per update; an update = forward, log-probs and entropy,
@@ -46,10 +47,11 @@ def log(msg):
     sys.stderr.flush()
 
 
-def init_weights(config, device, gen):
-    """As Hugging Face initialises Qwen2 (and initQwen2Weights does): normal(0, 0.02), norm scales 1, biases 0."""
+def init_weights(config, device, gen, value_head=False):
+    """As Hugging Face initialises Qwen2 (and initQwen2Weights does): normal(0, 0.02), norm scales 1, biases 0.
+    value_head: the critic's (a Qwen2 body with a hidden -> 1 `score` layer)."""
     w = {}
-    for name, shape in weight_shapes(config, False).items():
+    for name, shape in weight_shapes(config, value_head).items():
         if name.endswith("norm.weight"):
             t = torch.ones(shape)
         elif name.endswith(".bias"):
@@ -63,16 +65,18 @@ def init_weights(config, device, gen):
 def forward_cached(config, w, ids, positions, cache):
     """reference.forward with a KV cache, for unpadded batches: ids [B, t] at `positions` [B, t]; `cache` holds
     each layer's (K, V) so far (after RoPE, before the GQA repeat) and is extended in place. Returns the logits
-    of the last position [B, V]. The first call (prefill) is causal over the prompt; later calls (t = 1) see all keys."""
+    of the last position [B, V]. A call of t > 1 tokens (a prefill, also of a later turn over the cached dialogue)
+    is causal over its new tokens; a call of one token sees all keys."""
     b, t = ids.shape
     n_heads, n_kv = config["num_attention_heads"], config["num_key_value_heads"]
     hd = config["hidden_size"] // n_heads
     eps = config["rms_norm_eps"]
     cos, sin = reference.rope_cos_sin(positions, hd, config["rope_theta"])
+    past = cache[0][0].shape[2] if cache else 0
     bias = None
-    if t > 1:
-        bias = torch.zeros(t, t, device=ids.device).masked_fill(
-            ~torch.tril(torch.ones(t, t, dtype=torch.bool, device=ids.device)), torch.finfo(torch.float32).min)
+    if t > 1:   # new token j sees the cached keys and the new ones up to itself (a later turn's prefill has both)
+        allowed = torch.tril(torch.ones(t, past + t, dtype=torch.bool, device=ids.device), diagonal=past)
+        bias = torch.zeros(t, past + t, device=ids.device).masked_fill(~allowed, torch.finfo(torch.float32).min)
     lin = torch.nn.functional.linear
     x = w["model.embed_tokens.weight"][ids]
     for i in range(config["num_hidden_layers"]):
@@ -221,8 +225,8 @@ def main():
     if args.threads < 1:
         ap.error(f"--threads must be >= 1, got {args.threads}")
     spec = json.load(sys.stdin)
-    if not isinstance(spec.get("shapes"), list) or not spec["shapes"]:
-        sys.exit("torch_bench: the spec on stdin has no shapes")
+    if not spec.get("shapes") and not spec.get("steps"):
+        sys.exit("torch_bench: the spec on stdin has no shapes and no steps")
     seconds = float(spec.get("seconds", 1))
     if not seconds > 0:
         sys.exit(f"torch_bench: seconds must be > 0, got {seconds}")
@@ -232,8 +236,11 @@ def main():
     torch.set_num_threads(args.threads)
 
     results, notes = {}, []
-    for shape in spec["shapes"]:
+    for shape in spec.get("shapes", []):
         bench_shape(shape, seconds, device, results, notes, args.seed)
+    if spec.get("steps"):
+        from torch_step import bench_steps   # whole training steps (torch_step.py)
+        bench_steps(spec, device, results, notes, args.seed)
     json.dump({"torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads(),
                "results": results, "notes": notes}, sys.stdout)
     sys.stdout.write("\n")

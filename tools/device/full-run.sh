@@ -16,7 +16,10 @@
 #   FULL_RUN_TINY=1 FULL_RUN_BACKEND=wasm OUT=/tmp/full-run bash tools/device/full-run.sh
 # Settings (environment): OUT (default ./full-run-out), WORK (scratch for the model and the run, not sent back;
 # default /tmp/ragen-full-run), FULL_RUN_BACKEND (webgpu), FULL_RUN_LAYERS (the model's own 24), FULL_RUN_STEPS (3),
-# PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: init speed memory rollout train).
+# PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: init speed step memory rollout
+# train), FULL_RUN_STEP_SET (the step section's config overrides, see 2b).
+# Section limits: init 90, speed 140, step 120, memory 80, rollout 60, train 190 s: 680 s, more than the run's 570, so
+# when every section runs to its limit the last one (train) gets what is left (at least 80 s).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-full-run-out}; WORK=${WORK:-/tmp/ragen-full-run}
@@ -26,7 +29,7 @@ TINY=${FULL_RUN_TINY:-0}
 BACKEND=${FULL_RUN_BACKEND:-webgpu}
 STEPS=${FULL_RUN_STEPS:-3}
 PY=${PY:-python3}
-ONLY=${FULL_RUN_ONLY:-init speed memory rollout train}
+ONLY=${FULL_RUN_ONLY:-init speed step memory rollout train}
 if [ "$TINY" = 1 ]; then LAYERS=${FULL_RUN_LAYERS:-1}; else LAYERS=${FULL_RUN_LAYERS:-}; fi
 MODEL="$WORK/qwen2.5-0.5b-init${LAYERS:+-$LAYERS-layers}"   # "qwen" in the path: RAGEN's tokenizer check wants it
 START=$(date +%s)
@@ -80,6 +83,25 @@ torch_args=(--python "$PY" --torch-device "$TORCH_DEVICE")
 [ "$TORCH_DEVICE" = none ] && only=model || only=model,torch
 section speed "$speed_limit" "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --shapes "$shapes" "${batches[@]}" --seconds "$secs" \
   "${torch_args[@]}" --json "$OUT/bench-speed.json"
+
+# 2b. One whole sokoban-qwen step, side by side with the same work in PyTorch on the same GPU (issue 33 item 4): the
+#     step section times the tfjs step with its rollout / scoring / update split and records its work in tokens;
+#     torch-step redoes that work in plain PyTorch (tools/bench/torch_step.py); ratio has "<preset> step tfjs/torch".
+#     The paper's model (24 layers, full vocabulary) and settings (PPO with a critic, micro-batches of 1, gradient
+#     checkpointing) with a shrunk batch, so that a warm-up and a timed step fit at today's tfjs speed (a 1 x 32
+#     update took 1.74 s): 2 env groups x 4, 2 turns, 64 new tokens, the filter keeping 1 group = one mini-batch
+#     of 4. Override with FULL_RUN_STEP_SET (space-separated key=value; the paper's batch is the train section's).
+#     --shapes tiny only keeps the torch section's own model rows short (the qwen0.5b rows are the speed section's).
+if [ "$TINY" = 1 ]; then
+  step_args=(--presets bandit-tiny --shapes tiny --seconds 0.1); default_set="agent.envGroups=2 agent.trainEnvs.0.nGroups=2 filter.ratio=0.5 actor.ppoMiniBatchSize=8 actor.ppoMicroBatchSize=8"
+else
+  step_args=(--presets sokoban-qwen --shapes tiny --seconds 0.1 --step-set "model=$MODEL")
+  default_set="agent.envGroups=2 agent.trainEnvs.0.nGroups=2 agent.groupSize=4 agent.maxTurn=2 rollout.maxNewTokens=64 filter.ratio=0.5 actor.ppoMiniBatchSize=4"
+fi
+for kv in ${FULL_RUN_STEP_SET:-$default_set}; do step_args+=(--step-set "$kv"); done
+[ "$TORCH_DEVICE" = none ] && only=step || only=step,torch
+section step 120 "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --step-repeats 1 "${step_args[@]}" \
+  "${torch_args[@]}" --json "$OUT/bench-step.json"
 
 # 3. Peak tensor memory per phase (issue 33 item 2; the memory section comes with that item's branch: until it is
 #    merged this section fails at once with "unknown bench section").
