@@ -15,7 +15,7 @@
 //   train  each trained sequence's length (after the uncertainty filter; per turn in single_turn mode).
 import type { Qwen2Config } from '../model/config';
 import type { RunConfig } from '../starpo/config';
-import type { WorkloadProbe } from '../starpo/trainer';
+import type { WorkloadProbe } from '../starpo/workloadProbe';
 
 export interface StepWork {
   turns: { rows: number; prefill: number; decode: number; fresh: boolean }[];

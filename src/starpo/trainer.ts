@@ -56,6 +56,7 @@ import { policyGenerateFn } from './policyAgent';
 import { actorUpdateLoss, miniBatchUpdate, usesKlLoss, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
 import type { TrainerModels, TrainerSource, TrainerState } from './trainerCheckpoint';
+import type { WorkloadProbe } from './workloadProbe';
 
 /**
  * Where a step is, for progress displays: 'validation' (the fixed val env groups, before the first step and every
@@ -98,15 +99,6 @@ export interface TrainerOptions extends TrainerSource {
    * training step's work, so that the PyTorch side can redo the same work. Not part of a normal run.
    */
   workloadProbe?: WorkloadProbe;
-}
-
-/** What a training step did (TrainerOptions.workloadProbe). */
-export interface WorkloadProbe {
-  /** One generate call of a training rollout (one turn): each row's prompt and response text (kept as text, so that
-   *  counting their tokens costs the timed rollout nothing). */
-  rolloutTurn(prompts: readonly string[], responses: readonly string[]): void;
-  /** The sequences the update trains on (after the filter), their lengths in tokens. */
-  trainBatch(sequenceTokens: number[]): void;
 }
 
 /** What one call of `step()` did. */

@@ -1,0 +1,11 @@
+// The benchmark hook of the Trainer (TrainerOptions.workloadProbe): `ragen bench --only step,torch`
+// (src/cli/bench-torch-step.ts) records what each measured training step did, so that the PyTorch side redoes the same work.
+
+/** What a training step did (TrainerOptions.workloadProbe). */
+export interface WorkloadProbe {
+  /** One generate call of a training rollout (one turn): each row's prompt and response text (kept as text, so that
+   *  counting their tokens costs the timed rollout nothing). */
+  rolloutTurn(prompts: readonly string[], responses: readonly string[]): void;
+  /** The sequences the update trains on (after the filter), their lengths in tokens. */
+  trainBatch(sequenceTokens: number[]): void;
+}
