@@ -7,7 +7,8 @@ import { expect, test, type Page } from '@playwright/test';
 import { resolvePreset } from '../../src/starpo/presets';
 import { writeTar } from '../../src/ui/tar';
 import { parseLessonManifest } from '../../src/ui/lesson';
-import { EMPTY_REASONING } from '../../src/ui/lesson-text';
+import { EMPTY_REASONING, LESSON_IF_NOT_SHOWN } from '../../src/ui/lesson-text';
+import { lessonCount, parseFreshSeedTable } from '../../src/ui/lessonRobustness';
 import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
 
 /** The chart cards (their test id is `chart-<metric key>`; legend entries' ids also start with `chart-`). */
@@ -43,7 +44,7 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   // The preset's own summary says what will happen (src/starpo/presets.ts, shown as it is).
   await expect(page.getByTestId('lesson-summary')).toHaveText(resolvePreset('echo-trap').summary);
   await expect(page.getByTestId('lesson-watch')).toContainText('in-group reward std falls first');
-  await expect(page.getByTestId('lesson-watch')).toContainText('4 of the 5 training seeds');
+  await expect(page.getByTestId('lesson-watch')).toContainText('how often other seeds do is in the table below');
   const started = Date.now();
   // Before anything: how long a live lesson takes, from the recording's own timings.
   await expect(page.getByTestId('lesson-estimate')).toHaveAttribute('data-source', 'recording');
@@ -229,4 +230,20 @@ test('lesson: sized for a projector, readable (AA contrast), and no wider than a
   await page.setViewportSize({ width: 390, height: 844 });
   await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await saveScreenshot(page, testInfo, 'lesson-390');
+});
+
+test('lesson: the fresh-seed table says how often the lesson showed on seeds nobody tuned it on', async ({ page }) => {
+  const shipped = parseFreshSeedTable(JSON.parse(readFileSync(new URL('fresh-seeds.json', RECORDING), 'utf8')));
+  await page.goto('./?lesson&backend=wasm');
+  const box = page.getByTestId('lesson-robustness');
+  await expect(box).toHaveAttribute('data-shown', String(lessonCount(shipped)));
+  await expect(box).toContainText(`${lessonCount(shipped)} of ${shipped.rows.length}`);
+  await box.locator('summary').click();
+  const rows = page.getByTestId('robustness-row');
+  await expect(rows).toHaveCount(shipped.rows.length);
+  for (const [i, r] of shipped.rows.entries()) {
+    await expect(rows.nth(i)).toHaveAttribute('data-seed', String(r.seed));
+    await expect(rows.nth(i)).toHaveAttribute('data-lesson', String(r.failed.length === 0));
+  }
+  await expect(box).toContainText(LESSON_IF_NOT_SHOWN[0].slice(0, 40));
 });

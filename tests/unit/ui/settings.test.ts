@@ -100,11 +100,11 @@ describe('settings problems in plain words', () => {
     expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05, envGroups: 20 } })).toBeNull();
   });
 
-  it("the classroom preset trains with few env groups: its StarPO-S filter (top_k) always keeps at least one", () => {
+  it("the classroom preset trains with few env groups: its StarPO-S filter (top_p) keeps a share of the std, not a count of groups", () => {
     const settings = { preset: 'echo-trap' as const, backend: 'auto' as const, workers: 'auto' as const, knobs: { envGroups: 2, groupSize: 2 } };
     expect(settingsProblem(settings)).toBeNull();
     const s = runConfigFor(settings, 'starpo-s');
-    expect([s.filter.strategy, s.agent.envGroups]).toEqual(['top_k', 2]);
+    expect([s.filter.strategy, s.filter.minScore, s.agent.envGroups]).toEqual(['top_p', 0.36, 2]);
     // 2 x 2 = 4 trajectories per step: the mini-batch shrinks to them instead of the config refusing the setup.
     expect([s.actor.ppoMiniBatchSize, s.actor.ppoMicroBatchSize]).toEqual([4, 4]);
     // The lesson's env keeps its payout when the knobs resize it.
@@ -169,7 +169,7 @@ describe('settings -> RunConfig', () => {
     const vanilla = runConfigFor(settings, 'starpo');
     const s = runConfigFor(settings, 'starpo-s');
     expect(vanilla.filter.ratio).toBe(1);
-    expect([s.filter.strategy, s.filter.value, s.filter.includeZero]).toEqual(['top_k', 0.25, false]);
+    expect([s.filter.strategy, s.filter.value, s.filter.includeZero, s.filter.minScore]).toEqual(['top_p', 0.9, false, 0.36]);
     expect(vanilla.trainer.seed).toBe(3);
     expect(s.trainer.seed).toBe(3);
   });

@@ -1,0 +1,69 @@
+// How often the Echo Trap lesson shows on training seeds nobody tuned it on (issue 34): the fresh-seed table that the
+// lesson page shows next to the recording. The file is public/lessons/<preset>/fresh-seeds.json, written by
+// `npx tsx experiments/lab/lesson-verdict.ts runs/lesson-fresh2 --json public/lessons/echo-trap/fresh-seeds.json`
+// from real runs; the page only reads it.
+import { z } from 'zod';
+import { lessonFolder } from './lesson';
+
+const step = z.number().int().nonnegative().nullable();
+const fraction = z.number().min(0).max(1);
+
+const FreshSeedRow = z.strictObject({
+  seed: z.number().int().nonnegative(),
+  vanilla: z.strictObject({
+    start: fraction,
+    peak: fraction,
+    peakStep: z.number().int().nonnegative(),
+    final: fraction,
+    /** First step the early warning fired (replayed by the detector of the page's commit). */
+    warningStep: step,
+    /** First step the 5-step mean fell to half its best so far or less. */
+    collapseStep: step,
+  }),
+  starpoS: z.strictObject({ peak: fraction, final: fraction, warningStep: step, convergedStep: step }),
+  /** Which of the lesson's conditions failed (improves, warns, collapses, holds, endsAbove); empty = the lesson showed. */
+  failed: z.array(z.enum(['improves', 'warns', 'collapses', 'holds', 'endsAbove'])),
+});
+
+export const FreshSeedTableSchema = z.strictObject({
+  format: z.literal(1),
+  preset: z.string().min(1),
+  /** The commit at which these seeds were named, before any was trained. */
+  seedsNamedAt: z.string().min(7),
+  /** The commit whose preset was run on them. */
+  presetCommit: z.string().min(7),
+  command: z.string().min(1),
+  date: z.string().min(1),
+  rows: z.array(FreshSeedRow).min(1),
+});
+
+export type FreshSeedTable = z.output<typeof FreshSeedTableSchema>;
+export type FreshSeedRow = FreshSeedTable['rows'][number];
+
+/** Checks a fresh-seed table; throws one line naming the file and the first bad field. */
+export function parseFreshSeedTable(raw: unknown, source = 'fresh-seeds.json'): FreshSeedTable {
+  const result = FreshSeedTableSchema.safeParse(raw);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new Error(`${source}: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
+}
+
+/** How many seeds showed the whole lesson. */
+export function lessonCount(table: FreshSeedTable): number {
+  return table.rows.filter((r) => r.failed.length === 0).length;
+}
+
+/** The table shipped with the site, or null when there is none (the page then says nothing about robustness). */
+export async function fetchFreshSeedTable(base: string, preset: string): Promise<FreshSeedTable | null> {
+  const file = `${lessonFolder(preset)}/fresh-seeds.json`;
+  const response = await fetch(new URL(file, base));
+  if (response.status === 404) return null;
+  if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await response.text());
+  } catch (err) {
+    throw new Error(`${file} is not valid JSON (${(err as Error).message})`);
+  }
+  return parseFreshSeedTable(raw, file);
+}

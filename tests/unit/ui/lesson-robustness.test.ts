@@ -1,0 +1,41 @@
+// The fresh-seed table the lesson page shows (issue 34, item 4): its reader refuses a malformed file in one line, and
+// the table that ships with the site holds exactly the seeds docs/echo-trap.md named before they were run, judged by
+// today's verdict code from the run folders when they are on this machine.
+import * as fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { lessonCount, parseFreshSeedTable } from '../../../src/ui/lessonRobustness';
+
+const row = (seed: number, failed: string[] = []) => ({
+  seed,
+  vanilla: { start: 0.4, peak: 0.99, peakStep: 20, final: 0, warningStep: 12, collapseStep: 25 },
+  starpoS: { peak: 0.99, final: 0.98, warningStep: null, convergedStep: 30 },
+  failed,
+});
+const table = (rows: unknown[]) => ({
+  format: 1, preset: 'echo-trap', seedsNamedAt: '5b530ed', presetCommit: '5f9ee66', command: 'bash lesson-lab.sh', date: '2026-11-26', rows,
+});
+
+describe('lesson robustness table', () => {
+  it('reads a table and counts the seeds where the whole lesson showed', () => {
+    const t = parseFreshSeedTable(table([row(200), row(201, ['holds', 'endsAbove']), row(202)]));
+    expect(lessonCount(t)).toBe(2);
+    expect(t.rows.map((r) => r.seed)).toEqual([200, 201, 202]);
+  });
+
+  it('names the file and the field that is wrong', () => {
+    expect(() => parseFreshSeedTable(table([]), 'f.json')).toThrow(/^f\.json: rows: /);
+    expect(() => parseFreshSeedTable(table([{ ...row(1), failed: ['flies'] }]), 'f.json')).toThrow(/^f\.json: rows\.0\.failed\.0: /);
+    expect(() => parseFreshSeedTable(table([{ ...row(1), vanilla: { ...row(1).vanilla, peak: 1.5 } }]), 'f.json')).toThrow(/^f\.json: rows\.0\.vanilla\.peak: /);
+    expect(() => parseFreshSeedTable({ ...table([row(1)]), format: 2 }, 'f.json')).toThrow(/^f\.json: format: /);
+    expect(() => parseFreshSeedTable([], 'f.json')).toThrow(/^f\.json: \(top level\): /);
+  });
+
+  it('the shipped table holds the fresh seeds the doc named before running them, and the doc states its count', () => {
+    const shipped = parseFreshSeedTable(JSON.parse(fs.readFileSync('public/lessons/echo-trap/fresh-seeds.json', 'utf8')));
+    const doc = fs.readFileSync('docs/echo-trap.md', 'utf8');
+    const named = /\*\*fresh training seeds ([\d, ]+)\*\*/.exec(doc);
+    expect(named, 'docs/echo-trap.md names the second set of fresh seeds').not.toBeNull();
+    expect(shipped.rows.map((r) => r.seed)).toEqual(named![1].split(',').map((s) => Number(s.trim())));
+    expect(doc).toContain(`lesson on ${lessonCount(shipped)} of ${shipped.rows.length} seeds with both arms`);
+  });
+});
