@@ -6,7 +6,7 @@
 // `echoTrap.signals` rule, --logged reads the marks as the runs logged them. (The detector only reads metrics, so a
 // replay is what a run with that setting would have logged.)
 //   npx tsx experiments/lab/lesson-verdict.ts runs/lesson-lab/NAME [--signals reward_std_and_entropy] [--logged]
-// --json FILE --seeds-named COMMIT --preset-commit COMMIT also writes the table of the seeds with both arms in the form the
+// --json FILE --seeds-named COMMIT --preset-commit COMMIT [--command TEXT: how the runs were made] also writes the table of the seeds with both arms in the form the
 // lesson page reads (src/ui/lessonRobustness.ts), e.g. public/lessons/echo-trap/fresh-seeds.json.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -89,7 +89,7 @@ if (jsonOut) {
   }
   const table = parseFreshSeedTable({
     format: 1, preset: 'echo-trap', seedsNamedAt, presetCommit, date: new Date().toISOString(),
-    command: `bash experiments/lab/lesson-lab.sh ${dir} "${jsonRows.map((r) => r.seed).join(' ')}"`,
+    command: flag('--command') ?? `bash experiments/lab/lesson-lab.sh ${dir} "${jsonRows.map((r) => r.seed).join(' ')}"`,
     rows: jsonRows,
   });
   fs.writeFileSync(jsonOut, JSON.stringify(table, null, 2) + '\n');

@@ -38,7 +38,7 @@ export const LESSON_WATCH: readonly WatchItem[] = [
 
 /** What a teacher can do when a live run does not show the lesson (docs/echo-trap.md, "If a live run does not show it"). */
 export const LESSON_IF_NOT_SHOWN: readonly string[] = [
-  'Vanilla stays near 100 % to the end: it converged and keeps training on noise (its warning fired), but the collapse had not come yet. The collapse is a random walk, so when it comes varies from seed to seed: train longer (?lesson&steps=100) or show the recording.',
+  'Vanilla stays near 100 % to the end: it converged and keeps training on noise (its warning fired), but the collapse had not come yet. The collapse is a random walk, so when it comes varies from seed to seed: train longer (?lesson&steps=150) or show the recording.',
   'StarPO-S falls too: at this learning rate one large update can break its answer format, and a run where every rollout fails has nothing left to learn from. That is the instability of a small model at a high learning rate, not the echo trap: say so, and show the recording.',
   'Not enough class time: “Show the recorded lesson” loads the default seed at once; a live run of that seed replays it step for step on wasm.',
 ];
