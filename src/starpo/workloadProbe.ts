@@ -1,5 +1,6 @@
 // The benchmark hook of the Trainer (TrainerOptions.workloadProbe): `ragen bench --only step,torch`
 // (src/cli/bench-torch-step.ts) records what each measured training step did, so that the PyTorch side redoes the same work.
+import type { GenerateFn } from '../agent/index';
 
 /** What a training step did (TrainerOptions.workloadProbe). */
 export interface WorkloadProbe {
@@ -8,4 +9,13 @@ export interface WorkloadProbe {
   rolloutTurn(prompts: readonly string[], responses: readonly string[]): void;
   /** The sequences the update trains on (after the filter), their lengths in tokens. */
   trainBatch(sequenceTokens: number[]): void;
+}
+
+/** The rollout policy `fn`, telling `probe` each turn's prompts and responses after it generated them. */
+export function probedGeneration(fn: GenerateFn, probe: WorkloadProbe): GenerateFn {
+  return async (prompts, context) => {
+    const outputs = await fn(prompts, context);
+    probe.rolloutTurn(prompts, outputs);
+    return outputs;
+  };
 }
