@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Unit tests run in Node on the cpu / wasm backends (and webgpu through Dawn + SwiftShader where a test asks).
@@ -9,6 +10,10 @@ export default defineConfig({
     hookTimeout: 120_000,
     // tfjs keeps one global engine per process: isolate test files in forks so backends do not leak between them.
     pool: 'forks',
+    // At least two files at a time. Vitest's default (one fewer than the cores) runs one file at a time on a 2-core
+    // machine, yet a test file keeps about one core busy (tfjs's cpu and wasm backends are single-threaded in Node)
+    // and many spend seconds waiting on a `ragen` or Python child process: two side by side use the idle core.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     // The JSON report feeds scripts/test-summary.mjs, which prints the suite's one-line total after `npm test`.
     reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
   },
