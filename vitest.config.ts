@@ -8,6 +8,8 @@ export default defineConfig({
     environment: 'node',
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // Once per run: the scratch directory for fixtures shared by several test files (tests/unit/sharedFixtures.ts).
+    globalSetup: ['tests/unit/globalSetup.ts'],
     // tfjs keeps one global engine per process: isolate test files in forks so backends do not leak between them.
     pool: 'forks',
     // At least two files at a time. Vitest's default (one fewer than the cores) runs one file at a time on a 2-core

@@ -17,6 +17,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexSafetensors, parseSafetensors } from '../../../src/model/safetensors';
+import { qwenInitModel2Layers } from '../sharedFixtures';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/ragen.js');
@@ -44,9 +45,11 @@ const SHRUNK_STEP = [
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'train-qwen-shape-'));
-  modelDir = path.join(tmp, 'qwen2.5-0.5b-2layers');
   runDir = path.join(tmp, 'run');
-  const made = await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '2', '--out', modelDir, '--quiet');
+  // `ragen init-model --shape qwen2.5-0.5b --layers 2 --out DIR --quiet`, made once per run and shared with
+  // init-model.test.ts (training only reads it: the run and its checkpoints go to runDir).
+  const { dir, made } = await qwenInitModel2Layers();
+  modelDir = dir;
   expect(made.code, made.stderr).toBe(0);
   const trained = await ragen('train', '--preset', 'sokoban-qwen', '--set', `model=${modelDir}`, '--backend', 'wasm',
     '--steps', '1', '--out', runDir, ...SHRUNK_STEP);

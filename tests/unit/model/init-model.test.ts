@@ -14,6 +14,7 @@ import { initBackend, loadPolicy } from '../../../src/model/index';
 import { QWEN_SHAPES } from '../../../src/model/qwenShapes';
 import { indexSafetensors } from '../../../src/model/safetensors';
 import { hfCheck, maxAbsDiff, type HfReport } from '../hf-python';
+import { qwenInitModel2Layers } from '../sharedFixtures';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/ragen.js');
@@ -37,9 +38,11 @@ async function ragen(...args: string[]): Promise<{ code: number; stderr: string 
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'init-model-'));
-  dir = path.join(tmp, 'qwen2.5-0.5b-init');   // RAGEN looks for "qwen" in the tokenizer's path
-  const made = await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '2', '--out', dir, '--quiet');
-  expect(made).toEqual({ code: 0, stderr: '' });
+  // `ragen init-model --shape qwen2.5-0.5b --layers 2 --out DIR --quiet`, made once per run and shared with
+  // train-qwen-shape.test.ts (only read here).
+  const shared = await qwenInitModel2Layers();
+  dir = shared.dir;
+  expect({ code: shared.made.code, stderr: shared.made.stderr }).toEqual({ code: 0, stderr: '' });
 
   await initBackend('wasm');
   const sokoban = makeEnv('SimpleSokoban');
