@@ -7,7 +7,7 @@ import {
   DEFAULT_SPECIAL_TOKENS, Qwen2Model, buildTinyTokenizer, initBackend, initQwen2Weights, loadPolicy,
   saveCheckpointDir, tokenLogProbs, type Qwen2Config,
 } from '../../../src/model/index';
-import { hfCheck, maxAbsDiff } from '../hf-python';
+import { hfCheck, maxAbsDiff, type HfReport } from '../hf-python';
 
 
 const tokenizer = buildTinyTokenizer(
@@ -27,6 +27,8 @@ const ids = tokenizer.encode(text);
 let root: string;
 let dir: string;
 let direct: number[]; // log-probs computed straight from the in-memory model that was saved
+let bf16Dir: string;
+let hfReport: HfReport; // transformers on the saved checkpoint
 
 beforeAll(async () => {
   await initBackend('cpu');
@@ -38,6 +40,10 @@ beforeAll(async () => {
   lp.dispose();
   await saveCheckpointDir(dir, model, tokenizer);
   model.dispose();
+  // One Python start (torch + transformers take seconds to import) for two things: transformers' reading of the
+  // checkpoint, then its bf16 copy written as save_pretrained writes it (after the f32 log-probs are taken).
+  bf16Dir = path.join(root, 'bf16');
+  hfReport = hfCheck({ model: dir, texts: [text], ids: [ids], save_bf16: bf16Dir });
 });
 afterAll(async () => { await fsp.rm(root, { recursive: true, force: true }); });
 
@@ -98,7 +104,7 @@ describe('loadPolicy (docs/architecture.md entry)', () => {
   });
 
   it('Hugging Face transformers loads the checkpoint (every weight used), tokenizes to our ids and agrees to 1e-5', () => {
-    const report = hfCheck({ model: dir, texts: [text], ids: [ids] });
+    const report = hfReport;
     expect(report.model_class).toBe('Qwen2ForCausalLM');
     expect(report.load_problems).toEqual({});
     expect(report.token_ids).toEqual([ids]);
@@ -109,9 +115,7 @@ describe('loadPolicy (docs/architecture.md entry)', () => {
   });
 
   it('loads a bf16 copy written by Hugging Face save_pretrained (as Qwen2.5 ships) and matches transformers on it', async () => {
-    const bf16Dir = path.join(root, 'bf16');
-    hfCheck({ model: dir, save_bf16: bf16Dir });
-    const report = hfCheck({ model: bf16Dir, ids: [ids] });
+    const report = hfCheck({ model: bf16Dir, ids: [ids] });   // bf16Dir: written in beforeAll
     expect(report.weight_dtypes).toEqual(['torch.bfloat16']);
     const policy = await loadPolicy(bf16Dir, { backend: 'cpu' });
     const lp = await policy.tokenLogProbs(ids);
