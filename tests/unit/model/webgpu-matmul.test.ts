@@ -93,6 +93,19 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
     expect(tf.memory().numTensors).toBe(before);
   }, 60_000);
 
+  // tfjs folds a dispatch of more than 65,535 workgroups into two dimensions (qwen0.5b's LM head weight needs 1 M):
+  // the last rows must still be packed.
+  it('packHalf past 65,535 workgroups packs the last rows too', async () => {
+    const R = 4100, C = 2048;   // 4.2 M words, 65,600 workgroups of 64
+    const x = tf.tidy(() => tf.range(0, R * C).mod(C).div(8).reshape([R, C])) as tf.Tensor2D;   // x[r, c] = c / 8
+    const pick = tf.tidy(() => tf.eye(C).slice([0, C - 4], [C, 4])) as tf.Tensor2D;           // the last 4 columns
+    const [px, pp] = [packHalf(x), packHalf(pick)];
+    const y = tiledMatMul(px, pp);
+    const last = y.slice([R - 1, 0], [1, 4]);
+    expect(Array.from(await last.data())).toEqual([2044 / 8, 2045 / 8, 2046 / 8, 2047 / 8]);
+    tf.dispose([x, pick, px, pp, y, last]);
+  }, 120_000);
+
   it('refuses operands whose inner sizes differ, and mixed f32 / f16 operands', () => {
     const a = tf.zeros([4, 8]) as tf.Tensor2D, b = tf.zeros([4, 8]) as tf.Tensor2D;
     expect(() => tiledMatMul(a, b)).toThrow(/inner sizes differ \(8 and 4\)/);
