@@ -57,6 +57,9 @@ export interface MatmulRow extends Omit<MatmulCase, 'key'> {
   device: string;
   msPerCall: number;
   gflops: number;
+  /** webgpu with timestamp queries: the GPU's own time per call (tf.time's kernelMs over GPU_TIMED_CALLS calls),
+   *  without the CPU's cost of issuing it; Dawn may round each timestamp (timestamp_quantization). */
+  gpuMsPerCall?: number;
   /** Tiled rows: max |C - tf.matMul's C| / max |tf.matMul's C|, same inputs. */
   maxRelErrorVsTfjs?: number;
   /** PyTorch's ms per call / this row's (above 1: this row is faster), where PyTorch ran the case. */
@@ -67,6 +70,7 @@ const SAMPLE_MS = 20;
 const MIN_SAMPLES = 3;
 const MAX_SAMPLES = 200;
 const MAX_CALLS_PER_SAMPLE = 256;
+const GPU_TIMED_CALLS = 8;
 
 /** The update's matmuls at a shape for `batch` sequences of `seqLen` tokens (see the top of this file). */
 export function matmulCases(shape: BenchShape, batch: number, seqLen: number): MatmulCase[] {
@@ -169,9 +173,12 @@ export async function benchMatmul(o: BenchMatmulOptions): Promise<MatmulRow[]> {
         };
         const ms = await msPerCall(call, o.seconds);
         const row: MatmulRow = { shape: o.shape.name, tokens, ...rest, impl, device: backend.name, msPerCall: ms, gflops: gflops(cs.m, cs.n, cs.k, ms) };
+        const gpuMs = await gpuMsPerCall(call);
+        if (gpuMs !== undefined) row.gpuMsPerCall = gpuMs;
         if (impl !== 'tfjs') row.maxRelErrorVsTfjs = await relativeDifference(call, reference);
         rows.push(row);
         note(`${key} ${impl}: ${ms.toFixed(3)} ms, ${row.gflops.toFixed(1)} GFLOP/s` +
+          (gpuMs !== undefined ? ` (GPU time ${gpuMs.toFixed(3)} ms)` : '') +
           (row.maxRelErrorVsTfjs !== undefined ? `, max rel. difference from tfjs ${row.maxRelErrorVsTfjs.toExponential(1)}` : ''));
       }
     } finally {
@@ -189,6 +196,19 @@ function operand([rows, cols]: [number, number], seed: number): tf.Tensor2D {
     const block = tf.randomUniform([Math.min(rows, OPERAND_BLOCK_ROWS), cols], -1, 1, 'float32', seed);
     return rows <= OPERAND_BLOCK_ROWS ? block : tf.tile(block, [Math.ceil(rows / OPERAND_BLOCK_ROWS), 1]).slice(0, rows);
   }) as tf.Tensor2D;
+}
+
+/**
+ * The GPU's time per call from timestamp queries (tfjs-webgpu times each program of tf.time's function in its own
+ * compute pass), or undefined off webgpu or without the timestamp-query feature.
+ */
+async function gpuMsPerCall(call: () => tf.Tensor): Promise<number | undefined> {
+  const backend = tf.backend() as unknown as { supportTimestampQuery?: boolean };
+  if (tf.getBackend() !== 'webgpu' || !backend.supportTimestampQuery) return undefined;
+  const info = await tf.time(() => {
+    for (let i = 0; i < GPU_TIMED_CALLS; i++) call().dispose();
+  });
+  return typeof info.kernelMs === 'number' ? info.kernelMs / GPU_TIMED_CALLS : undefined;
 }
 
 /** max |call() - reference| / max |reference|. */
@@ -232,6 +252,7 @@ export function matmulTable(rows: readonly MatmulRow[]): Record<string, number> 
   for (const r of rows) {
     const key = `${r.shape} ${r.op} ${r.pass} ${r.m}x${r.n}x${r.k}`;
     out[`${key} ${r.impl} GFLOP/s`] = r.gflops;
+    if (r.gpuMsPerCall) out[`${key} ${r.impl} GPU-time GFLOP/s`] = gflops(r.m, r.n, r.k, r.gpuMsPerCall);
     if (r.vsTorch !== undefined) out[`${key} ${r.impl}/torch`] = r.vsTorch;
   }
   const groups = new Map<string, MatmulRow[]>();

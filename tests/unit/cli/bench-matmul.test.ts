@@ -56,6 +56,7 @@ describe('bench --only matmul', () => {
       for (const r of side) {
         expect(r).toMatchObject({ shape: 'tiny', tokens: '1x40', device });
         expect(r.msPerCall).toBeGreaterThan(0);
+        expect(r.gpuMsPerCall).toBeUndefined();   // GPU times come from webgpu's timestamp queries only
         expect(r.gflops).toBeCloseTo((2 * r.m * r.n * r.k) / (r.msPerCall * 1e6), 6);
       }
     }
