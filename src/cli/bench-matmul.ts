@@ -70,7 +70,7 @@ const SAMPLE_MS = 20;
 const MIN_SAMPLES = 3;
 const MAX_SAMPLES = 200;
 const MAX_CALLS_PER_SAMPLE = 256;
-const GPU_TIMED_CALLS = 8;
+const GPU_TIMED_CALLS = 4;
 
 /** The update's matmuls at a shape for `batch` sequences of `seqLen` tokens (see the top of this file). */
 export function matmulCases(shape: BenchShape, batch: number, seqLen: number): MatmulCase[] {
