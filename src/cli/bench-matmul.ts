@@ -17,8 +17,9 @@
 // Implementations: 'tfjs' (tf.matMul, every backend) and, on webgpu, the opt-in tiled kernel of
 // src/model/kernels/webgpuMatmul.ts: 'tiled-wgsl-64' and 'tiled-wgsl-128' (output tiles of 64 x 64 and 128 x 64,
 // f32) and 'tiled-wgsl-f16' (128 x 64, both operands stored as f16 packed two to a word by packHalf beforehand,
-// f32 accumulation; the packing is not timed: weights would be stored so). Each tiled row carries its largest
-// difference from tf.matMul's result on the same inputs, relative to that result's largest magnitude.
+// f32 accumulation; the packing is not timed: weights would be stored so), each with split-K where the output is
+// too small to fill a GPU (autoSplitK). Each tiled row carries its largest difference from tf.matMul's result on
+// the same inputs, relative to that result's largest magnitude, and its split-K.
 // Timing: one untimed call (shader compilation), then samples of k back-to-back calls followed by one read of a
 // single element of the last result (which waits for the queue on webgpu), k chosen so a sample lasts about
 // SAMPLE_MS; samples until `seconds` have passed (at least MIN_SAMPLES); ms per call = the median sample / k.
@@ -27,6 +28,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendName } from '../model/backend';
 import { headDim } from '../model/config';
 import { hasTiledMatMul, packHalf, tiledMatMul } from '../model/kernels/index';
+import { autoSplitK } from '../model/kernels/webgpuMatmul';
 import { HEAD_CHUNK_ELEMENTS } from '../model/scoring';
 import type { BenchShape } from './bench-model';
 
@@ -60,6 +62,8 @@ export interface MatmulRow extends Omit<MatmulCase, 'key'> {
   /** webgpu with timestamp queries: the GPU's own time per call (tf.time's kernelMs over GPU_TIMED_CALLS calls),
    *  without the CPU's cost of issuing it; Dawn may round each timestamp (timestamp_quantization). */
   gpuMsPerCall?: number;
+  /** Tiled rows: the K ranges the kernel summed (webgpuMatmul.ts: autoSplitK; 1 = no split). */
+  splitK?: number;
   /** Tiled rows: max |C - tf.matMul's C| / max |tf.matMul's C|, same inputs. */
   maxRelErrorVsTfjs?: number;
   /** PyTorch's ms per call / this row's (above 1: this row is faster), where PyTorch ran the case. */
@@ -161,25 +165,30 @@ export async function benchMatmul(o: BenchMatmulOptions): Promise<MatmulRow[]> {
     if (tiled && !packable) note(`${key} tiled-wgsl-f16: skipped (a stored row is not a multiple of 4 long)`);
     const packed = tiled && packable ? [packHalf(a), packHalf(b)] : [];
     const reference = tf.matMul(a, b, cs.transposeA, cs.transposeB);
+    const forms = { transposeA: cs.transposeA, transposeB: cs.transposeB };
     try {
       for (const impl of impls.filter((i) => i !== 'tiled-wgsl-f16' || packed.length)) {
         const call = (): tf.Tensor => {
           switch (impl) {
             case 'tfjs': return tf.matMul(a, b, cs.transposeA, cs.transposeB);
-            case 'tiled-wgsl-64': return tiledMatMul(a, b, cs.transposeA, cs.transposeB, 64);
-            case 'tiled-wgsl-128': return tiledMatMul(a, b, cs.transposeA, cs.transposeB, 128);
-            case 'tiled-wgsl-f16': return tiledMatMul(packed[0], packed[1], cs.transposeA, cs.transposeB, 128);
+            case 'tiled-wgsl-64': return tiledMatMul(a, b, { ...forms, tileRows: 64 });
+            case 'tiled-wgsl-128': return tiledMatMul(a, b, { ...forms, tileRows: 128 });
+            case 'tiled-wgsl-f16': return tiledMatMul(packed[0], packed[1], { ...forms, tileRows: 128 });
           }
         };
         const ms = await msPerCall(call, o.seconds);
         const row: MatmulRow = { shape: o.shape.name, tokens, ...rest, impl, device: backend.name, msPerCall: ms, gflops: gflops(cs.m, cs.n, cs.k, ms) };
         const gpuMs = await gpuMsPerCall(call);
         if (gpuMs !== undefined) row.gpuMsPerCall = gpuMs;
-        if (impl !== 'tfjs') row.maxRelErrorVsTfjs = await relativeDifference(call, reference);
+        if (impl !== 'tfjs') {
+          row.maxRelErrorVsTfjs = await relativeDifference(call, reference);
+          row.splitK = autoSplitK(cs.m, cs.n, cs.k, impl === 'tiled-wgsl-64' ? 64 : 128);
+        }
         rows.push(row);
         note(`${key} ${impl}: ${ms.toFixed(3)} ms, ${row.gflops.toFixed(1)} GFLOP/s` +
           (gpuMs !== undefined ? ` (GPU time ${gpuMs.toFixed(3)} ms)` : '') +
-          (row.maxRelErrorVsTfjs !== undefined ? `, max rel. difference from tfjs ${row.maxRelErrorVsTfjs.toExponential(1)}` : ''));
+          (row.maxRelErrorVsTfjs !== undefined ? `, max rel. difference from tfjs ${row.maxRelErrorVsTfjs.toExponential(1)}` : '') +
+          (row.splitK && row.splitK > 1 ? `, split-K ${row.splitK}` : ''));
       }
     } finally {
       tf.dispose([a, b, reference, ...packed]);

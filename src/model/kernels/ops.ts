@@ -296,14 +296,25 @@ export function hasTiledMatMul(): boolean {
   return has(K.tiledMatMul) && has(K.packHalf);
 }
 
+/** How tiledMatMul computes (webgpuMatmul.ts's TiledMatMulAttrs; every field optional here). */
+export interface TiledMatMulOptions {
+  transposeA?: boolean;
+  transposeB?: boolean;
+  /** Output rows per workgroup tile: 64 (default) or 128. */
+  tileRows?: 64 | 128;
+  /** K ranges summed after (1: none; default 0: webgpuMatmul.ts's autoSplitK, for outputs too small to fill a GPU). */
+  splitK?: number;
+}
+
 /**
- * C = op(a) op(b) (op: transpose where asked) by the tiled WGSL kernel, with output tiles of `tileRows` x 64. a and b
- * are both float32 (f32 storage), or both packed by packHalf (f16 storage; then their logical last axis is twice
- * the stored one). f32 accumulation either way.
+ * C = op(a) op(b) (op: transpose where asked) by the tiled WGSL kernel. a and b are both float32 (f32 storage), or
+ * both packed by packHalf (f16 storage; then their logical last axis is twice the stored one). f32 accumulation
+ * either way.
  */
-export function tiledMatMul(a: tf.Tensor2D, b: tf.Tensor2D, transposeA = false, transposeB = false, tileRows: 64 | 128 = 64): tf.Tensor2D {
+export function tiledMatMul(a: tf.Tensor2D, b: tf.Tensor2D, o: TiledMatMulOptions = {}): tf.Tensor2D {
   if (!has(K.tiledMatMul)) throw new Error(`tiledMatMul: the ${tf.getBackend()} backend has no tiled matmul kernel (webgpu only)`);
-  return run<tf.Tensor2D>(K.tiledMatMul, { a, b }, { transposeA, transposeB, tileRows });
+  const { transposeA = false, transposeB = false, tileRows = 64, splitK = 0 } = o;
+  return run<tf.Tensor2D>(K.tiledMatMul, { a, b }, { transposeA, transposeB, tileRows, splitK });
 }
 
 /** x float32 [R, C] (C a multiple of 4) rounded to f16, two to an int32 word: int32 [R, C / 2], for tiledMatMul. */

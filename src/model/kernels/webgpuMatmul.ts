@@ -11,7 +11,11 @@
 //   into workgroup memory (k-major, so the inner loop reads one vec4 of A rows and one vec4 of B columns), one vec4
 //   read of global memory per invocation per 4 x 4 elements, whichever way the operand is stored;
 // - vec4 reads of A and B (and vec4 writes of C) when the stored rows are a multiple of 4 floats long, scalar reads
-//   with bounds checks otherwise; out-of-range elements read as 0, so any M, N, K works.
+//   with bounds checks otherwise; out-of-range elements read as 0, so any M, N, K works;
+// - split-K where the output has too few tiles to fill a GPU and K is long (the LM head's d hidden: 220 x 896 from a
+//   151,936-long K is 28 tiles): the K axis is cut into `splitK` ranges (multiples of the 16-deep step), one
+//   workgroup layer each writing its partial product, and a second program sums the partial products in order
+//   (deterministic, unlike atomics).
 // Storage 'f16': A and B arrive packed by packHalf (two f16 in each 32-bit word, as an int32 tensor [R, C / 2]) and
 // are unpacked with unpack2x16float, a core WGSL builtin. Why not `enable f16` with the shader-f16 feature: tfjs
 // creates its GPUDevice itself and requests only timestamp-query (tfjs-backend-webgpu base.js), so no shader of
@@ -38,6 +42,7 @@ interface Program {
 }
 interface WebGpuBackend {
   runWebGPUProgram(program: Program, inputs: Info[], dtype: tf.DataType, uniforms?: Uniform[]): Info;
+  disposeData(dataId: object): void;
 }
 type Args = { inputs: Record<string, Info>; backend: WebGpuBackend; attrs: Record<string, unknown> };
 
@@ -47,6 +52,18 @@ export interface TiledMatMulAttrs {
   transposeB: boolean;
   /** Output rows per workgroup tile: 64 (4 x 4 outputs per invocation) or 128 (8 x 4). */
   tileRows: 64 | 128;
+  /** K ranges computed by separate workgroups and summed after (1: none; 0: autoSplitK's choice). */
+  splitK: number;
+}
+
+/** Workgroups that keep a large GPU busy (an H100 has 132 streaming multiprocessors), and the least K per split. */
+const BUSY_WORKGROUPS = 256, MIN_K_PER_SPLIT = 1024, MAX_SPLIT_K = 64;
+
+/** The split-K the kernel uses by default: enough K ranges to reach BUSY_WORKGROUPS, each at least MIN_K_PER_SPLIT. */
+export function autoSplitK(M: number, N: number, K: number, tileRows: number): number {
+  const tiles = Math.ceil(M / tileRows) * Math.ceil(N / BN);
+  if (tiles >= BUSY_WORKGROUPS) return 1;
+  return Math.max(1, Math.min(Math.ceil(BUSY_WORKGROUPS / tiles), Math.floor(K / MIN_K_PER_SPLIT), MAX_SPLIT_K));
 }
 
 const BN = 64, BK = 16, THREADS = 256;
@@ -104,8 +121,11 @@ function loadTile(x: string, width: number, kMajor: boolean, row0: string): stri
   return lines.join('\n      ');
 }
 
-/** The program for C = op(A) op(B) with C [M, N]. */
-function tiledProgram(M: number, N: number, attrs: TiledMatMulAttrs, storage: Storage, vecA: boolean, vecB: boolean): Program {
+/**
+ * The program for C = op(A) op(B) with C [M, N]; with S K ranges (workgroup layer z sums k in [z KS, (z + 1) KS)),
+ * the output is the S partial products, [S M, N].
+ */
+function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, storage: Storage, vecA: boolean, vecB: boolean): Program {
   const { transposeA, transposeB, tileRows: BM } = attrs;
   const TM = BM / 16;          // output rows per invocation
   const vecC = N % 4 === 0;
@@ -116,6 +136,7 @@ function tiledProgram(M: number, N: number, attrs: TiledMatMulAttrs, storage: St
   const code = `
   var<workgroup> tileA : array<vec4<f32>, ${(BK * BM) / 4}>;
   var<workgroup> tileB : array<vec4<f32>, ${(BK * BN) / 4}>;
+  var<workgroup> kRange : vec2<i32>;
   ${readFour('a', `uniforms.${aRows}`, `uniforms.${aCols}`, storage, vecA)}
   ${readFour('b', `uniforms.${bRows}`, `uniforms.${bCols}`, storage, vecB)}
 
@@ -128,8 +149,15 @@ function tiledProgram(M: number, N: number, attrs: TiledMatMulAttrs, storage: St
     let ty = tid / 16;           // its ${TM} rows: m0 + ${TM} ty ..
     let m0 = i32(workgroupId.y) * ${BM};
     let n0 = i32(workgroupId.x) * ${BN};
+    // This layer's K range (KS is a multiple of ${BK}, so no k-step crosses into the next range). The loop holds
+    // barriers, so its bounds must be uniform: workgroupId reaches main through a private variable, which WGSL's
+    // analysis cannot prove uniform, so the range goes through workgroupUniformLoad.
+    let z = i32(workgroupId.z);
+    if (tid == 0) { kRange = vec2<i32>(z * uniforms.KS, min(K, (z + 1) * uniforms.KS)); }
+    let range = workgroupUniformLoad(&kRange);
+    let base = z * M * N;
     ${rows.map((i) => `var acc${i} = vec4<f32>(0.0);`).join('\n    ')}
-    for (var k0 = 0; k0 < K; k0 = k0 + ${BK}) {
+    for (var k0 = range.x; k0 < range.y; k0 = k0 + ${BK}) {
       ${loadTile('a', BM, transposeA, 'm0')}
       ${loadTile('b', BN, !transposeB, 'n0')}
       workgroupBarrier();
@@ -141,35 +169,35 @@ function tiledProgram(M: number, N: number, attrs: TiledMatMulAttrs, storage: St
       workgroupBarrier();
     }
     let n = n0 + 4 * tx;
-    ${rows.map((i) => `writeRow(m0 + ${TM} * ty + ${i}, n, acc${i});`).join('\n    ')}
+    ${rows.map((i) => `writeRow(base, m0 + ${TM} * ty + ${i}, n, acc${i});`).join('\n    ')}
   }
 
-  fn writeRow(m : i32, n : i32, v : vec4<f32>) {
+  fn writeRow(base : i32, m : i32, n : i32, v : vec4<f32>) {
     let M = uniforms.M;
     let N = uniforms.N;
     if (m >= M || n >= N) { return; }
     ${vecC
-      ? 'result[(m * N + n) / 4] = v;'
-      : 'for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { result[m * N + n + j] = v[j]; } }'}
+      ? 'result[(base + m * N + n) / 4] = v;'
+      : 'for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { result[base + m * N + n + j] = v[j]; } }'}
   }`;
   const components = storage === 'f16' ? 2 : 4;
   return {
     variableNames: ['a', 'b'],
     variableComponents: [vecA ? components : 1, vecB ? components : 1],
     outputComponent: vecC ? 4 : 1,
-    outputShape: [M, N],
+    outputShape: [S * M, N],
     shaderKey: `ragen_tiled_matmul_${storage}_${BM}_${transposeA ? 't' : 'n'}${transposeB ? 't' : 'n'}_${+vecA}${+vecB}${+vecC}`,
     dispatchLayout: { x: [1], y: [0] },
-    dispatch: [Math.ceil(N / BN), Math.ceil(M / BM), 1],
+    dispatch: [Math.ceil(N / BN), Math.ceil(M / BM), S],
     workgroupSize: [THREADS, 1, 1],
-    uniforms: 'M : i32, N : i32, K : i32,',
+    uniforms: 'M : i32, N : i32, K : i32, KS : i32,',
     getUserCode: () => code,
   };
 }
 
 /** RagenTiledMatMul: inputs a, b both float32 (f32 storage) or both packed by packHalf (int32, f16 storage). */
 function tiledMatMul({ inputs: { a, b }, backend, attrs }: Args): Info {
-  const { transposeA, transposeB, tileRows } = attrs as unknown as TiledMatMulAttrs;
+  const { transposeA, transposeB, tileRows, splitK } = attrs as unknown as TiledMatMulAttrs;
   if (a.shape.length !== 2 || b.shape.length !== 2) throw new Error(`tiledMatMul: 2-D operands only, got [${a.shape}] and [${b.shape}]`);
   if (tileRows !== 64 && tileRows !== 128) throw new Error(`tiledMatMul: tileRows must be 64 or 128, got ${tileRows}`);
   if (a.dtype !== b.dtype) throw new Error(`tiledMatMul: both operands f32 or both packed f16, got ${a.dtype} and ${b.dtype}`);
@@ -180,9 +208,29 @@ function tiledMatMul({ inputs: { a, b }, backend, attrs }: Args): Info {
   const [M, K] = transposeA ? [aC, aR] : [aR, aC];
   const [Kb, N] = transposeB ? [bC, bR] : [bR, bC];
   if (K !== Kb) throw new Error(`tiledMatMul: inner sizes differ (${K} and ${Kb}) for [${a.shape}] x [${b.shape}]`);
-  const program = tiledProgram(M, N, { transposeA, transposeB, tileRows }, storage, aC % 4 === 0, bC % 4 === 0);
-  return backend.runWebGPUProgram(program, [a, b], 'float32',
-    [{ type: 'int32', data: [M] }, { type: 'int32', data: [N] }, { type: 'int32', data: [K] }]);
+  if (!Number.isInteger(splitK) || splitK < 0) throw new Error(`tiledMatMul: splitK must be an integer >= 0, got ${splitK}`);
+  const S = Math.min(splitK || autoSplitK(M, N, K, tileRows), Math.max(1, Math.ceil(K / BK)));
+  const KS = Math.ceil(K / S / BK) * BK;
+  const program = tiledProgram(M, N, S, { transposeA, transposeB, tileRows, splitK: S }, storage, aC % 4 === 0, bC % 4 === 0);
+  const out = backend.runWebGPUProgram(program, [a, b], 'float32',
+    [{ type: 'int32', data: [M] }, { type: 'int32', data: [N] }, { type: 'int32', data: [K] }, { type: 'int32', data: [KS] }]);
+  if (S === 1) return out;
+  // The S partial products [S M, N], summed in order of s: one invocation per element of C.
+  const code = `
+  fn main(index : i32) {
+    let MN = uniforms.outShape[0] * uniforms.outShape[1];
+    if (index >= MN) { return; }
+    var sum = 0.0;
+    for (var s = 0; s < ${S}; s = s + 1) { sum = sum + partial[s * MN + index]; }
+    result[index] = sum;
+  }`;
+  const sum = backend.runWebGPUProgram({
+    variableNames: ['partial'], outputShape: [M, N], shaderKey: `ragen_split_k_sum_${S}`,
+    dispatchLayout: { x: [0, 1] }, dispatch: [Math.ceil((M * N) / 64), 1, 1], workgroupSize: [64, 1, 1],
+    getUserCode: () => code,
+  }, [out], 'float32');
+  backend.disposeData(out.dataId);
+  return sum;
 }
 
 /**

@@ -46,6 +46,7 @@ describe('benchMatmul on webgpu (SwiftShader)', () => {
         expect(r.gpuMsPerCall).toBeGreaterThan(0);   // SwiftShader has timestamp-query
         if (r.impl === 'tfjs') expect(r.maxRelErrorVsTfjs).toBeUndefined();
         else expect(r.maxRelErrorVsTfjs).toBeLessThan(r.impl === 'tiled-wgsl-f16' ? 2e-3 : 1e-5);
+        expect(r.splitK).toBe(r.impl === 'tfjs' ? undefined : 1);   // K is at most 37 here: never split
       }
     }
   }, 300_000);

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 import { hasTiledMatMul, packHalf, tiledMatMul } from '../../../src/model/kernels/index';
 import { seededUniform } from '../../../src/model/seeded';
+import { autoSplitK } from '../../../src/model/kernels/webgpuMatmul';
 
 beforeAll(async () => {
   process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
@@ -37,13 +38,14 @@ function reference(a: Float32Array, b: Float32Array, M: number, N: number, K: nu
 }
 
 /** Runs the kernel on one form and size; returns the largest error relative to the largest |C| of the reference. */
-async function relativeError(M: number, N: number, K: number, tA: boolean, tB: boolean, tileRows: 64 | 128, storage: 'f32' | 'f16' = 'f32'): Promise<number> {
+async function relativeError(M: number, N: number, K: number, tA: boolean, tB: boolean, tileRows: 64 | 128, storage: 'f32' | 'f16' = 'f32',
+                             splitK = 1): Promise<number> {
   const quantum = storage === 'f16' ? 1 / 8 : 0;   // f16 holds multiples of 1/8 in [-2, 2] exactly
   const aShape = tA ? [K, M] : [M, K], bShape = tB ? [N, K] : [K, N];
   const a = values(aShape[0], aShape[1], M * 7 + K, quantum), b = values(bShape[0], bShape[1], N * 13 + K, quantum);
   const ta = tf.tensor2d(a, aShape as [number, number]), tb = tf.tensor2d(b, bShape as [number, number]);
   const [pa, pb] = storage === 'f16' ? [packHalf(ta), packHalf(tb)] : [ta, tb];
-  const c = tiledMatMul(pa, pb, tA, tB, tileRows);
+  const c = tiledMatMul(pa, pb, { transposeA: tA, transposeB: tB, tileRows, splitK });
   expect(c.shape).toEqual([M, N]);
   const got = await c.data();
   tf.dispose([ta, tb, pa, pb, c]);
@@ -80,6 +82,19 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
     for (const [, tA, tB] of forms) expect(await relativeError(132, 72, 40, tA, tB, 128, 'f16')).toBeLessThan(1e-5);
   }, 120_000);
 
+  // K split into ranges summed after: 2,100 in 3 ranges of 704 (the last one shorter), 40 in 4 ranges of 16 (the
+  // last one empty), and the automatic choice for a one-tile output with a long K (2 ranges).
+  it('split-K: ranges of K summed after give the product, every form, an empty last range included', async () => {
+    expect(autoSplitK(20, 24, 2100, 64)).toBe(2);
+    expect(autoSplitK(1536, 896, 4864, 64)).toBe(1);   // 336 tiles: busy enough
+    expect(autoSplitK(220, 896, 151936, 128)).toBe(10); // the LM head's d hidden: 28 tiles -> 280 workgroups
+    for (const [, tA, tB] of forms) {
+      expect(await relativeError(20, 24, 2100, tA, tB, 64, 'f32', 3)).toBeLessThan(1e-5);
+      expect(await relativeError(20, 24, 40, tA, tB, 128, 'f32', 4)).toBeLessThan(1e-5);
+      expect(await relativeError(20, 24, 2100, tA, tB, 128, 'f16', 0)).toBeLessThan(1e-5);
+    }
+  }, 120_000);
+
   it('packHalf rounds to the nearest f16 (1/3 -> 0.333251953125, 0.1 -> 0.0999755859375) and keeps tensors flat', async () => {
     const before = tf.memory().numTensors;
     const x = tf.tensor2d([[1 / 3, 0.1, -2.5, 1000]]);
@@ -110,7 +125,7 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
     const a = tf.zeros([4, 8]) as tf.Tensor2D, b = tf.zeros([4, 8]) as tf.Tensor2D;
     expect(() => tiledMatMul(a, b)).toThrow(/inner sizes differ \(8 and 4\)/);
     const pb = packHalf(b);
-    expect(() => tiledMatMul(a, pb, false, true)).toThrow(/both operands f32 or both packed f16/);
+    expect(() => tiledMatMul(a, pb, { transposeB: true })).toThrow(/both operands f32 or both packed f16/);
     tf.dispose([a, b, pb]);
   });
 });
