@@ -15,9 +15,9 @@
 // layer products; chunks for the head's, twice for its forward (recomputed in the backward).
 //
 // Implementations: 'tfjs' (tf.matMul, every backend) and, on webgpu, the opt-in tiled kernel of
-// src/model/kernels/webgpuMatmul.ts: 'tiled-wgsl-64' and 'tiled-wgsl-128' (output tiles of 64 x 64 and 128 x 64,
-// f32) and 'tiled-wgsl-f16' (128 x 64, both operands stored as f16 packed two to a word by packHalf beforehand,
-// f32 accumulation; the packing is not timed: weights would be stored so), each with split-K where the output is
+// src/model/kernels/webgpuMatmul.ts: 'tiled-wgsl-64x64', '-128x64' and '-128x128' (the output tile, f32) and
+// 'tiled-wgsl-f16-128x64' (both operands stored as f16 packed two to a word by packHalf beforehand, f32
+// accumulation; the packing is not timed: weights would be stored so), each with split-K where the output is
 // too small to fill a GPU (autoSplitK). Each tiled row carries its largest difference from tf.matMul's result on
 // the same inputs, relative to that result's largest magnitude, and its split-K.
 // Timing: one untimed call (shader compilation), then samples of k back-to-back calls followed by one read of a
@@ -32,7 +32,14 @@ import { autoSplitK } from '../model/kernels/webgpuMatmul';
 import { HEAD_CHUNK_ELEMENTS } from '../model/scoring';
 import type { BenchShape } from './bench-model';
 
-export const MATMUL_IMPLS = ['tfjs', 'tiled-wgsl-64', 'tiled-wgsl-128', 'tiled-wgsl-f16'] as const;
+export const MATMUL_IMPLS = ['tfjs', 'tiled-wgsl-64x64', 'tiled-wgsl-128x64', 'tiled-wgsl-128x128', 'tiled-wgsl-f16-128x64'] as const;
+/** Each tiled implementation's output tile (rows x columns) and operand storage. */
+const TILED: Record<string, { tileRows: 64 | 128; tileCols: 64 | 128; f16: boolean }> = {
+  'tiled-wgsl-64x64': { tileRows: 64, tileCols: 64, f16: false },
+  'tiled-wgsl-128x64': { tileRows: 128, tileCols: 64, f16: false },
+  'tiled-wgsl-128x128': { tileRows: 128, tileCols: 128, f16: false },
+  'tiled-wgsl-f16-128x64': { tileRows: 128, tileCols: 64, f16: true },
+};
 export type MatmulImpl = (typeof MATMUL_IMPLS)[number] | 'torch';
 export type MatmulPass = 'forward' | 'grad-input' | 'grad-weight';
 
@@ -162,27 +169,23 @@ export async function benchMatmul(o: BenchMatmulOptions): Promise<MatmulRow[]> {
     const a = operand(aShape, ++seed), b = operand(bShape, ++seed);
     // packHalf needs stored rows that are whole vec2<i32> words of four f16 (true of every width of the Qwen shapes).
     const packable = aShape[1] % 4 === 0 && bShape[1] % 4 === 0;
-    if (tiled && !packable) note(`${key} tiled-wgsl-f16: skipped (a stored row is not a multiple of 4 long)`);
+    if (tiled && !packable) note(`${key} tiled-wgsl-f16-128x64: skipped (a stored row is not a multiple of 4 long)`);
     const packed = tiled && packable ? [packHalf(a), packHalf(b)] : [];
     const reference = tf.matMul(a, b, cs.transposeA, cs.transposeB);
     const forms = { transposeA: cs.transposeA, transposeB: cs.transposeB };
     try {
-      for (const impl of impls.filter((i) => i !== 'tiled-wgsl-f16' || packed.length)) {
-        const call = (): tf.Tensor => {
-          switch (impl) {
-            case 'tfjs': return tf.matMul(a, b, cs.transposeA, cs.transposeB);
-            case 'tiled-wgsl-64': return tiledMatMul(a, b, { ...forms, tileRows: 64 });
-            case 'tiled-wgsl-128': return tiledMatMul(a, b, { ...forms, tileRows: 128 });
-            case 'tiled-wgsl-f16': return tiledMatMul(packed[0], packed[1], { ...forms, tileRows: 128 });
-          }
-        };
+      for (const impl of impls.filter((i) => !TILED[i]?.f16 || packed.length)) {
+        const t = TILED[impl];
+        const call = (): tf.Tensor => (!t ? tf.matMul(a, b, cs.transposeA, cs.transposeB)
+          : t.f16 ? tiledMatMul(packed[0], packed[1], { ...forms, ...t })
+            : tiledMatMul(a, b, { ...forms, ...t }));
         const ms = await msPerCall(call, o.seconds);
         const row: MatmulRow = { shape: o.shape.name, tokens, ...rest, impl, device: backend.name, msPerCall: ms, gflops: gflops(cs.m, cs.n, cs.k, ms) };
         const gpuMs = await gpuMsPerCall(call);
         if (gpuMs !== undefined) row.gpuMsPerCall = gpuMs;
-        if (impl !== 'tfjs') {
+        if (t) {
           row.maxRelErrorVsTfjs = await relativeDifference(call, reference);
-          row.splitK = autoSplitK(cs.m, cs.n, cs.k, impl === 'tiled-wgsl-64' ? 64 : 128);
+          row.splitK = autoSplitK(cs.m, cs.n, cs.k, t.tileRows, t.tileCols);
         }
         rows.push(row);
         note(`${key} ${impl}: ${ms.toFixed(3)} ms, ${row.gflops.toFixed(1)} GFLOP/s` +

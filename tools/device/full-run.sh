@@ -18,9 +18,9 @@
 # default /tmp/ragen-full-run), FULL_RUN_BACKEND (webgpu), FULL_RUN_LAYERS (the model's own 24), FULL_RUN_STEPS (3),
 # PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: matmul init speed step memory
 # rollout train), FULL_RUN_STEP_SET (the step section's config overrides, see 2b).
-# Section limits: matmul 70, init 90, speed 130, step 120, memory 70, rollout 50, train 150 s: 680 s, more than the
-# run's 570, so when every section runs to its limit the last one (train) gets what is left (at least 40 s). (The
-# matmul section's 70 s came from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 150: a paper
+# Section limits: matmul 80, init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 680 s, more than the
+# run's 570, so when every section runs to its limit the last one (train) gets what is left (at least 30 s). (The
+# matmul section's 80 s came from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 140: a paper
 # step does not finish in 190 s at today's speed either, while the matmul rows answer issue 33's lead question.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -77,10 +77,11 @@ torch_args=(--python "$PY" --torch-device "$TORCH_DEVICE")
 
 # 0. The lead of issue 33 item 4 first: each matmul of a qwen0.5b update of 1 x 1536 tokens (the stacked qkv, o,
 #    gateUp, down products in their forward, grad-input and grad-weight forms, the chunked LM head), timed alone:
-#    tf.matMul, the opt-in tiled WGSL kernel (64 and 128 rows, f32, and f16-packed storage; each with its difference
-#    from tf.matMul) and PyTorch on the same GPU (GFLOP/s, tfjs/torch ratios, "update matmuls <impl> ms" sums). No
-#    model needed. Without torch the tfjs rows are still written and the section is marked failed.
-if [ "$TINY" = 1 ]; then matmul=(--shapes tiny --tokens 1x40 --seconds 0.05); matmul_limit=120; else matmul=(--shapes qwen0.5b --tokens 1x1536 --seconds 0.2); matmul_limit=70; fi
+#    tf.matMul, the opt-in tiled WGSL kernel (tiles 64x64, 128x64, 128x128 in f32 and 128x64 f16-packed, each with
+#    its difference from tf.matMul and on the H100 its GPU time from timestamp queries) and PyTorch on the same GPU
+#    (GFLOP/s, tfjs/torch ratios, "update matmuls <impl> ms" sums). No model needed. Without torch the tfjs rows are
+#    still written and the section is marked failed; should it run out of time, matmul.log has every row as a line.
+if [ "$TINY" = 1 ]; then matmul=(--shapes tiny --tokens 1x40 --seconds 0.05); matmul_limit=120; else matmul=(--shapes qwen0.5b --tokens 1x1536 --seconds 0.15); matmul_limit=80; fi
 section matmul "$matmul_limit" "${RAGEN[@]}" bench --only matmul --backend "$BACKEND" "${matmul[@]}" "${torch_args[@]}" \
   --json "$OUT/bench-matmul.json"
 
@@ -134,7 +135,7 @@ if [ "$TINY" = 1 ]; then
 else
   train=(--preset sokoban-qwen --set "model=$MODEL")
 fi
-section train 150 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
+section train 140 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
   --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0
 for f in config.json metrics.jsonl; do [ -f "$WORK/run/$f" ] && cp "$WORK/run/$f" "$OUT/train-$f"; done
 [ -f "$WORK/run/rollouts.jsonl" ] && head -c 2000000 "$WORK/run/rollouts.jsonl" > "$OUT/train-rollouts-head.jsonl"

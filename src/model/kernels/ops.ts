@@ -302,6 +302,8 @@ export interface TiledMatMulOptions {
   transposeB?: boolean;
   /** Output rows per workgroup tile: 64 (default) or 128. */
   tileRows?: 64 | 128;
+  /** Output columns per workgroup tile: 64 (default) or 128. */
+  tileCols?: 64 | 128;
   /** K ranges summed after (1: none; default 0: webgpuMatmul.ts's autoSplitK, for outputs too small to fill a GPU). */
   splitK?: number;
 }
@@ -313,8 +315,8 @@ export interface TiledMatMulOptions {
  */
 export function tiledMatMul(a: tf.Tensor2D, b: tf.Tensor2D, o: TiledMatMulOptions = {}): tf.Tensor2D {
   if (!has(K.tiledMatMul)) throw new Error(`tiledMatMul: the ${tf.getBackend()} backend has no tiled matmul kernel (webgpu only)`);
-  const { transposeA = false, transposeB = false, tileRows = 64, splitK = 0 } = o;
-  return run<tf.Tensor2D>(K.tiledMatMul, { a, b }, { transposeA, transposeB, tileRows, splitK });
+  const { transposeA = false, transposeB = false, tileRows = 64, tileCols = 64, splitK = 0 } = o;
+  return run<tf.Tensor2D>(K.tiledMatMul, { a, b }, { transposeA, transposeB, tileRows, tileCols, splitK });
 }
 
 /** x float32 [R, C] (C a multiple of 4) rounded to f16, two to an int32 word: int32 [R, C / 2], for tiledMatMul. */

@@ -5,11 +5,11 @@
 //
 // C [M, N] = op(A) op(B), op = identity or transpose (the three forms of a linear layer's forward and backward:
 // x W^T, dY W, dY^T x), 2-D, f32 accumulation. The shader:
-// - one workgroup of 16 x 16 invocations per output tile of BM x 64 (BM = 64 or 128), each invocation computing a
-//   (BM / 16) x 4 block of C in registers (vec4 accumulators, one per row);
-// - the K axis in steps of 16: each step, the workgroup copies a BM x 16 tile of op(A) and a 16 x 64 tile of op(B)
-//   into workgroup memory (k-major, so the inner loop reads one vec4 of A rows and one vec4 of B columns), one vec4
-//   read of global memory per invocation per 4 x 4 elements, whichever way the operand is stored;
+// - one workgroup of 16 x 16 invocations per output tile of BM x BN (each 64 or 128), each invocation computing a
+//   (BM / 16) x (BN / 16) block of C in registers (vec4 accumulators);
+// - the K axis in steps of 16: each step, the workgroup copies a BM x 16 tile of op(A) and a 16 x BN tile of op(B)
+//   into workgroup memory (k-major, so the inner loop reads vec4s of A rows and of B columns), one vec4 read of
+//   global memory per invocation per 4 x 4 elements, whichever way the operand is stored;
 // - vec4 reads of A and B (and vec4 writes of C) when the stored rows are a multiple of 4 floats long, scalar reads
 //   with bounds checks otherwise; out-of-range elements read as 0, so any M, N, K works;
 // - split-K where the output has too few tiles to fill a GPU and K is long (the LM head's d hidden: 220 x 896 from a
@@ -50,8 +50,11 @@ type Args = { inputs: Record<string, Info>; backend: WebGpuBackend; attrs: Recor
 export interface TiledMatMulAttrs {
   transposeA: boolean;
   transposeB: boolean;
-  /** Output rows per workgroup tile: 64 (4 x 4 outputs per invocation) or 128 (8 x 4). */
+  /** Output rows per workgroup tile: 64 or 128 (4 or 8 rows per invocation). */
   tileRows: 64 | 128;
+  /** Output columns per workgroup tile: 64 or 128 (4 or 8 columns per invocation). 128 x 128 fills the 16 KiB of
+   *  workgroup memory WebGPU guarantees. */
+  tileCols: 64 | 128;
   /** K ranges computed by separate workgroups and summed after (1: none; 0: autoSplitK's choice). */
   splitK: number;
 }
@@ -60,13 +63,13 @@ export interface TiledMatMulAttrs {
 const BUSY_WORKGROUPS = 256, MIN_K_PER_SPLIT = 1024, MAX_SPLIT_K = 64;
 
 /** The split-K the kernel uses by default: enough K ranges to reach BUSY_WORKGROUPS, each at least MIN_K_PER_SPLIT. */
-export function autoSplitK(M: number, N: number, K: number, tileRows: number): number {
-  const tiles = Math.ceil(M / tileRows) * Math.ceil(N / BN);
+export function autoSplitK(M: number, N: number, K: number, tileRows: number, tileCols: number): number {
+  const tiles = Math.ceil(M / tileRows) * Math.ceil(N / tileCols);
   if (tiles >= BUSY_WORKGROUPS) return 1;
   return Math.max(1, Math.min(Math.ceil(BUSY_WORKGROUPS / tiles), Math.floor(K / MIN_K_PER_SPLIT), MAX_SPLIT_K));
 }
 
-const BN = 64, BK = 16, THREADS = 256;
+const BK = 16, THREADS = 256;
 
 /** The element type an operand is stored as: f32, or f16 packed two to an int32 word (packHalf). */
 type Storage = 'f32' | 'f16';
@@ -126,9 +129,10 @@ function loadTile(x: string, width: number, kMajor: boolean, row0: string): stri
  * the output is the S partial products, [S M, N].
  */
 function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, storage: Storage, vecA: boolean, vecB: boolean): Program {
-  const { transposeA, transposeB, tileRows: BM } = attrs;
-  const TM = BM / 16;          // output rows per invocation
+  const { transposeA, transposeB, tileRows: BM, tileCols: BN } = attrs;
+  const TM = BM / 16, TN4 = BN / 64;   // per invocation: TM output rows, TN4 vec4s of columns
   const vecC = N % 4 === 0;
+  const cols = Array.from({ length: TN4 }, (_, q) => q);
   // Stored shapes: A [M, K] or, transposed, [K, M]; B [K, N] or [N, K].
   const [aRows, aCols] = transposeA ? ['K', 'M'] : ['M', 'K'];
   const [bRows, bCols] = transposeB ? ['N', 'K'] : ['K', 'N'];
@@ -136,7 +140,6 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
   const code = `
   var<workgroup> tileA : array<vec4<f32>, ${(BK * BM) / 4}>;
   var<workgroup> tileB : array<vec4<f32>, ${(BK * BN) / 4}>;
-  var<workgroup> kRange : vec2<i32>;
   ${readFour('a', `uniforms.${aRows}`, `uniforms.${aCols}`, storage, vecA)}
   ${readFour('b', `uniforms.${bRows}`, `uniforms.${bCols}`, storage, vecB)}
 
@@ -145,31 +148,30 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
     let N = uniforms.N;
     let K = uniforms.K;
     let tid = i32(localIndex);
-    let tx = tid % 16;           // this invocation's 4 columns: n0 + 4 tx ..
+    let tx = tid % 16;           // this invocation's ${4 * TN4} columns: n0 + ${4 * TN4} tx ..
     let ty = tid / 16;           // its ${TM} rows: m0 + ${TM} ty ..
     let m0 = i32(workgroupId.y) * ${BM};
     let n0 = i32(workgroupId.x) * ${BN};
-    // This layer's K range (KS is a multiple of ${BK}, so no k-step crosses into the next range). The loop holds
-    // barriers, so its bounds must be uniform: workgroupId reaches main through a private variable, which WGSL's
-    // analysis cannot prove uniform, so the range goes through workgroupUniformLoad.
+    // This layer's K range: KS / ${BK} k-steps from z KS (KS is a multiple of ${BK}; reads past K give 0). The loop
+    // holds barriers, so its bounds must be uniform: the step count comes from the uniforms, not from workgroupId
+    // (which reaches main through a private variable, and WGSL's analysis cannot prove that uniform).
     let z = i32(workgroupId.z);
-    if (tid == 0) { kRange = vec2<i32>(z * uniforms.KS, min(K, (z + 1) * uniforms.KS)); }
-    let range = workgroupUniformLoad(&kRange);
     let base = z * M * N;
-    ${rows.map((i) => `var acc${i} = vec4<f32>(0.0);`).join('\n    ')}
-    for (var k0 = range.x; k0 < range.y; k0 = k0 + ${BK}) {
+    ${rows.flatMap((i) => cols.map((q) => `var acc${i}_${q} = vec4<f32>(0.0);`)).join('\n    ')}
+    for (var step = 0; step < uniforms.KS / ${BK}; step = step + 1) {
+      let k0 = z * uniforms.KS + step * ${BK};
       ${loadTile('a', BM, transposeA, 'm0')}
       ${loadTile('b', BN, !transposeB, 'n0')}
       workgroupBarrier();
       for (var k = 0; k < ${BK}; k = k + 1) {
-        let b = tileB[k * ${BN / 4} + tx];
+        ${cols.map((q) => `let b${q} = tileB[k * ${BN / 4} + ${TN4} * tx + ${q}];`).join('\n        ')}
         ${Array.from({ length: TM / 4 }, (_, q) => `let a${q} = tileA[k * ${BM / 4} + ${TM / 4} * ty + ${q}];`).join('\n        ')}
-        ${rows.map((i) => `acc${i} = fma(vec4<f32>(a${Math.floor(i / 4)}[${i % 4}]), b, acc${i});`).join('\n        ')}
+        ${rows.flatMap((i) => cols.map((q) => `acc${i}_${q} = fma(vec4<f32>(a${Math.floor(i / 4)}[${i % 4}]), b${q}, acc${i}_${q});`)).join('\n        ')}
       }
       workgroupBarrier();
     }
-    let n = n0 + 4 * tx;
-    ${rows.map((i) => `writeRow(base, m0 + ${TM} * ty + ${i}, n, acc${i});`).join('\n    ')}
+    let n = n0 + ${4 * TN4} * tx;
+    ${rows.flatMap((i) => cols.map((q) => `writeRow(base, m0 + ${TM} * ty + ${i}, n + ${4 * q}, acc${i}_${q});`)).join('\n    ')}
   }
 
   fn writeRow(base : i32, m : i32, n : i32, v : vec4<f32>) {
@@ -186,7 +188,7 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
     variableComponents: [vecA ? components : 1, vecB ? components : 1],
     outputComponent: vecC ? 4 : 1,
     outputShape: [S * M, N],
-    shaderKey: `ragen_tiled_matmul_${storage}_${BM}_${transposeA ? 't' : 'n'}${transposeB ? 't' : 'n'}_${+vecA}${+vecB}${+vecC}`,
+    shaderKey: `ragen_tiled_matmul_${storage}_${BM}x${BN}_${transposeA ? 't' : 'n'}${transposeB ? 't' : 'n'}_${+vecA}${+vecB}${+vecC}`,
     dispatchLayout: { x: [1], y: [0] },
     dispatch: [Math.ceil(N / BN), Math.ceil(M / BM), S],
     workgroupSize: [THREADS, 1, 1],
@@ -197,9 +199,11 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
 
 /** RagenTiledMatMul: inputs a, b both float32 (f32 storage) or both packed by packHalf (int32, f16 storage). */
 function tiledMatMul({ inputs: { a, b }, backend, attrs }: Args): Info {
-  const { transposeA, transposeB, tileRows, splitK } = attrs as unknown as TiledMatMulAttrs;
+  const { transposeA, transposeB, tileRows, tileCols, splitK } = attrs as unknown as TiledMatMulAttrs;
   if (a.shape.length !== 2 || b.shape.length !== 2) throw new Error(`tiledMatMul: 2-D operands only, got [${a.shape}] and [${b.shape}]`);
-  if (tileRows !== 64 && tileRows !== 128) throw new Error(`tiledMatMul: tileRows must be 64 or 128, got ${tileRows}`);
+  for (const [name, v] of [['tileRows', tileRows], ['tileCols', tileCols]] as const) {
+    if (v !== 64 && v !== 128) throw new Error(`tiledMatMul: ${name} must be 64 or 128, got ${v}`);
+  }
   if (a.dtype !== b.dtype) throw new Error(`tiledMatMul: both operands f32 or both packed f16, got ${a.dtype} and ${b.dtype}`);
   const storage: Storage = a.dtype === 'int32' ? 'f16' : 'f32';
   // Logical (unpacked) stored shapes: a packed operand holds two values per element of its last axis.
@@ -209,9 +213,9 @@ function tiledMatMul({ inputs: { a, b }, backend, attrs }: Args): Info {
   const [Kb, N] = transposeB ? [bC, bR] : [bR, bC];
   if (K !== Kb) throw new Error(`tiledMatMul: inner sizes differ (${K} and ${Kb}) for [${a.shape}] x [${b.shape}]`);
   if (!Number.isInteger(splitK) || splitK < 0) throw new Error(`tiledMatMul: splitK must be an integer >= 0, got ${splitK}`);
-  const S = Math.min(splitK || autoSplitK(M, N, K, tileRows), Math.max(1, Math.ceil(K / BK)));
+  const S = Math.min(splitK || autoSplitK(M, N, K, tileRows, tileCols), Math.max(1, Math.ceil(K / BK)));
   const KS = Math.ceil(K / S / BK) * BK;
-  const program = tiledProgram(M, N, S, { transposeA, transposeB, tileRows, splitK: S }, storage, aC % 4 === 0, bC % 4 === 0);
+  const program = tiledProgram(M, N, S, { transposeA, transposeB, tileRows, tileCols, splitK: S }, storage, aC % 4 === 0, bC % 4 === 0);
   const out = backend.runWebGPUProgram(program, [a, b], 'float32',
     [{ type: 'int32', data: [M] }, { type: 'int32', data: [N] }, { type: 'int32', data: [K] }, { type: 'int32', data: [KS] }]);
   if (S === 1) return out;

@@ -34,18 +34,18 @@ describe('benchMatmul on webgpu (SwiftShader)', () => {
     // The head's grad-input reads dLogits [5, 37] and its grad-weight reads them transposed: no f16 rows for those.
     const unpackable = ['head grad-input', 'head grad-weight'];
     expect(notes.filter((l) => l.includes('skipped'))).toEqual([
-      'micro head grad-input 5x16x37 tiled-wgsl-f16: skipped (a stored row is not a multiple of 4 long)',
-      'micro head grad-weight 37x16x5 tiled-wgsl-f16: skipped (a stored row is not a multiple of 4 long)',
+      'micro head grad-input 5x16x37 tiled-wgsl-f16-128x64: skipped (a stored row is not a multiple of 4 long)',
+      'micro head grad-weight 37x16x5 tiled-wgsl-f16-128x64: skipped (a stored row is not a multiple of 4 long)',
     ]);
     for (const c of cases) {
       const mine = rows.filter((r) => r.op === c.op && r.pass === c.pass);
       const f16 = !unpackable.includes(`${c.op} ${c.pass}`);
-      expect(mine.map((r) => r.impl)).toEqual(['tfjs', 'tiled-wgsl-64', 'tiled-wgsl-128', ...(f16 ? ['tiled-wgsl-f16'] : [])]);
+      expect(mine.map((r) => r.impl)).toEqual(['tfjs', 'tiled-wgsl-64x64', 'tiled-wgsl-128x64', 'tiled-wgsl-128x128', ...(f16 ? ['tiled-wgsl-f16-128x64'] : [])]);
       for (const r of mine) {
         expect(r).toMatchObject({ m: c.m, n: c.n, k: c.k, device: 'webgpu', tokens: '1x6' });
         expect(r.gpuMsPerCall).toBeGreaterThan(0);   // SwiftShader has timestamp-query
         if (r.impl === 'tfjs') expect(r.maxRelErrorVsTfjs).toBeUndefined();
-        else expect(r.maxRelErrorVsTfjs).toBeLessThan(r.impl === 'tiled-wgsl-f16' ? 2e-3 : 1e-5);
+        else expect(r.maxRelErrorVsTfjs).toBeLessThan(r.impl === 'tiled-wgsl-f16-128x64' ? 2e-3 : 1e-5);
         expect(r.splitK).toBe(r.impl === 'tfjs' ? undefined : 1);   // K is at most 37 here: never split
       }
     }

@@ -38,14 +38,17 @@ function reference(a: Float32Array, b: Float32Array, M: number, N: number, K: nu
 }
 
 /** Runs the kernel on one form and size; returns the largest error relative to the largest |C| of the reference. */
-async function relativeError(M: number, N: number, K: number, tA: boolean, tB: boolean, tileRows: 64 | 128, storage: 'f32' | 'f16' = 'f32',
+type Tile = [64 | 128, 64 | 128];
+const TILES: Tile[] = [[64, 64], [128, 64], [64, 128], [128, 128]];
+
+async function relativeError(M: number, N: number, K: number, tA: boolean, tB: boolean, [tileRows, tileCols]: Tile, storage: 'f32' | 'f16' = 'f32',
                              splitK = 1): Promise<number> {
   const quantum = storage === 'f16' ? 1 / 8 : 0;   // f16 holds multiples of 1/8 in [-2, 2] exactly
   const aShape = tA ? [K, M] : [M, K], bShape = tB ? [N, K] : [K, N];
   const a = values(aShape[0], aShape[1], M * 7 + K, quantum), b = values(bShape[0], bShape[1], N * 13 + K, quantum);
   const ta = tf.tensor2d(a, aShape as [number, number]), tb = tf.tensor2d(b, bShape as [number, number]);
   const [pa, pb] = storage === 'f16' ? [packHalf(ta), packHalf(tb)] : [ta, tb];
-  const c = tiledMatMul(pa, pb, { transposeA: tA, transposeB: tB, tileRows, splitK });
+  const c = tiledMatMul(pa, pb, { transposeA: tA, transposeB: tB, tileRows, tileCols, splitK });
   expect(c.shape).toEqual([M, N]);
   const got = await c.data();
   tf.dispose([ta, tb, pa, pb, c]);
@@ -66,32 +69,32 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
   });
 
   // 37 x 29 x 45: no side a multiple of 4 (scalar reads and writes), M and N under one tile, K over two k-steps.
-  // 70 x 68 x 36: every stored row a multiple of 4 (vector reads and writes); M and N cross a 64 tile boundary.
+  // 70 x 132 x 36: every stored row a multiple of 4 (vector reads and writes); M crosses a 64-row tile boundary,
+  // N a 128-column one.
   // 33 x 30 x 36: A's rows vector-read in A B^T and A B, B's and C's scalar (a mixed program).
-  for (const [M, N, K] of [[37, 29, 45], [70, 68, 36], [33, 30, 36]]) {
+  for (const [M, N, K] of [[37, 29, 45], [70, 132, 36], [33, 30, 36]]) {
     for (const [name, tA, tB] of forms) {
-      for (const tile of [64, 128] as const) {
-        it(`${name}, ${M} x ${N} x ${K}, tiles of ${tile}: equals the float64 product to f32 rounding`, async () => {
-          expect(await relativeError(M, N, K, tA, tB, tile)).toBeLessThan(1e-5);
-        }, 60_000);
-      }
+      it(`${name}, ${M} x ${N} x ${K}, tiles of 64 x 64, 128 x 64, 64 x 128, 128 x 128: equals the float64 product to f32 rounding`, async () => {
+        for (const tile of TILES) expect(await relativeError(M, N, K, tA, tB, tile), `tile ${tile.join(' x ')}`).toBeLessThan(1e-5);
+      }, 120_000);
     }
   }
 
   it('f16 storage (packHalf): exact-in-f16 inputs give the f32 product, every form, across tiles', async () => {
-    for (const [, tA, tB] of forms) expect(await relativeError(132, 72, 40, tA, tB, 128, 'f16')).toBeLessThan(1e-5);
+    for (const [, tA, tB] of forms) expect(await relativeError(132, 136, 40, tA, tB, [128, 64], 'f16')).toBeLessThan(1e-5);
   }, 120_000);
 
   // K split into ranges summed after: 2,100 in 3 ranges of 704 (the last one shorter), 40 in 4 ranges of 16 (the
   // last one empty), and the automatic choice for a one-tile output with a long K (2 ranges).
   it('split-K: ranges of K summed after give the product, every form, an empty last range included', async () => {
-    expect(autoSplitK(20, 24, 2100, 64)).toBe(2);
-    expect(autoSplitK(1536, 896, 4864, 64)).toBe(1);   // 336 tiles: busy enough
-    expect(autoSplitK(220, 896, 151936, 128)).toBe(10); // the LM head's d hidden: 28 tiles -> 280 workgroups
+    expect(autoSplitK(20, 24, 2100, 64, 64)).toBe(2);
+    expect(autoSplitK(1536, 896, 4864, 64, 64)).toBe(1);      // 336 tiles: busy enough
+    expect(autoSplitK(220, 896, 151936, 128, 64)).toBe(10);   // the LM head's d hidden: 28 tiles -> 280 workgroups
+    expect(autoSplitK(220, 896, 151936, 128, 128)).toBe(19);  // 14 tiles -> 266
     for (const [, tA, tB] of forms) {
-      expect(await relativeError(20, 24, 2100, tA, tB, 64, 'f32', 3)).toBeLessThan(1e-5);
-      expect(await relativeError(20, 24, 40, tA, tB, 128, 'f32', 4)).toBeLessThan(1e-5);
-      expect(await relativeError(20, 24, 2100, tA, tB, 128, 'f16', 0)).toBeLessThan(1e-5);
+      expect(await relativeError(20, 24, 2100, tA, tB, [64, 64], 'f32', 3)).toBeLessThan(1e-5);
+      expect(await relativeError(20, 24, 40, tA, tB, [128, 128], 'f32', 4)).toBeLessThan(1e-5);
+      expect(await relativeError(20, 24, 2100, tA, tB, [128, 64], 'f16', 0)).toBeLessThan(1e-5);
     }
   }, 120_000);
 
@@ -121,11 +124,12 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
     tf.dispose([x, pick, px, pp, y, last]);
   }, 120_000);
 
-  it('refuses operands whose inner sizes differ, and mixed f32 / f16 operands', () => {
+  it('refuses operands whose inner sizes differ, mixed f32 / f16 operands, and a tile size it has no program for', () => {
     const a = tf.zeros([4, 8]) as tf.Tensor2D, b = tf.zeros([4, 8]) as tf.Tensor2D;
     expect(() => tiledMatMul(a, b)).toThrow(/inner sizes differ \(8 and 4\)/);
     const pb = packHalf(b);
     expect(() => tiledMatMul(a, pb, { transposeB: true })).toThrow(/both operands f32 or both packed f16/);
+    expect(() => tiledMatMul(a, b, { transposeB: true, tileCols: 32 as 64 })).toThrow(/tileCols must be 64 or 128, got 32/);
     tf.dispose([a, b, pb]);
   });
 });
