@@ -1,7 +1,7 @@
 // A candidate tiled matmul for tfjs's webgpu backend (issue 33: is tfjs-webgpu's generic matmul what keeps a
 // qwen0.5b update at 0.07x PyTorch CUDA?). OPT-IN ONLY: the model never calls it; `ragen bench --only matmul` times
-// it next to tf.matMul (src/cli/bench-matmul.ts), and tests/unit/model/webgpu-matmul.test.ts checks it against
-// tfjs cpu. Registered like the fused kernels (ops.ts: tiledMatMul, packHalf).
+// it next to tf.matMul (src/cli/bench-matmul.ts), and tests/unit/model/webgpu-matmul.test.ts checks it against a
+// float64 product on SwiftShader. Registered like the fused kernels (ops.ts: tiledMatMul, packHalf).
 //
 // C [M, N] = op(A) op(B), op = identity or transpose (the three forms of a linear layer's forward and backward:
 // x W^T, dY W, dY^T x), 2-D, f32 accumulation. The shader:
@@ -17,9 +17,11 @@
 //   workgroup layer each writing its partial product, and a second program sums the partial products in order
 //   (deterministic, unlike atomics).
 // Storage 'f16': A and B arrive packed by packHalf (two f16 in each 32-bit word, as an int32 tensor [R, C / 2]) and
-// are unpacked with unpack2x16float, a core WGSL builtin. Why not `enable f16` with the shader-f16 feature: tfjs
-// creates its GPUDevice itself and requests only timestamp-query (tfjs-backend-webgpu base.js), so no shader of
-// this backend can enable f16; packed storage halves the bytes read just the same, and runs on every adapter.
+// are unpacked with unpack2x16float, a core WGSL builtin. Why not `enable f16` with the shader-f16 feature (or
+// `enable subgroups`): tfjs creates its GPUDevice itself and requests only timestamp-query (tfjs-backend-webgpu
+// base.js), and its makeShader puts declarations before a program's code, where no `enable` directive may go; so no
+// shader run through runWebGPUProgram can use either. Packed storage halves the bytes read all the same, and runs
+// on every adapter.
 import * as tf from '@tensorflow/tfjs';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
