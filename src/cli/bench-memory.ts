@@ -282,7 +282,8 @@ const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 // The section's command-line options (`ragen bench --only memory ...`)
 
 export const MEMORY_OPTION_HELP = {
-  tokens: 'memory section: B x T tokens of the update and scoring phases (and T, the dialogue length, of the rollout)',
+  tokens: 'memory section: B x T tokens of the update and scoring phases (and T, the dialogue length, of the rollout); ' +
+    'matmul section: B x T rows of the layer products',
   layers: "memory section: decoder layer counts to measure, e.g. 2,4 (every width and the full vocabulary kept); two or " +
     "more below the shape's depth also give rows extrapolated to it (default: the shape's own depth)",
   rollouts: 'memory section: dialogues generated in the rollout phase, in env groups of 16 that share their prompt (the paper step: 128)',

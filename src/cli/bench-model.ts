@@ -471,8 +471,9 @@ const fmtSeconds = (s: number) => (s >= 1 ? `${s.toFixed(2)} s` : `${(s * 1000).
 export const TORCH_BENCH_SCRIPT = fileURLToPath(new URL('../../tools/bench/torch_bench.py', import.meta.url));
 
 export interface TorchBenchOptions {
-  /** Shapes and time budget: the same as the tfjs side's (benchSpec); or whole training steps (bench-torch-step.ts). */
-  spec: TorchBenchSpec | { steps: Record<string, unknown>[] };
+  /** Shapes and time budget: the same as the tfjs side's (benchSpec); or whole training steps (bench-torch-step.ts);
+   *  or single matrix products (bench-matmul.ts: matmulTorchSpec). */
+  spec: TorchBenchSpec | { steps: Record<string, unknown>[] } | { seconds: number; matmuls: Record<string, unknown>[] };
   /** Interpreter that has torch (default: Debian's /usr/bin/python3, where python3-torch installs). */
   python?: string;
   /** torch.set_num_threads (default 1: tfjs's wasm and cpu backends use one thread in Node). */

@@ -10,8 +10,10 @@
 // batching, critic and reference) redone in plain PyTorch (bench-torch-step.ts, tools/bench/torch_step.py), with
 // per-part ratios in ratio. All run by default, in that order (step adds well under a minute on wasm
 // with the two default presets). Two more run only with --only: memory (peak tensor bytes per phase of a step at a
-// model shape, bench-memory.ts) and rollout (batched generation tokens/s at batch 1, 16, 128, bench-rollout.ts). A section that fails is reported, the others still run, and the command exits
-// non-zero.
+// model shape, bench-memory.ts), rollout (batched generation tokens/s at batch 1, 16, 128, bench-rollout.ts) and
+// matmul (each matmul of an update at a model shape, tf.matMul and on webgpu the opt-in tiled WGSL kernel, next to
+// PyTorch on the same shapes, bench-matmul.ts). A section that fails is reported, the others still run, and the
+// command exits non-zero.
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import { checkOutputFile, writeFileAtomic } from '../node/safeWrite';
@@ -31,9 +33,10 @@ import { stepRatios, torchStepSpec, type StepRunWork } from './bench-torch-step'
 import { workersFlag } from './helperThread';
 import { UsageError } from './usage';
 import { modelDirFor } from './modelDir';
+import { addTorchRows, benchMatmul, matmulCases, matmulTable, matmulTorchSpec, type MatmulRow } from './bench-matmul';
 import { describeMatmulFeatures, webgpuAdapterCapabilities, type WebgpuAdapterCapabilities } from '../model/webgpuAdapter';
 
-const SECTIONS = ['envs', 'model', 'torch', 'step', 'memory', 'rollout'] as const;
+const SECTIONS = ['envs', 'model', 'torch', 'step', 'memory', 'rollout', 'matmul'] as const;
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -44,9 +47,10 @@ function defaultTorchPython(): string {
   return fs.existsSync(venv) ? venv : '/usr/bin/python3';
 }
 type Section = (typeof SECTIONS)[number];
-/** What runs without --only: everything but memory and rollout (step with bandit-tiny and frozenlake-tiny adds about
- *  45 s on wasm here; memory and rollout at qwen0.5b's shape take minutes, so they run only when asked for). */
-const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'memory' && s !== 'rollout');
+/** What runs without --only: everything but memory, rollout and matmul (step with bandit-tiny and frozenlake-tiny adds
+ *  about 45 s on wasm here; memory, rollout and matmul at qwen0.5b's shape take minutes, so they run only when asked
+ *  for). */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'memory' && s !== 'rollout' && s !== 'matmul');
 
 interface BenchOptions {
   only: string;
@@ -151,6 +155,7 @@ export function registerBench(program: Command): void {
       }
       const memoryOptions = parseMemoryOptions(opts);   // checked before any section runs
       let memoryRows: MemoryRow[] | undefined;
+      let matmulRows: MatmulRow[] | undefined;
       const rolloutBatches = intListFlag(opts.rolloutBatches, '--rollout-batches', 1, FLAG_LIMITS.benchBatch)!;
       if (rolloutBatches.length === 0) throw new UsageError('--rollout-batches must list at least one batch size');
       const rolloutLayers = intFlag(opts.rolloutLayers, '--rollout-layers', 1, FLAG_LIMITS.benchLayers);
@@ -194,6 +199,31 @@ export function registerBench(program: Command): void {
               }));
             }
             printTable(`rollout (tfjs ${backend}; generated tokens/s of one batched call, prefill included)`, results.rollout);
+          } else if (section === 'matmul') {
+            const tokens = `${memoryOptions.batch}x${memoryOptions.seqLen}`;
+            console.log(`\nmatmul: tfjs ${backend} and PyTorch (${opts.torchDevice}), shapes ${shapes.join(', ')}, tokens ${tokens}`);
+            matmulRows = [];
+            for (const name of shapes) {
+              const shape = benchShape(name);
+              const rows = await benchMatmul({ backend, shape, batch: memoryOptions.batch, seqLen: memoryOptions.seqLen, seconds, note: noteFor('matmul') });
+              const cases = matmulCases(shape, memoryOptions.batch, memoryOptions.seqLen);
+              try {
+                const torch = await runTorchBench({
+                  spec: matmulTorchSpec(cases, seconds), python: opts.python, threads: torchThreads, device: opts.torchDevice,
+                  progress: (line) => console.log(`  ${line}`),
+                });
+                torch.notes.forEach(noteFor('matmul'));
+                torchInfo ??= { torch: torch.torch, device: torch.device, threads: torch.threads };
+                matmulRows.push(...addTorchRows(rows, cases, shape.name, tokens, torch.results, torch.device));
+              } catch (err) {
+                matmulRows.push(...rows);   // the tfjs rows stand; the section is reported as failed
+                results.matmul = matmulTable(matmulRows);
+                throw new Error(`the PyTorch side failed: ${(err as Error).message}`);
+              }
+            }
+            results.matmul = matmulTable(matmulRows);
+            printTable(`matmul (tfjs ${backend}; GFLOP/s of each product alone, median; impl/torch: speed ratio to PyTorch, above 1 = faster; ` +
+              'update matmuls ms: the sum over an update\'s products)', results.matmul);
           } else if (section === 'memory') {
             console.log(`\nmemory: tfjs ${backend}, shapes ${shapes.join(', ')}, tokens ${opts.tokens}`);
             memoryRows = [];
@@ -240,7 +270,7 @@ export function registerBench(program: Command): void {
       }
 
       // After the sections: the webgpu backend (and Dawn) is up only if one of them ran on it.
-      if (backend === 'webgpu' && (wanted.includes('model') || wanted.includes('step'))) {
+      if (backend === 'webgpu' && (wanted.includes('model') || wanted.includes('step') || wanted.includes('matmul'))) {
         adapter = await webgpuAdapterCapabilities().catch(() => null);
         if (adapter) console.log(`\nwebgpu adapter: ${adapter.description || adapter.device || adapter.vendor}: ${describeMatmulFeatures(adapter)}`);
       }
@@ -257,6 +287,7 @@ export function registerBench(program: Command): void {
           backend: wanted.some((w) => w !== 'envs' && w !== 'torch') ? backend : undefined,
           adapter: adapter ?? undefined,   // webgpu: the adapter's identity, features and limits
           torch: torchInfo, results, notes, errors, ...(memoryRows ? { memory: memoryRows } : {}),
+          ...(matmulRows ? { matmul: matmulRows } : {}),   // one row per case and implementation (bench-matmul.ts)
           // torch-step: the work each side ran, in tokens per step (bench-torch-step.ts: StepWork)
           ...(stepWork.length ? { stepWork: stepWork.map(({ preset, reference, critic, warmup, timed }) => ({ preset, reference, critic, warmup, timed })) } : {}),
         };

@@ -10,7 +10,8 @@ Spec (JSON): {"seconds": S, "shapes": [{"name", "config" (HF Qwen2 config.json k
 "<shape> generate b<N> tokens/s")}, "bytes": {"train", "generate"} (optional estimates)}]}.
 Prints one JSON object on stdout: {"torch", "device", "threads", "results": {"<shape> train tokens/s": x, ...},
 "notes": [...]}; progress goes to stderr.
-A spec with "steps" (and no shapes) times whole training steps instead: see torch_step.py.
+A spec with "steps" (and no shapes) times whole training steps instead: see torch_step.py; one with "matmuls", single
+matrix products (ragen bench --only matmul): see torch_matmul.py.
 
 Definitions (the same as bench-model.ts):
   training tokens/s  = trainBatch * trainSeq / seconds per update; an update = forward, log-probs and entropy,
@@ -225,8 +226,8 @@ def main():
     if args.threads < 1:
         ap.error(f"--threads must be >= 1, got {args.threads}")
     spec = json.load(sys.stdin)
-    if not spec.get("shapes") and not spec.get("steps"):
-        sys.exit("torch_bench: the spec on stdin has no shapes and no steps")
+    if not spec.get("shapes") and not spec.get("steps") and not spec.get("matmuls"):
+        sys.exit("torch_bench: the spec on stdin has no shapes, no steps and no matmuls")
     seconds = float(spec.get("seconds", 1))
     if not seconds > 0:
         sys.exit(f"torch_bench: seconds must be > 0, got {seconds}")
@@ -241,6 +242,9 @@ def main():
     if spec.get("steps"):
         from torch_step import bench_steps   # whole training steps (torch_step.py)
         bench_steps(spec, device, results, notes, args.seed)
+    if spec.get("matmuls"):
+        from torch_matmul import bench_matmuls   # single matrix products (torch_matmul.py)
+        bench_matmuls(spec, device, results, notes, args.seed)
     json.dump({"torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads(),
                "results": results, "notes": notes}, sys.stdout)
     sys.stdout.write("\n")

@@ -16,10 +16,12 @@
 #   FULL_RUN_TINY=1 FULL_RUN_BACKEND=wasm OUT=/tmp/full-run bash tools/device/full-run.sh
 # Settings (environment): OUT (default ./full-run-out), WORK (scratch for the model and the run, not sent back;
 # default /tmp/ragen-full-run), FULL_RUN_BACKEND (webgpu), FULL_RUN_LAYERS (the model's own 24), FULL_RUN_STEPS (3),
-# PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: init speed step memory rollout
-# train), FULL_RUN_STEP_SET (the step section's config overrides, see 2b).
-# Section limits: init 90, speed 140, step 120, memory 80, rollout 60, train 190 s: 680 s, more than the run's 570, so
-# when every section runs to its limit the last one (train) gets what is left (at least 80 s).
+# PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: matmul init speed step memory
+# rollout train), FULL_RUN_STEP_SET (the step section's config overrides, see 2b).
+# Section limits: matmul 80, init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 680 s, more than the
+# run's 570, so when every section runs to its limit the last one (train) gets what is left (at least 30 s). (The
+# matmul section's 80 s came from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 140: a paper
+# step does not finish in 190 s at today's speed either, while the matmul rows answer issue 33's lead question.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-full-run-out}; WORK=${WORK:-/tmp/ragen-full-run}
@@ -29,7 +31,7 @@ TINY=${FULL_RUN_TINY:-0}
 BACKEND=${FULL_RUN_BACKEND:-webgpu}
 STEPS=${FULL_RUN_STEPS:-3}
 PY=${PY:-python3}
-ONLY=${FULL_RUN_ONLY:-init speed step memory rollout train}
+ONLY=${FULL_RUN_ONLY:-matmul init speed step memory rollout train}
 if [ "$TINY" = 1 ]; then LAYERS=${FULL_RUN_LAYERS:-1}; else LAYERS=${FULL_RUN_LAYERS:-}; fi
 MODEL="$WORK/qwen2.5-0.5b-init${LAYERS:+-$LAYERS-layers}"   # "qwen" in the path: RAGEN's tokenizer check wants it
 START=$(date +%s)
@@ -71,6 +73,17 @@ section() {
   echo "== $name: exit $rc$([ $rc = 124 ] && echo ' (time limit)') after $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
 }
 RAGEN=(node bin/ragen.js)   # timeout runs programs, not shell functions
+torch_args=(--python "$PY" --torch-device "$TORCH_DEVICE")
+
+# 0. The lead of issue 33 item 4 first: each matmul of a qwen0.5b update of 1 x 1536 tokens (the stacked qkv, o,
+#    gateUp, down products in their forward, grad-input and grad-weight forms, the chunked LM head), timed alone:
+#    tf.matMul, the opt-in tiled WGSL kernel (tiles 64x64, 128x64, 128x128 in f32 and 128x64 f16-packed, each with
+#    its difference from tf.matMul and on the H100 its GPU time from timestamp queries) and PyTorch on the same GPU
+#    (GFLOP/s, tfjs/torch ratios, "update matmuls <impl> ms" sums). No model needed. Without torch the tfjs rows are
+#    still written and the section is marked failed; should it run out of time, matmul.log has every row as a line.
+if [ "$TINY" = 1 ]; then matmul=(--shapes tiny --tokens 1x40 --seconds 0.05); matmul_limit=120; else matmul=(--shapes qwen0.5b --tokens 1x1536 --seconds 0.15); matmul_limit=80; fi
+section matmul "$matmul_limit" "${RAGEN[@]}" bench --only matmul --backend "$BACKEND" "${matmul[@]}" "${torch_args[@]}" \
+  --json "$OUT/bench-matmul.json"
 
 # 1. The checkpoint every later section reads: Qwen2.5-0.5B-Instruct's shape, tokenizer and template, random bf16.
 section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"
@@ -78,8 +91,7 @@ section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-mode
 # 2. Speed, side by side with PyTorch on the same device (issue 33 item 4): qwen0.5b training tokens/s, generation at
 #    batch 1, 16 and 128 (item 3's rows), the adapter's features and limits in the JSON.
 # (Tiny on SwiftShader is slow, not small: its limit is longer.)
-if [ "$TINY" = 1 ]; then shapes=tiny; batches=(--gen-batches 2); secs=0.1; speed_limit=420; else shapes=qwen0.5b; batches=(); secs=1; speed_limit=140; fi
-torch_args=(--python "$PY" --torch-device "$TORCH_DEVICE")
+if [ "$TINY" = 1 ]; then shapes=tiny; batches=(--gen-batches 2); secs=0.1; speed_limit=420; else shapes=qwen0.5b; batches=(); secs=1; speed_limit=130; fi
 [ "$TORCH_DEVICE" = none ] && only=model || only=model,torch
 section speed "$speed_limit" "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --shapes "$shapes" "${batches[@]}" --seconds "$secs" \
   "${torch_args[@]}" --json "$OUT/bench-speed.json"
@@ -106,13 +118,13 @@ section step 120 "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --step-
 # 3. Peak tensor memory per phase (issue 33 item 2; the memory section comes with that item's branch: until it is
 #    merged this section fails at once with "unknown bench section").
 if [ "$TINY" = 1 ]; then mem_shape=tiny; tokens=1x64; else mem_shape=qwen0.5b; tokens=1x1536; fi
-section memory 80 "${RAGEN[@]}" bench --only memory --shapes "$mem_shape" --backend "$BACKEND" --tokens "$tokens" --json "$OUT/bench-memory.json"
+section memory 70 "${RAGEN[@]}" bench --only memory --shapes "$mem_shape" --backend "$BACKEND" --tokens "$tokens" --json "$OUT/bench-memory.json"
 
 # 3b. Batched rollouts in the trainer's own form (issue 33 item 3: env groups of 16 sharing a prompt, batch 1 / 16 /
 #     128; tfjs only, PyTorch's KV-cache generate at the same batches is in the speed section). Also from item 3's
 #     branch: until it is merged this section fails at once.
 if [ "$TINY" = 1 ]; then rollout=(--shapes tiny --rollout-batches 2); else rollout=(--shapes qwen0.5b); fi
-section rollout 60 "${RAGEN[@]}" bench --only rollout "${rollout[@]}" --backend "$BACKEND" --json "$OUT/bench-rollout.json"
+section rollout 50 "${RAGEN[@]}" bench --only rollout "${rollout[@]}" --backend "$BACKEND" --json "$OUT/bench-rollout.json"
 
 # 4. Three steps of RAGEN's paper configuration from the init-model checkpoint: 8 env groups x 16, up to 5 turns,
 #    400 new tokens a turn, PPO with a critic; no validation inside the measured steps. metrics.jsonl has each step's
@@ -123,7 +135,7 @@ if [ "$TINY" = 1 ]; then
 else
   train=(--preset sokoban-qwen --set "model=$MODEL")
 fi
-section train 190 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
+section train 140 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
   --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0
 for f in config.json metrics.jsonl; do [ -f "$WORK/run/$f" ] && cp "$WORK/run/$f" "$OUT/train-$f"; done
 [ -f "$WORK/run/rollouts.jsonl" ] && head -c 2000000 "$WORK/run/rollouts.jsonl" > "$OUT/train-rollouts-head.jsonl"

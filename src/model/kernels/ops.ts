@@ -28,6 +28,10 @@ export const K = {
   sample: 'RagenSample',
   sumSquares: 'RagenSumSquares',
   adamW: 'RagenAdamW',
+  // Opt-in, webgpu only, never called by the model: a candidate matmul that `ragen bench --only matmul` times
+  // against tf.matMul (webgpuMatmul.ts).
+  tiledMatMul: 'RagenTiledMatMul',
+  packHalf: 'RagenPackHalf',
 } as const;
 
 /**
@@ -281,6 +285,44 @@ export function tokenLogProbsGrad(dLogProbs: tf.Tensor1D, dEntropy: tf.Tensor1D,
                                   temperature: number): tf.Tensor2D | null {
   if (!has(K.logProbs) || !has(K.logProbsGrad)) return null;
   return run<tf.Tensor2D>(K.logProbsGrad, { dLogProbs, dEntropy, logits, targets }, { temperature });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Opt-in matmul kernels (webgpu only; no gradient, no fallback): not used by the model, timed by `ragen bench
+// --only matmul` next to tf.matMul (webgpuMatmul.ts describes the shader).
+
+/** Whether the active backend has the tiled matmul kernels (webgpu). */
+export function hasTiledMatMul(): boolean {
+  return has(K.tiledMatMul) && has(K.packHalf);
+}
+
+/** How tiledMatMul computes (webgpuMatmul.ts's TiledMatMulAttrs; every field optional here). */
+export interface TiledMatMulOptions {
+  transposeA?: boolean;
+  transposeB?: boolean;
+  /** Output rows per workgroup tile: 64 (default) or 128. */
+  tileRows?: 64 | 128;
+  /** Output columns per workgroup tile: 64 (default) or 128. */
+  tileCols?: 64 | 128;
+  /** K ranges summed after (1: none; default 0: webgpuMatmul.ts's autoSplitK, for outputs too small to fill a GPU). */
+  splitK?: number;
+}
+
+/**
+ * C = op(a) op(b) (op: transpose where asked) by the tiled WGSL kernel. a and b are both float32 (f32 storage), or
+ * both packed by packHalf (f16 storage; then their logical last axis is twice the stored one). f32 accumulation
+ * either way.
+ */
+export function tiledMatMul(a: tf.Tensor2D, b: tf.Tensor2D, o: TiledMatMulOptions = {}): tf.Tensor2D {
+  if (!has(K.tiledMatMul)) throw new Error(`tiledMatMul: the ${tf.getBackend()} backend has no tiled matmul kernel (webgpu only)`);
+  const { transposeA = false, transposeB = false, tileRows = 64, tileCols = 64, splitK = 0 } = o;
+  return run<tf.Tensor2D>(K.tiledMatMul, { a, b }, { transposeA, transposeB, tileRows, tileCols, splitK });
+}
+
+/** x float32 [R, C] (C a multiple of 4) rounded to f16, two to an int32 word: int32 [R, C / 2], for tiledMatMul. */
+export function packHalf(x: tf.Tensor2D): tf.Tensor2D {
+  if (!has(K.packHalf)) throw new Error(`packHalf: the ${tf.getBackend()} backend has no f16 packing kernel (webgpu only)`);
+  return run<tf.Tensor2D>(K.packHalf, { x }, {});
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@
 // generate.ts): the cache rows are written by running a program with the cache itself as its output tensor.
 import * as tf from '@tensorflow/tfjs';
 import { registerKernelTable, type HeadAttrs } from './ops';
+import { webGpuMatmulKernels } from './webgpuMatmul';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
 type Uniform = { type: 'float32' | 'int32'; data: number[] };
@@ -691,5 +692,6 @@ export function registerWebGpuKernels(): void {
   registerKernelTable('webgpu', {
     embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention, attentionGrad,
     cachedAttention, logProbs, logProbsGrad,
+    ...webGpuMatmulKernels,   // opt-in: only ragen bench's matmul section calls them
   });
 }

@@ -1,0 +1,53 @@
+// The matmul section's tfjs side on webgpu (Dawn in Node; SwiftShader here, VK_ICD_FILENAMES set to it unless
+// already set), at a made-up shape small enough for SwiftShader: every case gets a tf.matMul row and a row per
+// tiled WGSL kernel whose result matches tf.matMul's (f32 to rounding, f16 storage to f16 rounding), GPU times from
+// timestamp queries, the f16 row skipped with a note where a stored row is not a multiple of 4, and no tensor left
+// behind. Timings on a software adapter mean nothing: none is asserted.
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { benchMatmul, matmulCases } from '../../../src/cli/bench-matmul';
+import type { BenchShape } from '../../../src/cli/bench-model';
+import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
+
+beforeAll(async () => {
+  process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
+  await initBackend('webgpu');
+}, 120_000);
+
+// hidden 16, 2 heads of 8 and 1 KV head (qkv 32 wide), MLP 24, a vocabulary of 37 (not a multiple of 4), 1 layer.
+const micro: BenchShape = {
+  name: 'micro', description: 'test shape',
+  config: {
+    model_type: 'qwen2', vocab_size: 37, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 1, num_attention_heads: 2,
+    num_key_value_heads: 1, max_position_embeddings: 64, rope_theta: 10000, rms_norm_eps: 1e-6, tie_word_embeddings: true,
+  },
+  workload: { trainBatch: 1, trainSeq: 6, genBatch: 1, promptLen: 4, newTokens: 2, warmup: 1 },
+};
+
+describe('benchMatmul on webgpu (SwiftShader)', () => {
+  it('times tf.matMul and the tiled kernels on every case, their results agreeing, and leaves no tensor behind', async () => {
+    const notes: string[] = [];
+    const before = tf.memory().numTensors;
+    const rows = await benchMatmul({ backend: 'webgpu', shape: micro, batch: 1, seqLen: 6, seconds: 0.001, note: (l) => notes.push(l) });
+    expect(tf.memory().numTensors).toBe(before);
+    const cases = matmulCases(micro, 1, 6);
+    // The head's grad-input reads dLogits [5, 37] and its grad-weight reads them transposed: no f16 rows for those.
+    const unpackable = ['head grad-input', 'head grad-weight'];
+    expect(notes.filter((l) => l.includes('skipped'))).toEqual([
+      'micro head grad-input 5x16x37 tiled-wgsl-f16-128x64: skipped (a stored row is not a multiple of 4 long)',
+      'micro head grad-weight 37x16x5 tiled-wgsl-f16-128x64: skipped (a stored row is not a multiple of 4 long)',
+    ]);
+    for (const c of cases) {
+      const mine = rows.filter((r) => r.op === c.op && r.pass === c.pass);
+      const f16 = !unpackable.includes(`${c.op} ${c.pass}`);
+      expect(mine.map((r) => r.impl)).toEqual(['tfjs', 'tiled-wgsl-64x64', 'tiled-wgsl-128x64', 'tiled-wgsl-128x128', ...(f16 ? ['tiled-wgsl-f16-128x64'] : [])]);
+      for (const r of mine) {
+        expect(r).toMatchObject({ m: c.m, n: c.n, k: c.k, device: 'webgpu', tokens: '1x6' });
+        expect(r.gpuMsPerCall).toBeGreaterThan(0);   // SwiftShader has timestamp-query
+        if (r.impl === 'tfjs') expect(r.maxRelErrorVsTfjs).toBeUndefined();
+        else expect(r.maxRelErrorVsTfjs).toBeLessThan(r.impl === 'tiled-wgsl-f16-128x64' ? 2e-3 : 1e-5);
+        expect(r.splitK).toBe(r.impl === 'tfjs' ? undefined : 1);   // K is at most 37 here: never split
+      }
+    }
+  }, 300_000);
+});
