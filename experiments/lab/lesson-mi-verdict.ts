@@ -1,0 +1,64 @@
+// Issue 34, item 2: does RAGEN-2's input-dependence signal fall in vanilla StarPO before its success does, and stay up
+// in StarPO-S? Per seed of a lesson-lab directory whose runs logged the collapse diagnostics (collapse.enabled=true):
+// the first-turn MI estimate (nats) and retrieval accuracy above chance, averaged over two windows of steps:
+//   early: steps 10-30 (after the first updates, while both arms learn);
+//   late:  vanilla: the 20 steps before its success collapse (lessonVerdict's collapse step; its last 20 steps when it
+//          did not collapse); StarPO-S: its last 20 steps.
+// "falls" = vanilla's late MI below half its early MI; "stays" = StarPO-S's late MI at least half its early MI.
+//   npx tsx experiments/lab/lesson-mi-verdict.ts runs/names/lr20
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readMetrics, type MetricsRow } from '../lib/analysis';
+import { lessonVerdict } from '../lib/lessonVerdict';
+
+const P = 'collapse_first_turn_sample';
+const EARLY: [number, number] = [10, 30];
+const LATE = 20;
+
+function window(rows: readonly MetricsRow[], from: number, to: number): { mi: number; above: number; n: number } {
+  const picked = rows.filter((r) => r.step >= from && r.step <= to && typeof r[`${P}/mi_estimate`] === 'number' && Number.isFinite(r[`${P}/mi_estimate`]));
+  const mean = (f: (r: MetricsRow) => number) => picked.reduce((s, r) => s + f(r), 0) / picked.length;
+  return {
+    mi: mean((r) => r[`${P}/mi_estimate`] as number),
+    above: mean((r) => (r[`${P}/retrieval_accuracy`] as number) - (r[`${P}/retrieval_chance_level`] as number)),
+    n: picked.length,
+  };
+}
+
+const dir = process.argv[2];
+if (!dir) throw new Error('usage: npx tsx experiments/lab/lesson-mi-verdict.ts LAB_DIR');
+const fmt = (w: { mi: number; above: number; n: number }) => (w.n ? `${w.mi.toFixed(3)} (${w.above >= 0 ? '+' : ''}${w.above.toFixed(2)}, n=${w.n})` : '-');
+console.log('seed | vanilla collapse step | vanilla MI early -> late | falls | StarPO-S MI early -> late | stays | lesson');
+let falls = 0, stays = 0, both = 0, seeds = 0;
+for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))) {
+  const runs = ['starpo', 'starpo-s'].map((arm) => path.join(dir, seed, arm));
+  if (!runs.every((r) => fs.existsSync(path.join(dir, `${seed}-${path.basename(r)}.done`)))) continue;
+  const [v, s] = runs.map((r) => readMetrics(r));
+  const verdict = lessonVerdict(v, s);
+  const vEnd = verdict.vanilla.collapseStep ?? v[v.length - 1].step;
+  const vEarly = window(v, ...EARLY), vLate = window(v, vEnd - LATE, vEnd);
+  const sEnd = s[s.length - 1].step;
+  const sEarly = window(s, ...EARLY), sLate = window(s, sEnd - LATE, sEnd);
+  const f = vLate.n > 0 && vLate.mi < 0.5 * vEarly.mi, st = sLate.n > 0 && sLate.mi >= 0.5 * sEarly.mi;
+  seeds++; falls += +f; stays += +st; both += +(f && st);
+  console.log(`${seed.slice(5)} | ${verdict.vanilla.collapseStep ?? 'none'} | ${fmt(vEarly)} -> ${fmt(vLate)} | ${f ? 'yes' : 'no'} | ` +
+    `${fmt(sEarly)} -> ${fmt(sLate)} | ${st ? 'yes' : 'no'} | ${verdict.lesson ? 'yes' : 'no'}`);
+}
+console.log(`MI fell in vanilla before its collapse on ${falls} of ${seeds} seeds, stayed up in StarPO-S on ${stays}; both on ${both}`);
+
+// Every run in the directory, finished or not: MI at step 1, over steps 10-30 and over its last 20 steps, and its
+// training success over its last 5 steps.
+console.log('\nrun | steps | MI step 1 | MI steps 10-30 | MI last 20 steps | success, last 5 steps');
+for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))) {
+  for (const arm of ['starpo', 'starpo-s']) {
+    const run = path.join(dir, seed, arm);
+    if (!fs.existsSync(path.join(run, 'metrics.jsonl'))) continue;
+    const rows = readMetrics(run).filter((r) => r.step >= 1);
+    if (rows.length === 0) continue;
+    const last = rows[rows.length - 1].step;
+    const tail = rows.slice(-5).map((r) => Object.entries(r).find(([k]) => /^train\/[^/]+\/success$/.test(k))?.[1] as number);
+    const done = fs.existsSync(path.join(dir, `${seed}-${arm}.done`)) ? '' : ' (stopped)';
+    console.log(`${seed.slice(5)} ${arm} | ${last}${done} | ${fmt(window(rows, 1, 1))} | ${fmt(window(rows, ...EARLY))} | ` +
+      `${fmt(window(rows, last - LATE, last))} | ${(100 * tail.reduce((a, b) => a + b, 0) / tail.length).toFixed(0)} %`);
+  }
+}
