@@ -45,6 +45,9 @@ async function expectClose(fusedOut: tf.Tensor | tf.Tensor[], refOut: tf.Tensor 
 /** The optimizer kernels (multi-tensor, in place) exist on cpu and wasm; webgpu runs AdamW's stock composition. */
 export const OPTIMIZER_KERNELS: readonly string[] = [fused.K.sumSquares, fused.K.adamW];
 
+/** The opt-in tiled matmul and its f16 packing are WGSL programs (webgpuMatmul.ts): registered on webgpu only. */
+export const WEBGPU_ONLY_KERNELS: readonly string[] = [fused.K.tiledMatMul, fused.K.packHalf];
+
 export function describeFusedKernels(backend: string, opts: { tol?: number; setup: () => Promise<void>; optimizer?: boolean }): void {
   const optimizer = opts.optimizer ?? true;
   const tol = opts.tol ?? 2e-5;
@@ -59,7 +62,8 @@ export function describeFusedKernels(backend: string, opts: { tol?: number; setu
       await opts.setup();
       expect(tf.getBackend()).toBe(backend);
       for (const name of Object.values(fused.K)) {
-        if (OPTIMIZER_KERNELS.includes(name) && !optimizer) expect(tf.getKernel(name, backend), name).toBeUndefined();
+        const absent = (OPTIMIZER_KERNELS.includes(name) && !optimizer) || (WEBGPU_ONLY_KERNELS.includes(name) && backend !== 'webgpu');
+        if (absent) expect(tf.getKernel(name, backend), name).toBeUndefined();
         else expect(tf.getKernel(name, backend), name).toBeDefined();
       }
     });
