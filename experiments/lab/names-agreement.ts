@@ -2,12 +2,10 @@
 // episodes at temperature 1 and counts the answers that name the arm the reasoning picks ("... so I pick X." /
 // "I choose X."), printing the ones that do not.
 //   npx tsx experiments/lab/names-agreement.ts runs/names/warmstart
-import * as fs from 'node:fs';
 import { initBackend } from '../../src/model/backend';
 import { loadCheckpointDir } from '../../src/model/checkpointDir';
 import { Qwen2Model } from '../../src/model/qwen2';
-import { mergeConfigInput, parseRunConfig, readConfigText } from '../../src/starpo/config';
-import { presetConfig } from '../../src/starpo/presets';
+import { echoTrapNamesConfig } from '../lib/echoTrapNames';
 import { checkPolicy } from '../../src/warmstart/warmstart';
 
 const dir = process.argv[2];
@@ -15,8 +13,7 @@ if (!dir) throw new Error('usage: npx tsx experiments/lab/names-agreement.ts CHE
 await initBackend('wasm');
 const checkpoint = await loadCheckpointDir(dir);
 const model = new Qwen2Model(checkpoint.config, checkpoint.weights);
-const file = 'experiments/lab/echo-trap-names.yaml';
-const config = parseRunConfig(mergeConfigInput(presetConfig('echo-trap', 'starpo'), readConfigText(fs.readFileSync(file, 'utf8'), 'yaml', file)), file);
+const config = echoTrapNamesConfig();
 const check = await checkPolicy(model, checkpoint.tokenizer, config, { temperature: 1, seed: 1, episodes: 64, split: 'train' });
 let agree = 0, counted = 0;
 for (const t of check.trajectories) {

@@ -6,15 +6,13 @@
 import * as fs from 'node:fs';
 import { initBackend } from '../../src/model/backend';
 import { saveCheckpointDir } from '../../src/model/checkpointDir';
-import { mergeConfigInput, parseRunConfig, readConfigText } from '../../src/starpo/config';
-import { presetConfig } from '../../src/starpo/presets';
+import { echoTrapNamesConfig } from '../lib/echoTrapNames';
 import { buildWarmStart, checkPolicy } from '../../src/warmstart/warmstart';
 
 const out = process.argv[2];
 if (!out) throw new Error('usage: npx tsx experiments/lab/names-warmstart.ts OUT_DIR');
 if (fs.existsSync(out)) throw new Error(`${out} exists: remove it first`);
-const file = 'experiments/lab/echo-trap-names.yaml';
-const config = parseRunConfig(mergeConfigInput(presetConfig('echo-trap', 'starpo'), readConfigText(fs.readFileSync(file, 'utf8'), 'yaml', file)), file);
+const config = echoTrapNamesConfig();
 await initBackend('wasm');
 const { model, tokenizer } = await buildWarmStart('echo-trap', {
   config,

@@ -20,45 +20,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { registerKernelTable, type HeadAttrs } from './ops';
 import { webGpuMatmulKernels } from './webgpuMatmul';
-
-type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
-type Uniform = { type: 'float32' | 'int32'; data: number[] };
-
-/** The fields of tfjs-backend-webgpu's WebGPUProgram that we set (its other fields are filled in by the backend). */
-interface Program {
-  variableNames: string[];
-  outputShape: number[];
-  shaderKey: string;
-  dispatchLayout: { x: number[] };
-  dispatch: [number, number, number];
-  workgroupSize: [number, number, number];
-  uniforms?: string;
-  getUserCode(): string;
-}
-
-interface WebGpuBackend {
-  runWebGPUProgram(program: Program, inputs: Info[], dtype: tf.DataType, uniforms?: Uniform[], output?: Info): Info;
-  incRef(dataId: object): void;
-  disposeData(dataId: object): void;
-  /** Per tensor: `values` is a CPU copy kept once the tensor has been read back (or before its first upload). */
-  tensorMap: { get(dataId: object): { values: unknown } };
-}
-type Args = { inputs: Record<string, Info>; backend: WebGpuBackend; attrs: Record<string, unknown> };
-
-/** Invocations per workgroup, for every program (a power of two: the workgroup reductions halve it). */
-const WG = 64;
-
-/** A program with one invocation per work item (`items` of them), 64 to a workgroup. */
-function perItem(key: string, variableNames: string[], outputShape: number[], items: number, code: string, uniforms?: string): Program {
-  return {
-    variableNames, outputShape, uniforms,
-    shaderKey: `ragen_${key}`,
-    dispatchLayout: { x: outputShape.map((_, i) => i) },
-    dispatch: [Math.max(1, Math.ceil(items / WG)), 1, 1],
-    workgroupSize: [WG, 1, 1],
-    getUserCode: () => code,
-  };
-}
+import { WG, perItem, type Args, type Info, type Program, type Uniform, type WebGpuBackend } from './webgpuProgram';
 
 /** A program with one workgroup of 64 invocations per row, which cooperate through workgroup memory. */
 function perRow(key: string, variableNames: string[], outputShape: number[], rows: number, code: string, uniforms?: string): Program {

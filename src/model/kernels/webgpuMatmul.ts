@@ -22,31 +22,7 @@
 // base.js), and its makeShader puts declarations before a program's code, where no `enable` directive may go; so no
 // shader run through runWebGPUProgram can use either. Packed storage halves the bytes read all the same, and runs
 // on every adapter.
-import * as tf from '@tensorflow/tfjs';
-
-type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
-type Uniform = { type: 'float32' | 'int32'; data: number[] };
-
-/** The fields of tfjs-backend-webgpu's WebGPUProgram this file sets (webgpu.ts explains the program interface). */
-interface Program {
-  variableNames: string[];
-  /** Per input, the vector width its buffer is declared with (array<f32> / array<vec4<f32>> / array<vec2<i32>>). */
-  variableComponents?: number[];
-  /** The output buffer's vector width (4: array<vec4<f32>>). */
-  outputComponent?: number;
-  outputShape: number[];
-  shaderKey: string;
-  dispatchLayout: { x: number[]; y?: number[] };
-  dispatch: [number, number, number];
-  workgroupSize: [number, number, number];
-  uniforms?: string;
-  getUserCode(): string;
-}
-interface WebGpuBackend {
-  runWebGPUProgram(program: Program, inputs: Info[], dtype: tf.DataType, uniforms?: Uniform[]): Info;
-  disposeData(dataId: object): void;
-}
-type Args = { inputs: Record<string, Info>; backend: WebGpuBackend; attrs: Record<string, unknown> };
+import { perItem, type Args, type Info, type Program } from './webgpuProgram';
 
 /** Attributes of RagenTiledMatMul. */
 export interface TiledMatMulAttrs {
@@ -230,11 +206,7 @@ function tiledMatMul({ inputs: { a, b }, backend, attrs }: Args): Info {
     for (var s = 0; s < ${S}; s = s + 1) { sum = sum + partial[s * MN + index]; }
     result[index] = sum;
   }`;
-  const sum = backend.runWebGPUProgram({
-    variableNames: ['partial'], outputShape: [M, N], shaderKey: `ragen_split_k_sum_${S}`,
-    dispatchLayout: { x: [0, 1] }, dispatch: [Math.ceil((M * N) / 64), 1, 1], workgroupSize: [64, 1, 1],
-    getUserCode: () => code,
-  }, [out], 'float32');
+  const sum = backend.runWebGPUProgram(perItem(`split_k_sum_${S}`, ['partial'], [M, N], M * N, code), [out], 'float32');
   backend.disposeData(out.dataId);
   return sum;
 }
@@ -249,14 +221,10 @@ function packHalf({ inputs: { x }, backend }: Args): Info {
   const words = (R * C) / 2;
   const code = `
   fn main(index : i32) {
-    if (index >= ${'uniforms.outShape[0] * uniforms.outShape[1]'}) { return; }
+    if (index >= uniforms.outShape[0] * uniforms.outShape[1]) { return; }
     result[index] = bitcast<i32>(pack2x16float(vec2<f32>(x[2 * index], x[2 * index + 1])));
   }`;
-  return backend.runWebGPUProgram({
-    variableNames: ['x'], outputShape: [R, C / 2], shaderKey: 'ragen_pack_half',
-    dispatchLayout: { x: [0, 1] }, dispatch: [Math.ceil(words / 64), 1, 1], workgroupSize: [64, 1, 1],
-    getUserCode: () => code,
-  }, [x], 'int32');
+  return backend.runWebGPUProgram(perItem('pack_half', ['x'], [R, C / 2], words, code), [x], 'int32');
 }
 
 /** The opt-in matmul kernels, keyed as ops.ts's K (registered by registerWebGpuKernels). */
