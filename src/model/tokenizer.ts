@@ -92,15 +92,17 @@ export class Tokenizer {
     return ids;
   }
 
-  /** Text of `ids`. With `skipSpecialTokens`, tokens marked special (Qwen: `<|im_start|>`, `<|im_end|>`, ...) are dropped. */
+  /** Text of `ids`. With `skipSpecialTokens`, tokens marked special (Qwen: `<|im_start|>`, `<|im_end|>`, ...) are dropped.
+   *  Ids at or past `vocabSize` decode to nothing, as in Hugging Face's tokenizers: a model's embedding can have more
+   *  rows than its tokenizer has tokens (Qwen2.5: 151,936 rows, 151,665 tokens), and a sampling policy, an untrained
+   *  one above all, does draw those padding ids. Negative or fractional ids are a bug and throw. */
   decode(ids: readonly number[], opts: { skipSpecialTokens?: boolean } = {}): string {
     for (const id of ids) {
-      if (!Number.isInteger(id) || id < 0 || id >= this.vocabSize) {
-        throw new Error(`Tokenizer.decode: token id ${id} is out of range [0, ${this.vocabSize})`);
-      }
+      if (!Number.isInteger(id) || id < 0) throw new Error(`Tokenizer.decode: token id ${id} is not a non-negative integer`);
     }
-    if (ids.length === 0) return '';
-    return this.inner.decode([...ids], { skip_special_tokens: opts.skipSpecialTokens ?? false });
+    const known = ids.filter((id) => id < this.vocabSize);
+    if (known.length === 0) return '';
+    return this.inner.decode(known, { skip_special_tokens: opts.skipSpecialTokens ?? false });
   }
 
   /** Id of one vocabulary entry or added token (e.g. '<|im_end|>'), or undefined. */

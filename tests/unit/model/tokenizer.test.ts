@@ -123,12 +123,19 @@ describe('tiny byte-level BPE', () => {
     expect(tok.decode(ids, { skipSpecialTokens: true })).toBe('assistant\n<think>hm</think><answer>Up</answer>');
   });
 
+  it("decodes ids past the vocabulary (an embedding's padding rows) to nothing, as Hugging Face does", () => {
+    const tok = tiny();
+    const ids = tok.encode('<think>hm</think>');
+    expect(tok.decode([tok.vocabSize + 7, ...ids, tok.vocabSize])).toBe('<think>hm</think>');
+    expect(tok.decode([tok.vocabSize])).toBe('');
+  });
+
   it('rejects bad options and bad ids with clear errors', () => {
     expect(() => buildTinyTokenizer(corpus, { vocabSize: 200, specialTokens: [] })).toThrow(/vocabSize 200 must be/);
     expect(() => buildTinyTokenizer(corpus, { vocabSize: 300, specialTokens: ['<a>', '<a>'] })).toThrow(/duplicates/);
     const tok = tiny();
-    expect(() => tok.decode([tok.vocabSize])).toThrow(/token id 400 is out of range/);
-    expect(() => tok.decode([1.5])).toThrow(/out of range/);
+    expect(() => tok.decode([-1])).toThrow(/token id -1 is not a non-negative integer/);
+    expect(() => tok.decode([1.5])).toThrow(/token id 1.5 is not a non-negative integer/);
     expect(() => Tokenizer.fromJSON({})).toThrow(/missing "model"/);
     expect(() => Tokenizer.fromJSON([] as unknown as object)).toThrow(/expected a JSON object/);
   });
