@@ -28,6 +28,9 @@ export const K = {
   sample: 'RagenSample',
   sumSquares: 'RagenSumSquares',
   adamW: 'RagenAdamW',
+  // AdamW's per-variable layout (webgpu): check the whole update for finiteness, then write it in place.
+  adamWCheck: 'RagenAdamWCheck',
+  adamWWrite: 'RagenAdamWWrite',
   // Opt-in, webgpu only, never called by the model: a candidate matmul that `ragen bench --only matmul` times
   // against tf.matMul (webgpuMatmul.ts).
   tiledMatMul: 'RagenTiledMatMul',
@@ -223,7 +226,7 @@ export function sumOfSquares(tensors: readonly tf.Tensor[]): tf.Scalar | null {
   return run<tf.Scalar>(K.sumSquares, Object.fromEntries(tensors.map((t, i) => [`t${i}`, t])), { n: tensors.length });
 }
 
-/** Whether the active backend has the fused in-place AdamW kernel (cpu and wasm do, webgpu does not). */
+/** Whether the active backend has the fused in-place AdamW kernel over the flat moments (cpu and wasm do; webgpu has the per-variable one). */
 export function hasFusedAdamW(): boolean {
   return has(K.adamW);
 }
@@ -243,6 +246,43 @@ export async function adamWInPlace(params: readonly tf.Variable[], grads: readon
   } finally {
     flag.dispose();
   }
+}
+
+/** Whether the active backend has the in-place kernels of AdamW's per-variable layout (webgpu does). */
+export function hasPerVariableAdamW(): boolean {
+  return has(K.adamWCheck) && has(K.adamWWrite);
+}
+
+/**
+ * AdamW over `params` IN PLACE, each with its own moments ms[i], vs[i] (AdamW's per-variable layout), unless some
+ * new value would be non-finite: then nothing changes. Returns whether it applied, or null without the kernels.
+ * No other tensor may share the data of a weight or moment (see ownData).
+ */
+export async function adamWPerVariableInPlace(params: readonly tf.Variable[], grads: readonly tf.Tensor[], ms: readonly tf.Variable[],
+                                              vs: readonly tf.Variable[], attrs: AdamWAttrs): Promise<boolean | null> {
+  if (!has(K.adamWCheck) || !has(K.adamWWrite)) return null;
+  const inputs: tf.NamedTensorMap = {};
+  params.forEach((p, i) => Object.assign(inputs, { [`p${i}`]: p, [`g${i}`]: grads[i], [`m${i}`]: ms[i], [`v${i}`]: vs[i] }));
+  const all = { ...attrs, n: params.length };
+  const flag = run<tf.Tensor>(K.adamWCheck, inputs, all);
+  try {
+    const finite = (await flag.data())[0] === 1;
+    if (finite) run<tf.Tensor>(K.adamWWrite, { ...inputs, flag }, all).dispose();
+    return finite;
+  } finally {
+    flag.dispose();
+  }
+}
+
+/**
+ * Gives variable `v` data of its own when another tensor shares it (tfjs shares data between a variable and the
+ * tensor it was made from or assigned, and between a tensor and its clone), so that an in-place kernel writing into
+ * `v` changes nothing else. A copy costs one kernel and happens at most once per sharing.
+ */
+export function ownData(v: tf.Variable): void {
+  const backend = tf.engine().backend as unknown as { refCount?(dataId: object): number };
+  if ((backend.refCount?.(v.dataId) ?? 1) <= 1) return;
+  tf.tidy(() => v.assign(tf.mul(v, tf.scalar(1, v.dtype))));   // x 1 keeps -0 and NaN bits, + 0 would not
 }
 
 export function rmsNorm(x: tf.Tensor2D, weight: tf.Tensor1D, eps: number): tf.Tensor2D {

@@ -19,6 +19,7 @@
 // generate.ts): the cache rows are written by running a program with the cache itself as its output tensor.
 import * as tf from '@tensorflow/tfjs';
 import { registerKernelTable, type HeadAttrs } from './ops';
+import { webGpuAdamWKernels } from './webgpuAdamW';
 import { webGpuMatmulKernels } from './webgpuMatmul';
 import { WG, perItem, type Args, type Info, type Program, type Uniform, type WebGpuBackend } from './webgpuProgram';
 
@@ -654,6 +655,7 @@ export function registerWebGpuKernels(): void {
   registerKernelTable('webgpu', {
     embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention, attentionGrad,
     cachedAttention, logProbs, logProbsGrad,
+    ...webGpuAdamWKernels,    // AdamW's per-variable layout: its gradient norm and the update in place
     ...webGpuMatmulKernels,   // opt-in: only ragen bench's matmul section calls them
   });
 }

@@ -42,11 +42,15 @@ async function expectClose(fusedOut: tf.Tensor | tf.Tensor[], refOut: tf.Tensor 
 }
 
 /** One kernel per layer of a real model: with `fused` the fused path must be taken (no fallback). */
-/** The optimizer kernels (multi-tensor, in place) exist on cpu and wasm; webgpu runs AdamW's stock composition. */
+/** The optimizer kernels (multi-tensor, in place): the sum of squares on every backend, AdamW in one of two layouts. */
 export const OPTIMIZER_KERNELS: readonly string[] = [fused.K.sumSquares, fused.K.adamW];
 
-/** The opt-in tiled matmul and its f16 packing are WGSL programs (webgpuMatmul.ts): registered on webgpu only. */
-export const WEBGPU_ONLY_KERNELS: readonly string[] = [fused.K.tiledMatMul, fused.K.packHalf];
+/** AdamW over the flat moments, in place: cpu and wasm only (webgpu keeps its moments per variable). */
+export const FLAT_ADAMW_KERNELS: readonly string[] = [fused.K.adamW];
+
+/** Registered on webgpu only: the opt-in tiled matmul and its f16 packing (webgpuMatmul.ts), and AdamW's
+ *  per-variable in-place kernels (webgpuAdamW.ts). */
+export const WEBGPU_ONLY_KERNELS: readonly string[] = [fused.K.tiledMatMul, fused.K.packHalf, fused.K.adamWCheck, fused.K.adamWWrite];
 
 export function describeFusedKernels(backend: string, opts: { tol?: number; setup: () => Promise<void>; optimizer?: boolean }): void {
   const optimizer = opts.optimizer ?? true;
@@ -62,7 +66,8 @@ export function describeFusedKernels(backend: string, opts: { tol?: number; setu
       await opts.setup();
       expect(tf.getBackend()).toBe(backend);
       for (const name of Object.values(fused.K)) {
-        const absent = (OPTIMIZER_KERNELS.includes(name) && !optimizer) || (WEBGPU_ONLY_KERNELS.includes(name) && backend !== 'webgpu');
+        const absent = (OPTIMIZER_KERNELS.includes(name) && !optimizer) || (WEBGPU_ONLY_KERNELS.includes(name) && backend !== 'webgpu') ||
+          (FLAT_ADAMW_KERNELS.includes(name) && backend === 'webgpu');
         if (absent) expect(tf.getKernel(name, backend), name).toBeUndefined();
         else expect(tf.getKernel(name, backend), name).toBeDefined();
       }

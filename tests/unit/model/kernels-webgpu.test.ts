@@ -5,6 +5,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 import * as fused from '../../../src/model/kernels/index';
+import { AdamW, clipGradNormAsync } from '../../../src/model/adamw';
 import { describeFusedKernels } from './kernels-helpers';
 
 const setup = async () => {
@@ -12,7 +13,43 @@ const setup = async () => {
   await initBackend('webgpu');
 };
 
-describeFusedKernels('webgpu', { setup, optimizer: false });
+describeFusedKernels('webgpu', { setup });
+
+describe("AdamW's per-variable kernels write in place, and nothing else changes", () => {
+  beforeAll(setup);
+
+  it('a clone, a moment snapshot and a read-back copy stay as they were; the weight reads back updated', async () => {
+    const w = tf.variable(tf.randomUniform([300, 7], -1, 1, 'float32', 11), true);
+    const g = { w: tf.randomUniform([300, 7], -1, 1, 'float32', 12) };
+    const opt = new AdamW({ w }, { lr: 0.01 });
+    expect(opt.perVariable).toBe(true);
+    await opt.stepClipped(g, 1.0);
+    const clone = w.clone();                   // shares w's data
+    const before = Array.from(await w.data());  // tfjs now keeps a CPU copy of w
+    const state = opt.getState();              // clones of the moments, sharing their data
+    const m = Array.from(await state.m.w.data()), v = Array.from(await state.v.w.data());
+    const tensors = tf.memory().numTensors;
+    const r = await opt.stepClipped(g, 1.0);
+    expect(r.applied).toBe(true);
+    expect(tf.memory().numTensors).toBe(tensors);
+    expect(Array.from(await clone.data())).toEqual(before);
+    expect(Array.from(await state.m.w.data())).toEqual(m);
+    expect(Array.from(await state.v.w.data())).toEqual(v);
+    const after = Array.from(await w.data());
+    expect(after.filter((x, i) => x !== before[i]).length).toBeGreaterThan(2000);
+    // The in-place step is the op chain's step, run from the same state.
+    const ref = tf.variable(tf.tensor(before, [300, 7]), true);
+    const chain = new AdamW({ w: ref }, { lr: 0.01 });
+    chain.setState(state);
+    const c = await clipGradNormAsync(g, 1.0);
+    chain.step(c.grads);
+    const expected = await ref.data();
+    after.forEach((x, i) => expect(Math.abs(x - expected[i])).toBeLessThan(1e-6));
+    tf.dispose([w, g.w, clone, ref, ...Object.values(state.m), ...Object.values(state.v), ...Object.values(c.grads)]);
+    opt.dispose();
+    chain.dispose();
+  });
+});
 
 describe('fused webgpu kernels with a mask held in an int32 buffer', () => {
   beforeAll(setup);
