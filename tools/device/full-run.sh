@@ -16,9 +16,10 @@
 #   FULL_RUN_TINY=1 FULL_RUN_BACKEND=wasm OUT=/tmp/full-run bash tools/device/full-run.sh
 # Settings (environment): OUT (default ./full-run-out), WORK (scratch for the model and the run, not sent back;
 # default /tmp/ragen-full-run), FULL_RUN_BACKEND (webgpu), FULL_RUN_LAYERS (the model's own 24), FULL_RUN_STEPS (3),
-# PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: matmul init speed step memory
-# rollout train), FULL_RUN_STEP_SET (the step section's config overrides, see 2b).
-# Section limits: matmul 80, init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 680 s, more than the
+# PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: matmul profile init speed step
+# memory rollout train), FULL_RUN_STEP_SET (the step section's config overrides, see 2b), FULL_RUN_GEN_BATCHES (the
+# speed section's generation batches, e.g. 1 for none beyond the single sequence; default the bench's 1, 16, 128).
+# Section limits: matmul 80, profile 90, init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 770 s, more than the
 # run's 570, so when every section runs to its limit the last one (train) gets what is left (at least 30 s). (The
 # matmul section's 80 s came from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 140: a paper
 # step does not finish in 190 s at today's speed either, while the matmul rows answer issue 33's lead question.)
@@ -31,7 +32,7 @@ TINY=${FULL_RUN_TINY:-0}
 BACKEND=${FULL_RUN_BACKEND:-webgpu}
 STEPS=${FULL_RUN_STEPS:-3}
 PY=${PY:-python3}
-ONLY=${FULL_RUN_ONLY:-matmul init speed step memory rollout train}
+ONLY=${FULL_RUN_ONLY:-matmul profile init speed step memory rollout train}
 if [ "$TINY" = 1 ]; then LAYERS=${FULL_RUN_LAYERS:-1}; else LAYERS=${FULL_RUN_LAYERS:-}; fi
 MODEL="$WORK/qwen2.5-0.5b-init${LAYERS:+-$LAYERS-layers}"   # "qwen" in the path: RAGEN's tokenizer check wants it
 START=$(date +%s)
@@ -85,6 +86,11 @@ if [ "$TINY" = 1 ]; then matmul=(--shapes tiny --tokens 1x40 --seconds 0.05); ma
 section matmul "$matmul_limit" "${RAGEN[@]}" bench --only matmul --backend "$BACKEND" "${matmul[@]}" "${torch_args[@]}" \
   --json "$OUT/bench-matmul.json"
 
+# 0b. Where a qwen0.5b update's time goes (tools/device/update-profile.ts): forward + backward and AdamW timed apart
+#     at 1 x 32 and 1 x 1536 tokens, then one update under tf.profile with GPU time per kernel name (timestamp queries).
+if [ "$TINY" = 1 ]; then profile=(--backend "$BACKEND" --shape tiny --tokens 16,64); else profile=(--backend "$BACKEND" --tokens 32,1536); fi
+section profile 90 node --import tsx tools/device/update-profile.ts "${profile[@]}" --json "$OUT/update-profile.json"
+
 # 1. The checkpoint every later section reads: Qwen2.5-0.5B-Instruct's shape, tokenizer and template, random bf16.
 section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"
 
@@ -92,6 +98,7 @@ section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-mode
 #    batch 1, 16 and 128 (item 3's rows), the adapter's features and limits in the JSON.
 # (Tiny on SwiftShader is slow, not small: its limit is longer.)
 if [ "$TINY" = 1 ]; then shapes=tiny; batches=(--gen-batches 2); secs=0.1; speed_limit=420; else shapes=qwen0.5b; batches=(); secs=1; speed_limit=130; fi
+[ -n "${FULL_RUN_GEN_BATCHES:-}" ] && batches=(--gen-batches "$FULL_RUN_GEN_BATCHES")
 [ "$TORCH_DEVICE" = none ] && only=model || only=model,torch
 section speed "$speed_limit" "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --shapes "$shapes" "${batches[@]}" --seconds "$secs" \
   "${torch_args[@]}" --json "$OUT/bench-speed.json"
