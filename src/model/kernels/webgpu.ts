@@ -506,92 +506,171 @@ function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
 
 function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }: Args): Info {
   const a = attrs as unknown as HeadAttrs;
-  const { numHeads: nH, numKvHeads: nKV } = a;
+  const { numHeads: nH, numKvHeads: nKV, headDim: hd } = a;
   const [B, T] = mask.shape;
   const hc = headConstants(a);
-  // One program writes all of dqkv; its invocations come in two kinds.
-  // - (b, i, h), the first B T nH: the query gradient of head h at row i,
-  //     dq = scale sum_j p_ij (dO_i . v_j - D_i) k_j,  p_ij = exp(scale q_i . k_j - lse_i),  D_i = dO_i . O_i;
-  // - (b, j, g), the next B T nKV: the key and value gradients of KV head g at row j, summed over the heads h of its
-  //   group and the queries i >= j (all of which see key j when its mask is 1; a masked key gets zeros):
-  //     dk = scale sum p_ij (dO_i . v_j - D_i) q_i,   dv = sum p_ij dO_i.
-  // p and D are recomputed where needed rather than stored: one dispatch, no scratch tensors.
-  const code = `${hc.wgsl}
+  // With p_ij = exp(scale q_i . k_j - lse_i) over the keys j query i sees and D_i = dO_i . O_i:
+  //   dq_i = scale sum_j p_ij (dO_i . v_j - D_i) k_j,   dk_j = scale sum_i p_ij (dO_i . v_j - D_i) q_i,   dv_j = sum_i p_ij dO_i
+  // (for a KV head, summed over the query heads of its group). Three programs: D per (row, head); then one workgroup
+  // per (query, head) for dq and one per (key, KV head) for dk and dv, each walking the other side in tiles of WG:
+  // the WG invocations first compute one score each (into workgroup memory), then each adds the tile's terms to
+  // the dimensions it owns. So a row of work is spread over WG invocations instead of one, and every sum is still
+  // taken in index order (deterministic, and the same order as cpu.ts). The loops run to a bound shared by the
+  // workgroup (workgroupUniformLoad), as barriers require; dq's program writes the q columns of dqkv, then dk/dv's
+  // program writes the k and v columns into the same tensor.
+  const dpt = Math.ceil(hd / WG);   // dimensions per invocation
+  const common = `${hc.wgsl}
+  const WG = ${WG};
+  const DPT = ${dpt};
+  var<workgroup> rowA : array<f32, HD>;
+  var<workgroup> rowB : array<f32, HD>;
+  var<workgroup> tileP : array<f32, ${WG}>;
+  var<workgroup> tileS : array<f32, ${WG}>;
+  var<workgroup> wgValue : i32;
+  /** v shared by the workgroup, as a value the compiler knows is uniform (loop bounds around barriers). */
+  fn uniformValue(tid : i32, v : i32) -> i32 {
+    if (tid == 0) { wgValue = v; }
+    return workgroupUniformLoad(&wgValue);
+  }`;
+  // D[b, h, i] = dO_i . O_i (one invocation per row and head).
+  const dCode = `${hc.wgsl}
   fn main(index : i32) {
+    if (index >= uniforms.B * uniforms.T * NH) { return; }
+    let h = index % NH;
+    let bi = index / NH;
+    let b = bi / uniforms.T;
+    let o = bi * NH * HD + h * HD;
+    var D = 0.0;
+    for (var d = 0; d < HD; d = d + 1) { D = D + dOut[o + d] * attnOut[o + d]; }
+    result[(b * NH + h) * uniforms.T + bi - b * uniforms.T] = D;
+  }`;
+  const dInfo = backend.runWebGPUProgram(perItem(`attn_grad_d_${hc.key}`, ['dOut', 'attnOut'], [B, nH, T], B * T * nH, dCode, 'B : i32, T : i32,'),
+    [dOut, out], 'float32', [i32(B), i32(T)]);
+  // dq: workgroup (b, i, h); tiles of keys j = j0 .. j0 + WG - 1 <= i.
+  const dqCode = `${common}
+  fn main(index : i32) {
+    let tid = i32(localId.x);
     let B = uniforms.maskShape[0];
     let T = uniforms.maskShape[1];
-    let OW = NH * HD;             // width of an attention-output row
-    if (index < B * T * NH) {
-      let h = index % NH;
-      let bi = index / NH;
-      let b = bi / T;
-      let i = bi - b * T;
-      let q = bi * W + h * HD;
-      let o = bi * OW + h * HD;
-      let kOff = (NH + h / GROUP) * HD;
-      let vOff = (NH + NKV + h / GROUP) * HD;
-      var dq : array<f32, HD>;
-      let l = lse[(b * NH + h) * T + i];
-      if (l > ${NEG}) {
-        var D = 0.0;
-        for (var d = 0; d < HD; d = d + 1) { D = D + dOut[o + d] * attnOut[o + d]; }
-        for (var j = 0; j <= i; j = j + 1) {
-          if (f32(mask[b * T + j]) == 0.0) { continue; }
-          let k = (b * T + j) * W + kOff;
-          let v = (b * T + j) * W + vOff;
-          var score = 0.0;
-          var dp = 0.0;
-          for (var d = 0; d < HD; d = d + 1) {
-            score = score + qkv[q + d] * qkv[k + d];
-            dp = dp + dOut[o + d] * qkv[v + d];
-          }
-          let p = exp(score * SCALE - l);
-          let ds = p * (dp - D) * SCALE;
-          for (var d = 0; d < HD; d = d + 1) { dq[d] = dq[d] + ds * qkv[k + d]; }
+    let rows = B * T * NH;
+    let row = index / WG;
+    let r = min(row, rows - 1);
+    let h = r % NH;
+    let bi = r / NH;
+    let b = bi / T;
+    let i = bi - b * T;
+    let q = bi * W + h * HD;
+    let o = bi * NH * HD + h * HD;
+    let kOff = (NH + h / GROUP) * HD;
+    let vOff = (NH + NKV + h / GROUP) * HD;
+    for (var d = tid; d < HD; d = d + WG) { rowA[d] = qkv[q + d]; rowB[d] = dOut[o + d]; }
+    let l = lse[(b * NH + h) * T + i];
+    let Di = Dt[(b * NH + h) * T + i];
+    let live = l > ${NEG};
+    var acc : array<f32, DPT>;
+    let last = uniformValue(tid, i);   // (also the barrier after the row loads)
+    for (var j0 = 0; j0 <= last; j0 = j0 + WG) {
+      let j = j0 + tid;
+      var ds = 0.0;
+      if (live && j <= i && f32(mask[b * T + j]) != 0.0) {
+        let k = (b * T + j) * W + kOff;
+        let v = (b * T + j) * W + vOff;
+        var score = 0.0;
+        var dp = 0.0;
+        for (var d = 0; d < HD; d = d + 1) {
+          score = score + rowA[d] * qkv[k + d];
+          dp = dp + rowB[d] * qkv[v + d];
+        }
+        ds = exp(score * SCALE - l) * (dp - Di) * SCALE;
+      }
+      tileS[tid] = ds;
+      workgroupBarrier();
+      let n = min(WG, last - j0 + 1);
+      for (var t = 0; t < n; t = t + 1) {
+        let k = (b * T + j0 + t) * W + kOff;
+        for (var c = 0; c < DPT; c = c + 1) {
+          let d = tid + c * WG;
+          if (d < HD) { acc[c] = acc[c] + tileS[t] * qkv[k + d]; }
         }
       }
-      for (var d = 0; d < HD; d = d + 1) { result[q + d] = dq[d]; }
-      return;
+      workgroupBarrier();
     }
-    let kvIndex = index - B * T * NH;
-    if (kvIndex >= B * T * NKV) { return; }
-    let g = kvIndex % NKV;
-    let bj = kvIndex / NKV;
+    if (row < rows) {
+      for (var c = 0; c < DPT; c = c + 1) {
+        let d = tid + c * WG;
+        if (d < HD) { result[q + d] = acc[c]; }
+      }
+    }
+  }`;
+  const inputs = [dOut, qkv, mask, lse, dInfo];
+  const names = ['dOut', 'qkv', 'mask', 'lse', 'Dt'];
+  const dqkv = backend.runWebGPUProgram(perRow(`attn_grad_q_${hc.key}`, names, qkv.shape, B * T * nH, dqCode), inputs, 'float32');
+  // dk, dv: workgroup (b, j, g); for each query head h of group g, tiles of queries i = i0 .. i0 + WG - 1 >= j.
+  const dkvCode = `${common}
+  fn main(index : i32) {
+    let tid = i32(localId.x);
+    let B = uniforms.maskShape[0];
+    let T = uniforms.maskShape[1];
+    let rows = B * T * NKV;
+    let row = index / WG;
+    let r = min(row, rows - 1);
+    let g = r % NKV;
+    let bj = r / NKV;
     let b = bj / T;
     let j = bj - b * T;
     let k = bj * W + (NH + g) * HD;
     let v = bj * W + (NH + NKV + g) * HD;
-    var dk : array<f32, HD>;
-    var dv : array<f32, HD>;
-    if (f32(mask[bj]) != 0.0) {
-      for (var h = g * GROUP; h < (g + 1) * GROUP; h = h + 1) {
-        for (var i = j; i < T; i = i + 1) {
+    for (var d = tid; d < HD; d = d + WG) { rowA[d] = qkv[k + d]; rowB[d] = qkv[v + d]; }
+    let live = f32(mask[bj]) != 0.0;
+    var dk : array<f32, DPT>;
+    var dv : array<f32, DPT>;
+    let first = uniformValue(tid, j);
+    for (var hh = 0; hh < GROUP; hh = hh + 1) {   // (not h from g GROUP to (g + 1) GROUP: g is not uniform)
+      let h = g * GROUP + hh;
+      for (var i0 = first; i0 < T; i0 = i0 + WG) {
+        let i = i0 + tid;
+        var p = 0.0;
+        var ds = 0.0;
+        if (live && i < T) {
           let q = (b * T + i) * W + h * HD;
-          let o = (b * T + i) * OW + h * HD;
+          let o = (b * T + i) * NH * HD + h * HD;
           var score = 0.0;
           var dp = 0.0;
-          var D = 0.0;
           for (var d = 0; d < HD; d = d + 1) {
-            score = score + qkv[q + d] * qkv[k + d];
-            dp = dp + dOut[o + d] * qkv[v + d];
-            D = D + dOut[o + d] * attnOut[o + d];
+            score = score + qkv[q + d] * rowA[d];
+            dp = dp + dOut[o + d] * rowB[d];
           }
-          let p = exp(score * SCALE - lse[(b * NH + h) * T + i]);
-          let ds = p * (dp - D) * SCALE;
-          for (var d = 0; d < HD; d = d + 1) {
-            dk[d] = dk[d] + ds * qkv[q + d];
-            dv[d] = dv[d] + p * dOut[o + d];
+          p = exp(score * SCALE - lse[(b * NH + h) * T + i]);
+          ds = p * (dp - Dt[(b * NH + h) * T + i]) * SCALE;
+        }
+        tileP[tid] = p;
+        tileS[tid] = ds;
+        workgroupBarrier();
+        let n = min(WG, T - i0);
+        for (var t = 0; t < n; t = t + 1) {
+          let q = (b * T + i0 + t) * W + h * HD;
+          let o = (b * T + i0 + t) * NH * HD + h * HD;
+          for (var c = 0; c < DPT; c = c + 1) {
+            let d = tid + c * WG;
+            if (d < HD) {
+              dk[c] = dk[c] + tileS[t] * qkv[q + d];
+              dv[c] = dv[c] + tileP[t] * dOut[o + d];
+            }
           }
         }
+        workgroupBarrier();
       }
     }
-    for (var d = 0; d < HD; d = d + 1) {
-      result[k + d] = dk[d];
-      result[v + d] = dv[d];
+    if (row < rows) {
+      for (var c = 0; c < DPT; c = c + 1) {
+        let d = tid + c * WG;
+        if (d < HD) { result[k + d] = dk[c]; result[v + d] = dv[c]; }
+      }
     }
   }`;
-  return backend.runWebGPUProgram(perItem(`attn_grad_${hc.key}`, ['dOut', 'qkv', 'mask', 'attnOut', 'lse'], qkv.shape, B * T * (nH + nKV), code),
-    [dOut, qkv, mask, out, lse], 'float32');
+  backend.runWebGPUProgram(perRow(`attn_grad_kv_${hc.key}`, names, qkv.shape, B * T * nKV, dkvCode), inputs, 'float32', undefined, dqkv);
+  disposeIntermediate(backend, dInfo);
+  return dqkv;
 }
 
 function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs }: Args): Info[] {

@@ -155,7 +155,7 @@ describe('GPU programs per fused webgpu kernel', () => {
         [fused.K.swiGlu, { gu: x }, {}, 1],
         [fused.K.swiGluGrad, { dy: half, gu: x }, {}, 1],
         [fused.K.attention, { qkv, mask }, heads, 2],
-        [fused.K.attentionGrad, { dOut: out, qkv, mask, out, lse }, heads, 1],
+        [fused.K.attentionGrad, { dOut: out, qkv, mask, out, lse }, heads, 3],
         [fused.K.cachedAttention, { qkv, cacheK: cache, cacheV, mask: cacheMask }, { ...heads, slot: 0 }, 3],
         [fused.K.logProbs, { logits, targets }, { temperature: 1 }, 3],
         [fused.K.logProbsGrad, { dLogProbs: r, dEntropy: r, logits, targets }, { temperature: 1 }, 2],
