@@ -19,7 +19,7 @@
 # PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: matmul profile init speed step
 # memory rollout train), FULL_RUN_STEP_SET (the step section's config overrides, see 2b), FULL_RUN_GEN_BATCHES (the
 # speed section's generation batches, e.g. 1 for none beyond the single sequence; default the bench's 1, 16, 128).
-# Section limits: matmul 80, profile 90, init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 770 s, more than the
+# Section limits: matmul 80, profile 120, init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 800 s, more than the
 # run's 570, so when every section runs to its limit the last one (train) gets what is left (at least 30 s). (The
 # matmul section's 80 s came from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 140: a paper
 # step does not finish in 190 s at today's speed either, while the matmul rows answer issue 33's lead question.)
@@ -87,9 +87,10 @@ section matmul "$matmul_limit" "${RAGEN[@]}" bench --only matmul --backend "$BAC
   --json "$OUT/bench-matmul.json"
 
 # 0b. Where a qwen0.5b update's time goes (tools/device/update-profile.ts): forward + backward and AdamW timed apart
-#     at 1 x 32 and 1 x 1536 tokens, then one update under tf.profile with GPU time per kernel name (timestamp queries).
-if [ "$TINY" = 1 ]; then profile=(--backend "$BACKEND" --shape tiny --tokens 16,64); else profile=(--backend "$BACKEND" --tokens 32,1536); fi
-section profile 90 node --import tsx tools/device/update-profile.ts "${profile[@]}" --json "$OUT/update-profile.json"
+#     at 1 x 32 and 1 x 1536 tokens, then one update under tf.profile with GPU time per kernel name (timestamp queries);
+#     and generation with a 256- and a 1,532-token prompt (4 new tokens), profiled the same way.
+if [ "$TINY" = 1 ]; then profile=(--backend "$BACKEND" --shape tiny --tokens 16,64 --prefill 60); else profile=(--backend "$BACKEND" --tokens 32,1536 --prefill 256,1532); fi
+section profile 120 node --import tsx tools/device/update-profile.ts "${profile[@]}" --json "$OUT/update-profile.json"
 
 # 1. The checkpoint every later section reads: Qwen2.5-0.5B-Instruct's shape, tokenizer and template, random bf16.
 section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"

@@ -3,21 +3,24 @@
 // timestamp queries (GPU time) where the adapter has them: summed by kernel name next to the wall time, it says
 // whether an update waits on the GPU or on issuing kernels. The workload is `ragen bench`'s qwen0.5b train row
 // (random weights, loss = -mean log-prob - 0.001 entropy) at each token count asked for.
+// Then the same for generation: one prompt of each --prefill length, 4 new tokens (the memory section's rollout
+// phase, whose 1,532-token prefill took 68 s on an H100 in 2026-11 for reasons not yet known).
 //   node --import tsx tools/device/update-profile.ts [--backend webgpu] [--shape qwen0.5b] [--tokens 32,1536]
-//                                                    [--layers N] [--json FILE]
+//                                                    [--prefill 256,1532] [--layers N] [--json FILE]
 // Run by tools/device/full-run.sh (section `profile`); on this machine, to check it: --backend wasm --shape tiny.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import { benchShape, computes } from '../../src/cli/bench-model';
 import { AdamW } from '../../src/model/adamw';
+import { GenerationSession } from '../../src/model/generate';
 import { initBackend } from '../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
 
 const { values: args } = parseArgs({ options: {
   backend: { type: 'string', default: 'webgpu' }, shape: { type: 'string', default: 'qwen0.5b' }, tokens: { type: 'string', default: '32,1536' },
-  layers: { type: 'string' }, json: { type: 'string' },
+  prefill: { type: 'string', default: '' }, layers: { type: 'string' }, json: { type: 'string' },
 } });
 const info = await initBackend(args.backend as 'webgpu');
 console.log(`update-profile: ${info.adapter ?? args.backend}`);
@@ -59,15 +62,7 @@ for (const tokens of args.tokens!.split(',').map(Number)) {
   const t0 = performance.now();
   const prof = await tf.profile(async () => { await update(); });
   const profiledS = (performance.now() - t0) / 1000;
-  const byName = new Map<string, { count: number; ms: number }>();
-  for (const k of prof.kernels) {
-    if (!computes(k.name)) continue;
-    const e = byName.get(k.name) ?? { count: 0, ms: 0 };
-    e.count++;
-    e.ms += typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
-    byName.set(k.name, e);
-  }
-  const kernels = [...byName].map(([name, e]) => ({ name, ...e })).sort((a, b) => b.ms - a.ms);
+  const kernels = byKernel(prof);
   const gpuMs = kernels.reduce((s, k) => s + k.ms, 0);
   const count = kernels.reduce((s, k) => s + k.count, 0);
   console.log(`update-profile: ${tokens} tokens: forward+backward ${mean('gradsS').toFixed(3)} s, AdamW + clipping ` +
@@ -77,7 +72,45 @@ for (const tokens of args.tokens!.split(',').map(Number)) {
   report.push({ tokens, cold, warm, gradsS: mean('gradsS'), adamwS: mean('adamwS'), profiledS, kernelCount: count, kernelMs: gpuMs, kernels });
   ids.dispose();
 }
-if (args.json) writeFileSync(args.json, JSON.stringify({ adapter: info.adapter, backend: args.backend, shape: args.shape, layers: config.num_hidden_layers, report }, null, 1));
+
+/** Kernels of a profiled call summed by name (GPU time where the backend has timestamp queries). */
+function byKernel(prof: Awaited<ReturnType<typeof tf.profile>>) {
+  const byName = new Map<string, { count: number; ms: number }>();
+  for (const k of prof.kernels) {
+    if (!computes(k.name)) continue;
+    const e = byName.get(k.name) ?? { count: 0, ms: 0 };
+    e.count++;
+    e.ms += typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
+    byName.set(k.name, e);
+  }
+  return [...byName].map(([name, e]) => ({ name, ...e })).sort((a, b) => b.ms - a.ms);
+}
+
+const prefill: Record<string, unknown>[] = [];
+for (const length of args.prefill!.split(',').filter(Boolean).map(Number)) {
+  const prompt = Array.from({ length }, (_, i) => (i * 7919) % config.vocab_size);
+  const run = async () => {
+    const session = new GenerationSession(model);
+    try {
+      const t0 = performance.now();
+      await session.generate([prompt], { maxNewTokens: 4, temperature: 1, seed: 1, padTokenId: 0 }, [0]);
+      return (performance.now() - t0) / 1000;
+    } finally {
+      session.dispose();
+    }
+  };
+  const cold = await run();
+  const warm = cold < 10 ? await run() : null;   // a slow prompt is run twice, not three times
+  let profiledS = 0;
+  const prof = await tf.profile(async () => { profiledS = await run(); });
+  const kernels = byKernel(prof);
+  const gpuMs = kernels.reduce((s, k) => s + k.ms, 0);
+  console.log(`update-profile: generate, prompt ${length} + 4 new: cold ${cold.toFixed(2)} s, warm ${warm?.toFixed(2) ?? '-'} s, ` +
+    `profiled ${profiledS.toFixed(2)} s wall / ${(gpuMs / 1000).toFixed(3)} s kernel time`);
+  for (const k of kernels.slice(0, 8)) console.log(`  ${k.name.padEnd(28)} ${String(k.count).padStart(6)} x  ${k.ms.toFixed(1).padStart(9)} ms`);
+  prefill.push({ length, cold, warm, profiledS, kernelMs: gpuMs, kernels });
+}
+if (args.json) writeFileSync(args.json, JSON.stringify({ adapter: info.adapter, backend: args.backend, shape: args.shape, layers: config.num_hidden_layers, report, prefill }, null, 1));
 optimizer.dispose();
 model.dispose();
 process.exit(0);   // Dawn's device can keep Node's event loop alive
