@@ -5,7 +5,8 @@
 //   late:  vanilla: the 20 steps before its success collapse (lessonVerdict's collapse step; its last 20 steps when it
 //          did not collapse); StarPO-S: its last 20 steps.
 // "falls" = vanilla's late MI below half its early MI; "stays" = StarPO-S's late MI at least half its early MI.
-//   npx tsx experiments/lab/lesson-mi-verdict.ts runs/names/lr20
+// With --series, every measurement of every run follows: step, MI, retrieval above chance, training success.
+//   npx tsx experiments/lab/lesson-mi-verdict.ts runs/names/lr20 [--series]
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMetrics, type MetricsRow } from '../lib/analysis';
@@ -26,7 +27,9 @@ function window(rows: readonly MetricsRow[], from: number, to: number): { mi: nu
 }
 
 const dir = process.argv[2];
-if (!dir) throw new Error('usage: npx tsx experiments/lab/lesson-mi-verdict.ts LAB_DIR');
+const showSeries = process.argv.includes('--series');
+if (!dir || dir.startsWith('--')) throw new Error('usage: npx tsx experiments/lab/lesson-mi-verdict.ts LAB_DIR [--series]');
+const trainSuccess = (r: MetricsRow) => Object.entries(r).find(([k]) => /^train\/[^/]+\/success$/.test(k))?.[1] as number;
 const fmt = (w: { mi: number; above: number; n: number }) => (w.n ? `${w.mi.toFixed(3)} (${w.above >= 0 ? '+' : ''}${w.above.toFixed(2)}, n=${w.n})` : '-');
 console.log('seed | vanilla collapse step | vanilla MI early -> late | falls | StarPO-S MI early -> late | stays | lesson');
 let falls = 0, stays = 0, both = 0, seeds = 0;
@@ -56,9 +59,22 @@ for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort(
     const rows = readMetrics(run).filter((r) => r.step >= 1);
     if (rows.length === 0) continue;
     const last = rows[rows.length - 1].step;
-    const tail = rows.slice(-5).map((r) => Object.entries(r).find(([k]) => /^train\/[^/]+\/success$/.test(k))?.[1] as number);
+    const tail = rows.slice(-5).map(trainSuccess);
     const done = fs.existsSync(path.join(dir, `${seed}-${arm}.done`)) ? '' : ' (stopped)';
     console.log(`${seed.slice(5)} ${arm} | ${last}${done} | ${fmt(window(rows, 1, 1))} | ${fmt(window(rows, ...EARLY))} | ` +
       `${fmt(window(rows, last - LATE, last))} | ${(100 * tail.reduce((a, b) => a + b, 0) / tail.length).toFixed(0)} %`);
+  }
+}
+
+if (showSeries) {
+  console.log('\nrun: step MI (retrieval above chance) success, at every measurement');
+  for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))) {
+    for (const arm of ['starpo', 'starpo-s']) {
+      const run = path.join(dir, seed, arm);
+      if (!fs.existsSync(path.join(run, 'metrics.jsonl'))) continue;
+      const points = readMetrics(run).filter((r) => r.step >= 1 && Number.isFinite(r[`${P}/mi_estimate`]))
+        .map((r) => { const w = window([r], r.step, r.step); return `${r.step}: ${w.mi.toFixed(2)} (${w.above >= 0 ? '+' : ''}${w.above.toFixed(2)}) ${(100 * trainSuccess(r)).toFixed(0)} %`; });
+      console.log(`${seed.slice(5)} ${arm}: ${points.join(' | ')}`);
+    }
   }
 }
