@@ -16,6 +16,7 @@ import { AdamW } from '../../src/model/adamw';
 import { GenerationSession } from '../../src/model/generate';
 import { initBackend } from '../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
+import { webGpuMatMul } from '../../src/model/webgpuMatMul';
 import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
 
 const { values: args } = parseArgs({ options: {
@@ -23,7 +24,8 @@ const { values: args } = parseArgs({ options: {
   prefill: { type: 'string', default: '' }, layers: { type: 'string' }, json: { type: 'string' },
 } });
 const info = await initBackend(args.backend as 'webgpu');
-console.log(`update-profile: ${info.adapter ?? args.backend}`);
+const matmul = info.name === 'webgpu' ? webGpuMatMul() : 'tfjs';
+console.log(`update-profile: ${info.adapter ?? args.backend}; matmul: ${matmul} (RAGEN_WEBGPU_MATMUL=tiled|tfjs chooses on webgpu)`);
 const base = benchShape(args.shape!).config;
 const config = args.layers ? { ...base, num_hidden_layers: Number(args.layers) } : base;
 const model = new Qwen2Model(config, initQwen2Weights(config, 0));
@@ -110,7 +112,7 @@ for (const length of args.prefill!.split(',').filter(Boolean).map(Number)) {
   for (const k of kernels.slice(0, 8)) console.log(`  ${k.name.padEnd(28)} ${String(k.count).padStart(6)} x  ${k.ms.toFixed(1).padStart(9)} ms`);
   prefill.push({ length, cold, warm, profiledS, kernelMs: gpuMs, kernels });
 }
-if (args.json) writeFileSync(args.json, JSON.stringify({ adapter: info.adapter, backend: args.backend, shape: args.shape, layers: config.num_hidden_layers, report, prefill }, null, 1));
+if (args.json) writeFileSync(args.json, JSON.stringify({ adapter: info.adapter, backend: args.backend, matmul, shape: args.shape, layers: config.num_hidden_layers, report, prefill }, null, 1));
 optimizer.dispose();
 model.dispose();
 process.exit(0);   // Dawn's device can keep Node's event loop alive

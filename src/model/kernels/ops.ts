@@ -31,8 +31,8 @@ export const K = {
   // AdamW's per-variable layout (webgpu): check the whole update for finiteness, then write it in place.
   adamWCheck: 'RagenAdamWCheck',
   adamWWrite: 'RagenAdamWWrite',
-  // Opt-in, webgpu only, never called by the model: a candidate matmul that `ragen bench --only matmul` times
-  // against tf.matMul (webgpuMatmul.ts).
+  // webgpu only: the tiled matmul (webgpuMatmul.ts) that the model's matmuls run in on a GPU (webgpuMatMul.ts) and
+  // `ragen bench --only matmul` times against tfjs's own, and its f16 packing.
   tiledMatMul: 'RagenTiledMatMul',
   packHalf: 'RagenPackHalf',
 } as const;

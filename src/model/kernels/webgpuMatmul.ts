@@ -1,7 +1,8 @@
-// A candidate tiled matmul for tfjs's webgpu backend (issue 33: is tfjs-webgpu's generic matmul what keeps a
-// qwen0.5b update at 0.07x PyTorch CUDA?). OPT-IN ONLY: the model never calls it; `ragen bench --only matmul` times
-// it next to tf.matMul (src/cli/bench-matmul.ts), and tests/unit/model/webgpu-matmul.test.ts checks it against a
-// float64 product on SwiftShader. Registered like the fused kernels (ops.ts: tiledMatMul, packHalf).
+// A tiled matmul for tfjs's webgpu backend (issue 33). The model's matmuls run in it on a GPU: src/model/webgpuMatMul.ts
+// routes tfjs's BatchMatMul and _FusedMatMul kernels here (on an H100 it beat tf.matMul on every product of a
+// qwen0.5b update; BENCHMARKS.md). `ragen bench --only matmul` times its tile shapes next to tf.matMul
+// (src/cli/bench-matmul.ts), and tests/unit/model/webgpu-matmul.test.ts checks it against a float64 product on
+// SwiftShader. Registered like the fused kernels (ops.ts: tiledMatMul, packHalf).
 //
 // C [M, N] = op(A) op(B), op = identity or transpose (the three forms of a linear layer's forward and backward:
 // x W^T, dY W, dY^T x), 2-D, f32 accumulation. The shader:
@@ -227,5 +228,5 @@ function packHalf({ inputs: { x }, backend }: Args): Info {
   return backend.runWebGPUProgram(perItem('pack_half', ['x'], [R, C / 2], words, code), [x], 'int32');
 }
 
-/** The opt-in matmul kernels, keyed as ops.ts's K (registered by registerWebGpuKernels). */
+/** The tiled matmul kernels, keyed as ops.ts's K (registered by registerWebGpuKernels). */
 export const webGpuMatmulKernels = { tiledMatMul, packHalf };
