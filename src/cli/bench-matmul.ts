@@ -29,7 +29,7 @@ import { initBackend, type BackendName } from '../model/backend';
 import { headDim } from '../model/config';
 import { hasTiledMatMul, packHalf, tiledMatMul } from '../model/kernels/index';
 import { autoSplitK } from '../model/kernels/webgpuMatmul';
-import { setWebGpuMatMul, webGpuMatMul } from '../model/webgpuMatMul';
+import { setWebGpuMatMul, webGpuMatMul } from '../model/webgpuMatMulRoute';
 import { HEAD_CHUNK_ELEMENTS } from '../model/scoring';
 import type { BenchShape } from './bench-model';
 

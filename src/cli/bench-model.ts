@@ -21,7 +21,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { AdamW } from '../model/adamw';
 import { initBackend, type BackendName } from '../model/backend';
-import { webGpuMatMul } from '../model/webgpuMatMul';
+import { webGpuMatMul } from '../model/webgpuMatMulRoute';
 import type { Qwen2Config } from '../model/config';
 import { generate } from '../model/generate';
 import { Qwen2Model, initQwen2Weights, qwen2WeightShapes } from '../model/qwen2';

@@ -20,7 +20,7 @@
 // A part the step did not run (no reference model, no critic, the filter kept nothing) counts 0.
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendName } from '../model/backend';
-import { webGpuMatMul } from '../model/webgpuMatMul';
+import { webGpuMatMul } from '../model/webgpuMatMulRoute';
 import { MemorySink } from '../metrics/sink';
 import { applyOverrides, type RunConfig } from '../starpo/config';
 import { presetConfig, tinyPresetNames } from '../starpo/presets';

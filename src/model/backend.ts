@@ -10,7 +10,7 @@
 //   it runs the same shaders on the CPU 5-50x slower than wasm (PLATFORM.md), so 'auto' skips it and says so.
 import * as tf from '@tensorflow/tfjs';
 import { registerFusedKernels } from './kernels/index';
-import { defaultWebGpuMatMul, setWebGpuMatMul } from './webgpuMatMul';
+import { defaultWebGpuMatMul, setWebGpuMatMul } from './webgpuMatMulRoute';
 import { installWasmTransposedMatMul } from './wasmMatMul';
 
 import { BACKEND_NAMES, isBackendName, type BackendChoice, type BackendName } from './backendNames';

@@ -16,7 +16,7 @@ import { AdamW } from '../../src/model/adamw';
 import { GenerationSession } from '../../src/model/generate';
 import { initBackend } from '../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
-import { webGpuMatMul } from '../../src/model/webgpuMatMul';
+import { webGpuMatMul } from '../../src/model/webgpuMatMulRoute';
 import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
 
 const { values: args } = parseArgs({ options: {

@@ -31,7 +31,7 @@ export const K = {
   // AdamW's per-variable layout (webgpu): check the whole update for finiteness, then write it in place.
   adamWCheck: 'RagenAdamWCheck',
   adamWWrite: 'RagenAdamWWrite',
-  // webgpu only: the tiled matmul (webgpuMatmul.ts) that the model's matmuls run in on a GPU (webgpuMatMul.ts) and
+  // webgpu only: the tiled matmul (webgpuMatmul.ts) that the model's matmuls run in on a GPU (webgpuMatMulRoute.ts) and
   // `ragen bench --only matmul` times against tfjs's own, and its f16 packing.
   tiledMatMul: 'RagenTiledMatMul',
   packHalf: 'RagenPackHalf',

@@ -800,6 +800,6 @@ export function registerWebGpuKernels(): void {
     embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention, attentionGrad,
     cachedAttention, logProbs, logProbsGrad,
     ...webGpuAdamWKernels,    // AdamW's per-variable layout: its gradient norm and the update in place
-    ...webGpuMatmulKernels,   // the tiled matmul (webgpuMatMul.ts routes the model's matmuls to it on a GPU)
+    ...webGpuMatmulKernels,   // the tiled matmul (webgpuMatMulRoute.ts routes the model's matmuls to it on a GPU)
   });
 }

@@ -1,4 +1,4 @@
-// The model's matmuls on webgpu through the tiled WGSL kernel (src/model/webgpuMatMul.ts): tfjs's BatchMatMul and
+// The model's matmuls on webgpu through the tiled WGSL kernel (src/model/webgpuMatMulRoute.ts): tfjs's BatchMatMul and
 // _FusedMatMul kernels re-registered to route float32 single-matrix products (bias allowed, no activation) to it.
 // On SwiftShader (VK_ICD_FILENAMES set to it unless already set) the default is tfjs's matmul, so each test chooses.
 import * as tf from '@tensorflow/tfjs';
@@ -7,7 +7,7 @@ import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 import { benchShape } from '../../../src/cli/bench-model';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
-import { defaultWebGpuMatMul, setWebGpuMatMul, webGpuMatMul } from '../../../src/model/webgpuMatMul';
+import { defaultWebGpuMatMul, setWebGpuMatMul, webGpuMatMul } from '../../../src/model/webgpuMatMulRoute';
 
 beforeAll(async () => {
   process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
