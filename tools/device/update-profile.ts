@@ -16,7 +16,6 @@ import { AdamW } from '../../src/model/adamw';
 import { GenerationSession } from '../../src/model/generate';
 import { initBackend } from '../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
-import { webGpuMatMul } from '../../src/model/webgpuMatMulRoute';
 import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
 
 const { values: args } = parseArgs({ options: {
@@ -24,7 +23,9 @@ const { values: args } = parseArgs({ options: {
   prefill: { type: 'string', default: '' }, layers: { type: 'string' }, json: { type: 'string' },
 } });
 const info = await initBackend(args.backend as 'webgpu');
-const matmul = info.name === 'webgpu' ? webGpuMatMul() : 'tfjs';
+// (Imported on demand: full-run.sh's baseline section runs this file inside older commits, which lack the router.)
+const route = await import('../../src/model/webgpuMatMulRoute').catch(() => null);
+const matmul = info.name === 'webgpu' && route ? route.webGpuMatMul() : 'tfjs';
 console.log(`update-profile: ${info.adapter ?? args.backend}; matmul: ${matmul} (RAGEN_WEBGPU_MATMUL=tiled|tfjs chooses on webgpu)`);
 const base = benchShape(args.shape!).config;
 const config = args.layers ? { ...base, num_hidden_layers: Number(args.layers) } : base;
