@@ -21,7 +21,7 @@ import * as tf from '@tensorflow/tfjs';
 import { registerKernelTable, type HeadAttrs } from './ops';
 import { webGpuAdamWKernels } from './webgpuAdamW';
 import { webGpuMatmulKernels } from './webgpuMatmul';
-import { WG, perItem, type Args, type Info, type Program, type Uniform, type WebGpuBackend } from './webgpuProgram';
+import { WG, perItem, workgroupReduceFn, type Args, type Info, type Program, type Uniform, type WebGpuBackend } from './webgpuProgram';
 
 /** A program with one workgroup of 64 invocations per row, which cooperate through workgroup memory. */
 function perRow(key: string, variableNames: string[], outputShape: number[], rows: number, code: string, uniforms?: string): Program {
@@ -40,18 +40,7 @@ const ROW_HEADER = `
   var<workgroup> partial2 : array<f32, ${WG}>;
   var<workgroup> partial3 : array<f32, ${WG}>;
 
-  /** The sum of v over the workgroup (every invocation gets it). */
-  fn workgroupSum(tid : i32, v : f32) -> f32 {
-    partial[tid] = v;
-    workgroupBarrier();
-    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
-      if (tid < stride) { partial[tid] = partial[tid] + partial[tid + stride]; }
-      workgroupBarrier();
-    }
-    let total = partial[0];
-    workgroupBarrier();
-    return total;
-  }
+${workgroupReduceFn('workgroupSum', 'partial', (a, b) => `${a} + ${b}`)}
 `;
 
 /**
@@ -481,33 +470,32 @@ function attentionHeader(hd: number): string {
   var<workgroup> tileS : array<f32, ${WG}>;
   var<workgroup> red : array<f32, ${WG}>;
   var<workgroup> wgValue : i32;
-  fn workgroupSum(tid : i32, v : f32) -> f32 {
-    red[tid] = v;
-    workgroupBarrier();
-    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
-      if (tid < stride) { red[tid] = red[tid] + red[tid + stride]; }
-      workgroupBarrier();
-    }
-    let total = red[0];
-    workgroupBarrier();
-    return total;
-  }
-  fn workgroupMax(tid : i32, v : f32) -> f32 {
-    red[tid] = v;
-    workgroupBarrier();
-    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
-      if (tid < stride) { red[tid] = max(red[tid], red[tid + stride]); }
-      workgroupBarrier();
-    }
-    let total = red[0];
-    workgroupBarrier();
-    return total;
-  }
+${workgroupReduceFn('workgroupSum', 'red', (a, b) => `${a} + ${b}`)}${workgroupReduceFn('workgroupMax', 'red', (a, b) => `max(${a}, ${b})`)}
   /** v shared by the workgroup, as a value the compiler knows is uniform (loop bounds around barriers). */
   fn uniformValue(tid : i32, v : i32) -> i32 {
     if (tid == 0) { wgValue = v; }
     return workgroupUniformLoad(&wgValue);
   }`;
+}
+
+/**
+ * WGSL: the opening lines of a tiled attention program, one workgroup per (batch row b, position, head): `tid`; `B`
+ * and `T` (mask [B, T], unless `T` is given); `rows`, the workgroups with work; `row`, this one, and `r`, it clamped
+ * into range (no early return: barriers follow); then the head (`head`, of `per` per position), the packed row
+ * b T + position (`packed`), `b` and the position (`pos`).
+ */
+function workgroupRow(o: { per: 'NH' | 'NKV'; head: string; packed: string; pos: string; T?: string }): string {
+  return `
+    let tid = i32(localId.x);
+    let B = uniforms.maskShape[0];
+    let T = ${o.T ?? 'uniforms.maskShape[1]'};
+    let rows = B * T * ${o.per};
+    let row = index / WG;
+    let r = min(row, rows - 1);
+    let ${o.head} = r % ${o.per};
+    let ${o.packed} = r / ${o.per};
+    let b = ${o.packed} / T;
+    let ${o.pos} = ${o.packed} - b * T;`;
 }
 
 /** WGSL constants of a head layout (baked into the shader, so part of its key). */
@@ -532,17 +520,7 @@ function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
   const hc = headConstants(a);
   // One workgroup per query (b, i, h): workgroup index = (b T + i) nH + h. It sees keys j <= i of its own batch row
   // whose mask is 1.
-  const query = `
-    let tid = i32(localId.x);
-    let B = uniforms.maskShape[0];
-    let T = uniforms.maskShape[1];
-    let rows = B * T * NH;
-    let row = index / WG;
-    let r = min(row, rows - 1);   // (no early return: barriers follow)
-    let h = r % NH;
-    let bi = r / NH;              // the packed row b T + i
-    let b = bi / T;
-    let i = bi - b * T;
+  const query = `${workgroupRow({ per: 'NH', head: 'h', packed: 'bi', pos: 'i' })}
     let q = bi * W + h * HD;
     let kOff = (NH + h / GROUP) * HD;
     let vOff = (NH + NKV + h / GROUP) * HD;
@@ -602,17 +580,7 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
     [dOut, out], 'float32', [i32(B), i32(T)]);
   // dq: workgroup (b, i, h); tiles of keys j = j0 .. j0 + WG - 1 <= i.
   const dqCode = `${common}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let B = uniforms.maskShape[0];
-    let T = uniforms.maskShape[1];
-    let rows = B * T * NH;
-    let row = index / WG;
-    let r = min(row, rows - 1);
-    let h = r % NH;
-    let bi = r / NH;
-    let b = bi / T;
-    let i = bi - b * T;
+  fn main(index : i32) {${workgroupRow({ per: 'NH', head: 'h', packed: 'bi', pos: 'i' })}
     let q = bi * W + h * HD;
     let o = bi * NH * HD + h * HD;
     let kOff = (NH + h / GROUP) * HD;
@@ -661,17 +629,7 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
   const dqkv = backend.runWebGPUProgram(perRow(`attn_grad_q_${hc.key}`, names, qkv.shape, B * T * nH, dqCode), inputs, 'float32');
   // dk, dv: workgroup (b, j, g); for each query head h of group g, tiles of queries i = i0 .. i0 + WG - 1 >= j.
   const dkvCode = `${common}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let B = uniforms.maskShape[0];
-    let T = uniforms.maskShape[1];
-    let rows = B * T * NKV;
-    let row = index / WG;
-    let r = min(row, rows - 1);
-    let g = r % NKV;
-    let bj = r / NKV;
-    let b = bj / T;
-    let j = bj - b * T;
+  fn main(index : i32) {${workgroupRow({ per: 'NKV', head: 'g', packed: 'bj', pos: 'j' })}
     let k = bj * W + (NH + g) * HD;
     let v = bj * W + (NH + NKV + g) * HD;
     for (var d = tid; d < HD; d = d + WG) { qRow[d] = qkv[k + d]; rowB[d] = qkv[v + d]; }   // (here: key and value)
@@ -758,19 +716,9 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
   // One workgroup per (batch, new row t, head h): online-softmax attention over the cache slots it sees
   // (s <= slot + t, mask 1), the new rows included (written just above); zeros when it sees none.
   const code = `${hc.wgsl}${attentionHeader(hd)}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
+  fn main(index : i32) {${workgroupRow({ per: 'NH', head: 'h', packed: 'bt', pos: 't', T: 'uniforms.qkvShape[0] / uniforms.maskShape[0]' })}
     let KW = NKV * HD;
-    let B = uniforms.maskShape[0];
     let C = uniforms.maskShape[1];
-    let T = uniforms.qkvShape[0] / B;
-    let rows = B * T * NH;
-    let row = index / WG;
-    let r = min(row, rows - 1);   // (no early return: barriers follow)
-    let h = r % NH;
-    let bt = r / NH;
-    let b = bt / T;
-    let t = bt - b * T;
     let q = bt * W + h * HD;
     let kv = (h / GROUP) * HD;
     for (var d = tid; d < HD; d = d + WG) { qRow[d] = qkv[q + d]; }
