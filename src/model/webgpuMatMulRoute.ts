@@ -11,7 +11,7 @@
 // tfjs's on a software adapter (SwiftShader, where the tests choose explicitly: setWebGpuMatMul).
 import * as tf from '@tensorflow/tfjs';
 import { webGpuMatmulKernels } from './kernels/webgpuMatmul';
-import { perItem, type Args, type Info } from './kernels/webgpuProgram';
+import type { Args, Info } from './kernels/webgpuProgram';
 
 export type WebGpuMatMul = 'tiled' | 'tfjs';
 
@@ -61,20 +61,9 @@ function tiled(args: Args): Info | null {
   const N = transposeB ? mb[0] : mb[1];
   if (M === 0 || N === 0 || K === 0) return null;
   if (bias && (bias.dtype !== 'float32' || bias.shape.reduce((p, d) => p * d, 1) !== N || bias.shape.slice(0, -1).some((d) => d !== 1))) return null;
-  const backend = args.backend;
-  const product = webGpuMatmulKernels.tiledMatMul({
-    inputs: { a: { ...a, shape: ma }, b: { ...b, shape: mb } }, backend, attrs: { transposeA, transposeB, ...TILED },
-  });
-  let out = product;
-  if (bias) {
-    const code = `
-    fn main(index : i32) {
-      let n = uniforms.outShape[1];
-      if (index < uniforms.outShape[0] * n) { result[index] = x[index] + bias[index % n]; }
-    }`;
-    out = backend.runWebGPUProgram(perItem('tiled_bias', ['x', 'bias'], [M, N], M * N, code), [product, { ...bias, shape: [N] }], 'float32');
-    backend.disposeData(product.dataId);
-  }
+  const inputs: Args['inputs'] = { a: { ...a, shape: ma }, b: { ...b, shape: mb } };
+  if (bias) inputs.bias = bias;   // added in the kernel's own output pass
+  const out = webGpuMatmulKernels.tiledMatMul({ inputs, backend: args.backend, attrs: { transposeA, transposeB, ...TILED } });
   const rank = Math.max(a.shape.length, b.shape.length);
   return { ...out, shape: [...new Array(rank - 2).fill(1), M, N] };
 }
