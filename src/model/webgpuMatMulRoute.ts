@@ -4,8 +4,9 @@
 // tf.matMul, 1.1-17x per product, and the update's matmuls took 237 ms instead of 720 (BENCHMARKS.md, "Matmuls
 // alone"; PyTorch: 114). Its results differ from tf.matMul's by float rounding (relative ~1e-6) and are the same on
 // every run. The op-level API and gradients are untouched: tfjs's BatchMatMul and _FusedMatMul kernels on webgpu
-// are re-registered to send what the tiled kernel does (float32, batch dimensions of 1, no activation, a row bias)
-// there, and the rest to tfjs's kernel, as wasmMatMul.ts does for wasm.
+// are re-registered to send what the tiled kernel does (float32, batch dimensions of 1, no activation, a row bias,
+// at least MIN_TILED_ROWS rows: training and prefill, not decode steps) there, and the rest to tfjs's kernel, as
+// wasmMatMul.ts does for wasm.
 //
 // Which matmul runs: `RAGEN_WEBGPU_MATMUL` (Node's environment) = `tiled` or `tfjs`; by default tiled on a GPU and
 // tfjs's on a software adapter (SwiftShader, where the tests choose explicitly: setWebGpuMatMul).
@@ -42,6 +43,11 @@ export function defaultWebGpuMatMul(softwareAdapter: boolean): WebGpuMatMul {
 
 const TILED = { tileRows: 64, tileCols: 64, splitK: 0 } as const;
 
+/** Products with fewer rows stay on tfjs's kernel: decode steps (one row per sequence) were not measured against it,
+ *  tfjs has a small-output path for them, and a 64 x 64 tile would compute mostly padding (split-K, which a long K
+ *  with few tiles gets, would add a dispatch to a launch-bound step). */
+export const MIN_TILED_ROWS = 64;
+
 /** The last two dimensions, when every dimension before them is 1 (one matrix), else null. */
 function matrixOf(x: Info): [number, number] | null {
   const r = x.shape.length;
@@ -59,7 +65,7 @@ function tiled(args: Args): Info | null {
   if (!ma || !mb) return null;
   const [M, K] = transposeA ? [ma[1], ma[0]] : ma;
   const N = transposeB ? mb[0] : mb[1];
-  if (M === 0 || N === 0 || K === 0) return null;
+  if (M < MIN_TILED_ROWS || N === 0 || K === 0) return null;
   if (bias && (bias.dtype !== 'float32' || bias.shape.reduce((p, d) => p * d, 1) !== N || bias.shape.slice(0, -1).some((d) => d !== 1))) return null;
   const inputs: Args['inputs'] = { a: { ...a, shape: ma }, b: { ...b, shape: mb } };
   if (bias) inputs.bias = bias;   // added in the kernel's own output pass

@@ -7,7 +7,7 @@ import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 import { benchShape } from '../../../src/cli/bench-model';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
-import { defaultWebGpuMatMul, setWebGpuMatMul, webGpuMatMul } from '../../../src/model/webgpuMatMulRoute';
+import { MIN_TILED_ROWS, defaultWebGpuMatMul, setWebGpuMatMul, webGpuMatMul } from '../../../src/model/webgpuMatMulRoute';
 
 beforeAll(async () => {
   process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
@@ -63,7 +63,7 @@ describe('webgpu matmul routing', () => {
   });
 
   it('every transpose form, a batch of one, and a fused bias agree with tfjs\'s matmul, through the tiled kernel', async () => {
-    const a = tf.randomUniform([37, 70], -1, 1, 'float32', 1), b = tf.randomUniform([70, 45], -1, 1, 'float32', 2);
+    const a = tf.randomUniform([MIN_TILED_ROWS + 37, 70], -1, 1, 'float32', 1), b = tf.randomUniform([70, 45], -1, 1, 'float32', 2);
     const at = a.transpose(), bt = b.transpose();
     const bias = tf.randomUniform([45], -1, 1, 'float32', 3);
     const r = await bothRoutes(() => [
@@ -76,20 +76,22 @@ describe('webgpu matmul routing', () => {
     tf.dispose([a, b, at, bt, bias]);
   });
 
-  it('what the tiled kernel does not do goes to tfjs: a batch of 2, an activation, int32', async () => {
+  it('what the tiled kernel does not do goes to tfjs: a batch of 2, an activation, int32, a decode step\'s few rows', async () => {
     const a = tf.randomUniform([2, 9, 8], -1, 1, 'float32', 4), b = tf.randomUniform([2, 8, 5], -1, 1, 'float32', 5);
     const a2 = tf.randomUniform([9, 8], -1, 1, 'float32', 6), b2 = tf.randomUniform([8, 5], -1, 1, 'float32', 7);
     const ia = tf.tensor2d([[1, 2], [3, 4]], undefined, 'int32');
-    const r = await bothRoutes(() => [tf.matMul(a, b), tf.fused.matMul({ a: a2, b: b2, activation: 'relu' }), tf.matMul(ia, ia)]);
+    const row = tf.randomUniform([MIN_TILED_ROWS - 1, 70], -1, 1, 'float32', 8), w = tf.randomUniform([70, 90], -1, 1, 'float32', 9);
+    const r = await bothRoutes(() => [tf.matMul(a, b), tf.fused.matMul({ a: a2, b: b2, activation: 'relu' }), tf.matMul(ia, ia), tf.matMul(row, w)]);
     expect(r.compiled).toEqual([]);
     r.tiled.forEach((x, i) => expect(Array.from(x)).toEqual(Array.from(r.tfjs[i])));
-    tf.dispose([a, b, a2, b2, ia]);
+    tf.dispose([a, b, a2, b2, ia, row, w]);
   });
 
   it("a Qwen-style model's log-probs and every weight gradient agree between the routes", async () => {
     const config = benchShape('tiny').config;
     const model = new Qwen2Model(config, initQwen2Weights(config, 0));
-    const ids = tf.tensor2d([[1, 5, 9, 14, 3, 7, 2, 11]], undefined, 'int32');
+    // 2 x 40 tokens: the forward's products have 80 rows, past MIN_TILED_ROWS, so they are routed too.
+    const ids = tf.tensor2d([0, 1].map((r) => Array.from({ length: 40 }, (_, i) => (i * 7 + r * 3) % config.vocab_size)), undefined, 'int32');
     const names = Object.keys(model.variables);
     const r = await bothRoutes(() => {
       const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => tokenLogProbs(model, ids).logProbs.mean().neg() as tf.Scalar));
