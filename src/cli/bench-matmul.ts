@@ -14,7 +14,7 @@
 // callsPerUpdate counts how often an update (no gradient checkpointing, no LoRA) runs each case: layers for the
 // layer products; chunks for the head's, twice for its forward (recomputed in the backward).
 //
-// Implementations: 'tfjs' (tf.matMul, every backend) and, on webgpu, the opt-in tiled kernel of
+// Implementations: 'tfjs' (tfjs's own matmul, every backend) and, on webgpu, the tiled kernel of
 // src/model/kernels/webgpuMatmul.ts: 'tiled-wgsl-64x64', '-128x64' and '-128x128' (the output tile, f32) and
 // 'tiled-wgsl-f16-128x64' (both operands stored as f16 packed two to a word by packHalf beforehand, f32
 // accumulation; the packing is not timed: weights would be stored so), each with split-K where the output is
@@ -29,6 +29,7 @@ import { initBackend, type BackendName } from '../model/backend';
 import { headDim } from '../model/config';
 import { hasTiledMatMul, packHalf, tiledMatMul } from '../model/kernels/index';
 import { autoSplitK } from '../model/kernels/webgpuMatmul';
+import { setWebGpuMatMul, webGpuMatMul } from '../model/webgpuMatMulRoute';
 import { HEAD_CHUNK_ELEMENTS } from '../model/scoring';
 import type { BenchShape } from './bench-model';
 
@@ -158,6 +159,17 @@ export async function benchMatmul(o: BenchMatmulOptions): Promise<MatmulRow[]> {
   const backend = await initBackend(o.backend);
   const tiled = hasTiledMatMul();
   if (!tiled) note(`the tiled WGSL rows need the webgpu backend (this is ${backend.name}): tfjs rows only`);
+  // The 'tfjs' rows are tfjs's own matmul, also where the model's matmuls are routed to the tiled kernel.
+  const routed = backend.name === 'webgpu' ? webGpuMatMul() : null;
+  if (routed) setWebGpuMatMul('tfjs');
+  try {
+    return await matmulRows(o, tiled, note, backend.name);
+  } finally {
+    if (routed) setWebGpuMatMul(routed);
+  }
+}
+
+async function matmulRows(o: BenchMatmulOptions, tiled: boolean, note: (line: string) => void, backendName: string): Promise<MatmulRow[]> {
   const impls = MATMUL_IMPLS.filter((impl) => impl === 'tfjs' || tiled);
   const tokens = `${o.batch}x${o.seqLen}`;
   const rows: MatmulRow[] = [];
@@ -181,7 +193,7 @@ export async function benchMatmul(o: BenchMatmulOptions): Promise<MatmulRow[]> {
           : t.f16 ? tiledMatMul(packed[0], packed[1], { ...forms, ...t })
             : tiledMatMul(a, b, { ...forms, ...t }));
         const ms = await msPerCall(call, o.seconds);
-        const row: MatmulRow = { shape: o.shape.name, tokens, ...rest, impl, device: backend.name, msPerCall: ms, gflops: gflops(cs.m, cs.n, cs.k, ms) };
+        const row: MatmulRow = { shape: o.shape.name, tokens, ...rest, impl, device: backendName, msPerCall: ms, gflops: gflops(cs.m, cs.n, cs.k, ms) };
         const gpuMs = await gpuMsPerCall(call);
         if (gpuMs !== undefined) row.gpuMsPerCall = gpuMs;
         if (t) {

@@ -21,6 +21,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { AdamW } from '../model/adamw';
 import { initBackend, type BackendName } from '../model/backend';
+import { webGpuMatMul } from '../model/webgpuMatMulRoute';
 import type { Qwen2Config } from '../model/config';
 import { generate } from '../model/generate';
 import { Qwen2Model, initQwen2Weights, qwen2WeightShapes } from '../model/qwen2';
@@ -197,7 +198,7 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
   const note = opts.note ?? (() => {});
   const seed = opts.seed ?? 0;
   const backend = await initBackend(opts.backend);
-  note(`tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter})` : ''}` +
+  note(`tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter}; matmul: ${webGpuMatMul()})` : ''}` +
     (backend.name === 'webgpu' ? '' : ', one thread'));
   const limit = memoryLimit(opts.backend);
 

@@ -20,6 +20,7 @@
 // A part the step did not run (no reference model, no critic, the filter kept nothing) counts 0.
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendName } from '../model/backend';
+import { webGpuMatMul } from '../model/webgpuMatMulRoute';
 import { MemorySink } from '../metrics/sink';
 import { applyOverrides, type RunConfig } from '../starpo/config';
 import { presetConfig, tinyPresetNames } from '../starpo/presets';
@@ -90,7 +91,7 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
     return { preset, config, modelDir: modelDirFor(config) };
   });
   const backend = await initBackend(opts.backend);
-  note(`tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter})` : ', one thread'}; ` +
+  note(`tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter}; matmul: ${webGpuMatMul()})` : ', one thread'}; ` +
     `1 warm-up step (profiled) + ${repeats} timed, validation off`);
 
   const results: Record<string, number> = {};

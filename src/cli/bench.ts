@@ -11,7 +11,7 @@
 // per-part ratios in ratio. All run by default, in that order (step adds well under a minute on wasm
 // with the two default presets). Two more run only with --only: memory (peak tensor bytes per phase of a step at a
 // model shape, bench-memory.ts), rollout (batched generation tokens/s at batch 1, 16, 128, bench-rollout.ts) and
-// matmul (each matmul of an update at a model shape, tf.matMul and on webgpu the opt-in tiled WGSL kernel, next to
+// matmul (each matmul of an update at a model shape, tfjs's own matmul and on webgpu the tiled WGSL kernel, next to
 // PyTorch on the same shapes, bench-matmul.ts). A section that fails is reported, the others still run, and the
 // command exits non-zero.
 import type { Command } from 'commander';

@@ -42,7 +42,9 @@ export class AdamW {
   // 2 GiB each, 44.8 GiB at the peak of one update on an H100). There the moments live per variable instead
   // (`perVariable`) and a step walks the variables one by one, freeing each op's input as soon as the next op has
   // run, so no more than a few temporaries of ONE variable exist at any time. Per element it is the same float32
-  // arithmetic in the same order, so both layouts give identical numbers.
+  // arithmetic in the same order, so both layouts give identical numbers. Where the backend has the per-variable
+  // in-place kernels (webgpu: kernels/webgpuAdamW.ts), a step is those kernels, five dispatches per variable and no
+  // temporaries; the op chain is the fallback (and step()'s reference path).
   private readonly names: string[];
   private readonly sizes: number[];
   private readonly m: tf.Variable | null;                       // flat layout

@@ -10,6 +10,7 @@
 //   it runs the same shaders on the CPU 5-50x slower than wasm (PLATFORM.md), so 'auto' skips it and says so.
 import * as tf from '@tensorflow/tfjs';
 import { registerFusedKernels } from './kernels/index';
+import { defaultWebGpuMatMul, setWebGpuMatMul } from './webgpuMatMulRoute';
 import { installWasmTransposedMatMul } from './wasmMatMul';
 
 import { BACKEND_NAMES, isBackendName, type BackendChoice, type BackendName } from './backendNames';
@@ -132,6 +133,7 @@ async function tryBackend(name: BackendName, opts: BackendOptions, auto: boolean
   await tf.ready();
   if (tf.getBackend() !== name) throw new Error(`asked for '${name}' but tfjs is running '${tf.getBackend()}'`);
   await registerFusedKernels();
+  if (name === 'webgpu') setWebGpuMatMul(defaultWebGpuMatMul(adapterIsSoftware));
 }
 
 /** 'auto' passed over a backend that works but should not be used here (not a failure). */

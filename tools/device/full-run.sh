@@ -16,10 +16,12 @@
 #   FULL_RUN_TINY=1 FULL_RUN_BACKEND=wasm OUT=/tmp/full-run bash tools/device/full-run.sh
 # Settings (environment): OUT (default ./full-run-out), WORK (scratch for the model and the run, not sent back;
 # default /tmp/ragen-full-run), FULL_RUN_BACKEND (webgpu), FULL_RUN_LAYERS (the model's own 24), FULL_RUN_STEPS (3),
-# PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: matmul profile init speed step
-# memory rollout train), FULL_RUN_STEP_SET (the step section's config overrides, see 2b), FULL_RUN_GEN_BATCHES (the
-# speed section's generation batches, e.g. 1 for none beyond the single sequence; default the bench's 1, 16, 128).
-# Section limits: matmul 80, profile 120, init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 800 s, more than the
+# PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: matmul profile
+# profile-tfjs-matmul baseline init speed step memory rollout train), FULL_RUN_BASELINE (a commit whose update
+# profile runs next to this tree's), FULL_RUN_STEP_SET (the step section's config overrides, see 2b),
+# FULL_RUN_GEN_BATCHES (the speed section's generation batches, e.g. 1 for none beyond the single sequence; default
+# the bench's 1, 16, 128). RAGEN_WEBGPU_MATMUL (tiled or tfjs) is passed on to every section.
+# Section limits: matmul 80, profile 120, profile-tfjs-matmul 60, (baseline 120), init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 800 s, more than the
 # run's 570, so when every section runs to its limit the last one (train) gets what is left (at least 30 s). (The
 # matmul section's 80 s came from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 140: a paper
 # step does not finish in 190 s at today's speed either, while the matmul rows answer issue 33's lead question.)
@@ -32,7 +34,7 @@ TINY=${FULL_RUN_TINY:-0}
 BACKEND=${FULL_RUN_BACKEND:-webgpu}
 STEPS=${FULL_RUN_STEPS:-3}
 PY=${PY:-python3}
-ONLY=${FULL_RUN_ONLY:-matmul profile init speed step memory rollout train}
+ONLY=${FULL_RUN_ONLY:-matmul profile profile-tfjs-matmul baseline init speed step memory rollout train}
 if [ "$TINY" = 1 ]; then LAYERS=${FULL_RUN_LAYERS:-1}; else LAYERS=${FULL_RUN_LAYERS:-}; fi
 MODEL="$WORK/qwen2.5-0.5b-init${LAYERS:+-$LAYERS-layers}"   # "qwen" in the path: RAGEN's tokenizer check wants it
 START=$(date +%s)
@@ -91,6 +93,24 @@ section matmul "$matmul_limit" "${RAGEN[@]}" bench --only matmul --backend "$BAC
 #     and generation with a 256- and a 1,532-token prompt (4 new tokens), profiled the same way.
 if [ "$TINY" = 1 ]; then profile=(--backend "$BACKEND" --shape tiny --tokens 16,64 --prefill 60); else profile=(--backend "$BACKEND" --tokens 32,1536 --prefill 256,1532); fi
 section profile 120 node --import tsx tools/device/update-profile.ts "${profile[@]}" --json "$OUT/update-profile.json"
+# 0b'. The same with tfjs's own matmul (RAGEN_WEBGPU_MATMUL=tfjs) at 1,536 tokens: what the tiled kernel is worth in an
+#      update, in the same sitting.
+section profile-tfjs-matmul 60 env RAGEN_WEBGPU_MATMUL=tfjs node --import tsx tools/device/update-profile.ts \
+  --backend "$BACKEND" $([ "$TINY" = 1 ] && echo "--shape tiny --tokens 64" || echo "--tokens 1536") --json "$OUT/update-profile-tfjs-matmul.json"
+# 0c. The same profile at an older commit, for a ratio measured in the same sitting (FULL_RUN_BASELINE=<commit>; the
+#     repository's .git travels with the working tree): that commit checked out in a scratch worktree, this tree's
+#     update-profile.ts run inside it.
+if [ -n "${FULL_RUN_BASELINE:-}" ]; then
+  base="$WORK/baseline"
+  rm -rf "$base"; git worktree prune 2>/dev/null
+  if git worktree add -f --detach "$base" "$FULL_RUN_BASELINE" >/dev/null 2>&1; then
+    ln -sfn "$PWD/node_modules" "$base/node_modules"
+    cp tools/device/update-profile.ts "$base/tools/device/update-profile.ts"
+    section baseline 120 bash -c 'cd "$1" && shift && exec node --import tsx tools/device/update-profile.ts "$@"' _ "$base" "${profile[@]}" --json "$OUT/update-profile-baseline.json"
+  else
+    echo "== baseline: commit $FULL_RUN_BASELINE could not be checked out" | tee -a "$OUT/summary.txt"
+  fi
+fi
 
 # 1. The checkpoint every later section reads: Qwen2.5-0.5B-Instruct's shape, tokenizer and template, random bf16.
 section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"
@@ -126,7 +146,10 @@ section step 120 "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --step-
 # 3. Peak tensor memory per phase (issue 33 item 2; the memory section comes with that item's branch: until it is
 #    merged this section fails at once with "unknown bench section").
 if [ "$TINY" = 1 ]; then mem_shape=tiny; tokens=1x64; else mem_shape=qwen0.5b; tokens=1x1536; fi
-section memory 70 "${RAGEN[@]}" bench --only memory --shapes "$mem_shape" --backend "$BACKEND" --tokens "$tokens" --json "$OUT/bench-memory.json"
+#    The rollout phase last: on the H100 in 2026-11 its 1,532-token prefill took 68 s and the phases after it were
+#    never reached, while the update's phases hold issue 33's memory targets.
+section memory 70 "${RAGEN[@]}" bench --only memory --shapes "$mem_shape" --backend "$BACKEND" --tokens "$tokens" \
+  --phases "scoring,actor update,optimizer,critic update" --json "$OUT/bench-memory.json"
 
 # 3b. Batched rollouts in the trainer's own form (issue 33 item 3: env groups of 16 sharing a prompt, batch 1 / 16 /
 #     128; tfjs only, PyTorch's KV-cache generate at the same batches is in the speed section). Also from item 3's

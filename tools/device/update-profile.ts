@@ -23,7 +23,10 @@ const { values: args } = parseArgs({ options: {
   prefill: { type: 'string', default: '' }, layers: { type: 'string' }, json: { type: 'string' },
 } });
 const info = await initBackend(args.backend as 'webgpu');
-console.log(`update-profile: ${info.adapter ?? args.backend}`);
+// (Imported on demand: full-run.sh's baseline section runs this file inside older commits, which lack the router.)
+const route = await import('../../src/model/webgpuMatMulRoute').catch(() => null);
+const matmul = info.name === 'webgpu' && route ? route.webGpuMatMul() : 'tfjs';
+console.log(`update-profile: ${info.adapter ?? args.backend}; matmul: ${matmul} (RAGEN_WEBGPU_MATMUL=tiled|tfjs chooses on webgpu)`);
 const base = benchShape(args.shape!).config;
 const config = args.layers ? { ...base, num_hidden_layers: Number(args.layers) } : base;
 const model = new Qwen2Model(config, initQwen2Weights(config, 0));
@@ -110,7 +113,7 @@ for (const length of args.prefill!.split(',').filter(Boolean).map(Number)) {
   for (const k of kernels.slice(0, 8)) console.log(`  ${k.name.padEnd(28)} ${String(k.count).padStart(6)} x  ${k.ms.toFixed(1).padStart(9)} ms`);
   prefill.push({ length, cold, warm, profiledS, kernelMs: gpuMs, kernels });
 }
-if (args.json) writeFileSync(args.json, JSON.stringify({ adapter: info.adapter, backend: args.backend, shape: args.shape, layers: config.num_hidden_layers, report, prefill }, null, 1));
+if (args.json) writeFileSync(args.json, JSON.stringify({ adapter: info.adapter, backend: args.backend, matmul, shape: args.shape, layers: config.num_hidden_layers, report, prefill }, null, 1));
 optimizer.dispose();
 model.dispose();
 process.exit(0);   // Dawn's device can keep Node's event loop alive

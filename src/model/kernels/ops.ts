@@ -31,8 +31,8 @@ export const K = {
   // AdamW's per-variable layout (webgpu): check the whole update for finiteness, then write it in place.
   adamWCheck: 'RagenAdamWCheck',
   adamWWrite: 'RagenAdamWWrite',
-  // Opt-in, webgpu only, never called by the model: a candidate matmul that `ragen bench --only matmul` times
-  // against tf.matMul (webgpuMatmul.ts).
+  // webgpu only: the tiled matmul (webgpuMatmul.ts) that the model's matmuls run in on a GPU (webgpuMatMulRoute.ts) and
+  // `ragen bench --only matmul` times against tfjs's own, and its f16 packing.
   tiledMatMul: 'RagenTiledMatMul',
   packHalf: 'RagenPackHalf',
 } as const;
@@ -346,6 +346,8 @@ export interface TiledMatMulOptions {
   tileCols?: 64 | 128;
   /** K ranges summed after (1: none; default 0: webgpuMatmul.ts's autoSplitK, for outputs too small to fill a GPU). */
   splitK?: number;
+  /** N values added to every row of the product, in the kernel's own output pass. */
+  bias?: tf.Tensor1D;
 }
 
 /**
@@ -355,8 +357,8 @@ export interface TiledMatMulOptions {
  */
 export function tiledMatMul(a: tf.Tensor2D, b: tf.Tensor2D, o: TiledMatMulOptions = {}): tf.Tensor2D {
   if (!has(K.tiledMatMul)) throw new Error(`tiledMatMul: the ${tf.getBackend()} backend has no tiled matmul kernel (webgpu only)`);
-  const { transposeA = false, transposeB = false, tileRows = 64, tileCols = 64, splitK = 0 } = o;
-  return run<tf.Tensor2D>(K.tiledMatMul, { a, b }, { transposeA, transposeB, tileRows, tileCols, splitK });
+  const { transposeA = false, transposeB = false, tileRows = 64, tileCols = 64, splitK = 0, bias } = o;
+  return run<tf.Tensor2D>(K.tiledMatMul, bias ? { a, b, bias } : { a, b }, { transposeA, transposeB, tileRows, tileCols, splitK });
 }
 
 /** x float32 [R, C] (C a multiple of 4) rounded to f16, two to an int32 word: int32 [R, C / 2], for tiledMatMul. */

@@ -21,7 +21,7 @@ import * as tf from '@tensorflow/tfjs';
 import { registerKernelTable, type HeadAttrs } from './ops';
 import { webGpuAdamWKernels } from './webgpuAdamW';
 import { webGpuMatmulKernels } from './webgpuMatmul';
-import { WG, perItem, type Args, type Info, type Program, type Uniform, type WebGpuBackend } from './webgpuProgram';
+import { WG, perItem, workgroupReduceFn, type Args, type Info, type Program, type Uniform, type WebGpuBackend } from './webgpuProgram';
 
 /** A program with one workgroup of 64 invocations per row, which cooperate through workgroup memory. */
 function perRow(key: string, variableNames: string[], outputShape: number[], rows: number, code: string, uniforms?: string): Program {
@@ -40,18 +40,7 @@ const ROW_HEADER = `
   var<workgroup> partial2 : array<f32, ${WG}>;
   var<workgroup> partial3 : array<f32, ${WG}>;
 
-  /** The sum of v over the workgroup (every invocation gets it). */
-  fn workgroupSum(tid : i32, v : f32) -> f32 {
-    partial[tid] = v;
-    workgroupBarrier();
-    for (var stride = WG / 2; stride > 0; stride = stride / 2) {
-      if (tid < stride) { partial[tid] = partial[tid] + partial[tid + stride]; }
-      workgroupBarrier();
-    }
-    let total = partial[0];
-    workgroupBarrier();
-    return total;
-  }
+${workgroupReduceFn('workgroupSum', 'partial', (a, b) => `${a} + ${b}`)}
 `;
 
 /**
@@ -424,32 +413,89 @@ function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
 // (W = (nH + 2 nKV) hd); query head h reads key/value head h / (nH / nKV).
 
 /**
- * WGSL for the online-softmax loop over the keys query `q` (of packed `qkv`) sees: keys j = 0 .. `last` whose mask
- * `mask[maskRow + j]` is 1, key j at `keys[keyAt]` (with `j` in scope). One pass with a running max m: the scaled
- * scores' softmax denominator accumulates in `sum` (rescaled whenever m grows), and with `values` the
- * softmax-weighted sum of the value rows in `acc` (unnormalised; divide by sum). A query that sees no key leaves
- * sum = 0 and m = NEG. The forward attention, its log-sum-exp and the KV-cache attention all run this loop.
+ * WGSL for online softmax by one workgroup of WG invocations over the keys its query sees: keys j = 0 .. `last`
+ * whose mask `mask[maskRow + j]` is 1, key j at `keys[keyAt(j)]`; the query's row is in workgroup memory (`qRow`),
+ * and `lastU` is `last` as a uniform value (loop bound around barriers). The keys go by in tiles of WG: each
+ * invocation scores one key, the workgroup takes the tile's max and sum (running max m, with the sum of
+ * exp(score - m) in `sum` rescaled whenever m grows), and with `values` each invocation adds the tile's
+ * softmax-weighted value rows to the dimensions it owns (`acc`, unnormalised: divide by sum). A query that sees no
+ * key leaves sum = 0 and m = NEG. The forward attention, its log-sum-exp and the KV-cache attention all use it.
  */
-function onlineSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: string; values?: { buffer: string; at: string } }): string {
+function tiledSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: (j: string) => string;
+                           values?: { buffer: string; at: (j: string) => string } }): string {
   const v = o.values;
   return `
     var m = ${NEG};
-    var sum = 0.0;${v ? `
-    var acc : array<f32, HD>;` : ''}
-    for (var j = 0; j <= ${o.last}; j = j + 1) {
-      if (f32(mask[${o.maskRow} + j]) == 0.0) { continue; }
-      let k = ${o.keyAt};
-      var score = 0.0;
-      for (var d = 0; d < HD; d = d + 1) { score = score + qkv[q + d] * ${o.keys}[k + d]; }
-      score = score * SCALE;
-      let mNew = max(m, score);
+    var sum = 0.0;
+    var acc : array<f32, DPT>;
+    for (var j0 = 0; j0 <= lastU; j0 = j0 + WG) {
+      let j = j0 + tid;
+      var score = ${NEG};
+      if (j <= ${o.last} && f32(mask[${o.maskRow} + j]) != 0.0) {
+        let k = ${o.keyAt('j')};
+        var dot = 0.0;
+        for (var d = 0; d < HD; d = d + 1) { dot = dot + qRow[d] * ${o.keys}[k + d]; }
+        score = dot * SCALE;
+      }
+      let mNew = max(m, workgroupMax(tid, score));
+      let p = select(0.0, exp(score - mNew), score > ${NEG});
       let rescale = exp(m - mNew);
-      let p = exp(score - mNew);
-      sum = sum * rescale + p;${v ? `
-      let v = ${v.at};
-      for (var d = 0; d < HD; d = d + 1) { acc[d] = acc[d] * rescale + p * ${v.buffer}[v + d]; }` : ''}
-      m = mNew;
+      sum = sum * rescale + workgroupSum(tid, p);
+      m = mNew;${v ? `
+      tileP[tid] = p;
+      workgroupBarrier();
+      let n = min(WG, lastU - j0 + 1);
+      for (var c = 0; c < DPT; c = c + 1) { acc[c] = acc[c] * rescale; }
+      for (var t = 0; t < n; t = t + 1) {
+        let pt = tileP[t];
+        if (pt == 0.0) { continue; }
+        let vr = ${v.at('j0 + t')};
+        for (var c = 0; c < DPT; c = c + 1) {
+          let d = tid + c * WG;
+          if (d < HD) { acc[c] = acc[c] + pt * ${v.buffer}[vr + d]; }
+        }
+      }
+      workgroupBarrier();` : ''}
     }`;
+}
+
+/** WGSL shared by the tiled attention programs: workgroup memory, reductions, and a value made uniform. */
+function attentionHeader(hd: number): string {
+  return `
+  const WG = ${WG};
+  const DPT = ${Math.ceil(hd / WG)};   // dimensions of a head per invocation
+  var<workgroup> qRow : array<f32, HD>;
+  var<workgroup> rowB : array<f32, HD>;
+  var<workgroup> tileP : array<f32, ${WG}>;
+  var<workgroup> tileS : array<f32, ${WG}>;
+  var<workgroup> red : array<f32, ${WG}>;
+  var<workgroup> wgValue : i32;
+${workgroupReduceFn('workgroupSum', 'red', (a, b) => `${a} + ${b}`)}${workgroupReduceFn('workgroupMax', 'red', (a, b) => `max(${a}, ${b})`)}
+  /** v shared by the workgroup, as a value the compiler knows is uniform (loop bounds around barriers). */
+  fn uniformValue(tid : i32, v : i32) -> i32 {
+    if (tid == 0) { wgValue = v; }
+    return workgroupUniformLoad(&wgValue);
+  }`;
+}
+
+/**
+ * WGSL: the opening lines of a tiled attention program, one workgroup per (batch row b, position, head): `tid`; `B`
+ * and `T` (mask [B, T], unless `T` is given); `rows`, the workgroups with work; `row`, this one, and `r`, it clamped
+ * into range (no early return: barriers follow); then the head (`head`, of `per` per position), the packed row
+ * b T + position (`packed`), `b` and the position (`pos`).
+ */
+function workgroupRow(o: { per: 'NH' | 'NKV'; head: string; packed: string; pos: string; T?: string }): string {
+  return `
+    let tid = i32(localId.x);
+    let B = uniforms.maskShape[0];
+    let T = ${o.T ?? 'uniforms.maskShape[1]'};
+    let rows = B * T * ${o.per};
+    let row = index / WG;
+    let r = min(row, rows - 1);
+    let ${o.head} = r % ${o.per};
+    let ${o.packed} = r / ${o.per};
+    let b = ${o.packed} / T;
+    let ${o.pos} = ${o.packed} - b * T;`;
 }
 
 /** WGSL constants of a head layout (baked into the shader, so part of its key). */
@@ -472,35 +518,34 @@ function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
   const { numHeads: nH, headDim: hd } = a;
   const [B, T] = mask.shape;
   const hc = headConstants(a);
-  // Query (b, i, h): invocation index = (b T + i) nH + h.
-  const query = `
-    let B = uniforms.maskShape[0];
-    let T = uniforms.maskShape[1];
-    if (index >= B * T * NH) { return; }
-    let h = index % NH;
-    let bi = index / NH;          // the packed row b T + i
-    let b = bi / T;
-    let i = bi - b * T;
+  // One workgroup per query (b, i, h): workgroup index = (b T + i) nH + h. It sees keys j <= i of its own batch row
+  // whose mask is 1.
+  const query = `${workgroupRow({ per: 'NH', head: 'h', packed: 'bi', pos: 'i' })}
     let q = bi * W + h * HD;
     let kOff = (NH + h / GROUP) * HD;
-    let vOff = (NH + NKV + h / GROUP) * HD;`;
-  // Query (b, i, h) sees keys j <= i of its own batch row whose mask is 1.
-  const keysSeen = { last: 'i', maskRow: 'b * T', keys: 'qkv', keyAt: '(b * T + j) * W + kOff' };
-  // One invocation per (batch, head, query): the log-sum-exp of its scaled scores over the keys it sees
-  // (s <= i, mask 1), or -infinity when it sees none. Output [B, nH, T].
-  const lseCode = `${hc.wgsl}
-  fn main(index : i32) {${query}${onlineSoftmax(keysSeen)}
-    result[(b * NH + h) * T + i] = select(-uniforms.INFINITY, m + log(sum), sum > 0.0);
+    let vOff = (NH + NKV + h / GROUP) * HD;
+    for (var d = tid; d < HD; d = d + WG) { qRow[d] = qkv[q + d]; }
+    let lastU = uniformValue(tid, i);   // (also the barrier after the row load)`;
+  const keysSeen = { last: 'i', maskRow: 'b * T', keys: 'qkv', keyAt: (j: string) => `(b * T + ${j}) * W + kOff` };
+  // The log-sum-exp of each query's scaled scores over the keys it sees, or -infinity when it sees none.
+  // Output [B, nH, T].
+  const lseCode = `${hc.wgsl}${attentionHeader(hd)}
+  fn main(index : i32) {${query}${tiledSoftmax(keysSeen)}
+    if (row < rows && tid == 0) { result[(b * NH + h) * T + i] = select(-uniforms.INFINITY, m + log(sum), sum > 0.0); }
   }`;
-  const lse = backend.runWebGPUProgram(perItem(`attn_lse_${hc.key}`, ['qkv', 'mask'], [B, nH, T], B * T * nH, lseCode), [qkv, mask], 'float32');
-  // One invocation per (batch, head, query): softmax-weighted sum of the values it sees, in one pass with a running
-  // max (online softmax); zeros when it sees no key. Output [B T, nH hd].
-  const outCode = `${hc.wgsl}
-  fn main(index : i32) {${query}${onlineSoftmax({ ...keysSeen, values: { buffer: 'qkv', at: '(b * T + j) * W + vOff' } })}
+  const lse = backend.runWebGPUProgram(perRow(`attn_lse_${hc.key}`, ['qkv', 'mask'], [B, nH, T], B * T * nH, lseCode), [qkv, mask], 'float32');
+  // The softmax-weighted sum of the values each query sees; zeros when it sees no key. Output [B T, nH hd].
+  const outCode = `${hc.wgsl}${attentionHeader(hd)}
+  fn main(index : i32) {${query}${tiledSoftmax({ ...keysSeen, values: { buffer: 'qkv', at: (j: string) => `(b * T + ${j}) * W + vOff` } })}
     let norm = select(0.0, 1.0 / sum, sum > 0.0);
-    for (var d = 0; d < HD; d = d + 1) { result[bi * NH * HD + h * HD + d] = acc[d] * norm; }
+    if (row < rows) {
+      for (var c = 0; c < DPT; c = c + 1) {
+        let d = tid + c * WG;
+        if (d < HD) { result[bi * NH * HD + h * HD + d] = acc[c] * norm; }
+      }
+    }
   }`;
-  const out = backend.runWebGPUProgram(perItem(`attn_out_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], B * T * nH, outCode), [qkv, mask], 'float32');
+  const out = backend.runWebGPUProgram(perRow(`attn_out_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], B * T * nH, outCode), [qkv, mask], 'float32');
   return [out, lse];
 }
 
@@ -518,20 +563,7 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
   // taken in index order (deterministic, and the same order as cpu.ts). The loops run to a bound shared by the
   // workgroup (workgroupUniformLoad), as barriers require; dq's program writes the q columns of dqkv, then dk/dv's
   // program writes the k and v columns into the same tensor.
-  const dpt = Math.ceil(hd / WG);   // dimensions per invocation
-  const common = `${hc.wgsl}
-  const WG = ${WG};
-  const DPT = ${dpt};
-  var<workgroup> rowA : array<f32, HD>;
-  var<workgroup> rowB : array<f32, HD>;
-  var<workgroup> tileP : array<f32, ${WG}>;
-  var<workgroup> tileS : array<f32, ${WG}>;
-  var<workgroup> wgValue : i32;
-  /** v shared by the workgroup, as a value the compiler knows is uniform (loop bounds around barriers). */
-  fn uniformValue(tid : i32, v : i32) -> i32 {
-    if (tid == 0) { wgValue = v; }
-    return workgroupUniformLoad(&wgValue);
-  }`;
+  const common = `${hc.wgsl}${attentionHeader(hd)}`;
   // D[b, h, i] = dO_i . O_i (one invocation per row and head).
   const dCode = `${hc.wgsl}
   fn main(index : i32) {
@@ -548,22 +580,12 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
     [dOut, out], 'float32', [i32(B), i32(T)]);
   // dq: workgroup (b, i, h); tiles of keys j = j0 .. j0 + WG - 1 <= i.
   const dqCode = `${common}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let B = uniforms.maskShape[0];
-    let T = uniforms.maskShape[1];
-    let rows = B * T * NH;
-    let row = index / WG;
-    let r = min(row, rows - 1);
-    let h = r % NH;
-    let bi = r / NH;
-    let b = bi / T;
-    let i = bi - b * T;
+  fn main(index : i32) {${workgroupRow({ per: 'NH', head: 'h', packed: 'bi', pos: 'i' })}
     let q = bi * W + h * HD;
     let o = bi * NH * HD + h * HD;
     let kOff = (NH + h / GROUP) * HD;
     let vOff = (NH + NKV + h / GROUP) * HD;
-    for (var d = tid; d < HD; d = d + WG) { rowA[d] = qkv[q + d]; rowB[d] = dOut[o + d]; }
+    for (var d = tid; d < HD; d = d + WG) { qRow[d] = qkv[q + d]; rowB[d] = dOut[o + d]; }
     let l = lse[(b * NH + h) * T + i];
     let Di = Dt[(b * NH + h) * T + i];
     let live = l > ${NEG};
@@ -578,7 +600,7 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
         var score = 0.0;
         var dp = 0.0;
         for (var d = 0; d < HD; d = d + 1) {
-          score = score + rowA[d] * qkv[k + d];
+          score = score + qRow[d] * qkv[k + d];
           dp = dp + rowB[d] * qkv[v + d];
         }
         ds = exp(score * SCALE - l) * (dp - Di) * SCALE;
@@ -607,20 +629,10 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
   const dqkv = backend.runWebGPUProgram(perRow(`attn_grad_q_${hc.key}`, names, qkv.shape, B * T * nH, dqCode), inputs, 'float32');
   // dk, dv: workgroup (b, j, g); for each query head h of group g, tiles of queries i = i0 .. i0 + WG - 1 >= j.
   const dkvCode = `${common}
-  fn main(index : i32) {
-    let tid = i32(localId.x);
-    let B = uniforms.maskShape[0];
-    let T = uniforms.maskShape[1];
-    let rows = B * T * NKV;
-    let row = index / WG;
-    let r = min(row, rows - 1);
-    let g = r % NKV;
-    let bj = r / NKV;
-    let b = bj / T;
-    let j = bj - b * T;
+  fn main(index : i32) {${workgroupRow({ per: 'NKV', head: 'g', packed: 'bj', pos: 'j' })}
     let k = bj * W + (NH + g) * HD;
     let v = bj * W + (NH + NKV + g) * HD;
-    for (var d = tid; d < HD; d = d + WG) { rowA[d] = qkv[k + d]; rowB[d] = qkv[v + d]; }
+    for (var d = tid; d < HD; d = d + WG) { qRow[d] = qkv[k + d]; rowB[d] = qkv[v + d]; }   // (here: key and value)
     let live = f32(mask[bj]) != 0.0;
     var dk : array<f32, DPT>;
     var dv : array<f32, DPT>;
@@ -637,7 +649,7 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
           var score = 0.0;
           var dp = 0.0;
           for (var d = 0; d < HD; d = d + 1) {
-            score = score + qkv[q + d] * rowA[d];
+            score = score + qkv[q + d] * qRow[d];
             dp = dp + dOut[o + d] * rowB[d];
           }
           p = exp(score * SCALE - lse[(b * NH + h) * T + i]);
@@ -701,25 +713,26 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
   // buffer has changed. (runWebGPUProgram uploaded any not-yet-uploaded values before writing, so nothing is lost.)
   backend.tensorMap.get(cacheK.dataId).values = null;
   backend.tensorMap.get(cacheV.dataId).values = null;
-  // One invocation per (batch, new row t, head h): online-softmax attention over the cache slots it sees
+  // One workgroup per (batch, new row t, head h): online-softmax attention over the cache slots it sees
   // (s <= slot + t, mask 1), the new rows included (written just above); zeros when it sees none.
-  const code = `${hc.wgsl}
-  fn main(index : i32) {
+  const code = `${hc.wgsl}${attentionHeader(hd)}
+  fn main(index : i32) {${workgroupRow({ per: 'NH', head: 'h', packed: 'bt', pos: 't', T: 'uniforms.qkvShape[0] / uniforms.maskShape[0]' })}
     let KW = NKV * HD;
-    let B = uniforms.maskShape[0];
     let C = uniforms.maskShape[1];
-    let T = uniforms.qkvShape[0] / B;
-    if (index >= B * T * NH) { return; }
-    let h = index % NH;
-    let bt = index / NH;
-    let b = bt / T;
-    let t = bt - b * T;
     let q = bt * W + h * HD;
-    let kv = (h / GROUP) * HD;${onlineSoftmax({ last: 'uniforms.slot + t', maskRow: 'b * C', keys: 'cacheK', keyAt: '(b * C + j) * KW + kv', values: { buffer: 'cacheV', at: 'k' } })}
+    let kv = (h / GROUP) * HD;
+    for (var d = tid; d < HD; d = d + WG) { qRow[d] = qkv[q + d]; }
+    let lastU = uniformValue(tid, uniforms.slot + t);${tiledSoftmax({ last: 'uniforms.slot + t', maskRow: 'b * C', keys: 'cacheK',
+      keyAt: (j: string) => `(b * C + ${j}) * KW + kv`, values: { buffer: 'cacheV', at: (j: string) => `(b * C + ${j}) * KW + kv` } })}
     let norm = select(0.0, 1.0 / sum, sum > 0.0);
-    for (var d = 0; d < HD; d = d + 1) { result[bt * NH * HD + h * HD + d] = acc[d] * norm; }
+    if (row < rows) {
+      for (var c = 0; c < DPT; c = c + 1) {
+        let d = tid + c * WG;
+        if (d < HD) { result[bt * NH * HD + h * HD + d] = acc[c] * norm; }
+      }
+    }
   }`;
-  const out = backend.runWebGPUProgram(perItem(`attn_cached_${hc.key}`, ['qkv', 'cacheK', 'cacheV', 'mask'], [B * T, nH * hd], B * T * nH, code, 'slot : i32,'),
+  const out = backend.runWebGPUProgram(perRow(`attn_cached_${hc.key}`, ['qkv', 'cacheK', 'cacheV', 'mask'], [B * T, nH * hd], B * T * nH, code, 'slot : i32,'),
     [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)]);
   backend.incRef(cacheK.dataId);
   backend.incRef(cacheV.dataId);
@@ -735,6 +748,6 @@ export function registerWebGpuKernels(): void {
     embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention, attentionGrad,
     cachedAttention, logProbs, logProbsGrad,
     ...webGpuAdamWKernels,    // AdamW's per-variable layout: its gradient norm and the update in place
-    ...webGpuMatmulKernels,   // opt-in: only ragen bench's matmul section calls them
+    ...webGpuMatmulKernels,   // the tiled matmul (webgpuMatMulRoute.ts routes the model's matmuls to it on a GPU)
   });
 }

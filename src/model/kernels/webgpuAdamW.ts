@@ -18,7 +18,7 @@
 // Finiteness without isFinite: WGSL lets compilers assume floats are finite, so the test looks at the bits (an
 // exponent of all ones is Inf or NaN), as tfjs-webgpu's own isnan does.
 import type { AdamWAttrs } from './ops';
-import { WG, perItem, type Args, type Info } from './webgpuProgram';
+import { WG, perItem, workgroupReduceFn, type Args, type Info } from './webgpuProgram';
 
 /** Partial sums per variable: at most this many workgroups each (each loops over its share of the variable). */
 const MAX_GROUPS = 256;
@@ -29,16 +29,7 @@ const f32 = (...data: number[]) => ({ type: 'float32' as const, data });
 const i32 = (...data: number[]) => ({ type: 'int32' as const, data });
 
 const WORKGROUP_SUM = `
-  var<workgroup> partial : array<f32, ${WG}>;
-  fn workgroupSum(tid : i32, v : f32) -> f32 {
-    partial[tid] = v;
-    workgroupBarrier();
-    for (var stride = ${WG / 2}; stride > 0; stride = stride / 2) {
-      if (tid < stride) { partial[tid] = partial[tid] + partial[tid + stride]; }
-      workgroupBarrier();
-    }
-    return partial[0];
-  }`;
+  var<workgroup> partial : array<f32, ${WG}>;${workgroupReduceFn('workgroupSum', 'partial', (a, b) => `${a} + ${b}`)}`;
 
 /**
  * The sum of squares of every element of inputs t0..t{n-1}, as a scalar: per tensor, `groupsFor(size)` workgroups

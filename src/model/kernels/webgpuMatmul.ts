@@ -1,7 +1,8 @@
-// A candidate tiled matmul for tfjs's webgpu backend (issue 33: is tfjs-webgpu's generic matmul what keeps a
-// qwen0.5b update at 0.07x PyTorch CUDA?). OPT-IN ONLY: the model never calls it; `ragen bench --only matmul` times
-// it next to tf.matMul (src/cli/bench-matmul.ts), and tests/unit/model/webgpu-matmul.test.ts checks it against a
-// float64 product on SwiftShader. Registered like the fused kernels (ops.ts: tiledMatMul, packHalf).
+// A tiled matmul for tfjs's webgpu backend (issue 33). The model's matmuls run in it on a GPU: src/model/webgpuMatMulRoute.ts
+// routes tfjs's BatchMatMul and _FusedMatMul kernels here (on an H100 it beat tf.matMul on every product of a
+// qwen0.5b update; BENCHMARKS.md). `ragen bench --only matmul` times its tile shapes next to tf.matMul
+// (src/cli/bench-matmul.ts), and tests/unit/model/webgpu-matmul.test.ts checks it against a float64 product on
+// SwiftShader. Registered like the fused kernels (ops.ts: tiledMatMul, packHalf).
 //
 // C [M, N] = op(A) op(B), op = identity or transpose (the three forms of a linear layer's forward and backward:
 // x W^T, dY W, dY^T x), 2-D, f32 accumulation. The shader:
@@ -103,10 +104,11 @@ function loadTile(x: string, width: number, kMajor: boolean, row0: string): stri
 }
 
 /**
- * The program for C = op(A) op(B) with C [M, N]; with S K ranges (workgroup layer z sums k in [z KS, (z + 1) KS)),
- * the output is the S partial products, [S M, N].
+ * The program for C = op(A) op(B) (+ bias, a row of N added to every row) with C [M, N]; with S K ranges (workgroup
+ * layer z sums k in [z KS, (z + 1) KS)), the output is the S partial products, [S M, N], without the bias.
  */
-function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, storage: Storage, vecA: boolean, vecB: boolean): Program {
+function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, storage: Storage, vecA: boolean, vecB: boolean,
+                      hasBias: boolean): Program {
   const { transposeA, transposeB, tileRows: BM, tileCols: BN } = attrs;
   const TM = BM / 16, TN4 = BN / 64;   // per invocation: TM output rows, TN4 vec4s of columns
   const vecC = N % 4 === 0;
@@ -156,17 +158,19 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
     let M = uniforms.M;
     let N = uniforms.N;
     if (m >= M || n >= N) { return; }
+    var c = v;${hasBias ? `
+    for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { c[j] = c[j] + bias[n + j]; } }` : ''}
     ${vecC
-      ? 'result[(base + m * N + n) / 4] = v;'
-      : 'for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { result[base + m * N + n + j] = v[j]; } }'}
+      ? 'result[(base + m * N + n) / 4] = c;'
+      : 'for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { result[base + m * N + n + j] = c[j]; } }'}
   }`;
   const components = storage === 'f16' ? 2 : 4;
   return {
-    variableNames: ['a', 'b'],
-    variableComponents: [vecA ? components : 1, vecB ? components : 1],
+    variableNames: hasBias ? ['a', 'b', 'bias'] : ['a', 'b'],
+    variableComponents: [vecA ? components : 1, vecB ? components : 1, ...(hasBias ? [1] : [])],
     outputComponent: vecC ? 4 : 1,
     outputShape: [S * M, N],
-    shaderKey: `ragen_tiled_matmul_${storage}_${BM}x${BN}_${transposeA ? 't' : 'n'}${transposeB ? 't' : 'n'}_${+vecA}${+vecB}${+vecC}`,
+    shaderKey: `ragen_tiled_matmul_${storage}_${BM}x${BN}_${transposeA ? 't' : 'n'}${transposeB ? 't' : 'n'}_${+vecA}${+vecB}${+vecC}${hasBias ? '_bias' : ''}`,
     dispatchLayout: { x: [1], y: [0] },
     dispatch: [Math.ceil(N / BN), Math.ceil(M / BM), S],
     workgroupSize: [THREADS, 1, 1],
@@ -175,8 +179,9 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
   };
 }
 
-/** RagenTiledMatMul: inputs a, b both float32 (f32 storage) or both packed by packHalf (int32, f16 storage). */
-function tiledMatMul({ inputs: { a, b }, backend, attrs }: Args): Info {
+/** RagenTiledMatMul: inputs a, b both float32 (f32 storage) or both packed by packHalf (int32, f16 storage), and an
+ *  optional float32 `bias` of N values added to every row of the product (in the same program). */
+function tiledMatMul({ inputs: { a, b, bias }, backend, attrs }: Args): Info {
   const { transposeA, transposeB, tileRows, tileCols, splitK } = attrs as unknown as TiledMatMulAttrs;
   if (a.shape.length !== 2 || b.shape.length !== 2) throw new Error(`tiledMatMul: 2-D operands only, got [${a.shape}] and [${b.shape}]`);
   for (const [name, v] of [['tileRows', tileRows], ['tileCols', tileCols]] as const) {
@@ -193,20 +198,26 @@ function tiledMatMul({ inputs: { a, b }, backend, attrs }: Args): Info {
   if (!Number.isInteger(splitK) || splitK < 0) throw new Error(`tiledMatMul: splitK must be an integer >= 0, got ${splitK}`);
   const S = Math.min(splitK || autoSplitK(M, N, K, tileRows, tileCols), Math.max(1, Math.ceil(K / BK)));
   const KS = Math.ceil(K / S / BK) * BK;
-  const program = tiledProgram(M, N, S, { transposeA, transposeB, tileRows, tileCols, splitK: S }, storage, aC % 4 === 0, bC % 4 === 0);
-  const out = backend.runWebGPUProgram(program, [a, b], 'float32',
+  if (bias && (bias.dtype !== 'float32' || bias.shape.reduce((p, d) => p * d, 1) !== N)) {
+    throw new Error(`tiledMatMul: the bias must be float32 with N = ${N} values, got ${bias.dtype} [${bias.shape}]`);
+  }
+  const rowBias = bias ? [{ ...bias, shape: [N] }] : [];
+  const program = tiledProgram(M, N, S, { transposeA, transposeB, tileRows, tileCols, splitK: S }, storage, aC % 4 === 0, bC % 4 === 0,
+    bias !== undefined && S === 1);
+  const out = backend.runWebGPUProgram(program, [a, b, ...(S === 1 ? rowBias : [])], 'float32',
     [{ type: 'int32', data: [M] }, { type: 'int32', data: [N] }, { type: 'int32', data: [K] }, { type: 'int32', data: [KS] }]);
   if (S === 1) return out;
-  // The S partial products [S M, N], summed in order of s: one invocation per element of C.
+  // The S partial products [S M, N], summed in order of s (then the bias): one invocation per element of C.
   const code = `
   fn main(index : i32) {
     let MN = uniforms.outShape[0] * uniforms.outShape[1];
     if (index >= MN) { return; }
     var sum = 0.0;
     for (var s = 0; s < ${S}; s = s + 1) { sum = sum + partial[s * MN + index]; }
-    result[index] = sum;
+    result[index] = sum${bias ? ' + bias[index % uniforms.outShape[1]]' : ''};
   }`;
-  const sum = backend.runWebGPUProgram(perItem(`split_k_sum_${S}`, ['partial'], [M, N], M * N, code), [out], 'float32');
+  const sum = backend.runWebGPUProgram(perItem(`split_k_sum_${S}${bias ? '_bias' : ''}`, bias ? ['partial', 'bias'] : ['partial'], [M, N], M * N, code),
+    [out, ...rowBias], 'float32');
   backend.disposeData(out.dataId);
   return sum;
 }
@@ -227,5 +238,5 @@ function packHalf({ inputs: { x }, backend }: Args): Info {
   return backend.runWebGPUProgram(perItem('pack_half', ['x'], [R, C / 2], words, code), [x], 'int32');
 }
 
-/** The opt-in matmul kernels, keyed as ops.ts's K (registered by registerWebGpuKernels). */
+/** The tiled matmul kernels, keyed as ops.ts's K (registered by registerWebGpuKernels). */
 export const webGpuMatmulKernels = { tiledMatMul, packHalf };

@@ -45,3 +45,23 @@ export function perItem(key: string, variableNames: string[], outputShape: numbe
     getUserCode: () => code,
   };
 }
+
+/**
+ * WGSL `fn NAME(tid : i32, v : f32) -> f32`: v combined over the workgroup of WG invocations (every invocation gets
+ * the result) by a tree in the workgroup array `scratch` (WG floats, declared by the caller), `combine(a, b)` being
+ * the WGSL of one step (a sum, a max). It holds barriers: call it from uniform control flow.
+ */
+export function workgroupReduceFn(name: string, scratch: string, combine: (a: string, b: string) => string): string {
+  return `
+  fn ${name}(tid : i32, v : f32) -> f32 {
+    ${scratch}[tid] = v;
+    workgroupBarrier();
+    for (var stride = ${WG / 2}; stride > 0; stride = stride / 2) {
+      if (tid < stride) { ${scratch}[tid] = ${combine(`${scratch}[tid]`, `${scratch}[tid + stride]`)}; }
+      workgroupBarrier();
+    }
+    let total = ${scratch}[0];
+    workgroupBarrier();
+    return total;
+  }`;
+}

@@ -108,6 +108,23 @@ export function describeFusedKernels(backend: string, opts: { tol?: number; setu
       tf.dispose(Object.values(grads));
     });
 
+    // The Trainer builds the critic and the reference from clones of the actor's weights; on cpu (and webgpu) a
+    // clone shares its data, and an in-place step must not write into the other model's weights.
+    if (optimizer) it("AdamW in place leaves a variable built from a clone of the stepped one (another model's weight) alone", async () => {
+      const w = tf.variable(rand([6, 5], 60), true);
+      const c = w.clone();
+      const other = tf.variable(c, true);
+      c.dispose();
+      const before = Array.from(await other.data());
+      const opt = new AdamW({ w }, { lr: 0.1 });
+      const g = { w: rand([6, 5], 61) };
+      expect((await opt.stepClipped(g, 1.0)).applied).toBe(true);
+      expect(Array.from(await other.data())).toEqual(before);
+      expect(Array.from(await w.data())).not.toEqual(before);
+      tf.dispose([w, other, g.w]);
+      opt.dispose();
+    });
+
     if (optimizer) it('AdamW writes nothing when an updated weight would not be finite (a learning rate of 1e39)', async () => {
       const vars = { w: tf.variable(rand([4, 4], 50), true) };
       const before = await vars.w.data();

@@ -5,6 +5,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 import * as fused from '../../../src/model/kernels/index';
+import { unfused } from '../../../src/model/kernels/index';
 import { AdamW, clipGradNormAsync } from '../../../src/model/adamw';
 import { describeFusedKernels } from './kernels-helpers';
 
@@ -14,6 +15,52 @@ const setup = async () => {
 };
 
 describeFusedKernels('webgpu', { setup });
+
+describe('the tiled attention programs, past one tile and with two head dimensions per invocation', () => {
+  beforeAll(setup);
+  // headDim 128 (Qwen2.5-3B's): each of a workgroup's 64 invocations owns two dimensions; 150 positions: three
+  // tiles of keys, the last one partial; row 1 left-padded (its first queries see no key).
+  const heads = { numHeads: 4, numKvHeads: 2, headDim: 128 };
+  const T = 150, W = (4 + 2 * 2) * 128, kw = 2 * 128;
+  const maskRows = [Array(T).fill(1), Array.from({ length: T }, (_, i) => (i < 5 ? 0 : 1))];
+  const maxDiff = async (a: tf.Tensor, b: tf.Tensor) => (await tf.tidy(() => a.sub(b).abs().max()).data())[0];
+
+  it('forward and gradient equal the stock composition', async () => {
+    const qkv = tf.randomUniform([2 * T, W], -2, 2, 'float32', 21) as tf.Tensor2D;
+    const mask = tf.tensor2d(maskRows);
+    const dy = tf.randomUniform([2 * T, 4 * 128], -1, 1, 'float32', 22);
+    const run = (impl: typeof unfused.attention) => tf.valueAndGrad((x: tf.Tensor) => impl(x as tf.Tensor2D, mask, heads).mul(dy).sum() as tf.Scalar);
+    const a = run(fused.attention)(qkv), b = run(unfused.attention)(qkv);
+    expect(await maxDiff(a.grad, b.grad)).toBeLessThan(2e-5);
+    expect(Math.abs((await a.value.data())[0] - (await b.value.data())[0])).toBeLessThan(1e-3);
+    const out = fused.attention(qkv, mask, heads), ref = unfused.attention(qkv, mask, heads);
+    expect(await maxDiff(out, ref)).toBeLessThan(2e-5);
+    expect(Array.from(await out.slice([T, 0], [5, 4 * 128]).data()).every((v) => v === 0)).toBe(true);
+    tf.dispose([qkv, mask, dy, a.value, a.grad, b.value, b.grad, out, ref]);
+  });
+
+  it('a 100-position prefill then decode steps through the KV cache equal full attention', async () => {
+    const qkv = tf.randomUniform([2 * T, W], -2, 2, 'float32', 23) as tf.Tensor2D;
+    const C = T + 6;
+    const slotMask = tf.tensor2d(maskRows.map((r) => [...r, 0, 0, 0, 0, 0, 0]));
+    const full = unfused.attention(qkv, tf.tensor2d(maskRows), heads);
+    const rows = qkv.reshape([2, T, W]);
+    let k = tf.zeros([2, C, kw]) as tf.Tensor3D, v = tf.zeros([2, C, kw]) as tf.Tensor3D;
+    const outs: tf.Tensor[] = [];
+    for (const [slot, n] of [[0, 100], [100, 1], [101, 49]] as const) {
+      const part = rows.slice([0, slot, 0], [2, n, W]).reshape([2 * n, W]) as tf.Tensor2D;
+      const [out, nk, nv] = fused.cachedAttention(part, k, v, slotMask, slot, heads);
+      if (nk !== k) k.dispose();
+      if (nv !== v) v.dispose();
+      k = nk; v = nv;
+      outs.push(out.reshape([2, n, -1]));
+      tf.dispose([part, out]);
+    }
+    const stitched = tf.concat(outs, 1).reshape([2 * T, -1]);
+    expect(await maxDiff(stitched, full)).toBeLessThan(2e-5);
+    tf.dispose([qkv, slotMask, full, rows, k, v, stitched, ...outs]);
+  });
+});
 
 describe("AdamW's per-variable kernels write in place, and nothing else changes", () => {
   beforeAll(setup);

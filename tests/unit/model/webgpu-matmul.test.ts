@@ -101,6 +101,25 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
     }
   }, 120_000);
 
+  it('a bias row is added in the output pass: one program, split-K included, rows off multiples of 4', async () => {
+    for (const [M, N, K, splitK] of [[70, 66, 40, 1], [70, 68, 300, 3], [5, 9, 2100, 0]] as const) {
+      const a = values(M, K, 3), b = values(K, N, 4), bias = values(1, N, 5);
+      const ta = tf.tensor2d(a, [M, K]), tb = tf.tensor2d(b, [K, N]), tbias = tf.tensor1d(bias);
+      const c = tiledMatMul(ta, tb, { splitK, bias: tbias });
+      const got = await c.data();
+      const want = reference(a, b, M, N, K, false, false);
+      let err = 0, scale = 0;
+      for (let i = 0; i < want.length; i++) {
+        err = Math.max(err, Math.abs(got[i] - (want[i] + bias[i % N])));
+        scale = Math.max(scale, Math.abs(want[i] + bias[i % N]));
+      }
+      expect(err / scale, `${M} x ${N} x ${K}, split ${splitK}`).toBeLessThan(1e-5);
+      tf.dispose([ta, tb, tbias, c]);
+    }
+    expect(() => tiledMatMul(tf.zeros([2, 3]) as tf.Tensor2D, tf.zeros([3, 4]) as tf.Tensor2D, { bias: tf.zeros([5]) as tf.Tensor1D }))
+      .toThrow(/the bias must be float32 with N = 4 values, got float32 \[5\]/);
+  });
+
   it('packHalf rounds to the nearest f16 (1/3 -> 0.333251953125, 0.1 -> 0.0999755859375) and keeps tensors flat', async () => {
     const before = tf.memory().numTensors;
     const x = tf.tensor2d([[1 / 3, 0.1, -2.5, 1000]]);

@@ -1,0 +1,87 @@
+// The model's matmuls on webgpu through our tiled WGSL kernel (kernels/webgpuMatmul.ts) instead of tfjs's own.
+//
+// Why: on an H100 every matmul of a qwen0.5b update ran faster in the tiled kernel (64 x 64 tiles) than in
+// tf.matMul, 1.1-17x per product, and the update's matmuls took 237 ms instead of 720 (BENCHMARKS.md, "Matmuls
+// alone"; PyTorch: 114). Its results differ from tf.matMul's by float rounding (relative ~1e-6) and are the same on
+// every run. The op-level API and gradients are untouched: tfjs's BatchMatMul and _FusedMatMul kernels on webgpu
+// are re-registered to send what the tiled kernel does (float32, batch dimensions of 1, no activation, a row bias,
+// at least MIN_TILED_ROWS rows: training and prefill, not decode steps) there, and the rest to tfjs's kernel, as
+// wasmMatMul.ts does for wasm.
+//
+// Which matmul runs: `RAGEN_WEBGPU_MATMUL` (Node's environment) = `tiled` or `tfjs`; by default tiled on a GPU and
+// tfjs's on a software adapter (SwiftShader, where the tests choose explicitly: setWebGpuMatMul).
+import * as tf from '@tensorflow/tfjs';
+import { webGpuMatmulKernels } from './kernels/webgpuMatmul';
+import type { Args, Info } from './kernels/webgpuProgram';
+
+export type WebGpuMatMul = 'tiled' | 'tfjs';
+
+let mode: WebGpuMatMul = 'tfjs';
+let installed = false;
+
+/** Which matmul the model's webgpu matmuls run now. */
+export function webGpuMatMul(): WebGpuMatMul {
+  return mode;
+}
+
+/** Chooses the matmul of webgpu's BatchMatMul and _FusedMatMul kernels (installing the router on first use). */
+export function setWebGpuMatMul(next: WebGpuMatMul): void {
+  if (next !== 'tiled' && next !== 'tfjs') throw new Error(`webgpu matmul must be 'tiled' or 'tfjs', got '${String(next)}'`);
+  install();
+  mode = next;
+}
+
+/** The choice for a fresh webgpu backend: RAGEN_WEBGPU_MATMUL where set, else tiled on a GPU, tfjs's on software. */
+export function defaultWebGpuMatMul(softwareAdapter: boolean): WebGpuMatMul {
+  const env = typeof process !== 'undefined' ? process.env?.RAGEN_WEBGPU_MATMUL : undefined;
+  if (env !== undefined && env !== '') {
+    if (env !== 'tiled' && env !== 'tfjs') throw new Error(`RAGEN_WEBGPU_MATMUL must be 'tiled' or 'tfjs', got '${env}'`);
+    return env;
+  }
+  return softwareAdapter ? 'tfjs' : 'tiled';
+}
+
+const TILED = { tileRows: 64, tileCols: 64, splitK: 0 } as const;
+
+/** Products with fewer rows stay on tfjs's kernel: decode steps (one row per sequence) were not measured against it,
+ *  tfjs has a small-output path for them, and a 64 x 64 tile would compute mostly padding (split-K, which a long K
+ *  with few tiles gets, would add a dispatch to a launch-bound step). */
+export const MIN_TILED_ROWS = 64;
+
+/** The last two dimensions, when every dimension before them is 1 (one matrix), else null. */
+function matrixOf(x: Info): [number, number] | null {
+  const r = x.shape.length;
+  if (r < 2 || x.shape.slice(0, r - 2).some((d) => d !== 1)) return null;
+  return [x.shape[r - 2], x.shape[r - 1]];
+}
+
+/** Runs op(a) op(b) (+ bias) in the tiled kernel, or returns null when it does not apply to these inputs. */
+function tiled(args: Args): Info | null {
+  const { a, b, bias, preluActivationWeights } = args.inputs;
+  const { transposeA, transposeB, activation } = args.attrs as { transposeA: boolean; transposeB: boolean; activation?: string };
+  if (mode !== 'tiled' || preluActivationWeights || (activation !== undefined && activation !== 'linear')) return null;
+  if (a.dtype !== 'float32' || b.dtype !== 'float32') return null;
+  const ma = matrixOf(a), mb = matrixOf(b);
+  if (!ma || !mb) return null;
+  const [M, K] = transposeA ? [ma[1], ma[0]] : ma;
+  const N = transposeB ? mb[0] : mb[1];
+  if (M < MIN_TILED_ROWS || N === 0 || K === 0) return null;
+  if (bias && (bias.dtype !== 'float32' || bias.shape.reduce((p, d) => p * d, 1) !== N || bias.shape.slice(0, -1).some((d) => d !== 1))) return null;
+  const inputs: Args['inputs'] = { a: { ...a, shape: ma }, b: { ...b, shape: mb } };
+  if (bias) inputs.bias = bias;   // added in the kernel's own output pass
+  const out = webGpuMatmulKernels.tiledMatMul({ inputs, backend: args.backend, attrs: { transposeA, transposeB, ...TILED } });
+  const rank = Math.max(a.shape.length, b.shape.length);
+  return { ...out, shape: [...new Array(rank - 2).fill(1), M, N] };
+}
+
+function install(): void {
+  if (installed) return;
+  for (const name of ['BatchMatMul', '_FusedMatMul']) {
+    const stock = tf.getKernel(name, 'webgpu');
+    if (!stock) throw new Error(`webgpu matmul: tfjs's webgpu backend has no ${name} kernel to route`);
+    const tfjsKernel = stock.kernelFunc as unknown as (args: Args) => Info;
+    tf.unregisterKernel(name, 'webgpu');
+    tf.registerKernel({ ...stock, kernelFunc: ((args: Args) => tiled(args) ?? tfjsKernel(args)) as unknown as tf.KernelFunc });
+  }
+  installed = true;
+}
