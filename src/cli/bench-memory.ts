@@ -34,7 +34,7 @@ import { LoraAdapters, loraWeightShapes, type LoraSettings } from '../model/lora
 import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
-import { measurePeakMemory } from './bench-model';
+import { benchLossGrads, measurePeakMemory } from './bench-model';
 import { FLAG_LIMITS, clip, intFlag, intListFlag } from './flags';
 import { UsageError } from './usage';
 
@@ -217,10 +217,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
       if (critic) await scoreWith(critic.model)();
     });
     const actorBackward = async () => {
-      const { value, grads } = namedVariableGrads(a.trainableVariables, () => tf.tidy(() => {
-        const { logProbs, entropy } = tokenLogProbs(a, ids);
-        return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
-      }));
+      const { value, grads } = benchLossGrads(a, ids, a.trainableVariables);
       await value.data();
       value.dispose();
       actorGrads = grads;

@@ -276,10 +276,7 @@ export async function kernelCounts(model: Qwen2Model, w: ModelWorkload, seed: nu
   let update: number;
   try {
     update = await count(async () => {
-      const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => {
-        const { logProbs, entropy } = tokenLogProbs(model, ids);
-        return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
-      }));
+      const { value, grads } = benchLossGrads(model, ids);
       await optimizer.stepClipped(grads, 1.0);
       tf.dispose([value, ...Object.values(grads)]);
     });
@@ -308,6 +305,18 @@ export async function kernelCounts(model: Qwen2Model, w: ModelWorkload, seed: nu
   }
 }
 
+/**
+ * The bench's training loss on `ids` (-mean log-prob - 0.001 mean entropy: a policy-gradient update's shape without
+ * its advantages) and its gradients for `vars` (default: every variable of the model).
+ */
+export function benchLossGrads(model: Qwen2Model, ids: tf.Tensor2D, vars: Record<string, tf.Variable> = model.variables):
+    { value: tf.Scalar; grads: Record<string, tf.Tensor> } {
+  return namedVariableGrads(vars, () => tf.tidy(() => {
+    const { logProbs, entropy } = tokenLogProbs(model, ids);
+    return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
+  }));
+}
+
 /** Random token ids [rows, length] in [0, vocab), from a seeded generator. */
 function randomIds(rows: number, length: number, vocab: number, seed: number): number[][] {
   const uniform = seededUniform(seed);
@@ -322,10 +331,7 @@ async function trainSecondsPerStep(model: Qwen2Model, w: ModelWorkload, seconds:
   const probe = model.variables['model.norm.weight'];
   try {
     return await secondsPerRepetition(w.warmup, seconds, async () => {
-      const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => {
-        const { logProbs, entropy } = tokenLogProbs(model, ids);
-        return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
-      }));
+      const { value, grads } = benchLossGrads(model, ids);
       await optimizer.stepClipped(grads, 1.0);
       tf.dispose([value, ...Object.values(grads)]);
       // webgpu queues work: reading an updated weight waits until the AdamW step has really run.

@@ -206,12 +206,12 @@ export class AdamW {
     const t = this.stepCount + 1;
     const present = this.names.filter((n) => grads[n]);
     // The same two passes as in-place kernels (webgpu: five dispatches per variable instead of ~35), where they exist.
-    const [params, ms, vs] = [this.vars, this.mOf!, this.vOf!].map((of) => present.map((n) => of[n]));
     if (hasPerVariableAdamW()) {
+      const [params, ms, vs] = [this.vars, this.mOf!, this.vOf!].map((of) => present.map((n) => of[n]));
       for (const x of [...params, ...ms, ...vs]) ownData(x);
       const applied = await adamWPerVariableInPlace(params, present.map((n) => grads[n]), ms, vs, this.attrs(t, coef));
       if (applied) this.stepCount = t;
-      return applied!;
+      return applied;
     }
     let ok: tf.Tensor = tf.scalar(true, 'bool');
     for (const n of present) {

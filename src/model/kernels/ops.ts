@@ -255,12 +255,12 @@ export function hasPerVariableAdamW(): boolean {
 
 /**
  * AdamW over `params` IN PLACE, each with its own moments ms[i], vs[i] (AdamW's per-variable layout), unless some
- * new value would be non-finite: then nothing changes. Returns whether it applied, or null without the kernels.
- * No other tensor may share the data of a weight or moment (see ownData).
+ * new value would be non-finite: then nothing changes. Returns whether it applied. Needs the kernels
+ * (hasPerVariableAdamW); no other tensor may share the data of a weight or moment (see ownData).
  */
 export async function adamWPerVariableInPlace(params: readonly tf.Variable[], grads: readonly tf.Tensor[], ms: readonly tf.Variable[],
-                                              vs: readonly tf.Variable[], attrs: AdamWAttrs): Promise<boolean | null> {
-  if (!has(K.adamWCheck) || !has(K.adamWWrite)) return null;
+                                              vs: readonly tf.Variable[], attrs: AdamWAttrs): Promise<boolean> {
+  if (!hasPerVariableAdamW()) throw new Error(`adamWPerVariableInPlace: the ${tf.getBackend()} backend has no per-variable AdamW kernels (webgpu only)`);
   const inputs: tf.NamedTensorMap = {};
   params.forEach((p, i) => Object.assign(inputs, { [`p${i}`]: p, [`g${i}`]: grads[i], [`m${i}`]: ms[i], [`v${i}`]: vs[i] }));
   const all = { ...attrs, n: params.length };
