@@ -174,14 +174,18 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
   const phase = async (name: MemoryPhase, unallocated: number, body: () => Promise<void>) => {
     if (!phases.includes(name)) return;
     note(`${name} ... (${elapsed()} so far)`);
+    const phaseStarted = Date.now();
     const peak = await measurePeakMemory(body);
     record(name, peak.peakBytes, unallocated);
+    // The phase's own time first: the running total also holds the models' random initialisation (tens of seconds
+    // at qwen0.5b), which once read as a slow phase.
     note(`${name}: peak ${gib(peak.peakBytes + unallocated)}${unallocated ? ` (of which ${gib(unallocated)} counted, not allocated)` : ''}, ` +
-      `resident before ${gib(peak.startBytes)}, ${peak.kernels.toLocaleString('en-US')} kernels, ${elapsed()}`);
+      `resident before ${gib(peak.startBytes)}, ${peak.kernels.toLocaleString('en-US')} kernels, ` +
+      `${((Date.now() - phaseStarted) / 1000).toFixed(1)} s (${elapsed()} so far)`);
   };
   const checkpointing = o.checkpointing ?? true;
   const build = (valueHead: boolean) => {
-    note(`building the ${valueHead ? 'critic' : 'actor'} (${(paramCount(config) / 1e6).toFixed(0)}M parameters)`);
+    note(`building the ${valueHead ? 'critic' : 'actor'} (${(paramCount(config) / 1e6).toFixed(0)}M parameters, random weights; ${elapsed()} so far)`);
     const model = new Qwen2Model(config, initQwen2Weights(config, seed + (valueHead ? 1 : 0), { valueHead }), { valueHead });
     if (o.lora) model.addAdapters(LoraAdapters.init(config, o.lora, seed + (valueHead ? 3 : 2)));
     model.gradientCheckpointing = checkpointing;

@@ -241,9 +241,11 @@ export class GenerationSession {
         const slot = start + promptLen + step;
         nextFree = slot + 1;
         for (let r = 0; r < rows; r++) visibleKeys[r * capacity + slot] = done[r] ? 0 : 1;
+        const anyDone = done.some(Boolean);
         logits = tf.tidy(() => {
-          const rowDone = tf.tensor1d(done, 'bool');
-          const ids = tf.where(rowDone, tf.fill([rows], opts.padTokenId, 'int32'), newest).reshape([rows, 1]) as tf.Tensor2D;
+          // While no row is known to be done the sampled ids go in as they are (two kernels fewer per step).
+          const fed = anyDone ? tf.where(tf.tensor1d(done, 'bool'), tf.fill([rows], opts.padTokenId, 'int32'), newest) : newest;
+          const ids = fed.reshape([rows, 1]) as tf.Tensor2D;
           const positions = tf.tensor1d(realLength.map((n) => n + step), 'int32');
           return advance(ids, positions, Math.max(...realLength) + step, slot);
         });

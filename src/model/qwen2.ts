@@ -325,7 +325,10 @@ export class Qwen2Model {
           const ws = rest.slice(0, n), others = rest.slice(n);
           const grads = withOwnTape(() =>
             tf.grads((...xs: tf.Tensor[]) => body(xs[0], xs.slice(1), others))([xIn, ...ws], dy as tf.Tensor));
-          return [...grads, ...others.map((t) => tf.zerosLike(t))];
+          // positions, the RoPE tables and the mask are never on a gradient's path, so the tape never reads these
+          // zeros; tf.zeros makes them on the host (nothing reaches the GPU unless read), where zerosLike would be
+          // one kernel dispatch each, 4 per layer per update.
+          return [...grads, ...others.map((t) => tf.zeros(t.shape))];
         },
       };
     });
@@ -341,7 +344,9 @@ export class Qwen2Model {
   hiddenWithCache(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, keyMask: tf.Tensor2D, slot: number,
                   cache: KvCache, weights: InferenceWeights): { hidden: tf.Tensor2D; cache: KvCache } {
     const next: KvCache = { k: [], v: [] };
-    const linear = (x: tf.Tensor2D, wT: tf.Tensor2D, bias?: tf.Tensor1D) => tf.fused.matMul({ a: x, b: wT, bias }) as tf.Tensor2D;
+    const linear: Linear = (x, wT, bias, residual) => (residual && !bias && addsInMatMul()
+      ? matMulPlusResidual(x, wT, false, residual)
+      : addResidual(tf.fused.matMul({ a: x, b: wT, bias }) as tf.Tensor2D, residual));
     const hidden = tf.tidy(() => {
       const [b, t] = ids.shape;
       return this.stack(ids.reshape([b * t]) as tf.Tensor1D, positions, maxPosition, weights.layers, linear, (layer, qkv) => {
@@ -408,11 +413,11 @@ export class Qwen2Model {
    *   per layer:  x += o( attention( rope( qkv(rmsnorm(x)) ) ) )
    *               x += down( swiglu( gateUp(rmsnorm(x)) ) )
    *   return rmsnorm(x)
-   * `linear(x, w, bias)` multiplies by the weight as the caller stores it; `attend` is full causal attention or the
-   * KV cache's.
+   * `linear(x, w, bias, residual)` multiplies by the weight as the caller stores it; `attend` is full causal
+   * attention or the KV cache's.
    */
   private stack(ids: tf.Tensor1D, positions: tf.Tensor1D, maxPosition: number, layers: LayerWeights[],
-                linear: (x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D) => tf.Tensor2D,
+                linear: Linear,
                 attend: (layer: number, qkv: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
     const eps = this.config.rms_norm_eps;
     const { cos, sin } = this.rope.tables(maxPosition);
@@ -432,19 +437,19 @@ export class Qwen2Model {
    *   x += down( swiglu( gateUp(rmsnorm(x)) ) )
    */
   private layer(x: tf.Tensor2D, l: LayerWeights, positions: tf.Tensor1D, cos: tf.Tensor2D, sin: tf.Tensor2D,
-                linear: (x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D) => tf.Tensor2D,
+                linear: Linear,
                 attend: (qkv: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
     const eps = this.config.rms_norm_eps;
     const rotated = this.heads.numHeads + this.heads.numKvHeads;   // RoPE turns queries and keys, not values
-    // `linear`, plus the group's LoRA path when the layer has adapters.
-    const proj = (input: tf.Tensor2D, w: tf.Tensor2D, bias: tf.Tensor1D | undefined, group: LoraGroup) => {
-      const y = linear(input, w, bias);
+    // `linear`, plus the group's LoRA path when the layer has adapters (then the residual is added after it).
+    const proj = (input: tf.Tensor2D, w: tf.Tensor2D, bias: tf.Tensor1D | undefined, group: LoraGroup, residual?: tf.Tensor2D) => {
       const delta = l.lora ? loraPath(l.lora, group, input) : null;
-      return delta ? y.add(delta) as tf.Tensor2D : y;
+      if (!delta) return linear(input, w, bias, residual);
+      return addResidual(linear(input, w, bias).add(delta) as tf.Tensor2D, residual);
     };
     const qkv = rope(proj(rmsNorm(x, l.inputNorm, eps), l.qkv, l.qkvBias, 'qkv'), positions, cos, sin, rotated, this.heads.headDim);
-    const h = x.add(proj(attend(qkv), l.o, undefined, 'o')) as tf.Tensor2D;
-    return h.add(proj(swiGlu(proj(rmsNorm(h, l.postNorm, eps), l.gateUp, undefined, 'gateUp')), l.down, undefined, 'down')) as tf.Tensor2D;
+    const h = proj(attend(qkv), l.o, undefined, 'o', x);
+    return proj(swiGlu(proj(rmsNorm(h, l.postNorm, eps), l.gateUp, undefined, 'gateUp')), l.down, undefined, 'down', h);
   }
 
   dispose(): void {
@@ -456,11 +461,39 @@ export class Qwen2Model {
   }
 }
 
-/** HF `linear` for training: y = x W^T + b with W as HF stores it, [out, in]. */
-function trainingLinear(x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D): tf.Tensor2D {
-  const y = tf.matMul(x, w, false, true);
-  return (bias ? y.add(bias) : y) as tf.Tensor2D;
+/** x W (+ bias) (+ residual): one of the layer's projections, W as the caller stores it; `residual` is the residual
+ *  stream the o and down projections end by adding. */
+type Linear = (x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D, residual?: tf.Tensor2D) => tf.Tensor2D;
+
+/**
+ * Whether a projection adds its bias or the residual in the matmul's own output pass (the fused bias): one dispatch
+ * fewer per add, 2 per layer in a decode step (which is bound by dispatches on a GPU) and 6 in a checkpointed
+ * training update. webgpu's _FusedMatMul (tfjs's and the tiled route's) adds a bias of any shape that broadcasts;
+ * wasm's takes a rank-1 bias only, and cpu's runs the same two kernels anyway. The sum is the same float addition
+ * either way, so the results do not change.
+ */
+const addsInMatMul = () => tf.getBackend() === 'webgpu';
+
+/** x op(w) + residual in ONE fused matmul (see addsInMatMul). The residual goes in as [1, M, N], the shape of the
+ *  kernel's own output: as [M, N] its gradient would cost a Sum kernel over that leading axis of 1. */
+function matMulPlusResidual(x: tf.Tensor2D, w: tf.Tensor2D, transposeB: boolean, residual: tf.Tensor2D): tf.Tensor2D {
+  return tf.fused.matMul({ a: x, b: w, transposeB, bias: residual.reshape([1, ...residual.shape]) }) as tf.Tensor2D;
 }
+
+/** residual + y, in this order (x.add(branch), as the layer has always written it), or y without a residual. */
+function addResidual(y: tf.Tensor2D, residual?: tf.Tensor2D): tf.Tensor2D {
+  return residual ? residual.add(y) as tf.Tensor2D : y;
+}
+
+/** HF `linear` for training: y = x W^T + b with W as HF stores it, [out, in] (+ the residual, see Linear). On webgpu
+ *  the bias or the residual is added in the matmul's output pass, as addsInMatMul says. */
+const trainingLinear: Linear = (x, w, bias, residual) => {
+  if (addsInMatMul() && !(bias && residual)) {
+    return residual ? matMulPlusResidual(x, w, true, residual) : tf.fused.matMul({ a: x, b: w, transposeB: true, bias }) as tf.Tensor2D;
+  }
+  const y = tf.matMul(x, w, false, true);
+  return addResidual((bias ? y.add(bias) : y) as tf.Tensor2D, residual);
+};
 
 /** Layer `i`'s weights in the order stackLayerWeights takes them. */
 function layerWeightNames(i: number): string[] {

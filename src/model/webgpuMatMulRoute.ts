@@ -4,9 +4,9 @@
 // tf.matMul, 1.1-17x per product, and the update's matmuls took 237 ms instead of 720 (BENCHMARKS.md, "Matmuls
 // alone"; PyTorch: 114). Its results differ from tf.matMul's by float rounding (relative ~1e-6) and are the same on
 // every run. The op-level API and gradients are untouched: tfjs's BatchMatMul and _FusedMatMul kernels on webgpu
-// are re-registered to send what the tiled kernel does (float32, batch dimensions of 1, no activation, a row bias,
-// at least MIN_TILED_ROWS rows: training and prefill, not decode steps) there, and the rest to tfjs's kernel, as
-// wasmMatMul.ts does for wasm.
+// are re-registered to send what the tiled kernel does (float32, batch dimensions of 1, no activation, a bias that is
+// a row or the whole product's shape, at least MIN_TILED_ROWS rows: training and prefill, not decode steps) there,
+// and the rest to tfjs's kernel, as wasmMatMul.ts does for wasm.
 //
 // Which matmul runs: `RAGEN_WEBGPU_MATMUL` (Node's environment) = `tiled` or `tfjs`; by default tiled on a GPU and
 // tfjs's on a software adapter (SwiftShader, where the tests choose explicitly: setWebGpuMatMul).
@@ -55,6 +55,11 @@ function matrixOf(x: Info): [number, number] | null {
   return [x.shape[r - 2], x.shape[r - 1]];
 }
 
+/** [..., N] with every dimension before N 1: a bias row. */
+const isRow = (shape: number[], N: number) => shape.length >= 1 && shape[shape.length - 1] === N && shape.slice(0, -1).every((d) => d === 1);
+/** [..., M, N] with every dimension before them 1: a whole matrix added to the product (the model's residual). */
+const isMatrix = (shape: number[], M: number, N: number) => { const m = matrixOf({ shape } as Info); return m !== null && m[0] === M && m[1] === N; };
+
 /** Runs op(a) op(b) (+ bias) in the tiled kernel, or returns null when it does not apply to these inputs. */
 function tiled(args: Args): Info | null {
   const { a, b, bias, preluActivationWeights } = args.inputs;
@@ -66,7 +71,7 @@ function tiled(args: Args): Info | null {
   const [M, K] = transposeA ? [ma[1], ma[0]] : ma;
   const N = transposeB ? mb[0] : mb[1];
   if (M < MIN_TILED_ROWS || N === 0 || K === 0) return null;
-  if (bias && (bias.dtype !== 'float32' || bias.shape.reduce((p, d) => p * d, 1) !== N || bias.shape.slice(0, -1).some((d) => d !== 1))) return null;
+  if (bias && (bias.dtype !== 'float32' || !(isRow(bias.shape, N) || isMatrix(bias.shape, M, N)))) return null;
   const inputs: Args['inputs'] = { a: { ...a, shape: ma }, b: { ...b, shape: mb } };
   if (bias) inputs.bias = bias;   // added in the kernel's own output pass
   const out = webGpuMatmulKernels.tiledMatMul({ inputs, backend: args.backend, attrs: { transposeA, transposeB, ...TILED } });

@@ -146,8 +146,9 @@ section step 120 "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --step-
 # 3. Peak tensor memory per phase (issue 33 item 2; the memory section comes with that item's branch: until it is
 #    merged this section fails at once with "unknown bench section").
 if [ "$TINY" = 1 ]; then mem_shape=tiny; tokens=1x64; else mem_shape=qwen0.5b; tokens=1x1536; fi
-#    The rollout phase last: on the H100 in 2026-11 its 1,532-token prefill took 68 s and the phases after it were
-#    never reached, while the update's phases hold issue 33's memory targets.
+#    Without the rollout phase: on the H100 in 2026-11 the section's 70 s ran out in the scoring phase, after 65 s of
+#    drawing the actor's and the critic's random weights on the CPU and 3 s of rollout (BENCHMARKS.md, "GPU server,
+#    2026-11-26"); the update's phases hold issue 33's memory targets. It needs a limit of about 120 s.
 section memory 70 "${RAGEN[@]}" bench --only memory --shapes "$mem_shape" --backend "$BACKEND" --tokens "$tokens" \
   --phases "scoring,actor update,optimizer,critic update" --json "$OUT/bench-memory.json"
 

@@ -4,7 +4,7 @@
 // whether an update waits on the GPU or on issuing kernels. The workload is `ragen bench`'s qwen0.5b train row
 // (random weights, loss = -mean log-prob - 0.001 entropy) at each token count asked for.
 // Then the same for generation: one prompt of each --prefill length, 4 new tokens (the memory section's rollout
-// phase, whose 1,532-token prefill took 68 s on an H100 in 2026-11 for reasons not yet known).
+// phase).
 //   node --import tsx tools/device/update-profile.ts [--backend webgpu] [--shape qwen0.5b] [--tokens 32,1536]
 //                                                    [--prefill 256,1532] [--layers N] [--json FILE]
 // Run by tools/device/full-run.sh (section `profile`); on this machine, to check it: --backend wasm --shape tiny.

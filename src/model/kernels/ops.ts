@@ -346,8 +346,9 @@ export interface TiledMatMulOptions {
   tileCols?: 64 | 128;
   /** K ranges summed after (1: none; default 0: webgpuMatmul.ts's autoSplitK, for outputs too small to fill a GPU). */
   splitK?: number;
-  /** N values added to every row of the product, in the kernel's own output pass. */
-  bias?: tf.Tensor1D;
+  /** Added in the kernel's own output pass: N values to every row of the product, or M x N values (a residual)
+   *  element by element. */
+  bias?: tf.Tensor1D | tf.Tensor2D;
 }
 
 /**

@@ -103,12 +103,16 @@ function loadTile(x: string, width: number, kMajor: boolean, row0: string): stri
   return lines.join('\n      ');
 }
 
+/** What the output pass adds: nothing, a row of N added to every row, or a whole [M, N] tensor (a residual). */
+type BiasKind = 'none' | 'row' | 'full';
+
 /**
- * The program for C = op(A) op(B) (+ bias, a row of N added to every row) with C [M, N]; with S K ranges (workgroup
- * layer z sums k in [z KS, (z + 1) KS)), the output is the S partial products, [S M, N], without the bias.
+ * The program for C = op(A) op(B) (+ bias) with C [M, N]; with S K ranges (workgroup layer z sums k in
+ * [z KS, (z + 1) KS)), the output is the S partial products, [S M, N], without the bias.
  */
 function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, storage: Storage, vecA: boolean, vecB: boolean,
-                      hasBias: boolean): Program {
+                      biasKind: BiasKind): Program {
+  const hasBias = biasKind !== 'none';
   const { transposeA, transposeB, tileRows: BM, tileCols: BN } = attrs;
   const TM = BM / 16, TN4 = BN / 64;   // per invocation: TM output rows, TN4 vec4s of columns
   const vecC = N % 4 === 0;
@@ -159,7 +163,7 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
     let N = uniforms.N;
     if (m >= M || n >= N) { return; }
     var c = v;${hasBias ? `
-    for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { c[j] = c[j] + bias[n + j]; } }` : ''}
+    for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { c[j] = c[j] + bias[${biasKind === 'full' ? 'm * N + ' : ''}n + j]; } }` : ''}
     ${vecC
       ? 'result[(base + m * N + n) / 4] = c;'
       : 'for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { result[base + m * N + n + j] = c[j]; } }'}
@@ -170,7 +174,7 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
     variableComponents: [vecA ? components : 1, vecB ? components : 1, ...(hasBias ? [1] : [])],
     outputComponent: vecC ? 4 : 1,
     outputShape: [S * M, N],
-    shaderKey: `ragen_tiled_matmul_${storage}_${BM}x${BN}_${transposeA ? 't' : 'n'}${transposeB ? 't' : 'n'}_${+vecA}${+vecB}${+vecC}${hasBias ? '_bias' : ''}`,
+    shaderKey: `ragen_tiled_matmul_${storage}_${BM}x${BN}_${transposeA ? 't' : 'n'}${transposeB ? 't' : 'n'}_${+vecA}${+vecB}${+vecC}${hasBias ? `_${biasKind}_bias` : ''}`,
     dispatchLayout: { x: [1], y: [0] },
     dispatch: [Math.ceil(N / BN), Math.ceil(M / BM), S],
     workgroupSize: [THREADS, 1, 1],
@@ -180,7 +184,8 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
 }
 
 /** RagenTiledMatMul: inputs a, b both float32 (f32 storage) or both packed by packHalf (int32, f16 storage), and an
- *  optional float32 `bias` of N values added to every row of the product (in the same program). */
+ *  optional float32 `bias` added in the same program: N values added to every row of the product, or M x N values
+ *  added element by element (the residual stream, which a layer's o and down projections end by adding). */
 function tiledMatMul({ inputs: { a, b, bias }, backend, attrs }: Args): Info {
   const { transposeA, transposeB, tileRows, tileCols, splitK } = attrs as unknown as TiledMatMulAttrs;
   if (a.shape.length !== 2 || b.shape.length !== 2) throw new Error(`tiledMatMul: 2-D operands only, got [${a.shape}] and [${b.shape}]`);
@@ -198,13 +203,15 @@ function tiledMatMul({ inputs: { a, b, bias }, backend, attrs }: Args): Info {
   if (!Number.isInteger(splitK) || splitK < 0) throw new Error(`tiledMatMul: splitK must be an integer >= 0, got ${splitK}`);
   const S = Math.min(splitK || autoSplitK(M, N, K, tileRows, tileCols), Math.max(1, Math.ceil(K / BK)));
   const KS = Math.ceil(K / S / BK) * BK;
-  if (bias && (bias.dtype !== 'float32' || bias.shape.reduce((p, d) => p * d, 1) !== N)) {
-    throw new Error(`tiledMatMul: the bias must be float32 with N = ${N} values, got ${bias.dtype} [${bias.shape}]`);
+  const biasSize = bias ? bias.shape.reduce((p, d) => p * d, 1) : 0;
+  if (bias && (bias.dtype !== 'float32' || (biasSize !== N && biasSize !== M * N))) {
+    throw new Error(`tiledMatMul: the bias must be float32 with N = ${N} or M x N = ${M * N} values, got ${bias.dtype} [${bias.shape}]`);
   }
-  const rowBias = bias ? [{ ...bias, shape: [N] }] : [];
+  const biasKind: BiasKind = !bias ? 'none' : biasSize === N ? 'row' : 'full';
+  const flatBias = bias ? [{ ...bias, shape: [biasSize] }] : [];
   const program = tiledProgram(M, N, S, { transposeA, transposeB, tileRows, tileCols, splitK: S }, storage, aC % 4 === 0, bC % 4 === 0,
-    bias !== undefined && S === 1);
-  const out = backend.runWebGPUProgram(program, [a, b, ...(S === 1 ? rowBias : [])], 'float32',
+    S === 1 ? biasKind : 'none');
+  const out = backend.runWebGPUProgram(program, [a, b, ...(S === 1 ? flatBias : [])], 'float32',
     [{ type: 'int32', data: [M] }, { type: 'int32', data: [N] }, { type: 'int32', data: [K] }, { type: 'int32', data: [KS] }]);
   if (S === 1) return out;
   // The S partial products [S M, N], summed in order of s (then the bias): one invocation per element of C.
@@ -214,10 +221,10 @@ function tiledMatMul({ inputs: { a, b, bias }, backend, attrs }: Args): Info {
     if (index >= MN) { return; }
     var sum = 0.0;
     for (var s = 0; s < ${S}; s = s + 1) { sum = sum + partial[s * MN + index]; }
-    result[index] = sum${bias ? ' + bias[index % uniforms.outShape[1]]' : ''};
+    result[index] = sum${biasKind === 'row' ? ' + bias[index % uniforms.outShape[1]]' : biasKind === 'full' ? ' + bias[index]' : ''};
   }`;
-  const sum = backend.runWebGPUProgram(perItem(`split_k_sum_${S}${bias ? '_bias' : ''}`, bias ? ['partial', 'bias'] : ['partial'], [M, N], M * N, code),
-    [out, ...rowBias], 'float32');
+  const sum = backend.runWebGPUProgram(perItem(`split_k_sum_${S}${bias ? `_${biasKind}_bias` : ''}`, bias ? ['partial', 'bias'] : ['partial'], [M, N], M * N, code),
+    [out, ...flatBias], 'float32');
   backend.disposeData(out.dataId);
   return sum;
 }

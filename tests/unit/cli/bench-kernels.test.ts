@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { benchShape, computes, kernelCounts } from '../../../src/cli/bench-model';
 import { initBackend } from '../../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
+import { kernelCensus } from '../../../tools/device/kernel-census';
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -32,4 +33,21 @@ describe('kernel counts (wasm)', () => {
       }
     });
   }
+});
+
+describe('kernel census of one layer (tools/device/kernel-census.ts, wasm)', () => {
+  it('a decoded token: one cached attention and 4 matmuls per layer, sampling outside the layers', async () => {
+    const { perLayer, constant } = await kernelCensus(benchShape('tiny').config, 'decode');
+    expect(perLayer.get('RagenCachedAttention')).toBe(1);
+    expect(perLayer.get('_FusedMatMul')).toBe(4);   // qkv, o, gateUp, down (wasm adds the residuals apart: 'Add' 2)
+    expect(perLayer.get('Add')).toBe(2);
+    expect(constant.get('RagenSample')).toBe(1);
+  });
+
+  it('a checkpointed update recomputes each layer once and makes no zero-gradient kernels for its constants', async () => {
+    const { perLayer } = await kernelCensus(benchShape('tiny').config, 'update');
+    expect(perLayer.get('RagenAttention')).toBe(2);       // the forward and the backward's recomputation
+    expect(perLayer.get('RagenAttentionGrad')).toBe(1);
+    expect(perLayer.has('ZerosLike')).toBe(false);        // positions, RoPE tables and mask get host zeros
+  });
 });

@@ -41,4 +41,17 @@ describe('generate on webgpu', () => {
       expect(out.tokens[i]).toEqual(expected);
     }
   });
+
+  it("a decode step's residual adds ride in the o and down matmuls' output pass: no Add kernel, 4 matmuls a layer", async () => {
+    // Decode steps are bound by kernel dispatches on a GPU (BENCHMARKS.md, "GPU server"): the two residual adds of a
+    // layer are the fused bias of its o and down projections, which is the same float addition.
+    const kernelNames = async (n: number) => (await tf.profile(async () => {
+      await generate(model, prompts, { maxNewTokens: n, temperature: 1, seed: 3, padTokenId: 0 });
+    })).kernels.map((k) => k.name);
+    const count = (names: string[], name: string) => names.filter((k) => k === name).length;
+    const [four, six] = [await kernelNames(4), await kernelNames(6)];
+    const layers = config.num_hidden_layers;
+    expect(count(six, 'Add') - count(four, 'Add')).toBe(0);
+    expect((count(six, '_FusedMatMul') - count(four, '_FusedMatMul')) / 2).toBe(4 * layers);   // qkv, o, gateUp, down
+  });
 });

@@ -66,14 +66,17 @@ describe('webgpu matmul routing', () => {
     const a = tf.randomUniform([MIN_TILED_ROWS + 37, 70], -1, 1, 'float32', 1), b = tf.randomUniform([70, 45], -1, 1, 'float32', 2);
     const at = a.transpose(), bt = b.transpose();
     const bias = tf.randomUniform([45], -1, 1, 'float32', 3);
+    const residual = tf.randomUniform([1, MIN_TILED_ROWS + 37, 45], -1, 1, 'float32', 10);   // the model's [1, M, N]
     const r = await bothRoutes(() => [
       tf.matMul(a, b), tf.matMul(at, b, true), tf.matMul(a, bt, false, true), tf.matMul(at, bt, true, true),
       tf.matMul(a.expandDims(0), b.expandDims(0)),
       tf.fused.matMul({ a, b, bias }),
+      tf.fused.matMul({ a, b: bt, transposeB: true, bias: residual }),
     ]);
     expect(r.compiled.length).toBeGreaterThanOrEqual(4);   // one pipeline per transpose form at least
+    expect(r.compiled.some((k) => k.includes('_full_bias'))).toBe(true);
     expectClose(r.tiled, r.tfjs, 1e-5);
-    tf.dispose([a, b, at, bt, bias]);
+    tf.dispose([a, b, at, bt, bias, residual]);
   });
 
   it('what the tiled kernel does not do goes to tfjs: a batch of 2, an activation, int32, a decode step\'s few rows', async () => {

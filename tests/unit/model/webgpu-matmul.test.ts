@@ -117,7 +117,25 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
       tf.dispose([ta, tb, tbias, c]);
     }
     expect(() => tiledMatMul(tf.zeros([2, 3]) as tf.Tensor2D, tf.zeros([3, 4]) as tf.Tensor2D, { bias: tf.zeros([5]) as tf.Tensor1D }))
-      .toThrow(/the bias must be float32 with N = 4 values, got float32 \[5\]/);
+      .toThrow(/the bias must be float32 with N = 4 or M x N = 8 values, got float32 \[5\]/);
+  });
+
+  it('a whole M x N bias (the residual stream) is added element by element, split-K and a transposed B included', async () => {
+    for (const [M, N, K, splitK, tB] of [[70, 66, 40, 1, false], [70, 68, 300, 3, true], [5, 9, 2100, 0, true]] as const) {
+      const a = values(M, K, 6), b = values(K, N, 7), residual = values(M, N, 8);
+      const ta = tf.tensor2d(a, [M, K]), tb = tB ? tf.tensor2d(b, [K, N]).transpose() as tf.Tensor2D : tf.tensor2d(b, [K, N]);
+      const tres = tf.tensor2d(residual, [M, N]);
+      const c = tiledMatMul(ta, tb, { splitK, transposeB: tB, bias: tres });
+      const got = await c.data();
+      const want = reference(a, b, M, N, K, false, false);
+      let err = 0, scale = 0;
+      for (let i = 0; i < want.length; i++) {
+        err = Math.max(err, Math.abs(got[i] - (want[i] + residual[i])));
+        scale = Math.max(scale, Math.abs(want[i] + residual[i]));
+      }
+      expect(err / scale, `${M} x ${N} x ${K}, split ${splitK}`).toBeLessThan(1e-5);
+      tf.dispose([ta, tb, tres, c]);
+    }
   });
 
   it('packHalf rounds to the nearest f16 (1/3 -> 0.333251953125, 0.1 -> 0.0999755859375) and keeps tensors flat', async () => {
