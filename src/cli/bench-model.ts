@@ -262,6 +262,11 @@ export function computes(recordName: string): boolean {
   return recordName !== 'Reshape' && recordName !== 'Identity' && !recordName.endsWith('__op') && recordName !== 'unnamed scope';
 }
 
+/** The names of the computing kernels (see computes) that `body` runs, in order. */
+export async function computingKernelNames(body: () => Promise<void>): Promise<string[]> {
+  return (await tf.profile(body)).kernels.map((k) => k.name).filter(computes);
+}
+
 /**
  * Computing kernels (see computes) of one training update as the Trainer runs it
  * (forward, backward, clipping, AdamW), and of one decoded token: the difference between generating 2n and n tokens,
@@ -270,16 +275,12 @@ export function computes(recordName: string): boolean {
  */
 export async function kernelCounts(model: Qwen2Model, w: ModelWorkload, seed: number):
     Promise<{ update: number; perDecodedToken: number; decodeConstant: number }> {
-  const count = async (body: () => Promise<void>) => (await tf.profile(body)).kernels.filter((k) => computes(k.name)).length;
+  const count = async (body: () => Promise<void>) => (await computingKernelNames(body)).length;
   const ids = tf.tensor2d(randomIds(w.trainBatch, w.trainSeq, model.config.vocab_size, seed), undefined, 'int32');
   const optimizer = new AdamW(model.variables, { lr: 1e-6 });
   let update: number;
   try {
-    update = await count(async () => {
-      const { value, grads } = benchLossGrads(model, ids);
-      await optimizer.stepClipped(grads, 1.0);
-      tf.dispose([value, ...Object.values(grads)]);
-    });
+    update = await count(() => benchUpdate(model, ids, optimizer));
   } finally {
     ids.dispose();
     optimizer.dispose();
@@ -317,6 +318,13 @@ export function benchLossGrads(model: Qwen2Model, ids: tf.Tensor2D, vars: Record
   }));
 }
 
+/** One bench training update on `ids`: benchLossGrads, then AdamW with clipping at 1.0 (queued, not waited for). */
+export async function benchUpdate(model: Qwen2Model, ids: tf.Tensor2D, optimizer: AdamW): Promise<void> {
+  const { value, grads } = benchLossGrads(model, ids);
+  await optimizer.stepClipped(grads, 1.0);
+  tf.dispose([value, ...Object.values(grads)]);
+}
+
 /** Random token ids [rows, length] in [0, vocab), from a seeded generator. */
 function randomIds(rows: number, length: number, vocab: number, seed: number): number[][] {
   const uniform = seededUniform(seed);
@@ -331,9 +339,7 @@ async function trainSecondsPerStep(model: Qwen2Model, w: ModelWorkload, seconds:
   const probe = model.variables['model.norm.weight'];
   try {
     return await secondsPerRepetition(w.warmup, seconds, async () => {
-      const { value, grads } = benchLossGrads(model, ids);
-      await optimizer.stepClipped(grads, 1.0);
-      tf.dispose([value, ...Object.values(grads)]);
+      await benchUpdate(model, ids, optimizer);
       // webgpu queues work: reading an updated weight waits until the AdamW step has really run.
       await probe.data();
     }, note, what);

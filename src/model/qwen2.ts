@@ -344,9 +344,7 @@ export class Qwen2Model {
   hiddenWithCache(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, keyMask: tf.Tensor2D, slot: number,
                   cache: KvCache, weights: InferenceWeights): { hidden: tf.Tensor2D; cache: KvCache } {
     const next: KvCache = { k: [], v: [] };
-    const linear: Linear = (x, wT, bias, residual) => (residual && !bias && addsInMatMul()
-      ? matMulPlusResidual(x, wT, false, residual)
-      : addResidual(tf.fused.matMul({ a: x, b: wT, bias }) as tf.Tensor2D, residual));
+    const linear: Linear = (x, wT, bias, residual) => fusedLinear(x, wT, false, bias, residual);
     const hidden = tf.tidy(() => {
       const [b, t] = ids.shape;
       return this.stack(ids.reshape([b * t]) as tf.Tensor1D, positions, maxPosition, weights.layers, linear, (layer, qkv) => {
@@ -474,10 +472,16 @@ type Linear = (x: tf.Tensor2D, w: tf.Tensor2D, bias?: tf.Tensor1D, residual?: tf
  */
 const addsInMatMul = () => tf.getBackend() === 'webgpu';
 
-/** x op(w) + residual in ONE fused matmul (see addsInMatMul). The residual goes in as [1, M, N], the shape of the
- *  kernel's own output: as [M, N] its gradient would cost a Sum kernel over that leading axis of 1. */
-function matMulPlusResidual(x: tf.Tensor2D, w: tf.Tensor2D, transposeB: boolean, residual: tf.Tensor2D): tf.Tensor2D {
-  return tf.fused.matMul({ a: x, b: w, transposeB, bias: residual.reshape([1, ...residual.shape]) }) as tf.Tensor2D;
+/**
+ * x op(w) + bias (+ residual) through tfjs's fused matmul, which adds the bias in its output pass on every backend;
+ * the residual too where addsInMatMul, as [1, M, N], the shape of the kernel's own output (as [M, N] its gradient
+ * would cost a Sum kernel over that leading axis of 1), and otherwise after it.
+ */
+function fusedLinear(x: tf.Tensor2D, w: tf.Tensor2D, transposeB: boolean, bias?: tf.Tensor1D, residual?: tf.Tensor2D): tf.Tensor2D {
+  if (residual && !bias && addsInMatMul()) {
+    return tf.fused.matMul({ a: x, b: w, transposeB, bias: residual.reshape([1, ...residual.shape]) }) as tf.Tensor2D;
+  }
+  return addResidual(tf.fused.matMul({ a: x, b: w, transposeB, bias }) as tf.Tensor2D, residual);
 }
 
 /** residual + y, in this order (x.add(branch), as the layer has always written it), or y without a residual. */
@@ -486,11 +490,10 @@ function addResidual(y: tf.Tensor2D, residual?: tf.Tensor2D): tf.Tensor2D {
 }
 
 /** HF `linear` for training: y = x W^T + b with W as HF stores it, [out, in] (+ the residual, see Linear). On webgpu
- *  the bias or the residual is added in the matmul's output pass, as addsInMatMul says. */
+ *  the adds ride in the matmul (fusedLinear); elsewhere the matmul and each add stay their own ops, as they always
+ *  were, so that wasm's and cpu's training numbers stay exactly what they were. */
 const trainingLinear: Linear = (x, w, bias, residual) => {
-  if (addsInMatMul() && !(bias && residual)) {
-    return residual ? matMulPlusResidual(x, w, true, residual) : tf.fused.matMul({ a: x, b: w, transposeB: true, bias }) as tf.Tensor2D;
-  }
+  if (addsInMatMul()) return fusedLinear(x, w, true, bias, residual);
   const y = tf.matMul(x, w, false, true);
   return addResidual((bias ? y.add(bias) : y) as tf.Tensor2D, residual);
 };

@@ -49,16 +49,16 @@ const TILED = { tileRows: 64, tileCols: 64, splitK: 0 } as const;
 export const MIN_TILED_ROWS = 64;
 
 /** The last two dimensions, when every dimension before them is 1 (one matrix), else null. */
-function matrixOf(x: Info): [number, number] | null {
-  const r = x.shape.length;
-  if (r < 2 || x.shape.slice(0, r - 2).some((d) => d !== 1)) return null;
-  return [x.shape[r - 2], x.shape[r - 1]];
+function matrixOf(shape: number[]): [number, number] | null {
+  const r = shape.length;
+  if (r < 2 || shape.slice(0, r - 2).some((d) => d !== 1)) return null;
+  return [shape[r - 2], shape[r - 1]];
 }
 
 /** [..., N] with every dimension before N 1: a bias row. */
 const isRow = (shape: number[], N: number) => shape.length >= 1 && shape[shape.length - 1] === N && shape.slice(0, -1).every((d) => d === 1);
 /** [..., M, N] with every dimension before them 1: a whole matrix added to the product (the model's residual). */
-const isMatrix = (shape: number[], M: number, N: number) => { const m = matrixOf({ shape } as Info); return m !== null && m[0] === M && m[1] === N; };
+const isMatrix = (shape: number[], M: number, N: number) => matrixOf(shape)?.join() === `${M},${N}`;
 
 /** Runs op(a) op(b) (+ bias) in the tiled kernel, or returns null when it does not apply to these inputs. */
 function tiled(args: Args): Info | null {
@@ -66,7 +66,7 @@ function tiled(args: Args): Info | null {
   const { transposeA, transposeB, activation } = args.attrs as { transposeA: boolean; transposeB: boolean; activation?: string };
   if (mode !== 'tiled' || preluActivationWeights || (activation !== undefined && activation !== 'linear')) return null;
   if (a.dtype !== 'float32' || b.dtype !== 'float32') return null;
-  const ma = matrixOf(a), mb = matrixOf(b);
+  const ma = matrixOf(a.shape), mb = matrixOf(b.shape);
   if (!ma || !mb) return null;
   const [M, K] = transposeA ? [ma[1], ma[0]] : ma;
   const N = transposeB ? mb[0] : mb[1];

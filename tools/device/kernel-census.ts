@@ -9,7 +9,7 @@
 //   node --import tsx tools/device/kernel-census.ts [--backend webgpu] [--shape qwen0.5b]
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
-import { benchLossGrads, benchShape, computes } from '../../src/cli/bench-model';
+import { benchShape, benchUpdate, computingKernelNames } from '../../src/cli/bench-model';
 import { AdamW } from '../../src/model/adamw';
 import { initBackend } from '../../src/model/backend';
 import type { Qwen2Config } from '../../src/model/config';
@@ -20,7 +20,6 @@ import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
 export interface Census { perLayer: Map<string, number>; constant: Map<string, number> }
 
 const tally = (names: string[]) => names.reduce((m, n) => m.set(n, (m.get(n) ?? 0) + 1), new Map<string, number>());
-const computingKernels = async (body: () => Promise<void>) => (await tf.profile(body)).kernels.map((k) => k.name).filter(computes);
 
 /** The census of `what` at `base`'s widths (2 prompts of 8 tokens for decoding, 1 x 8 tokens for an update). */
 export async function kernelCensus(base: Qwen2Config, what: 'decode' | 'update'): Promise<Census> {
@@ -32,7 +31,7 @@ export async function kernelCensus(base: Qwen2Config, what: 'decode' | 'update')
       if (what === 'decode') {
         // One decoded token: generating 5 tokens minus generating 4 (the same prefill, one more step).
         const prompts = [[1, 2, 3, 4, 5, 6, 7, 8], [3, 4, 5, 6, 7, 8, 9, 10]];
-        const run = (n: number) => computingKernels(async () => { await generate(model, prompts, { maxNewTokens: n, temperature: 1, seed: 0, padTokenId: 0 }); });
+        const run = (n: number) => computingKernelNames(async () => { await generate(model, prompts, { maxNewTokens: n, temperature: 1, seed: 0, padTokenId: 0 }); });
         await run(2);   // the model's lazily built tables
         const [four, five] = [tally(await run(4)), tally(await run(5))];
         counts.push(new Map([...five].map(([n, c]) => [n, c - (four.get(n) ?? 0)])));
@@ -40,11 +39,7 @@ export async function kernelCensus(base: Qwen2Config, what: 'decode' | 'update')
         model.gradientCheckpointing = true;
         const ids = tf.tensor2d([[1, 2, 3, 4, 5, 6, 7, 8]], undefined, 'int32');
         const optimizer = new AdamW(model.variables, { lr: 1e-6 });
-        const run = () => computingKernels(async () => {
-          const { value, grads } = benchLossGrads(model, ids);
-          await optimizer.stepClipped(grads, 1.0);
-          tf.dispose([value, ...Object.values(grads)]);
-        });
+        const run = () => computingKernelNames(() => benchUpdate(model, ids, optimizer));
         try {
           await run();
           counts.push(tally(await run()));
