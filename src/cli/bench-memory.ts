@@ -31,7 +31,8 @@ import { initBackend, type BackendName } from '../model/backend';
 import type { Qwen2Config } from '../model/config';
 import { GenerationSession } from '../model/generate';
 import { LoraAdapters, loraWeightShapes, type LoraSettings } from '../model/lora';
-import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
+import { Qwen2Model } from '../model/qwen2';
+import { initQwen2WeightsParallel } from '../model/parallelNormal';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
 import { benchLossGrads, measurePeakMemory } from './bench-model';
@@ -184,19 +185,19 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
       `${((Date.now() - phaseStarted) / 1000).toFixed(1)} s (${elapsed()} so far)`);
   };
   const checkpointing = o.checkpointing ?? true;
-  const build = (valueHead: boolean) => {
+  const build = async (valueHead: boolean) => {
     note(`building the ${valueHead ? 'critic' : 'actor'} (${(paramCount(config) / 1e6).toFixed(0)}M parameters, random weights; ${elapsed()} so far)`);
-    const model = new Qwen2Model(config, initQwen2Weights(config, seed + (valueHead ? 1 : 0), { valueHead }), { valueHead });
+    const model = new Qwen2Model(config, await initQwen2WeightsParallel(config, seed + (valueHead ? 1 : 0), { valueHead }), { valueHead });
     if (o.lora) model.addAdapters(LoraAdapters.init(config, o.lora, seed + (valueHead ? 3 : 2)));
     model.gradientCheckpointing = checkpointing;
     return { model, optimizer: new AdamW(model.trainableVariables, { lr: valueHead ? 1e-5 : 1e-6, perVariable: o.perVariableAdamW }) };
   };
   const free = (m: { model: Qwen2Model; optimizer: AdamW } | null) => { m?.optimizer.dispose(); m?.model.dispose(); };
-  let actor: ReturnType<typeof build> | null = null, critic: ReturnType<typeof build> | null = null;
+  let actor: Awaited<ReturnType<typeof build>> | null = null, critic: Awaited<ReturnType<typeof build>> | null = null;
   let actorGrads: Record<string, tf.Tensor> | null = null;
   try {
-    actor = build(false);
-    if (!lean) critic = build(true);
+    actor = await build(false);
+    if (!lean) critic = await build(true);
     const missingCritic = lean ? residentBytes : 0;
     note(`resident: ${gib(tf.memory().numBytes)} in ${tf.memory().numTensors} tensors${lean ? ` (+ ${gib(missingCritic)} of critic state counted, not allocated)` : ''}`);
     const a = actor.model;
@@ -241,7 +242,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     if (lean && (phases.includes('scoring') || phases.includes('critic update'))) {
       free(actor);
       actor = null;
-      critic = build(true);
+      critic = await build(true);
       missingActor = residentBytes;
       note(`resident: ${gib(tf.memory().numBytes)} (+ ${gib(missingActor)} of actor state counted, not allocated)`);
       await phase('scoring', missingActor, scoreWith(critic.model));

@@ -24,7 +24,8 @@ import { initBackend, type BackendName } from '../model/backend';
 import { webGpuMatMul } from '../model/webgpuMatMulRoute';
 import type { Qwen2Config } from '../model/config';
 import { generate } from '../model/generate';
-import { Qwen2Model, initQwen2Weights, qwen2WeightShapes } from '../model/qwen2';
+import { Qwen2Model, qwen2WeightShapes } from '../model/qwen2';
+import { initQwen2WeightsParallel } from '../model/parallelNormal';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
 import { QWEN_SHAPES, type QwenShapeName } from '../model/qwenShapes';
@@ -216,7 +217,7 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
     const wantGenerate = fits('generate');
     if (!wantTrain && !wantGenerate) continue;
 
-    const model = new Qwen2Model(shape.config, initQwen2Weights(shape.config, seed));
+    const model = new Qwen2Model(shape.config, await initQwen2WeightsParallel(shape.config, seed));
     try {
       const w = shape.workload;
       if (wantTrain) {
@@ -296,7 +297,7 @@ export async function kernelCounts(model: Qwen2Model, w: ModelWorkload, seed: nu
   const perDecodedToken = await perToken(model);
   // The same model cut to its first layer: per-token kernels = constant + 1 layer's.
   const one = { ...model.config, num_hidden_layers: 1 };
-  const oneLayer = new Qwen2Model(one, initQwen2Weights(one, seed));
+  const oneLayer = new Qwen2Model(one, await initQwen2WeightsParallel(one, seed));
   try {
     const layers = model.config.num_hidden_layers;
     const perLayer = layers > 1 ? (perDecodedToken - (await perToken(oneLayer))) / (layers - 1) : 0;

@@ -8,7 +8,8 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendName } from '../model/backend';
 import type { Qwen2Config } from '../model/config';
 import { GenerationSession } from '../model/generate';
-import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
+import { Qwen2Model } from '../model/qwen2';
+import { initQwen2WeightsParallel } from '../model/parallelNormal';
 import { seededUniform } from '../model/seeded';
 
 export const DEFAULT_ROLLOUT_BATCHES = [1, 16, 128] as const;
@@ -35,7 +36,7 @@ export async function benchRollout(o: BenchRolloutOptions): Promise<Record<strin
   const config = { ...o.shape.config, num_hidden_layers: layers };
   const promptLen = o.promptLen ?? 256, newTokens = o.newTokens ?? 32, seed = o.seed ?? 0;
   const label = `${o.shape.name}${layers !== o.shape.config.num_hidden_layers ? ` ${layers} layers` : ''}`;
-  const model = new Qwen2Model(config, initQwen2Weights(config, seed));
+  const model = new Qwen2Model(config, await initQwen2WeightsParallel(config, seed));
   const results: Record<string, number> = {};
   try {
     for (const batch of o.batches ?? DEFAULT_ROLLOUT_BATCHES) {

@@ -24,7 +24,7 @@ export function registerInitModel(program: Command): void {
     .option('--seed <s>', 'seed of the random weights (the same seed writes the same files)', '0')
     .requiredOption('--out <dir>', 'directory to write (missing, empty, or an earlier model directory, which is replaced)')
     .option('--quiet', 'no progress on stderr')
-    .action((flags: InitModelFlags) => {
+    .action(async (flags: InitModelFlags) => {
       if (!(QWEN_SHAPE_NAMES as readonly string[]).includes(flags.shape)) {
         throw new UsageError(`--shape ${flags.shape}: unknown shape (expected: ${QWEN_SHAPE_NAMES.join(', ')})`);
       }
@@ -34,7 +34,7 @@ export function registerInitModel(program: Command): void {
       const t0 = performance.now();
       let result;
       try {
-        result = writeInitModel(flags.out, { shape: flags.shape as QwenShapeName, layers, seed, progress: log });
+        result = await writeInitModel(flags.out, { shape: flags.shape as QwenShapeName, layers, seed, progress: log });
       } catch (err) {
         const message = (err as Error).message;
         if (/refusing|not a directory/.test(message)) throw new UsageError(`--out ${flags.out}: ${message}`);

@@ -16,7 +16,7 @@ import { qwen2WeightShapes } from './qwen2';
 import { qwenShapeConfig, type QwenShapeName } from './qwenShapes';
 import { qwen25TokenizerFiles } from './qwenTokenizer';
 import { bf16LittleEndianBytes, safetensorsHeader } from './safetensors';
-import { seededUniform } from './seeded';
+import { NormalFillPool } from './parallelNormal';
 
 /** Largest shard. Qwen's own shards reach 4 GB; Node's fs.readFile (our loader) reads at most 2 GiB per file. */
 export const SHARD_BYTES = 2 * 1024 ** 3 - 64 * 1024 ** 2;
@@ -55,7 +55,7 @@ const GENERATION_CONFIG = {
  * Writes the directory (atomically: a sibling temp directory renamed into place). Refuses an `dir` that is a file
  * or a non-empty directory without config.json; replaces a previous model directory.
  */
-export function writeInitModel(dir: string, opts: InitModelOptions): InitModelResult {
+export async function writeInitModel(dir: string, opts: InitModelOptions): Promise<InitModelResult> {
   const target = path.resolve(dir);
   assertCheckpointTarget(target);
   const rawConfig = qwenShapeConfig(opts.shape, opts.layers);
@@ -66,6 +66,7 @@ export function writeInitModel(dir: string, opts: InitModelOptions): InitModelRe
 
   const tmp = `${target}.tmp-${process.pid}-${Date.now()}`;
   fs.mkdirSync(tmp, { recursive: true });
+  const pool = new NormalFillPool();
   try {
     const json = (name: string, value: unknown) => fs.writeFileSync(path.join(tmp, name), JSON.stringify(value, null, 2) + '\n');
     json('config.json', rawConfig);
@@ -74,7 +75,8 @@ export function writeInitModel(dir: string, opts: InitModelOptions): InitModelRe
     fs.writeFileSync(path.join(tmp, 'tokenizer.json'), JSON.stringify(tokenizer));
 
     const shards = planShards(shapes);
-    const uniform = seededUniform(opts.seed ?? 0);
+    const seed = opts.seed ?? 0;
+    let uniformsUsed = 0;   // of seededUniform(seed)'s stream: two per pair of samples, each tensor starting a pair
     const std = config.initializer_range as number;
     const names = shards.length === 1 ? ['model.safetensors']
       : shards.map((_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(shards.length).padStart(5, '0')}.safetensors`);
@@ -88,9 +90,12 @@ export function writeInitModel(dir: string, opts: InitModelOptions): InitModelRe
         fs.writeSync(fd, header.bytes);
         for (const name of header.order) {
           const size = shard[name].reduce((a, b) => a * b, 1);
-          const data = new Float32Array(size);
+          let data: Float32Array<ArrayBufferLike> = new Float32Array(size);
           if (name.endsWith('norm.weight')) data.fill(1);
-          else if (!name.endsWith('.bias')) fillNormal(data, std, uniform);
+          else if (!name.endsWith('.bias')) {
+            data = await pool.draw(size, seed, uniformsUsed, std, true);   // both Box-Muller halves, on every core
+            uniformsUsed += 2 * Math.ceil(size / 2);
+          }
           fs.writeSync(fd, bf16LittleEndianBytes(data));
           weightMap[name] = names[i];
           parameters += size;
@@ -110,16 +115,8 @@ export function writeInitModel(dir: string, opts: InitModelOptions): InitModelRe
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
     throw err;
-  }
-}
-
-/** normal(0, std) samples, both of each Box-Muller pair (twice as fast as seededNormal, which keeps one). */
-function fillNormal(data: Float32Array, std: number, uniform: () => number): void {
-  for (let j = 0; j < data.length; j += 2) {
-    const r = std * Math.sqrt(-2 * Math.log(1 - uniform()));
-    const theta = 2 * Math.PI * uniform();
-    data[j] = r * Math.cos(theta);
-    if (j + 1 < data.length) data[j + 1] = r * Math.sin(theta);
+  } finally {
+    await pool.close();
   }
 }
 

@@ -30,7 +30,7 @@ import { headDim, type Qwen2Config } from './config';
 import { attention, cachedAttention, embed, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
 import { loraPath, type LayerAdapters, type LoraAdapters, type LoraGroup, type LoraTargetModule } from './lora';
 import { RopeTables } from './rope';
-import { seededNormal } from './seeded';
+import { fillSeededNormal } from './seeded';
 
 export type WeightMap = Record<string, tf.Tensor>;
 
@@ -90,18 +90,22 @@ export function qwen2WeightShapes(c: Qwen2Config, opts: { valueHead?: boolean } 
 /**
  * Fresh weights as HF initialises Qwen2: normal(0, initializer_range = 0.02) for matrices and embeddings, ones
  * for RMSNorm scales, zeros for biases. The random numbers come from a seeded JavaScript generator, so the same
- * seed gives the same weights on every backend.
+ * seed gives the same weights on every backend (seededNormal(seed)'s stream, tensor after tensor; Node's benches
+ * draw the same numbers on every core with src/model/parallelNormal.ts).
  */
 export function initQwen2Weights(config: Qwen2Config, seed: number, opts: { valueHead?: boolean } = {}): WeightMap {
   validateQwen2Config(config);
   const std = typeof config.initializer_range === 'number' ? config.initializer_range : 0.02;
-  const normal = seededNormal(seed);
   const weights: WeightMap = {};
+  let drawn = 0;   // samples of seededNormal(seed)'s stream used so far (two uniforms each)
   for (const [name, shape] of Object.entries(qwen2WeightShapes(config, opts))) {
     const size = shape.reduce((a, b) => a * b, 1);
     const data = new Float32Array(size);
     if (name.endsWith('norm.weight')) data.fill(1);
-    else if (!name.endsWith('.bias')) for (let j = 0; j < size; j++) data[j] = std * normal();
+    else if (!name.endsWith('.bias')) {
+      fillSeededNormal(data, seed, 2 * drawn, std, false);
+      drawn += size;
+    }
     weights[name] = tf.tensor(data, shape, 'float32');
   }
   return weights;

@@ -143,18 +143,18 @@ for kv in ${FULL_RUN_STEP_SET:-$default_set}; do step_args+=(--step-set "$kv"); 
 section step 120 "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --step-repeats 1 "${step_args[@]}" \
   "${torch_args[@]}" --json "$OUT/bench-step.json"
 
-# 3. Peak tensor memory per phase (issue 33 item 2; the memory section comes with that item's branch: until it is
-#    merged this section fails at once with "unknown bench section").
+# 3. Peak tensor memory per phase (issue 33 item 2).
 if [ "$TINY" = 1 ]; then mem_shape=tiny; tokens=1x64; else mem_shape=qwen0.5b; tokens=1x1536; fi
 #    Without the rollout phase: on the H100 in 2026-11 the section's 70 s ran out in the scoring phase, after 65 s of
-#    drawing the actor's and the critic's random weights on the CPU and 3 s of rollout (BENCHMARKS.md, "GPU server,
-#    2026-11-26"); the update's phases hold issue 33's memory targets. It needs a limit of about 120 s.
+#    drawing the actor's and the critic's random weights on one CPU core and 3 s of rollout (BENCHMARKS.md, "GPU
+#    server, 2026-11-26"); the update's phases hold issue 33's memory targets. The weights are now drawn on every
+#    core (src/model/parallelNormal.ts: 34 s -> 18 s per model on this 2-core machine, a few seconds on a server's
+#    16), which should leave the 70 s to the phases.
 section memory 70 "${RAGEN[@]}" bench --only memory --shapes "$mem_shape" --backend "$BACKEND" --tokens "$tokens" \
   --phases "scoring,actor update,optimizer,critic update" --json "$OUT/bench-memory.json"
 
 # 3b. Batched rollouts in the trainer's own form (issue 33 item 3: env groups of 16 sharing a prompt, batch 1 / 16 /
-#     128; tfjs only, PyTorch's KV-cache generate at the same batches is in the speed section). Also from item 3's
-#     branch: until it is merged this section fails at once.
+#     128; tfjs only, PyTorch's KV-cache generate at the same batches is in the speed section).
 if [ "$TINY" = 1 ]; then rollout=(--shapes tiny --rollout-batches 2); else rollout=(--shapes qwen0.5b); fi
 section rollout 50 "${RAGEN[@]}" bench --only rollout "${rollout[@]}" --backend "$BACKEND" --json "$OUT/bench-rollout.json"
 

@@ -29,7 +29,10 @@ const matmul = info.name === 'webgpu' && route ? route.webGpuMatMul() : 'tfjs';
 console.log(`update-profile: ${info.adapter ?? args.backend}; matmul: ${matmul} (RAGEN_WEBGPU_MATMUL=tiled|tfjs chooses on webgpu)`);
 const base = benchShape(args.shape!).config;
 const config = args.layers ? { ...base, num_hidden_layers: Number(args.layers) } : base;
-const model = new Qwen2Model(config, initQwen2Weights(config, 0));
+// The same weights drawn on every core where the tree has parallelNormal.ts (older commits of the baseline section
+// draw them on one thread: tens of seconds of the lent GPU's time at qwen0.5b).
+const parallelInit = await import('../../src/model/parallelNormal').catch(() => null);
+const model = new Qwen2Model(config, parallelInit ? await parallelInit.initQwen2WeightsParallel(config, 0) : initQwen2Weights(config, 0));
 const optimizer = new AdamW(model.variables, { lr: 1e-6 });
 const probe = model.variables['model.norm.weight'];
 const report: Record<string, unknown>[] = [];

@@ -5,7 +5,8 @@ import * as tf from '@tensorflow/tfjs';
 import { benchModel, benchShape } from '../../src/cli/bench-model';
 import { initBackend } from '../../src/model/backend';
 import { generate } from '../../src/model/generate';
-import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
+import { Qwen2Model } from '../../src/model/qwen2';
+import { initQwen2WeightsParallel } from '../../src/model/parallelNormal';
 import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
 
 const shapeName = process.argv[2] ?? 'tiny';
@@ -16,7 +17,7 @@ const w = shape.workload;
 
 // Kernels per training forward + backward (no optimizer), counted by tf.profile.
 {
-  const model = new Qwen2Model(shape.config, initQwen2Weights(shape.config, 0));
+  const model = new Qwen2Model(shape.config, await initQwen2WeightsParallel(shape.config, 0));
   const ids = tf.randomUniformInt([w.trainBatch, w.trainSeq], 0, shape.config.vocab_size);
   const prof = await tf.profile(() => {
     const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => tokenLogProbs(model, ids).logProbs.mean().neg() as tf.Scalar));
@@ -40,7 +41,7 @@ tf.env().set('WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE', 15);
 
 // Generation: read the sampled ids back every k steps.
 {
-  const model = new Qwen2Model(shape.config, initQwen2Weights(shape.config, 0));
+  const model = new Qwen2Model(shape.config, await initQwen2WeightsParallel(shape.config, 0));
   const prompts = Array.from({ length: w.genBatch }, (_, r) => Array.from({ length: w.promptLen }, (_, j) => (r * 31 + j * 7) % shape.config.vocab_size));
   for (const readEvery of [1, 8, 32, 64]) {
     const opts = { maxNewTokens: w.newTokens, temperature: 1, seed: 1, padTokenId: 0, readEvery };
