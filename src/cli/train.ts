@@ -13,6 +13,7 @@ import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import cliProgress from 'cli-progress';
+import { StepProgress } from './stepProgress';
 import { BACKEND_CHOICES, isBackendChoice, type BackendInfo } from '../model/backend';
 import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { successByTag } from '../metrics/keys';
@@ -345,15 +346,16 @@ export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
   if (opts.resume && !checkpoint) throw new UsageError(`--resume: ${out} holds no complete checkpoint to continue from; nothing was changed`);
   const helper = helperThreads(opts.workers ?? 'auto', backendInfo?.name ?? config.trainer.backend, config) > 0 ? spawnHelperThread() : null;
   if (helper) log('using 2 cores: a helper thread generates half of each rollout batch and trains the critic (same results as 1)');
+  const progress = new StepProgress({ log });
   try {
-    ({ trainer, sink } = await createTrainer(arm, checkpoint, helper?.api, log));
+    ({ trainer, sink } = await createTrainer(arm, checkpoint, helper?.api, log, progress.report));
   } catch (err) {
     await helper?.terminate();
     throw err;
   }
   writeRunConfig(out, config);
   try {
-    await trainLoop(arm, trainer, sink, checkpoint, opts, log);
+    await trainLoop(arm, trainer, sink, checkpoint, opts, log, progress);
   } finally {
     await helper?.terminate();
   }
@@ -364,24 +366,25 @@ export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
  * loaded before anything in the run directory changes, so a damaged one changes nothing.
  */
 async function createTrainer(arm: TrainArm, checkpoint: ReturnType<typeof latestCheckpoint> | null,
-                             helper: HelperApi | undefined, log: (line: string) => void): Promise<{ trainer: Trainer; sink: JsonlSink }> {
+                             helper: HelperApi | undefined, log: (line: string) => void,
+                             onProgress: StepProgress['report']): Promise<{ trainer: Trainer; sink: JsonlSink }> {
   const { config, out } = arm;
   let trainer: Trainer;
   const sink = new JsonlSink(out);
   if (checkpoint) {
-    trainer = await startTrainer(() => Trainer.create(config, { resumeFiles: readCheckpoint(checkpoint.dir), sink, log, helper }), sink,
+    trainer = await startTrainer(() => Trainer.create(config, { resumeFiles: readCheckpoint(checkpoint.dir), sink, log, helper, onProgress }), sink,
       (why) => damagedCheckpoint(out, checkpoint.dir, why));
     sink.truncateAfter(checkpoint.step);
     log(`resuming ${out} from checkpoint step ${checkpoint.step} (metrics after it dropped)`);
   } else {
-    trainer = await startTrainer(() => Trainer.create(config, { policyFiles: readModelDir(arm.modelDir), sink, log, helper }), sink,
+    trainer = await startTrainer(() => Trainer.create(config, { policyFiles: readModelDir(arm.modelDir), sink, log, helper, onProgress }), sink,
       (why) => `cannot start from ${arm.modelDir}: ${why}`);
   }
   return { trainer, sink };
 }
 
 async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, checkpoint: ReturnType<typeof latestCheckpoint> | null,
-                         opts: RunOptions, log: (line: string) => void): Promise<void> {
+                         opts: RunOptions, log: (line: string) => void, progress: StepProgress): Promise<void> {
   const { config, out } = arm;
   const total = config.trainer.totalSteps;
 
@@ -389,17 +392,20 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
   const bar = useBar
     ? new cliProgress.SingleBar(
         {
-          format: '{bar} {value}/{total} | success {success} | val {val} | reward std {std} | entropy {entropy} | {sps} s/step',
+          format: '{bar} {value}/{total} | success {success} | val {val} | reward std {std} | entropy {entropy} | {sps} s/step {phase}',
           hideCursor: true,
         },
         cliProgress.Presets.shades_classic,
       )
     : null;
-  bar?.start(total, trainer.stepsDone, { success: '-', val: '-', std: '-', entropy: '-', sps: '-' });
+  bar?.start(total, trainer.stepsDone, { success: '-', val: '-', std: '-', entropy: '-', sps: '-', phase: '' });
+  // Inside a step: the bar shows where it is; without a bar a slow step logs a line now and then.
+  if (bar) progress.useBar((phase) => bar.update({ phase: phase ? `| ${phase}` : '' }));
   let lastSaved = checkpoint?.step ?? -1;
   const stepSeconds: number[] = [];
   try {
     while (!trainer.finished) {
+      progress.startStep(trainer.stepsDone + 1);
       const r: StepResult = await trainer.step();
       const m = r.metrics;
       stepSeconds.push(m['timing_s/step']);
