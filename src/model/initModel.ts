@@ -90,9 +90,11 @@ export async function writeInitModel(dir: string, opts: InitModelOptions): Promi
         fs.writeSync(fd, header.bytes);
         for (const name of header.order) {
           const size = shard[name].reduce((a, b) => a * b, 1);
-          let data: Float32Array<ArrayBufferLike> = new Float32Array(size);
-          if (name.endsWith('norm.weight')) data.fill(1);
-          else if (!name.endsWith('.bias')) {
+          let data: Float32Array;
+          if (name.endsWith('norm.weight') || name.endsWith('.bias')) {
+            data = new Float32Array(size);
+            if (name.endsWith('norm.weight')) data.fill(1);
+          } else {
             data = await pool.draw(size, seed, uniformsUsed, std, true);   // both Box-Muller halves, on every core
             uniformsUsed += 2 * Math.ceil(size / 2);
           }

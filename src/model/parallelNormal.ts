@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import { fillSeededNormal } from './seeded';
-import { qwen2WeightShapes, validateQwen2Config, type WeightMap } from './qwen2';
+import { qwen2InitPlan, type WeightMap } from './qwen2';
 import type { Qwen2Config } from './config';
 
 /** Below this many samples a tensor is filled on the calling thread. */
@@ -78,23 +78,21 @@ export class NormalFillPool {
  * For the benches and device tools that build a full-size model with random weights.
  */
 export async function initQwen2WeightsParallel(config: Qwen2Config, seed: number, opts: { valueHead?: boolean } = {}): Promise<WeightMap> {
-  validateQwen2Config(config);
-  const std = typeof config.initializer_range === 'number' ? config.initializer_range : 0.02;
+  const plan = qwen2InitPlan(config, opts);
   const pool = new NormalFillPool();
   const weights: WeightMap = {};
   try {
-    let drawn = 0;
-    for (const [name, shape] of Object.entries(qwen2WeightShapes(config, opts))) {
-      const size = shape.reduce((a, b) => a * b, 1);
-      const random = !name.endsWith('norm.weight') && !name.endsWith('.bias');
-      let data = new Float32Array(size);
-      if (name.endsWith('norm.weight')) data.fill(1);
-      else if (random) {
+    for (const w of plan) {
+      let data: Float32Array;
+      if (w.fill === 'normal') {
+        data = await pool.draw(w.size, seed, w.firstUniform, w.std, false);
         // A copy out of the pool's scratch: tfjs keeps the array it is given (cpu) or reads it later (webgpu).
-        data = (await pool.draw(size, seed, 2 * drawn, std, false)).slice();
-        drawn += size;
+        if (data.buffer instanceof SharedArrayBuffer) data = data.slice();
+      } else {
+        data = new Float32Array(w.size);
+        if (w.fill === 'ones') data.fill(1);
       }
-      weights[name] = tf.tensor(data, shape, 'float32');
+      weights[w.name] = tf.tensor(data, w.shape, 'float32');
     }
   } catch (err) {
     tf.dispose(Object.values(weights));

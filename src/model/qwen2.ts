@@ -87,26 +87,45 @@ export function qwen2WeightShapes(c: Qwen2Config, opts: { valueHead?: boolean } 
   return shapes;
 }
 
+/** How one fresh weight is made (qwen2InitPlan). */
+export interface WeightInit {
+  name: string;
+  shape: number[];
+  size: number;
+  /** RMSNorm scales are ones, biases zeros; matrices and embeddings are normal(0, std) samples. */
+  fill: 'ones' | 'zeros' | 'normal';
+  /** 'normal': how many uniforms of seededUniform(seed) come before this tensor's (fillSeededNormal's layout). */
+  firstUniform: number;
+  std: number;
+}
+
 /**
  * Fresh weights as HF initialises Qwen2: normal(0, initializer_range = 0.02) for matrices and embeddings, ones
- * for RMSNorm scales, zeros for biases. The random numbers come from a seeded JavaScript generator, so the same
- * seed gives the same weights on every backend (seededNormal(seed)'s stream, tensor after tensor; Node's benches
- * draw the same numbers on every core with src/model/parallelNormal.ts).
+ * for RMSNorm scales, zeros for biases, in qwen2WeightShapes' order. The normal samples are seededNormal(seed)'s
+ * stream, tensor after tensor, so initQwen2Weights here and Node's parallel initQwen2WeightsParallel
+ * (src/model/parallelNormal.ts) make the same weights.
  */
-export function initQwen2Weights(config: Qwen2Config, seed: number, opts: { valueHead?: boolean } = {}): WeightMap {
+export function qwen2InitPlan(config: Qwen2Config, opts: { valueHead?: boolean } = {}): WeightInit[] {
   validateQwen2Config(config);
   const std = typeof config.initializer_range === 'number' ? config.initializer_range : 0.02;
-  const weights: WeightMap = {};
-  let drawn = 0;   // samples of seededNormal(seed)'s stream used so far (two uniforms each)
-  for (const [name, shape] of Object.entries(qwen2WeightShapes(config, opts))) {
+  let drawn = 0;   // samples of the stream used so far (two uniforms each)
+  return Object.entries(qwen2WeightShapes(config, opts)).map(([name, shape]) => {
     const size = shape.reduce((a, b) => a * b, 1);
-    const data = new Float32Array(size);
-    if (name.endsWith('norm.weight')) data.fill(1);
-    else if (!name.endsWith('.bias')) {
-      fillSeededNormal(data, seed, 2 * drawn, std, false);
-      drawn += size;
-    }
-    weights[name] = tf.tensor(data, shape, 'float32');
+    const fill = name.endsWith('norm.weight') ? 'ones' : name.endsWith('.bias') ? 'zeros' : 'normal';
+    const firstUniform = 2 * drawn;
+    if (fill === 'normal') drawn += size;
+    return { name, shape, size, fill, firstUniform, std };
+  });
+}
+
+/** qwen2InitPlan's weights, drawn on this thread from a seeded JavaScript generator: the same on every backend. */
+export function initQwen2Weights(config: Qwen2Config, seed: number, opts: { valueHead?: boolean } = {}): WeightMap {
+  const weights: WeightMap = {};
+  for (const w of qwen2InitPlan(config, opts)) {
+    const data = new Float32Array(w.size);
+    if (w.fill === 'ones') data.fill(1);
+    else if (w.fill === 'normal') fillSeededNormal(data, seed, w.firstUniform, w.std, false);
+    weights[w.name] = tf.tensor(data, w.shape, 'float32');
   }
   return weights;
 }
