@@ -100,6 +100,7 @@ export const SCALAR_KEYS: readonly ScalarKey[] = [
   { ours: 'algorithm.klCoef', ragen: 'algorithm.kl_ctrl.kl_coef' },
   { ours: 'algorithm.klEstimator', ragen: 'algorithm.kl_penalty' },
   { ours: 'actor.lr', ragen: 'actor_rollout_ref.actor.optim.lr' },
+  { ours: 'actor.lrWarmupStepsRatio', ragen: 'actor_rollout_ref.actor.optim.lr_warmup_steps_ratio' },
   { ours: 'actor.betas', ragen: 'actor_rollout_ref.actor.optim.betas' },
   { ours: 'actor.weightDecay', ragen: 'actor_rollout_ref.actor.optim.weight_decay' },
   { ours: 'actor.gradClip', ragen: 'actor_rollout_ref.actor.grad_clip' },

@@ -56,6 +56,7 @@ import { actorUpdateLoss, miniBatchUpdate, usesKlLoss, type MicroBatchLoss, type
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
 import type { TrainerModels, TrainerState } from './trainerCheckpoint';
 import { probedGeneration, type WorkloadProbe } from './workloadProbe';
+import { warmupLrFactor } from './lrSchedule';
 
 export type { StepPhase, StepResult, TrainerOptions } from './trainerOptions';
 import type { StepPhase, StepResult, TrainerOptions } from './trainerOptions';
@@ -509,6 +510,7 @@ export class Trainer {
     metrics['timing_s/adv'] = now() - t - log.critic.seconds;
 
     // 7. The actor's update. Without old log-probs (reused forward pass) its own, detached, are the old ones.
+    this.actorOptim.lr = c.actor.lr * warmupLrFactor(step, c.actor.lrWarmupStepsRatio, c.trainer.totalSteps);
     const actorLoss = actorUpdateLoss(this.actor, { actor: c.actor, temperature: c.rollout.temperature }, oldLogProbs, advantages, refLogProbs);
     for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
       for (const mini of miniBatches) {
@@ -523,7 +525,7 @@ export class Trainer {
     for (const [k, v] of [...Object.entries(log.actor.stats), ...Object.entries(log.critic.stats)]) metrics[k] = mean(v);
     if (usesKlLoss(c.actor, refLogProbs)) metrics['actor/kl_coef'] = c.actor.klLossCoef;
     metrics['actor/nan_skipped'] = log.actor.skipped;
-    metrics['actor/lr'] = c.actor.lr;
+    metrics['actor/lr'] = this.actorOptim.lr;
     metrics['timing_s/update_actor'] = log.actor.seconds;
     if (this.critic) {
       metrics['critic/nan_skipped'] = log.critic.skipped;

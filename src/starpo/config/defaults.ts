@@ -52,6 +52,7 @@ export function defaultRunConfig(): RunConfig {
     },
     actor: {
       lr: 1e-6,
+      lrWarmupStepsRatio: 0,
       betas: [0.9, 0.999],
       weightDecay: 0.01,
       gradClip: 1.0,

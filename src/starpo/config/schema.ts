@@ -314,7 +314,16 @@ const betas = () =>
     .describe('AdamW (β1, β2) (veRL optim default [0.9, 0.999]).');
 
 const ActorSchema = z.strictObject({
-  lr: z.number().positive().max(1).describe('AdamW learning rate of the policy, constant, no warm-up (RAGEN `actor_rollout_ref.actor.optim.lr`, 1e−6).'),
+  lr: z.number().positive().max(1).describe('AdamW learning rate of the policy, constant after the warm-up (RAGEN `actor_rollout_ref.actor.optim.lr`, 1e−6).'),
+  lrWarmupStepsRatio: z
+    .number()
+    .min(0)
+    .max(1)
+    .describe(
+      'Linear learning-rate warm-up of the policy over this share of trainer.totalSteps, from 0 at step 1 to actor.lr ' +
+        '(veRL\'s schedule: step k of W warm-up steps trains at (k − 1) / W of the rate); the critic keeps a constant rate ' +
+        '(RAGEN `actor_rollout_ref.actor.optim.lr_warmup_steps_ratio`, 0: no warm-up).',
+    ),
   betas: betas(),
   weightDecay: z.number().min(0).max(1).describe('AdamW decoupled weight decay (veRL `actor.optim.weight_decay`, 0.01).'),
   gradClip: z.number().positive().max(L.real).describe('Clip the global gradient norm to this; a non-finite norm skips the step (RAGEN `actor_rollout_ref.actor.grad_clip`, 1.0).'),

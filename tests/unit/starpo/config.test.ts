@@ -417,7 +417,7 @@ describe('applyOverrides (--set)', () => {
   it('rejects unknown keys, listing the valid ones and a suggestion', () => {
     const err = configError(() => applyOverrides(base, ['actor.clipRatioHihg=0.3']));
     expect(err.message).toContain("unknown config key 'actor.clipRatioHihg' in --set actor.clipRatioHihg=0.3 (did you mean 'clipRatioHigh'?)");
-    expect(err.message).toContain("valid keys under 'actor': lr, betas, weightDecay");
+    expect(err.message).toContain("valid keys under 'actor': lr, lrWarmupStepsRatio, betas, weightDecay");
     expect(configError(() => applyOverrides(base, ['steps=5'])).message).toContain("unknown config key 'steps'");
     expect(configError(() => applyOverrides(base, ['actor.lr.x=5'])).message).toContain("unknown config key 'actor.lr.x'");
   });

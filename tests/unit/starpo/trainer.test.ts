@@ -205,6 +205,23 @@ describe('Trainer safety', () => {
     trainer.dispose();
   });
 
+  it('warms the policy up as veRL does: step 1 trains at rate 0 (actor unchanged), step 2 at half, then the full rate', async () => {
+    const config = tinyBanditConfig({ actor: { lrWarmupStepsRatio: 0.5 }, trainer: { totalSteps: 4, testFreq: 0, valBeforeTrain: false } });
+    const { trainer, sink } = await makeTrainer(config);
+    const before = await weightsOf(trainer.actor.variables);
+    await trainer.step();
+    const afterStep1 = await weightsOf(trainer.actor.variables);
+    for (const name of Object.keys(before)) expect(afterStep1[name], name).toEqual(before[name]);
+    await trainer.step();
+    const afterStep2 = await weightsOf(trainer.actor.variables);
+    expect(Object.keys(before).some((n) => afterStep2[n].some((x, i) => x !== before[n][i]))).toBe(true);
+    while (!trainer.finished) await trainer.step();
+    expect(sink.rows.map((r) => r['actor/lr'])).toEqual([0, 5e-4, 1e-3, 1e-3]);
+    // The critic is not warmed up: it trains from step 1.
+    expect(sink.rows[0]['critic/lr']).toBe(1e-3);
+    trainer.dispose();
+  });
+
   it('never writes a non-finite weight: a huge lr or weight decay skips the update (finite loss and gradient)', async () => {
     // actor.lr 1e39 and a huge critic weight decay (or lr) used to leave Inf/NaN weights (the actor's saved as
     // such, the critic's crashing the next step); now each such update is skipped, counted and logged, and the run
