@@ -102,8 +102,11 @@ export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Arra
   const checkpoint = readCheckpoint(plan.checkpointDir);
   // The model files, and a LoRA run's adapters (hfModelFiles folds them into the exported weights).
   const names = [...CHECKPOINT_FILES, ADAPTER_DIR + ADAPTER_CONFIG_FILE, ADAPTER_DIR + ADAPTER_WEIGHTS_FILE];
+  // Weights past 2 GiB come as Hugging Face's shards and index (safetensorsShards.ts).
+  const shard = /^model(-\d{5}-of-\d{5}\.safetensors|\.safetensors\.index\.json)$/;
   const pick = (prefix: string) => Object.fromEntries(
-    names.filter((n) => checkpoint[prefix + n]).map((n) => [n, checkpoint[prefix + n]]),
+    Object.keys(checkpoint).filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length))
+      .filter((n) => names.includes(n) || shard.test(n)).map((n) => [n, checkpoint[prefix + n]]),
   );
   const files: Record<string, Uint8Array> = {};
   const add = (dir: string, model: Record<string, Uint8Array>) => {
@@ -116,7 +119,7 @@ export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Arra
     for (const [name, bytes] of Object.entries(converted)) files[`${dir}/${name}`] = bytes;
   };
   add(POLICY_DIR, pick(''));
-  const critic = plan.config.algorithm.advEstimator === 'gae' && !!checkpoint['critic/model.safetensors'];
+  const critic = plan.config.algorithm.advEstimator === 'gae' && Object.keys(pick('critic/')).some((n) => n.startsWith('model'));
   if (critic) add(CRITIC_DIR, pick('critic/'));
 
   const modelConfig = parseQwen2Config(JSON.parse(new TextDecoder().decode(files[`${POLICY_DIR}/config.json`])));

@@ -7,7 +7,8 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Qwen2Config } from './config';
 import { ADAPTER_DIR, peftAdapterFiles, type LoraAdapters } from './lora';
-import { indexSafetensors, serializeSafetensors, type SafetensorsEntry } from './safetensors';
+import type { SafetensorsEntry } from './safetensors';
+import { readShardedSafetensors, shardedSafetensorsFiles } from './safetensorsShards';
 import { qwen2WeightShapes, validateQwen2Config } from './qwen2';
 import { Tokenizer } from './tokenizer';
 
@@ -170,8 +171,9 @@ export async function checkpointFiles(
   return {
     ...adapter,
     'config.json': json(hfConfigJSON(config, { valueHead, bosTokenId: bos, eosTokenId: eos })),
-    // transformers refuses a safetensors file whose metadata lacks format "pt".
-    'model.safetensors': serializeSafetensors(tensors, { format: 'pt' }),
+    // transformers refuses a safetensors file whose metadata lacks format "pt". Past SHARD_BYTES (Qwen2.5-3B in
+    // float32) the weights are sharded as the Hub shards them (safetensorsShards.ts).
+    ...shardedSafetensorsFiles(tensors, 'model', { metadata: { format: 'pt' } }),
     'tokenizer.json': json(tokenizer.toJSON()),
     'tokenizer_config.json': json(tokenizer.configJSON()),
     'generation_config.json': json(generationConfig),
@@ -253,27 +255,7 @@ function assertNoExtraLayers(unused: readonly string[], numLayers: number): void
 
 /** model.safetensors, or the shards named by model.safetensors.index.json (as larger Hub models ship). */
 function readWeights(files: Record<string, Uint8Array>): Record<string, SafetensorsEntry> {
-  const parse = (name: string) => {
-    try {
-      return indexSafetensors(files[name]).entries;
-    } catch (err) {
-      throw new Error(`checkpoint: ${name}: ${(err as Error).message}`);
-    }
-  };
-  if (files['model.safetensors']) return parse('model.safetensors');
-  if (files['model.safetensors.index.json']) {
-    const index = readJSON(files, 'model.safetensors.index.json') as { weight_map?: Record<string, string> };
-    if (!index.weight_map || typeof index.weight_map !== 'object') {
-      throw new Error('checkpoint: model.safetensors.index.json has no weight_map');
-    }
-    const out: Record<string, SafetensorsEntry> = {};
-    for (const shard of [...new Set(Object.values(index.weight_map))].sort()) {
-      if (!files[shard]) throw new Error(`checkpoint: shard '${shard}' named in model.safetensors.index.json is missing`);
-      Object.assign(out, parse(shard));
-    }
-    return out;
-  }
-  throw new Error('checkpoint: model.safetensors is missing');
+  return readShardedSafetensors(files, 'model', 'checkpoint');
 }
 
 /**

@@ -7,7 +7,8 @@
 import { CHECKPOINT_FILES, parseQwen2Config } from './checkpoint';
 import { qwen2WeightShapes } from './qwen2';
 import { ADAPTER_CONFIG_FILE, ADAPTER_DIR, ADAPTER_WEIGHTS_FILE } from './lora';
-import { indexSafetensors, serializeSafetensors } from './safetensors';
+import { indexSafetensors } from './safetensors';
+import { readShardedSafetensors, shardedSafetensorsFiles, shardedSafetensorsNames } from './safetensorsShards';
 
 export type ExportDtype = 'f32' | 'bf16';
 export const EXPORT_DTYPES: readonly ExportDtype[] = ['f32', 'bf16'];
@@ -20,13 +21,16 @@ const TORCH_DTYPE: Record<ExportDtype, string> = { f32: 'float32', bf16: 'bfloat
  */
 export function hfModelFiles(files: Record<string, Uint8Array>, dtype: ExportDtype): Record<string, Uint8Array> {
   if (!EXPORT_DTYPES.includes(dtype)) throw new Error(`unknown export dtype '${String(dtype)}' (f32 or bf16)`);
-  for (const name of ['config.json', 'model.safetensors', 'tokenizer.json']) {
+  for (const name of ['config.json', 'tokenizer.json']) {
     if (!files[name]) throw new Error(`the checkpoint has no ${name}`);
   }
+  const weightFiles = shardedSafetensorsNames(files, 'model');   // model.safetensors, or its index and shards
+  if (weightFiles.length === 0) throw new Error('the checkpoint has no model.safetensors');
   const rawConfig = JSON.parse(new TextDecoder().decode(files['config.json'])) as Record<string, unknown>;
   const config = parseQwen2Config(rawConfig);
   const valueHead = ((config.architectures ?? []) as string[]).includes('Qwen2ForTokenClassification');
-  const { entries, metadata } = indexSafetensors(files['model.safetensors']);
+  const entries = readShardedSafetensors(files, 'model', 'export');
+  const metadata = files['model.safetensors'] ? indexSafetensors(files['model.safetensors']).metadata : {};
   const expected = qwen2WeightShapes(config, { valueHead });
   for (const [name, shape] of Object.entries(expected)) {
     const e = entries[name];
@@ -35,14 +39,15 @@ export function hfModelFiles(files: Record<string, Uint8Array>, dtype: ExportDty
   }
 
   const out: Record<string, Uint8Array> = {};
-  for (const name of CHECKPOINT_FILES) if (files[name]) out[name] = files[name];
+  for (const name of [...CHECKPOINT_FILES, ...weightFiles]) if (files[name]) out[name] = files[name];
   const adapter = files[ADAPTER_DIR + ADAPTER_CONFIG_FILE] ? files : null;
   const alreadyThere = Object.values(entries).every((e) => e.dtype === (dtype === 'f32' ? 'F32' : 'BF16'));
   if (!alreadyThere || adapter) {
     const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
     for (const name of Object.keys(expected)) tensors[name] = { shape: entries[name].shape, data: entries[name].read() };
     if (adapter) mergeAdapterFiles(tensors, adapter);
-    out['model.safetensors'] = serializeSafetensors(tensors, { ...metadata, format: 'pt' }, dtype === 'f32' ? 'F32' : 'BF16');
+    for (const name of weightFiles) delete out[name];
+    Object.assign(out, shardedSafetensorsFiles(tensors, 'model', { metadata: { ...metadata, format: 'pt' }, dtype: dtype === 'f32' ? 'F32' : 'BF16' }));
   }
   out['config.json'] = new TextEncoder().encode(JSON.stringify({ ...rawConfig, torch_dtype: TORCH_DTYPE[dtype] }, null, 2) + '\n');
   return out;

@@ -17,9 +17,8 @@ import { qwenShapeConfig, type QwenShapeName } from './qwenShapes';
 import { qwen25TokenizerFiles } from './qwenTokenizer';
 import { bf16LittleEndianBytes, safetensorsHeader } from './safetensors';
 import { NormalFillPool } from './parallelNormal';
+import { planShards, shardFileName } from './safetensorsShards';
 
-/** Largest shard. Qwen's own shards reach 4 GB; Node's fs.readFile (our loader) reads at most 2 GiB per file. */
-export const SHARD_BYTES = 2 * 1024 ** 3 - 64 * 1024 ** 2;
 
 export interface InitModelOptions {
   shape: QwenShapeName;
@@ -74,12 +73,12 @@ export async function writeInitModel(dir: string, opts: InitModelOptions): Promi
     json('tokenizer_config.json', tokenizerConfig);
     fs.writeFileSync(path.join(tmp, 'tokenizer.json'), JSON.stringify(tokenizer));
 
-    const shards = planShards(shapes);
+    const shards = planShards(shapes, 2);   // bf16
     const seed = opts.seed ?? 0;
     let uniformsUsed = 0;   // of seededUniform(seed)'s stream: two per pair of samples, each tensor starting a pair
     const std = config.initializer_range as number;
     const names = shards.length === 1 ? ['model.safetensors']
-      : shards.map((_, i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(shards.length).padStart(5, '0')}.safetensors`);
+      : shards.map((_, i) => shardFileName('model', i, shards.length));
     const weightMap: Record<string, string> = {};
     let bytes = 0;
     let parameters = 0;
@@ -120,22 +119,6 @@ export async function writeInitModel(dir: string, opts: InitModelOptions): Promi
   } finally {
     await pool.close();
   }
-}
-
-/** Tensors in name order, cut into shards of at most SHARD_BYTES of bf16 data. */
-export function planShards(shapes: Record<string, number[]>): Record<string, number[]>[] {
-  const shards: Record<string, number[]>[] = [{}];
-  let used = 0;
-  for (const name of Object.keys(shapes).sort()) {
-    const size = shapes[name].reduce((a, b) => a * b, 1) * 2;
-    if (used > 0 && used + size > SHARD_BYTES) {
-      shards.push({});
-      used = 0;
-    }
-    shards[shards.length - 1][name] = shapes[name];
-    used += size;
-  }
-  return shards;
 }
 
 function sortKeys(o: Record<string, string>): Record<string, string> {

@@ -24,6 +24,8 @@
 //   adapter/, critic/adapter/                LoRA only: the adapters in PEFT's format (the weights above are the base)
 //   ref.safetensors                          the reference weights by HF name (only when a KL term is on, without LoRA)
 //   optimizer.safetensors                    AdamW moments: actor.m.<weight>, actor.v.<weight>, critic.m.<weight>, ...
+//   (any of the three safetensors sets past 2 GiB: Hugging Face's shards, <base>-00001-of-0000n.safetensors and
+//   <base>.safetensors.index.json; a Qwen2.5-0.5B PPO run's optimizer state is 7.9 GB, in 2 GiB shards)
 //   trainer_state.json                       TrainerState (below): counters, early stopping, echo trap, last validation
 import * as tf from '@tensorflow/tfjs';
 import type { CollapseState } from '../metrics/collapse';
@@ -33,7 +35,7 @@ import { assertFinite, checkpointFiles, loadCheckpointFiles } from '../model/che
 import { LoraAdapters, type LoraSettings } from '../model/lora';
 import { attachAdapterFiles, loadPolicyFiles } from '../model/policyFiles';
 import { Qwen2Model, type WeightMap } from '../model/qwen2';
-import { indexSafetensors, serializeSafetensors } from '../model/safetensors';
+import { readShardedSafetensors, shardedSafetensorsFiles, shardedSafetensorsNames } from '../model/safetensorsShards';
 import { mixSeed, seededNormal } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
 import type { RunConfig } from './config';
@@ -41,8 +43,10 @@ import type { EarlyStopReason, EarlyStopState } from './earlyStop';
 
 const STATE_FORMAT = 'ragen-ts-trainer/1';
 const STATE_FILE = 'trainer_state.json';
-const OPTIMIZER_FILE = 'optimizer.safetensors';
-const REF_FILE = 'ref.safetensors';
+// Bases of safetensors sets: <base>.safetensors, or shards + <base>.safetensors.index.json past 2 GiB (a
+// qwen0.5b actor and critic's AdamW moments are 7.9 GB; safetensorsShards.ts).
+const OPTIMIZER = 'optimizer';
+const REF = 'ref';
 const CRITIC_PREFIX = 'critic/';
 
 /** Where a Trainer starts: exactly one of `policyFiles`, `model` + `tokenizer`, or `resumeFiles`. */
@@ -121,7 +125,7 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       owned.push(actor);
       if (needCritic) {
         const criticFiles = prefixedFiles(files, CRITIC_PREFIX);
-        if (!criticFiles['model.safetensors']) throw new Error(`Trainer: the checkpoint has no ${CRITIC_PREFIX}model.safetensors (critic) to resume PPO`);
+        if (shardedSafetensorsNames(criticFiles, 'model').length === 0) throw new Error(`Trainer: the checkpoint has no ${CRITIC_PREFIX}model.safetensors (critic) to resume PPO`);
         let c;
         try {
           c = loadCheckpointFiles(criticFiles);
@@ -137,8 +141,8 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       if (needRef && lora) {
         ref = actor.baseModel();
       } else if (needRef) {
-        if (!files[REF_FILE]) throw new Error(`Trainer: the checkpoint has no ${REF_FILE}, but this config uses a KL term`);
-        ref = new Qwen2Model(actor.config, readTensors(files[REF_FILE], REF_FILE));
+        if (shardedSafetensorsNames(files, REF).length === 0) throw new Error(`Trainer: the checkpoint has no ${REF}.safetensors, but this config uses a KL term`);
+        ref = new Qwen2Model(actor.config, readTensors(files, REF));
         owned.push(ref);
       }
     } else {
@@ -210,7 +214,7 @@ export async function trainerCheckpointFiles(
     for (const [name, bytes] of Object.entries(await checkpointFiles(models.critic, models.tokenizer))) files[CRITIC_PREFIX + name] = bytes;
   }
   // Under LoRA the reference is the actor's base, already in model.safetensors.
-  if (models.ref && !models.actor.lora) files[REF_FILE] = await tensorsFile(models.ref.variables);
+  if (models.ref && !models.actor.lora) Object.assign(files, await tensorsFiles(models.ref.variables, REF));
   const moments: Record<string, tf.Tensor> = {};
   const actorState = optimizers.actor.getState();
   const criticState = optimizers.critic?.getState();
@@ -221,7 +225,7 @@ export async function trainerCheckpointFiles(
       for (const [name, t] of Object.entries(criticState.m)) moments[`critic.m.${name}`] = t;
       for (const [name, t] of Object.entries(criticState.v)) moments[`critic.v.${name}`] = t;
     }
-    files[OPTIMIZER_FILE] = await tensorsFile(moments);
+    Object.assign(files, await tensorsFiles(moments, OPTIMIZER));
   } finally {
     tf.dispose(Object.values(moments));
   }
@@ -244,7 +248,7 @@ export async function trainerCheckpointFiles(
 
 /** Puts the AdamW moments and step counts of a checkpoint back into the optimizers. */
 export function restoreOptimizers(files: Record<string, Uint8Array>, state: TrainerState, optimizers: { actor: AdamW; critic: AdamW | null }): void {
-  const moments = readTensors(files[OPTIMIZER_FILE], OPTIMIZER_FILE);
+  const moments = readTensors(files, OPTIMIZER);
   try {
     const pick = (prefix: string) => {
       const out: Record<string, tf.Tensor> = {};
@@ -274,7 +278,7 @@ function readTrainerState(files: Record<string, Uint8Array>): TrainerState {
   }
   if (state.format !== STATE_FORMAT) throw new Error(`trainer checkpoint: ${STATE_FILE} has format ${JSON.stringify(state.format)}, expected "${STATE_FORMAT}"`);
   if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`trainer checkpoint: bad step ${state.step} in ${STATE_FILE}`);
-  if (!files[OPTIMIZER_FILE]) throw new Error(`trainer checkpoint: ${OPTIMIZER_FILE} is missing`);
+  if (shardedSafetensorsNames(files, OPTIMIZER).length === 0) throw new Error(`trainer checkpoint: ${OPTIMIZER}.safetensors is missing`);
   return state;
 }
 
@@ -305,20 +309,15 @@ function prefixedFiles(files: Record<string, Uint8Array>, prefix: string): Recor
   return out;
 }
 
-async function tensorsFile(tensors: Record<string, tf.Tensor>): Promise<Uint8Array> {
+async function tensorsFiles(tensors: Record<string, tf.Tensor>, base: string): Promise<Record<string, Uint8Array>> {
   const out: Record<string, { shape: number[]; data: Float32Array }> = {};
   for (const [name, t] of Object.entries(tensors)) out[name] = { shape: t.shape.slice(), data: (await t.data()) as Float32Array };
-  return serializeSafetensors(out);
+  return shardedSafetensorsFiles(out, base);
 }
 
-function readTensors(bytes: Uint8Array | undefined, file: string): Record<string, tf.Tensor> {
-  if (!bytes) throw new Error(`trainer checkpoint: ${file} is missing`);
-  let entries;
-  try {
-    entries = indexSafetensors(bytes).entries;
-  } catch (err) {
-    throw new Error(`trainer checkpoint: ${file}: ${(err as Error).message}`);
-  }
+function readTensors(files: Record<string, Uint8Array>, base: string): Record<string, tf.Tensor> {
+  const entries = readShardedSafetensors(files, base, 'trainer checkpoint');
+  const file = `${base}.safetensors`;
   const out: Record<string, tf.Tensor> = {};
   try {
     for (const [name, e] of Object.entries(entries)) {

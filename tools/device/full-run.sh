@@ -167,7 +167,7 @@ if [ "$TINY" = 1 ]; then
 else
   train=(--preset sokoban-qwen --set "model=$MODEL")
 fi
-section train 140 "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
+section train "${FULL_RUN_TRAIN_SECONDS:-140}" "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
   --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0
 for f in config.json metrics.jsonl; do [ -f "$WORK/run/$f" ] && cp "$WORK/run/$f" "$OUT/train-$f"; done
 [ -f "$WORK/run/rollouts.jsonl" ] && head -c 2000000 "$WORK/run/rollouts.jsonl" > "$OUT/train-rollouts-head.jsonl"

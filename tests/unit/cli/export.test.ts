@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
 import { floatToBf16Bits, parseSafetensors } from '../../../src/model/safetensors';
+import { shardedSafetensorsFiles } from '../../../src/model/safetensorsShards';
 import { parseRunConfig } from '../../../src/starpo/config';
 import { nestRagenValues, parseHydraOverrides } from '../../../src/interop/ragenHydra';
 import { toRagen } from '../../../src/interop/ragenMapping';
@@ -118,5 +119,28 @@ describe('ragen export --to ragen', () => {
     }
     expect(JSON.parse(fs.readFileSync(path.join(out, 'qwen2-policy/config.json'), 'utf8')).torch_dtype).toBe('bfloat16');
     expect(YAML.parse(fs.readFileSync(path.join(out, 'ragen_export.yaml'), 'utf8')).trainer.experiment_name).toBe('run-step1');
+  });
+
+  it('a checkpoint with sharded weights (past 2 GiB) exports its shards and its critic', async () => {
+    fs.cpSync(path.join(tmp, 'run'), path.join(tmp, 'run-sharded'), { recursive: true });
+    const ckpt = path.join(tmp, 'run-sharded', 'checkpoints', 'step-2');
+    for (const dir of [ckpt, path.join(ckpt, 'critic')]) {
+      const { tensors } = parseSafetensors(fs.readFileSync(path.join(dir, 'model.safetensors')));
+      fs.rmSync(path.join(dir, 'model.safetensors'));
+      for (const [name, bytes] of Object.entries(shardedSafetensorsFiles(tensors, 'model', { metadata: { format: 'pt' }, maxShardBytes: 8192 }))) {
+        fs.writeFileSync(path.join(dir, name), bytes);
+      }
+    }
+    const r = await ragen('export', '--run', 'run-sharded', '--to', 'ragen', '--quiet', 'out-sharded');
+    expect(r.code, r.stderr).toBe(0);
+    for (const [exported, source] of [['qwen2-policy', ckpt], ['qwen2-critic', path.join(ckpt, 'critic')]]) {
+      const dir = path.join(tmp, 'out-sharded', exported);
+      const shards = fs.readdirSync(source).filter((n) => /^model-\d{5}-of-\d{5}\.safetensors$/.test(n));
+      expect(shards.length).toBeGreaterThan(1);
+      expect(fs.readdirSync(dir).sort()).toEqual(expect.arrayContaining(['model.safetensors.index.json', ...shards]));
+      for (const name of [...shards, 'model.safetensors.index.json']) {
+        expect(Buffer.compare(fs.readFileSync(path.join(dir, name)), fs.readFileSync(path.join(source, name))), name).toBe(0);
+      }
+    }
   });
 });

@@ -3,7 +3,7 @@
 // writing the 6 GB is left to the GPU server (tools/device/full-run.sh writes the 0.5B one).
 import { describe, expect, it } from 'vitest';
 import { parseQwen2Config } from '../../../src/model/checkpoint';
-import { planShards, SHARD_BYTES } from '../../../src/model/initModel';
+import { planShards, SHARD_BYTES } from '../../../src/model/safetensorsShards';
 import { qwen2WeightShapes } from '../../../src/model/qwen2';
 import { qwenShapeConfig } from '../../../src/model/qwenShapes';
 
@@ -14,7 +14,7 @@ describe('init-model shards', () => {
     const shapes = qwen2WeightShapes(parseQwen2Config(qwenShapeConfig('qwen2.5-3b')));
     const total = Object.values(shapes).reduce((n, s) => n + bytes(s), 0);
     expect(total / 2).toBe(3_085_938_688);   // Qwen2.5-3B's parameter count (tied embeddings)
-    const shards = planShards(shapes);
+    const shards = planShards(shapes, 2);
     expect(shards.length).toBe(Math.ceil(total / SHARD_BYTES));
     for (const shard of shards) expect(Object.values(shard).reduce((n, s) => n + bytes(s), 0)).toBeLessThanOrEqual(SHARD_BYTES);
     const names = shards.flatMap((s) => Object.keys(s));
@@ -23,6 +23,6 @@ describe('init-model shards', () => {
 
   it('Qwen2.5-0.5B fits one file, as Qwen ships it', () => {
     const shapes = qwen2WeightShapes(parseQwen2Config(qwenShapeConfig('qwen2.5-0.5b')));
-    expect(planShards(shapes).length).toBe(1);
+    expect(planShards(shapes, 2).length).toBe(1);
   });
 });
