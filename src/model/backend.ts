@@ -133,7 +133,37 @@ async function tryBackend(name: BackendName, opts: BackendOptions, auto: boolean
   await tf.ready();
   if (tf.getBackend() !== name) throw new Error(`asked for '${name}' but tfjs is running '${tf.getBackend()}'`);
   await registerFusedKernels();
-  if (name === 'webgpu') setWebGpuMatMul(defaultWebGpuMatMul(adapterIsSoftware));
+  if (name === 'webgpu') {
+    setWebGpuMatMul(defaultWebGpuMatMul(adapterIsSoftware));
+    watchGpuErrors();
+  }
+}
+
+// WebGPU answers a command it refuses (a binding past the device's 2 GiB limit, say) with an uncaptured error and runs
+// nothing for it; tfjs goes on with whatever the output buffer held. On the H100 a paper-size rollout did exactly that
+// (BENCHMARKS.md). The errors are kept here, and assertNoGpuError throws where the trainer would use or keep the
+// results: a run stops with the device's message instead of training on garbage.
+let gpuErrors: string[] = [];
+const watchedDevices = new WeakSet<object>();
+
+function watchGpuErrors(): void {
+  const device = (tf.backend() as unknown as { device?: EventTarget }).device;
+  if (!device || watchedDevices.has(device) || typeof device.addEventListener !== 'function') return;
+  watchedDevices.add(device);
+  device.addEventListener('uncapturederror', (event) => {
+    const message = (event as Event & { error?: { message?: string } }).error?.message ?? 'unknown error';
+    if (gpuErrors.length < 8) gpuErrors.push(message);
+  });
+}
+
+/** Throws (and forgets them) when WebGPU reported errors since the last call; `where` says what was running. */
+export function assertNoGpuError(where: string): void {
+  if (gpuErrors.length === 0) return;
+  const [first, ...more] = gpuErrors;
+  gpuErrors = [];
+  const text = first.split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
+  throw new Error(`WebGPU refused a command ${where}, so its results are not trustworthy: ${text}` +
+    (more.length ? ` (and ${more.length} more error(s))` : ''));
 }
 
 /** 'auto' passed over a backend that works but should not be used here (not a failure). */

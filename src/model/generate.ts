@@ -33,6 +33,11 @@ import { mixSeed, seededUniform } from './seeded';
 export const PROMPT_BUCKET = 16;
 /** KV-cache capacity is a multiple of this. */
 export const CACHE_BUCKET = 64;
+/**
+ * A prefill's largest activation (the MLP's gate and up projections, [tokens, 2 x intermediate] float32) stays under
+ * this: a quarter of WebGPU's 2 GiB storage-binding limit, and an eighth of wasm's 4 GiB memory.
+ */
+export const MAX_ACTIVATION_BYTES = 512 * 1024 ** 2;
 
 export interface GenerateOptions {
   maxNewTokens: number;          // per-turn token limit (RAGEN: 400 per turn for Qwen presets)
@@ -45,6 +50,11 @@ export interface GenerateOptions {
   seed: number;                  // same seed + same backend => same samples
   padTokenId: number;            // left padding, and the filler for rows that already finished
   readEvery?: number;            // read sampled ids back every n steps (default: 8 on webgpu, 1 elsewhere)
+  /**
+   * Largest activation a prefill may make, in bytes (default MAX_ACTIVATION_BYTES): a long prompt block over many rows
+   * is prefilled in chunks of columns below it.
+   */
+  maxActivationBytes?: number;
   /**
    * Progress: awaited after every decode step with the tokens decoded so far per row (the longest row). Throwing
    * from it abandons the generation (every tensor is freed): a caller's Stop button lands between tokens.
@@ -164,18 +174,49 @@ export class GenerationSession {
     let cache = this.takeCache(reuse.map((r) => r.from), shared ? distinct.length : rows, capacity, reusing);
     // Runs the stack on `ids` [n, T] at cache slots slot..slot+T-1 (n = rows, or the distinct rows of a shared
     // prefill, whose key masks are `masks`); returns the logits of each row's last position.
-    const advance = (ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number,
-                     masks: Float32Array = visibleKeys): tf.Tensor2D => {
+    // `logits` false: nothing is returned (an early chunk of a prefill).
+    function advance(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number, masks?: Float32Array): tf.Tensor2D;
+    function advance(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number, masks: Float32Array, logits: boolean): tf.Tensor2D | null;
+    function advance(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number,
+                     masks: Float32Array = visibleKeys, logits = true): tf.Tensor2D | null {
       const n = ids.shape[0];
       const keyMask = tf.tensor2d(masks, [n, capacity]);
       try {
         const out = model.hiddenWithCache(ids, positions, maxPosition, keyMask, slot, cache, weights);
         disposeCache(cache);
         cache = out.cache;
-        return tf.tidy(() => lastPositionLogits(model, out.hidden, n, weights));
+        const last = logits ? tf.tidy(() => lastPositionLogits(model, out.hidden, n, weights)) : null;
+        out.hidden.dispose();
+        return last;
       } finally {
         keyMask.dispose();
       }
+    }
+    // The prompt block of `n` rows (ids and positions [n, promptLen], row-major), run in chunks of columns small
+    // enough that no activation passes opts.maxActivationBytes. Each chunk's keys go into the cache before the next
+    // chunk attends to them (attention is causal by slot), so the result is the one-shot prefill's. Why: 128 rows
+    // whose later turn re-reads 1,088 tokens made a 2.7 GB MLP activation, past WebGPU's 2 GiB binding limit (the
+    // H100's Dawn ran the kernel on nothing, silently) and past wasm's 4 GiB memory.
+    const prefill = (n: number, ids: Int32Array, positions: Int32Array, masks: Float32Array): tf.Tensor2D => {
+      const columns = prefillChunkColumns(model, n, promptLen, opts.maxActivationBytes ?? MAX_ACTIVATION_BYTES);
+      const maxPosition = Math.max(...realLength) - 1;
+      let logits: tf.Tensor2D | null = null;
+      for (let c0 = 0; c0 < promptLen; c0 += columns) {
+        const c1 = Math.min(promptLen, c0 + columns);
+        const cut = (data: Int32Array) => {
+          if (c0 === 0 && c1 === promptLen) return data;
+          const out = new Int32Array(n * (c1 - c0));
+          for (let r = 0; r < n; r++) out.set(data.subarray(r * promptLen + c0, r * promptLen + c1), r * (c1 - c0));
+          return out;
+        };
+        const chunk = [tf.tensor2d(cut(ids), [n, c1 - c0], 'int32'), tf.tensor1d(cut(positions), 'int32')] as const;
+        try {
+          logits = advance(chunk[0], chunk[1], maxPosition, start + c0, masks, c1 === promptLen);
+        } finally {
+          tf.dispose([...chunk]);
+        }
+      }
+      return logits!;
     };
     let nextFree = start + promptLen;
     try {
@@ -187,10 +228,8 @@ export class GenerationSession {
           distinct.forEach((r, i) => out.set(data.subarray(r * width, (r + 1) * width), i * width));
           return out;
         };
-        const prefilled = tf.tidy(() => advance(
-          tf.tensor2d(pick(idsData, promptLen, (n) => new Int32Array(n)), [distinct.length, promptLen], 'int32'),
-          tf.tensor1d(pick(positionData, promptLen, (n) => new Int32Array(n)), 'int32'), Math.max(...realLength) - 1, start,
-          pick(visibleKeys, capacity, (n) => new Float32Array(n))));
+        const prefilled = prefill(distinct.length, pick(idsData, promptLen, (n) => new Int32Array(n)),
+          pick(positionData, promptLen, (n) => new Int32Array(n)), pick(visibleKeys, capacity, (n) => new Float32Array(n)));
         const index = tf.tensor1d(prefillRow.map((r) => distinct.indexOf(r)), 'int32');
         try {
           logits = copyRows(prefilled, index);
@@ -202,8 +241,7 @@ export class GenerationSession {
           tf.dispose([prefilled, index]);
         }
       } else {
-        logits = tf.tidy(() => advance(tf.tensor2d(idsData, [rows, promptLen], 'int32'),
-          tf.tensor1d(positionData, 'int32'), Math.max(...realLength) - 1, start));
+        logits = prefill(rows, idsData, positionData, visibleKeys);
       }
 
       // Sampled ids stay on the device and feed the next decode step directly; the host reads them (to find stop
@@ -340,6 +378,13 @@ function copyRows<T extends tf.Tensor>(t: T, index: tf.Tensor1D): T {
 }
 
 /** Logits [B, V] of each row's last position (the LM head on every prompt position would be wasted work). */
+/** Columns of an n-row prompt block per prefill chunk: as many as keep the widest activation under maxBytes. */
+export function prefillChunkColumns(model: Qwen2Model, n: number, promptLen: number, maxBytes: number): number {
+  const c = model.config;
+  const widest = Math.max(2 * c.intermediate_size, (c.num_attention_heads + 2 * c.num_key_value_heads) * headDim(c), c.hidden_size);
+  return Math.max(1, Math.min(promptLen, Math.floor(maxBytes / (n * widest * 4))));
+}
+
 function lastPositionLogits(model: Qwen2Model, hidden: tf.Tensor2D, rows: number, weights: InferenceWeights): tf.Tensor2D {
   const t = hidden.shape[0] / rows;
   const last = t === 1 ? hidden : hidden.reshape([rows, t, hidden.shape[1]]).slice([0, t - 1, 0], [rows, 1, hidden.shape[1]]).reshape([rows, hidden.shape[1]]);

@@ -33,6 +33,7 @@
 import type * as tf from '@tensorflow/tfjs';
 import { EnvGroupManager, envRegistry, runRollouts, summarizeEnvMetrics, type AgentFormat, type GenerateFn, type RolloutOptions, type Trajectory } from '../agent/index';
 import { AdamW } from '../model/adamw';
+import { assertNoGpuError } from '../model/backend';
 import type { Qwen2Model } from '../model/qwen2';
 import { mixSeed, seededUniform } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
@@ -217,6 +218,7 @@ export class Trainer {
       onProgress: (done, total) => this.progress('rollout', done, total),
     });
     metrics['timing_s/gen'] = now() - t;
+    assertNoGpuError(`while generating step ${step}'s rollouts`);
     const trajectories = rollout.trajectories;
     Object.assign(metrics, summarizeEnvMetrics(trajectories, 'train'));
 
@@ -263,6 +265,7 @@ export class Trainer {
       this.workloadProbe?.trainBatch(keptSeqs.map((x) => x.ids.length));
       metrics['perf/total_num_tokens'] = realTokens;
       Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter));
+      assertNoGpuError(`in step ${step}'s update`);
     } else {
       for (const k of ['response_length/mean', 'actor/pg_loss', 'actor/pg_clipfrac', 'actor/ppo_kl', 'actor/entropy_loss', 'actor/grad_norm']) metrics[k] = NaN;
       if (this.critic) metrics['critic/vf_loss'] = NaN;

@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../../src/model/backend';
 import type { Qwen2Config } from '../../../src/model/config';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
-import { GenerationSession } from '../../../src/model/generate';
+import { GenerationSession, prefillChunkColumns } from '../../../src/model/generate';
 
 const config: Qwen2Config = {
   model_type: 'qwen2', vocab_size: 50, hidden_size: 32, intermediate_size: 40, num_hidden_layers: 2,
@@ -52,6 +52,26 @@ for (const backend of ['wasm', 'cpu'] as const) {
         expect(a2.tokens[0]).toEqual(second.tokens[k]);
       }
       expect(new Set(first.tokens.map((t) => t.join(','))).size).toBeGreaterThan(2);   // the members really differ
+      expect(tf.memory().numTensors).toBe(before);
+    });
+
+    it('a prefill cut into chunks of columns (maxActivationBytes) samples exactly what the one-shot prefill does', async () => {
+      // Widest activation of this config: gate+up, 2 x 40 floats a token. 3 columns of the 2 group prompts fit in
+      // 1,920 bytes; the second turn's 6 rows go 1 column at a time.
+      const limit = 3 * 2 * 80 * 4;
+      expect(prefillChunkColumns(model, 2, 16, limit)).toBe(3);
+      expect(prefillChunkColumns(model, 6, 16, limit)).toBe(1);
+      expect(prefillChunkColumns(model, 2, 16, 1e9)).toBe(16);
+      const run = async (o: typeof opts & { maxActivationBytes?: number }) => {
+        const session = new GenerationSession(model);
+        const first = await session.generate(turn1, o, keys);
+        const second = await session.generate(keys.map((k) => turn2(k, first.tokens[k])), o, keys);
+        session.dispose();
+        return [first.tokens, second.tokens];
+      };
+      const oneShot = await run(opts);
+      const before = tf.memory().numTensors;
+      expect(await run({ ...opts, maxActivationBytes: limit })).toEqual(oneShot);
       expect(tf.memory().numTensors).toBe(before);
     });
   });

@@ -3,7 +3,7 @@
 // full-sequence greedy decoding, and leaks no tensors. The full generate suite runs on wasm (generate.test.ts).
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
+import { assertNoGpuError, initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 import type { Qwen2Config } from '../../../src/model/config';
 import { generate } from '../../../src/model/generate';
 import { K } from '../../../src/model/kernels/index';
@@ -40,6 +40,28 @@ describe('generate on webgpu', () => {
       expect(new Set(expected).size).toBeGreaterThan(2);   // not a degenerate repetition
       expect(out.tokens[i]).toEqual(expected);
     }
+  });
+
+  it('a command WebGPU refuses is reported once by assertNoGpuError, with the device\'s message', async () => {
+    await generate(model, prompts, { maxNewTokens: 2, temperature: 0, seed: 0, padTokenId: 0 });
+    await tf.ones([4]).data();
+    expect(() => assertNoGpuError('here')).not.toThrow();   // a clean generation reports nothing
+    const device = (tf.backend() as unknown as { device: GPUDevice }).device;
+    device.createBuffer({ size: 4, usage: 0 });   // refused: a buffer needs a usage
+    await device.queue.onSubmittedWorkDone();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(() => assertNoGpuError("in step 3's update")).toThrow(/WebGPU refused a command in step 3's update, so its results are not trustworthy: .*usage/i);
+    expect(() => assertNoGpuError('here')).not.toThrow();   // reported once
+  });
+
+  it('a prefill cut into chunks of columns decodes the same tokens as the one-shot prefill', async () => {
+    // 1 column at a time for 3 rows (the widest activation, gate+up, is 80 floats a token): each chunk's keys are in
+    // the cache before the next chunk's queries attend to them.
+    const greedy = { maxNewTokens: 8, temperature: 0, seed: 0, padTokenId: 0 };
+    const oneShot = await generate(model, prompts, greedy);
+    const chunked = await generate(model, prompts, { ...greedy, maxActivationBytes: 3 * 80 * 4 });
+    expect(chunked.tokens).toEqual(oneShot.tokens);
+    expect(new Set(oneShot.tokens.flat()).size).toBeGreaterThan(2);
   });
 
   it("a decode step's residual adds ride in the o and down matmuls' output pass: no Add kernel, 4 matmuls a layer", async () => {
