@@ -20,7 +20,9 @@
 # profile-tfjs-matmul baseline init speed step memory rollout train), FULL_RUN_BASELINE (a commit whose update
 # profile runs next to this tree's), FULL_RUN_STEP_SET (the step section's config overrides, see 2b),
 # FULL_RUN_GEN_BATCHES (the speed section's generation batches, e.g. 1 for none beyond the single sequence; default
-# the bench's 1, 16, 128). RAGEN_WEBGPU_MATMUL (tiled or tfjs) is passed on to every section.
+# the bench's 1, 16, 128), FULL_RUN_TRAIN_SECONDS (the train section's limit, default 140; a paper-size step took
+# 373 s on the H100 in 2026-11, so give it 440 with FULL_RUN_STEPS=1). RAGEN_WEBGPU_MATMUL (tiled or tfjs) is passed
+# on to every section.
 # Section limits: matmul 80, profile 120, profile-tfjs-matmul 60, (baseline 120), init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 800 s, more than the
 # run's 570, so when every section runs to its limit the last one (train) gets what is left (at least 30 s). (The
 # matmul section's 80 s came from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 140: a paper
