@@ -21,7 +21,7 @@ import { FLAG_LIMITS, intFlag, intListFlag } from './flags';
 import os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BACKEND_NAMES, isBackendName } from '../model/backend';
+import { assertNoGpuError, BACKEND_NAMES, isBackendName } from '../model/backend';
 import { ConfigError } from '../starpo/config';
 import { BENCH_SHAPE_NAMES, benchModel, benchShape, benchSpec, runTorchBench } from './bench-model';
 import { RAGEN_LORA } from '../model/lora';
@@ -244,6 +244,8 @@ export function registerBench(program: Command): void {
             results.torch = torch.results;
             printTable(`torch (PyTorch ${torch.torch}, ${torch.device}, ${torch.threads} thread(s), tokens/s)`, results.torch);
           }
+          // A command WebGPU refused ran on nothing: the section's numbers are not those of the work it names.
+          assertNoGpuError(`in the ${section} section`);
         } catch (err) {
           errors[section] = (err as Error).message;
           console.log(`\n${section}: FAILED: ${(err as Error).message}`);
