@@ -3,6 +3,8 @@
 // 1. Prefill: each prompt's new tokens are left-padded to a common length (rounded up to PROMPT_BUCKET) and run
 //    through the model at once; every layer's keys/values (after RoPE) go into a cache [B, capacity, nKV*hd]
 //    preallocated for the whole call, capacity = round_up(slots used + prompt block + maxNewTokens, CACHE_BUCKET).
+//    A block too large for one pass (many rows x many tokens) runs in chunks of columns, each activation under
+//    MAX_ACTIVATION_BYTES: WebGPU binds at most 2 GiB per buffer and wasm has 4 GiB in all.
 // 2. Decode: one token per row per step, its key/value written into the next slot; the query attends over the
 //    cache slots up to its own that hold real tokens. Both are one fused kernel per layer (cachedAttention,
 //    src/model/kernels), which on wasm and cpu writes into the cache in place.
