@@ -22,7 +22,7 @@
 # FULL_RUN_GEN_BATCHES (the speed section's generation batches, e.g. 1 for none beyond the single sequence; default
 # the bench's 1, 16, 128), FULL_RUN_TRAIN_SECONDS (the train section's limit, default 140; a paper-size step took
 # 373 s on the H100 in 2026-11, so give it 440 with FULL_RUN_STEPS=1). RAGEN_WEBGPU_MATMUL (tiled or tfjs) is passed
-# on to every section.
+# on to every section. FULL_RUN_PACK=0 leaves the files in $OUT unpacked (by default they end in one archive).
 # Section limits: matmul 80, profile 120, profile-tfjs-matmul 60, (baseline 120), init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 800 s, more than the
 # run's 570, so when every section runs to its limit the last one (train) gets what is left (at least 30 s). (The
 # matmul section's 80 s came from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 140: a paper
@@ -172,7 +172,16 @@ fi
 section train "${FULL_RUN_TRAIN_SECONDS:-140}" "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
   --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0
 for f in config.json metrics.jsonl; do [ -f "$WORK/run/$f" ] && cp "$WORK/run/$f" "$OUT/train-$f"; done
+# The checkpoint's files and sizes (past 2 GiB a set is written in shards: src/model/safetensorsShards.ts).
+[ -d "$WORK/run/checkpoints" ] && ls -lR "$WORK/run/checkpoints" > "$OUT/train-checkpoints.txt"
 [ -f "$WORK/run/rollouts.jsonl" ] && head -c 2000000 "$WORK/run/rollouts.jsonl" > "$OUT/train-rollouts-head.jsonl"
 
 echo "full-run: $(( $(date +%s) - START )) s in all; files in $OUT:" | tee -a "$OUT/summary.txt"
 ls -la "$OUT"
+# The device tool brings back at most 8 files from $OUT (2026-11-27: five logs and JSON files were left behind), so
+# everything but summary.txt goes into one archive. A run killed before this point leaves its files as they are.
+if [ "${FULL_RUN_PACK:-1}" = 1 ]; then
+  packed=$(mktemp)
+  (cd "$OUT" && tar -czf "$packed" --exclude summary.txt . && find . -type f ! -name summary.txt -delete && mv "$packed" full-run-results.tgz) &&
+    echo "full-run: packed into $OUT/full-run-results.tgz (tar -xzf it)"
+fi
