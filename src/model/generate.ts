@@ -379,7 +379,6 @@ function copyRows<T extends tf.Tensor>(t: T, index: tf.Tensor1D): T {
   });
 }
 
-/** Logits [B, V] of each row's last position (the LM head on every prompt position would be wasted work). */
 /** Columns of an n-row prompt block per prefill chunk: as many as keep the widest activation under maxBytes. */
 export function prefillChunkColumns(model: Qwen2Model, n: number, promptLen: number, maxBytes: number): number {
   const c = model.config;
@@ -387,6 +386,7 @@ export function prefillChunkColumns(model: Qwen2Model, n: number, promptLen: num
   return Math.max(1, Math.min(promptLen, Math.floor(maxBytes / (n * widest * 4))));
 }
 
+/** Logits [B, V] of each row's last position (the LM head on every prompt position would be wasted work). */
 function lastPositionLogits(model: Qwen2Model, hidden: tf.Tensor2D, rows: number, weights: InferenceWeights): tf.Tensor2D {
   const t = hidden.shape[0] / rows;
   const last = t === 1 ? hidden : hidden.reshape([rows, t, hidden.shape[1]]).slice([0, t - 1, 0], [rows, 1, hidden.shape[1]]).reshape([rows, hidden.shape[1]]);
@@ -400,6 +400,9 @@ function disposeCache(cache: KvCache): void {
 function validate(model: Qwen2Model, prompts: number[][], o: GenerateOptions): void {
   if (model.hasValueHead) throw new Error('generate: this model has a value head, not an LM head');
   if (!prompts.length) throw new Error('generate: no prompts given');
+  if (o.maxActivationBytes !== undefined && !(o.maxActivationBytes > 0)) {
+    throw new Error(`generate: maxActivationBytes must be a positive number of bytes, got ${o.maxActivationBytes}`);
+  }
   const vocab = model.config.vocab_size;
   prompts.forEach((p, i) => {
     if (!p.length) throw new Error(`generate: prompt ${i} is empty`);

@@ -131,6 +131,8 @@ describe('generate', () => {
 
   it('rejects bad input with a clear error', async () => {
     await expect(generate(model, [], greedy(3))).rejects.toThrow(/no prompts/);
+    await expect(generate(model, [[1]], greedy(3, { maxActivationBytes: Number.NaN }))).rejects.toThrow(/maxActivationBytes must be a positive number of bytes, got NaN/);
+    await expect(generate(model, [[1]], greedy(3, { maxActivationBytes: 0 }))).rejects.toThrow(/maxActivationBytes/);
     await expect(generate(model, [[1], []], greedy(3))).rejects.toThrow(/prompt 1 is empty/);
     await expect(generate(model, [[1, 50]], greedy(3))).rejects.toThrow(/token id 50 outside the vocabulary/);
     await expect(generate(model, [[1]], greedy(3, { stopStrings: ['x'] }))).rejects.toThrow(/decode/);
