@@ -5,6 +5,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 import * as fused from '../../../src/model/kernels/index';
+import { groupFits } from '../../../src/model/kernels/webgpu';
 import { unfused } from '../../../src/model/kernels/index';
 import { AdamW, clipGradNormAsync } from '../../../src/model/adamw';
 import { describeFusedKernels } from './kernels-helpers';
@@ -38,6 +39,28 @@ describe('the tiled attention programs, past one tile and with two head dimensio
     expect(Array.from(await out.slice([T, 0], [5, 4 * 128]).data()).every((v) => v === 0)).toBe(true);
     tf.dispose([qkv, mask, dy, a.value, a.grad, b.value, b.grad, out, ref]);
   });
+
+  // dq runs one workgroup per (position, KV head) for all the query heads of the group, reading each key and value row
+  // once, where the group's rows fit in workgroup memory (Qwen2.5-0.5B: 7 heads of 64), and one per (position, query
+  // head) where they do not (16 heads of 128 on one KV head). Two tiles of keys; row 1 left-padded.
+  for (const [name, layout, grouped] of [
+    ["Qwen2.5-0.5B's heads (7 per KV head, size 64)", { numHeads: 14, numKvHeads: 2, headDim: 64 }, true],
+    ['16 heads of 128 on one KV head', { numHeads: 16, numKvHeads: 1, headDim: 128 }, false],
+  ] as const) {
+    it(`${name}: the gradient of the ${grouped ? 'grouped' : 'per-head'} dq program`, async () => {
+      expect(groupFits(layout.numHeads / layout.numKvHeads, layout.headDim)).toBe(grouped);
+      const n = 70, w = (layout.numHeads + 2 * layout.numKvHeads) * layout.headDim, q = layout.numHeads * layout.headDim;
+      const mask = tf.tensor2d([Array(n).fill(1), Array.from({ length: n }, (_, i) => (i < 9 ? 0 : 1))]);
+      const qkv = tf.randomUniform([2 * n, w], -2, 2, 'float32', 24) as tf.Tensor2D;
+      const dy = tf.randomUniform([2 * n, q], -1, 1, 'float32', 25);
+      const grad = (impl: typeof unfused.attention) => tf.grad((x: tf.Tensor) => impl(x as tf.Tensor2D, mask, layout).mul(dy).sum() as tf.Scalar)(qkv);
+      const a = grad(fused.attention), b = grad(unfused.attention);
+      expect(await maxDiff(a, b)).toBeLessThan(2e-5);
+      const dq = a.slice([0, 0], [2 * n, q]);
+      expect(await maxDiff(dq, tf.zerosLike(dq))).toBeGreaterThan(0.1);   // dq is really there
+      tf.dispose([qkv, mask, dy, a, b, dq]);
+    });
+  }
 
   it('a 100-position prefill then decode steps through the KV cache equal full attention', async () => {
     const qkv = tf.randomUniform([2 * T, W], -2, 2, 'float32', 23) as tf.Tensor2D;
