@@ -459,6 +459,93 @@ function tiledSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: (
     }`;
 }
 
+/**
+ * tiledSoftmax for the GROUP query heads that share a KV head, in one workgroup: each invocation scores one key for
+ * every head of the group (the key row read once for all of them), the heads' max and sum reductions run side by
+ * side, and with `values` each value row is read once for all heads. Per head, the same operations in the same
+ * order as tiledSoftmax (only the compiler's fusing of multiply-adds could differ). The group's query rows are in
+ * `qRows` (head hh at hh HD); leaves `m`, `sum` and `acc` (head hh's dimensions at hh DPT) per head.
+ */
+function groupedTiledSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: (j: string) => string;
+                                  values?: { buffer: string; at: (j: string) => string } }, group: number, dpt: number): string {
+  const v = o.values;
+  const tree = (op: (a: string, b: string) => string) => `
+      for (var stride = WG / 2; stride > 0; stride = stride / 2) {
+        if (tid < stride) {
+          for (var hh = 0; hh < GROUP; hh = hh + 1) { gRed[hh * WG + tid] = ${op('gRed[hh * WG + tid]', 'gRed[hh * WG + tid + stride]')}; }
+        }
+        workgroupBarrier();
+      }`;
+  return `
+    var m : array<f32, GROUP>;
+    var sum : array<f32, GROUP>;
+    var acc : array<f32, ${group * dpt}>;
+    for (var hh = 0; hh < GROUP; hh = hh + 1) { m[hh] = ${NEG}; sum[hh] = 0.0; }
+    for (var j0 = 0; j0 <= lastU; j0 = j0 + WG) {
+      let j = j0 + tid;
+      var score : array<f32, GROUP>;
+      for (var hh = 0; hh < GROUP; hh = hh + 1) { score[hh] = ${NEG}; }   // (each tile: not left to the compiler)
+      if (j <= ${o.last} && f32(mask[${o.maskRow} + j]) != 0.0) {
+        let k = ${o.keyAt('j')};
+        var dot : array<f32, GROUP>;
+        for (var hh = 0; hh < GROUP; hh = hh + 1) { dot[hh] = 0.0; }
+        for (var d = 0; d < HD; d = d + 1) {
+          let kd = ${o.keys}[k + d];
+          for (var hh = 0; hh < GROUP; hh = hh + 1) { dot[hh] = dot[hh] + qRows[hh * HD + d] * kd; }
+        }
+        for (var hh = 0; hh < GROUP; hh = hh + 1) { score[hh] = dot[hh] * SCALE; }
+      }
+      for (var hh = 0; hh < GROUP; hh = hh + 1) { gRed[hh * WG + tid] = score[hh]; }
+      workgroupBarrier();${tree((a, b) => `max(${a}, ${b})`)}
+      var mNew : array<f32, GROUP>;
+      for (var hh = 0; hh < GROUP; hh = hh + 1) { mNew[hh] = max(m[hh], gRed[hh * WG]); }
+      workgroupBarrier();
+      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+        let p = select(0.0, exp(score[hh] - mNew[hh]), score[hh] > ${NEG});
+        gRed[hh * WG + tid] = p;
+        gP[hh * WG + tid] = p;
+      }
+      workgroupBarrier();${tree((a, b) => `${a} + ${b}`)}
+      var rescale : array<f32, GROUP>;
+      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+        rescale[hh] = exp(m[hh] - mNew[hh]);
+        sum[hh] = sum[hh] * rescale[hh] + gRed[hh * WG];
+        m[hh] = mNew[hh];
+      }
+      workgroupBarrier();${v ? `
+      let n = min(WG, lastU - j0 + 1);
+      for (var e = 0; e < GROUP * DPT; e = e + 1) { acc[e] = acc[e] * rescale[e / DPT]; }
+      for (var t = 0; t < n; t = t + 1) {
+        let vr = ${v.at('j0 + t')};
+        for (var c = 0; c < DPT; c = c + 1) {
+          let d = tid + c * WG;
+          if (d < HD) {
+            let vd = ${v.buffer}[vr + d];
+            for (var hh = 0; hh < GROUP; hh = hh + 1) {
+              let pt = gP[hh * WG + t];
+              if (pt != 0.0) { acc[hh * DPT + c] = acc[hh * DPT + c] + pt * vd; }
+            }
+          }
+        }
+      }
+      workgroupBarrier();` : ''}
+    }`;
+}
+
+/** Workgroup memory of the grouped attention programs: the group's query rows and a tile of scores and weights per
+ *  head. */
+function groupedSoftmaxHeader(group: number, hd: number): string {
+  return `
+  var<workgroup> qRows : array<f32, ${group * hd}>;
+  var<workgroup> gRed : array<f32, ${group * WG}>;
+  var<workgroup> gP : array<f32, ${group * WG}>;`;
+}
+
+/** Whether groupedSoftmaxHeader plus attentionHeader fit WebGPU's default 16 KiB of workgroup memory. */
+export function softmaxGroupFits(group: number, hd: number): boolean {
+  return 4 * (group * hd + 2 * group * WG + 2 * hd + 3 * WG + 1) <= 16384;
+}
+
 /** WGSL shared by the tiled attention programs: workgroup memory, reductions, and a value made uniform. */
 function attentionHeader(hd: number): string {
   return `
@@ -515,6 +602,7 @@ function headConstants(a: HeadAttrs): { key: string; wgsl: string } {
 
 function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
   const a = attrs as unknown as HeadAttrs;
+  if (softmaxGroupFits(a.numHeads / a.numKvHeads, a.headDim)) return groupedAttention(qkv, mask, backend, a);
   const { numHeads: nH, headDim: hd } = a;
   const [B, T] = mask.shape;
   const hc = headConstants(a);
@@ -546,6 +634,45 @@ function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
     }
   }`;
   const out = backend.runWebGPUProgram(perRow(`attn_out_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], B * T * nH, outCode), [qkv, mask], 'float32');
+  return [out, lse];
+}
+
+/** attention() for the GROUP query heads of each KV head in one workgroup (b, i, g): each key and value row read once
+ *  for all of them (groupedTiledSoftmax); the same operations per head. */
+function groupedAttention(qkv: Info, mask: Info, backend: WebGpuBackend, a: HeadAttrs): Info[] {
+  const { numHeads: nH, numKvHeads: nKV, headDim: hd } = a;
+  const [B, T] = mask.shape;
+  const hc = headConstants(a);
+  const group = nH / nKV, dpt = Math.ceil(hd / WG);
+  const query = `${workgroupRow({ per: 'NKV', head: 'g', packed: 'bi', pos: 'i' })}
+    let kOff = (NH + g) * HD;
+    let vOff = (NH + NKV + g) * HD;
+    for (var e = tid; e < GROUP * HD; e = e + WG) { qRows[e] = qkv[bi * W + g * GROUP * HD + e]; }   // the group's query heads
+    let lastU = uniformValue(tid, i);   // (also the barrier after the row load)`;
+  const keysSeen = { last: 'i', maskRow: 'b * T', keys: 'qkv', keyAt: (j: string) => `(b * T + ${j}) * W + kOff` };
+  const head = `${hc.wgsl}${attentionHeader(hd)}${groupedSoftmaxHeader(group, hd)}`;
+  const lseCode = `${head}
+  fn main(index : i32) {${query}${groupedTiledSoftmax(keysSeen, group, dpt)}
+    if (row < rows && tid == 0) {
+      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+        result[(b * NH + g * GROUP + hh) * T + i] = select(-uniforms.INFINITY, m[hh] + log(sum[hh]), sum[hh] > 0.0);
+      }
+    }
+  }`;
+  const lse = backend.runWebGPUProgram(perRow(`attn_lse_g_${hc.key}`, ['qkv', 'mask'], [B, nH, T], B * T * nKV, lseCode), [qkv, mask], 'float32');
+  const outCode = `${head}
+  fn main(index : i32) {${query}${groupedTiledSoftmax({ ...keysSeen, values: { buffer: 'qkv', at: (j: string) => `(b * T + ${j}) * W + vOff` } }, group, dpt)}
+    if (row < rows) {
+      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+        let norm = select(0.0, 1.0 / sum[hh], sum[hh] > 0.0);
+        for (var c = 0; c < DPT; c = c + 1) {
+          let d = tid + c * WG;
+          if (d < HD) { result[bi * NH * HD + (g * GROUP + hh) * HD + d] = acc[hh * DPT + c] * norm; }
+        }
+      }
+    }
+  }`;
+  const out = backend.runWebGPUProgram(perRow(`attn_out_g_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], B * T * nKV, outCode), [qkv, mask], 'float32');
   return [out, lse];
 }
 
@@ -635,7 +762,7 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
   }`;
   // dq, the query heads of a KV group together: workgroup (b, i, g). The GROUP heads share their keys and values, so
   // each key and value row is read once for all of them instead of once per head (7 times for Qwen2.5-0.5B). Same
-  // sums in the same order as dqCode, so the same bits. Used when the group's rows fit in workgroup memory.
+  // sums in the same order as dqCode. Used when the group's rows fit in workgroup memory.
   const dqGroupCode = `${common}
   var<workgroup> qRows : array<f32, ${nH / nKV * hd}>;
   var<workgroup> oRows : array<f32, ${nH / nKV * hd}>;
@@ -813,8 +940,34 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
       }
     }
   }`;
-  const out = backend.runWebGPUProgram(perRow(`attn_cached_${hc.key}`, ['qkv', 'cacheK', 'cacheV', 'mask'], [B * T, nH * hd], B * T * nH, code, 'slot : i32,'),
-    [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)]);
+  // The same, one workgroup per (batch, new row t, KV head g) for the GROUP query heads that read it: each cached key
+  // and value row is read once for all of them (a decode step's attention reads the whole cache: 7 times less of it
+  // for Qwen2.5-0.5B). Used where the group fits workgroup memory.
+  const group = nH / nKV, dpt = Math.ceil(hd / WG);
+  const groupedCode = `${hc.wgsl}${attentionHeader(hd)}${groupedSoftmaxHeader(group, hd)}
+  fn main(index : i32) {${workgroupRow({ per: 'NKV', head: 'g', packed: 'bt', pos: 't', T: 'uniforms.qkvShape[0] / uniforms.maskShape[0]' })}
+    let KW = NKV * HD;
+    let C = uniforms.maskShape[1];
+    let kv = g * HD;
+    for (var e = tid; e < GROUP * HD; e = e + WG) { qRows[e] = qkv[bt * W + g * GROUP * HD + e]; }   // the group's query heads
+    let lastU = uniformValue(tid, uniforms.slot + t);${groupedTiledSoftmax({ last: 'uniforms.slot + t', maskRow: 'b * C', keys: 'cacheK',
+      keyAt: (j: string) => `(b * C + ${j}) * KW + kv`, values: { buffer: 'cacheV', at: (j: string) => `(b * C + ${j}) * KW + kv` } }, group, dpt)}
+    if (row < rows) {
+      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+        let norm = select(0.0, 1.0 / sum[hh], sum[hh] > 0.0);
+        for (var c = 0; c < DPT; c = c + 1) {
+          let d = tid + c * WG;
+          if (d < HD) { result[bt * NH * HD + (g * GROUP + hh) * HD + d] = acc[hh * DPT + c] * norm; }
+        }
+      }
+    }
+  }`;
+  const names = ['qkv', 'cacheK', 'cacheV', 'mask'];
+  const out = softmaxGroupFits(group, hd)
+    ? backend.runWebGPUProgram(perRow(`attn_cached_g_${hc.key}`, names, [B * T, nH * hd], B * T * nKV, groupedCode, 'slot : i32,'),
+      [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)])
+    : backend.runWebGPUProgram(perRow(`attn_cached_${hc.key}`, names, [B * T, nH * hd], B * T * nH, code, 'slot : i32,'),
+      [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)]);
   backend.incRef(cacheK.dataId);
   backend.incRef(cacheV.dataId);
   return [out, { ...cacheK }, { ...cacheV }];

@@ -5,7 +5,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 import * as fused from '../../../src/model/kernels/index';
-import { groupFits } from '../../../src/model/kernels/webgpu';
+import { groupFits, softmaxGroupFits } from '../../../src/model/kernels/webgpu';
 import { unfused } from '../../../src/model/kernels/index';
 import { AdamW, clipGradNormAsync } from '../../../src/model/adamw';
 import { describeFusedKernels } from './kernels-helpers';
@@ -40,15 +40,17 @@ describe('the tiled attention programs, past one tile and with two head dimensio
     tf.dispose([qkv, mask, dy, a.value, a.grad, b.value, b.grad, out, ref]);
   });
 
-  // dq runs one workgroup per (position, KV head) for all the query heads of the group, reading each key and value row
-  // once, where the group's rows fit in workgroup memory (Qwen2.5-0.5B: 7 heads of 64), and one per (position, query
-  // head) where they do not (16 heads of 128 on one KV head). Two tiles of keys; row 1 left-padded.
+  // The attention programs (forward, dq of the backward, KV cache) run one workgroup per (position, KV head) for all
+  // the query heads of the group, reading each key and value row once, where the group's rows fit in workgroup memory
+  // (Qwen2.5-0.5B: 7 heads of 64), and one per (position, query head) where they do not (16 heads of 128 on one KV
+  // head). Two tiles of keys; row 1 left-padded.
   for (const [name, layout, grouped] of [
     ["Qwen2.5-0.5B's heads (7 per KV head, size 64)", { numHeads: 14, numKvHeads: 2, headDim: 64 }, true],
     ['16 heads of 128 on one KV head', { numHeads: 16, numKvHeads: 1, headDim: 128 }, false],
   ] as const) {
-    it(`${name}: the gradient of the ${grouped ? 'grouped' : 'per-head'} dq program`, async () => {
+    it(`${name}: attention forward and gradient (${grouped ? 'grouped programs' : 'per-head programs'})`, async () => {
       expect(groupFits(layout.numHeads / layout.numKvHeads, layout.headDim)).toBe(grouped);
+      expect(softmaxGroupFits(layout.numHeads / layout.numKvHeads, layout.headDim)).toBe(grouped);
       const n = 70, w = (layout.numHeads + 2 * layout.numKvHeads) * layout.headDim, q = layout.numHeads * layout.headDim;
       const mask = tf.tensor2d([Array(n).fill(1), Array.from({ length: n }, (_, i) => (i < 9 ? 0 : 1))]);
       const qkv = tf.randomUniform([2 * n, w], -2, 2, 'float32', 24) as tf.Tensor2D;
@@ -56,9 +58,36 @@ describe('the tiled attention programs, past one tile and with two head dimensio
       const grad = (impl: typeof unfused.attention) => tf.grad((x: tf.Tensor) => impl(x as tf.Tensor2D, mask, layout).mul(dy).sum() as tf.Scalar)(qkv);
       const a = grad(fused.attention), b = grad(unfused.attention);
       expect(await maxDiff(a, b)).toBeLessThan(2e-5);
+      const out = fused.attention(qkv, mask, layout), ref = unfused.attention(qkv, mask, layout);
+      expect(await maxDiff(out, ref)).toBeLessThan(2e-5);
+      tf.dispose([out, ref]);
       const dq = a.slice([0, 0], [2 * n, q]);
       expect(await maxDiff(dq, tf.zerosLike(dq))).toBeGreaterThan(0.1);   // dq is really there
       tf.dispose([qkv, mask, dy, a, b, dq]);
+    });
+
+    it(`${name}: KV-cache attention (${grouped ? 'grouped' : 'per head'}), a prefill then decode steps, equals full attention`, async () => {
+      expect(softmaxGroupFits(layout.numHeads / layout.numKvHeads, layout.headDim)).toBe(grouped);
+      const n = 70, w = (layout.numHeads + 2 * layout.numKvHeads) * layout.headDim, kw = layout.numKvHeads * layout.headDim;
+      const rowsMask = [Array(n).fill(1), Array.from({ length: n }, (_, i) => (i < 9 ? 0 : 1))];
+      const qkv = tf.randomUniform([2 * n, w], -2, 2, 'float32', 26) as tf.Tensor2D;
+      const full = unfused.attention(qkv, tf.tensor2d(rowsMask), layout);
+      const slotMask = tf.tensor2d(rowsMask.map((r) => [...r, 0, 0]));
+      const rows = qkv.reshape([2, n, w]);
+      let k = tf.zeros([2, n + 2, kw]) as tf.Tensor3D, v = tf.zeros([2, n + 2, kw]) as tf.Tensor3D;
+      const outs: tf.Tensor[] = [];
+      for (const [slot, len] of [[0, 66], [66, 1], [67, 3]] as const) {
+        const part = rows.slice([0, slot, 0], [2, len, w]).reshape([2 * len, w]) as tf.Tensor2D;
+        const [out, nk, nv] = fused.cachedAttention(part, k, v, slotMask, slot, layout);
+        if (nk !== k) k.dispose();
+        if (nv !== v) v.dispose();
+        k = nk; v = nv;
+        outs.push(out.reshape([2, len, -1]));
+        tf.dispose([part, out]);
+      }
+      const stitched = tf.concat(outs, 1).reshape([2 * n, -1]);
+      expect(await maxDiff(stitched, full)).toBeLessThan(2e-5);
+      tf.dispose([qkv, full, slotMask, rows, k, v, stitched, ...outs]);
     });
   }
 
