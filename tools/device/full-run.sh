@@ -17,16 +17,18 @@
 # Settings (environment): OUT (default ./full-run-out), WORK (scratch for the model and the run, not sent back;
 # default /tmp/ragen-full-run), FULL_RUN_BACKEND (webgpu), FULL_RUN_LAYERS (the model's own 24), FULL_RUN_STEPS (3),
 # PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: matmul profile
-# profile-tfjs-matmul baseline init speed step memory rollout train), FULL_RUN_BASELINE (a commit whose update
-# profile runs next to this tree's), FULL_RUN_STEP_SET (the step section's config overrides, see 2b),
-# FULL_RUN_GEN_BATCHES (the speed section's generation batches, e.g. 1 for none beyond the single sequence; default
-# the bench's 1, 16, 128), FULL_RUN_TRAIN_SECONDS (the train section's limit, default 140; a paper-size step took
-# 373 s on the H100 in 2026-11, so give it 440 with FULL_RUN_STEPS=1). RAGEN_WEBGPU_MATMUL (tiled or tfjs) is passed
-# on to every section. FULL_RUN_PACK=0 leaves the files in $OUT unpacked (by default they end in one archive).
-# Section limits: matmul 80, profile 120, profile-tfjs-matmul 60, (baseline 120), init 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 800 s, more than the
-# run's 570, so when every section runs to its limit the last one (train) gets what is left (at least 30 s). (The
-# matmul section's 80 s came from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 140: a paper
-# step does not finish in 190 s at today's speed either, while the matmul rows answer issue 33's lead question.)
+# profile-tfjs-matmul profile-per-head-attention baseline init speed step memory rollout train), FULL_RUN_BASELINE
+# (a commit whose update profile runs next to this tree's), FULL_RUN_STEP_SET (the step section's config overrides,
+# see 2b), FULL_RUN_GEN_BATCHES (the speed section's generation batches, e.g. 1 for none beyond the single sequence;
+# default the bench's 1, 16, 128), FULL_RUN_TRAIN_SECONDS (the train section's limit, default 140; a paper-size step
+# took 373 s on the H100 in 2026-11, so give it 440 with FULL_RUN_STEPS=1), FULL_RUN_PACK=0 (leave the files in $OUT
+# as they are; by default they end in one archive). RAGEN_WEBGPU_MATMUL (tiled or tfjs) and RAGEN_WEBGPU_ATTENTION
+# (auto, grouped or per-head) are passed on to every section.
+# Section limits: matmul 80, profile 120, profile-tfjs-matmul 60, profile-per-head-attention 60, (baseline 120), init
+# 90, speed 130, step 120, memory 70, rollout 50, train 140 s: 860 s, more than the run's 570, so when every section
+# runs to its limit the last ones get what is left, or are skipped (under 10 s left). (The matmul section's 80 s came
+# from speed 140 -> 130, memory 80 -> 70, rollout 60 -> 50 and train 190 -> 140: a paper step does not finish in 190 s
+# at today's speed either, while the matmul rows answer issue 33's lead question.) Choose sections with FULL_RUN_ONLY.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-full-run-out}; WORK=${WORK:-/tmp/ragen-full-run}
@@ -36,7 +38,7 @@ TINY=${FULL_RUN_TINY:-0}
 BACKEND=${FULL_RUN_BACKEND:-webgpu}
 STEPS=${FULL_RUN_STEPS:-3}
 PY=${PY:-python3}
-ONLY=${FULL_RUN_ONLY:-matmul profile profile-tfjs-matmul baseline init speed step memory rollout train}
+ONLY=${FULL_RUN_ONLY:-matmul profile profile-tfjs-matmul profile-per-head-attention baseline init speed step memory rollout train}
 if [ "$TINY" = 1 ]; then LAYERS=${FULL_RUN_LAYERS:-1}; else LAYERS=${FULL_RUN_LAYERS:-}; fi
 MODEL="$WORK/qwen2.5-0.5b-init${LAYERS:+-$LAYERS-layers}"   # "qwen" in the path: RAGEN's tokenizer check wants it
 START=$(date +%s)
@@ -99,6 +101,11 @@ section profile 120 node --import tsx tools/device/update-profile.ts "${profile[
 #      update, in the same sitting.
 section profile-tfjs-matmul 60 env RAGEN_WEBGPU_MATMUL=tfjs node --import tsx tools/device/update-profile.ts \
   --backend "$BACKEND" $([ "$TINY" = 1 ] && echo "--shape tiny --tokens 64" || echo "--tokens 1536") --json "$OUT/update-profile-tfjs-matmul.json"
+# 0b''. The same with one workgroup per query head in every attention program (RAGEN_WEBGPU_ATTENTION=per-head; the
+#      default groups the query heads of a KV head for training and prefill): what the grouping is worth, in the same
+#      sitting.
+section profile-per-head-attention 60 env RAGEN_WEBGPU_ATTENTION=per-head node --import tsx tools/device/update-profile.ts \
+  --backend "$BACKEND" $([ "$TINY" = 1 ] && echo "--shape tiny --tokens 64" || echo "--tokens 1536 --prefill 1532") --json "$OUT/update-profile-per-head-attention.json"
 # 0c. The same profile at an older commit, for a ratio measured in the same sitting (FULL_RUN_BASELINE=<commit>; the
 #     repository's .git travels with the working tree): that commit checked out in a scratch worktree, this tree's
 #     update-profile.ts run inside it.

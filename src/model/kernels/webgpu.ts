@@ -546,6 +546,28 @@ export function softmaxGroupFits(group: number, hd: number): boolean {
   return 4 * (group * hd + 2 * group * WG + 2 * hd + 3 * WG + 1) <= 16384;
 }
 
+/**
+ * Which attention programs run: 'auto' (the default) groups the query heads of a KV head in one workgroup where the
+ * group fits (softmaxGroupFits, groupFits) for training and prefill, and keeps one workgroup per query head for decode
+ * steps, whose few rows would leave most of a GPU idle with one workgroup per KV head (and whose speed was measured
+ * per head); 'grouped' and 'per-head' force one kind everywhere, to measure one against the other in one sitting.
+ * Node's RAGEN_WEBGPU_ATTENTION sets it when the kernels are registered.
+ */
+export type AttentionGrouping = 'auto' | 'grouped' | 'per-head';
+const GROUPINGS: readonly AttentionGrouping[] = ['auto', 'grouped', 'per-head'];
+let grouping: AttentionGrouping = 'auto';
+
+export function setWebGpuAttentionGrouping(next: AttentionGrouping): void {
+  if (!GROUPINGS.includes(next)) throw new Error(`webgpu attention grouping must be one of ${GROUPINGS.join(', ')}, got '${String(next)}'`);
+  grouping = next;
+}
+
+/** Whether a program over `rowsPerSequence` query positions per sequence groups its heads. */
+function grouped(fits: boolean, rowsPerSequence: number): boolean {
+  if (!fits || grouping === 'per-head') return false;
+  return grouping === 'grouped' || rowsPerSequence > 1;
+}
+
 /** WGSL shared by the tiled attention programs: workgroup memory, reductions, and a value made uniform. */
 function attentionHeader(hd: number): string {
   return `
@@ -602,7 +624,7 @@ function headConstants(a: HeadAttrs): { key: string; wgsl: string } {
 
 function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
   const a = attrs as unknown as HeadAttrs;
-  if (softmaxGroupFits(a.numHeads / a.numKvHeads, a.headDim)) return groupedAttention(qkv, mask, backend, a);
+  if (grouped(softmaxGroupFits(a.numHeads / a.numKvHeads, a.headDim), mask.shape[1])) return groupedAttention(qkv, mask, backend, a);
   const { numHeads: nH, headDim: hd } = a;
   const [B, T] = mask.shape;
   const hc = headConstants(a);
@@ -832,7 +854,7 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
   }`;
   const inputs = [dOut, qkv, mask, lse, dInfo];
   const names = ['dOut', 'qkv', 'mask', 'lse', 'Dt'];
-  const dqkv = groupFits(nH / nKV, hd)
+  const dqkv = grouped(groupFits(nH / nKV, hd), T)
     ? backend.runWebGPUProgram(perRow(`attn_grad_qg_${hc.key}`, names, qkv.shape, B * T * nKV, dqGroupCode), inputs, 'float32')
     : backend.runWebGPUProgram(perRow(`attn_grad_q_${hc.key}`, names, qkv.shape, B * T * nH, dqCode), inputs, 'float32');
   // dk, dv: workgroup (b, j, g); for each query head h of group g, tiles of queries i = i0 .. i0 + WG - 1 >= j.
@@ -963,7 +985,7 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
     }
   }`;
   const names = ['qkv', 'cacheK', 'cacheV', 'mask'];
-  const out = softmaxGroupFits(group, hd)
+  const out = grouped(softmaxGroupFits(group, hd), T)
     ? backend.runWebGPUProgram(perRow(`attn_cached_g_${hc.key}`, names, [B * T, nH * hd], B * T * nKV, groupedCode, 'slot : i32,'),
       [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)])
     : backend.runWebGPUProgram(perRow(`attn_cached_${hc.key}`, names, [B * T, nH * hd], B * T * nH, code, 'slot : i32,'),
@@ -978,6 +1000,11 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
  * tfjs-backend-webgpu (the backend arrives as the kernel's argument), so importing it is safe where WebGPU is absent.
  */
 export function registerWebGpuKernels(): void {
+  const env = typeof process !== 'undefined' ? process.env?.RAGEN_WEBGPU_ATTENTION : undefined;
+  if (env) {
+    if (!GROUPINGS.includes(env as AttentionGrouping)) throw new Error(`RAGEN_WEBGPU_ATTENTION must be one of ${GROUPINGS.join(', ')}, got '${env}'`);
+    grouping = env as AttentionGrouping;
+  }
   registerKernelTable('webgpu', {
     embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention, attentionGrad,
     cachedAttention, logProbs, logProbsGrad,

@@ -2,10 +2,10 @@
 // through Dawn in Node. On a machine without a GPU the adapter is Chromium's SwiftShader (Debian's chromium
 // package; VK_ICD_FILENAMES is set to it unless already set). It never skips: if WebGPU cannot start, it fails.
 import * as tf from '@tensorflow/tfjs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 import * as fused from '../../../src/model/kernels/index';
-import { groupFits, softmaxGroupFits } from '../../../src/model/kernels/webgpu';
+import { groupFits, setWebGpuAttentionGrouping, softmaxGroupFits } from '../../../src/model/kernels/webgpu';
 import { unfused } from '../../../src/model/kernels/index';
 import { AdamW, clipGradNormAsync } from '../../../src/model/adamw';
 import { describeFusedKernels } from './kernels-helpers';
@@ -43,12 +43,14 @@ describe('the tiled attention programs, past one tile and with two head dimensio
   // The attention programs (forward, dq of the backward, KV cache) run one workgroup per (position, KV head) for all
   // the query heads of the group, reading each key and value row once, where the group's rows fit in workgroup memory
   // (Qwen2.5-0.5B: 7 heads of 64), and one per (position, query head) where they do not (16 heads of 128 on one KV
-  // head). Two tiles of keys; row 1 left-padded.
+  // head). Two tiles of keys; row 1 left-padded. RAGEN_WEBGPU_ATTENTION's modes are set per test, then reset.
+  afterEach(() => setWebGpuAttentionGrouping('auto'));
   for (const [name, layout, grouped] of [
     ["Qwen2.5-0.5B's heads (7 per KV head, size 64)", { numHeads: 14, numKvHeads: 2, headDim: 64 }, true],
     ['16 heads of 128 on one KV head', { numHeads: 16, numKvHeads: 1, headDim: 128 }, false],
   ] as const) {
-    it(`${name}: attention forward and gradient (${grouped ? 'grouped programs' : 'per-head programs'})`, async () => {
+    it.each(grouped ? ['auto', 'per-head'] as const : ['auto'] as const)(`${name}: attention forward and gradient (%s)`, async (mode) => {
+      setWebGpuAttentionGrouping(mode);
       expect(groupFits(layout.numHeads / layout.numKvHeads, layout.headDim)).toBe(grouped);
       expect(softmaxGroupFits(layout.numHeads / layout.numKvHeads, layout.headDim)).toBe(grouped);
       const n = 70, w = (layout.numHeads + 2 * layout.numKvHeads) * layout.headDim, q = layout.numHeads * layout.headDim;
@@ -66,8 +68,10 @@ describe('the tiled attention programs, past one tile and with two head dimensio
       tf.dispose([qkv, mask, dy, a, b, dq]);
     });
 
-    it(`${name}: KV-cache attention (${grouped ? 'grouped' : 'per head'}), a prefill then decode steps, equals full attention`, async () => {
+    // 'auto' groups the prefill and keeps decode steps per head; the other two force one kind for both.
+    it.each(grouped ? ['auto', 'grouped', 'per-head'] as const : ['auto'] as const)(`${name}: KV-cache attention (%s), a prefill then decode steps, equals full attention`, async (mode) => {
       expect(softmaxGroupFits(layout.numHeads / layout.numKvHeads, layout.headDim)).toBe(grouped);
+      setWebGpuAttentionGrouping(mode);
       const n = 70, w = (layout.numHeads + 2 * layout.numKvHeads) * layout.headDim, kw = layout.numKvHeads * layout.headDim;
       const rowsMask = [Array(n).fill(1), Array.from({ length: n }, (_, i) => (i < 9 ? 0 : 1))];
       const qkv = tf.randomUniform([2 * n, w], -2, 2, 'float32', 26) as tf.Tensor2D;
