@@ -532,6 +532,20 @@ function groupedTiledSoftmax(o: { last: string; maskRow: string; keys: string; k
     }`;
 }
 
+/** WGSL: each head's softmax-weighted values (groupedTiledSoftmax's acc, sum) written to its columns of `row`. */
+function groupedOutput(row: string): string {
+  return `
+    if (row < rows) {
+      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+        let norm = select(0.0, 1.0 / sum[hh], sum[hh] > 0.0);
+        for (var c = 0; c < DPT; c = c + 1) {
+          let d = tid + c * WG;
+          if (d < HD) { result[${row} * NH * HD + (g * GROUP + hh) * HD + d] = acc[hh * DPT + c] * norm; }
+        }
+      }
+    }`;
+}
+
 /** Workgroup memory of the grouped attention programs: the group's query rows and a tile of scores and weights per
  *  head. */
 function groupedSoftmaxHeader(group: number, hd: number): string {
@@ -684,15 +698,7 @@ function groupedAttention(qkv: Info, mask: Info, backend: WebGpuBackend, a: Head
   const lse = backend.runWebGPUProgram(perRow(`attn_lse_g_${hc.key}`, ['qkv', 'mask'], [B, nH, T], B * T * nKV, lseCode), [qkv, mask], 'float32');
   const outCode = `${head}
   fn main(index : i32) {${query}${groupedTiledSoftmax({ ...keysSeen, values: { buffer: 'qkv', at: (j: string) => `(b * T + ${j}) * W + vOff` } }, group, dpt)}
-    if (row < rows) {
-      for (var hh = 0; hh < GROUP; hh = hh + 1) {
-        let norm = select(0.0, 1.0 / sum[hh], sum[hh] > 0.0);
-        for (var c = 0; c < DPT; c = c + 1) {
-          let d = tid + c * WG;
-          if (d < HD) { result[bi * NH * HD + (g * GROUP + hh) * HD + d] = acc[hh * DPT + c] * norm; }
-        }
-      }
-    }
+${groupedOutput('bi')}
   }`;
   const out = backend.runWebGPUProgram(perRow(`attn_out_g_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], B * T * nKV, outCode), [qkv, mask], 'float32');
   return [out, lse];
@@ -736,81 +742,37 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
   }`;
   const dInfo = backend.runWebGPUProgram(perItem(`attn_grad_d_${hc.key}`, ['dOut', 'attnOut'], [B, nH, T], B * T * nH, dCode, 'B : i32, T : i32,'),
     [dOut, out], 'float32', [i32(B), i32(T)]);
-  // dq: workgroup (b, i, h); tiles of keys j = j0 .. j0 + WG - 1 <= i.
+  // dq: one workgroup per (b, i) and block of HPW query heads, tiles of keys j = j0 .. j0 + WG - 1 <= i. HPW is the
+  // group (the heads sharing a KV head) where its rows fit in workgroup memory: each key and value row is then read
+  // once for all of them instead of once per head (7 times for Qwen2.5-0.5B); else 1 (a workgroup per head). Per head
+  // the sums are the same, in the same order.
+  const hpw = grouped(groupFits(nH / nKV, hd), T) ? nH / nKV : 1;
   const dqCode = `${common}
-  fn main(index : i32) {${workgroupRow({ per: 'NH', head: 'h', packed: 'bi', pos: 'i' })}
-    let q = bi * W + h * HD;
-    let o = bi * NH * HD + h * HD;
-    let kOff = (NH + h / GROUP) * HD;
-    let vOff = (NH + NKV + h / GROUP) * HD;
-    for (var d = tid; d < HD; d = d + WG) { qRow[d] = qkv[q + d]; rowB[d] = dOut[o + d]; }
-    let l = lse[(b * NH + h) * T + i];
-    let Di = Dt[(b * NH + h) * T + i];
-    let live = l > ${NEG};
-    var acc : array<f32, DPT>;
+  const HPW = ${hpw};
+  var<workgroup> qRows : array<f32, ${hpw * hd}>;
+  var<workgroup> oRows : array<f32, ${hpw * hd}>;
+  var<workgroup> tileG : array<f32, ${hpw * WG}>;
+  fn main(index : i32) {${workgroupRow({ per: hpw === 1 ? 'NH' : 'NKV', head: 'hb', packed: 'bi', pos: 'i' })}
+    let h0 = hb * HPW;   // the block's first query head
+    let kOff = (NH + h0 / GROUP) * HD;
+    let vOff = (NH + NKV + h0 / GROUP) * HD;
+    for (var e = tid; e < HPW * HD; e = e + WG) {
+      qRows[e] = qkv[bi * W + h0 * HD + e];
+      oRows[e] = dOut[bi * NH * HD + h0 * HD + e];
+    }
+    var l : array<f32, HPW>;
+    var Di : array<f32, HPW>;
+    for (var hh = 0; hh < HPW; hh = hh + 1) {
+      l[hh] = lse[(b * NH + h0 + hh) * T + i];
+      Di[hh] = Dt[(b * NH + h0 + hh) * T + i];
+    }
+    var acc : array<f32, ${hpw * Math.ceil(hd / WG)}>;
     let last = uniformValue(tid, i);   // (also the barrier after the row loads)
     for (var j0 = 0; j0 <= last; j0 = j0 + WG) {
       let j = j0 + tid;
-      var ds = 0.0;
-      if (live && j <= i && f32(mask[b * T + j]) != 0.0) {
-        let k = (b * T + j) * W + kOff;
-        let v = (b * T + j) * W + vOff;
-        var score = 0.0;
-        var dp = 0.0;
-        for (var d = 0; d < HD; d = d + 1) {
-          score = score + qRow[d] * qkv[k + d];
-          dp = dp + rowB[d] * qkv[v + d];
-        }
-        ds = exp(score * SCALE - l) * (dp - Di) * SCALE;
-      }
-      tileS[tid] = ds;
-      workgroupBarrier();
-      let n = min(WG, last - j0 + 1);
-      for (var t = 0; t < n; t = t + 1) {
-        let k = (b * T + j0 + t) * W + kOff;
-        for (var c = 0; c < DPT; c = c + 1) {
-          let d = tid + c * WG;
-          if (d < HD) { acc[c] = acc[c] + tileS[t] * qkv[k + d]; }
-        }
-      }
-      workgroupBarrier();
-    }
-    if (row < rows) {
-      for (var c = 0; c < DPT; c = c + 1) {
-        let d = tid + c * WG;
-        if (d < HD) { result[q + d] = acc[c]; }
-      }
-    }
-  }`;
-  // dq, the query heads of a KV group together: workgroup (b, i, g). The GROUP heads share their keys and values, so
-  // each key and value row is read once for all of them instead of once per head (7 times for Qwen2.5-0.5B). Same
-  // sums in the same order as dqCode. Used when the group's rows fit in workgroup memory.
-  const dqGroupCode = `${common}
-  var<workgroup> qRows : array<f32, ${nH / nKV * hd}>;
-  var<workgroup> oRows : array<f32, ${nH / nKV * hd}>;
-  var<workgroup> tileG : array<f32, ${nH / nKV * WG}>;
-  fn main(index : i32) {${workgroupRow({ per: 'NKV', head: 'g', packed: 'bi', pos: 'i' })}
-    let kOff = (NH + g) * HD;
-    let vOff = (NH + NKV + g) * HD;
-    for (var e = tid; e < GROUP * HD; e = e + WG) {
-      let hh = e / HD;
-      let d = e - hh * HD;
-      qRows[e] = qkv[bi * W + (g * GROUP + hh) * HD + d];
-      oRows[e] = dOut[bi * NH * HD + (g * GROUP + hh) * HD + d];
-    }
-    var l : array<f32, GROUP>;
-    var Di : array<f32, GROUP>;
-    for (var hh = 0; hh < GROUP; hh = hh + 1) {
-      l[hh] = lse[(b * NH + g * GROUP + hh) * T + i];
-      Di[hh] = Dt[(b * NH + g * GROUP + hh) * T + i];
-    }
-    var acc : array<f32, ${(nH / nKV) * Math.ceil(hd / WG)}>;
-    let last = uniformValue(tid, i);   // (also the barrier after the row loads)
-    for (var j0 = 0; j0 <= last; j0 = j0 + WG) {
-      let j = j0 + tid;
-      var score : array<f32, GROUP>;
-      var dp : array<f32, GROUP>;
-      for (var hh = 0; hh < GROUP; hh = hh + 1) { score[hh] = 0.0; dp[hh] = 0.0; }   // (each tile: not left to the compiler)
+      var score : array<f32, HPW>;
+      var dp : array<f32, HPW>;
+      for (var hh = 0; hh < HPW; hh = hh + 1) { score[hh] = 0.0; dp[hh] = 0.0; }   // (each tile: not left to the compiler)
       let seen = j <= i && f32(mask[b * T + min(j, T - 1)]) != 0.0;
       if (seen) {
         let k = (b * T + j) * W + kOff;
@@ -818,13 +780,13 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
         for (var d = 0; d < HD; d = d + 1) {
           let kd = qkv[k + d];
           let vd = qkv[v + d];
-          for (var hh = 0; hh < GROUP; hh = hh + 1) {
+          for (var hh = 0; hh < HPW; hh = hh + 1) {
             score[hh] = score[hh] + qRows[hh * HD + d] * kd;
             dp[hh] = dp[hh] + oRows[hh * HD + d] * vd;
           }
         }
       }
-      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+      for (var hh = 0; hh < HPW; hh = hh + 1) {
         var ds = 0.0;
         if (seen && l[hh] > ${NEG}) { ds = exp(score[hh] * SCALE - l[hh]) * (dp[hh] - Di[hh]) * SCALE; }
         tileG[hh * WG + tid] = ds;
@@ -837,26 +799,24 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
           let d = tid + c * WG;
           if (d < HD) {
             let kd = qkv[k + d];
-            for (var hh = 0; hh < GROUP; hh = hh + 1) { acc[hh * DPT + c] = acc[hh * DPT + c] + tileG[hh * WG + t] * kd; }
+            for (var hh = 0; hh < HPW; hh = hh + 1) { acc[hh * DPT + c] = acc[hh * DPT + c] + tileG[hh * WG + t] * kd; }
           }
         }
       }
       workgroupBarrier();
     }
     if (row < rows) {
-      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+      for (var hh = 0; hh < HPW; hh = hh + 1) {
         for (var c = 0; c < DPT; c = c + 1) {
           let d = tid + c * WG;
-          if (d < HD) { result[bi * W + (g * GROUP + hh) * HD + d] = acc[hh * DPT + c]; }
+          if (d < HD) { result[bi * W + (h0 + hh) * HD + d] = acc[hh * DPT + c]; }
         }
       }
     }
   }`;
   const inputs = [dOut, qkv, mask, lse, dInfo];
   const names = ['dOut', 'qkv', 'mask', 'lse', 'Dt'];
-  const dqkv = grouped(groupFits(nH / nKV, hd), T)
-    ? backend.runWebGPUProgram(perRow(`attn_grad_qg_${hc.key}`, names, qkv.shape, B * T * nKV, dqGroupCode), inputs, 'float32')
-    : backend.runWebGPUProgram(perRow(`attn_grad_q_${hc.key}`, names, qkv.shape, B * T * nH, dqCode), inputs, 'float32');
+  const dqkv = backend.runWebGPUProgram(perRow(`attn_grad_q${hpw}_${hc.key}`, names, qkv.shape, B * T * (nH / hpw), dqCode), inputs, 'float32');
   // dk, dv: workgroup (b, j, g); for each query head h of group g, tiles of queries i = i0 .. i0 + WG - 1 >= j.
   const dkvCode = `${common}
   fn main(index : i32) {${workgroupRow({ per: 'NKV', head: 'g', packed: 'bj', pos: 'j' })}
@@ -974,15 +934,7 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
     for (var e = tid; e < GROUP * HD; e = e + WG) { qRows[e] = qkv[bt * W + g * GROUP * HD + e]; }   // the group's query heads
     let lastU = uniformValue(tid, uniforms.slot + t);${groupedTiledSoftmax({ last: 'uniforms.slot + t', maskRow: 'b * C', keys: 'cacheK',
       keyAt: (j: string) => `(b * C + ${j}) * KW + kv`, values: { buffer: 'cacheV', at: (j: string) => `(b * C + ${j}) * KW + kv` } }, group, dpt)}
-    if (row < rows) {
-      for (var hh = 0; hh < GROUP; hh = hh + 1) {
-        let norm = select(0.0, 1.0 / sum[hh], sum[hh] > 0.0);
-        for (var c = 0; c < DPT; c = c + 1) {
-          let d = tid + c * WG;
-          if (d < HD) { result[bt * NH * HD + (g * GROUP + hh) * HD + d] = acc[hh * DPT + c] * norm; }
-        }
-      }
-    }
+${groupedOutput('bt')}
   }`;
   const names = ['qkv', 'cacheK', 'cacheV', 'mask'];
   const out = grouped(softmaxGroupFits(group, hd), T)

@@ -17,12 +17,36 @@ const setup = async () => {
 
 describeFusedKernels('webgpu', { setup });
 
+/**
+ * KV-cache attention over the 2 sequences of `qkv` [2 n, W] fed in `pieces` ([first slot, positions]: a prefill, then
+ * decode steps), into a cache as wide as `slotMask`; the outputs stitched back to [2 n, nH hd].
+ */
+async function cachedInPieces(qkv: tf.Tensor2D, slotMask: tf.Tensor2D, heads: { numHeads: number; numKvHeads: number; headDim: number },
+                              pieces: readonly (readonly [number, number])[]): Promise<tf.Tensor> {
+  const [rows2, w] = qkv.shape, n = rows2 / 2, kw = heads.numKvHeads * heads.headDim;
+  const rows = qkv.reshape([2, n, w]);
+  let k = tf.zeros([2, slotMask.shape[1], kw]) as tf.Tensor3D, v = tf.zeros([2, slotMask.shape[1], kw]) as tf.Tensor3D;
+  const outs: tf.Tensor[] = [];
+  for (const [slot, len] of pieces) {
+    const part = rows.slice([0, slot, 0], [2, len, w]).reshape([2 * len, w]) as tf.Tensor2D;
+    const [out, nk, nv] = fused.cachedAttention(part, k, v, slotMask, slot, heads);
+    if (nk !== k) k.dispose();
+    if (nv !== v) v.dispose();
+    k = nk; v = nv;
+    outs.push(out.reshape([2, len, -1]));
+    tf.dispose([part, out]);
+  }
+  const stitched = tf.concat(outs, 1).reshape([2 * n, -1]);
+  tf.dispose([rows, k, v, ...outs]);
+  return stitched;
+}
+
 describe('the tiled attention programs, past one tile and with two head dimensions per invocation', () => {
   beforeAll(setup);
   // headDim 128 (Qwen2.5-3B's): each of a workgroup's 64 invocations owns two dimensions; 150 positions: three
   // tiles of keys, the last one partial; row 1 left-padded (its first queries see no key).
   const heads = { numHeads: 4, numKvHeads: 2, headDim: 128 };
-  const T = 150, W = (4 + 2 * 2) * 128, kw = 2 * 128;
+  const T = 150, W = (4 + 2 * 2) * 128;
   const maskRows = [Array(T).fill(1), Array.from({ length: T }, (_, i) => (i < 5 ? 0 : 1))];
   const maxDiff = async (a: tf.Tensor, b: tf.Tensor) => (await tf.tidy(() => a.sub(b).abs().max()).data())[0];
 
@@ -72,49 +96,24 @@ describe('the tiled attention programs, past one tile and with two head dimensio
     it.each(grouped ? ['auto', 'grouped', 'per-head'] as const : ['auto'] as const)(`${name}: KV-cache attention (%s), a prefill then decode steps, equals full attention`, async (mode) => {
       expect(softmaxGroupFits(layout.numHeads / layout.numKvHeads, layout.headDim)).toBe(grouped);
       setWebGpuAttentionGrouping(mode);
-      const n = 70, w = (layout.numHeads + 2 * layout.numKvHeads) * layout.headDim, kw = layout.numKvHeads * layout.headDim;
+      const n = 70, w = (layout.numHeads + 2 * layout.numKvHeads) * layout.headDim;
       const rowsMask = [Array(n).fill(1), Array.from({ length: n }, (_, i) => (i < 9 ? 0 : 1))];
       const qkv = tf.randomUniform([2 * n, w], -2, 2, 'float32', 26) as tf.Tensor2D;
       const full = unfused.attention(qkv, tf.tensor2d(rowsMask), layout);
       const slotMask = tf.tensor2d(rowsMask.map((r) => [...r, 0, 0]));
-      const rows = qkv.reshape([2, n, w]);
-      let k = tf.zeros([2, n + 2, kw]) as tf.Tensor3D, v = tf.zeros([2, n + 2, kw]) as tf.Tensor3D;
-      const outs: tf.Tensor[] = [];
-      for (const [slot, len] of [[0, 66], [66, 1], [67, 3]] as const) {
-        const part = rows.slice([0, slot, 0], [2, len, w]).reshape([2 * len, w]) as tf.Tensor2D;
-        const [out, nk, nv] = fused.cachedAttention(part, k, v, slotMask, slot, layout);
-        if (nk !== k) k.dispose();
-        if (nv !== v) v.dispose();
-        k = nk; v = nv;
-        outs.push(out.reshape([2, len, -1]));
-        tf.dispose([part, out]);
-      }
-      const stitched = tf.concat(outs, 1).reshape([2 * n, -1]);
+      const stitched = await cachedInPieces(qkv, slotMask, layout, [[0, 66], [66, 1], [67, 3]]);
       expect(await maxDiff(stitched, full)).toBeLessThan(2e-5);
-      tf.dispose([qkv, full, slotMask, rows, k, v, stitched, ...outs]);
+      tf.dispose([qkv, full, slotMask, stitched]);
     });
   }
 
   it('a 100-position prefill then decode steps through the KV cache equal full attention', async () => {
     const qkv = tf.randomUniform([2 * T, W], -2, 2, 'float32', 23) as tf.Tensor2D;
-    const C = T + 6;
     const slotMask = tf.tensor2d(maskRows.map((r) => [...r, 0, 0, 0, 0, 0, 0]));
     const full = unfused.attention(qkv, tf.tensor2d(maskRows), heads);
-    const rows = qkv.reshape([2, T, W]);
-    let k = tf.zeros([2, C, kw]) as tf.Tensor3D, v = tf.zeros([2, C, kw]) as tf.Tensor3D;
-    const outs: tf.Tensor[] = [];
-    for (const [slot, n] of [[0, 100], [100, 1], [101, 49]] as const) {
-      const part = rows.slice([0, slot, 0], [2, n, W]).reshape([2 * n, W]) as tf.Tensor2D;
-      const [out, nk, nv] = fused.cachedAttention(part, k, v, slotMask, slot, heads);
-      if (nk !== k) k.dispose();
-      if (nv !== v) v.dispose();
-      k = nk; v = nv;
-      outs.push(out.reshape([2, n, -1]));
-      tf.dispose([part, out]);
-    }
-    const stitched = tf.concat(outs, 1).reshape([2 * T, -1]);
+    const stitched = await cachedInPieces(qkv, slotMask, heads, [[0, 100], [100, 1], [101, 49]]);
     expect(await maxDiff(stitched, full)).toBeLessThan(2e-5);
-    tf.dispose([qkv, slotMask, full, rows, k, v, stitched, ...outs]);
+    tf.dispose([qkv, slotMask, full, stitched]);
   });
 });
 
