@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CHECKPOINT_FILES, parseQwen2Config } from '../model/checkpoint';
 import { EXPORT_DTYPES, hfModelFiles, type ExportDtype } from '../model/hfExport';
+import { shardedSafetensorsNames } from '../model/safetensorsShards';
 import { ADAPTER_CONFIG_FILE, ADAPTER_DIR, ADAPTER_WEIGHTS_FILE } from '../model/lora';
 import { ConfigError, parseRunConfig, type RunConfig } from '../starpo/config';
 import { CRITIC_DIR, POLICY_DIR, RAGEN_CONFIG_NAME, type ExportPlan } from '../interop/exportLayout';
@@ -102,12 +103,12 @@ export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Arra
   const checkpoint = readCheckpoint(plan.checkpointDir);
   // The model files, and a LoRA run's adapters (hfModelFiles folds them into the exported weights).
   const names = [...CHECKPOINT_FILES, ADAPTER_DIR + ADAPTER_CONFIG_FILE, ADAPTER_DIR + ADAPTER_WEIGHTS_FILE];
-  // Weights past 2 GiB come as Hugging Face's shards and index (safetensorsShards.ts).
-  const shard = /^model(-\d{5}-of-\d{5}\.safetensors|\.safetensors\.index\.json)$/;
-  const pick = (prefix: string) => Object.fromEntries(
-    Object.keys(checkpoint).filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length))
-      .filter((n) => names.includes(n) || shard.test(n)).map((n) => [n, checkpoint[prefix + n]]),
-  );
+  // Weights past 2 GiB come as Hugging Face's shards and their index (safetensorsShards.ts).
+  const pick = (prefix: string) => {
+    const model = Object.fromEntries(Object.keys(checkpoint).filter((n) => n.startsWith(prefix)).map((n) => [n.slice(prefix.length), checkpoint[n]]));
+    const wanted = [...names, ...shardedSafetensorsNames(model, 'model')];
+    return Object.fromEntries(Object.entries(model).filter(([n]) => wanted.includes(n)));
+  };
   const files: Record<string, Uint8Array> = {};
   const add = (dir: string, model: Record<string, Uint8Array>) => {
     let converted: Record<string, Uint8Array>;
@@ -119,8 +120,9 @@ export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Arra
     for (const [name, bytes] of Object.entries(converted)) files[`${dir}/${name}`] = bytes;
   };
   add(POLICY_DIR, pick(''));
-  const critic = plan.config.algorithm.advEstimator === 'gae' && Object.keys(pick('critic/')).some((n) => n.startsWith('model'));
-  if (critic) add(CRITIC_DIR, pick('critic/'));
+  const criticFiles = pick('critic/');
+  const critic = plan.config.algorithm.advEstimator === 'gae' && shardedSafetensorsNames(criticFiles, 'model').length > 0;
+  if (critic) add(CRITIC_DIR, criticFiles);
 
   const modelConfig = parseQwen2Config(JSON.parse(new TextDecoder().decode(files[`${POLICY_DIR}/config.json`])));
   const ragen = toRagen(plan.config, {

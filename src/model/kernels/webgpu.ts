@@ -413,115 +413,73 @@ function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
 // (W = (nH + 2 nKV) hd); query head h reads key/value head h / (nH / nKV).
 
 /**
- * WGSL for online softmax by one workgroup of WG invocations over the keys its query sees: keys j = 0 .. `last`
- * whose mask `mask[maskRow + j]` is 1, key j at `keys[keyAt(j)]`; the query's row is in workgroup memory (`qRow`),
- * and `lastU` is `last` as a uniform value (loop bound around barriers). The keys go by in tiles of WG: each
- * invocation scores one key, the workgroup takes the tile's max and sum (running max m, with the sum of
- * exp(score - m) in `sum` rescaled whenever m grows), and with `values` each invocation adds the tile's
- * softmax-weighted value rows to the dimensions it owns (`acc`, unnormalised: divide by sum). A query that sees no
- * key leaves sum = 0 and m = NEG. The forward attention, its log-sum-exp and the KV-cache attention all use it.
+ * WGSL for online softmax by one workgroup of WG invocations, for a block of HPW query heads that share a KV head (the
+ * whole group where its rows fit in workgroup memory, else one head), over the keys their query sees: keys j = 0 ..
+ * `last` whose mask `mask[maskRow + j]` is 1, key j at `keys[keyAt(j)]`; the block's query rows are in workgroup
+ * memory (`qRows`, head hh at hh HD), and `lastU` is `last` as a uniform value (loop bound around barriers). The keys
+ * go by in tiles of WG: each invocation scores one key for every head of the block (the key row read once for all of
+ * them), the heads' max and sum reductions run side by side (running max m, with the sum of exp(score - m) in `sum`
+ * rescaled whenever m grows), and with `values` each invocation adds the tile's softmax-weighted value rows to the
+ * dimensions it owns (`acc`, head hh's at hh DPT, unnormalised: divide by sum), each value row read once for all
+ * heads. A query that sees no key leaves sum = 0 and m = NEG. The forward attention, its log-sum-exp and the KV-cache
+ * attention all use it.
  */
 function tiledSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: (j: string) => string;
-                           values?: { buffer: string; at: (j: string) => string } }): string {
-  const v = o.values;
-  return `
-    var m = ${NEG};
-    var sum = 0.0;
-    var acc : array<f32, DPT>;
-    for (var j0 = 0; j0 <= lastU; j0 = j0 + WG) {
-      let j = j0 + tid;
-      var score = ${NEG};
-      if (j <= ${o.last} && f32(mask[${o.maskRow} + j]) != 0.0) {
-        let k = ${o.keyAt('j')};
-        var dot = 0.0;
-        for (var d = 0; d < HD; d = d + 1) { dot = dot + qRow[d] * ${o.keys}[k + d]; }
-        score = dot * SCALE;
-      }
-      let mNew = max(m, workgroupMax(tid, score));
-      let p = select(0.0, exp(score - mNew), score > ${NEG});
-      let rescale = exp(m - mNew);
-      sum = sum * rescale + workgroupSum(tid, p);
-      m = mNew;${v ? `
-      tileP[tid] = p;
-      workgroupBarrier();
-      let n = min(WG, lastU - j0 + 1);
-      for (var c = 0; c < DPT; c = c + 1) { acc[c] = acc[c] * rescale; }
-      for (var t = 0; t < n; t = t + 1) {
-        let pt = tileP[t];
-        if (pt == 0.0) { continue; }
-        let vr = ${v.at('j0 + t')};
-        for (var c = 0; c < DPT; c = c + 1) {
-          let d = tid + c * WG;
-          if (d < HD) { acc[c] = acc[c] + pt * ${v.buffer}[vr + d]; }
-        }
-      }
-      workgroupBarrier();` : ''}
-    }`;
-}
-
-/**
- * tiledSoftmax for the GROUP query heads that share a KV head, in one workgroup: each invocation scores one key for
- * every head of the group (the key row read once for all of them), the heads' max and sum reductions run side by
- * side, and with `values` each value row is read once for all heads. Per head, the same operations in the same
- * order as tiledSoftmax (only the compiler's fusing of multiply-adds could differ). The group's query rows are in
- * `qRows` (head hh at hh HD); leaves `m`, `sum` and `acc` (head hh's dimensions at hh DPT) per head.
- */
-function groupedTiledSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: (j: string) => string;
-                                  values?: { buffer: string; at: (j: string) => string } }, group: number, dpt: number): string {
+                           values?: { buffer: string; at: (j: string) => string } }, hpw: number, dpt: number): string {
   const v = o.values;
   const tree = (op: (a: string, b: string) => string) => `
       for (var stride = WG / 2; stride > 0; stride = stride / 2) {
         if (tid < stride) {
-          for (var hh = 0; hh < GROUP; hh = hh + 1) { gRed[hh * WG + tid] = ${op('gRed[hh * WG + tid]', 'gRed[hh * WG + tid + stride]')}; }
+          for (var hh = 0; hh < HPW; hh = hh + 1) { gRed[hh * WG + tid] = ${op('gRed[hh * WG + tid]', 'gRed[hh * WG + tid + stride]')}; }
         }
         workgroupBarrier();
       }`;
   return `
-    var m : array<f32, GROUP>;
-    var sum : array<f32, GROUP>;
-    var acc : array<f32, ${group * dpt}>;
-    for (var hh = 0; hh < GROUP; hh = hh + 1) { m[hh] = ${NEG}; sum[hh] = 0.0; }
+    var m : array<f32, HPW>;
+    var sum : array<f32, HPW>;
+    var acc : array<f32, ${hpw * dpt}>;
+    for (var hh = 0; hh < HPW; hh = hh + 1) { m[hh] = ${NEG}; sum[hh] = 0.0; }
     for (var j0 = 0; j0 <= lastU; j0 = j0 + WG) {
       let j = j0 + tid;
-      var score : array<f32, GROUP>;
-      for (var hh = 0; hh < GROUP; hh = hh + 1) { score[hh] = ${NEG}; }   // (each tile: not left to the compiler)
+      var score : array<f32, HPW>;
+      for (var hh = 0; hh < HPW; hh = hh + 1) { score[hh] = ${NEG}; }   // (each tile: not left to the compiler)
       if (j <= ${o.last} && f32(mask[${o.maskRow} + j]) != 0.0) {
         let k = ${o.keyAt('j')};
-        var dot : array<f32, GROUP>;
-        for (var hh = 0; hh < GROUP; hh = hh + 1) { dot[hh] = 0.0; }
+        var dot : array<f32, HPW>;
+        for (var hh = 0; hh < HPW; hh = hh + 1) { dot[hh] = 0.0; }
         for (var d = 0; d < HD; d = d + 1) {
           let kd = ${o.keys}[k + d];
-          for (var hh = 0; hh < GROUP; hh = hh + 1) { dot[hh] = dot[hh] + qRows[hh * HD + d] * kd; }
+          for (var hh = 0; hh < HPW; hh = hh + 1) { dot[hh] = dot[hh] + qRows[hh * HD + d] * kd; }
         }
-        for (var hh = 0; hh < GROUP; hh = hh + 1) { score[hh] = dot[hh] * SCALE; }
+        for (var hh = 0; hh < HPW; hh = hh + 1) { score[hh] = dot[hh] * SCALE; }
       }
-      for (var hh = 0; hh < GROUP; hh = hh + 1) { gRed[hh * WG + tid] = score[hh]; }
+      for (var hh = 0; hh < HPW; hh = hh + 1) { gRed[hh * WG + tid] = score[hh]; }
       workgroupBarrier();${tree((a, b) => `max(${a}, ${b})`)}
-      var mNew : array<f32, GROUP>;
-      for (var hh = 0; hh < GROUP; hh = hh + 1) { mNew[hh] = max(m[hh], gRed[hh * WG]); }
+      var mNew : array<f32, HPW>;
+      for (var hh = 0; hh < HPW; hh = hh + 1) { mNew[hh] = max(m[hh], gRed[hh * WG]); }
       workgroupBarrier();
-      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+      for (var hh = 0; hh < HPW; hh = hh + 1) {
         let p = select(0.0, exp(score[hh] - mNew[hh]), score[hh] > ${NEG});
         gRed[hh * WG + tid] = p;
         gP[hh * WG + tid] = p;
       }
       workgroupBarrier();${tree((a, b) => `${a} + ${b}`)}
-      var rescale : array<f32, GROUP>;
-      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+      var rescale : array<f32, HPW>;
+      for (var hh = 0; hh < HPW; hh = hh + 1) {
         rescale[hh] = exp(m[hh] - mNew[hh]);
         sum[hh] = sum[hh] * rescale[hh] + gRed[hh * WG];
         m[hh] = mNew[hh];
       }
       workgroupBarrier();${v ? `
       let n = min(WG, lastU - j0 + 1);
-      for (var e = 0; e < GROUP * DPT; e = e + 1) { acc[e] = acc[e] * rescale[e / DPT]; }
+      for (var e = 0; e < HPW * DPT; e = e + 1) { acc[e] = acc[e] * rescale[e / DPT]; }
       for (var t = 0; t < n; t = t + 1) {
         let vr = ${v.at('j0 + t')};
         for (var c = 0; c < DPT; c = c + 1) {
           let d = tid + c * WG;
           if (d < HD) {
             let vd = ${v.buffer}[vr + d];
-            for (var hh = 0; hh < GROUP; hh = hh + 1) {
+            for (var hh = 0; hh < HPW; hh = hh + 1) {
               let pt = gP[hh * WG + t];
               if (pt != 0.0) { acc[hh * DPT + c] = acc[hh * DPT + c] + pt * vd; }
             }
@@ -532,32 +490,33 @@ function groupedTiledSoftmax(o: { last: string; maskRow: string; keys: string; k
     }`;
 }
 
-/** WGSL: each head's softmax-weighted values (groupedTiledSoftmax's acc, sum) written to its columns of `row`. */
-function groupedOutput(row: string): string {
+/** WGSL: each head's softmax-weighted values (tiledSoftmax's acc, sum) written to its columns of `row`. */
+function softmaxOutput(row: string): string {
   return `
     if (row < rows) {
-      for (var hh = 0; hh < GROUP; hh = hh + 1) {
+      for (var hh = 0; hh < HPW; hh = hh + 1) {
         let norm = select(0.0, 1.0 / sum[hh], sum[hh] > 0.0);
         for (var c = 0; c < DPT; c = c + 1) {
           let d = tid + c * WG;
-          if (d < HD) { result[${row} * NH * HD + (g * GROUP + hh) * HD + d] = acc[hh * DPT + c] * norm; }
+          if (d < HD) { result[${row} * NH * HD + (h0 + hh) * HD + d] = acc[hh * DPT + c] * norm; }
         }
       }
     }`;
 }
 
-/** Workgroup memory of the grouped attention programs: the group's query rows and a tile of scores and weights per
- *  head. */
-function groupedSoftmaxHeader(group: number, hd: number): string {
+/** The softmax programs' heads per workgroup (HPW) and workgroup memory: the block's query rows and a tile of scores
+ *  and weights per head. */
+function softmaxHeader(hpw: number, hd: number): string {
   return `
-  var<workgroup> qRows : array<f32, ${group * hd}>;
-  var<workgroup> gRed : array<f32, ${group * WG}>;
-  var<workgroup> gP : array<f32, ${group * WG}>;`;
+  const HPW = ${hpw};
+  var<workgroup> qRows : array<f32, ${hpw * hd}>;
+  var<workgroup> gRed : array<f32, ${hpw * WG}>;
+  var<workgroup> gP : array<f32, ${hpw * WG}>;`;
 }
 
-/** Whether groupedSoftmaxHeader plus attentionHeader fit WebGPU's default 16 KiB of workgroup memory. */
+/** Whether softmaxHeader for a whole group plus attentionHeader fit WebGPU's default 16 KiB of workgroup memory. */
 export function softmaxGroupFits(group: number, hd: number): boolean {
-  return 4 * (group * hd + 2 * group * WG + 2 * hd + 3 * WG + 1) <= 16384;
+  return 4 * (group * hd + 2 * group * WG + 2 * hd + 2 * WG + 1) <= 16384;
 }
 
 /**
@@ -582,7 +541,7 @@ function grouped(fits: boolean, rowsPerSequence: number): boolean {
   return grouping === 'grouped' || rowsPerSequence > 1;
 }
 
-/** WGSL shared by the tiled attention programs: workgroup memory, reductions, and a value made uniform. */
+/** WGSL shared by the tiled attention programs: workgroup memory (the dk/dv program's) and a value made uniform. */
 function attentionHeader(hd: number): string {
   return `
   const WG = ${WG};
@@ -591,9 +550,7 @@ function attentionHeader(hd: number): string {
   var<workgroup> rowB : array<f32, HD>;
   var<workgroup> tileP : array<f32, ${WG}>;
   var<workgroup> tileS : array<f32, ${WG}>;
-  var<workgroup> red : array<f32, ${WG}>;
   var<workgroup> wgValue : i32;
-${workgroupReduceFn('workgroupSum', 'red', (a, b) => `${a} + ${b}`)}${workgroupReduceFn('workgroupMax', 'red', (a, b) => `max(${a}, ${b})`)}
   /** v shared by the workgroup, as a value the compiler knows is uniform (loop bounds around barriers). */
   fn uniformValue(tid : i32, v : i32) -> i32 {
     if (tid == 0) { wgValue = v; }
@@ -638,79 +595,48 @@ function headConstants(a: HeadAttrs): { key: string; wgsl: string } {
 
 function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
   const a = attrs as unknown as HeadAttrs;
-  if (grouped(softmaxGroupFits(a.numHeads / a.numKvHeads, a.headDim), mask.shape[1])) return groupedAttention(qkv, mask, backend, a);
-  const { numHeads: nH, headDim: hd } = a;
-  const [B, T] = mask.shape;
-  const hc = headConstants(a);
-  // One workgroup per query (b, i, h): workgroup index = (b T + i) nH + h. It sees keys j <= i of its own batch row
-  // whose mask is 1.
-  const query = `${workgroupRow({ per: 'NH', head: 'h', packed: 'bi', pos: 'i' })}
-    let q = bi * W + h * HD;
-    let kOff = (NH + h / GROUP) * HD;
-    let vOff = (NH + NKV + h / GROUP) * HD;
-    for (var d = tid; d < HD; d = d + WG) { qRow[d] = qkv[q + d]; }
-    let lastU = uniformValue(tid, i);   // (also the barrier after the row load)`;
-  const keysSeen = { last: 'i', maskRow: 'b * T', keys: 'qkv', keyAt: (j: string) => `(b * T + ${j}) * W + kOff` };
-  // The log-sum-exp of each query's scaled scores over the keys it sees, or -infinity when it sees none.
-  // Output [B, nH, T].
-  const lseCode = `${hc.wgsl}${attentionHeader(hd)}
-  fn main(index : i32) {${query}${tiledSoftmax(keysSeen)}
-    if (row < rows && tid == 0) { result[(b * NH + h) * T + i] = select(-uniforms.INFINITY, m + log(sum), sum > 0.0); }
-  }`;
-  const lse = backend.runWebGPUProgram(perRow(`attn_lse_${hc.key}`, ['qkv', 'mask'], [B, nH, T], B * T * nH, lseCode), [qkv, mask], 'float32');
-  // The softmax-weighted sum of the values each query sees; zeros when it sees no key. Output [B T, nH hd].
-  const outCode = `${hc.wgsl}${attentionHeader(hd)}
-  fn main(index : i32) {${query}${tiledSoftmax({ ...keysSeen, values: { buffer: 'qkv', at: (j: string) => `(b * T + ${j}) * W + vOff` } })}
-    let norm = select(0.0, 1.0 / sum, sum > 0.0);
-    if (row < rows) {
-      for (var c = 0; c < DPT; c = c + 1) {
-        let d = tid + c * WG;
-        if (d < HD) { result[bi * NH * HD + h * HD + d] = acc[c] * norm; }
-      }
-    }
-  }`;
-  const out = backend.runWebGPUProgram(perRow(`attn_out_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], B * T * nH, outCode), [qkv, mask], 'float32');
-  return [out, lse];
-}
-
-/** attention() for the GROUP query heads of each KV head in one workgroup (b, i, g): each key and value row read once
- *  for all of them (groupedTiledSoftmax); the same operations per head. */
-function groupedAttention(qkv: Info, mask: Info, backend: WebGpuBackend, a: HeadAttrs): Info[] {
   const { numHeads: nH, numKvHeads: nKV, headDim: hd } = a;
   const [B, T] = mask.shape;
   const hc = headConstants(a);
-  const group = nH / nKV, dpt = Math.ceil(hd / WG);
-  const query = `${workgroupRow({ per: 'NKV', head: 'g', packed: 'bi', pos: 'i' })}
-    let kOff = (NH + g) * HD;
-    let vOff = (NH + NKV + g) * HD;
-    for (var e = tid; e < GROUP * HD; e = e + WG) { qRows[e] = qkv[bi * W + g * GROUP * HD + e]; }   // the group's query heads
+  // One workgroup per query (b, i) and block of HPW query heads (the KV group where it fits, see `grouped`; else one
+  // head). It sees keys j <= i of its own batch row whose mask is 1.
+  const hpw = grouped(softmaxGroupFits(nH / nKV, hd), T) ? nH / nKV : 1;
+  const query = `${workgroupRow({ per: hpw === 1 ? 'NH' : 'NKV', head: 'hb', packed: 'bi', pos: 'i' })}
+    let h0 = hb * HPW;   // the block's first query head
+    let kOff = (NH + h0 / GROUP) * HD;
+    let vOff = (NH + NKV + h0 / GROUP) * HD;
+    for (var e = tid; e < HPW * HD; e = e + WG) { qRows[e] = qkv[bi * W + h0 * HD + e]; }
     let lastU = uniformValue(tid, i);   // (also the barrier after the row load)`;
   const keysSeen = { last: 'i', maskRow: 'b * T', keys: 'qkv', keyAt: (j: string) => `(b * T + ${j}) * W + kOff` };
-  const head = `${hc.wgsl}${attentionHeader(hd)}${groupedSoftmaxHeader(group, hd)}`;
+  const head = `${hc.wgsl}${attentionHeader(hd)}${softmaxHeader(hpw, hd)}`;
+  const dpt = Math.ceil(hd / WG), workgroups = B * T * (nH / hpw);
+  // The log-sum-exp of each query's scaled scores over the keys it sees, or -infinity when it sees none.
+  // Output [B, nH, T].
   const lseCode = `${head}
-  fn main(index : i32) {${query}${groupedTiledSoftmax(keysSeen, group, dpt)}
+  fn main(index : i32) {${query}${tiledSoftmax(keysSeen, hpw, dpt)}
     if (row < rows && tid == 0) {
-      for (var hh = 0; hh < GROUP; hh = hh + 1) {
-        result[(b * NH + g * GROUP + hh) * T + i] = select(-uniforms.INFINITY, m[hh] + log(sum[hh]), sum[hh] > 0.0);
+      for (var hh = 0; hh < HPW; hh = hh + 1) {
+        result[(b * NH + h0 + hh) * T + i] = select(-uniforms.INFINITY, m[hh] + log(sum[hh]), sum[hh] > 0.0);
       }
     }
   }`;
-  const lse = backend.runWebGPUProgram(perRow(`attn_lse_g_${hc.key}`, ['qkv', 'mask'], [B, nH, T], B * T * nKV, lseCode), [qkv, mask], 'float32');
+  const lse = backend.runWebGPUProgram(perRow(`attn_lse${hpw}_${hc.key}`, ['qkv', 'mask'], [B, nH, T], workgroups, lseCode), [qkv, mask], 'float32');
+  // The softmax-weighted sum of the values each query sees; zeros when it sees no key. Output [B T, nH hd].
   const outCode = `${head}
-  fn main(index : i32) {${query}${groupedTiledSoftmax({ ...keysSeen, values: { buffer: 'qkv', at: (j: string) => `(b * T + ${j}) * W + vOff` } }, group, dpt)}
-${groupedOutput('bi')}
+  fn main(index : i32) {${query}${tiledSoftmax({ ...keysSeen, values: { buffer: 'qkv', at: (j: string) => `(b * T + ${j}) * W + vOff` } }, hpw, dpt)}
+${softmaxOutput('bi')}
   }`;
-  const out = backend.runWebGPUProgram(perRow(`attn_out_g_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], B * T * nKV, outCode), [qkv, mask], 'float32');
+  const out = backend.runWebGPUProgram(perRow(`attn_out${hpw}_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], workgroups, outCode), [qkv, mask], 'float32');
   return [out, lse];
 }
 
 /**
  * Whether the grouped dq program's workgroup memory (the group's query and dO rows, a tile of scores per head, and
- * attentionHeader's arrays) fits WebGPU's default 16 KiB: Qwen2.5-0.5B's group of 7 at head size 64 takes 6.5 KiB,
- * Qwen2.5-3B's 8 at 128 takes 11.8 KiB.
+ * attentionHeader's arrays) fits WebGPU's default 16 KiB: Qwen2.5-0.5B's group of 7 at head size 64 takes 6.3 KiB,
+ * Qwen2.5-3B's 8 at 128 takes 11.0 KiB.
  */
 export function groupFits(group: number, hd: number): boolean {
-  return 4 * (2 * group * hd + group * WG + 2 * hd + 3 * WG + 1) <= 16384;
+  return 4 * (2 * group * hd + group * WG + 2 * hd + 2 * WG + 1) <= 16384;
 }
 
 function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }: Args): Info {
@@ -903,45 +829,24 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
   // buffer has changed. (runWebGPUProgram uploaded any not-yet-uploaded values before writing, so nothing is lost.)
   backend.tensorMap.get(cacheK.dataId).values = null;
   backend.tensorMap.get(cacheV.dataId).values = null;
-  // One workgroup per (batch, new row t, head h): online-softmax attention over the cache slots it sees
-  // (s <= slot + t, mask 1), the new rows included (written just above); zeros when it sees none.
-  const code = `${hc.wgsl}${attentionHeader(hd)}
-  fn main(index : i32) {${workgroupRow({ per: 'NH', head: 'h', packed: 'bt', pos: 't', T: 'uniforms.qkvShape[0] / uniforms.maskShape[0]' })}
+  // One workgroup per (batch, new row t) and block of HPW query heads (the KV group in a prefill where it fits, see
+  // `grouped`; else one head, as in decode steps): online-softmax attention over the cache slots it sees (s <= slot +
+  // t, mask 1), the new rows included (written just above); zeros when it sees none. A block reads each cached key and
+  // value row once for all its heads.
+  const hpw = grouped(softmaxGroupFits(nH / nKV, hd), T) ? nH / nKV : 1;
+  const code = `${hc.wgsl}${attentionHeader(hd)}${softmaxHeader(hpw, hd)}
+  fn main(index : i32) {${workgroupRow({ per: hpw === 1 ? 'NH' : 'NKV', head: 'hb', packed: 'bt', pos: 't', T: 'uniforms.qkvShape[0] / uniforms.maskShape[0]' })}
     let KW = NKV * HD;
     let C = uniforms.maskShape[1];
-    let q = bt * W + h * HD;
-    let kv = (h / GROUP) * HD;
-    for (var d = tid; d < HD; d = d + WG) { qRow[d] = qkv[q + d]; }
+    let h0 = hb * HPW;   // the block's first query head
+    let kv = (h0 / GROUP) * HD;
+    for (var e = tid; e < HPW * HD; e = e + WG) { qRows[e] = qkv[bt * W + h0 * HD + e]; }
     let lastU = uniformValue(tid, uniforms.slot + t);${tiledSoftmax({ last: 'uniforms.slot + t', maskRow: 'b * C', keys: 'cacheK',
-      keyAt: (j: string) => `(b * C + ${j}) * KW + kv`, values: { buffer: 'cacheV', at: (j: string) => `(b * C + ${j}) * KW + kv` } })}
-    let norm = select(0.0, 1.0 / sum, sum > 0.0);
-    if (row < rows) {
-      for (var c = 0; c < DPT; c = c + 1) {
-        let d = tid + c * WG;
-        if (d < HD) { result[bt * NH * HD + h * HD + d] = acc[c] * norm; }
-      }
-    }
+      keyAt: (j: string) => `(b * C + ${j}) * KW + kv`, values: { buffer: 'cacheV', at: (j: string) => `(b * C + ${j}) * KW + kv` } }, hpw, Math.ceil(hd / WG))}
+${softmaxOutput('bt')}
   }`;
-  // The same, one workgroup per (batch, new row t, KV head g) for the GROUP query heads that read it: each cached key
-  // and value row is read once for all of them (a decode step's attention reads the whole cache: 7 times less of it
-  // for Qwen2.5-0.5B). Used where the group fits workgroup memory.
-  const group = nH / nKV, dpt = Math.ceil(hd / WG);
-  const groupedCode = `${hc.wgsl}${attentionHeader(hd)}${groupedSoftmaxHeader(group, hd)}
-  fn main(index : i32) {${workgroupRow({ per: 'NKV', head: 'g', packed: 'bt', pos: 't', T: 'uniforms.qkvShape[0] / uniforms.maskShape[0]' })}
-    let KW = NKV * HD;
-    let C = uniforms.maskShape[1];
-    let kv = g * HD;
-    for (var e = tid; e < GROUP * HD; e = e + WG) { qRows[e] = qkv[bt * W + g * GROUP * HD + e]; }   // the group's query heads
-    let lastU = uniformValue(tid, uniforms.slot + t);${groupedTiledSoftmax({ last: 'uniforms.slot + t', maskRow: 'b * C', keys: 'cacheK',
-      keyAt: (j: string) => `(b * C + ${j}) * KW + kv`, values: { buffer: 'cacheV', at: (j: string) => `(b * C + ${j}) * KW + kv` } }, group, dpt)}
-${groupedOutput('bt')}
-  }`;
-  const names = ['qkv', 'cacheK', 'cacheV', 'mask'];
-  const out = grouped(softmaxGroupFits(group, hd), T)
-    ? backend.runWebGPUProgram(perRow(`attn_cached_g_${hc.key}`, names, [B * T, nH * hd], B * T * nKV, groupedCode, 'slot : i32,'),
-      [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)])
-    : backend.runWebGPUProgram(perRow(`attn_cached_${hc.key}`, names, [B * T, nH * hd], B * T * nH, code, 'slot : i32,'),
-      [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)]);
+  const out = backend.runWebGPUProgram(perRow(`attn_cached${hpw}_${hc.key}`, ['qkv', 'cacheK', 'cacheV', 'mask'], [B * T, nH * hd], B * T * (nH / hpw), code, 'slot : i32,'),
+    [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)]);
   backend.incRef(cacheK.dataId);
   backend.incRef(cacheV.dataId);
   return [out, { ...cacheK }, { ...cacheV }];
