@@ -6,7 +6,7 @@
 # holds OUT/seed-S-ARM.lock (a folder), so two copies of the script can share one OUT without training a run twice;
 # a lock left by a killed run must be removed by hand (its unfinished run then starts over).
 # Summarise with: npx tsx experiments/lab/lesson-verdict.ts OUT
-#   BOTH="--set a=b ..." VANILLA="--set ..." STARPO_S="--set ..." [ARMS=starpo-s] bash experiments/lab/lesson-lab.sh OUT "0 1 2 3 4"
+#   [PRESET=echo-trap-frozenlake] BOTH="--set a=b ..." VANILLA="--set ..." STARPO_S="--set ..." [ARMS=starpo-s] bash experiments/lab/lesson-lab.sh OUT "0 1 2 3 4"
 set -euo pipefail
 out=$1; seeds=$2; jobs=${JOBS:-2}; arms=${ARMS:-starpo starpo-s}
 mkdir -p "$out"
@@ -15,7 +15,7 @@ for s in $seeds; do
     [ -f "$out/seed-$s-$arm.done" ] && continue
     extra=$([ "$arm" = starpo ] && echo "${VANILLA:-}" || echo "${STARPO_S:-}")
     run="$out/seed-$s-$arm"
-    echo "[ -f $run.done ] || ! mkdir $run.lock 2>/dev/null || { rm -rf $out/seed-$s/$arm && nice -n 10 node bin/ragen.js train --preset echo-trap --arm $arm --seed $s --workers 1 --out $out/seed-$s ${BOTH:-} $extra > $run.log 2>&1 && touch $run.done; rmdir $run.lock; }"
+    echo "[ -f $run.done ] || ! mkdir $run.lock 2>/dev/null || { rm -rf $out/seed-$s/$arm && nice -n 10 node bin/ragen.js train --preset ${PRESET:-echo-trap} --arm $arm --seed $s --workers 1 --out $out/seed-$s ${BOTH:-} $extra > $run.log 2>&1 && touch $run.done; rmdir $run.lock; }"
   done
 done | xargs -P "$jobs" -I{} bash -c '{}'
 echo "$(date) done: $out" >> "$out/done.txt"

@@ -4,7 +4,9 @@
 //   early: steps 10-30 (after the first updates, while both arms learn);
 //   late:  vanilla: the 20 steps before its success collapse (lessonVerdict's collapse step; its last 20 steps when it
 //          did not collapse); StarPO-S: its last 20 steps.
-// "falls" = vanilla's late MI below half its early MI; "stays" = StarPO-S's late MI at least half its early MI.
+// "falls" = vanilla's success collapsed (lessonVerdict: its 5-step mean fell to half its peak or less) and its late
+// MI is below half its early MI: the MI fell before the success did. "stays" = StarPO-S's late MI is at least half its
+// early MI. "both" is item 2 on that seed.
 // With --series, every measurement of every run follows: step, MI, retrieval above chance, training success.
 //   npx tsx experiments/lab/lesson-mi-verdict.ts runs/names/lr20 [--series]
 import * as fs from 'node:fs';
@@ -42,7 +44,7 @@ for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort(
   const vEarly = window(v, ...EARLY), vLate = window(v, vEnd - LATE, vEnd);
   const sEnd = s[s.length - 1].step;
   const sEarly = window(s, ...EARLY), sLate = window(s, sEnd - LATE, sEnd);
-  const f = vLate.n > 0 && vLate.mi < 0.5 * vEarly.mi, st = sLate.n > 0 && sLate.mi >= 0.5 * sEarly.mi;
+  const f = verdict.vanilla.collapseStep !== null && vLate.n > 0 && vLate.mi < 0.5 * vEarly.mi, st = sLate.n > 0 && sLate.mi >= 0.5 * sEarly.mi;
   seeds++; falls += +f; stays += +st; both += +(f && st);
   console.log(`${seed.slice(5)} | ${verdict.vanilla.collapseStep ?? 'none'} | ${fmt(vEarly)} -> ${fmt(vLate)} | ${f ? 'yes' : 'no'} | ` +
     `${fmt(sEarly)} -> ${fmt(sLate)} | ${st ? 'yes' : 'no'} | ${verdict.lesson ? 'yes' : 'no'}`);

@@ -176,6 +176,43 @@ const LESSON_STARPO_S_FILTER: RunConfigInput = {
   filter: { strategy: 'top_p', value: 0.9, includeZero: false, minScore: 0.36 },
 };
 
+// The echo trap's mechanism (issue 34, item 2): RAGEN-2's input-dependence signal, the mutual information between a
+// prompt and its reasoning, falls in vanilla StarPO before its success does, and stays up in StarPO-S. On Bandit it
+// cannot (the prompts carry nothing for the reasoning to depend on), so this second lesson runs the same two arms on
+// FrozenLake without slipping, where the tiny policy reads its position into its reasoning: 8 hand-drawn lakes, the
+// goal one move from the start (two per direction), so that the warm start already solves about a third and vanilla
+// can saturate within class time. Everything that tells the arms apart is the Bandit lesson's. Found on tuning seeds
+// 0-5 (docs/echo-trap.md, "The mechanism lesson"): lr 2e-3 with a 10-step warm-up (without it, some seeds break in
+// their first update), 2 turns (few optimizer steps per failing rollout), 200 steps (vanilla's MI sinks during its
+// plateau, and its success follows later); MI measured every 5 steps over the 8 lakes' first turns.
+const lake = (...map: string[]) => ({ tag: 'FrozenLake', nGroups: 1, config: { ...GRID_COORD, successRate: 1, map } });
+const ECHO_TRAP_FROZENLAKE_BASE: RunConfigInput = mergeConfigInput(ECHO_TRAP_BASE, {
+  model: { warmStart: 'warmstart/frozenlake-tiny' },
+  agent: {
+    trainEnvs: [
+      lake('PG__', '_O__', '____', '__O_'),
+      lake('__G_', 'O_P_', '____', '_O__'),
+      lake('____', 'O___', '_P_O', '_G__'),
+      lake('_O__', '____', '__O_', '__GP'),
+      lake('O___', 'PG__', '__O_', '____'),
+      lake('____', '_O_G', '___P', 'O___'),
+      lake('__P_', 'O_G_', '____', '_O__'),
+      lake('____', '___O', 'OGP_', '____'),
+    ],
+    valEnvs: [{ tag: 'FrozenLake', nGroups: 32, config: { ...GRID_COORD, successRate: 1 } }],
+    groupSize: 4,
+    maxTurn: 2,
+    maxActionsPerTurn: 5,
+    maxContextWindow: 1,
+    contextWindowMode: 'single_turn',
+  },
+  rollout: { maxNewTokens: 64 },
+  actor: { lr: 2e-3, lrWarmupStepsRatio: 0.05, ppoMiniBatchSize: 8, ppoMicroBatchSize: 8 },
+  collapse: { enabled: true },
+  // Seed 4: a tuning seed on which the whole order shows (the recording and the live default).
+  trainer: { totalSteps: 200, seed: 4 },
+});
+
 const SOKOBAN_QWEN: RunConfigInput = {
   // RAGEN's paper configuration is exactly defaultRunConfig(): Qwen2.5-0.5B-Instruct, SimpleSokoban 8 x 16, 5 turns
   // x 5 actions (10 per episode), 400 new tokens, lr 1e-6 / 1e-5, PPO + GAE, filter 25 %, no KL, clip 0.2 / 0.28,
@@ -211,6 +248,13 @@ const PRESETS = {
     arms: {
       starpo: mergeConfigInput(ECHO_TRAP_BASE, VANILLA_STARPO),
       'starpo-s': mergeConfigInput(ECHO_TRAP_BASE, LESSON_STARPO_S_FILTER),
+    },
+  },
+  'echo-trap-frozenlake': {
+    summary: "The echo trap's mechanism: vanilla StarPO vs StarPO-S on 8 FrozenLake lakes (no slipping), 200 steps, with RAGEN-2's input-dependence signal (MI between prompt and reasoning): vanilla's reasoning becomes one template for every lake and its MI falls before its success does; StarPO-S's stays up. How often this shows on fresh seeds is in docs/echo-trap.md.",
+    arms: {
+      starpo: mergeConfigInput(ECHO_TRAP_FROZENLAKE_BASE, VANILLA_STARPO),
+      'starpo-s': mergeConfigInput(ECHO_TRAP_FROZENLAKE_BASE, LESSON_STARPO_S_FILTER),
     },
   },
   'sokoban-qwen': {
