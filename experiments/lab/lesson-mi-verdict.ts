@@ -8,11 +8,15 @@
 // MI is below half its early MI: the MI fell before the success did. "stays" = StarPO-S's late MI is at least half its
 // early MI. "both" is item 2 on that seed.
 // With --series, every measurement of every run follows: step, MI, retrieval above chance, training success.
+// --json FILE --seeds-named COMMIT --preset-commit COMMIT [--preset NAME] [--command TEXT] also writes the seeds with
+// both arms as the mechanism lesson's fresh-seed table (src/ui/lessonRobustness.ts, criteria 'mechanism'), e.g.
+// public/lessons/echo-trap-frozenlake/fresh-seeds.json.
 //   npx tsx experiments/lab/lesson-mi-verdict.ts runs/names/lr20 [--series]
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMetrics, type MetricsRow } from '../lib/analysis';
 import { lessonVerdict } from '../lib/lessonVerdict';
+import { parseFreshSeedTable, type FreshSeedRow } from '../../src/ui/lessonRobustness';
 
 const P = 'collapse_first_turn_sample';
 const EARLY: [number, number] = [10, 30];
@@ -27,6 +31,14 @@ function window(rows: readonly MetricsRow[], from: number, to: number): { mi: nu
     n: picked.length,
   };
 }
+
+const flag = (name: string): string | null => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] ?? null : null;
+};
+const jsonOut = flag('--json');
+const jsonRows: FreshSeedRow[] = [];
+const orNull = (w: { mi: number; n: number }) => (w.n > 0 ? w.mi : null);
 
 const dir = process.argv[2];
 const showSeries = process.argv.includes('--series');
@@ -46,10 +58,34 @@ for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort(
   const sEarly = window(s, ...EARLY), sLate = window(s, sEnd - LATE, sEnd);
   const f = verdict.vanilla.collapseStep !== null && vLate.n > 0 && vLate.mi < 0.5 * vEarly.mi, st = sLate.n > 0 && sLate.mi >= 0.5 * sEarly.mi;
   seeds++; falls += +f; stays += +st; both += +(f && st);
+  const { start, peak, peakStep, final, warningStep, collapseStep } = verdict.vanilla;
+  jsonRows.push({
+    seed: Number(seed.slice(5)),
+    vanilla: { start, peak, peakStep, final, warningStep, collapseStep },
+    starpoS: { peak: verdict.starpoS.peak, final: verdict.starpoS.final, warningStep: verdict.starpoS.warningStep, convergedStep: verdict.starpoS.convergedStep },
+    mi: { vanillaEarly: orNull(vEarly), vanillaLate: orNull(vLate), starpoSEarly: orNull(sEarly), starpoSLate: orNull(sLate) },
+    failed: [...(f ? [] : ['miFalls' as const]), ...(st ? [] : ['miStays' as const])],
+  });
   console.log(`${seed.slice(5)} | ${verdict.vanilla.collapseStep ?? 'none'} | ${fmt(vEarly)} -> ${fmt(vLate)} | ${f ? 'yes' : 'no'} | ` +
     `${fmt(sEarly)} -> ${fmt(sLate)} | ${st ? 'yes' : 'no'} | ${verdict.lesson ? 'yes' : 'no'}`);
 }
 console.log(`MI fell in vanilla before its collapse on ${falls} of ${seeds} seeds, stayed up in StarPO-S on ${stays}; both on ${both}`);
+
+if (jsonOut) {
+  const seedsNamedAt = flag('--seeds-named'), presetCommit = flag('--preset-commit');
+  if (!seedsNamedAt || !presetCommit) {
+    console.error('lesson-mi-verdict: --json needs --seeds-named COMMIT and --preset-commit COMMIT');
+    process.exit(2);
+  }
+  const preset = flag('--preset') ?? 'echo-trap-frozenlake';
+  const table = parseFreshSeedTable({
+    format: 1, preset, criteria: 'mechanism', seedsNamedAt, presetCommit, date: new Date().toISOString(),
+    command: flag('--command') ?? `PRESET=${preset} bash experiments/lab/lesson-lab.sh ${dir} "${jsonRows.map((r) => r.seed).join(' ')}"`,
+    rows: jsonRows,
+  });
+  fs.writeFileSync(jsonOut, JSON.stringify(table, null, 2) + '\n');
+  console.log(`wrote ${jsonOut} (${jsonRows.length} seeds)`);
+}
 
 // Every run in the directory, finished or not: MI at step 1, over steps 10-30 and over its last 20 steps, and its
 // training success over its last 5 steps.

@@ -54,12 +54,25 @@ const dashed = (key: string, label: string): SeriesSpec => ({ key, label, dashed
 /** A chart named by its main series, the first one. */
 const chart = (title: string, yLabel: string, series: SeriesSpec[], watch: string): ChartSpec => ({ key: series[0].key, title, series, yLabel, watch });
 
+/** RAGEN-2's input-dependence signal: the mutual information between a first turn's prompt and its reasoning. */
+export const INPUT_DEPENDENCE_KEY = 'collapse_first_turn_sample/mi_estimate';
+
+/** Whether any row logged the input-dependence signal (a run with `collapse.enabled`). */
+export function hasInputDependence(rows: readonly MetricRow[]): boolean {
+  return rows.some((row) => typeof row[INPUT_DEPENDENCE_KEY] === 'number' && Number.isFinite(row[INPUT_DEPENDENCE_KEY]));
+}
+
+const inputDependenceChart = (): ChartSpec => chart('input dependence of the reasoning', 'MI, nats',
+  [solid(INPUT_DEPENDENCE_KEY, 'prompt ↔ reasoning')],
+  'How much the reasoning depends on which prompt it sees (RAGEN-2’s mutual information, every few steps). A fall ' +
+    'while success holds means the reasoning has become a template that ignores its input: the echo trap’s first stage.');
+
 /**
  * The playground's charts (issue #5: success, reward mean and in-group std, entropy, gradient norm, response and
- * reasoning length). `trainTags` are the run's training env tags (success is per tag, RAGEN's keys); validation
- * success of the same tag is drawn on the same chart.
+ * reasoning length; with `inputDependence`, RAGEN-2's MI after success). `trainTags` are the run's training env tags
+ * (success is per tag, RAGEN's keys); validation success of the same tag is drawn on the same chart.
  */
-export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
+export function chartSpecs(trainTags: readonly string[], inputDependence = false): ChartSpec[] {
   const success: ChartSpec[] = trainTags.map((tag) => ({
     ...chart(`${tag} success`, 'success rate', [solid(`train/${tag}/success`, 'training'), dashed(`val-env/${tag}/success`, 'validation')],
       `${successMeaning(tag)} It should rise; validation (dashed) plays fixed held-out states.`),
@@ -67,6 +80,7 @@ export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
   }));
   return [
     ...success,
+    ...(inputDependence ? [inputDependenceChart()] : []),
     // RAGEN logs the groups' mean reward as rollout/in_group_mean; critic/score/mean adds the format penalty.
     chart('reward mean', 'reward / episode',
       [solid('rollout/in_group_mean', 'env reward, all groups'), dashed('critic/score/mean', 'trained score, kept groups only (with format penalty)')],
@@ -86,13 +100,13 @@ export function chartSpecs(trainTags: readonly string[]): ChartSpec[] {
 }
 
 /**
- * The classroom lesson's charts, in the order the echo trap unfolds: success, then the early signs (in-group reward
- * std, entropy), then the late ones (gradient-norm spikes, shrinking reasoning). Fewer and larger than the
- * playground's, for a projector.
+ * The classroom lesson's charts, in the order the echo trap unfolds: success (and, in the mechanism lesson, the
+ * reasoning's input dependence), then the early signs (in-group reward std, entropy), then the late ones
+ * (gradient-norm spikes, shrinking reasoning). Fewer and larger than the playground's, for a projector.
  */
-export function lessonChartSpecs(trainTags: readonly string[]): ChartSpec[] {
-  const order = ['rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean'];
-  const all = chartSpecs(trainTags);
+export function lessonChartSpecs(trainTags: readonly string[], inputDependence = false): ChartSpec[] {
+  const order = [...(inputDependence ? [INPUT_DEPENDENCE_KEY] : []), 'rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean'];
+  const all = chartSpecs(trainTags, inputDependence);
   return [...all.filter((s) => isSuccessKey(s.key, 'train')), ...order.map((key) => all.find((s) => s.key === key)!)];
 }
 

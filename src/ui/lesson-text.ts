@@ -2,6 +2,8 @@
 // on what it shows. Kept short (a projector, a class) and true of the recording that ships with the site: numbers
 // are never written here, the page computes them from the data (docs/echo-trap.md has the measurements).
 
+import type { LessonPreset } from './lesson';
+
 /** Shown where a turn's reasoning (the text inside <think>) is empty, instead of a bare dash. */
 export const EMPTY_REASONING = '(empty: no reasoning written)';
 /** Shown where a turn has no answer. */
@@ -14,7 +16,7 @@ export interface WatchItem {
   after: string;
 }
 
-/** What to watch for, in order. */
+/** What to watch for in the outcome lesson (`?lesson`, Bandit), in order. */
 export const LESSON_WATCH: readonly WatchItem[] = [
   {
     before: 'Success rises in both arms at first. Then the in-group reward std falls first for',
@@ -42,3 +44,49 @@ export const LESSON_IF_NOT_SHOWN: readonly string[] = [
   'StarPO-S falls too: at this learning rate one large update can break its answer format, and a run where every rollout fails has nothing left to learn from. That is the instability of a small model at a high learning rate, not the echo trap: say so, and show the recording.',
   'Not enough class time: “Show the recorded lesson” loads the default seed at once; a live run of that seed replays it step for step on wasm.',
 ];
+
+/** What to watch for in the mechanism lesson (`?lesson=echo-trap-frozenlake`), in order. */
+export const MECHANISM_WATCH: readonly WatchItem[] = [
+  {
+    before:
+      'Both arms learn to walk 8 small lakes to the goal. The “input dependence” chart is RAGEN-2’s mutual information ' +
+      'between the lake a turn sees and the reasoning it writes (measured every 5 steps): high while the reasoning talks ' +
+      'about the lake in front of it. Watch it fall first for',
+    arm: 'vanilla',
+    after: ', while its success still holds: its reasoning becomes one template for every lake (pick a board below and compare the late reasoning with the lake).',
+  },
+  {
+    before: 'Only later does its success fall. The reward std had already fallen: its groups agree, so what it trains on is mostly noise.',
+    arm: null,
+    after: '',
+  },
+  { before: '', arm: 'stabilised', after: ' trains only on lakes whose rollouts still disagree: its reasoning keeps reading the lake (its MI stays up), and its success holds.' },
+  {
+    before: 'This recording and a live run of the default seed show it; how often other seeds do is in the table below.',
+    arm: null,
+    after: '',
+  },
+];
+
+/** What a teacher can do when a live run of the mechanism lesson does not show it (docs/echo-trap.md, "The mechanism lesson"). */
+export const MECHANISM_IF_NOT_SHOWN: readonly string[] = [
+  'Vanilla’s MI falls but its success does not within 200 steps: the template has formed and the collapse had not come yet; when it comes varies from seed to seed. Point at the MI chart and the reasoning panel, or show the recording.',
+  'Vanilla’s success falls in one update with its MI still high: that is the instability of a small model at a high learning rate, not the echo trap. Show the recording, or rerun with the default seed.',
+  'Not enough class time: “Show the recorded lesson” loads the default seed at once; a live run of that seed replays it step for step on wasm.',
+];
+
+/** Each lesson's title, what to watch for, what to do when a live run does not show it, and the link to the other one. */
+export const LESSON_TEXTS: Record<LessonPreset, { title: string; watch: readonly WatchItem[]; ifNotShown: readonly string[]; other: { preset: LessonPreset; label: string } }> = {
+  'echo-trap': {
+    title: 'The Echo Trap',
+    watch: LESSON_WATCH,
+    ifNotShown: LESSON_IF_NOT_SHOWN,
+    other: { preset: 'echo-trap-frozenlake', label: 'The mechanism: the reasoning stops reading the input first (FrozenLake)' },
+  },
+  'echo-trap-frozenlake': {
+    title: 'The Echo Trap: the mechanism',
+    watch: MECHANISM_WATCH,
+    ifNotShown: MECHANISM_IF_NOT_SHOWN,
+    other: { preset: 'echo-trap', label: 'The outcome: collapse against holding (Bandit)' },
+  },
+};

@@ -8,8 +8,27 @@
 //   public/lessons/<preset>/<arm>/rollouts.jsonl    a few sample trajectories per step and split (think / answer text)
 import { parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type StoredRollout } from '../metrics/jsonl';
 
-/** The preset the classroom lesson trains and replays: vanilla StarPO against StarPO-S on the same seeds. */
+/** The preset the classroom lesson trains and replays by default (`?lesson`): vanilla StarPO against StarPO-S on Bandit. */
 export const LESSON_PRESET = 'echo-trap';
+
+/**
+ * Every classroom lesson, by the preset it trains: `?lesson` is the first (the outcome: vanilla collapses, StarPO-S
+ * holds), `?lesson=echo-trap-frozenlake` the second (the mechanism: the reasoning's input dependence falls first).
+ */
+export const LESSON_PRESETS = [LESSON_PRESET, 'echo-trap-frozenlake'] as const;
+export type LessonPreset = (typeof LESSON_PRESETS)[number];
+
+/**
+ * The lesson a URL asks for: `?lesson` (or `?lesson=`) is the default, `?lesson=NAME` one of LESSON_PRESETS. An
+ * unknown name is an Error naming it and the lessons there are, so a mistyped link says what went wrong.
+ */
+export function lessonPresetFromSearch(search: string): LessonPreset {
+  const name = new URLSearchParams(search).get('lesson') ?? '';
+  if (name === '') return LESSON_PRESET;
+  const known = LESSON_PRESETS.find((p) => p === name);
+  if (!known) throw new Error(`there is no lesson '${name}' (lessons: ${LESSON_PRESETS.join(', ')})`);
+  return known;
+}
 
 /** Where a preset's recording lives, relative to the site's base URL (and to public/ in the repository). */
 export function lessonFolder(preset: string): string {

@@ -21,13 +21,25 @@ const FreshSeedRow = z.strictObject({
     collapseStep: step,
   }),
   starpoS: z.strictObject({ peak: fraction, final: fraction, warningStep: step, convergedStep: step }),
-  /** Which of the lesson's conditions failed (improves, warns, collapses, holds, endsAbove); empty = the lesson showed. */
-  failed: z.array(z.enum(['improves', 'warns', 'collapses', 'holds', 'endsAbove'])),
+  /**
+   * The mechanism lesson's input-dependence signal (first-turn MI, nats; null where no measurement fell in the
+   * window): vanilla's over steps 10-30 and over the 20 steps before its collapse (its last 20 when none), StarPO-S's
+   * over steps 10-30 and its last 20 (experiments/lab/lesson-mi-verdict.ts).
+   */
+  mi: z.strictObject({ vanillaEarly: z.number().nullable(), vanillaLate: z.number().nullable(), starpoSEarly: z.number().nullable(), starpoSLate: z.number().nullable() }).optional(),
+  /**
+   * Which of the table's conditions failed; empty = the lesson showed. The outcome lesson's: improves, warns,
+   * collapses, holds, endsAbove. The mechanism lesson's: miFalls (vanilla collapsed after its MI fell below half),
+   * miStays (StarPO-S's MI stayed at half or more).
+   */
+  failed: z.array(z.enum(['improves', 'warns', 'collapses', 'holds', 'endsAbove', 'miFalls', 'miStays'])),
 });
 
 export const FreshSeedTableSchema = z.strictObject({
   format: z.literal(1),
   preset: z.string().min(1),
+  /** What a row's `failed` judges: the outcome (issue 34 item 1, the default) or the mechanism (item 2). */
+  criteria: z.enum(['outcome', 'mechanism']).default('outcome'),
   /** The commit at which these seeds were named, before any was trained. */
   seedsNamedAt: z.string().min(7),
   /** The commit whose preset was run on them. */

@@ -24,6 +24,7 @@ import { runStatusText, type Halting } from './run-status';
 import * as store from './run-store';
 import type { RunContents } from './run-files';
 import { fetchRecordedLesson, LESSON_PRESET, type LessonManifest } from './lesson';
+import type { PresetName } from '../starpo/presets';
 import {
   BROWSER_SCORECARD_DEFAULTS,
   MATMUL_CHECK_SIZE,
@@ -566,21 +567,21 @@ async function stopArm(view: ArmView): Promise<TrainerClient | null> {
  * The lesson page's one click: the lesson preset's arms (vanilla StarPO and StarPO-S) trained side by side, each in
  * its own worker, with the knobs the URL carries (e.g. `steps=1` for a quick check).
  */
-export function startLesson(): Promise<void> {
+export function startLesson(preset: PresetName = LESSON_PRESET): Promise<void> {
   playground.lessonError = null;
-  if (playground.settings.preset !== LESSON_PRESET) {
+  if (playground.settings.preset !== preset) {
     clearField('preset');
-    setSettings({ ...playground.settings, preset: LESSON_PRESET });
+    setSettings({ ...playground.settings, preset });
   }
   return startTraining();
 }
 
 /** Shows the recorded lesson that ships with the site (public/lessons/<preset>/): no training, loads at once. */
-export async function loadRecordedLesson(): Promise<void> {
+export async function loadRecordedLesson(preset: string = LESSON_PRESET): Promise<void> {
   playground.lessonError = null;
   playground.busy = true;
   try {
-    const lesson = await fetchRecordedLesson(siteBase(), LESSON_PRESET);
+    const lesson = await fetchRecordedLesson(siteBase(), preset);
     showRuns(
       lesson.arms.map((a) => ({ arm: a.name, runId: null, status: null, rows: a.rows, rollouts: a.rollouts, checkpointStep: null, progress: null, halting: null })),
     );

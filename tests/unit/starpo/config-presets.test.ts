@@ -22,20 +22,20 @@ function allConfigs(): [string, RunConfig][] {
 }
 
 describe('the presets of issue #4', () => {
-  it('are exactly bandit-tiny, frozenlake-tiny, frozenlake-noslip-tiny, sokoban-tiny, echo-trap and sokoban-qwen', () => {
-    expect([...PRESET_NAMES].sort()).toEqual(['bandit-tiny', 'echo-trap', 'frozenlake-noslip-tiny', 'frozenlake-tiny', 'sokoban-qwen', 'sokoban-tiny']);
+  it('are exactly bandit-tiny, frozenlake-tiny, frozenlake-noslip-tiny, sokoban-tiny, echo-trap, echo-trap-frozenlake and sokoban-qwen', () => {
+    expect([...PRESET_NAMES].sort()).toEqual(['bandit-tiny', 'echo-trap', 'echo-trap-frozenlake', 'frozenlake-noslip-tiny', 'frozenlake-tiny', 'sokoban-qwen', 'sokoban-tiny']);
     expect(listPresets().map((p) => p.name)).toEqual(PRESET_NAMES);
     expect(listPresets().every((p) => p.summary.length > 20)).toBe(true);
   });
 
   it('all parse (resolvePreset validates every arm)', () => {
-    expect(allConfigs()).toHaveLength(7);
+    expect(allConfigs()).toHaveLength(9);
   });
 
   it('reject an unknown name, listing the presets and suggesting the closest', () => {
     const msg = thrownMessage(() => resolvePreset('bandit-tin'));
     expect(msg).toContain("unknown preset 'bandit-tin' (did you mean 'bandit-tiny'?)");
-    expect(msg).toContain('presets: bandit-tiny, frozenlake-tiny, frozenlake-noslip-tiny, sokoban-tiny, echo-trap, sokoban-qwen');
+    expect(msg).toContain('presets: bandit-tiny, frozenlake-tiny, frozenlake-noslip-tiny, sokoban-tiny, echo-trap, echo-trap-frozenlake, sokoban-qwen');
     expect(thrownMessage(() => resolvePreset('toString'))).toContain("unknown preset 'toString'");
   });
 
@@ -161,6 +161,38 @@ describe('echo-trap', () => {
   it('needs an arm name when asked for one config', () => {
     expect(thrownMessage(() => presetConfig('echo-trap'))).toContain('arms: starpo, starpo-s');
     expect(thrownMessage(() => presetConfig('echo-trap', 'starpos'))).toContain("has no arm 'starpos' (did you mean 'starpo-s'?)");
+  });
+});
+
+describe('echo-trap-frozenlake (the mechanism lesson)', () => {
+  const starpo = presetConfig('echo-trap-frozenlake', 'starpo');
+  const starpoS = presetConfig('echo-trap-frozenlake', 'starpo-s');
+
+  it("differs between arms exactly as echo-trap's arms do", () => {
+    const keys = (a: RunConfig, b: RunConfig) => configDifferences(a, b).map(([key]) => key).sort();
+    expect(keys(starpo, starpoS)).toEqual(keys(presetConfig('echo-trap', 'starpo'), presetConfig('echo-trap', 'starpo-s')));
+    expect(configDifferences(starpo, presetConfig('echo-trap', 'starpo')).filter(([k]) => /filter|clip|[kK]l/.test(k))).toEqual([]);
+  });
+
+  it('is echo-trap on 8 fixed no-slip lakes with frozenlake-tiny, measuring the MI, 200 steps at 2e-3 after a 10-step warm-up', () => {
+    expect(configDifferences(presetConfig('echo-trap', 'starpo'), starpo).map(([key]) => key).sort()).toEqual([
+      'actor.lr', 'actor.lrWarmupStepsRatio', 'actor.ppoMicroBatchSize', 'actor.ppoMiniBatchSize', 'agent.contextWindowMode', 'agent.groupSize',
+      'agent.maxActionsPerTurn', 'agent.maxContextWindow', 'agent.maxTurn', 'agent.trainEnvs', 'agent.valEnvs', 'collapse.enabled',
+      'model.warmStart', 'rollout.maxNewTokens', 'trainer.seed', 'trainer.totalSteps',
+    ]);
+    for (const arm of [starpo, starpoS]) {
+      expect([arm.actor.lr, arm.actor.lrWarmupStepsRatio * arm.trainer.totalSteps, arm.trainer.totalSteps, arm.agent.maxTurn]).toEqual([2e-3, 10, 200, 2]);
+      expect([arm.collapse.enabled, arm.collapse.firstTurn, arm.model.warmStart]).toEqual([true, true, 'warmstart/frozenlake-tiny']);
+      // 8 distinct lakes, one group each, every one without slipping and with its goal one move from the start.
+      expect(arm.agent.trainEnvs.map((b) => [b.tag, b.nGroups, b.config?.successRate])).toEqual(Array(8).fill(['FrozenLake', 1, 1]));
+      const maps = arm.agent.trainEnvs.map((b) => b.config?.map as string[]);
+      expect(new Set(maps.map((m) => m.join('/'))).size).toBe(8);
+      for (const map of maps) {
+        const find = (ch: string) => { const r = map.findIndex((row) => row.includes(ch)); return [r, map[r].indexOf(ch)]; };
+        const [[pr, pc], [gr, gc]] = [find('P'), find('G')];
+        expect(Math.abs(pr - gr) + Math.abs(pc - gc)).toBe(1);
+      }
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EchoTrapDetector } from '../../../src/metrics/echoTrap';
 import type { MetricRow } from '../../../src/metrics/jsonl';
 import { defaultRunConfig } from '../../../src/starpo/config';
-import { ARM_COLOURS, chartData, chartSpecs, echoTrapExplanation, echoTrapMark, formatValue, lessonChartSpecs, successKeys } from '../../../src/ui/charts';
+import { ARM_COLOURS, chartData, chartSpecs, echoTrapExplanation, echoTrapMark, formatValue, hasInputDependence, INPUT_DEPENDENCE_KEY, lessonChartSpecs, successKeys } from '../../../src/ui/charts';
 
 const row = (step: number, values: Record<string, number>): MetricRow => ({ step, ...values });
 
@@ -24,6 +24,17 @@ describe('charts: specs and data', () => {
     for (const spec of lesson) expect(spec).toEqual(all.find((s) => s.key === spec.key));
     expect(lesson[0].range).toEqual([0, 1]);
     for (const spec of lesson) expect(spec.yLabel.length).toBeGreaterThan(3);
+  });
+
+  it("draws RAGEN-2's input dependence (first-turn MI) right after success when the run measures it, and only then", () => {
+    expect(lessonChartSpecs(['FrozenLake'], true).map((s) => s.key)).toEqual([
+      'train/FrozenLake/success', INPUT_DEPENDENCE_KEY, 'rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean',
+    ]);
+    expect(chartSpecs(['FrozenLake'], true).map((s) => s.key).slice(0, 2)).toEqual(['train/FrozenLake/success', INPUT_DEPENDENCE_KEY]);
+    expect(chartSpecs(['FrozenLake']).map((s) => s.key)).not.toContain(INPUT_DEPENDENCE_KEY);
+    expect(INPUT_DEPENDENCE_KEY).toBe('collapse_first_turn_sample/mi_estimate');
+    expect(hasInputDependence([row(1, { 'actor/grad_norm': 1 }), row(5, { [INPUT_DEPENDENCE_KEY]: NaN })])).toBe(false);
+    expect(hasInputDependence([row(1, { 'actor/grad_norm': 1 }), row(5, { [INPUT_DEPENDENCE_KEY]: 0.4 })])).toBe(true);
   });
 
   it('aligns series on the union of steps, NaN and missing values as gaps, empty series left out', () => {

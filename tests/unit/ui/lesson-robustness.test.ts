@@ -30,6 +30,15 @@ describe('lesson robustness table', () => {
     expect(() => parseFreshSeedTable([], 'f.json')).toThrow(/^f\.json: \(top level\): /);
   });
 
+  it("reads the mechanism lesson's table: MI columns, its own conditions, outcome by default", () => {
+    expect(parseFreshSeedTable(table([row(1)])).criteria).toBe('outcome');
+    const mi = { vanillaEarly: 0.8, vanillaLate: 0.1, starpoSEarly: 0.7, starpoSLate: null };
+    const t = parseFreshSeedTable({ ...table([{ ...row(400), mi }, { ...row(401), mi, failed: ['miStays'] }]), criteria: 'mechanism' });
+    expect([t.criteria, lessonCount(t), t.rows[0].mi?.starpoSLate]).toEqual(['mechanism', 1, null]);
+    expect(() => parseFreshSeedTable({ ...table([row(1)]), criteria: 'vibes' }, 'f.json')).toThrow(/^f\.json: criteria: /);
+    expect(() => parseFreshSeedTable(table([{ ...row(1), mi: { ...mi, vanillaEarly: 'high' } }]), 'f.json')).toThrow(/^f\.json: rows\.0\.mi\.vanillaEarly: /);
+  });
+
   it('the shipped table holds the fresh seeds the doc named before running them, and the doc states its count', () => {
     const shipped = parseFreshSeedTable(JSON.parse(fs.readFileSync('public/lessons/echo-trap/fresh-seeds.json', 'utf8')));
     const doc = fs.readFileSync('docs/echo-trap.md', 'utf8');

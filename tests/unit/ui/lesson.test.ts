@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseMetricsJsonl, parseRolloutsJsonl } from '../../../src/metrics/jsonl';
-import { keepFewRollouts, LESSON_PRESET, lessonFolder, parseLessonManifest } from '../../../src/ui/lesson';
+import { keepFewRollouts, LESSON_PRESET, LESSON_PRESETS, lessonFolder, lessonPresetFromSearch, parseLessonManifest } from '../../../src/ui/lesson';
 import { presetArms } from '../../../src/ui/settings';
 import { replayEchoTrap } from '../../../src/metrics/echoTrap';
 import { presetConfig } from '../../../src/starpo/presets';
@@ -34,6 +34,19 @@ describe('lesson: manifest and rollouts', () => {
     ];
     expect(keepFewRollouts(records, 2).map((r) => r.i)).toEqual([0, 1, 3, 4, 5]);
     expect(keepFewRollouts(records, 1).map((r) => r.i)).toEqual([0, 3, 4]);
+  });
+});
+
+describe('lesson: which lesson a URL asks for', () => {
+  it('is the outcome lesson for ?lesson, a named lesson for ?lesson=NAME, and an error naming the lessons otherwise', () => {
+    expect(lessonPresetFromSearch('?lesson')).toBe(LESSON_PRESET);
+    expect(lessonPresetFromSearch('?lesson=&steps=3')).toBe(LESSON_PRESET);
+    expect(lessonPresetFromSearch('?steps=3&lesson=echo-trap-frozenlake')).toBe('echo-trap-frozenlake');
+    expect(() => lessonPresetFromSearch('?lesson=bandit-tiny')).toThrow("there is no lesson 'bandit-tiny' (lessons: echo-trap, echo-trap-frozenlake)");
+  });
+
+  it('every lesson is a two-arm preset, vanilla StarPO then StarPO-S', () => {
+    for (const preset of LESSON_PRESETS) expect(presetArms(preset)).toEqual(['starpo', 'starpo-s']);
   });
 });
 
