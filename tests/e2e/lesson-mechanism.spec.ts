@@ -1,0 +1,86 @@
+// The mechanism lesson (`?lesson=echo-trap-frozenlake`, issue 34 item 2): RAGEN-2's input-dependence signal on the
+// charts next to success, for both arms, from the recording that ships with the site; a live lesson measures it from
+// step 1; the two lessons link to each other, and a mistyped lesson name says so. Expectations are read from the
+// recording's files on disk (public/lessons/echo-trap-frozenlake/), not restated here.
+import { readFileSync } from 'node:fs';
+import { expect, test } from '@playwright/test';
+import { resolvePreset } from '../../src/starpo/presets';
+import { formatValue, INPUT_DEPENDENCE_KEY } from '../../src/ui/charts';
+import { parseLessonManifest } from '../../src/ui/lesson';
+import { lessonCount, parseFreshSeedTable } from '../../src/ui/lessonRobustness';
+import { saveScreenshot, watchErrors } from './helpers';
+
+const PRESET = 'echo-trap-frozenlake';
+const RECORDING = new URL(`../../public/lessons/${PRESET}/`, import.meta.url);
+const manifest = parseLessonManifest(JSON.parse(readFileSync(new URL('manifest.json', RECORDING), 'utf8')), 'manifest.json');
+const jsonl = (file: string) =>
+  readFileSync(new URL(file, RECORDING), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown> & { step: number });
+/** Each recorded arm's MI measurements, [step, nats]. */
+const miSeries = manifest.arms.map((arm) => ({
+  name: arm.name,
+  points: jsonl(arm.metrics).filter((r) => typeof r[INPUT_DEPENDENCE_KEY] === 'number').map((r) => [r.step, r[INPUT_DEPENDENCE_KEY] as number] as const),
+}));
+const MI_CHART = `chart-${INPUT_DEPENDENCE_KEY}`;
+
+test('lesson-recorded (mechanism): the MI chart holds both arms, each ending at its recording\'s last measurement', async ({ page }, testInfo) => {
+  const errors = watchErrors(page);
+  await page.goto(`./?lesson=${PRESET}&backend=wasm`);
+  await expect(page.locator('h1')).toHaveText('The Echo Trap: the mechanism');
+  await expect(page.getByTestId('lesson-summary')).toHaveText(resolvePreset(PRESET).summary);
+  await expect(page.getByTestId('lesson-watch')).toContainText('input dependence');
+  // Before any data, the chart is already there: the preset measures the MI.
+  await expect(page.getByTestId(MI_CHART)).toBeVisible();
+  await page.getByTestId('lesson-recorded').click();
+  await expect(page.getByTestId('lesson-source')).toHaveAttribute('data-source', 'recorded');
+  const chart = page.getByTestId(MI_CHART);
+  await expect(chart).toHaveAttribute('data-series', String(manifest.arms.length));
+  // The chart comes right after success, before the reward std.
+  const order = await page.locator('figure[data-testid^="chart-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
+  expect(order.slice(0, 3)).toEqual(['chart-train/FrozenLake/success', MI_CHART, 'chart-rollout/in_group_std']);
+  // Each arm's legend value is its last recorded measurement (the page reads the same files).
+  for (const arm of miSeries) {
+    expect(arm.points.length, `${arm.name} measured the MI every few steps`).toBeGreaterThan(10);
+    const last = arm.points[arm.points.length - 1][1];
+    const value = chart.locator(`[data-testid="chart-series"][data-arm="${arm.name}"] [data-testid="chart-series-value"]`);
+    await expect(value).toHaveText(formatValue(last));
+  }
+  await saveScreenshot(page.locator('[aria-label="Charts"]'), testInfo, 'lesson-mechanism-charts.png');
+  expect(errors).toEqual([]);
+});
+
+test('lesson (mechanism): the two lessons link to each other, and an unknown lesson name is one line naming the lessons', async ({ page }) => {
+  await page.goto(`./?lesson=${PRESET}&backend=wasm`);
+  await expect(page.getByTestId('lesson-other')).toHaveAttribute('data-preset', 'echo-trap');
+  await page.getByTestId('lesson-other').click();
+  await expect(page.locator('h1')).toHaveText('The Echo Trap');
+  await expect(page.getByTestId(MI_CHART)).toHaveCount(0);
+  await expect(page.getByTestId('lesson-other')).toHaveAttribute('data-preset', PRESET);
+  await page.goto('./?lesson=echo-trap-frozen&backend=wasm');
+  await expect(page.getByTestId('lesson-link-error')).toHaveText("there is no lesson 'echo-trap-frozen' (lessons: echo-trap, echo-trap-frozenlake); showing “The Echo Trap”.");
+  await expect(page.locator('h1')).toHaveText('The Echo Trap');
+});
+
+test('lesson-start (mechanism): both arms train live and the MI chart gets its step-1 measurement from each', async ({ page }) => {
+  test.setTimeout(300_000);
+  await page.goto(`./?lesson=${PRESET}&backend=wasm&steps=1&workers=1`);
+  await expect(page.getByTestId('lesson-start')).toBeEnabled({ timeout: 60_000 });
+  await page.getByTestId('lesson-start').click();
+  const chart = page.getByTestId(MI_CHART);
+  await expect(chart).toHaveAttribute('data-series', '2', { timeout: 240_000 });
+  for (const arm of ['starpo', 'starpo-s']) {
+    await expect(chart.locator(`[data-testid="chart-series"][data-arm="${arm}"] [data-testid="chart-series-value"]`)).toHaveText(/^-?\d/);
+  }
+});
+
+test('lesson (mechanism): the fresh-seed table judges the mechanism, with the MI columns', async ({ page }) => {
+  const shipped = parseFreshSeedTable(JSON.parse(readFileSync(new URL('fresh-seeds.json', RECORDING), 'utf8')));
+  await page.goto(`./?lesson=${PRESET}&backend=wasm`);
+  const box = page.getByTestId('lesson-robustness');
+  await expect(box).toHaveAttribute('data-criteria', 'mechanism');
+  await expect(box).toHaveAttribute('data-shown', String(lessonCount(shipped)));
+  await box.locator('summary').click();
+  await expect(page.getByTestId('robustness-row')).toHaveCount(shipped.rows.length);
+  const first = shipped.rows[0];
+  const nats = (v: number | null | undefined) => (v === null || v === undefined ? '–' : v.toFixed(2));
+  await expect(page.getByTestId('robustness-mi-vanilla').first()).toHaveText(`${nats(first.mi?.vanillaEarly)} → ${nats(first.mi?.vanillaLate)}`);
+});
