@@ -1,7 +1,7 @@
 // The README's screenshots of the playground: 1440 px (a laptop) and 390 px (a phone) wide, before a run and during
 // one (bandit-tiny on wasm, a few steps in); and of the classroom lesson on a 1280 x 720 projector, with the recorded
-// lesson loaded. Run after `npm run build`:
-//   npx tsx tools/screenshots.ts [--out docs/screenshots] [--only playground|lesson]
+// lesson loaded, and of the mechanism lesson (`?lesson=echo-trap-frozenlake`) the same way. Run after `npm run build`:
+//   npx tsx tools/screenshots.ts [--out docs/screenshots] [--only playground|lesson|mechanism]
 // It serves dist/ with `vite preview` on a spare port and drives Debian's Chromium. Each PNG is one screen (the
 // viewport, not the whole page), which keeps them small and shows what a visitor sees first.
 import { spawn } from 'node:child_process';
@@ -12,8 +12,8 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../tests/e2e/chromium';
 
 const outDir = process.argv.includes('--out') ? process.argv[process.argv.indexOf('--out') + 1] : 'docs/screenshots';
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
-if (only !== null && only !== 'playground' && only !== 'lesson') {
-  console.error(`tools/screenshots.ts: --only takes playground or lesson, not '${only}'`);
+if (only !== null && only !== 'playground' && only !== 'lesson' && only !== 'mechanism') {
+  console.error(`tools/screenshots.ts: --only takes playground, lesson or mechanism, not '${only}'`);
   process.exit(2);
 }
 const PORT = 4391;
@@ -51,7 +51,7 @@ async function shoot(page: Page, name: string): Promise<void> {
 try {
   await waitForServer();
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] });
-  for (const [width, height, label] of only === 'lesson' ? [] : ([[1440, 900, '1440'], [390, 844, '390']] as const)) {
+  for (const [width, height, label] of only === 'lesson' || only === 'mechanism' ? [] : ([[1440, 900, '1440'], [390, 844, '390']] as const)) {
     const context = await browser.newContext({ viewport: { width, height } });
     const page = await context.newPage();
     await page.goto(`${base}?backend=wasm`);
@@ -74,21 +74,22 @@ try {
     await page.getByTestId('stop').click();
     await context.close();
   }
-  if (only !== 'playground') {
+  const lessons = [{ name: 'lesson', query: 'lesson', prefix: 'lesson-1280' }, { name: 'mechanism', query: 'lesson=echo-trap-frozenlake', prefix: 'lesson-mechanism-1280' }];
+  for (const lesson of lessons.filter((l) => only === null || only === l.name)) {
     // The classroom lesson as a projector shows it: the top (what to watch), the charts, the reasoning side by side.
     const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
     const page = await context.newPage();
-    await page.goto(`${base}?lesson&backend=wasm`);
+    await page.goto(`${base}?${lesson.query}&backend=wasm`);
     await page.getByTestId('lesson-start').and(page.locator(':enabled')).waitFor({ timeout: 60_000 }); // the backend is up
     await page.getByTestId('lesson-recorded').click();
     await page.getByTestId('lesson-source').waitFor();
     // The click brought the charts into view; the top (what to watch) first.
     await page.evaluate(() => window.scrollTo(0, 0));
-    await shoot(page, 'lesson-1280-top');
+    await shoot(page, `${lesson.prefix}-top`);
     await page.locator('[aria-label="Charts"]').evaluate((el) => el.scrollIntoView());
-    await shoot(page, 'lesson-1280-charts');
+    await shoot(page, `${lesson.prefix}-charts`);
     await page.getByTestId('reasoning-compare').first().evaluate((el) => el.scrollIntoView());
-    await shoot(page, 'lesson-1280-reasoning');
+    await shoot(page, `${lesson.prefix}-reasoning`);
     await context.close();
   }
   await browser.close();

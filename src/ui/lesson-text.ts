@@ -53,10 +53,10 @@ export const MECHANISM_WATCH: readonly WatchItem[] = [
       'between the lake a turn sees and the reasoning it writes (measured every 5 steps): high while the reasoning talks ' +
       'about the lake in front of it. Watch it fall first for',
     arm: 'vanilla',
-    after: ', while its success still holds: its reasoning becomes one template for every lake (pick a board below and compare the late reasoning with the lake).',
+    after: ', while its success still holds: its reasoning becomes one template for every lake (“different boards, the same step” below: one text on every lake).',
   },
   {
-    before: 'Only later does its success fall. The reward std had already fallen: its groups agree, so what it trains on is mostly noise.',
+    before: 'Only later does its success fall (on some seeds it climbs part of the way back). Its reward std had fallen long before (the ⚠): its groups agree, so what it trains on is mostly noise.',
     arm: null,
     after: '',
   },

@@ -69,7 +69,8 @@ export function lessonCount(table: FreshSeedTable): number {
 export async function fetchFreshSeedTable(base: string, preset: string): Promise<FreshSeedTable | null> {
   const file = `${lessonFolder(preset)}/fresh-seeds.json`;
   const response = await fetch(new URL(file, base));
-  if (response.status === 404) return null;
+  // A static host may answer a missing file with its index page (vite preview, most SPA hosts): also "none".
+  if (response.status === 404 || response.headers.get('content-type')?.includes('text/html')) return null;
   if (!response.ok) throw new Error(`${file}: HTTP ${response.status}`);
   let raw: unknown;
   try {

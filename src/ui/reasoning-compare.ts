@@ -76,3 +76,41 @@ export function chooseComparison(histories: readonly PromptHistory[], picked: Pa
   const late = picked.late !== undefined && h.byStep.has(picked.late) ? picked.late : h.steps.at(-1)!;
   return { key: h.key, early, late };
 }
+
+/** One board's first turn at a step, for the "different boards, the same step" view. */
+export interface BoardTurn {
+  /** `split|tag|initial state`: two records of the same board at one step count once. */
+  key: string;
+  split: string | null;
+  tag: string;
+  initialState: string;
+  think: string;
+  answer: string;
+  success: boolean;
+}
+
+/** Distinct boards at one step (first record of each, file order) and how many distinct reasonings they got. */
+export interface BoardsAtStep {
+  step: number;
+  boards: BoardTurn[];
+  /** Distinct first-turn <think> texts among the boards: 1 on several boards is a template (RAGEN-2). */
+  distinctThinks: number;
+}
+
+/** The distinct boards whose first turn was logged at `step`, training and validation alike. */
+export function boardsAtStep(byStep: ReadonlyMap<number, readonly ViewedTrajectory[]>, step: number): BoardsAtStep {
+  const boards = new Map<string, BoardTurn>();
+  for (const t of byStep.get(step) ?? []) {
+    const first = t.turns[0];
+    if (first?.state === undefined) continue;
+    const key = `${t.split ?? ''}|${t.tag}|${first.state}`;
+    if (!boards.has(key)) boards.set(key, { key, split: t.split, tag: t.tag, initialState: first.state, think: first.think, answer: first.answer, success: t.success });
+  }
+  const list = [...boards.values()];
+  return { step, boards: list, distinctThinks: new Set(list.map((b) => b.think.trim())).size };
+}
+
+/** Steps at which two or more distinct boards were logged (where a template can be seen), ascending. */
+export function templateSteps(byStep: ReadonlyMap<number, readonly ViewedTrajectory[]>): number[] {
+  return [...byStep.keys()].filter((s) => boardsAtStep(byStep, s).boards.length >= 2).sort((a, b) => a - b);
+}

@@ -44,8 +44,39 @@ test('lesson-recorded (mechanism): the MI chart holds both arms, each ending at 
     const value = chart.locator(`[data-testid="chart-series"][data-arm="${arm.name}"] [data-testid="chart-series-value"]`);
     await expect(value).toHaveText(formatValue(last));
   }
-  await saveScreenshot(page.locator('[aria-label="Charts"]'), testInfo, 'lesson-mechanism-charts.png');
+  await saveScreenshot(page, testInfo, 'lesson-mechanism');
   expect(errors).toEqual([]);
+});
+
+/** Distinct first-turn reasonings among the distinct boards a recorded arm logged at `step` (both splits). */
+function distinctAt(arm: string, step: number): { boards: number; distinct: number } {
+  const file = manifest.arms.find((a) => a.name === arm)!.rollouts;
+  const boards = new Map<string, string>();
+  for (const r of jsonl(file).filter((r) => r.step === step)) {
+    const first = (r.turns as { state: string; think: string }[])[0];
+    const key = `${r.split}|${first.state}`;
+    if (!boards.has(key)) boards.set(key, first.think.trim());
+  }
+  return { boards: boards.size, distinct: new Set(boards.values()).size };
+}
+
+test('lesson-recorded (mechanism): different boards at one step show vanilla\'s template and StarPO-S reading each board', async ({ page }) => {
+  await page.goto(`./?lesson=${PRESET}&backend=wasm`);
+  await page.getByTestId('lesson-recorded').click();
+  await expect(page.getByTestId('lesson-source')).toHaveAttribute('data-source', 'recorded');
+  const step = 100;
+  const [vanilla, stabilised] = ['starpo', 'starpo-s'].map((arm) => distinctAt(arm, step));
+  expect(vanilla.distinct, 'the recording shows the template at step 100').toBe(1);
+  expect(stabilised.distinct).toBeGreaterThan(1);
+  for (const [arm, want] of [['starpo', vanilla], ['starpo-s', stabilised]] as const) {
+    const view = page.locator(`[data-testid="template-compare"][data-arm="${arm}"]`);
+    await view.getByTestId('template-step').selectOption(String(step));
+    await expect(view).toHaveAttribute('data-step', String(step));
+    await expect(view).toHaveAttribute('data-boards', String(want.boards));
+    await expect(view).toHaveAttribute('data-distinct', String(want.distinct));
+    await expect(view.getByTestId('template-board')).toHaveCount(want.boards);
+  }
+  await expect(page.locator('[data-testid="template-compare"][data-arm="starpo"] [data-testid="template-count"]')).toContainText('one template');
 });
 
 test('lesson (mechanism): the two lessons link to each other, and an unknown lesson name is one line naming the lessons', async ({ page }) => {

@@ -1,6 +1,6 @@
 // The side-by-side reasoning view's data: the same prompt (env seed and initial board) matched across steps.
 import { describe, expect, it } from 'vitest';
-import { chooseComparison, promptHistories, promptLabel } from '../../../src/ui/reasoning-compare';
+import { boardsAtStep, chooseComparison, promptHistories, promptLabel, templateSteps } from '../../../src/ui/reasoning-compare';
 import { groupByStep } from '../../../src/ui/trajectories';
 import type { StoredRollout } from '../../../src/metrics/jsonl';
 
@@ -40,5 +40,30 @@ describe('reasoning compare', () => {
     expect(chooseComparison(histories, { key: histories[1].key, early: 10, late: 20 })).toEqual({ key: histories[1].key, early: 1, late: 5 });
     expect(chooseComparison(histories, { key: 'gone' })).toEqual({ key: histories[0].key, early: 0, late: 20 });
     expect(chooseComparison([])).toBeNull();
+  });
+});
+
+describe('different boards at one step (templates)', () => {
+  const BOARD_C = '__P_\n_O__\n___G';
+  const records = [
+    record(3, 'train', 1, BOARD_A, 'I am at (0, 0). The goal is below.'), record(3, 'train', 2, BOARD_B, 'I am at (0, 1). Go right.'),
+    record(3, 'train', 3, BOARD_A, 'a second rollout of board A'),
+    record(9, 'train', 4, BOARD_A, 'I am at'), record(9, 'train', 5, BOARD_B, 'I am at '), record(9, 'val', 123, BOARD_C, 'I am at'),
+    record(12, 'train', 6, BOARD_A, 'only one board at this step'),
+  ];
+  const byStep = groupByStep(records).byStep;
+
+  it('counts each board once (its first record) and the distinct first-turn reasonings among them', () => {
+    const early = boardsAtStep(byStep, 3);
+    expect(early.boards.map((b) => b.think)).toEqual(['I am at (0, 0). The goal is below.', 'I am at (0, 1). Go right.']);
+    expect(early.distinctThinks).toBe(2);
+    // One text (up to surrounding space) on three boards, validation included: a template.
+    const late = boardsAtStep(byStep, 9);
+    expect([late.boards.length, late.distinctThinks, late.boards.map((b) => b.split)]).toEqual([3, 1, ['train', 'train', 'val']]);
+    expect(boardsAtStep(byStep, 99)).toEqual({ step: 99, boards: [], distinctThinks: 0 });
+  });
+
+  it('offers only the steps where two or more boards were played', () => {
+    expect(templateSteps(byStep)).toEqual([3, 9]);
   });
 });
