@@ -91,15 +91,18 @@ test('lesson (mechanism): the two lessons link to each other, and an unknown les
   await expect(page.locator('h1')).toHaveText('The Echo Trap');
 });
 
-test('lesson-start (mechanism): both arms train live and the MI chart gets its step-1 measurement from each', async ({ page }) => {
+test('lesson-start (mechanism): both arms train live, and each arm\'s step-1 MI is the recording\'s', async ({ page }) => {
   test.setTimeout(300_000);
   await page.goto(`./?lesson=${PRESET}&backend=wasm&steps=1&workers=1`);
   await expect(page.getByTestId('lesson-start')).toBeEnabled({ timeout: 60_000 });
   await page.getByTestId('lesson-start').click();
   const chart = page.getByTestId(MI_CHART);
   await expect(chart).toHaveAttribute('data-series', '2', { timeout: 240_000 });
-  for (const arm of ['starpo', 'starpo-s']) {
-    await expect(chart.locator(`[data-testid="chart-series"][data-arm="${arm}"] [data-testid="chart-series-value"]`)).toHaveText(/^-?\d/);
+  // The live default is the recording's seed: step 1 replays the recording's step 1 (same backend, same seed).
+  for (const arm of miSeries) {
+    const [step, nats] = arm.points[0];
+    expect(step).toBe(1);
+    await expect(chart.locator(`[data-testid="chart-series"][data-arm="${arm.name}"] [data-testid="chart-series-value"]`)).toHaveText(formatValue(nats));
   }
 });
 
