@@ -50,7 +50,7 @@ describe('lesson: which lesson a URL asks for', () => {
   });
 });
 
-describe('lesson: the recording that ships with the site', () => {
+describe.each(LESSON_PRESETS)('lesson: the recording of %s that ships with the site', (LESSON_PRESET) => {
   const folder = path.resolve(import.meta.dirname, '../../../public', lessonFolder(LESSON_PRESET));
   const manifest = parseLessonManifest(JSON.parse(fs.readFileSync(path.join(folder, 'manifest.json'), 'utf8')), 'manifest.json');
 
@@ -60,6 +60,19 @@ describe('lesson: the recording that ships with the site', () => {
     expect(manifest.commit).toMatch(/^[0-9a-f]{40}$/);
     expect(manifest.command).toMatch(/^npx tsx experiments\/record-lesson\.ts /);
     expect(Number.isNaN(Date.parse(manifest.date))).toBe(false);
+    // A live lesson trains the preset's own seed: the recording must be that run.
+    for (const arm of manifest.arms) expect(manifest.seed).toBe(presetConfig(LESSON_PRESET, arm.name).trainer.seed);
+    expect(manifest.dirty).toBe(false);
+  });
+
+  it('logged the input-dependence signal in every arm exactly when the preset measures it', () => {
+    for (const arm of manifest.arms) {
+      const rows = parseMetricsJsonl(fs.readFileSync(path.join(folder, arm.metrics), 'utf8'), arm.metrics);
+      const measured = rows.filter((r) => typeof r['collapse_first_turn_sample/mi_estimate'] === 'number').map((r) => r.step);
+      const c = presetConfig(LESSON_PRESET, arm.name).collapse;
+      expect(measured.length > 0).toBe(c.enabled);
+      if (c.enabled) expect(measured.every((step) => step === 1 || step % c.computeFreq === 0)).toBe(true);
+    }
   });
 
   it("carries today's early-warning marks: the warning on vanilla StarPO only, convergence on StarPO-S", () => {
