@@ -45,7 +45,13 @@ const showSeries = process.argv.includes('--series');
 if (!dir || dir.startsWith('--')) throw new Error('usage: npx tsx experiments/lab/lesson-mi-verdict.ts LAB_DIR [--series]');
 const trainSuccess = (r: MetricsRow) => Object.entries(r).find(([k]) => /^train\/[^/]+\/success$/.test(k))?.[1] as number;
 const fmt = (w: { mi: number; above: number; n: number }) => (w.n ? `${w.mi.toFixed(3)} (${w.above >= 0 ? '+' : ''}${w.above.toFixed(2)}, n=${w.n})` : '-');
-console.log('seed | vanilla collapse step | vanilla MI early -> late | falls | StarPO-S MI early -> late | stays | lesson');
+console.log('| seed | vanilla: start -> peak (step) -> final | warning | MI below half (step) | collapse | vanilla MI early -> late | ' +
+  'StarPO-S: peak -> final | StarPO-S MI early -> late | MI falls first | MI stays | item 2 | item 1 (lesson) |');
+console.log('|---:|---|---:|---:|---:|---|---|---|---|---|---|---|');
+const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
+/** The first measurement after the early window where the MI is below half its early mean: when the template formed. */
+const miHalvedAt = (rows: readonly MetricsRow[], early: number) =>
+  rows.find((r) => r.step > EARLY[1] && Number.isFinite(r[`${P}/mi_estimate`]) && (r[`${P}/mi_estimate`] as number) < 0.5 * early)?.step ?? null;
 let falls = 0, stays = 0, both = 0, seeds = 0;
 for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))) {
   const runs = ['starpo', 'starpo-s'].map((arm) => path.join(dir, seed, arm));
@@ -66,8 +72,11 @@ for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort(
     mi: { vanillaEarly: orNull(vEarly), vanillaLate: orNull(vLate), starpoSEarly: orNull(sEarly), starpoSLate: orNull(sLate) },
     failed: [...(f ? [] : ['miFalls' as const]), ...(st ? [] : ['miStays' as const])],
   });
-  console.log(`${seed.slice(5)} | ${verdict.vanilla.collapseStep ?? 'none'} | ${fmt(vEarly)} -> ${fmt(vLate)} | ${f ? 'yes' : 'no'} | ` +
-    `${fmt(sEarly)} -> ${fmt(sLate)} | ${st ? 'yes' : 'no'} | ${verdict.lesson ? 'yes' : 'no'}`);
+  const vc = verdict.vanilla;
+  console.log(`| ${seed.slice(5)} | ${pct(vc.start)} -> ${pct(vc.peak)} (${vc.peakStep}) -> ${pct(vc.final)} | ${vc.warningStep ?? '-'} | ` +
+    `${miHalvedAt(v, vEarly.mi) ?? '-'} | ${vc.collapseStep ?? '-'} | ${fmt(vEarly)} -> ${fmt(vLate)} | ` +
+    `${pct(verdict.starpoS.peak)} -> ${pct(verdict.starpoS.final)} | ${fmt(sEarly)} -> ${fmt(sLate)} | ${f ? 'yes' : 'no'} | ${st ? 'yes' : 'no'} | ` +
+    `${f && st ? '**yes**' : 'no'} | ${verdict.lesson ? 'yes' : 'no'} |`);
 }
 console.log(`MI fell in vanilla before its collapse on ${falls} of ${seeds} seeds, stayed up in StarPO-S on ${stays}; both on ${both}`);
 
