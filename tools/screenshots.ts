@@ -74,7 +74,12 @@ try {
     await page.getByTestId('stop').click();
     await context.close();
   }
-  const lessons = [{ name: 'lesson', query: 'lesson', prefix: 'lesson-1280' }, { name: 'mechanism', query: 'lesson=echo-trap-frozenlake', prefix: 'lesson-mechanism-1280' }];
+  // The reasoning shot: one board early and late (the outcome lesson), several boards at one step (the mechanism's
+  // template).
+  const lessons = [
+    { name: 'lesson', query: 'lesson', prefix: 'lesson-1280', reasoning: 'reasoning-compare' },
+    { name: 'mechanism', query: 'lesson=echo-trap-frozenlake', prefix: 'lesson-mechanism-1280', reasoning: 'template-compare' },
+  ];
   for (const lesson of lessons.filter((l) => only === null || only === l.name)) {
     // The classroom lesson as a projector shows it: the top (what to watch), the charts, the reasoning side by side.
     const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
@@ -88,7 +93,7 @@ try {
     await shoot(page, `${lesson.prefix}-top`);
     await page.locator('[aria-label="Charts"]').evaluate((el) => el.scrollIntoView());
     await shoot(page, `${lesson.prefix}-charts`);
-    await page.getByTestId('reasoning-compare').first().evaluate((el) => el.scrollIntoView());
+    await page.getByTestId(lesson.reasoning).first().evaluate((el) => el.scrollIntoView());
     await shoot(page, `${lesson.prefix}-reasoning`);
     await context.close();
   }

@@ -5,6 +5,17 @@
 // matched on the seed AND the initial state, so two different boards are never shown as "the same prompt". Pure
 // TypeScript (ReasoningCompare.svelte draws it).
 import type { ViewedTrajectory } from './trajectories';
+import type { StoredRollout } from '../../workers/protocol';
+
+/** The props of both reasoning views (ReasoningCompare.svelte, TemplateCompare.svelte): one run's sample trajectories. */
+export interface ReasoningViewProps {
+  rollouts: StoredRollout[];
+  /** The arm these trajectories belong to, when several are on screen (named in the heading, in its colour). */
+  arm?: string | null;
+  colour?: string | null;
+  /** Projector sizes (the lesson page). */
+  large?: boolean;
+}
 
 /** One prompt (initial state) and the trajectory logged for it at each step where it was played. */
 export interface PromptHistory {

@@ -8,7 +8,7 @@ import { resolvePreset } from '../../src/starpo/presets';
 import { formatValue, INPUT_DEPENDENCE_KEY } from '../../src/ui/charts';
 import { parseLessonManifest } from '../../src/ui/lesson';
 import { lessonCount, parseFreshSeedTable } from '../../src/ui/lessonRobustness';
-import { saveScreenshot, watchErrors } from './helpers';
+import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
 
 const PRESET = 'echo-trap-frozenlake';
 const RECORDING = new URL(`../../public/lessons/${PRESET}/`, import.meta.url);
@@ -77,6 +77,18 @@ test('lesson-recorded (mechanism): different boards at one step show vanilla\'s 
     await expect(view.getByTestId('template-board')).toHaveCount(want.boards);
   }
   await expect(page.locator('[data-testid="template-compare"][data-arm="starpo"] [data-testid="template-count"]')).toContainText('one template');
+});
+
+test('lesson (mechanism): projector sizes for the template view, AA contrast, and no wider than a phone', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await page.goto(`./?lesson=${PRESET}&backend=wasm`);
+  await page.getByTestId('lesson-recorded').click();
+  await expect(page.getByTestId('template-think').first()).toBeVisible();
+  const px = await page.getByTestId('template-think').first().evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
+  expect(px).toBeGreaterThanOrEqual(18);
+  expect(await lowContrastText(page)).toEqual([]);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 });
 
 test('lesson (mechanism): the two lessons link to each other, and an unknown lesson name is one line naming the lessons', async ({ page }) => {
