@@ -45,4 +45,19 @@ describe('lesson robustness table', () => {
     expect(doc, 'docs/echo-trap.md names these fresh seeds').toContain(`**fresh training seeds ${shipped.rows.map((r) => r.seed).join(', ')}**`);
     expect(doc).toContain(`lesson on ${lessonCount(shipped)} of ${shipped.rows.length} seeds with both arms`);
   });
+
+  it("the mechanism lesson's shipped table: the seeds its doc section named, its conditions, the count the doc states", () => {
+    const shipped = parseFreshSeedTable(JSON.parse(fs.readFileSync('public/lessons/echo-trap-frozenlake/fresh-seeds.json', 'utf8')));
+    expect([shipped.preset, shipped.criteria]).toEqual(['echo-trap-frozenlake', 'mechanism']);
+    const doc = fs.readFileSync('docs/echo-trap.md', 'utf8');
+    expect(doc, 'docs/echo-trap.md names these fresh seeds').toContain(`**Fresh training seeds: ${shipped.rows.map((r) => r.seed).join(', ')}.**`);
+    const falls = shipped.rows.filter((r) => !r.failed.includes('miFalls')).length;
+    const stays = shipped.rows.filter((r) => !r.failed.includes('miStays')).length;
+    expect(doc).toContain(`MI fell in vanilla before its collapse on ${falls} of ${shipped.rows.length} seeds, stayed up in StarPO-S on ${stays}; both on ${lessonCount(shipped)}`);
+    for (const row of shipped.rows) {
+      expect(row.mi, `seed ${row.seed} carries its MI`).toBeDefined();
+      // "MI falls first" needs a collapse.
+      if (!row.failed.includes('miFalls')) expect(row.vanilla.collapseStep).not.toBeNull();
+    }
+  });
 });
