@@ -16,7 +16,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMetrics, type MetricsRow } from '../lib/analysis';
 import { lessonVerdict } from '../lib/lessonVerdict';
-import { parseFreshSeedTable, type FreshSeedRow } from '../../src/ui/lessonRobustness';
+import { type FreshSeedRow } from '../../src/ui/lessonRobustness';
+import { argValue, freshSeedRow, writeFreshSeedTable } from '../lib/freshSeedTable';
 
 const P = 'collapse_first_turn_sample';
 const EARLY: [number, number] = [10, 30];
@@ -32,11 +33,6 @@ function window(rows: readonly MetricsRow[], from: number, to: number): { mi: nu
   };
 }
 
-const flag = (name: string): string | null => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] ?? null : null;
-};
-const jsonOut = flag('--json');
 const jsonRows: FreshSeedRow[] = [];
 const orNull = (w: { mi: number; n: number }) => (w.n > 0 ? w.mi : null);
 
@@ -64,14 +60,8 @@ for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort(
   const sEarly = window(s, ...EARLY), sLate = window(s, sEnd - LATE, sEnd);
   const f = verdict.vanilla.collapseStep !== null && vLate.n > 0 && vLate.mi < 0.5 * vEarly.mi, st = sLate.n > 0 && sLate.mi >= 0.5 * sEarly.mi;
   seeds++; falls += +f; stays += +st; both += +(f && st);
-  const { start, peak, peakStep, final, warningStep, collapseStep } = verdict.vanilla;
-  jsonRows.push({
-    seed: Number(seed.slice(5)),
-    vanilla: { start, peak, peakStep, final, warningStep, collapseStep },
-    starpoS: { peak: verdict.starpoS.peak, final: verdict.starpoS.final, warningStep: verdict.starpoS.warningStep, convergedStep: verdict.starpoS.convergedStep },
-    mi: { vanillaEarly: orNull(vEarly), vanillaLate: orNull(vLate), starpoSEarly: orNull(sEarly), starpoSLate: orNull(sLate) },
-    failed: [...(f ? [] : ['miFalls' as const]), ...(st ? [] : ['miStays' as const])],
-  });
+  jsonRows.push(freshSeedRow(Number(seed.slice(5)), verdict, [...(f ? [] : ['miFalls' as const]), ...(st ? [] : ['miStays' as const])],
+    { vanillaEarly: orNull(vEarly), vanillaLate: orNull(vLate), starpoSEarly: orNull(sEarly), starpoSLate: orNull(sLate) }));
   const vc = verdict.vanilla;
   console.log(`| ${seed.slice(5)} | ${pct(vc.start)} -> ${pct(vc.peak)} (${vc.peakStep}) -> ${pct(vc.final)} | ${vc.warningStep ?? '-'} | ` +
     `${miHalvedAt(v, vEarly.mi) ?? '-'} | ${vc.collapseStep ?? '-'} | ${fmt(vEarly)} -> ${fmt(vLate)} | ` +
@@ -80,21 +70,9 @@ for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort(
 }
 console.log(`MI fell in vanilla before its collapse on ${falls} of ${seeds} seeds, stayed up in StarPO-S on ${stays}; both on ${both}`);
 
-if (jsonOut) {
-  const seedsNamedAt = flag('--seeds-named'), presetCommit = flag('--preset-commit');
-  if (!seedsNamedAt || !presetCommit) {
-    console.error('lesson-mi-verdict: --json needs --seeds-named COMMIT and --preset-commit COMMIT');
-    process.exit(2);
-  }
-  const preset = flag('--preset') ?? 'echo-trap-frozenlake';
-  const table = parseFreshSeedTable({
-    format: 1, preset, criteria: 'mechanism', seedsNamedAt, presetCommit, date: new Date().toISOString(),
-    command: flag('--command') ?? `PRESET=${preset} bash experiments/lab/lesson-lab.sh ${dir} "${jsonRows.map((r) => r.seed).join(' ')}"`,
-    rows: jsonRows,
-  });
-  fs.writeFileSync(jsonOut, JSON.stringify(table, null, 2) + '\n');
-  console.log(`wrote ${jsonOut} (${jsonRows.length} seeds)`);
-}
+const preset = argValue('--preset') ?? 'echo-trap-frozenlake';
+writeFreshSeedTable('lesson-mi-verdict', { preset, criteria: 'mechanism', rows: jsonRows },
+  `PRESET=${preset} bash experiments/lab/lesson-lab.sh ${dir} "${jsonRows.map((r) => r.seed).join(' ')}"`);
 
 // Every run in the directory, finished or not: MI at step 1, over steps 10-30 and over its last 20 steps, and its
 // training success over its last 5 steps.

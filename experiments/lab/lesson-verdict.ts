@@ -14,17 +14,13 @@ import { readMetrics, type MetricsRow } from '../lib/analysis';
 import { replayEchoTrap, type EchoTrapSignals } from '../../src/metrics/echoTrap';
 import { presetConfig } from '../../src/starpo/presets';
 import { armVerdict, lessonVerdict } from '../lib/lessonVerdict';
-import { parseFreshSeedTable, type FreshSeedRow } from '../../src/ui/lessonRobustness';
+import { type FreshSeedRow } from '../../src/ui/lessonRobustness';
+import { freshSeedRow, writeFreshSeedTable } from '../lib/freshSeedTable';
 
 const dir = process.argv[2];
 const at = process.argv.indexOf('--signals');
 const signals = at > 0 ? (process.argv[at + 1] as EchoTrapSignals) : null;
 const logged = process.argv.includes('--logged');
-const flag = (name: string): string | null => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] ?? null : null;
-};
-const jsonOut = flag('--json');
 const jsonRows: FreshSeedRow[] = [];
 
 function replayMarks(rows: MetricsRow[], arm: string): MetricsRow[] {
@@ -63,13 +59,7 @@ for (const name of seeds) {
   if (r.starpoS.warningStep !== null) fired.sWarning++;
   if (r.starpoS.convergedStep !== null) fired.sConverged++;
   const failed = (['improves', 'warns', 'collapses', 'holds', 'endsAbove'] as const).filter((k) => !r[k]);
-  const { start, peak, peakStep, final, warningStep, collapseStep } = r.vanilla;
-  jsonRows.push({
-    seed: Number(name.slice(5)),
-    vanilla: { start, peak, peakStep, final, warningStep, collapseStep },
-    starpoS: { peak: r.starpoS.peak, final: r.starpoS.final, warningStep: r.starpoS.warningStep, convergedStep: r.starpoS.convergedStep },
-    failed,
-  });
+  jsonRows.push(freshSeedRow(Number(name.slice(5)), r, failed));
   console.log(`| ${name.slice(5)} | ${pct(r.vanilla.start)} -> ${pct(r.vanilla.peak)} (${r.vanilla.peakStep}) -> ${pct(r.vanilla.final)} | ` +
     `${at_(r.vanilla.warningStep)} | ${at_(r.vanilla.collapseStep)} | ${at_(r.vanilla.convergedStep)} | ${pct(r.starpoS.peak)} -> ${pct(r.starpoS.final)} | ` +
     `${at_(r.starpoS.warningStep)} | ${at_(r.starpoS.convergedStep)} | ${r.lesson ? '**yes**' : `no (${failed.join(', ')})`} |`);
@@ -81,17 +71,5 @@ console.log(`\nlesson on ${shown} of ${total} seeds with both arms` +
   `converged on vanilla ${fired.vanillaConverged}/${total}, StarPO-S ${fired.sConverged}/${sTotal}` +
   (logged ? ' (as logged)' : ` (replayed by today's detector${signals ? `, signals ${signals}` : ''})`));
 
-if (jsonOut) {
-  const seedsNamedAt = flag('--seeds-named'), presetCommit = flag('--preset-commit');
-  if (!seedsNamedAt || !presetCommit) {
-    console.error('lesson-verdict: --json needs --seeds-named COMMIT and --preset-commit COMMIT');
-    process.exit(2);
-  }
-  const table = parseFreshSeedTable({
-    format: 1, preset: 'echo-trap', seedsNamedAt, presetCommit, date: new Date().toISOString(),
-    command: flag('--command') ?? `bash experiments/lab/lesson-lab.sh ${dir} "${jsonRows.map((r) => r.seed).join(' ')}"`,
-    rows: jsonRows,
-  });
-  fs.writeFileSync(jsonOut, JSON.stringify(table, null, 2) + '\n');
-  console.log(`wrote ${jsonOut} (${jsonRows.length} seeds)`);
-}
+writeFreshSeedTable('lesson-verdict', { preset: 'echo-trap', criteria: 'outcome', rows: jsonRows },
+  `bash experiments/lab/lesson-lab.sh ${dir} "${jsonRows.map((r) => r.seed).join(' ')}"`);

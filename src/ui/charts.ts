@@ -59,7 +59,7 @@ export const INPUT_DEPENDENCE_KEY = 'collapse_first_turn_sample/mi_estimate';
 
 /** Whether any row logged the input-dependence signal (a run with `collapse.enabled`). */
 export function hasInputDependence(rows: readonly MetricRow[]): boolean {
-  return rows.some((row) => typeof row[INPUT_DEPENDENCE_KEY] === 'number' && Number.isFinite(row[INPUT_DEPENDENCE_KEY]));
+  return rows.some((row) => Number.isFinite(row[INPUT_DEPENDENCE_KEY]));
 }
 
 const inputDependenceChart = (): ChartSpec => chart('input dependence of the reasoning', 'MI, nats',

@@ -333,7 +333,7 @@ export function presetArms(preset: PresetName): string[] {
 
 /**
  * One arm's RunConfig: the preset's config with the knobs laid over it, validated by parseRunConfig (a
- * ConfigError names every problem). For the two-arm echo-trap preset the StarPO / StarPO-S switches belong to
+ * ConfigError names every problem). For the two-arm presets (the lessons) the StarPO / StarPO-S switches belong to
  * the arm, so the filter / KL / clip knobs are not applied there: the comparison stays the paper's.
  */
 export function runConfigFor(settings: PlaygroundSettings, arm?: string): RunConfig {
@@ -402,4 +402,13 @@ export function withKnob<K extends keyof Knobs>(settings: PlaygroundSettings, na
   if (value === undefined) delete knobs[name];
   else knobs[name] = value;
   return { ...settings, knobs };
+}
+
+/** The settings' first arm's RunConfig (what the setup would train), or null when a setting is not usable. */
+export function firstArmConfig(settings: PlaygroundSettings): RunConfig | null {
+  try {
+    return runConfigFor(settings, presetArms(settings.preset)[0]);
+  } catch {
+    return null;
+  }
 }
