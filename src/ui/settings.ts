@@ -344,11 +344,12 @@ export function runConfigFor(settings: PlaygroundSettings, arm?: string): RunCon
 
   const envGroups = k.envGroups ?? base.agent.envGroups;
   if (k.env !== undefined || k.envGroups !== undefined) {
-    // One block of the chosen tag; a changed group count must be spread over the blocks, so blocks collapse to one
-    // (the preset's own tag when only the count changed; Bandit keeps its BanditTest validation block).
+    // Only the count changed: the preset's blocks keep their settings (fixed maps, no slipping) and share the new
+    // count (spreadGroups). Another tag: one block of it, with that env's defaults (Bandit keeps its BanditTest
+    // validation block).
     const tag = k.env ?? base.agent.trainEnvs[0].tag;
-    const sameTag = tag === base.agent.trainEnvs[0].tag && base.agent.trainEnvs.length === 1;
-    over.agent!.trainEnvs = [{ ...(sameTag ? base.agent.trainEnvs[0] : { tag }), tag, nGroups: envGroups }];
+    const keepBlocks = base.agent.trainEnvs.every((b) => b.tag === tag) || k.env === undefined;
+    over.agent!.trainEnvs = keepBlocks ? spreadGroups(base.agent.trainEnvs, envGroups) : [{ tag, nGroups: envGroups }];
     over.agent!.envGroups = envGroups;
     if (k.env !== undefined && k.env !== base.agent.trainEnvs[0].tag) {
       over.agent!.valEnvs = [{ tag, nGroups: base.agent.valGroups }];
@@ -394,6 +395,19 @@ export function runConfigFor(settings: PlaygroundSettings, arm?: string): RunCon
   }
 
   return parseRunConfig(mergeConfigInput(base, over), `playground settings (preset '${settings.preset}'${arm ? ` arm '${arm}'` : ''})`);
+}
+
+/**
+ * A preset's train blocks with their groups scaled to `envGroups`: block b gets its share of the new count in
+ * proportion to its old nGroups, the remainder going to the first blocks; blocks left with none are dropped. So 16
+ * groups over echo-trap-frozenlake's 8 one-group lakes train each lake twice, and 4 train the first 4 lakes.
+ */
+export function spreadGroups<B extends { nGroups: number }>(blocks: readonly B[], envGroups: number): B[] {
+  const total = blocks.reduce((s, b) => s + b.nGroups, 0);
+  const shares = blocks.map((b) => Math.floor((b.nGroups * envGroups) / total));
+  let left = envGroups - shares.reduce((s, n) => s + n, 0);
+  for (let i = 0; left > 0; i = (i + 1) % blocks.length, left--) shares[i]++;
+  return blocks.map((b, i) => ({ ...b, nGroups: shares[i] })).filter((b) => b.nGroups > 0);
 }
 
 /** Settings with one knob changed (undefined = back to the preset's value). */

@@ -13,6 +13,7 @@ import {
   settingsFromSearch,
   settingsProblem,
   settingsToSearch,
+  spreadGroups,
   withKnob,
   VANILLA_STARPO_SWITCHES,
 } from '../../../src/ui/settings';
@@ -151,6 +152,25 @@ describe('settings -> RunConfig', () => {
     const c = runConfigFor({ preset: 'frozenlake-noslip-tiny', backend: 'auto', workers: 'auto', knobs: { envGroups: 4, env: 'FrozenLake' } });
     expect(c.agent.trainEnvs).toEqual([{ tag: 'FrozenLake', nGroups: 4, config: { observationFormat: 'grid_coord', successRate: 1 } }]);
     expect(c.agent.valEnvs).toEqual(presetConfig('frozenlake-noslip-tiny').agent.valEnvs);
+  });
+
+  it("a changed group count keeps a multi-block preset's lakes: echo-trap-frozenlake's 8 fixed maps share the new count", () => {
+    const lakes = presetConfig('echo-trap-frozenlake', 'starpo').agent.trainEnvs;
+    const at = (envGroups: number) =>
+      runConfigFor({ preset: 'echo-trap-frozenlake', backend: 'auto', workers: 'auto', knobs: { envGroups } }, 'starpo').agent;
+    expect(at(8).trainEnvs).toEqual(lakes);
+    expect(at(16).trainEnvs).toEqual(lakes.map((b) => ({ ...b, nGroups: 2 })));
+    expect(at(4).trainEnvs).toEqual(lakes.slice(0, 4));
+    const eleven = at(11);
+    expect(eleven.envGroups).toBe(11);
+    expect(eleven.trainEnvs.map((b) => b.nGroups)).toEqual([2, 2, 2, 1, 1, 1, 1, 1]);
+    expect(eleven.trainEnvs.map((b) => b.config)).toEqual(lakes.map((b) => b.config));
+  });
+
+  it('spreadGroups shares a count in proportion to the blocks and drops blocks left with none', () => {
+    expect(spreadGroups([{ nGroups: 3 }, { nGroups: 1 }], 8).map((b) => b.nGroups)).toEqual([6, 2]);
+    expect(spreadGroups([{ nGroups: 3 }, { nGroups: 1 }], 2).map((b) => b.nGroups)).toEqual([2]);
+    expect(spreadGroups([{ nGroups: 3 }, { nGroups: 1 }], 5).map((b) => b.nGroups)).toEqual([4, 1]);
   });
 
   it('shrinks the mini-batch to the kept trajectories when a small batch would not fill it', () => {
