@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { readMetrics, type MetricsRow } from '../lib/analysis';
 import { lessonVerdict } from '../lib/lessonVerdict';
 import { type FreshSeedRow } from '../../src/ui/lessonRobustness';
-import { argValue, freshSeedRow, writeFreshSeedTable } from '../lib/freshSeedTable';
+import { argValue, armSeries, freshSeedRow, writeFreshSeedTable } from '../lib/freshSeedTable';
 
 const P = 'collapse_first_turn_sample';
 const EARLY: [number, number] = [10, 30];
@@ -61,7 +61,8 @@ for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort(
   const f = verdict.vanilla.collapseStep !== null && vLate.n > 0 && vLate.mi < 0.5 * vEarly.mi, st = sLate.n > 0 && sLate.mi >= 0.5 * sEarly.mi;
   seeds++; falls += +f; stays += +st; both += +(f && st);
   jsonRows.push(freshSeedRow(Number(seed.slice(5)), verdict, [...(f ? [] : ['miFalls' as const]), ...(st ? [] : ['miStays' as const])],
-    { vanillaEarly: orNull(vEarly), vanillaLate: orNull(vLate), starpoSEarly: orNull(sEarly), starpoSLate: orNull(sLate) }));
+    { vanillaEarly: orNull(vEarly), vanillaLate: orNull(vLate), starpoSEarly: orNull(sEarly), starpoSLate: orNull(sLate) },
+    { vanilla: armSeries(v, true), starpoS: armSeries(s, true) }));
   const vc = verdict.vanilla;
   console.log(`| ${seed.slice(5)} | ${pct(vc.start)} -> ${pct(vc.peak)} (${vc.peakStep}) -> ${pct(vc.final)} | ${vc.warningStep ?? '-'} | ` +
     `${miHalvedAt(v, vEarly.mi) ?? '-'} | ${vc.collapseStep ?? '-'} | ${fmt(vEarly)} -> ${fmt(vLate)} | ` +

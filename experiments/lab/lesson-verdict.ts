@@ -15,7 +15,7 @@ import { replayEchoTrap, type EchoTrapSignals } from '../../src/metrics/echoTrap
 import { presetConfig } from '../../src/starpo/presets';
 import { armVerdict, lessonVerdict } from '../lib/lessonVerdict';
 import { type FreshSeedRow } from '../../src/ui/lessonRobustness';
-import { freshSeedRow, writeFreshSeedTable } from '../lib/freshSeedTable';
+import { armSeries, freshSeedRow, writeFreshSeedTable } from '../lib/freshSeedTable';
 
 const dir = process.argv[2];
 const at = process.argv.indexOf('--signals');
@@ -52,14 +52,15 @@ for (const name of seeds) {
       `${a.holds ? `open: vanilla ${vanillaState}` : 'no (holds failed)'} |`);
     continue;
   }
-  const r = lessonVerdict(replayMarks(readMetrics(v), 'starpo'), replayMarks(readMetrics(s), 'starpo-s'));
+  const [vRows, sRows] = [replayMarks(readMetrics(v), 'starpo'), replayMarks(readMetrics(s), 'starpo-s')];
+  const r = lessonVerdict(vRows, sRows);
   total++; if (r.lesson) shown++;
   if (r.vanilla.warningStep !== null) fired.vanillaWarning++;
   if (r.vanilla.convergedStep !== null) fired.vanillaConverged++;
   if (r.starpoS.warningStep !== null) fired.sWarning++;
   if (r.starpoS.convergedStep !== null) fired.sConverged++;
   const failed = (['improves', 'warns', 'collapses', 'holds', 'endsAbove'] as const).filter((k) => !r[k]);
-  jsonRows.push(freshSeedRow(Number(name.slice(5)), r, failed));
+  jsonRows.push(freshSeedRow(Number(name.slice(5)), r, failed, undefined, { vanilla: armSeries(vRows, false), starpoS: armSeries(sRows, false) }));
   console.log(`| ${name.slice(5)} | ${pct(r.vanilla.start)} -> ${pct(r.vanilla.peak)} (${r.vanilla.peakStep}) -> ${pct(r.vanilla.final)} | ` +
     `${at_(r.vanilla.warningStep)} | ${at_(r.vanilla.collapseStep)} | ${at_(r.vanilla.convergedStep)} | ${pct(r.starpoS.peak)} -> ${pct(r.starpoS.final)} | ` +
     `${at_(r.starpoS.warningStep)} | ${at_(r.starpoS.convergedStep)} | ${r.lesson ? '**yes**' : `no (${failed.join(', ')})`} |`);

@@ -8,6 +8,22 @@ import { lessonFolder } from './lesson';
 const step = z.number().int().nonnegative().nullable();
 const fraction = z.number().min(0).max(1);
 
+/**
+ * One arm's curves on one seed, every `every` steps (5 in the lab scripts): training success as its 5-step trailing
+ * mean (the table's smoothing) and, where the run measured it, the first-turn MI (nats; null at a step without a
+ * measurement). The page draws every seed at once from these (freshSeedCurves.ts).
+ */
+const ArmSeries = z
+  .strictObject({
+    step: z.array(z.number().int().nonnegative()).min(1),
+    success: z.array(fraction),
+    mi: z.array(z.number().nullable()).optional(),
+  })
+  .refine((a) => a.success.length === a.step.length && (a.mi === undefined || a.mi.length === a.step.length), {
+    message: 'step, success and mi must have one value per step',
+  })
+  .refine((a) => a.step.every((s, i) => i === 0 || s > a.step[i - 1]), { message: 'steps must increase' });
+
 const FreshSeedRow = z.strictObject({
   seed: z.number().int().nonnegative(),
   vanilla: z.strictObject({
@@ -27,6 +43,8 @@ const FreshSeedRow = z.strictObject({
    * over steps 10-30 and its last 20 (experiments/lab/lesson-mi-verdict.ts).
    */
   mi: z.strictObject({ vanillaEarly: z.number().nullable(), vanillaLate: z.number().nullable(), starpoSEarly: z.number().nullable(), starpoSLate: z.number().nullable() }).optional(),
+  /** Both arms' curves (written by the lab scripts since the fresh-seed curves were added; older tables have none). */
+  series: z.strictObject({ vanilla: ArmSeries, starpoS: ArmSeries }).optional(),
   /**
    * Which of the table's conditions failed; empty = the lesson showed. The outcome lesson's: improves, warns,
    * collapses, holds, endsAbove. The mechanism lesson's: miFalls (vanilla collapsed after its MI fell below half),
