@@ -7,6 +7,7 @@ import { expect, test } from '@playwright/test';
 import { resolvePreset } from '../../src/starpo/presets';
 import { formatValue, INPUT_DEPENDENCE_KEY } from '../../src/ui/charts';
 import { parseLessonManifest } from '../../src/ui/lesson';
+import { lastValue, seedCurves } from '../../src/ui/freshSeedCurves';
 import { lessonCount, parseFreshSeedTable } from '../../src/ui/lessonRobustness';
 import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
 
@@ -129,4 +130,29 @@ test('lesson (mechanism): the fresh-seed table judges the mechanism, with the MI
   const first = shipped.rows[0];
   const nats = (v: number | null | undefined) => (v === null || v === undefined ? '–' : v.toFixed(2));
   await expect(page.getByTestId('robustness-mi-vanilla').first()).toHaveText(`${nats(first.mi?.vanillaEarly)} → ${nats(first.mi?.vanillaLate)}`);
+});
+
+test('lesson (mechanism): every fresh seed at once, MI and success, each arm\'s mean ending where the table\'s curves end', async ({ page }, testInfo) => {
+  const errors = watchErrors(page);
+  const shipped = parseFreshSeedTable(JSON.parse(readFileSync(new URL('fresh-seeds.json', RECORDING), 'utf8')));
+  await page.goto(`./?lesson=${PRESET}&backend=wasm`);
+  const box = page.getByTestId('lesson-robustness');
+  await expect(box).toHaveAttribute('data-criteria', 'mechanism');
+  // Drawn only once the details are open.
+  await expect(page.getByTestId('fresh-seed-curves')).toHaveCount(0);
+  await box.locator('summary').click();
+  const charts = page.getByTestId('fresh-seed-curves');
+  await expect(charts).toHaveCount(2);
+  for (const metric of ['mi', 'success'] as const) {
+    const curves = seedCurves(shipped, metric)!;
+    const chart = page.locator(`[data-testid="fresh-seed-curves"][data-metric="${metric}"]`);
+    await expect(chart).toHaveAttribute('data-seeds', String(shipped.rows.length));
+    await expect(chart).toHaveAttribute('data-curves', String(2 * shipped.rows.length));
+    await expect(chart).toHaveAttribute('data-final-mean-vanilla', formatValue(lastValue(curves.mean.vanilla)));
+    await expect(chart).toHaveAttribute('data-final-mean-starpo-s', formatValue(lastValue(curves.mean.starpoS)));
+    await expect(chart.locator('canvas')).toHaveCount(1);
+    expect((await chart.locator('canvas').boundingBox())!.width).toBeGreaterThan(200);
+  }
+  await saveScreenshot(page, testInfo, 'lesson-mechanism-fresh-seeds');
+  expect(errors).toEqual([]);
 });
