@@ -60,4 +60,18 @@ describe('lesson robustness table', () => {
       if (!row.failed.includes('miFalls')) expect(row.vanilla.collapseStep).not.toBeNull();
     }
   });
+
+  it("the mechanism lesson's curves agree with its rows: the same final success, no sample above the peak, MI windows inside the curve's range", () => {
+    const shipped = parseFreshSeedTable(JSON.parse(fs.readFileSync('public/lessons/echo-trap-frozenlake/fresh-seeds.json', 'utf8')));
+    for (const row of shipped.rows) {
+      const { vanilla, starpoS } = row.series!;
+      expect(vanilla.success.at(-1)).toBeCloseTo(row.vanilla.final, 3);
+      expect(starpoS.success.at(-1)).toBeCloseTo(row.starpoS.final, 3);
+      expect(Math.max(...starpoS.success)).toBeLessThanOrEqual(row.starpoS.peak + 1e-4);
+      expect(vanilla.success[0]).toBeCloseTo(row.vanilla.start, 3);
+      // StarPO-S's late MI is a mean over its last 20 steps, all of them sampled (every 5th step).
+      const lastMi = starpoS.mi!.filter((v, i) => v !== null && starpoS.step[i] >= starpoS.step.at(-1)! - 20) as number[];
+      expect(lastMi.reduce((a, b) => a + b, 0) / lastMi.length).toBeCloseTo(row.mi!.starpoSLate!, 3);
+    }
+  });
 });
