@@ -70,6 +70,12 @@ export function writeFreshSeedTable(script: string, table: Pick<FreshSeedTable, 
   const checked = parseFreshSeedTable({
     format: 1, ...table, seedsNamedAt, presetCommit, date: new Date().toISOString(), command: argValue('--command') ?? defaultCommand,
   });
-  fs.writeFileSync(file, JSON.stringify(checked, null, 2) + '\n');
+  fs.writeFileSync(file, freshSeedTableText(checked));
   console.log(`wrote ${file} (${table.rows.length} seeds)`);
+}
+
+/** The table as the page reads it: indented JSON with each list of numbers on one line, so that a diff of a
+ *  retrained table shows which seed's curve changed rather than thousands of one-number lines. */
+export function freshSeedTableText(table: FreshSeedTable): string {
+  return JSON.stringify(table, null, 2).replace(/\[[-\d\s,.eE+nul]*\]/g, (list) => list.replace(/\s+/g, '').replace(/,/g, ', ')) + '\n';
 }

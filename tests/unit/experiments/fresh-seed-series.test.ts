@@ -1,6 +1,8 @@
+import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { MetricsRow } from '../../../experiments/lib/analysis';
-import { armSeries } from '../../../experiments/lib/freshSeedTable';
+import { armSeries, freshSeedTableText } from '../../../experiments/lib/freshSeedTable';
+import { parseFreshSeedTable } from '../../../src/ui/lessonRobustness';
 
 /** 12 steps of a run: success 0 then 1 from step 5; the MI measured at steps 1, 5 and 10 (as collapse.enabled does). */
 const rows: MetricsRow[] = Array.from({ length: 12 }, (_, i) => ({
@@ -26,5 +28,24 @@ describe('armSeries (the fresh-seed curves the lab scripts write)', () => {
 
   it('refuses a run without a training success metric', () => {
     expect(() => armSeries([{ step: 1, loss: 1 }], true)).toThrow(/train\/<tag>\/success/);
+  });
+});
+
+describe('freshSeedTableText (how a fresh-seed table is written)', () => {
+  const table = parseFreshSeedTable(JSON.parse(fs.readFileSync('public/lessons/echo-trap-frozenlake/fresh-seeds.json', 'utf8')));
+
+  it('reads back as the same table', () => {
+    expect(parseFreshSeedTable(JSON.parse(freshSeedTableText(table)))).toEqual(table);
+  });
+
+  it('writes each list of numbers on one line (nulls and negative numbers included), and nothing else on one line', () => {
+    const text = freshSeedTableText(table);
+    const lines = text.split('\n');
+    expect(lines.some((l) => /^\s*(-?[\d.e+-]+|null),?$/.test(l))).toBe(false);
+    const steps = table.rows[0].series!.vanilla.step;
+    expect(lines.map((l) => l.trim())).toContain(`"step": [${steps.join(', ')}],`);
+    // Objects and lists of strings keep one entry per line.
+    expect(text).toContain('"vanilla": {\n');
+    expect(freshSeedTableText({ ...table, rows: [{ ...table.rows[0], failed: ['miFalls'] }] })).toContain('"failed": [\n');
   });
 });
