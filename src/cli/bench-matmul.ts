@@ -151,6 +151,8 @@ export interface BenchMatmulOptions {
   seconds: number;
   seed?: number;
   note?: (line: string) => void;
+  /** Only the cases of these ops (for example ['o', 'head']); every op of the shape by default. */
+  ops?: readonly string[];
 }
 
 /** The tfjs rows (every implementation the backend has) of every case at one shape. */
@@ -174,7 +176,10 @@ async function matmulRows(o: BenchMatmulOptions, tiled: boolean, note: (line: st
   const tokens = `${o.batch}x${o.seqLen}`;
   const rows: MatmulRow[] = [];
   let seed = o.seed ?? 0;
-  for (const cs of matmulCases(o.shape, o.batch, o.seqLen)) {
+  const all = matmulCases(o.shape, o.batch, o.seqLen);
+  const unknown = (o.ops ?? []).filter((op) => !all.some((c) => c.op === op));
+  if (unknown.length) throw new Error(`benchMatmul: no matmul '${unknown.join("', '")}' at shape ${o.shape.name} (ops: ${[...new Set(all.map((c) => c.op))].join(', ')})`);
+  for (const cs of all.filter((c) => !o.ops || o.ops.includes(c.op))) {
     const { key, ...rest } = cs;
     const aShape: [number, number] = cs.transposeA ? [cs.k, cs.m] : [cs.m, cs.k];
     const bShape: [number, number] = cs.transposeB ? [cs.n, cs.k] : [cs.k, cs.n];
