@@ -74,7 +74,7 @@ for (const dir of dirs) {
     const pad = chatTokenIds(tokenizer).pad;
     const e = await answerEffects(turns, (text) => tokenizer.encode(text), (pairs) => continuationLogProbSums(model, pairs, { microBatchSize: 32, padId: pad }));
     const cell = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(3));
-    const { mi, success } = runAt(dir);
+    const { mi, success } = runAt(modelDir);
     console.log(`| ${dir} | ${mi} | ${success} | ${turns.length} of ${trajectories.length} | ${cell(e?.own)} | ${cell(e?.reasoningEffect)}, ${cell(e?.reasoningEffectMedian)} | ${cell(e?.boardEffect)} |`);
   } finally {
     model.dispose();
