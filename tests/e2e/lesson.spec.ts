@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { resolvePreset } from '../../src/starpo/presets';
 import { writeTar } from '../../src/ui/tar';
+import { formatValue } from '../../src/ui/charts';
+import { lastValue, seedCurves } from '../../src/ui/freshSeedCurves';
 import { parseLessonManifest } from '../../src/ui/lesson';
 import { EMPTY_REASONING, LESSON_IF_NOT_SHOWN } from '../../src/ui/lesson-text';
 import { lessonCount, parseFreshSeedTable } from '../../src/ui/lessonRobustness';
@@ -246,4 +248,16 @@ test('lesson: the fresh-seed table says how often the lesson showed on seeds nob
     await expect(rows.nth(i)).toHaveAttribute('data-lesson', String(r.failed.length === 0));
   }
   await expect(box).toContainText(LESSON_IF_NOT_SHOWN[0].slice(0, 40));
+  // Every fresh seed at once: the success curves only (this lesson measures no MI), each arm's mean ending where the
+  // table's curves end.
+  const success = seedCurves(shipped, 'success')!;
+  expect(seedCurves(shipped, 'mi')).toBeNull();
+  const chart = page.getByTestId('fresh-seed-curves');
+  await expect(chart).toHaveCount(1);
+  await expect(chart).toHaveAttribute('data-metric', 'success');
+  await expect(chart).toHaveAttribute('data-seeds', String(shipped.rows.length));
+  await expect(chart).toHaveAttribute('data-curves', String(2 * shipped.rows.length));
+  await expect(chart).toHaveAttribute('data-final-mean-vanilla', formatValue(lastValue(success.mean.vanilla)));
+  await expect(chart).toHaveAttribute('data-final-mean-starpo-s', formatValue(lastValue(success.mean.starpoS)));
+  await expect(chart.locator('canvas')).toHaveCount(1);
 });
