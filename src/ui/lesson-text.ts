@@ -72,7 +72,7 @@ export const MECHANISM_WATCH: readonly WatchItem[] = [
 export const MECHANISM_IF_NOT_SHOWN: readonly string[] = [
   'Vanilla’s MI falls but its success does not within 200 steps: the template has formed and the collapse had not come yet; when it comes varies from seed to seed. Point at the MI chart and the reasoning panel, or show the recording.',
   'Vanilla’s success falls in one update with its MI still high: that is the instability of a small model at a high learning rate, not the echo trap. Show the recording, or rerun with the default seed.',
-  'StarPO-S’s MI falls too (it did on 4 of the 10 fresh seeds, with its success still high): this tiny policy’s answer reads the lake directly, so its reasoning does not decide the reward and nothing holds it to the lake in either arm; StarPO-S’s filter keeps its success up, not its reasoning. Say so: the paper’s models reason before they act, this one need not. The curves above show every fresh seed’s MI.',
+  'StarPO-S’s MI falls too (it did on 4 of the 10 fresh seeds, with its success still high): this tiny policy’s answer learns to read the lake directly and stops reading its reasoning (measured at step 200 of the fresh seeds: vanilla’s answer on all 7 that still reason, StarPO-S’s on 7 of 10), so the reasoning no longer decides the reward and nothing holds it to the lake; StarPO-S’s filter keeps its success up, not its reasoning. Say so: the paper’s models reason before they act, this one need not. The curves above show every fresh seed’s MI.',
   'Not enough class time: “Show the recorded lesson” loads the default seed at once; a live run of that seed replays it step for step on wasm.',
 ];
 
