@@ -36,27 +36,25 @@ export type PairScorer = (pairs: { prompt: number[]; continuation: number[] }[])
 /** The effects over `turns` (null when no two turns come from different envs). */
 export async function answerEffects(turns: readonly SampledTurn[], encode: (text: string) => number[], score: PairScorer): Promise<AnswerEffects | null> {
   const pairs: { prompt: number[]; continuation: number[] }[] = [];
-  const own: number[] = [], swaps: { i: number; reasoningAt: number; boardAt: number }[] = [];
-  turns.forEach((t, i) => {
+  const add = (prompt: string, continuation: number[]) => pairs.push({ prompt: encode(prompt), continuation }) - 1;
+  // Per turn with another env to swap with: where its own pair and each swapped pair sit in `pairs`.
+  const scored = turns.flatMap((t) => {
+    const others = turns.filter((u) => u.group !== t.group);
+    if (others.length === 0) return [];
     const continuation = encode(t.answer);
-    own.push(pairs.push({ prompt: encode(t.prompt + t.reasoning), continuation }) - 1);
-    for (const u of turns) {
-      if (u.group === t.group) continue;
-      const reasoningAt = pairs.push({ prompt: encode(t.prompt + u.reasoning), continuation }) - 1;
-      swaps.push({ i, reasoningAt, boardAt: pairs.push({ prompt: encode(u.prompt + t.reasoning), continuation }) - 1 });
-    }
+    const own = add(t.prompt + t.reasoning, continuation);
+    return [{ own, swaps: others.map((u) => ({ reasoning: add(t.prompt + u.reasoning, continuation), board: add(u.prompt + t.reasoning, continuation) })) }];
   });
-  const swapped = turns.map((_, i) => swaps.filter((s) => s.i === i));
-  const kept = turns.map((_, i) => i).filter((i) => swapped[i].length > 0);
-  if (kept.length === 0) return null;
+  if (scored.length === 0) return null;
   const lp = await score(pairs);
   const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const reasoning = kept.map((i) => lp[own[i]] - mean(swapped[i].map((s) => lp[s.reasoningAt])));
+  const effect = (s: (typeof scored)[number], swapped: 'reasoning' | 'board') => lp[s.own] - mean(s.swaps.map((w) => lp[w[swapped]]));
+  const reasoning = scored.map((s) => effect(s, 'reasoning'));
   return {
-    turns: kept.length,
-    own: mean(kept.map((i) => lp[own[i]])),
+    turns: scored.length,
+    own: mean(scored.map((s) => lp[s.own])),
     reasoningEffect: mean(reasoning),
-    boardEffect: mean(kept.map((i) => lp[own[i]] - mean(swapped[i].map((s) => lp[s.boardAt])))),
+    boardEffect: mean(scored.map((s) => effect(s, 'board'))),
     reasoningEffectMedian: median(reasoning),
   };
 }
