@@ -7,6 +7,7 @@
 // Per turn and env it maps action names, enforces the action budget, executes actions, accumulates the format
 // penalty and decides done/truncated, keeping a history of turn records that the prompt builder renders.
 import type { Env, StepInfo } from '../../envs/types';
+import { isGroundedTurn, type GroundingEnv } from '../metrics/grounding';
 import type { HistoryRecord, PromptEnvInfo } from './types';
 
 /** Where envs and their prompt info come from (the envs package's makeEnv and EnvSpec, or a test fake). */
@@ -51,6 +52,8 @@ export interface EnvGroupsConfig {
   baseSeed?: number | null;
   /** RAGEN `es_manager.format_penalty` (default −0.1), added once per turn with a dropped or missing action. */
   formatPenalty?: number;
+  /** `agent.groundingBonus` (default 0, off): added to a turn's reward when its reasoning's claims are all true. */
+  groundingBonus?: number;
 }
 
 /** What the agent did in one turn, for one env (RAGEN's env input). */
@@ -62,6 +65,8 @@ export interface EnvTurnInput {
   llmResponse: string;
   /** Sampled text with the forced tag restored. */
   llmRawResponse: string;
+  /** The reasoning of the response (what `groundingBonus` checks); absent = no reasoning. */
+  think?: string;
 }
 
 export interface EnvStatus {
@@ -125,6 +130,7 @@ export class EnvGroupManager {
   readonly envGroups: number;
   readonly groupSize: number;
   readonly formatPenalty: number;
+  readonly groundingBonus: number;
   readonly entries: EnvEntry[] = [];
   private readonly baseSeed: number | null;
   /** Train mode: how far past baseSeed the next reset starts. */
@@ -149,6 +155,8 @@ export class EnvGroupManager {
     this.envGroups = config.envGroups;
     this.groupSize = config.groupSize;
     this.formatPenalty = config.formatPenalty ?? -0.1;
+    this.groundingBonus = config.groundingBonus ?? 0;
+    if (!(this.groundingBonus >= 0)) throw new Error(`EnvGroupManager: groundingBonus must be >= 0, got ${this.groundingBonus}`);
     this.baseSeed = config.baseSeed === undefined ? DEFAULT_SEEDS[config.mode] : config.baseSeed;
 
     let envId = 0;
@@ -269,7 +277,9 @@ export class EnvGroupManager {
     const budget = entry.maxActionsPerTraj - status.numActions;
     const toRun = valid.slice(0, budget);
 
-    let reward = 0;
+    // The bonus is judged on the state the reasoning saw, before any action of this turn runs.
+    const stateSeen = rollout.history[rollout.history.length - 1].state;
+    let reward = this.groundingBonus > 0 && isGroundedTurn(entry.env as GroundingEnv, stateSeen, input.think ?? '') ? this.groundingBonus : 0;
     let info: StepInfo | null = null;
     let done = false;
     const executed: string[] = [];

@@ -182,7 +182,7 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
           response: parsed.reconstructed,
         };
         turnsByEnv.get(rollout.envId)!.push(record);
-        return { envId: rollout.envId, actions: parsed.actions, llmResponse: parsed.reconstructed, llmRawResponse: raw };
+        return { envId: rollout.envId, actions: parsed.actions, llmResponse: parsed.reconstructed, llmRawResponse: raw, think: parsed.think };
       });
       const steppedIds = inputs.map((input) => input.envId);
       active = manager.step(inputs);

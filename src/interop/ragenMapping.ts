@@ -290,6 +290,10 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
     why: "RAGEN numbers the turns inside the context window (a one-turn window always says turn 1); 'episode' shows each turn's number in the episode",
     sameAsRagen: (c) => c.agent.turnNumbers === 'window',
   },
+  'agent.groundingBonus': {
+    why: 'RAGEN rewards only the env and the format; a bonus for true claims in the reasoning is this project\'s (the mechanism lesson)',
+    sameAsRagen: (c) => c.agent.groundingBonus === 0,
+  },
   'agent.banditPerInstanceSeed': {
     why: 'RAGEN v1 resets every member of a group with the group seed (shared Bandit draw); only RAGEN-2 offsets seeds per instance',
     sameAsRagen: (c) => !c.agent.banditPerInstanceSeed,

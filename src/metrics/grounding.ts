@@ -210,10 +210,24 @@ export function groundingTurnsOf(
 ): GroundingTurn[] {
   return trajectories.flatMap((traj) => {
     const env = envOf(traj.envId);
-    const c = env.config as { hiArmName?: unknown; loArmName?: unknown } | undefined;
-    const bandit = typeof c?.hiArmName === 'string' && typeof c?.loArmName === 'string' ? { hi: c.hiArmName, lo: c.loArmName } : undefined;
+    const bandit = banditArmsOf(env);
     return traj.turns.map((t) => ({ tag: traj.tag, state: t.state, think: t.think, actions: t.parsedActions, actionNames: env.actionNames, ...(bandit ? { bandit } : {}) }));
   });
+}
+
+/** A Bandit's arm names by expectation, read from its config (undefined for other envs). */
+function banditArmsOf(env: GroundingEnv): { hi: string; lo: string } | undefined {
+  const c = env.config as { hiArmName?: unknown; loArmName?: unknown } | undefined;
+  return typeof c?.hiArmName === 'string' && typeof c?.loArmName === 'string' ? { hi: c.hiArmName, lo: c.loArmName } : undefined;
+}
+
+/**
+ * Is one turn's reasoning grounded: at least one checkable claim about the state it saw, and every claim true?
+ * (`agent.groundingBonus` rewards such a turn.)
+ */
+export function isGroundedTurn(env: GroundingEnv, state: string, think: string): boolean {
+  const claims = groundingClaims(env.tag, think, factsOf(env.tag, state, banditArmsOf(env)));
+  return claims.checked > 0 && claims.correct === claims.checked;
 }
 
 export interface GroundingTurn {

@@ -50,6 +50,7 @@ export function envGroupsConfig(c: RunConfig, split: 'train' | 'val'): EnvGroups
     tags: envBlocks(c, split),
     baseSeed: train ? agent.seedTrain : agent.seedVal,
     formatPenalty: agent.formatPenalty,
+    groundingBonus: agent.groundingBonus,
   };
 }
 
@@ -80,5 +81,5 @@ export function customBoardBlock(c: RunConfig, tag: string, board: Record<string
 
 /** One env group of one env playing a custom board's `block`, laid out like a validation episode of the run. */
 export function customBoardEnvGroups(c: RunConfig, block: TagBlock): EnvGroupsConfig {
-  return { mode: 'val', envGroups: 1, groupSize: 1, tags: [block], baseSeed: 0, formatPenalty: c.agent.formatPenalty };
+  return { mode: 'val', envGroups: 1, groupSize: 1, tags: [block], baseSeed: 0, formatPenalty: c.agent.formatPenalty, groundingBonus: c.agent.groundingBonus };
 }

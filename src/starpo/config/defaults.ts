@@ -30,6 +30,7 @@ export function defaultRunConfig(): RunConfig {
       maxActionsPerTraj: null,
       actionSep: '||',
       formatPenalty: -0.1,
+      groundingBonus: 0,
       maxContextWindow: -1,
       turnNumbers: 'window',
       contextWindowMode: 'full',

@@ -155,6 +155,17 @@ const AgentSchema = z.strictObject({
       'Added to the trajectory reward once per turn whose answer was malformed or held an invalid action (RAGEN ' +
         '`es_manager.format_penalty`, −0.1). Not seen by the uncertainty filter.',
     ),
+  groundingBonus: z
+    .number()
+    .min(0)
+    .max(L.real)
+    .describe(
+      "A reasoning-aware reward (not RAGEN's; 0 = off, as in RAGEN): added to a turn's env reward when its reasoning " +
+        'makes at least one checkable claim about the state it saw (where the player, goal, a hole or a box is, which ' +
+        'way one lies from another; `src/metrics/grounding.ts`) and every such claim is true. It is part of the ' +
+        "reward the uncertainty filter sees, so a group whose rollouts differ only in grounding still carries signal; " +
+        "success is still the env's. The mechanism lesson uses it so that a reasoning template costs reward.",
+    ),
   maxContextWindow: z
     .int()
     .max(L.turns)
