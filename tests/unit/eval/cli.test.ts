@@ -1,5 +1,5 @@
 // `ragen eval` as a user runs it (spawning bin/ragen.js), on two real tiny checkpoints (random weights, so their
-// success is ~0): bad input exits 2 naming the problem; the same checkpoint as its own baseline gives zero deltas
+// success is ~0): bad input exits 2 naming the problem (most of those cases through main() in-process); the same checkpoint as its own baseline gives zero deltas
 // (determinism) and passes a zero-tolerance gate; a baseline that was better fails the gate with exit 1 naming the
 // suite. The shipped bandit-tiny warm start shows the grounding table. Also: how a checkpoint directory finds its
 // run config.
@@ -16,6 +16,7 @@ import { resolveCheckpoint } from '../../../src/eval/load';
 import { parseScorecardJson } from '../../../src/eval/scorecard';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
 import { ragenProcess } from '../ragenProcess';
+import { expectRefused, ragen as ragenInProcess } from '../cli/cli-fixture';
 
 let tmp: string;
 
@@ -47,13 +48,13 @@ afterAll(() => {
 describe('ragen eval: bad input exits 2 and names it', () => {
   it('missing checkpoint dir, unknown env, bad numbers, a gate without a baseline, a bare model without --preset', async () => {
     const cases: [string[], RegExp][] = [
+      [[], /required option '--checkpoint <dir>'/],   // commander's own message
       [['--checkpoint', 'no-such-dir'], /checkpoint directory no-such-dir does not exist/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--env', 'Chess'], /unknown env tag 'Chess'/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--episodes', '0'], /--episodes must be an integer >= 1/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--fail-on-regression', '5'], /--fail-on-regression needs --baseline/],
       [['--checkpoint', 'model-a'], /cannot tell which run model-a belongs to.*--preset NAME/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--baseline', 'gone'], /--baseline gone does not exist/],
-      [[], /required option '--checkpoint <dir>'/],
       // Found before any episode is played: an --out that is a directory, a dialogue longer than the model's positions.
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--out', 'model-b'], /--out model-b is a directory, not a file/],
       [['--checkpoint', 'model-nan', '--preset', 'bandit-tiny', '--backend', 'wasm'], /tensor 'model\.norm\.weight' in model\.safetensors has 1 non-finite value.*\(in .*model-nan\)/],
@@ -65,11 +66,20 @@ describe('ragen eval: bad input exits 2 and names it', () => {
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--set', 'agent.maxTurn'], /key=value/],
       [['--checkpoint', 'model-a', '--preset', 'sokoban-qwen'], /suite SimpleSokoban: the first prompt is \d+ tokens, plus up to 400 new tokens \(rollout.maxNewTokens\) that is more than the model's 512 positions/],
     ];
-    const results = await Promise.all(cases.map(([args]) => ragen('eval', ...args)));
-    results.forEach((r, i) => {
+    // Two as a user meets them (the real command, so its exit code and stderr), the rest through main() in this
+    // process: the same code path without a Node start and a tfjs load per case.
+    const spawned = await Promise.all(cases.slice(0, 2).map(([args]) => ragen('eval', ...args)));
+    spawned.forEach((r, i) => {
       expect(r.code, cases[i][0].join(' ')).toBe(2);
       expect(r.stderr).toMatch(cases[i][1]);
     });
+    const cwd = process.cwd();
+    process.chdir(tmp);
+    try {
+      for (const [args, pattern] of cases.slice(2)) expectRefused(await ragenInProcess('eval', ...args), pattern);
+    } finally {
+      process.chdir(cwd);
+    }
   }, 120_000);
 });
 
