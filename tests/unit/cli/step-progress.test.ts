@@ -62,7 +62,7 @@ describe('ragen train, inside a step', () => {
   it('logs where a slow step is (interval 0: every report), rollout then update', async () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ragen-progress-')), 'run');
     const { stdout } = await promisify(execFile)(process.execPath, [
-      path.resolve('bin/ragen.js'), 'train', '--preset', 'bandit-tiny', '--backend', 'cpu', '--workers', '1', '--steps', '1',
+      path.resolve('bin/ragen.js'), 'train', '--preset', 'bandit-tiny', '--backend', 'wasm', '--workers', '1', '--steps', '1', '--set', 'agent.groupSize=8',
       '--out', out, '--set', 'trainer.valBeforeTrain=false', '--set', 'trainer.testFreq=0',
     ], { env: { ...process.env, RAGEN_PROGRESS_SECONDS: '0' }, maxBuffer: 1 << 26, timeout: 300_000 });
     const lines = stdout.split('\n').filter((l) => l.startsWith('  step 1: '));
