@@ -1,5 +1,5 @@
 // `ragen train` as a user runs it (spawning bin/ragen.js): bad input stops before any work with exit 2 and a message
-// naming the problem; a run writes its directory; a killed run resumed with --resume has every step exactly once.
+// naming the problem (most of those cases through main() in-process); a run writes its directory; a killed run resumed with --resume has every step exactly once.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -11,6 +11,7 @@ import { requiredMetricKeys } from '../../../src/metrics/keys';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
 import { resolveTrainArms } from '../../../src/cli/train';
 import { ragenProcess } from '../ragenProcess';
+import { expectRefused, ragen as ragenInProcess } from './cli-fixture';
 
 let tmp: string;
 let configFile: string;
@@ -45,12 +46,24 @@ describe('ragen train: bad input stops before any work (exit 2, named in the mes
       [['--preset', 'echo-trap', '--arm', 'starpo-z'], /preset 'echo-trap' has no arm 'starpo-z' \(arms: starpo, starpo-s\)/],
       [['--preset', 'bandit-tiny', '--set', 'model.warmStart=warmstart/none'], /no warm-start checkpoint at public\/warmstart\/none.*ragen warmstart --preset none/],
     ];
-    const results = await Promise.all(cases.map(([args]) => ragen('train', ...args, '--out', 'bad-run')));
-    results.forEach((r, i) => {
-      expect(r.code, cases[i][0].join(' ')).toBe(2);
-      expect(r.stderr).toMatch(cases[i][1]);
-      expect(`${r.stdout}${r.stderr}`).not.toMatch(/^backend:/m); // nothing started
-    });
+    // The first as a user meets it (the real command: exit code and stderr), the rest through main() in this process:
+    // the same code path without a Node start and a tfjs load per case.
+    const [first, ...rest] = cases;
+    const spawned = await ragen('train', ...first[0], '--out', 'bad-run');
+    expect(spawned.code).toBe(2);
+    expect(spawned.stderr).toMatch(first[1]);
+    expect(`${spawned.stdout}${spawned.stderr}`).not.toMatch(/^backend:/m); // nothing started
+    const cwd = process.cwd();
+    process.chdir(tmp);
+    try {
+      for (const [args, pattern] of rest) {
+        const r = await ragenInProcess('train', ...args, '--out', 'bad-run');
+        expectRefused(r, pattern);
+        expect(r.out).not.toMatch(/^backend:/m); // nothing started
+      }
+    } finally {
+      process.chdir(cwd);
+    }
     expect(fs.existsSync(path.join(tmp, 'bad-run'))).toBe(false);
   });
 });
