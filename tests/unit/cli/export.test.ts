@@ -1,7 +1,7 @@
 // `ragen export --to ragen` as a user runs it (spawning bin/ragen.js) on a run trained here: bad input stops before
-// anything is written (exit 2, named; most cases through main() in-process); a good export holds the Hugging Face model directories (f32 byte for byte, or
-// bf16 rounded from them), RAGEN's config as YAML and as an override list carrying the run's settings, and a README
-// with the launch command, the warnings and the env tags' differences.
+// anything is written (exit 2, named; most cases through main() in-process); a good export holds the Hugging Face model
+// directories (f32 byte for byte, or bf16 rounded from them), RAGEN's config as YAML and as an override list carrying
+// the run's settings, and a README with the launch command, the warnings and the env tags' differences.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
