@@ -16,6 +16,10 @@ export default defineConfig({
     // machine, yet a test file keeps about one core busy (tfjs's cpu and wasm backends are single-threaded in Node)
     // and many spend seconds waiting on a `ragen` or Python child process: two side by side use the idle core.
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
+    // Dawn without its zero-fill of workgroup memory: SwiftShader compiles each WebGPU kernel several times faster, and
+    // a kernel that reads workgroup memory it never wrote may read leftovers instead of zeros (`dawnFlagsFromEnv` in
+    // src/model/backend.ts). Child processes (`ragen --backend webgpu`) inherit it.
+    env: { RAGEN_DAWN_FLAGS: 'enable-dawn-features=disable_workgroup_init' },
     // The JSON report feeds scripts/test-summary.mjs, which prints the suite's one-line total after `npm test`.
     reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
   },

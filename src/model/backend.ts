@@ -20,7 +20,10 @@ export * from './backendNames';
 export interface BackendOptions {
   /** Browser only: URLs of the wasm binaries (Vite: `import u from '.../tfjs-backend-wasm-simd.wasm?url'`). */
   wasmPaths?: Partial<Record<'tfjs-backend-wasm.wasm' | 'tfjs-backend-wasm-simd.wasm' | 'tfjs-backend-wasm-threaded-simd.wasm', string>>;
-  /** Node only: flags passed to Dawn's `create()`, e.g. ['backend=vulkan'] or ['adapter=NAME']. */
+  /**
+   * Node only: flags passed to Dawn's `create()`, e.g. ['backend=vulkan'] or ['adapter=NAME']; RAGEN_DAWN_FLAGS
+   * (`dawnFlagsFromEnv`) adds to them.
+   */
   dawnFlags?: string[];
   /** Called with a human-readable line when 'auto' falls back or a backend is initialised. */
   log?: (line: string) => void;
@@ -75,6 +78,16 @@ export function softwareAdapterReason(description: string): string {
   return `the only WebGPU adapter is a software renderer (${description}), which runs 5-50x slower than wasm on this CPU`;
 }
 
+/**
+ * Dawn flags from the environment: RAGEN_DAWN_FLAGS, separated by spaces, e.g.
+ * 'enable-dawn-features=disable_workgroup_init'. The unit tests set that one (vitest.config.ts): without Dawn's
+ * zero-fill of workgroup memory SwiftShader compiles a kernel about 2.5x faster, and a kernel that reads workgroup
+ * memory it never wrote may read leftovers there instead of zeros, so the tests are, if anything, stricter.
+ */
+export function dawnFlagsFromEnv(env: Record<string, string | undefined> = process.env): string[] {
+  return (env.RAGEN_DAWN_FLAGS ?? '').split(/\s+/).filter(Boolean);
+}
+
 /** Installs Dawn's WebGPU implementation as `navigator.gpu` in Node (idempotent). */
 async function installDawn(flags: string[]): Promise<void> {
   const g = globalThis as unknown as { navigator?: { gpu?: unknown } };
@@ -113,7 +126,7 @@ async function describeAdapter(): Promise<string> {
 async function tryBackend(name: BackendName, opts: BackendOptions, auto: boolean): Promise<void> {
   if (name === 'webgpu') {
     if (auto && opts.skipWebgpu) throw new SkippedBackend(opts.skipWebgpu);
-    if (isNode) await installDawn(opts.dawnFlags ?? []);
+    if (isNode) await installDawn([...(opts.dawnFlags ?? []), ...dawnFlagsFromEnv()]);
     adapterDescription = await describeAdapter();
     if (auto && adapterIsSoftware) throw new SkippedBackend(softwareAdapterReason(adapterDescription));
     await import('@tensorflow/tfjs-backend-webgpu');

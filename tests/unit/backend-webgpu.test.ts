@@ -33,3 +33,13 @@ describe('initBackend(webgpu) through Dawn', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 });
+
+describe('RAGEN_DAWN_FLAGS', () => {
+  it('adds Dawn flags from the environment, separated by spaces', async () => {
+    const { dawnFlagsFromEnv } = await import('../../src/model/backend');
+    expect(dawnFlagsFromEnv({ RAGEN_DAWN_FLAGS: ' enable-dawn-features=a,b  backend=vulkan ' })).toEqual(['enable-dawn-features=a,b', 'backend=vulkan']);
+    expect(dawnFlagsFromEnv({})).toEqual([]);
+    // The suite runs with the flag that skips the zero-fill of workgroup memory (vitest.config.ts).
+    expect(dawnFlagsFromEnv()).toEqual(['enable-dawn-features=disable_workgroup_init']);
+  });
+});
