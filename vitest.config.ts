@@ -18,8 +18,9 @@ export default defineConfig({
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
     // Dawn without its zero-fill of workgroup memory: SwiftShader compiles each WebGPU kernel several times faster, and
     // a kernel that reads workgroup memory it never wrote may read leftovers instead of zeros (`dawnFlagsFromEnv` in
-    // src/model/backend.ts). Child processes (`ragen --backend webgpu`) inherit it.
-    env: { RAGEN_DAWN_FLAGS: 'enable-dawn-features=disable_workgroup_init' },
+    // src/model/backend.ts). Child processes (`ragen --backend webgpu`) inherit it. RAGEN_DAWN_FLAGS set outside
+    // (even to '') replaces it, e.g. to test with Dawn's defaults.
+    env: { RAGEN_DAWN_FLAGS: process.env.RAGEN_DAWN_FLAGS ?? 'enable-dawn-features=disable_workgroup_init' },
     // The JSON report feeds scripts/test-summary.mjs, which prints the suite's one-line total after `npm test`.
     reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
   },

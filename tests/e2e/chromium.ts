@@ -13,4 +13,7 @@ export const CHROMIUM_ARGS: readonly string[] = [
   // The one flag WebGPU needs headless (the adapter is then SwiftShader). No `--enable-features=...`: Chromium
   // keeps only the last such flag and it would override Playwright's own.
   '--enable-unsafe-webgpu',
+  // As in the unit tests (vitest.config.ts): Dawn skips its zero-fill of workgroup memory, so SwiftShader compiles
+  // each kernel several times faster, and a kernel that reads workgroup memory it never wrote is not saved by zeros.
+  '--enable-dawn-features=disable_workgroup_init',
 ];
