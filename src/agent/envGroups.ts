@@ -7,7 +7,6 @@
 // Per turn and env it maps action names, enforces the action budget, executes actions, accumulates the format
 // penalty and decides done/truncated, keeping a history of turn records that the prompt builder renders.
 import type { Env, StepInfo } from '../../envs/types';
-import { isGroundedTurn, type GroundingEnv } from '../metrics/grounding';
 import type { HistoryRecord, PromptEnvInfo } from './types';
 
 /** Where envs and their prompt info come from (the envs package's makeEnv and EnvSpec, or a test fake). */
@@ -52,8 +51,11 @@ export interface EnvGroupsConfig {
   baseSeed?: number | null;
   /** RAGEN `es_manager.format_penalty` (default −0.1), added once per turn with a dropped or missing action. */
   formatPenalty?: number;
-  /** `agent.groundingBonus` (default 0, off): added to a turn's reward when its reasoning's claims are all true. */
-  groundingBonus?: number;
+  /**
+   * A reward for a turn's reasoning, added to the env's reward of that turn: given the env, the state the reasoning saw
+   * and the reasoning. Absent = none, as in RAGEN (`agent.groundingBonus` builds one: src/starpo/config/agent.ts).
+   */
+  reasoningReward?: (env: Env, state: string, think: string) => number;
 }
 
 /** What the agent did in one turn, for one env (RAGEN's env input). */
@@ -130,7 +132,7 @@ export class EnvGroupManager {
   readonly envGroups: number;
   readonly groupSize: number;
   readonly formatPenalty: number;
-  readonly groundingBonus: number;
+  private readonly reasoningReward: EnvGroupsConfig['reasoningReward'];
   readonly entries: EnvEntry[] = [];
   private readonly baseSeed: number | null;
   /** Train mode: how far past baseSeed the next reset starts. */
@@ -155,8 +157,7 @@ export class EnvGroupManager {
     this.envGroups = config.envGroups;
     this.groupSize = config.groupSize;
     this.formatPenalty = config.formatPenalty ?? -0.1;
-    this.groundingBonus = config.groundingBonus ?? 0;
-    if (!(this.groundingBonus >= 0)) throw new Error(`EnvGroupManager: groundingBonus must be >= 0, got ${this.groundingBonus}`);
+    this.reasoningReward = config.reasoningReward;
     this.baseSeed = config.baseSeed === undefined ? DEFAULT_SEEDS[config.mode] : config.baseSeed;
 
     let envId = 0;
@@ -277,9 +278,9 @@ export class EnvGroupManager {
     const budget = entry.maxActionsPerTraj - status.numActions;
     const toRun = valid.slice(0, budget);
 
-    // The bonus is judged on the state the reasoning saw, before any action of this turn runs.
+    // The reasoning is judged on the state it saw, before any action of this turn runs.
     const stateSeen = rollout.history[rollout.history.length - 1].state;
-    let reward = this.groundingBonus > 0 && isGroundedTurn(entry.env as GroundingEnv, stateSeen, input.think ?? '') ? this.groundingBonus : 0;
+    let reward = this.reasoningReward?.(entry.env, stateSeen, input.think ?? '') ?? 0;
     let info: StepInfo | null = null;
     let done = false;
     const executed: string[] = [];

@@ -1,5 +1,6 @@
 // What the agent reads from a RunConfig: the env groups of each split and the format every rollout is played with.
 import type { AgentFormat, EnvGroupsConfig, TagBlock } from '../../agent/index';
+import { isGroundedTurn } from '../../metrics/grounding';
 import type { RunConfig } from './schema';
 
 /**
@@ -39,6 +40,15 @@ export function agentFormatFromConfig(c: RunConfig): AgentFormat {
     formatPenalty: c.agent.formatPenalty,
   };
 }
+/**
+ * `agent.groundingBonus` as the env groups' reasoning reward: the bonus for a turn whose reasoning makes a checkable
+ * claim about the state it saw and every claim is true (src/metrics/grounding.ts); none at 0.
+ */
+export function groundingReward(bonus: number): EnvGroupsConfig['reasoningReward'] {
+  if (!(bonus >= 0)) throw new Error(`groundingBonus must be >= 0, got ${bonus}`);
+  return bonus > 0 ? (env, state, think) => (isGroundedTurn(env, state, think) ? bonus : 0) : undefined;
+}
+
 /** The env groups of a split, as RAGEN's es_manager lays them out (what src/agent's EnvGroupManager takes). */
 export function envGroupsConfig(c: RunConfig, split: 'train' | 'val'): EnvGroupsConfig {
   const { agent } = c;
@@ -50,7 +60,7 @@ export function envGroupsConfig(c: RunConfig, split: 'train' | 'val'): EnvGroups
     tags: envBlocks(c, split),
     baseSeed: train ? agent.seedTrain : agent.seedVal,
     formatPenalty: agent.formatPenalty,
-    groundingBonus: agent.groundingBonus,
+    reasoningReward: groundingReward(agent.groundingBonus),
   };
 }
 
@@ -81,5 +91,5 @@ export function customBoardBlock(c: RunConfig, tag: string, board: Record<string
 
 /** One env group of one env playing a custom board's `block`, laid out like a validation episode of the run. */
 export function customBoardEnvGroups(c: RunConfig, block: TagBlock): EnvGroupsConfig {
-  return { mode: 'val', envGroups: 1, groupSize: 1, tags: [block], baseSeed: 0, formatPenalty: c.agent.formatPenalty, groundingBonus: c.agent.groundingBonus };
+  return { mode: 'val', envGroups: 1, groupSize: 1, tags: [block], baseSeed: 0, formatPenalty: c.agent.formatPenalty, reasoningReward: groundingReward(c.agent.groundingBonus) };
 }

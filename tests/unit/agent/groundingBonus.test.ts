@@ -1,17 +1,18 @@
 // agent.groundingBonus: a turn whose reasoning's claims about the state it saw are all true earns the bonus, on a
-// real FrozenLake lake, through the same rollout loop training uses.
+// real FrozenLake lake, through the same rollout loop training uses (the env groups' reasoningReward).
 import { describe, expect, it } from 'vitest';
 import { EnvGroupManager } from '../../../src/agent/envGroups';
 import { envRegistry } from '../../../src/agent/registry';
 import { runRollouts } from '../../../src/agent/rollout';
 import { envGroupsConfig, parseRunConfig } from '../../../src/starpo/config';
+import { groundingReward } from '../../../src/starpo/config/agent';
 
 // Player at (0, 0), goal at (0, 1), a hole at (1, 1). "Left" walks into the edge: no move, no reward, not done.
 const LAKE = { observationFormat: 'grid_coord', successRate: 1, map: ['PG__', '_O__', '____', '__O_'] };
 
 async function firstTurnRewards(groundingBonus: number | undefined, thinks: string[], answer = 'Left') {
   const m = new EnvGroupManager(
-    { mode: 'train', envGroups: 1, groupSize: thinks.length, tags: [{ tag: 'FrozenLake', nGroups: 1, config: LAKE, maxActionsPerTraj: 1 }], groundingBonus },
+    { mode: 'train', envGroups: 1, groupSize: thinks.length, tags: [{ tag: 'FrozenLake', nGroups: 1, config: LAKE, maxActionsPerTraj: 1 }], reasoningReward: groundingReward(groundingBonus ?? 0) },
     envRegistry(),
   );
   let i = 0;
@@ -36,7 +37,7 @@ describe('agent.groundingBonus', () => {
 
   it("adds to the env's own reward, and success stays the env's", async () => {
     const m = new EnvGroupManager(
-      { mode: 'train', envGroups: 1, groupSize: 2, tags: [{ tag: 'FrozenLake', nGroups: 1, config: LAKE }], groundingBonus: 0.5 },
+      { mode: 'train', envGroups: 1, groupSize: 2, tags: [{ tag: 'FrozenLake', nGroups: 1, config: LAKE }], reasoningReward: groundingReward(0.5) },
       envRegistry(),
     );
     let i = 0;
@@ -45,8 +46,9 @@ describe('agent.groundingBonus', () => {
   });
 
   it('is a config key that reaches the env groups, and a negative bonus is refused', () => {
-    const config = parseRunConfig({ agent: { groundingBonus: 0.25 } });
-    expect(envGroupsConfig(config, 'train').groundingBonus).toBe(0.25);
+    const reward = envGroupsConfig(parseRunConfig({ agent: { groundingBonus: 0.25 } }), 'train').reasoningReward;
+    expect(reward).toBeTypeOf('function');
+    expect(envGroupsConfig(parseRunConfig({}), 'train').reasoningReward).toBeUndefined();
     expect(() => parseRunConfig({ agent: { groundingBonus: -1 } })).toThrow(/groundingBonus/);
   });
 });
