@@ -10,8 +10,13 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Once per run: the scratch directory for fixtures shared by several test files (tests/unit/sharedFixtures.ts).
     globalSetup: ['tests/unit/globalSetup.ts'],
-    // tfjs keeps one global engine per process: isolate test files in forks so backends do not leak between them.
+    // Files run in forked processes (tfjs's wasm and Dawn's WebGPU want a process of their own, not a worker thread),
+    // and a fork runs file after file without a fresh module registry (isolate: false): a new process and a new
+    // import of tfjs for each of 130-odd files cost about 100 s of a CI run. tfjs's engine is therefore shared by
+    // the files a fork runs, so every file that uses tensors picks its backend in beforeAll (initBackend), counts
+    // tensors relative to a count it took itself, and puts back any env variable it changes.
     pool: 'forks',
+    isolate: false,
     // At least two files at a time. Vitest's default (one fewer than the cores) runs one file at a time on a 2-core
     // machine, yet a test file keeps about one core busy (tfjs's cpu and wasm backends are single-threaded in Node)
     // and many spend seconds waiting on a `ragen` or Python child process: two side by side use the idle core.
