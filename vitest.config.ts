@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './tests/unit/slowFirstSequencer';
 
 // Unit tests run in Node on the cpu / wasm backends (and webgpu through Dawn + SwiftShader where a test asks).
 export default defineConfig({
@@ -17,6 +18,8 @@ export default defineConfig({
     // tensors relative to a count it took itself, and puts back any env variable it changes.
     pool: 'forks',
     isolate: false,
+    // The slowest files start first, so that no fork is left running one of them alone at the end.
+    sequence: { sequencer: SlowFirstSequencer },
     // At least two files at a time. Vitest's default (one fewer than the cores) runs one file at a time on a 2-core
     // machine, yet a test file keeps about one core busy (tfjs's cpu and wasm backends are single-threaded in Node)
     // and many spend seconds waiting on a `ragen` or Python child process: two side by side use the idle core.
