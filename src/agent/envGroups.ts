@@ -67,7 +67,7 @@ export interface EnvTurnInput {
   llmResponse: string;
   /** Sampled text with the forced tag restored. */
   llmRawResponse: string;
-  /** The reasoning of the response (what `groundingBonus` checks); absent = no reasoning. */
+  /** The reasoning of the response (what `reasoningReward` judges); absent = no reasoning. */
   think?: string;
 }
 

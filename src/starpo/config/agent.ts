@@ -40,6 +40,7 @@ export function agentFormatFromConfig(c: RunConfig): AgentFormat {
     formatPenalty: c.agent.formatPenalty,
   };
 }
+
 /**
  * `agent.groundingBonus` as the env groups' reasoning reward: the bonus for a turn whose reasoning makes a checkable
  * claim about the state it saw and every claim is true (src/metrics/grounding.ts); none at 0.
