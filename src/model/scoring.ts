@@ -1,6 +1,7 @@
 // Scoring for training: per-token log-probs and entropy of given sequences, differentiable (call it inside
 // tf.variableGrads / tf.grad). Position t scores token t+1, so both outputs are [B, T-1]; the caller applies its
-// loss mask (prompt and padding positions are scored too, and must be masked out).
+// loss mask (prompt and padding positions are scored too, and must be masked out), or names with `fromTarget` the
+// first position it reads, and the LM head skips the ones before it.
 import * as tf from '@tensorflow/tfjs';
 import { tokenLogProbs as fusedTokenLogProbs, tokenLogProbsGrad as fusedTokenLogProbsGrad, unfused } from './kernels/index';
 import { withOwnTape, type Qwen2Model } from './qwen2';
@@ -17,7 +18,16 @@ export const HEAD_CHUNK_ELEMENTS = 2 ** 25;
  * veRL scores the actor and the reference at the rollout temperature (RAGEN's 1.0), so the trainer passes it on.
  */
 export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Tensor2D, temperature = 1,
-                              opts: { chunkRows?: number } = {}):
+                              opts: {
+                                chunkRows?: number;
+                                /**
+                                 * The first prediction position the caller reads (a batch's first loss target,
+                                 * `PaddedBatch.firstLossTarget`): the LM head runs from there on, and both outputs are
+                                 * 0 before it. Why: RAGEN's first prompt is most of a trajectory's tokens, and for
+                                 * Qwen's 151,936-token vocabulary the head is most of a short model's work. Default 0.
+                                 */
+                                fromTarget?: number;
+                              } = {}):
     { logProbs: tf.Tensor2D; entropy: tf.Tensor2D } {
   if (model.hasValueHead) throw new Error('tokenLogProbs: this model has a value head, not an LM head');
   if (ids.dtype !== 'int32') throw new Error(`tokenLogProbs: ids must be int32, got ${ids.dtype}`);
@@ -26,11 +36,14 @@ export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Ten
   return tf.tidy(() => {
     const [b, t] = ids.shape;
     const h = model.config.hidden_size;
-    // The LM head only on positions that predict a token (all but each row's last), then one fused kernel for
-    // log-softmax, the target's log-prob and the entropy (src/model/kernels).
-    const hidden = model.hidden(ids, mask).reshape([b, t, h]).slice([0, 0, 0], [b, t - 1, h]).reshape([b * (t - 1), h]);
-    const targets = ids.slice([0, 1], [b, t - 1]).reshape([b * (t - 1)]) as tf.Tensor1D;
-    const rows = b * (t - 1), vocab = model.config.vocab_size;
+    const from = opts.fromTarget ?? 0;
+    if (!Number.isInteger(from) || from < 0 || from > t - 2) throw new Error(`tokenLogProbs: fromTarget must be an integer in [0, ${t - 2}], got ${from}`);
+    const n = t - 1 - from;
+    // The LM head only on positions that predict a token the caller reads (from `from` to each row's last but one),
+    // then one fused kernel for log-softmax, the target's log-prob and the entropy (src/model/kernels).
+    const hidden = model.hidden(ids, mask).reshape([b, t, h]).slice([0, from, 0], [b, n, h]).reshape([b * n, h]);
+    const targets = ids.slice([0, from + 1], [b, n]).reshape([b * n]) as tf.Tensor1D;
+    const rows = b * n, vocab = model.config.vocab_size;
     const chunkRows = opts.chunkRows ?? (rows * vocab > HEAD_CHUNK_ELEMENTS ? Math.max(1, Math.floor(HEAD_CHUNK_ELEMENTS / vocab)) : rows);
     let logProbs: tf.Tensor, entropy: tf.Tensor;
     if (chunkRows >= rows) {
@@ -40,7 +53,8 @@ export function tokenLogProbs(model: Qwen2Model, ids: tf.Tensor2D, mask?: tf.Ten
       // With LoRA the head is frozen: no gradient for it (a [V, H] tensor) is computed.
       [logProbs, entropy] = tf.unstack(chunkedHeadLogProbs(hidden as tf.Tensor2D, head, targets, temperature, chunkRows, { frozenWeight: model.lora !== null }));
     }
-    return { logProbs: logProbs.reshape([b, t - 1]) as tf.Tensor2D, entropy: entropy.reshape([b, t - 1]) as tf.Tensor2D };
+    const full = (x: tf.Tensor) => (from === 0 ? x.reshape([b, n]) : x.reshape([b, n]).pad([[0, 0], [from, 0]])) as tf.Tensor2D;
+    return { logProbs: full(logProbs), entropy: full(entropy) };
   });
 }
 

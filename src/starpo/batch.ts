@@ -63,6 +63,11 @@ export interface PaddedBatch {
   lossMask: tf.Tensor2D;
   /** T, the bucketed length. */
   length: number;
+  /**
+   * The first loss target of any row (0 when no row has one): scoring starts its LM head there
+   * (`tokenLogProbs`' fromTarget), since nothing before it is read. In RAGEN's rows that is after the first prompt.
+   */
+  firstLossTarget: number;
 }
 
 /** Pads trajectories into one batch of bucketed length. */
@@ -82,11 +87,13 @@ export function padBatch(items: readonly TokenizedTrajectory[], padTokenId: numb
       lossMask[r * (length - 1) + j] = m;
     });
   });
+  const firsts = items.map((t) => t.lossMask.indexOf(1)).filter((j) => j >= 0);
   return {
     ids: tf.tensor2d(ids, [rows, length], 'int32'),
     attention: tf.tensor2d(attention, [rows, length]),
     lossMask: tf.tensor2d(lossMask, [rows, length - 1]),
     length,
+    firstLossTarget: firsts.length > 0 ? Math.min(...firsts) : 0,
   };
 }
 
@@ -129,7 +136,10 @@ export function chunks(indices: readonly number[], size: number): number[][] {
 // ---------------------------------------------------------------------------------------------------------------
 // Scoring without gradients, micro-batch by micro-batch, read back as rows
 
-/** Per-token log-probs of `model` on every trajectory of `microBatches`, and each one's mean loss-token entropy. */
+/**
+ * Per-token log-probs of `model` on every trajectory of `microBatches` (0 before the micro-batch's first loss target,
+ * which no loss reads), and each one's mean loss-token entropy.
+ */
 export async function scoreLogProbs(
   model: Qwen2Model,
   seqs: readonly TokenizedTrajectory[],
@@ -146,7 +156,7 @@ export async function scoreLogProbs(
     const items = part.map((i) => seqs[i]);
     const batch = padBatch(items, padId);
     const lengths = items.map((x) => x.ids.length - 1);
-    const out = tf.tidy(() => tokenLogProbs(model, batch.ids, batch.attention, temperature));
+    const out = tf.tidy(() => tokenLogProbs(model, batch.ids, batch.attention, temperature, { fromTarget: batch.firstLossTarget }));
     try {
       logProbs.push(...(await unpadRows(out.logProbs, lengths)));
       const ent = await unpadRows(out.entropy, lengths);

@@ -139,7 +139,7 @@ export function actorUpdateLoss(
   const useKlLoss = usesKlLoss(a, refLogProbs);
   return (batch, micro) => {
     const width = batch.length - 1;
-    const { logProbs, entropy } = tokenLogProbs(actor, batch.ids, batch.attention, cfg.temperature);
+    const { logProbs, entropy } = tokenLogProbs(actor, batch.ids, batch.attention, cfg.temperature, { fromTarget: batch.firstLossTarget });
     const pg = policyLoss({
       logProbs,
       oldLogProbs: oldLogProbs ? padRows(micro.map((i) => oldLogProbs[i]), width) : stopGradient(logProbs),

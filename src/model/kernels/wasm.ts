@@ -89,7 +89,8 @@ function withTables(b: WasmBackend, tables: number[][], f: (ptrs: number[]) => n
   const infos = tables.map((t) => b.makeOutput([Math.max(1, t.length)], 'int32'));
   try {
     const heap = new Int32Array(b.wasm.asm.memory.buffer);
-    infos.forEach((info, k) => heap.set(tables[k], addr(b, info) >> 2));
+    // >>> (unsigned): above 2 GiB of the 4 GiB heap, a signed shift would give a negative index.
+    infos.forEach((info, k) => heap.set(tables[k], addr(b, info) >>> 2));
     return f(infos.map((info) => addr(b, info)));
   } finally {
     for (const info of infos) b.disposeData(info.dataId);

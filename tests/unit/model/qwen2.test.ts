@@ -170,6 +170,37 @@ describe('tokenLogProbs', () => {
     model.dispose();
   });
 
+  it('with fromTarget, runs the LM head from there on: the same log-probs, entropies and masked gradients, 0 before it', async () => {
+    const model = new Qwen2Model(config, initQwen2Weights(config, 7));
+    const ids = tf.tensor2d([[7, 3, 3, 12, 39, 0, 5], [1, 2, 3, 4, 5, 6, 7]], undefined, 'int32');
+    const from = 3;
+    const lossMask = tf.tensor2d([[0, 0, 0, 1, 1, 0], [0, 0, 0, 0, 1, 1]]);
+    const full = tokenLogProbs(model, ids);
+    const cut = tokenLogProbs(model, ids, undefined, 1, { fromTarget: from });
+    expect(cut.logProbs.shape).toEqual([2, 6]);
+    for (const key of ['logProbs', 'entropy'] as const) {
+      const a = await full[key].array(), b = await cut[key].array();
+      for (let r = 0; r < 2; r++) {
+        expect(b[r].slice(0, from)).toEqual([0, 0, 0]);
+        b[r].slice(from).forEach((x, j) => expect(x).toBeCloseTo(a[r][from + j], 5));
+      }
+    }
+    // A masked loss (as the actor's) has the same gradient for every weight, the LM head's included.
+    const grads = (opts: { fromTarget?: number }) => namedVariableGrads(model.variables, () => {
+      const { logProbs, entropy } = tokenLogProbs(model, ids, undefined, 1, opts);
+      return logProbs.add(entropy.mul(0.1)).mul(lossMask).sum() as tf.Scalar;
+    });
+    const g0 = grads({}), g1 = grads({ fromTarget: from });
+    for (const name of Object.keys(g0.grads)) {
+      const a = await g0.grads[name].data(), b = await g1.grads[name].data();
+      const scale = Math.max(1e-6, ...Array.from(a, Math.abs));
+      a.forEach((x, i) => expect(Math.abs(x - b[i]) / scale, name).toBeLessThan(1e-4));
+    }
+    expect(() => tokenLogProbs(model, ids, undefined, 1, { fromTarget: 6 })).toThrow(/fromTarget must be an integer in \[0, 5\], got 6/);
+    tf.dispose([ids, lossMask, full.logProbs, full.entropy, cut.logProbs, cut.entropy, g0.value, g1.value, ...Object.values(g0.grads), ...Object.values(g1.grads)]);
+    model.dispose();
+  });
+
   it('has gradients for every weight on wasm (the embedding gradient avoids UnsortedSegmentSum)', () => {
     const model = new Qwen2Model(config, initQwen2Weights(config, 6));
     const ids = tf.tensor2d([[1, 5, 5, 5, 2]], undefined, 'int32');   // a repeated id: its rows must accumulate

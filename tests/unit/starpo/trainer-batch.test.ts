@@ -78,7 +78,15 @@ describe('padding and rows', () => {
     expect(attention[1].reduce((s, x) => s + x, 0)).toBe(5);
     expect(mask[1].slice(0, 5)).toEqual([1, 0, 1, 1, 0]);
     expect(mask[0].reduce((s, x) => s + x, 0)).toBe(1);
+    // Scoring starts its LM head at the first loss target of any row: b's, 0; a's is 1.
+    expect(batch.firstLossTarget).toBe(0);
     disposeBatch(batch);
+    const later = padBatch([a, { ids: [8, 9, 10, 11], lossMask: Uint8Array.from([0, 0, 1]) }], 0);
+    expect(later.firstLossTarget).toBe(1);
+    disposeBatch(later);
+    const none = padBatch([{ ids: [8, 9, 10], lossMask: Uint8Array.from([0, 0]) }], 0);
+    expect(none.firstLossTarget).toBe(0);
+    disposeBatch(none);
   });
 
   it('padRows / unpadRows round-trip rows of different lengths', async () => {
