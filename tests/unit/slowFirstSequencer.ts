@@ -1,18 +1,22 @@
 // The order test files start in. Vitest starts the files it has timings for longest first, but a fresh clone (CI)
 // has none, and then it starts the largest files first: a slow small file can start last and keep one fork busy
-// for a minute after the other has finished. These files, each tens of seconds on the 2-core CI machine (setup
-// included; measured in CI runs of 2026-11-27), start first, in this order; the rest follow in vitest's own order.
+// for a minute after the other has finished. These files, each 20 s or more on the 2-core CI machine (hooks
+// included; measured in CI runs of 2026-11-27), start first, slowest first; the rest follow in vitest's own order.
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 export const SLOW_FIRST = [
-  'tests/unit/model/kernels-webgpu.test.ts',
   'tests/unit/cli/train-qwen-shape.test.ts',
-  'tests/unit/eval/cli.test.ts',
-  'tests/unit/cli/bench-model.test.ts',
+  'tests/unit/model/kernels-webgpu.test.ts',
   'tests/unit/cli/fuzz-cli.test.ts',
+  'tests/unit/eval/cli.test.ts',
+  // After train-qwen-shape: both read the 2-layer Qwen cut, which the first to start makes and the other waits for.
+  'tests/unit/model/init-model.test.ts',
+  'tests/unit/model/hf-interop.test.ts',
   'tests/unit/model/generate-webgpu.test.ts',
   'tests/unit/cli/bench-torch-step.test.ts',
   'tests/unit/experiments/record-lesson.test.ts',
+  'tests/unit/model/policy.test.ts',
+  'tests/unit/cli/bench-model.test.ts',
 ];
 
 export default class SlowFirstSequencer extends BaseSequencer {

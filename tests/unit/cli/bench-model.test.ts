@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { benchShape, benchSpec, parameterCount } from '../../../src/cli/bench-model';
 import { presetConfig } from '../../../src/starpo/presets';
+import { expectRefused, ragen as inProcess } from './cli-fixture';
 
 const run = promisify(execFile);
 const ragen = (...args: string[]) => run('node', ['bin/ragen.js', ...args], { cwd: process.cwd() });
@@ -38,17 +39,20 @@ describe('bench shapes', () => {
 });
 
 describe('ragen bench --only model,torch', () => {
-  it('writes positive finite tokens/s for tfjs and PyTorch, and their ratio', async () => {
+  // One run for both (each starts a tfjs model and a PyTorch process): the default figures and --gen-batches' extra rows.
+  it('writes positive finite tokens/s for tfjs and PyTorch, and their ratio, also at more batch sizes (--gen-batches)', async () => {
+    expect(benchSpec(['qwen0.5b'], 1).shapes[0].workload.genBatches).toEqual([16, 128]);
+    expect(benchSpec(['qwen0.5b'], 1, [4]).shapes[0].workload.genBatches).toEqual([4]);
     const file = path.join(dir, 'bench.json');
-    const { stdout } = await ragen('bench', '--only', 'model,torch', '--shapes', 'tiny', '--seconds', '0.2', '--json', file);
+    const { stdout } = await ragen('bench', '--only', 'model,torch', '--shapes', 'tiny', '--gen-batches', '2,3', '--seconds', '0.1', '--json', file);
     const report = JSON.parse(readFileSync(file, 'utf8'));
-    const keys = ['tiny train tokens/s', 'tiny generate tokens/s'];
-    // tfjs also reports the peak tensor memory of one update / one generate call (its profiled warm-up).
-    const peakKeys = ['tiny train peak bytes', 'tiny train peak tensors', 'tiny generate peak bytes', 'tiny generate peak tensors',
-      'tiny kernels/update', 'tiny kernels/decoded token'];
+    const batchKeys = (rows: number) => [`tiny generate b${rows} tokens/s`];
+    const keys = ['tiny train tokens/s', 'tiny generate tokens/s', ...batchKeys(2), ...batchKeys(3)];
+    // tfjs also reports the peak tensor memory of one update / one generate call (its profiled warm-up) and kernel counts.
+    const peakKeys = ['tiny train', 'tiny generate', 'tiny generate b2', 'tiny generate b3'].flatMap((what) => [`${what} peak bytes`, `${what} peak tensors`]);
+    const kernelKeys = ['tiny kernels/update', 'tiny kernels/decoded token'];
     for (const section of ['model', 'torch']) {
-      // tfjs also reports the peak tensor memory of one update / one generate call (its profiled warm-up) and kernel counts.
-      expect(Object.keys(report.results[section]).sort()).toEqual([...keys, ...(section === 'model' ? peakKeys : [])].sort());
+      expect(Object.keys(report.results[section]).sort()).toEqual([...keys, ...(section === 'model' ? [...peakKeys, ...kernelKeys] : [])].sort());
       for (const v of Object.values(report.results[section]) as number[]) {
         expect(Number.isFinite(v) && v > 0).toBe(true);
       }
@@ -59,7 +63,7 @@ describe('ragen bench --only model,torch', () => {
     expect(Number.isInteger(report.results.model['tiny train peak tensors'])).toBe(true);
     for (const key of keys) {
       const ratioKey = key.replace('tokens/s', 'tfjs/torch');
-      expect(report.results.ratio[ratioKey]).toBeCloseTo(report.results.model[key] / report.results.torch[key], 10);
+      expect(report.results.ratio[ratioKey], ratioKey).toBeCloseTo(report.results.model[key] / report.results.torch[key], 10);
     }
     expect(report.backend).toBe('wasm');
     expect(report.torch.threads).toBe(1);
@@ -67,37 +71,19 @@ describe('ragen bench --only model,torch', () => {
     expect(stdout).toMatch(/ratio \(tfjs wasm \/ PyTorch/);
   });
 
+  // The refusals run through main() in this process: no model is built before them.
   it('fails the torch section, naming the problem, when the interpreter is missing or has no torch', async () => {
-    await expect(ragen('bench', '--only', 'torch', '--shapes', 'tiny', '--python', '/nonexistent/python3'))
-      .rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('/nonexistent/python3, which does not exist') });
+    expectRefused(await inProcess('bench', '--only', 'torch', '--shapes', 'tiny', '--python', '/nonexistent/python3'), /\/nonexistent\/python3, which does not exist/);
     // Python without site-packages: the interpreter runs, but `import torch` fails.
     const noTorch = path.join(dir, 'python-without-torch');
     writeFileSync(noTorch, '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n');
     chmodSync(noTorch, 0o755);
-    await expect(ragen('bench', '--only', 'torch', '--shapes', 'tiny', '--python', noTorch))
-      .rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('cannot import torch') });
+    expectRefused(await inProcess('bench', '--only', 'torch', '--shapes', 'tiny', '--python', noTorch), /cannot import torch/);
   });
 
-  it('measures generation at more batch sizes on both sides (--gen-batches), as qwen0.5b does at 16 and 128', async () => {
-    expect(benchSpec(['qwen0.5b'], 1).shapes[0].workload.genBatches).toEqual([16, 128]);
-    expect(benchSpec(['qwen0.5b'], 1, [4]).shapes[0].workload.genBatches).toEqual([4]);
-    const file = path.join(dir, 'batches.json');
-    await ragen('bench', '--only', 'model,torch', '--shapes', 'tiny', '--gen-batches', '2,3', '--seconds', '0.1', '--json', file);
-    const { results } = JSON.parse(readFileSync(file, 'utf8'));
-    for (const rows of [2, 3]) {
-      const key = `tiny generate b${rows} tokens/s`;
-      for (const section of ['model', 'torch']) expect(results[section][key], `${section} ${key}`).toBeGreaterThan(0);
-      expect(results.ratio[`tiny generate b${rows} tfjs/torch`]).toBeCloseTo(results.model[key] / results.torch[key], 10);
-      expect(results.model[`tiny generate b${rows} peak bytes`]).toBeGreaterThan(0);
-    }
-    await expect(ragen('bench', '--only', 'model', '--shapes', 'tiny', '--gen-batches', '2,0')).rejects
-      .toMatchObject({ code: 2, stderr: expect.stringContaining("--gen-batches must be an integer >= 1, got '0'") });
-  });
-
-  it('refuses an unknown shape or backend with exit code 2', async () => {
-    await expect(ragen('bench', '--only', 'model', '--shapes', 'tiny,huge')).rejects
-      .toMatchObject({ code: 2, stderr: expect.stringContaining("unknown model shape 'huge'") });
-    await expect(ragen('bench', '--only', 'model', '--backend', 'tpu')).rejects
-      .toMatchObject({ code: 2, stderr: expect.stringContaining("unknown backend 'tpu'") });
+  it('refuses an unknown shape or backend, or a batch size of 0, with exit code 2', async () => {
+    expectRefused(await inProcess('bench', '--only', 'model', '--shapes', 'tiny,huge'), /unknown model shape 'huge'/);
+    expectRefused(await inProcess('bench', '--only', 'model', '--backend', 'tpu'), /unknown backend 'tpu'/);
+    expectRefused(await inProcess('bench', '--only', 'model', '--shapes', 'tiny', '--gen-batches', '2,0'), /--gen-batches must be an integer >= 1, got '0'/);
   });
 });

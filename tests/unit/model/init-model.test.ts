@@ -2,11 +2,9 @@
 // widths are Qwen's) that both Hugging Face (transformers 5.18 + tokenizers, .venv-hf) and our loader read as the
 // real model: Qwen's config.json, bf16 weights, Qwen's byte-level BPE ids and special tokens, the chat template that
 // renders RAGEN's Sokoban prompt as we do, and the same log-probs.
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEnv } from '../../../envs/index';
 import { buildPrompt, envRegistry } from '../../../src/agent/index';
@@ -14,10 +12,9 @@ import { initBackend, loadPolicy } from '../../../src/model/index';
 import { QWEN_SHAPES } from '../../../src/model/qwenShapes';
 import { indexSafetensors } from '../../../src/model/safetensors';
 import { hfCheck, maxAbsDiff, type HfReport } from '../hf-python';
+import { expectRefused, ragen as inProcess } from '../cli/cli-fixture';
 import { qwenInitModel2Layers } from '../sharedFixtures';
 
-const run = promisify(execFile);
-const BIN = path.resolve('bin/ragen.js');
 let tmp: string;
 let dir: string;
 let ids: number[][];
@@ -25,16 +22,6 @@ let texts: string[];
 let ragenPrompt: ReturnType<typeof buildPrompt>;
 let hf: HfReport;
 let ours: number[][];
-
-async function ragen(...args: string[]): Promise<{ code: number; stderr: string }> {
-  try {
-    const { stderr } = await run(process.execPath, [BIN, ...args], { cwd: tmp, timeout: 300_000 });
-    return { code: 0, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stderr?: string };
-    return { code: e.code ?? -1, stderr: e.stderr ?? '' };
-  }
-}
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'init-model-'));
@@ -123,18 +110,17 @@ describe('ragen init-model --shape qwen2.5-0.5b --layers 2', () => {
     expect(Math.max(...all) - Math.min(...all)).toBeGreaterThan(1);
   });
 
+  // Through main() in this process: each is refused before any weight is made.
   it('refuses a bad shape, a bad layer count and an --out that is not a model directory (exit 2, one line)', async () => {
-    const shape = await ragen('init-model', '--shape', 'qwen2.5-1.5b', '--out', 'x');
-    expect(shape.code).toBe(2);
-    expect(shape.stderr.trim()).toBe('ragen: --shape qwen2.5-1.5b: unknown shape (expected: qwen2.5-0.5b, qwen2.5-3b)');
-    const layers = await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '0', '--out', 'x');
-    expect(layers.code).toBe(2);
-    expect(layers.stderr.trim()).toBe("ragen: --layers must be an integer >= 1, got '0'");
-    fs.mkdirSync(path.join(tmp, 'notes'));
-    fs.writeFileSync(path.join(tmp, 'notes', 'keep.txt'), 'mine');
-    const out = await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '1', '--out', 'notes');
-    expect(out.code).toBe(2);
-    expect(out.stderr).toMatch(/^ragen: --out notes: refusing to replace .*notes: it is not empty and has no config.json/);
-    expect(fs.readFileSync(path.join(tmp, 'notes', 'keep.txt'), 'utf8')).toBe('mine');
+    const x = path.join(tmp, 'x');
+    expectRefused(await inProcess('init-model', '--shape', 'qwen2.5-1.5b', '--out', x), /^ragen: --shape qwen2.5-1.5b: unknown shape \(expected: qwen2.5-0.5b, qwen2.5-3b\)$/);
+    expectRefused(await inProcess('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '0', '--out', x), /^ragen: --layers must be an integer >= 1, got '0'$/);
+    const notes = path.join(tmp, 'notes');
+    fs.mkdirSync(notes);
+    fs.writeFileSync(path.join(notes, 'keep.txt'), 'mine');
+    expectRefused(await inProcess('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '1', '--out', notes), /^ragen: --out .*notes: refusing to replace .*notes: it is not empty and has no config.json/);
+    expect(fs.readdirSync(notes)).toEqual(['keep.txt']);
+    expect(fs.readFileSync(path.join(notes, 'keep.txt'), 'utf8')).toBe('mine');
+    expect(fs.existsSync(x)).toBe(false);
   });
 });
