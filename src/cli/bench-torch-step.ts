@@ -13,6 +13,8 @@
 //          exact: means over rows, and the tfjs session prefills an env group's identical first prompts once
 //          (generate.ts), which the PyTorch side does not (every row prefills its own).
 //   train  each trained sequence's length (after the uncertainty filter; per turn in single_turn mode).
+//   trainFrom  each trained sequence's first loss target: a micro-batch's log-prob passes run the LM head from the
+//          smallest of its sequences' on (PaddedBatch.firstLossTarget), on both sides.
 import type { Qwen2Config } from '../model/config';
 import type { RunConfig } from '../starpo/config';
 import type { WorkloadProbe } from '../starpo/workloadProbe';
@@ -20,6 +22,7 @@ import type { WorkloadProbe } from '../starpo/workloadProbe';
 export interface StepWork {
   turns: { rows: number; prefill: number; decode: number; fresh: boolean }[];
   train: number[];
+  trainFrom: number[];
 }
 
 /** A step section run as the PyTorch side needs it: the preset, its config and model, and what its steps did. */
@@ -39,6 +42,7 @@ export interface StepRunWork {
 export class StepWorkRecorder implements WorkloadProbe {
   private turns: { prompts: readonly string[]; responses: readonly string[] }[] = [];
   private train: number[] = [];
+  private trainFrom: number[] = [];
 
   constructor(private readonly maxNewTokens: number) {}
 
@@ -46,13 +50,14 @@ export class StepWorkRecorder implements WorkloadProbe {
     this.turns.push({ prompts, responses });
   }
 
-  trainBatch(sequenceTokens: number[]): void {
+  trainBatch(sequenceTokens: number[], firstLossTargets: number[]): void {
     this.train.push(...sequenceTokens);
+    this.trainFrom.push(...firstLossTargets);
   }
 
   take(tokenizer: { encode(text: string): ArrayLike<number> }): StepWork {
     const count = (text: string) => tokenizer.encode(text).length;
-    const work: StepWork = { turns: [], train: this.train };
+    const work: StepWork = { turns: [], train: this.train, trainFrom: this.trainFrom };
     let cached = 0;   // mean prompt + response tokens of the previous turn: what the KV cache holds
     for (const turn of this.turns) {
       const prompt = mean(turn.prompts.map(count));
@@ -65,6 +70,7 @@ export class StepWorkRecorder implements WorkloadProbe {
     }
     this.turns = [];
     this.train = [];
+    this.trainFrom = [];
     return work;
   }
 }

@@ -262,7 +262,7 @@ export class Trainer {
       metrics['response_length/mean'] = mean(lossTokens);
       metrics['response_length/max'] = Math.max(...lossTokens);
       const realTokens = keptSeqs.reduce((s, x) => s + x.ids.length, 0);
-      this.workloadProbe?.trainBatch(keptSeqs.map((x) => x.ids.length));
+      this.workloadProbe?.trainBatch(keptSeqs.map((x) => x.ids.length), keptSeqs.map((x) => Math.max(0, x.lossMask.indexOf(1))));
       metrics['perf/total_num_tokens'] = realTokens;
       Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter));
       assertNoGpuError(`in step ${step}'s update`);

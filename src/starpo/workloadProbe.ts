@@ -7,8 +7,9 @@ export interface WorkloadProbe {
   /** One generate call of a training rollout (one turn): each row's prompt and response text (kept as text, so that
    *  counting their tokens costs the timed rollout nothing). */
   rolloutTurn(prompts: readonly string[], responses: readonly string[]): void;
-  /** The sequences the update trains on (after the filter), their lengths in tokens. */
-  trainBatch(sequenceTokens: number[]): void;
+  /** The sequences the update trains on (after the filter): their lengths in tokens, and each one's first loss
+   *  target (0 when it has none), from which the log-prob passes run the LM head (`PaddedBatch.firstLossTarget`). */
+  trainBatch(sequenceTokens: number[], firstLossTargets: number[]): void;
 }
 
 /** The rollout policy `fn`, telling `probe` each turn's prompts and responses after it generated them. */

@@ -8,7 +8,8 @@ Spec: {"steps": [{"name", "config" (HF Qwen2 config.json keys), "settings", "war
              "epochs", "checkpointing" (bool), "actor": {"lr", "betas", "weightDecay", "gradClip", "clipLow",
              "clipHigh", "clipC", "entropyCoeff"}, "criticOptim": {"lr", "betas", "weightDecay", "gradClip",
              "cliprange"}}
-  WORK (one tfjs step, in tokens): {"turns": [{"rows", "prefill", "decode", "fresh"}], "train": [length, ...]}
+  WORK (one tfjs step, in tokens): {"turns": [{"rows", "prefill", "decode", "fresh"}], "train": [length, ...],
+         "trainFrom": [first loss target, ...]}
 The warm-up WORK runs untimed; each timed WORK once. Results, per step name (means over the timed WORKs):
   "<name> step s", "<name> rollout s", "<name> scoring s", "<name> update s", "<name> other s",
   "<name> rollout tokens" (rows x (prefill + decode) summed over the turns) and "<name> train tokens" (the trained
@@ -21,7 +22,8 @@ One step, as the tfjs Trainer runs it (src/starpo/trainer.ts):
             samples `decode` tokens one at a time at `temperature` (no stop token: the tfjs batch also decodes until
             its longest row stops). Rows that finished their episode leave the batch. No shared-prefix prefill:
             every row prefills its own prompt, as the tfjs side does.
-  scoring = the actor's old log-probs (no gradient), the reference's when `reference`, the critic's values when
+  scoring = the actor's old log-probs (no gradient; the LM head from the micro-batch's first loss target on, as on
+            the tfjs side), the reference's when `reference`, the critic's values when
             `critic`, in micro-batches of microBatch sequences (padded to the longest of the micro-batch); then a
             stand-in for GAE and whitening (a few element-wise ops). Always scored first, as veRL does (the tfjs side
             may take them from the update's forward pass instead: its scoring then counts 0).
@@ -88,7 +90,7 @@ class StepRunner:
 
     def step(self, work):
         rollout_s, rollout_tokens = self.timed_part(lambda: self.rollout(work["turns"]))
-        batch = self.training_batch(work["train"])
+        batch = self.training_batch(work["train"], work.get("trainFrom"))
         scoring_s, update_s = 0.0, 0.0
         if batch:   # the filter kept something
             scoring_s, scored = self.timed_part(lambda: self.score(batch))
@@ -132,37 +134,42 @@ class StepRunner:
         return position
 
     # --- scoring ------------------------------------------------------------------------------------------------
-    def training_batch(self, lengths):
-        """Random token ids of the given lengths, as micro-batches: (ids, mask) padded to the micro-batch's longest."""
+    def training_batch(self, lengths, froms=None):
+        """Random token ids of the given lengths, as micro-batches: (ids, mask, head_from) padded to the micro-batch's
+        longest; head_from is the smallest first loss target of its sequences, where its log-prob passes start the LM
+        head (as the tfjs side's PaddedBatch.firstLossTarget)."""
         vocab, micro = self.config["vocab_size"], self.s["microBatch"]
+        froms = froms or [0] * len(lengths)
         out = []
         for start in range(0, len(lengths), micro):
             part = lengths[start:start + micro]
+            head_from = max(0, min(min(froms[start:start + micro]), max(part) - 2))
             ids = torch.zeros(len(part), max(part), dtype=torch.long)
             mask = torch.zeros_like(ids)
             for row, n in enumerate(part):
                 ids[row, :n] = torch.randint(0, vocab, (n,), generator=self.gen)
                 mask[row, :n] = 1
-            out.append((ids.to(self.device), mask.to(self.device)))
+            out.append((ids.to(self.device), mask.to(self.device), head_from))
         return out
 
     def score(self, batch):
         with torch.no_grad():
-            old = [self.log_probs(self.actor, ids, mask)[0] for ids, mask in batch]
+            old = [self.log_probs(self.actor, *micro)[0] for micro in batch]
             if self.ref is not None:
-                [self.log_probs(self.ref, ids, mask) for ids, mask in batch]
+                [self.log_probs(self.ref, *micro) for micro in batch]
             values = [reference.forward(self.config, self.critic, ids, mask, value_head=True)[:, :-1]
-                      for ids, mask in batch] if self.critic else None
-            # Stand-in for GAE + whitening: the returns and the advantages, one number per loss token.
-            returns = [torch.ones_like(o) for o in old]
-            adv = [r - v for r, v in zip(returns, values)] if values else returns
+                      for ids, mask, _ in batch] if self.critic else None
+            # Stand-in for GAE + whitening: the returns (one per position the critic scores) and the advantages (one
+            # per position the actor's log-probs cover, from the micro-batch's head_from on).
+            returns = [torch.ones_like(v) for v in values] if values else None
+            adv = [(r - v)[:, f:] for r, v, (_, _, f) in zip(returns, values, batch)] if values else [torch.ones_like(o) for o in old]
             flat = torch.cat([a.flatten() for a in adv])
             adv = [(a - flat.mean()) / (flat.std() + 1e-8) for a in adv]
         return {"old": old, "values": values, "returns": returns, "adv": adv}
 
-    def log_probs(self, w, ids, mask):
-        logits = reference.forward(self.config, w, ids, mask)
-        return reference.token_log_probs(logits, ids, self.s["temperature"])
+    def log_probs(self, w, ids, mask, head_from):
+        logits = reference.forward(self.config, w, ids, mask, head_from=head_from)
+        return reference.token_log_probs(logits, ids[:, head_from:], self.s["temperature"])
 
     # --- update -------------------------------------------------------------------------------------------------
     def update(self, batch, scored):
@@ -183,16 +190,17 @@ class StepRunner:
         torch.nn.utils.clip_grad_norm_(list(w.values()), clip)
         opt.step()
 
-    def forward(self, w, ids, mask, value_head=False):
+    def forward(self, w, ids, mask, value_head=False, head_from=0):
         if self.s["checkpointing"]:   # one more forward in the backward pass, as per-layer checkpointing costs
-            return torch.utils.checkpoint.checkpoint(reference.forward, self.config, w, ids, mask, value_head, use_reentrant=False)
-        return reference.forward(self.config, w, ids, mask, value_head=value_head)
+            return torch.utils.checkpoint.checkpoint(reference.forward, self.config, w, ids, mask, value_head, None, head_from,
+                                                     use_reentrant=False)
+        return reference.forward(self.config, w, ids, mask, value_head=value_head, head_from=head_from)
 
     def actor_loss(self, micro, scored, i):
-        ids, mask = micro
+        ids, mask, f = micro
         a = self.s["actor"]
-        logp, entropy = reference.token_log_probs(self.forward(self.actor, ids, mask), ids, self.s["temperature"])
-        m = mask[:, 1:].float()
+        logp, entropy = reference.token_log_probs(self.forward(self.actor, ids, mask, head_from=f), ids[:, f:], self.s["temperature"])
+        m = mask[:, f + 1:].float()
         ratio = torch.exp(logp - scored["old"][i])
         adv = scored["adv"][i]
         pg = torch.maximum(-adv * ratio, -adv * ratio.clamp(1 - a["clipLow"], 1 + a["clipHigh"]))
@@ -200,7 +208,7 @@ class StepRunner:
         return ((pg - a["entropyCoeff"] * entropy) * m).sum() / m.sum().clamp(min=1)
 
     def critic_loss(self, micro, scored, i):
-        ids, mask = micro
+        ids, mask, _ = micro
         values = self.forward(self.critic, ids, mask, value_head=True)[:, :-1]
         old, ret, c = scored["values"][i], scored["returns"][i], self.s["criticOptim"]["cliprange"]
         clipped = old + (values - old).clamp(-c, c)

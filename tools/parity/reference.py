@@ -45,8 +45,9 @@ def positions_from_mask(mask):
     return (mask.long().cumsum(dim=1) - 1).clamp(min=0)
 
 
-def forward(config, w, ids, mask, value_head=False, lora=None):
-    """ids, mask [B, T] -> logits [B, T, V] (or values [B, T] with value_head).
+def forward(config, w, ids, mask, value_head=False, lora=None, head_from=0):
+    """ids, mask [B, T] -> logits [B, T, V] (or values [B, T] with value_head); with head_from, the LM head runs on
+    positions head_from.. only: logits [B, T - head_from, V].
     lora: optional (module name, input, base output) -> output, e.g. PEFT's low-rank path added to a linear layer
     (lora_reference.py); called for every linear layer of the decoder layers."""
     b, t = ids.shape
@@ -94,7 +95,7 @@ def forward(config, w, ids, mask, value_head=False, lora=None):
     if value_head:
         return torch.nn.functional.linear(x, w["score.weight"], w["score.bias"]).squeeze(-1)
     out = w["model.embed_tokens.weight"] if config["tie_word_embeddings"] else w["lm_head.weight"]
-    return torch.nn.functional.linear(x, out)
+    return torch.nn.functional.linear(x[:, head_from:], out)
 
 
 def token_log_probs(logits, ids, temperature=1.0):

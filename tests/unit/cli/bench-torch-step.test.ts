@@ -25,7 +25,7 @@ describe('StepWorkRecorder', () => {
     r.rolloutTurn(t(100, 102), t(4, 6));      // turn 1: the whole prompt; decode = longest + its end token
     r.rolloutTurn(t(130, 140), t(10, 10));    // turn 2: 135 - (101 + 5) = 29 new tokens; both hit maxNewTokens
     r.rolloutTurn(t(50), t(3));               // a history window dropped turns: the whole prompt, fresh
-    r.trainBatch([120, 90]);
+    r.trainBatch([120, 90], [100, 0]);
     const work = r.take(chars);
     expect(work).toEqual({
       turns: [
@@ -33,9 +33,10 @@ describe('StepWorkRecorder', () => {
         { rows: 1, prefill: 50, decode: 4, fresh: true },
       ],
       train: [120, 90],
+      trainFrom: [100, 0],
     });
     expect(stepWorkTokens(work)).toEqual({ rollout: 2 * 108 + 2 * 39 + 54, train: 210 });
-    expect(r.take(chars)).toEqual({ turns: [], train: [] });   // the next step starts empty
+    expect(r.take(chars)).toEqual({ turns: [], train: [], trainFrom: [] });   // the next step starts empty
   });
 
   it('gives tfjs/torch ratios of seconds (above 1 = tfjs faster), scoring and update together, where both spent time', () => {
