@@ -43,6 +43,8 @@ export interface Knobs {
   seed?: number;
   /** Training steps of the run (trainer.totalSteps). */
   totalSteps?: number;
+  /** Validation env groups (agent.valGroups, spread over the preset's validation blocks): what each validation plays. */
+  valGroups?: number;
 }
 
 export interface PlaygroundSettings {
@@ -122,6 +124,10 @@ export const KNOB_SPECS: { readonly [K in keyof Required<Knobs>]: KnobSpec } = {
   },
   seed: { param: 'seed', kind: 'int', label: 'seed', min: 0, max: 2 ** 31 - 1, step: 1, help: 'Same seed, same backend: the same run, step for step.' },
   totalSteps: { param: 'steps', kind: 'int', label: 'steps', min: 1, max: 10_000, step: 1, help: 'Training steps (rollout, then update) of the run.' },
+  valGroups: {
+    param: 'val', kind: 'int', label: 'validation groups', min: 1, max: 256, step: 1,
+    help: 'How many fixed starting states each validation plays (the val curve: before training, every 10 steps, after the last). Fewer is faster; more gives a steadier curve.',
+  },
 };
 
 export const KNOB_NAMES = Object.keys(KNOB_SPECS) as (keyof Knobs)[];
@@ -323,6 +329,7 @@ export function knobsOf(config: RunConfig): Required<Knobs> {
     maxActionsPerTurn: config.agent.maxActionsPerTurn,
     seed: config.trainer.seed,
     totalSteps: config.trainer.totalSteps,
+    valGroups: config.agent.valGroups,
   };
 }
 
@@ -354,6 +361,11 @@ export function runConfigFor(settings: PlaygroundSettings, arm?: string): RunCon
     if (k.env !== undefined && k.env !== base.agent.trainEnvs[0].tag) {
       over.agent!.valEnvs = [{ tag, nGroups: base.agent.valGroups }];
     }
+  }
+  if (k.valGroups !== undefined) {
+    // The preset's validation blocks (or the new env's one) keep their settings and share the new count.
+    over.agent!.valEnvs = spreadGroups(over.agent!.valEnvs ?? base.agent.valEnvs, k.valGroups);
+    over.agent!.valGroups = k.valGroups;
   }
   if (k.groupSize !== undefined) over.agent!.groupSize = k.groupSize;
   if (k.maxTurn !== undefined) over.agent!.maxTurn = k.maxTurn;

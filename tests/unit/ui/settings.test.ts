@@ -24,11 +24,11 @@ describe('playground settings in the URL', () => {
   });
 
   it('round-trips every knob through the query string', () => {
-    const search = '?preset=frozenlake-tiny&backend=wasm&env=FrozenLake&algo=grpo&filter=0.5&kl=0.001&clipHigh=0.2&groups=4&groupSize=2&turns=3&actions=2&seed=7&steps=5';
+    const search = '?preset=frozenlake-tiny&backend=wasm&env=FrozenLake&algo=grpo&filter=0.5&kl=0.001&clipHigh=0.2&groups=4&groupSize=2&turns=3&actions=2&seed=7&steps=5&val=6';
     const settings = settingsFromSearch(search);
     expect(settings.knobs).toEqual({
       env: 'FrozenLake', algorithm: 'grpo', filterRatio: 0.5, klCoef: 0.001, clipHigh: 0.2,
-      envGroups: 4, groupSize: 2, maxTurn: 3, maxActionsPerTurn: 2, seed: 7, totalSteps: 5,
+      envGroups: 4, groupSize: 2, maxTurn: 3, maxActionsPerTurn: 2, seed: 7, totalSteps: 5, valGroups: 6,
     });
     expect(settingsFromSearch(settingsToSearch(settings))).toEqual(settings);
   });
@@ -65,6 +65,24 @@ describe('playground settings in the URL', () => {
     expect(r.drafts).toEqual({ preset: 'chess', envGroups: '100000', totalSteps: '1e9', maxTurn: '50' });
     expect(r.problems.map((p) => p.fields)).toEqual([['preset'], ['envGroups'], ['maxTurn'], ['totalSteps']]);
     expect(r.problems[1].message).toMatch(/from 1 to 64; 100000 is too large/);
+  });
+});
+
+describe('the validation groups knob (URL val)', () => {
+  it("shares the count among the preset's validation blocks, keeping their settings, and follows a changed env", () => {
+    const base = presetConfig('frozenlake-tiny');
+    const fl = runConfigFor({ preset: 'frozenlake-tiny', backend: 'wasm', workers: 'auto', knobs: { valGroups: 4 } });
+    expect(fl.agent.valGroups).toBe(4);
+    expect(fl.agent.valEnvs).toEqual([{ ...base.agent.valEnvs[0], nGroups: 4 }]);
+    expect(fl.agent.trainEnvs).toEqual(base.agent.trainEnvs);   // training is the preset's
+    // bandit-tiny validates on two name pairs, 16 + 16: the count is spread over both.
+    const b = runConfigFor({ preset: 'bandit-tiny', backend: 'wasm', workers: 'auto', knobs: { valGroups: 5 } });
+    expect(b.agent.valEnvs.map((x) => [x.tag, x.nGroups])).toEqual([['Bandit', 3], ['BanditTest', 2]]);
+    expect(b.agent.valGroups).toBe(5);
+    // Another env: its one validation block, at the knob's count.
+    const other = runConfigFor({ preset: 'bandit-tiny', backend: 'wasm', workers: 'auto', knobs: { env: 'FrozenLake', valGroups: 3 } });
+    expect(other.agent.valEnvs.map((x) => [x.tag, x.nGroups])).toEqual([['FrozenLake', 3]]);
+    expect(knobsOf(fl).valGroups).toBe(4);
   });
 });
 
