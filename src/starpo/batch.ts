@@ -37,6 +37,11 @@ export function tokenizeTrajectory(tokenizer: Tokenizer, rendered: RenderedPromp
   return { ids, lossMask };
 }
 
+/** A trajectory's first loss target (its first trained prediction), or -1 when it has none. */
+export function firstLossTarget(t: TokenizedTrajectory): number {
+  return t.lossMask.indexOf(1);
+}
+
 /** Number of loss tokens of a trajectory (RAGEN's `response_length`: the trained tokens). */
 export function lossTokenCount(t: TokenizedTrajectory): number {
   let n = 0;
@@ -87,7 +92,7 @@ export function padBatch(items: readonly TokenizedTrajectory[], padTokenId: numb
       lossMask[r * (length - 1) + j] = m;
     });
   });
-  const firsts = items.map((t) => t.lossMask.indexOf(1)).filter((j) => j >= 0);
+  const firsts = items.map(firstLossTarget).filter((j) => j >= 0);
   return {
     ids: tf.tensor2d(ids, [rows, length], 'int32'),
     attention: tf.tensor2d(attention, [rows, length]),

@@ -45,7 +45,7 @@ import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/r
 import { sampleRolloutRecords } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
 import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, trainingSamples, whiten } from './advantages';
-import { chunks, lossTokenCount, scoreLogProbs, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
+import { chunks, firstLossTarget, lossTokenCount, scoreLogProbs, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
 import { collapseDiagnostics, collapseDue } from './collapseScoring';
 import { agentFormatFromConfig, envGroupsConfig, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
@@ -262,7 +262,7 @@ export class Trainer {
       metrics['response_length/mean'] = mean(lossTokens);
       metrics['response_length/max'] = Math.max(...lossTokens);
       const realTokens = keptSeqs.reduce((s, x) => s + x.ids.length, 0);
-      this.workloadProbe?.trainBatch(keptSeqs.map((x) => x.ids.length), keptSeqs.map((x) => Math.max(0, x.lossMask.indexOf(1))));
+      this.workloadProbe?.trainBatch(keptSeqs.map((x) => x.ids.length), keptSeqs.map((x) => Math.max(0, firstLossTarget(x))));
       metrics['perf/total_num_tokens'] = realTokens;
       Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter));
       assertNoGpuError(`in step ${step}'s update`);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One sokoban-qwen step, shrunk as tests/unit/cli/train-qwen-shape.test.ts shrinks it (LoRA, 2 env groups of one
-# rollout, one turn, 8 new tokens), on a 2-layer cut of Qwen2.5-0.5B on wasm; prints the step's timing_s/* metrics
+# rollout, one turn, 8 new tokens; unlike the test, with one validation group after the step, as the measurements in
+# BENCHMARKS.md were made), on a 2-layer cut of Qwen2.5-0.5B on wasm; prints the step's timing_s/* metrics
 # and its actor gradient norm (to show two builds compute the same update). The cut is made by `ragen init-model`
 # into MODEL_DIR the first time. Run from the repository root of the build to time:
 #   bash tools/bench/qwen-cut-step.sh [MODEL_DIR, default /tmp/qwen2.5-0.5b-2layers]
