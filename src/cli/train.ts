@@ -14,7 +14,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import cliProgress from 'cli-progress';
 import { StepProgress } from './stepProgress';
-import { BACKEND_CHOICES, isBackendChoice, type BackendInfo } from '../model/backend';
+import * as tf from '@tensorflow/tfjs';
+import { BACKEND_CHOICES, isBackendChoice, type BackendChoice, type BackendInfo } from '../model/backend';
 import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { successByTag } from '../metrics/keys';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
@@ -257,7 +258,10 @@ export interface RunOptions {
   workers?: number | 'auto';
 }
 
-let backendInfo: BackendInfo | null = null;
+/** The backend this process started for its last `ragen train`, and the choice (--backend or the config's) it was
+ *  started for. A process trains once from the command line, but tests and tools call main() repeatedly in one
+ *  process, where another command may have moved tfjs to another backend since: the choice is then made again. */
+let started: { choice: BackendChoice; info: BackendInfo } | null = null;
 
 /**
  * Trains the arms one after the other. Every arm's run directory is locked first (src/node/runLock.ts), before
@@ -274,7 +278,9 @@ export async function runTrainArms(arms: readonly TrainArm[], opts: RunOptions):
       for (const line of cleanInterruptedWrites(arm.out)) log(line);
     }
     const backend = arms[0].config.trainer.backend;
-    if (!backendInfo) backendInfo = await chooseCliBackend(backend, log);
+    if (started?.choice !== backend || tf.getBackend() !== started.info.name) {
+      started = { choice: backend, info: await chooseCliBackend(backend, log) };
+    }
     for (const arm of arms) {
       for (const w of configWarnings(arm.config)) log(`warning: ${w}`);
       if (arms.length > 1) log(`\n=== arm ${arm.name} -> ${arm.out} ===`);
@@ -344,7 +350,7 @@ export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
   const checkpoint = opts.resume ? latestCheckpoint(out) : null;
   // resolveTrainArms refused a resume without a checkpoint; one that lost it since then is refused the same way.
   if (opts.resume && !checkpoint) throw new UsageError(`--resume: ${out} holds no complete checkpoint to continue from; nothing was changed`);
-  const helper = helperThreads(opts.workers ?? 'auto', backendInfo?.name ?? config.trainer.backend, config) > 0 ? spawnHelperThread() : null;
+  const helper = helperThreads(opts.workers ?? 'auto', started?.info.name ?? config.trainer.backend, config) > 0 ? spawnHelperThread() : null;
   if (helper) log('using 2 cores: a helper thread generates half of each rollout batch and trains the critic (same results as 1)');
   const progress = new StepProgress({ log });
   try {

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import * as tf from '@tensorflow/tfjs';
 import { main } from '../../../src/cli/main';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
 import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
@@ -232,5 +233,17 @@ describe('bad --out targets and inputs fail before any work', () => {
     const r = await ragen('--config', configFile, '--set', 'rollout.maxNewTokens=480', '--out', path.join(tmp, 'long'));
     expectRefused(r, /agent\.trainEnvs\[0\] \(Bandit\): the first prompt is \d+ tokens, plus up to 480 new tokens .* more than the model's 512 positions/);
     expect(fs.existsSync(path.join(tmp, 'long'))).toBe(false);
+  });
+});
+
+describe('the backend a run asks for', () => {
+  it('is started again when another command in this process moved tfjs elsewhere since the last train', async () => {
+    // beforeAll's run started wasm (the tiny config's trainer.backend). Tools and tests call main() many times in one
+    // process; an eval or bench in between may leave tfjs on cpu or webgpu. The next run must not train there.
+    await tf.setBackend('cpu');
+    const r = await ragen('--config', configFile, '--steps', '1', '--set', 'trainer.saveFreq=1', '--out', path.join(tmp, 'again'));
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^backend: wasm \(asked for with --backend wasm\)$/m);
+    expect(tf.getBackend()).toBe('wasm');
   });
 });
