@@ -40,17 +40,22 @@ export interface HfReport {
 
 /** Runs tools/hf/hf_check.py on one request (offline: nothing is fetched from a hub). */
 export function hfCheck(request: HfRequest): HfReport {
+  return hfChecks([request])[0];
+}
+
+/** Several checks in one Python process, answered in order (a later request may read what an earlier one saved). */
+export function hfChecks(requests: readonly HfRequest[]): HfReport[] {
   if (!fs.existsSync(HF_PYTHON)) {
     throw new Error(`${HF_PYTHON} is missing: the Hugging Face interop tests need it; run 'bash scripts/setup.sh'`);
   }
   const out = execFileSync(HF_PYTHON, [HF_CHECK], {
-    input: JSON.stringify(request),
+    input: JSON.stringify(requests),
     encoding: 'utf8',
     env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', TRANSFORMERS_VERBOSITY: 'error', TOKENIZERS_PARALLELISM: 'false' },
     stdio: ['pipe', 'pipe', 'pipe'],
     maxBuffer: 64 * 1024 * 1024,
   });
-  return JSON.parse(out) as HfReport;
+  return JSON.parse(out) as HfReport[];
 }
 
 /** The largest absolute difference between two equally long number lists (Infinity when the lengths differ). */

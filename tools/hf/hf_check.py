@@ -43,8 +43,7 @@ def ragen_special_tokens(tok):
     return {"im_start": tok.encode("<|im_start|>")[0], "im_end": tok.encode("<|im_end|>")[0]}
 
 
-def main():
-    req = json.load(sys.stdin)
+def check(req):
     report = {"versions": {"torch": torch.__version__, "transformers": transformers.__version__}}
     directory = req["model"]
 
@@ -90,8 +89,14 @@ def main():
     if req.get("save_bf16"):
         model.to(torch.bfloat16).save_pretrained(req["save_bf16"])
         tok.save_pretrained(req["save_bf16"])
+    return report
 
-    print(json.dumps(report))
+
+def main():
+    # One request, or a list of them answered in order: torch and transformers take seconds to import, so a test
+    # with several checks asks once (a later request may read what an earlier one saved, e.g. save_bf16).
+    req = json.load(sys.stdin)
+    print(json.dumps([check(r) for r in req] if isinstance(req, list) else check(req)))
 
 
 if __name__ == "__main__":

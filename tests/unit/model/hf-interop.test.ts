@@ -15,7 +15,7 @@ import { makeEnv } from '../../../envs/index';
 import { buildPrompt, compactPromptFixedText, envRegistry } from '../../../src/agent/index';
 import { initBackend, loadCheckpointDir, loadPolicy, Qwen2Model } from '../../../src/model/index';
 import { tinyBanditConfig } from '../starpo/trainer-fixture';
-import { hfCheck, maxAbsDiff, type HfReport } from '../hf-python';
+import { hfChecks, maxAbsDiff, type HfReport } from '../hf-python';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/ragen.js');
@@ -56,8 +56,10 @@ beforeAll(async () => {
   ids = [...texts, ragenPrompt.text].map((t) => policy.tokenizer.encode(t));
   policy.dispose();
   const request = { texts: [...texts, ragenPrompt.text], ids, messages: ragenPrompt.messages };
-  f32 = hfCheck({ ...request, model: path.join(tmp, 'f32/qwen2-policy'), critic: path.join(tmp, 'f32/qwen2-critic') });
-  bf16 = hfCheck({ ...request, model: path.join(tmp, 'bf16/qwen2-policy'), bf16_of: path.join(tmp, 'f32/qwen2-policy') });
+  [f32, bf16] = hfChecks([
+    { ...request, model: path.join(tmp, 'f32/qwen2-policy'), critic: path.join(tmp, 'f32/qwen2-critic') },
+    { ...request, model: path.join(tmp, 'bf16/qwen2-policy'), bf16_of: path.join(tmp, 'f32/qwen2-policy') },
+  ]);
 }, 600_000);
 
 afterAll(() => {

@@ -7,7 +7,7 @@ import {
   DEFAULT_SPECIAL_TOKENS, Qwen2Model, buildTinyTokenizer, initBackend, initQwen2Weights, loadPolicy,
   saveCheckpointDir, tokenLogProbs, type Qwen2Config,
 } from '../../../src/model/index';
-import { hfCheck, maxAbsDiff, type HfReport } from '../hf-python';
+import { hfChecks, maxAbsDiff, type HfReport } from '../hf-python';
 
 
 const tokenizer = buildTinyTokenizer(
@@ -29,6 +29,7 @@ let dir: string;
 let direct: number[]; // log-probs computed straight from the in-memory model that was saved
 let bf16Dir: string;
 let hfReport: HfReport; // transformers on the saved checkpoint
+let hfBf16Report: HfReport; // transformers on its bf16 copy
 
 beforeAll(async () => {
   await initBackend('cpu');
@@ -40,10 +41,11 @@ beforeAll(async () => {
   lp.dispose();
   await saveCheckpointDir(dir, model, tokenizer);
   model.dispose();
-  // One Python start (torch + transformers take seconds to import) for two things: transformers' reading of the
-  // checkpoint, then its bf16 copy written as save_pretrained writes it (after the f32 log-probs are taken).
+  // One Python start (torch + transformers take seconds to import) for three things: transformers' reading of the
+  // checkpoint, its bf16 copy written as save_pretrained writes it (after the f32 log-probs are taken), and its
+  // reading of that copy.
   bf16Dir = path.join(root, 'bf16');
-  hfReport = hfCheck({ model: dir, texts: [text], ids: [ids], save_bf16: bf16Dir });
+  [hfReport, hfBf16Report] = hfChecks([{ model: dir, texts: [text], ids: [ids], save_bf16: bf16Dir }, { model: bf16Dir, ids: [ids] }]);
 });
 afterAll(async () => { await fsp.rm(root, { recursive: true, force: true }); });
 
@@ -115,7 +117,7 @@ describe('loadPolicy (docs/architecture.md entry)', () => {
   });
 
   it('loads a bf16 copy written by Hugging Face save_pretrained (as Qwen2.5 ships) and matches transformers on it', async () => {
-    const report = hfCheck({ model: bf16Dir, ids: [ids] });   // bf16Dir: written in beforeAll
+    const report = hfBf16Report;   // bf16Dir: written in beforeAll
     expect(report.weight_dtypes).toEqual(['torch.bfloat16']);
     const policy = await loadPolicy(bf16Dir, { backend: 'cpu' });
     const lp = await policy.tokenLogProbs(ids);
