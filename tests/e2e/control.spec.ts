@@ -9,7 +9,7 @@ import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
  * bandit-tiny with a big batch and no filter (8 env groups x 32 rollouts, all kept): scoring and the update (32
  * optimizer steps) last long enough to press Stop in (on the 2-core test machine: scoring ~1 s, update ~4 s).
  */
-const BIG_BATCH = 'backend=wasm&groups=8&groupSize=32&filter=1';
+const BIG_BATCH = 'backend=wasm&groups=8&groupSize=32&filter=1&val=2';
 
 async function stepCount(page: Page): Promise<number> {
   return Number(await page.getByTestId('step-count').textContent());
@@ -166,7 +166,7 @@ test('control: Stop during an update ends the busy worker within ~2 s; the run r
 
 test('control: a short run ends as done', async ({ page }) => {
   test.setTimeout(300_000);
-  await page.goto('./?backend=wasm&groups=4&groupSize=2&steps=1');
+  await page.goto('./?backend=wasm&groups=4&groupSize=2&val=2&steps=1');
   await expectWorkingMatmul(page);
   await page.getByTestId('start').click();
   await expect(page.getByTestId('run-status')).toHaveText('done', { timeout: 240_000 });
@@ -185,7 +185,7 @@ test('control: a run that cannot be built ends as failed with the reason, and th
   // The warm start's weights served broken (a half-uploaded site): the worker cannot build the run.
   const weights = '**/warmstart/bandit-tiny/model.safetensors';
   await page.context().route(weights, (route) => route.fulfill({ status: 200, contentType: 'application/octet-stream', body: Buffer.from('not a safetensors file') }));
-  await page.goto('./?backend=wasm&groups=4&groupSize=2&steps=1');
+  await page.goto('./?backend=wasm&groups=4&groupSize=2&val=2&steps=1');
   await expectWorkingMatmul(page);
   await page.getByTestId('start').click();
   await expect(page.getByTestId('run-status')).toHaveText('failed');

@@ -5,7 +5,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { expectWorkingMatmul, watchErrors } from './helpers';
 
 /** One step of a small bandit-tiny run: 4 env groups x 2 rollouts (PPO, so the critic also runs on the helper). */
-const ONE_STEP = 'preset=bandit-tiny&groups=4&groupSize=2&steps=1&seed=5&backend=wasm';
+const ONE_STEP = 'preset=bandit-tiny&groups=4&groupSize=2&val=2&steps=1&seed=5&backend=wasm';
 
 type Row = Record<string, unknown>;
 

@@ -14,7 +14,7 @@ async function stepCount(page: Page): Promise<number> {
 test('training: webgpu (asked for) runs a real training step in the worker', async ({ page }, testInfo) => {
   test.setTimeout(400_000);
   const errors = watchErrors(page);
-  await page.goto('./?preset=bandit-tiny&backend=webgpu&groups=4&groupSize=2');
+  await page.goto('./?preset=bandit-tiny&backend=webgpu&groups=4&groupSize=2&val=2');
   await expect(page.getByTestId('backend'), `page errors: ${errors.join(' | ')}`).toHaveText('webgpu');
   await expectWorkingMatmul(page);
   // A software adapter (SwiftShader here) is named as slower than wasm, before anything is trained on it.

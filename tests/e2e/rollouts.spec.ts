@@ -64,7 +64,7 @@ test('rollouts: a solved episode ends on its solved board, with a legend of the 
 
 test('rollouts: the viewer keeps the turn being looked at when a new step arrives; Bandit success is explained', async ({ page }, testInfo) => {
   test.setTimeout(300_000);
-  await page.goto('./?backend=wasm&groups=4&groupSize=2');
+  await page.goto('./?backend=wasm&groups=4&groupSize=2&val=2');
   await expectWorkingMatmul(page);
   await page.getByTestId('start').click();
   const viewer = page.getByTestId('rollout-viewer');

@@ -10,7 +10,7 @@ async function stepCount(page: Page): Promise<number> {
 
 test('runs: the list follows the live run, and after a reload nothing is listed as running', async ({ page }, testInfo) => {
   test.setTimeout(300_000);
-  await page.goto('./?backend=wasm&groups=4&groupSize=4');
+  await page.goto('./?backend=wasm&groups=4&groupSize=4&val=2');
   await expectWorkingMatmul(page);
   await page.getByTestId('start').click();
   await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBeGreaterThanOrEqual(2);
@@ -34,7 +34,7 @@ test('runs: the list follows the live run, and after a reload nothing is listed 
 
 test('runs: resume only where a checkpoint and steps are left; delete asks first; open restores the settings', async ({ page }, testInfo) => {
   test.setTimeout(400_000);
-  await page.goto('./?backend=wasm&groups=4&groupSize=2&steps=1');
+  await page.goto('./?backend=wasm&groups=4&groupSize=2&val=2&steps=1');
   await expectWorkingMatmul(page);
   // Run A: one step, to the end.
   await page.getByTestId('start').click();

@@ -5,8 +5,8 @@
 import { expect, test, type Page } from '@playwright/test';
 import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
 
-/** A small bandit-tiny setup: 4 env groups x 4 rollouts, so a step takes seconds on wasm. */
-const SMALL = 'preset=bandit-tiny&groups=4&groupSize=4';
+/** A small bandit-tiny setup: 4 env groups x 4 rollouts and 2 validation groups (one per name pair), so a step takes seconds on wasm. */
+const SMALL = 'preset=bandit-tiny&groups=4&groupSize=4&val=2';
 
 async function stepCount(page: Page): Promise<number> {
   return Number(await page.getByTestId('step-count').textContent());
