@@ -21,6 +21,8 @@ export interface SafetensorsTensor {
 export interface SafetensorsInput {
   shape: number[];
   data: Float32Array;
+  /** The dtype to write this tensor as, where it differs from the file's (a file may mix them, as Hugging Face's do). */
+  writeAs?: SafetensorsWriteDtype;
 }
 
 /** Bytes per element of each dtype we can read. Anything else (F8_*, complex, ...) is refused by name. */
@@ -131,8 +133,11 @@ export function serializeSafetensors(
   metadata?: Record<string, string>,
   dtype: SafetensorsWriteDtype = 'F32',
 ): Uint8Array {
-  if (dtype !== 'F32' && dtype !== 'BF16') throw new Error(`safetensors: cannot write dtype '${String(dtype)}' (F32 or BF16)`);
-  const bytesPerValue = dtype === 'F32' ? 4 : 2;
+  const dtypeOf = (name: string) => {
+    const d = tensors[name].writeAs ?? dtype;
+    if (d !== 'F32' && d !== 'BF16') throw new Error(`safetensors: cannot write dtype '${String(d)}' (F32 or BF16)`);
+    return d;
+  };
   const names = Object.keys(tensors).sort();
   const header: Record<string, unknown> = {};
   if (metadata && Object.keys(metadata).length > 0) {
@@ -151,8 +156,8 @@ export function serializeSafetensors(
     if (count !== data.length) {
       throw new Error(`safetensors: tensor '${name}' has shape [${shape}] (${count} elements) but ${data.length} values`);
     }
-    const byteLength = data.length * bytesPerValue;
-    header[name] = { dtype, shape: [...shape], data_offsets: [offset, offset + byteLength] };
+    const byteLength = data.length * bytesPerValueOf(dtypeOf(name));
+    header[name] = { dtype: dtypeOf(name), shape: [...shape], data_offsets: [offset, offset + byteLength] };
     offset += byteLength;
   }
 
@@ -165,12 +170,27 @@ export function serializeSafetensors(
   let at = 8 + padded;
   for (const name of names) {
     const { data } = tensors[name];
-    const raw = dtype === 'F32' ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : bf16Bytes(data);
+    const raw = dtypeOf(name) === 'F32' ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : bf16Bytes(data);
     out.set(raw, at);
-    if (!HOST_IS_LITTLE_ENDIAN) swapBytes(out.subarray(at, at + raw.length), bytesPerValue);
+    if (!HOST_IS_LITTLE_ENDIAN) swapBytes(out.subarray(at, at + raw.length), bytesPerValueOf(dtypeOf(name)));
     at += raw.length;
   }
   return out;
+}
+
+/** Bytes per value of a dtype serializeSafetensors writes. */
+export function bytesPerValueOf(dtype: SafetensorsWriteDtype): number {
+  return dtype === 'F32' ? 4 : 2;
+}
+
+/**
+ * True when every value is a bfloat16 already (the low 16 bits of each float32 are zero), so that writing it as BF16
+ * changes no bit of what is read back: weights loaded from a bf16 checkpoint and never trained since.
+ */
+export function isExactBf16(data: Float32Array): boolean {
+  const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  for (let i = 0; i < bits.length; i++) if ((bits[i] & 0xffff) !== 0) return false;
+  return true;
 }
 
 /**

@@ -6,7 +6,7 @@
 // 2 GiB, so a single 7.9 GB optimizer.safetensors (AdamW's moments of a Qwen2.5-0.5B actor and critic) can be neither
 // built nor read back. Shards of at most SHARD_BYTES keep every file under both limits. Browser-safe (no Node module).
 import {
-  indexSafetensors, serializeSafetensors, type SafetensorsEntry, type SafetensorsInput, type SafetensorsWriteDtype,
+  bytesPerValueOf, indexSafetensors, serializeSafetensors, type SafetensorsEntry, type SafetensorsInput, type SafetensorsWriteDtype,
 } from './safetensors';
 
 /** Largest shard's data. Qwen's own shards reach 4 GB; Node's fs.readFile (our loader) reads at most 2 GiB per file. */
@@ -20,13 +20,13 @@ export function shardFileName(base: string, index: number, count: number): strin
 /** Tensors in name order, cut into shards of at most `maxBytes` of data (a tensor larger than that gets its own). */
 export function planShards<T extends readonly number[]>(
   shapes: Record<string, T>,
-  bytesPerValue: number,
+  bytesPerValue: number | ((name: string) => number),
   maxBytes: number = SHARD_BYTES,
 ): Record<string, T>[] {
   const shards: Record<string, T>[] = [{}];
   let used = 0;
   for (const name of Object.keys(shapes).sort()) {
-    const size = shapes[name].reduce((a, b) => a * b, 1) * bytesPerValue;
+    const size = shapes[name].reduce((a, b) => a * b, 1) * (typeof bytesPerValue === 'number' ? bytesPerValue : bytesPerValue(name));
     if (used > 0 && used + size > maxBytes) {
       shards.push({});
       used = 0;
@@ -47,7 +47,8 @@ export function shardedSafetensorsFiles(
   opts: { metadata?: Record<string, string>; dtype?: SafetensorsWriteDtype; maxShardBytes?: number } = {},
 ): Record<string, Uint8Array> {
   const dtype = opts.dtype ?? 'F32';
-  const bytesPerValue = dtype === 'F32' ? 4 : 2;
+  // A tensor may be written as another dtype than the file's (SafetensorsInput.writeAs), which counts for its size.
+  const bytesPerValue = (name: string) => bytesPerValueOf(tensors[name].writeAs ?? dtype);
   const shapes = Object.fromEntries(Object.entries(tensors).map(([name, t]) => [name, t.shape]));
   const shards = planShards(shapes, bytesPerValue, opts.maxShardBytes ?? SHARD_BYTES);
   if (shards.length === 1) return { [`${base}.safetensors`]: serializeSafetensors(tensors, opts.metadata, dtype) };
@@ -60,7 +61,7 @@ export function shardedSafetensorsFiles(
     files[name] = serializeSafetensors(part, opts.metadata, dtype);
     for (const [t, input] of Object.entries(part)) {
       weightMap[t] = name;
-      totalSize += input.data.length * bytesPerValue;
+      totalSize += input.data.length * bytesPerValue(t);
     }
   });
   const index = { metadata: { total_size: totalSize }, weight_map: weightMap };

@@ -4,7 +4,8 @@ AutoModelForTokenClassification, which must resolve to Qwen2ForCausalLM / Qwen2F
 or unexpected weights) and `tokenizers` (AutoTokenizer over tokenizer.json + tokenizer_config.json).
 
 Run it with the interpreter of the project's venv (scripts/setup.sh creates .venv-hf with torch 2.13 CPU and
-transformers); it reads one JSON request on stdin and prints one JSON report:
+transformers); it reads one JSON request on stdin and prints one JSON report (or a list of requests, answered in
+order with a list of reports, so that torch and transformers are imported once):
 
     .venv-hf/bin/python tools/hf/hf_check.py < request.json
 

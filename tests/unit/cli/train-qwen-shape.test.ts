@@ -89,5 +89,8 @@ describe('sokoban-qwen on a 2-layer cut of Qwen2.5-0.5B (init-model), wasm, one 
     expect(base[name].shape).toEqual([896, 4864]);
     expect(Array.from(base[name].read().subarray(0, 64))).toEqual(Array.from(init[name].read().subarray(0, 64)));
     expect(base['model.embed_tokens.weight'].shape).toEqual([151936, 896]);
+    // init-model writes bf16, as Qwen2.5 ships; the frozen base stays bf16 in the checkpoint (half the bytes, exact).
+    expect(Object.values(init).every((e) => e.dtype === 'BF16')).toBe(true);
+    for (const [n, e] of Object.entries(base)) expect(e.dtype, n).toBe('BF16');
   });
 });

@@ -1,7 +1,8 @@
 // An exported run, loaded by Hugging Face's own libraries (transformers 5.18 + tokenizers, in .venv-hf): the
 // directories `ragen export --to ragen` writes load as Qwen2ForCausalLM / Qwen2ForTokenClassification with every
 // weight used, tokenize to our ids, render RAGEN's prompt with the chat template exactly as we do, and give our
-// log-probs and values to 1e-5, in f32 and in bf16 (whose weights are torch's own bfloat16 rounding of the f32 ones).
+// log-probs and values to 1e-5, in f32 and in bf16 (whose weights are torch's own bfloat16 rounding of the f32 ones),
+// and from a file that mixes the two (as a LoRA checkpoint writes its frozen bf16 base).
 // The policy is the shipped bandit-tiny warm start after one StarPO-S step: a trained model, far from uniform, so a
 // wrong weight layout would show.
 import { execFile } from 'node:child_process';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEnv } from '../../../envs/index';
 import { buildPrompt, compactPromptFixedText, envRegistry } from '../../../src/agent/index';
 import { initBackend, loadCheckpointDir, loadPolicy, Qwen2Model } from '../../../src/model/index';
+import { floatToBf16Bits, parseSafetensors, serializeSafetensors, type SafetensorsInput } from '../../../src/model/safetensors';
 import { tinyBanditConfig } from '../starpo/trainer-fixture';
 import { hfChecks, maxAbsDiff, type HfReport } from '../hf-python';
 
@@ -26,6 +28,7 @@ let ids: number[][];
 let ragenPrompt: ReturnType<typeof buildPrompt>;
 let f32: HfReport;
 let bf16: HfReport;
+let mixed: HfReport;
 
 async function ragen(...args: string[]): Promise<void> {
   await run(process.execPath, [BIN, ...args], { cwd: tmp, timeout: 180_000 });
@@ -56,9 +59,22 @@ beforeAll(async () => {
   ids = [...texts, ragenPrompt.text].map((t) => policy.tokenizer.encode(t));
   policy.dispose();
   const request = { texts: [...texts, ragenPrompt.text], ids, messages: ragenPrompt.messages };
-  [f32, bf16] = hfChecks([
+  // A file that mixes dtypes, as a LoRA checkpoint's frozen bf16 base beside float32 tensors is written
+  // (src/model/checkpoint.ts): the f32 export with its layer-0 weights rounded to bfloat16 and written so.
+  fs.cpSync(path.join(tmp, 'f32/qwen2-policy'), path.join(tmp, 'mixed/qwen2-policy'), { recursive: true });
+  const weightsFile = path.join(tmp, 'mixed/qwen2-policy/model.safetensors');
+  const { tensors, metadata } = parseSafetensors(new Uint8Array(fs.readFileSync(weightsFile)));
+  const rewritten: Record<string, SafetensorsInput> = {};
+  for (const [name, t] of Object.entries(tensors)) {
+    const bits = new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length);
+    if (name.startsWith('model.layers.0.')) for (let i = 0; i < bits.length; i++) bits[i] = (floatToBf16Bits(bits[i]) << 16) >>> 0;
+    rewritten[name] = { shape: t.shape, data: t.data, ...(name.startsWith('model.layers.0.') ? { writeAs: 'BF16' as const } : {}) };
+  }
+  fs.writeFileSync(weightsFile, serializeSafetensors(rewritten, metadata));
+  [f32, bf16, mixed] = hfChecks([
     { ...request, model: path.join(tmp, 'f32/qwen2-policy'), critic: path.join(tmp, 'f32/qwen2-critic') },
     { ...request, model: path.join(tmp, 'bf16/qwen2-policy'), bf16_of: path.join(tmp, 'f32/qwen2-policy') },
+    { model: path.join(tmp, 'mixed/qwen2-policy'), ids },
   ]);
 }, 600_000);
 
@@ -113,6 +129,16 @@ describe('an exported run in Hugging Face transformers and tokenizers', () => {
     policy.dispose();
     // Rounding to bf16 really changed the model (the check above is not comparing f32 with itself).
     expect(Math.max(...bf16.log_probs.map((lp, i) => maxAbsDiff(lp, f32.log_probs[i])))).toBeGreaterThan(1e-4);
+  });
+
+  it('a file mixing bf16 and f32 tensors (a LoRA checkpoint\'s bf16 base) loads whole, with our log-probs to 1e-5', async () => {
+    expect(mixed.load_problems).toEqual({});
+    expect(mixed.weight_dtypes).toEqual(['torch.bfloat16', 'torch.float32']);
+    const policy = await loadPolicy(path.join(tmp, 'mixed/qwen2-policy'), { backend: 'cpu' });
+    for (const [i, seq] of ids.entries()) expect(maxAbsDiff(await policy.tokenLogProbs(seq), mixed.log_probs[i]), `text ${i}`).toBeLessThan(1e-5);
+    policy.dispose();
+    // The rounding changed the model: the bf16 tensors were read as written, not replaced by the f32 ones.
+    expect(Math.max(...mixed.log_probs.map((lp, i) => maxAbsDiff(lp, f32.log_probs[i])))).toBeGreaterThan(1e-5);
   });
 
   it('the critic loads as Qwen2ForTokenClassification and gives our values to 1e-5', async () => {

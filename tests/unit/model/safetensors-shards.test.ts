@@ -49,6 +49,18 @@ describe('sharded safetensors', () => {
     expect(planShards({ big: [5000] }, 4, 4000).length).toBe(1);   // a tensor past the limit gets a shard of its own
   });
 
+  it('a set whose tensors carry their own dtype (writeAs) is planned and indexed by the bytes each is written in', () => {
+    const exact = (n: number) => new Float32Array(n).fill(1.5);   // 1.5 is a bfloat16
+    const mixed = { x: { shape: [1000], data: exact(1000), writeAs: 'BF16' as const }, y: { shape: [1000], data: exact(1000), writeAs: 'BF16' as const },
+      z: { shape: [1000], data: exact(1000) } };
+    const files = shardedSafetensorsFiles(mixed, 'model', { maxShardBytes: 4000 });
+    const shards = Object.keys(files).filter((n) => n.endsWith('.safetensors')).sort();
+    expect(shards.map((n) => Object.keys(parseSafetensors(files[n]).tensors))).toEqual([['x', 'y'], ['z']]);   // 2 + 2 kB, then 4 kB
+    expect(JSON.parse(new TextDecoder().decode(files['model.safetensors.index.json'])).metadata.total_size).toBe(2000 + 2000 + 4000);
+    expect(parseSafetensors(files[shards[0]]).tensors.x.dtype).toBe('BF16');
+    expect(parseSafetensors(files[shards[1]]).tensors.z.dtype).toBe('F32');
+  });
+
   it('a missing or damaged piece is named', () => {
     const files = shardedSafetensorsFiles(tensors, 'ref', { maxShardBytes: 200 });
     const without = (name: string) => Object.fromEntries(Object.entries(files).filter(([n]) => n !== name));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { floatToBf16Bits, indexSafetensors, parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
+import { floatToBf16Bits, indexSafetensors, isExactBf16, parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
 
 /** Builds a safetensors file by hand (independently of serializeSafetensors): header object + raw data bytes. */
 function handMade(header: object, data: Uint8Array, padTo8 = true): Uint8Array {
@@ -265,6 +265,32 @@ describe('safetensors BF16 writing (round to nearest, ties to even)', () => {
   it('refuses a dtype it cannot write', () => {
     expect(() => serializeSafetensors({ w: { shape: [1], data: new Float32Array(1) } }, undefined, 'F16' as never))
       .toThrow(/cannot write dtype 'F16'/);
+    expect(() => serializeSafetensors({ w: { shape: [1], data: new Float32Array(1), writeAs: 'F16' as never } }))
+      .toThrow(/cannot write dtype 'F16'/);
+  });
+
+  it('mixes dtypes in one file where a tensor says how it is written (writeAs), each read back as written', () => {
+    const exact = Float32Array.from([1, -2.5, 0.15625, -0, Infinity]);           // every value a bfloat16
+    const inexact = Float32Array.from([1 / 3, 0.1, 1e-3]);
+    const file = serializeSafetensors({ a: { shape: [5], data: exact, writeAs: 'BF16' }, b: { shape: [3], data: inexact } }, { format: 'pt' });
+    const parsed = parseSafetensors(file);
+    expect(parsed.tensors.a.dtype).toBe('BF16');
+    expect(parsed.tensors.b.dtype).toBe('F32');
+    expect(bitsOf(parsed.tensors.a.data)).toEqual(bitsOf(exact));
+    expect(bitsOf(parsed.tensors.b.data)).toEqual(bitsOf(inexact));
+    expect(file.length - 8 - Number(new DataView(file.buffer).getBigUint64(0, true))).toBe(5 * 2 + 3 * 4);
+    // The file-wide dtype is the default a tensor's own overrides, either way round.
+    expect(parseSafetensors(serializeSafetensors({ b: { shape: [3], data: inexact, writeAs: 'F32' } }, undefined, 'BF16')).tensors.b.dtype).toBe('F32');
+  });
+
+  it('isExactBf16: true only when no value has bits in the half a bfloat16 drops', () => {
+    expect(isExactBf16(Float32Array.from([1, -2.5, 0, -0, Infinity, -Infinity, 0.15625]))).toBe(true);
+    expect(isExactBf16(new Float32Array(0))).toBe(true);
+    expect(isExactBf16(Float32Array.from([1, 1 / 3]))).toBe(false);
+    expect(isExactBf16(new Float32Array(new Uint32Array([0x3f800000, 0x3f800001]).buffer))).toBe(false);   // one low bit
+    // Values rounded to bfloat16 are exact ones.
+    const rounded = new Float32Array(new Uint32Array(Array.from(new Uint32Array(Float32Array.from([1 / 3, 0.1, 7e-5]).buffer), (b) => (floatToBf16Bits(b) << 16) >>> 0)).buffer);
+    expect(isExactBf16(rounded)).toBe(true);
   });
 });
 

@@ -5,6 +5,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
+import { floatToBf16Bits, indexSafetensors } from '../../../src/model/safetensors';
 import { tokenLogProbs } from '../../../src/model/scoring';
 import { MemorySink } from '../../../src/metrics/sink';
 import { Trainer } from '../../../src/starpo/trainer';
@@ -21,6 +22,13 @@ async function arrays(vars: Record<string, tf.Variable>): Promise<Record<string,
   const out: Record<string, Float32Array> = {};
   for (const [name, v] of Object.entries(vars)) out[name] = ((await v.data()) as Float32Array).slice();
   return out;
+}
+
+/** `x` rounded to the nearest bfloat16 (ties to even), as float32. */
+function roundedToBf16(x: tf.Tensor): tf.Tensor {
+  const bits = new Uint32Array((x.dataSync() as Float32Array).slice().buffer);
+  for (let i = 0; i < bits.length; i++) bits[i] = (floatToBf16Bits(bits[i]) << 16) >>> 0;
+  return tf.tensor(new Float32Array(bits.buffer), x.shape);
 }
 
 async function logProbs(model: Trainer['actor'], ids: number[]): Promise<Float32Array> {
@@ -74,15 +82,29 @@ describe('Trainer with LoRA (wasm)', () => {
     trainer.dispose();
   });
 
-  it('checkpoints hold the adapters in PEFT\'s format (no ref.safetensors) and resume exactly', async () => {
+  it('checkpoints hold the adapters in PEFT\'s format (no ref.safetensors) and a bf16 base in bf16, and resume exactly', async () => {
     const c = config({ trainer: { totalSteps: 2, testFreq: 0, valBeforeTrain: false } });
     const sink = new MemorySink();
-    const trainer = await Trainer.create(c, { ...tinyPolicy(), sink });
+    // A base whose every weight is a bfloat16, as when it is loaded from Qwen2.5's own bf16 files.
+    const policy = tinyPolicy();
+    for (const v of Object.values(policy.model.variables)) v.assign(tf.tidy(() => roundedToBf16(v)));
+    const baseBits = await arrays(policy.model.variables);
+    const trainer = await Trainer.create(c, { ...policy, sink });
     await trainer.step();
     const files = await trainer.checkpointFiles();
     expect(Object.keys(files)).toEqual(expect.arrayContaining(['adapter/adapter_config.json', 'adapter/adapter_model.safetensors',
       'critic/adapter/adapter_model.safetensors', 'model.safetensors', 'optimizer.safetensors']));
     expect(files['ref.safetensors']).toBeUndefined();
+    // The frozen base is written in bf16 (exactly: it reads back bit for bit); what trains (the critic's value head,
+    // the adapters) stays f32.
+    const actorFile = indexSafetensors(files['model.safetensors']).entries;
+    const criticFile = indexSafetensors(files['critic/model.safetensors']).entries;
+    for (const [name, e] of Object.entries(actorFile)) {
+      expect(e.dtype, name).toBe('BF16');
+      expect(Buffer.from(e.read().buffer).equals(Buffer.from(baseBits[name].buffer)), name).toBe(true);
+    }
+    for (const [name, e] of Object.entries(criticFile)) expect(e.dtype, name).toBe(name.startsWith('score.') ? 'F32' : 'BF16');
+    for (const e of Object.values(indexSafetensors(files['adapter/adapter_model.safetensors']).entries)) expect(e.dtype).toBe('F32');
     await trainer.step();
     trainer.dispose();
 
@@ -97,5 +119,17 @@ describe('Trainer with LoRA (wasm)', () => {
       .rejects.toThrow(/has LoRA adapters but lora.enabled is false/);
     await expect(Trainer.create(config({ lora: { enabled: true, rank: 2, alpha: 8 } }), { resumeFiles: files, sink: new MemorySink() }))
       .rejects.toThrow(/rank 4.*asks for rank 2/);
+  });
+
+  it('a base weight that is not all bfloat16 (random float32 matrices) is written in f32; bit for bit either way', async () => {
+    const trainer = await Trainer.create(config(), { ...tinyPolicy(), sink: new MemorySink() });
+    const base = await arrays(trainer.actor.variables);
+    const files = await trainer.checkpointFiles();
+    trainer.dispose();
+    const entries = indexSafetensors(files['model.safetensors']).entries;
+    // The random matrices are float32; the norms' initial ones are bfloat16 values.
+    expect(entries['model.embed_tokens.weight'].dtype).toBe('F32');
+    expect(entries['model.layers.0.input_layernorm.weight'].dtype).toBe('BF16');
+    for (const [name, e] of Object.entries(entries)) expect(Buffer.from(e.read().buffer).equals(Buffer.from(base[name].buffer)), name).toBe(true);
   });
 });
