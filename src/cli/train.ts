@@ -18,6 +18,8 @@ import * as tf from '@tensorflow/tfjs';
 import { BACKEND_CHOICES, isBackendChoice, type BackendChoice, type BackendInfo } from '../model/backend';
 import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { successByTag } from '../metrics/keys';
+import type { MetricRow } from '../metrics/jsonl';
+import { formatDuration, timeEstimate } from '../metrics/pace';
 import { formatSummary, summarizeMetrics } from '../metrics/summary';
 import {
   CONFIG_LIMITS,
@@ -398,23 +400,28 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
   const bar = useBar
     ? new cliProgress.SingleBar(
         {
-          format: '{bar} {value}/{total} | success {success} | val {val} | reward std {std} | entropy {entropy} | {sps} s/step {phase}',
+          format: '{bar} {value}/{total} | success {success} | val {val} | reward std {std} | entropy {entropy} | {sps} s/step{left} {phase}',
           hideCursor: true,
         },
         cliProgress.Presets.shades_classic,
       )
     : null;
-  bar?.start(total, trainer.stepsDone, { success: '-', val: '-', std: '-', entropy: '-', sps: '-', phase: '' });
+  bar?.start(total, trainer.stepsDone, { success: '-', val: '-', std: '-', entropy: '-', sps: '-', left: '', phase: '' });
   // Inside a step: the bar shows where it is; without a bar a slow step logs a line now and then.
   if (bar) progress.useBar((phase) => bar.update({ phase: phase ? `| ${phase}` : '' }));
   let lastSaved = checkpoint?.step ?? -1;
   const stepSeconds: number[] = [];
+  const timed: MetricRow[] = [];
   try {
     while (!trainer.finished) {
       progress.startStep(trainer.stepsDone + 1);
       const r: StepResult = await trainer.step();
       const m = r.metrics;
       stepSeconds.push(m['timing_s/step']);
+      timed.push({ step: r.step, 'timing_s/step': m['timing_s/step'] });
+      // The time left at the pace of the last few steps (a paper-size run takes hours); nothing after the last step.
+      const estimate = timeEstimate(timed, r.step, total);
+      const left = estimate && estimate.secondsLeft > 0 ? `about ${formatDuration(estimate.secondsLeft)} left` : '';
       const shown = {
         success: fmt(meanOf(Object.values(successByTag(m, 'train'))), 2),
         val: formatValidation(trainer.latestValidation),
@@ -422,9 +429,9 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
         entropy: fmt(m['actor/entropy_loss']),
         sps: fmt(m['timing_s/step'], 1),
       };
-      if (bar) bar.update(r.step, shown);
+      if (bar) bar.update(r.step, { ...shown, left: left && ` | ${left}` });
       else {
-        log(`step ${r.step}/${total}  success ${shown.success}  val ${shown.val}  reward std ${shown.std}  entropy ${shown.entropy}  ${shown.sps} s/step`);
+        log(`step ${r.step}/${total}  success ${shown.success}  val ${shown.val}  reward std ${shown.std}  entropy ${shown.entropy}  ${shown.sps} s/step${left && `  ${left}`}`);
       }
       if (trainer.shouldCheckpoint(r.step) || trainer.finished) {
         writeCheckpoint(out, r.step, await trainer.checkpointFiles(), config.trainer.keepCheckpoints);

@@ -8,6 +8,7 @@ import { initBackend } from '../../../src/model/backend';
 import { loadCheckpointDir, saveCheckpointDir } from '../../../src/model/checkpointDir';
 import { readMetricsJsonl } from '../../../src/metrics/jsonlSink';
 import { requiredMetricKeys } from '../../../src/metrics/keys';
+import { formatDuration } from '../../../src/metrics/pace';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
 import { resolveTrainArms } from '../../../src/cli/train';
 import { ragenProcess } from '../ragenProcess';
@@ -89,6 +90,15 @@ describe('ragen train: a run, a kill, a resume', () => {
     }
     const rows = readMetricsJsonl(path.join(out, 'metrics.jsonl'));
     expect(rows.map((r) => r.step)).toEqual([0, 1, 2, 3, 4]);
+    // Each step's line ends with the time the run has left at the pace of its last steps (none after the last).
+    const stepLines = first.stdout.split('\n').filter((l) => /^step \d+\/4 /.test(l));
+    expect(stepLines).toHaveLength(4);
+    for (const [i, line] of stepLines.slice(0, 3).entries()) {
+      const times = rows.slice(1, i + 2).map((r) => r['timing_s/step'] as number);
+      const left = (4 - (i + 1)) * (times.reduce((a, b) => a + b, 0) / times.length);
+      expect(line).toMatch(new RegExp(`s/step  about ${formatDuration(left)} left$`));
+    }
+    expect(stepLines[3]).toMatch(/ s\/step$/);
     const missing = requiredMetricKeys({ trainTags: ['Bandit'], valTags: ['Bandit', 'BanditTest'], hasCritic: true }).filter(
       (k) => !rows.some((r) => k in r),
     );
