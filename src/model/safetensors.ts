@@ -133,11 +133,12 @@ export function serializeSafetensors(
   metadata?: Record<string, string>,
   dtype: SafetensorsWriteDtype = 'F32',
 ): Uint8Array {
-  const dtypeOf = (name: string) => {
-    const d = tensors[name].writeAs ?? dtype;
+  const checked = (d: SafetensorsWriteDtype) => {
     if (d !== 'F32' && d !== 'BF16') throw new Error(`safetensors: cannot write dtype '${String(d)}' (F32 or BF16)`);
     return d;
   };
+  checked(dtype);
+  const dtypeOf = (name: string) => checked(tensors[name].writeAs ?? dtype);
   const names = Object.keys(tensors).sort();
   const header: Record<string, unknown> = {};
   if (metadata && Object.keys(metadata).length > 0) {
@@ -215,7 +216,7 @@ export function safetensorsHeader(
   dtype: SafetensorsWriteDtype,
   metadata?: Record<string, string>,
 ): { bytes: Uint8Array; order: string[]; dataBytes: number } {
-  const bytesPerValue = dtype === 'F32' ? 4 : 2;
+  const bytesPerValue = bytesPerValueOf(dtype);
   const order = Object.keys(shapes).sort();
   const header: Record<string, unknown> = {};
   if (metadata && Object.keys(metadata).length > 0) header.__metadata__ = metadata;

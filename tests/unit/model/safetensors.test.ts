@@ -267,6 +267,7 @@ describe('safetensors BF16 writing (round to nearest, ties to even)', () => {
       .toThrow(/cannot write dtype 'F16'/);
     expect(() => serializeSafetensors({ w: { shape: [1], data: new Float32Array(1), writeAs: 'F16' as never } }))
       .toThrow(/cannot write dtype 'F16'/);
+    expect(() => serializeSafetensors({}, undefined, 'F16' as never)).toThrow(/cannot write dtype 'F16'/);   // even with no tensor
   });
 
   it('mixes dtypes in one file where a tensor says how it is written (writeAs), each read back as written', () => {
