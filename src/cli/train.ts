@@ -410,14 +410,12 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
   // Inside a step: the bar shows where it is; without a bar a slow step logs a line now and then.
   if (bar) progress.useBar((phase) => bar.update({ phase: phase ? `| ${phase}` : '' }));
   let lastSaved = checkpoint?.step ?? -1;
-  const stepSeconds: number[] = [];
-  const timed: MetricRow[] = [];
+  const timed: MetricRow[] = [];   // this session's steps with their timing_s/step
   try {
     while (!trainer.finished) {
       progress.startStep(trainer.stepsDone + 1);
       const r: StepResult = await trainer.step();
       const m = r.metrics;
-      stepSeconds.push(m['timing_s/step']);
       timed.push({ step: r.step, 'timing_s/step': m['timing_s/step'] });
       // The time left at the pace of the last few steps (a paper-size run takes hours); nothing after the last step.
       const estimate = timeEstimate(timed, r.step, total);
@@ -447,8 +445,8 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
     trainer.dispose();
   }
   if (trainer.stoppedBy) log(`run stopped early (${trainer.stoppedBy}) after step ${trainer.stepsDone}`);
-  if (stepSeconds.length === 0) log(`${out}: the run was already complete (${trainer.stepsDone} steps)`);
+  if (timed.length === 0) log(`${out}: the run was already complete (${trainer.stepsDone} steps)`);
   const rows = readMetricsJsonl(path.join(out, METRICS_FILE));
-  log(`\n${out}: ${trainer.stepsDone} steps${stepSeconds.length ? `, ${fmt(stepSeconds.reduce((a, b) => a + b, 0) / stepSeconds.length, 2)} s/step` : ''}`);
+  log(`\n${out}: ${trainer.stepsDone} steps${timed.length ? `, ${fmt(meanOf(timed.map((r) => r['timing_s/step'] as number)), 2)} s/step` : ''}`);
   log(formatSummary(summarizeMetrics(rows, { echoTrap: config.echoTrap })));
 }

@@ -133,13 +133,12 @@ export function serializeSafetensors(
   metadata?: Record<string, string>,
   dtype: SafetensorsWriteDtype = 'F32',
 ): Uint8Array {
-  const checked = (d: SafetensorsWriteDtype) => {
-    if (d !== 'F32' && d !== 'BF16') throw new Error(`safetensors: cannot write dtype '${String(d)}' (F32 or BF16)`);
-    return d;
-  };
-  checked(dtype);
-  const dtypeOf = (name: string) => checked(tensors[name].writeAs ?? dtype);
   const names = Object.keys(tensors).sort();
+  // Each tensor's dtype: its own (writeAs) or the file's.
+  const dtypes = new Map(names.map((name) => [name, tensors[name].writeAs ?? dtype]));
+  for (const d of [dtype, ...dtypes.values()]) {
+    if (d !== 'F32' && d !== 'BF16') throw new Error(`safetensors: cannot write dtype '${String(d)}' (F32 or BF16)`);
+  }
   const header: Record<string, unknown> = {};
   if (metadata && Object.keys(metadata).length > 0) {
     for (const [k, v] of Object.entries(metadata)) {
@@ -157,8 +156,8 @@ export function serializeSafetensors(
     if (count !== data.length) {
       throw new Error(`safetensors: tensor '${name}' has shape [${shape}] (${count} elements) but ${data.length} values`);
     }
-    const byteLength = data.length * bytesPerValueOf(dtypeOf(name));
-    header[name] = { dtype: dtypeOf(name), shape: [...shape], data_offsets: [offset, offset + byteLength] };
+    const byteLength = data.length * bytesPerValueOf(dtypes.get(name)!);
+    header[name] = { dtype: dtypes.get(name), shape: [...shape], data_offsets: [offset, offset + byteLength] };
     offset += byteLength;
   }
 
@@ -171,9 +170,9 @@ export function serializeSafetensors(
   let at = 8 + padded;
   for (const name of names) {
     const { data } = tensors[name];
-    const raw = dtypeOf(name) === 'F32' ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : bf16Bytes(data);
+    const raw = dtypes.get(name) === 'F32' ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : bf16Bytes(data);
     out.set(raw, at);
-    if (!HOST_IS_LITTLE_ENDIAN) swapBytes(out.subarray(at, at + raw.length), bytesPerValueOf(dtypeOf(name)));
+    if (!HOST_IS_LITTLE_ENDIAN) swapBytes(out.subarray(at, at + raw.length), bytesPerValueOf(dtypes.get(name)!));
     at += raw.length;
   }
   return out;
