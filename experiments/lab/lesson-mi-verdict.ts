@@ -48,17 +48,22 @@ const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
 /** The first measurement after the early window where the MI is below half its early mean: when the template formed. */
 const miHalvedAt = (rows: readonly MetricsRow[], early: number) =>
   rows.find((r) => r.step > EARLY[1] && Number.isFinite(r[`${P}/mi_estimate`]) && (r[`${P}/mi_estimate`] as number) < 0.5 * early)?.step ?? null;
+/** Vanilla's half of item 2: its MI early and over the 20 steps before its collapse, and whether it fell first. */
+function vanillaMi(v: readonly MetricsRow[], collapseStep: number | null) {
+  const end = collapseStep ?? v[v.length - 1].step;
+  const early = window(v, ...EARLY), late = window(v, end - LATE, end);
+  return { early, late, falls: collapseStep !== null && late.n > 0 && late.mi < 0.5 * early.mi };
+}
 let falls = 0, stays = 0, both = 0, seeds = 0;
 for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))) {
   const runs = ['starpo', 'starpo-s'].map((arm) => path.join(dir, seed, arm));
   if (!runs.every((r) => fs.existsSync(path.join(dir, `${seed}-${path.basename(r)}.done`)))) continue;
   const [v, s] = runs.map((r) => readMetrics(r));
   const verdict = lessonVerdict(v, s);
-  const vEnd = verdict.vanilla.collapseStep ?? v[v.length - 1].step;
-  const vEarly = window(v, ...EARLY), vLate = window(v, vEnd - LATE, vEnd);
+  const { early: vEarly, late: vLate, falls: f } = vanillaMi(v, verdict.vanilla.collapseStep);
   const sEnd = s[s.length - 1].step;
   const sEarly = window(s, ...EARLY), sLate = window(s, sEnd - LATE, sEnd);
-  const f = verdict.vanilla.collapseStep !== null && vLate.n > 0 && vLate.mi < 0.5 * vEarly.mi, st = sLate.n > 0 && sLate.mi >= 0.5 * sEarly.mi;
+  const st = sLate.n > 0 && sLate.mi >= 0.5 * sEarly.mi;
   seeds++; falls += +f; stays += +st; both += +(f && st);
   jsonRows.push(freshSeedRow(Number(seed.slice(5)), verdict, [...(f ? [] : ['miFalls' as const]), ...(st ? [] : ['miStays' as const])],
     { vanillaEarly: orNull(vEarly), vanillaLate: orNull(vLate), starpoSEarly: orNull(sEarly), starpoSLate: orNull(sLate) },
@@ -70,6 +75,22 @@ for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort(
     `${f && st ? '**yes**' : 'no'} | ${verdict.lesson ? 'yes' : 'no'} |`);
 }
 console.log(`MI fell in vanilla before its collapse on ${falls} of ${seeds} seeds, stayed up in StarPO-S on ${stays}; both on ${both}`);
+
+// A check stopped part-way leaves seeds whose vanilla arm ran (to its collapse, or further) but whose StarPO-S arm did
+// not finish. Vanilla's half of the verdict reads only its own rows, so it is printed for them too.
+const vanillaOnly = fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))
+  .filter((seed) => !fs.existsSync(path.join(dir, `${seed}-starpo-s.done`)) || !fs.existsSync(path.join(dir, `${seed}-starpo.done`)))
+  .filter((seed) => fs.existsSync(path.join(dir, seed, 'starpo', 'metrics.jsonl')));
+if (vanillaOnly.length > 0) {
+  console.log('\nvanilla only (a pair not finished) | steps | peak (step) | warning | collapse | MI early -> late | MI falls first');
+  for (const seed of vanillaOnly) {
+    const v = readMetrics(path.join(dir, seed, 'starpo'));
+    const vc = lessonVerdict(v, v).vanilla;
+    const m = vanillaMi(v, vc.collapseStep);
+    console.log(`${seed.slice(5)} | ${v[v.length - 1].step} | ${pct(vc.peak)} (${vc.peakStep}) | ${vc.warningStep ?? '-'} | ${vc.collapseStep ?? '-'} | ` +
+      `${fmt(m.early)} -> ${fmt(m.late)} | ${m.falls ? 'yes' : 'no'}`);
+  }
+}
 
 const preset = argValue('--preset') ?? 'echo-trap-frozenlake';
 writeFreshSeedTable('lesson-mi-verdict', { preset, criteria: 'mechanism', rows: jsonRows },
