@@ -15,7 +15,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readMetrics, type MetricsRow } from '../lib/analysis';
-import { lessonVerdict } from '../lib/lessonVerdict';
+import { lessonVerdict, vanillaVerdict } from '../lib/lessonVerdict';
 import { type FreshSeedRow } from '../../src/ui/lessonRobustness';
 import { argValue, armSeries, freshSeedRow, writeFreshSeedTable } from '../lib/freshSeedTable';
 
@@ -54,8 +54,10 @@ function vanillaMi(v: readonly MetricsRow[], collapseStep: number | null) {
   const early = window(v, ...EARLY), late = window(v, end - LATE, end);
   return { early, late, falls: collapseStep !== null && late.n > 0 && late.mi < 0.5 * early.mi };
 }
+/** The seed folders of the lab directory, in seed order. */
+const seedDirs = fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
 let falls = 0, stays = 0, both = 0, seeds = 0;
-for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))) {
+for (const seed of seedDirs) {
   const runs = ['starpo', 'starpo-s'].map((arm) => path.join(dir, seed, arm));
   if (!runs.every((r) => fs.existsSync(path.join(dir, `${seed}-${path.basename(r)}.done`)))) continue;
   const [v, s] = runs.map((r) => readMetrics(r));
@@ -78,14 +80,14 @@ console.log(`MI fell in vanilla before its collapse on ${falls} of ${seeds} seed
 
 // A check stopped part-way leaves seeds whose vanilla arm ran (to its collapse, or further) but whose StarPO-S arm did
 // not finish. Vanilla's half of the verdict reads only its own rows, so it is printed for them too.
-const vanillaOnly = fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))
+const vanillaOnly = seedDirs
   .filter((seed) => !fs.existsSync(path.join(dir, `${seed}-starpo-s.done`)) || !fs.existsSync(path.join(dir, `${seed}-starpo.done`)))
   .filter((seed) => fs.existsSync(path.join(dir, seed, 'starpo', 'metrics.jsonl')));
 if (vanillaOnly.length > 0) {
   console.log('\nvanilla only (a pair not finished) | steps | peak (step) | warning | collapse | MI early -> late | MI falls first');
   for (const seed of vanillaOnly) {
     const v = readMetrics(path.join(dir, seed, 'starpo'));
-    const vc = lessonVerdict(v, v).vanilla;
+    const vc = vanillaVerdict(v);
     const m = vanillaMi(v, vc.collapseStep);
     console.log(`${seed.slice(5)} | ${v[v.length - 1].step} | ${pct(vc.peak)} (${vc.peakStep}) | ${vc.warningStep ?? '-'} | ${vc.collapseStep ?? '-'} | ` +
       `${fmt(m.early)} -> ${fmt(m.late)} | ${m.falls ? 'yes' : 'no'}`);
@@ -99,7 +101,7 @@ writeFreshSeedTable('lesson-mi-verdict', { preset, criteria: 'mechanism', rows: 
 // Every run in the directory, finished or not: MI at step 1, over steps 10-30 and over its last 20 steps, and its
 // training success over its last 5 steps.
 console.log('\nrun | steps | MI step 1 | MI steps 10-30 | MI last 20 steps | success, last 5 steps');
-for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))) {
+for (const seed of seedDirs) {
   for (const arm of ['starpo', 'starpo-s']) {
     const run = path.join(dir, seed, arm);
     if (!fs.existsSync(path.join(run, 'metrics.jsonl'))) continue;
@@ -115,7 +117,7 @@ for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort(
 
 if (showSeries) {
   console.log('\nrun: step MI (retrieval above chance) success, at every measurement');
-  for (const seed of fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)))) {
+  for (const seed of seedDirs) {
     for (const arm of ['starpo', 'starpo-s']) {
       const run = path.join(dir, seed, arm);
       if (!fs.existsSync(path.join(run, 'metrics.jsonl'))) continue;

@@ -70,8 +70,9 @@ export function armVerdict(rows: readonly MetricsRow[], c: LessonCriteria = LESS
   return { ...arm, holds: arm.final >= arm.peak - c.holdTolerance };
 }
 
-export function lessonVerdict(vanillaRows: readonly MetricsRow[], starpoSRows: readonly MetricsRow[], c: LessonCriteria = LESSON_CRITERIA): LessonVerdict {
-  const v = curve(vanillaRows, c.window), s = curve(starpoSRows, c.window);
+/** Vanilla's half of the verdict, which reads only its own rows: its curve and the step it collapsed at, if any. */
+export function vanillaVerdict(rows: readonly MetricsRow[], c: LessonCriteria = LESSON_CRITERIA): LessonVerdict['vanilla'] {
+  const v = curve(rows, c.window);
   // The first fall to a fraction of the best so far, counted once the run had improved.
   let best = v.smooth[0], collapseStep: number | null = null;
   for (const point of v.smooth) {
@@ -79,14 +80,19 @@ export function lessonVerdict(vanillaRows: readonly MetricsRow[], starpoSRows: r
     if (best[1] >= v.arm.start + c.minGain && point[1] <= c.collapseFraction * best[1]) { collapseStep = point[0]; break; }
   }
   // The peak the lesson talks about: the one vanilla fell from (its overall best when it never fell).
-  const vanilla = collapseStep === null ? v.arm : { ...v.arm, peak: best[1], peakStep: best[0] };
+  return collapseStep === null ? { ...v.arm, collapseStep } : { ...v.arm, peak: best[1], peakStep: best[0], collapseStep };
+}
+
+export function lessonVerdict(vanillaRows: readonly MetricsRow[], starpoSRows: readonly MetricsRow[], c: LessonCriteria = LESSON_CRITERIA): LessonVerdict {
+  const vanilla = vanillaVerdict(vanillaRows, c), s = curve(starpoSRows, c.window);
+  const { collapseStep } = vanilla;
   const improves = vanilla.peak >= vanilla.start + c.minGain;
   const collapses = collapseStep !== null;
   const warns = vanilla.warningStep !== null && (collapseStep === null || vanilla.warningStep <= collapseStep);
   const holds = s.arm.final >= s.arm.peak - c.holdTolerance;
   const endsAbove = s.arm.final >= vanilla.final + c.margin;
   return {
-    vanilla: { ...vanilla, collapseStep }, starpoS: s.arm,
+    vanilla, starpoS: s.arm,
     improves, warns, collapses, holds, endsAbove,
     lesson: improves && warns && collapses && holds && endsAbove,
   };
