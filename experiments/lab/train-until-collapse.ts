@@ -20,7 +20,8 @@ const k = Number(kText);
 if (!Number.isInteger(k) || k < 0 || !runDir || command.length === 0) {
   throw new Error('usage: npx tsx experiments/lab/train-until-collapse.ts K RUN_DIR COMMAND... (K: steps to keep after the collapse, an integer >= 0)');
 }
-const POLL_MS = 3000;
+// How often metrics.jsonl is read (TRAIN_UNTIL_COLLAPSE_POLL_MS: the test polls faster than a lesson step takes).
+const POLL_MS = Number(process.env.TRAIN_UNTIL_COLLAPSE_POLL_MS ?? 3000);
 
 const child = spawn(command[0], command.slice(1), { stdio: 'inherit' });
 let stopped: { collapseStep: number; lastStep: number } | null = null;
