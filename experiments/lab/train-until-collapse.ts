@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readMetrics } from '../lib/analysis';
+import { readMetrics, trainTag } from '../lib/analysis';
 import { vanillaVerdict } from '../lib/lessonVerdict';
 
 const [kText, runDir, ...command] = process.argv.slice(2);
@@ -26,22 +26,17 @@ const POLL_MS = Number(process.env.TRAIN_UNTIL_COLLAPSE_POLL_MS ?? 3000);
 const child = spawn(command[0], command.slice(1), { stdio: 'inherit' });
 let stopped: { collapseStep: number; lastStep: number } | null = null;
 
-/** The run's collapse step and last step so far, or null while it has not collapsed (or has logged nothing yet). */
+/** The run's collapse step and last step so far, or null while it has not collapsed (or logged no training step yet). */
 function collapseSoFar(): { collapseStep: number; lastStep: number } | null {
   const rows = readMetrics(runDir);
-  if (rows.length === 0) return null;
+  if (trainTag(rows) === null) return null;
   const { collapseStep } = vanillaVerdict(rows);
   return collapseStep === null ? null : { collapseStep, lastStep: rows[rows.length - 1].step };
 }
 
 const timer = setInterval(() => {
   if (stopped) return;
-  let seen: ReturnType<typeof collapseSoFar>;
-  try {
-    seen = collapseSoFar();
-  } catch {
-    return; // no training-success metric yet (the run is still starting): look again later
-  }
+  const seen = collapseSoFar();
   if (seen && seen.lastStep >= seen.collapseStep + k) {
     stopped = seen;
     fs.writeFileSync(path.join(runDir, 'stopped-after-collapse.json'), JSON.stringify({ ...seen, keptSteps: k }, null, 2) + '\n');

@@ -187,8 +187,9 @@ const LESSON_STARPO_S_FILTER: RunConfigInput = {
 // plateau, and its success follows later); MI measured every 5 steps over the 8 lakes' first turns.
 // StarPO-S's std floor (0.36) never acts here: in a group of 4, one differing rollout already gives a std of 0.5, so
 // StarPO-S trains on such lone-deviant groups, which the floor keeps out of the Bandit lesson's groups of 8. A floor
-// of 0.55 (two of 4 must differ) kept StarPO-S's MI up on every tuning seed, at 61-76 % success instead of 88-100 %
-// (docs/echo-trap.md, "A sixth probe"); the preset stays as frozen for its fresh-seed record.
+// of 0.55 (two of 4 must differ) kept StarPO-S's MI up on every tuning seed and on 10 of 10 fresh seeds (600-609), at
+// 63-75 % success instead of 88-100 % (docs/echo-trap.md, "A sixth probe" and "third fresh-seed check"); the preset
+// stays as frozen at abfc55c, the record its page's fresh-seed table describes.
 const lake = (...map: string[]) => ({ tag: 'FrozenLake', nGroups: 1, config: { ...GRID_COORD, successRate: 1, map } });
 const ECHO_TRAP_FROZENLAKE_BASE: RunConfigInput = mergeConfigInput(ECHO_TRAP_BASE, {
   model: { warmStart: 'warmstart/frozenlake-tiny' },
