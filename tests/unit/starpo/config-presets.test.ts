@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EchoTrapDetector, type EchoTrapConfig } from '../../../src/metrics/echoTrap';
 import { ConfigError, applyOverrides, assertRunnable, configDifferences, type RunConfig } from '../../../src/starpo/config';
 import { EarlyStopper, type EarlyStopConfig } from '../../../src/starpo/earlyStop';
+import { filterGroupsByConfig } from '../../../src/starpo/filter';
 import { PRESET_NAMES, listPresets, presetConfig, resolvePreset, tinyPresetNames } from '../../../src/starpo/presets';
 
 const TINY_PRESETS = ['bandit-tiny', 'frozenlake-tiny', 'frozenlake-noslip-tiny', 'sokoban-tiny'];
@@ -172,6 +173,16 @@ describe('echo-trap-frozenlake (the mechanism lesson)', () => {
     const keys = (a: RunConfig, b: RunConfig) => configDifferences(a, b).map(([key]) => key).sort();
     expect(keys(starpo, starpoS)).toEqual(keys(presetConfig('echo-trap', 'starpo'), presetConfig('echo-trap', 'starpo-s')));
     expect(configDifferences(starpo, presetConfig('echo-trap', 'starpo')).filter(([k]) => /filter|clip|[kK]l/.test(k))).toEqual([]);
+  });
+
+  it("StarPO-S's std floor keeps a group of 4 only when two of its rollouts disagree with the rest (echo-trap's floor would keep a lone deviant)", async () => {
+    // Three lakes, 4 rollouts each: one success of 4 (std 0.50), two of 4 (0.58), all four (0).
+    const rewards = [1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1];
+    const kept = async (c: RunConfig) =>
+      (await filterGroupsByConfig(c.filter, 3, 4, { rawRewards: rewards, lossTokens: () => [], entropyMeans: async () => [] })).keptGroups;
+    expect(await kept(starpoS)).toEqual([1]);
+    expect(await kept(presetConfig('echo-trap', 'starpo-s'))).toEqual([0, 1]);
+    expect(await kept(starpo)).toEqual([0, 1, 2]);
   });
 
   it('is echo-trap on 8 fixed no-slip lakes with frozenlake-tiny, measuring the MI, 200 steps at 2e-3 after a 10-step warm-up', () => {
