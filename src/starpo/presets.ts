@@ -215,8 +215,11 @@ const ECHO_TRAP_FROZENLAKE_BASE: RunConfigInput = mergeConfigInput(ECHO_TRAP_BAS
   rollout: { maxNewTokens: 64 },
   actor: { lr: 2e-3, lrWarmupStepsRatio: 0.05, ppoMiniBatchSize: 8, ppoMicroBatchSize: 8 },
   collapse: { enabled: true },
-  // Seed 3: a tuning seed on which the whole order shows (the recording and the live default).
-  trainer: { totalSteps: 200, seed: 3 },
+  // Seed 607 (the recording and the live default): a fresh seed of the check that adopted the 0.55 floor, picked after
+  // it as the demo because the whole order shows there (warning, then the template, then the collapse); how often it
+  // shows is that check's table. The tuning seeds used before do not show it with this floor (4: StarPO-S's reasoning
+  // templates; 3: vanilla collapses with its MI still up; docs/echo-trap.md, "The mechanism preset takes the floor").
+  trainer: { totalSteps: 200, seed: 607 },
 });
 
 const SOKOBAN_QWEN: RunConfigInput = {
