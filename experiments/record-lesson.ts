@@ -12,7 +12,8 @@
 // (`marksReplayed`).
 //
 // The runs train under runs/lessons/<preset>-<time>/ (git-ignored, with their checkpoints and logs). The shipped
-// recording is replaced only once every arm trained: a failed or interrupted recording leaves the old one as it was.
+// recording is replaced only once every arm trained: a failed or interrupted recording leaves the old one as it was,
+// and files beside it that a recording does not write (fresh-seeds.json) are kept.
 import { spawnSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -114,7 +115,14 @@ export async function recordLesson(o: RecordOptions, command: string, log: (line
       rolloutsPerStep: o.rolloutsPerStep, ...gitState(), date: new Date().toISOString(), command,
     }, 'the manifest being written');
     fs.writeFileSync(path.join(staged, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-    // Only now does the new recording replace the shipped one.
+    // Only now does the new recording replace the shipped one. Files beside it that a recording does not write (the
+    // fresh-seed table, made by the lab scripts from other runs) stay.
+    for (const name of fs.existsSync(o.out) ? fs.readdirSync(o.out) : []) {
+      const old = path.join(o.out, name);
+      if (!fs.statSync(old).isFile() || fs.existsSync(path.join(staged, name))) continue;
+      fs.copyFileSync(old, path.join(staged, name));
+      log(`kept ${shown(old)}`);
+    }
     fs.rmSync(o.out, { recursive: true, force: true });
     fs.renameSync(staged, o.out);
     log(`recorded ${arms.join(' and ')} into ${shown(o.out)}`);

@@ -1,6 +1,6 @@
 // experiments/record-lesson.ts, the one way to make the recorded classroom lesson: it trains every arm of the preset
 // with `ragen train`, ships metrics and a few rollouts per step with a manifest, and replaces an earlier recording
-// only when every arm trained.
+// only when every arm trained, keeping the fresh-seed table beside it.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,6 +23,11 @@ describe('record-lesson', () => {
   it('trains both echo-trap arms and writes their metrics, a few rollouts per step and split, and the manifest', async () => {
     const root = tmp();
     const out = path.join(root, 'lesson');
+    // An earlier recording, with the fresh-seed table the lab scripts write beside it.
+    fs.mkdirSync(path.join(out, 'starpo'), { recursive: true });
+    fs.writeFileSync(path.join(out, 'starpo', 'metrics.jsonl'), 'old\n');
+    fs.writeFileSync(path.join(out, 'manifest.json'), '{"old": true}\n');
+    fs.writeFileSync(path.join(out, 'fresh-seeds.json'), '{"the table": 1}\n');
     const lines: string[] = [];
     const manifest = await recordLesson(
       { preset: 'echo-trap', steps: 1, seed: 3, backend: 'wasm', workers: 1, rolloutsPerStep: 2, out, runs: path.join(root, 'runs') },
@@ -48,6 +53,10 @@ describe('record-lesson', () => {
     expect(a['val-env/Bandit/success']).toBeTypeOf('number');
     expect(a['val-env/Bandit/success']).toBe(b['val-env/Bandit/success']);
     expect(fs.readdirSync(root).sort()).toEqual(['lesson', 'runs']); // no staging folder left behind
+    // The recording replaced the old one; the fresh-seed table beside it stayed.
+    expect(fs.readdirSync(out).sort()).toEqual(['fresh-seeds.json', 'manifest.json', 'starpo', 'starpo-s']);
+    expect(fs.readFileSync(path.join(out, 'fresh-seeds.json'), 'utf8')).toBe('{"the table": 1}\n');
+    expect(lines).toContain(`kept ${path.join(out, 'fresh-seeds.json')}`);
   }, 240_000);
 
   it('--replay-marks recomputes only the echo_trap/* keys of a recording and says so in the manifest', () => {
