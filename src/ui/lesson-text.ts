@@ -77,7 +77,7 @@ export const MECHANISM_WATCH: readonly WatchItem[] = [
 /** What a teacher can do when a live run of the mechanism lesson does not show it (docs/echo-trap.md, "The mechanism lesson"). */
 export const MECHANISM_IF_NOT_SHOWN: readonly string[] = [
   'Vanilla’s MI falls but its success does not within 200 steps: the template has formed and the collapse had not come yet; when it comes varies from seed to seed. Point at the MI chart and the reasoning panel, or show the recording.',
-  'Vanilla’s success falls before its MI does, often in one update: it trains on every lake, and once most of its lakes’ rollouts agree its update is mostly noise, which here broke the answer format before the reasoning had become a template. The same force as the echo trap, arriving early. Show the recording, or rerun with the default seed.',
+  'Vanilla’s success falls before its MI does, often in one update: it trains on every lake, and once most of its lakes’ rollouts agree its update is mostly noise, and here a large one broke its answers before the reasoning had become a template. The same force as the echo trap, arriving early. Show the recording, or rerun with the default seed.',
   'StarPO-S’s MI falls too (it stayed up on every fresh seed of the table, but not on every seed tried): this tiny policy’s answer can learn to read the lake directly and stop reading its reasoning, so the reasoning no longer decides the reward and nothing holds it to the lake. Say so: the paper’s models reason before they act, this one need not. The curves above show every fresh seed’s MI.',
   'Not enough class time: “Show the recorded lesson” loads the default seed at once; a live run of that seed replays it step for step on wasm.',
 ];

@@ -65,9 +65,10 @@ test('lesson-recorded (mechanism): different boards at one step show vanilla\'s 
   await page.goto(`./?lesson=${PRESET}&backend=wasm`);
   await page.getByTestId('lesson-recorded').click();
   await expect(page.getByTestId('lesson-source')).toHaveAttribute('data-source', 'recorded');
-  const step = 100;
+  const step = 120; // vanilla's MI is 0 from step 115 of the recording (seed 607), before its collapse at step 143
   const [vanilla, stabilised] = ['starpo', 'starpo-s'].map((arm) => distinctAt(arm, step));
-  expect(vanilla.distinct, 'the recording shows the template at step 100').toBe(1);
+  expect(vanilla.distinct, `the recording shows the template at step ${step}`).toBe(1);
+  expect(vanilla.boards).toBeGreaterThan(3);
   expect(stabilised.distinct).toBeGreaterThan(1);
   for (const [arm, want] of [['starpo', vanilla], ['starpo-s', stabilised]] as const) {
     const view = page.locator(`[data-testid="template-compare"][data-arm="${arm}"]`);
