@@ -14,7 +14,7 @@
 //   npx tsx experiments/lab/lesson-mi-verdict.ts runs/names/lr20 [--series]
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readMetrics, type MetricsRow } from '../lib/analysis';
+import { labSeedDirs, readMetrics, type MetricsRow } from '../lib/analysis';
 import { lessonVerdict, vanillaVerdict } from '../lib/lessonVerdict';
 import { type FreshSeedRow } from '../../src/ui/lessonRobustness';
 import { argValue, armSeries, freshSeedRow, writeFreshSeedTable } from '../lib/freshSeedTable';
@@ -55,7 +55,7 @@ function vanillaMi(v: readonly MetricsRow[], collapseStep: number | null) {
   return { early, late, falls: collapseStep !== null && late.n > 0 && late.mi < 0.5 * early.mi };
 }
 /** The seed folders of the lab directory, in seed order. */
-const seedDirs = fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+const seedDirs = labSeedDirs(dir);
 let falls = 0, stays = 0, both = 0, seeds = 0;
 for (const seed of seedDirs) {
   const runs = ['starpo', 'starpo-s'].map((arm) => path.join(dir, seed, arm));

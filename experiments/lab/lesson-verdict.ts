@@ -10,7 +10,7 @@
 // lesson page reads (src/ui/lessonRobustness.ts), e.g. public/lessons/echo-trap/fresh-seeds.json.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readMetrics, type MetricsRow } from '../lib/analysis';
+import { labSeedDirs, readMetrics, type MetricsRow } from '../lib/analysis';
 import { replayEchoTrap, type EchoTrapSignals } from '../../src/metrics/echoTrap';
 import { presetConfig } from '../../src/starpo/presets';
 import { armVerdict, lessonVerdict } from '../lib/lessonVerdict';
@@ -34,7 +34,7 @@ let shown = 0, total = 0;
 const fired = { vanillaWarning: 0, vanillaConverged: 0, sWarning: 0, sConverged: 0 };
 console.log('| seed | vanilla: start -> peak (step) -> final | warning | collapse | vanilla converged | StarPO-S: peak -> final | StarPO-S warning | StarPO-S converged | lesson |');
 console.log('|---:|---|---:|---:|---:|---|---:|---:|---|');
-const seeds = fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+const seeds = labSeedDirs(dir);
 let sOnly = 0, sOnlyHeld = 0;
 for (const name of seeds) {
   const [v, s] = ['starpo', 'starpo-s'].map((arm) => path.join(dir, name, arm));

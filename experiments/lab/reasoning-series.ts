@@ -5,7 +5,7 @@
 //   npx tsx experiments/lab/reasoning-series.ts runs/lesson-fresh3 [--steps 1,3,5,10,20,40,100]
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readMetrics } from '../lib/analysis';
+import { labSeedDirs, readMetrics } from '../lib/analysis';
 
 const args = process.argv.slice(2);
 const stepsAt = args.indexOf('--steps');
@@ -14,7 +14,7 @@ const dir = args[0];
 if (!dir) throw new Error('usage: npx tsx experiments/lab/reasoning-series.ts DIR [--steps 1,3,5]');
 
 const cell = (v: unknown, digits = 2) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(digits) : '-');
-const seeds = fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+const seeds = labSeedDirs(dir);
 for (const arm of ['starpo', 'starpo-s']) {
   console.log(`${arm}: step: unique fraction / answer agreement / grounding / training success`);
   for (const seed of seeds) {

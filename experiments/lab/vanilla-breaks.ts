@@ -4,14 +4,12 @@
 // among the 10 steps up to the collapse, how much its groups still disagreed then (the batch's mean in-group reward
 // std: one 3-to-1 group of 8 lakes adds 0.0625, a 2-to-2 group 0.072; 0 means every lake's 4 rollouts agreed), and
 // the valid-action rate before that update and at the collapse (a broken answer format shows there).
-//   npx tsx experiments/lab/vanilla-breaks.ts runs/mech-fresh runs/mech-fresh3
-import * as fs from 'node:fs';
+//   npx tsx experiments/lab/vanilla-breaks.ts runs/mech-fresh runs/mech-fresh3-full
 import * as path from 'node:path';
-import { readMetrics, type MetricsRow } from '../lib/analysis';
+import { labSeedDirs, readMetrics, trainTag, type MetricsRow } from '../lib/analysis';
 import { vanillaVerdict } from '../lib/lessonVerdict';
 
 const num = (r: MetricsRow | undefined, key: string) => (typeof r?.[key] === 'number' ? (r[key] as number) : NaN);
-const validRate = (r: MetricsRow | undefined) => num(r, 'train/FrozenLake/action_is_valid');
 const fmt = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
 
 const dirs = process.argv.slice(2);
@@ -20,7 +18,7 @@ console.log('| run | collapse | peak (step) | largest-KL update (step) | its KL 
 console.log('|---|---:|---|---:|---:|---:|---|');
 let runs = 0, agreeing = 0;
 for (const dir of dirs) {
-  const seeds = fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+  const seeds = labSeedDirs(dir);
   for (const seed of seeds) {
     const rows = readMetrics(path.join(dir, seed, 'starpo'));
     if (rows.length === 0) continue;
@@ -31,6 +29,7 @@ for (const dir of dirs) {
     const worst = near.reduce((a, b) => (num(b, 'actor/ppo_kl') > num(a, 'actor/ppo_kl') ? b : a), near[0]);
     const before = rows.find((r) => r.step === worst.step - 1);
     const std = num(worst, 'rollout/in_group_std');
+    const validRate = (r: MetricsRow | undefined) => num(r, `train/${trainTag(rows)}/action_is_valid`);
     runs++;
     if (std <= 0.2) agreeing++;
     console.log(`| ${dir}/${seed} | ${c} | ${(v.peak * 100).toFixed(0)} % (${v.peakStep}) | ${worst.step} | ${fmt(num(worst, 'actor/ppo_kl'))} | ${fmt(std)} | ${fmt(validRate(before))} -> ${fmt(validRate(rows.find((r) => r.step === c)))} |`);

@@ -13,6 +13,11 @@ import { summarizeMetrics, summarizeSeries } from '../../src/metrics/summary';
 export type MetricsRow = MetricRow;
 export type Series = [step: number, value: number][];
 
+/** The seed-S folders of a lesson-lab directory (experiments/lab/lesson-lab.sh), in seed order: seed-9 before seed-10. */
+export function labSeedDirs(dir: string): string[] {
+  return fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+}
+
 /**
  * The rows of `dir`/metrics.jsonl by step ([] when there is none yet), read as `ragen train --resume` reads them (a
  * line cut off by a killed run is dropped). A step logged twice keeps its later line: a run resumed by hand after

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { firstDrop, movingAverage, readMetrics, series, summarise, type MetricsRow } from '../../../experiments/lib/analysis';
+import { firstDrop, labSeedDirs, movingAverage, readMetrics, series, summarise, type MetricsRow } from '../../../experiments/lib/analysis';
 import { lineChartSvg, niceTicks } from '../../../experiments/lib/chart';
 import { lastStep } from '../../../experiments/lib/runs';
 import { STARPO_S_SECONDS, estimateMinutes, estimateStepSeconds, starpoS, vanilla } from '../../../experiments/lib/configs';
@@ -14,6 +14,14 @@ import { parseRecipeOverrides } from '../../../experiments/lib/recipeOverrides';
 const row = (step: number, extra: Record<string, number>): MetricsRow => ({ step, ...extra }) as MetricsRow;
 
 describe('experiments: metrics', () => {
+  it("lists a lesson lab's seed folders in seed order, nothing else", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lab-'));
+    for (const name of ['seed-10', 'seed-9', 'seed-100', 'seed-x']) fs.mkdirSync(path.join(dir, name));
+    fs.writeFileSync(path.join(dir, 'seed-9-starpo.done'), '');
+    expect(labSeedDirs(dir)).toEqual(['seed-9', 'seed-10', 'seed-100']);
+    fs.rmSync(dir, { recursive: true });
+  });
+
   it('reads metrics.jsonl, skips a cut-off last line, and lets a resumed step win', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'exp-'));
     fs.writeFileSync(path.join(dir, 'metrics.jsonl'),
