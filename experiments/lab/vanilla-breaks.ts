@@ -29,7 +29,8 @@ for (const dir of dirs) {
     const worst = near.reduce((a, b) => (num(b, 'actor/ppo_kl') > num(a, 'actor/ppo_kl') ? b : a), near[0]);
     const before = rows.find((r) => r.step === worst.step - 1);
     const std = num(worst, 'rollout/in_group_std');
-    const validRate = (r: MetricsRow | undefined) => num(r, `train/${trainTag(rows)}/action_is_valid`);
+    const validKey = `train/${trainTag(rows)}/action_is_valid`;
+    const validRate = (r: MetricsRow | undefined) => num(r, validKey);
     runs++;
     if (std <= 0.2) agreeing++;
     console.log(`| ${dir}/${seed} | ${c} | ${(v.peak * 100).toFixed(0)} % (${v.peakStep}) | ${worst.step} | ${fmt(num(worst, 'actor/ppo_kl'))} | ${fmt(std)} | ${fmt(validRate(before))} -> ${fmt(validRate(rows.find((r) => r.step === c)))} |`);
