@@ -1,7 +1,8 @@
-// Why wasm threads stay off (README, "Hosting the static build"): the fused wasm kernels are a separate module
-// instantiated on tfjs's own WebAssembly.Memory, and it declares that memory unshared. tfjs's threaded build runs on
-// shared memory, which this module refuses to link with. If the kernels are ever rebuilt for shared memory, this
-// test fails: then threads may work with them, and the README (and backend.ts's reason) should say so.
+// Why wasm threads stay off (docs/playground.md, "Hosting the static build"): the fused wasm kernels are a
+// separate module instantiated on tfjs's own WebAssembly.Memory, and it declares that memory unshared. tfjs's
+// threaded build runs on shared memory, which this module refuses to link with. If the kernels are ever rebuilt for
+// shared memory, this test fails: then threads may work with them, and docs/playground.md (and backend.ts's reason)
+// should say so.
 import { describe, expect, it } from 'vitest';
 import { KERNELS_WASM_BASE64 } from '../../../src/model/kernels/wasm/module';
 
