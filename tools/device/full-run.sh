@@ -122,7 +122,7 @@ if [ -n "${FULL_RUN_BASELINE:-}" ]; then
 fi
 
 # 1. The checkpoint every later section reads: Qwen2.5-0.5B-Instruct's shape, tokenizer and template, random bf16.
-section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL"
+section init "$([ "$TINY" = 1 ] && echo 180 || echo 90)" "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL" --force
 
 # 2. Speed, side by side with PyTorch on the same device (issue 33 item 4): qwen0.5b training tokens/s, generation at
 #    batch 1, 16 and 128 (item 3's rows), the adapter's features and limits in the JSON.

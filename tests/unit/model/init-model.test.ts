@@ -118,7 +118,7 @@ describe('ragen init-model --shape qwen2.5-0.5b --layers 2', () => {
     const notes = path.join(tmp, 'notes');
     fs.mkdirSync(notes);
     fs.writeFileSync(path.join(notes, 'keep.txt'), 'mine');
-    expectRefused(await inProcess('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '1', '--out', notes), /^ragen: --out .*notes: refusing to replace .*notes: it is not empty and has no config.json/);
+    expectRefused(await inProcess('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '1', '--out', notes), /^ragen: --out .*notes is not empty \(keep\.txt\) and was not written by init-model/);
     expect(fs.readdirSync(notes)).toEqual(['keep.txt']);
     expect(fs.readFileSync(path.join(notes, 'keep.txt'), 'utf8')).toBe('mine');
     expect(fs.existsSync(x)).toBe(false);
