@@ -10,6 +10,7 @@ import { registerImportMetrics } from './import-metrics';
 import { registerInitModel } from './init-model';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
+import { checkEnvironment, ENV_VARIABLES } from './envVars';
 import { UsageError } from './usage';
 
 /** The `ragen` command with every subcommand and its flags (also read by the test that keeps the README's synopsis). */
@@ -18,7 +19,9 @@ export function ragenProgram(): Command {
     .name('ragen')
     .description('RAGEN (StarPO / StarPO-S multi-turn RL for LLM agents) in TypeScript, headless')
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', () => checkEnvironment())
+    .addHelpText('after', `\nEnvironment variables:\n${ENV_VARIABLES.map(([name, what]) => `  ${name.padEnd(24)}${what}`).join('\n')}`);
   registerDemo(program);
   registerBench(program);
   registerEval(program);

@@ -36,7 +36,7 @@ export class StepProgress {
   private bar: ((phase: string) => void) | null = null;
 
   constructor(private readonly opts: StepProgressOptions) {
-    this.everyMs = 1000 * (opts.everySeconds ?? secondsFromEnv(process.env.RAGEN_PROGRESS_SECONDS) ?? 15);
+    this.everyMs = 1000 * (opts.everySeconds ?? progressSecondsFromEnv() ?? 15);
     this.now = opts.now ?? Date.now;
   }
 
@@ -67,9 +67,16 @@ export class StepProgress {
   };
 }
 
-function secondsFromEnv(text: string | undefined): number | undefined {
-  if (text === undefined || text === '') return undefined;
+/** The longest RAGEN_PROGRESS_SECONDS accepted: a day. */
+export const MAX_PROGRESS_SECONDS = 86_400;
+
+/** RAGEN_PROGRESS_SECONDS: seconds from 0 to a day, or undefined where it is unset or empty. */
+export function progressSecondsFromEnv(text: string | undefined = process.env.RAGEN_PROGRESS_SECONDS): number | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
   const seconds = Number(text);
-  if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`RAGEN_PROGRESS_SECONDS=${text}: expected a number of seconds >= 0`);
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_PROGRESS_SECONDS) {
+    const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+    throw new Error(`RAGEN_PROGRESS_SECONDS=${shown}: expected a number of seconds from 0 to ${MAX_PROGRESS_SECONDS} (or unset)`);
+  }
   return seconds;
 }

@@ -13,8 +13,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { webGpuMatmulKernels } from './kernels/webgpuMatmul';
 import type { Args, Info } from './kernels/webgpuProgram';
+import { webGpuMatMulFromEnv, WEBGPU_MATMULS, type WebGpuMatMul } from './envSettings';
 
-export type WebGpuMatMul = 'tiled' | 'tfjs';
+export type { WebGpuMatMul };
 
 let mode: WebGpuMatMul = 'tfjs';
 let installed = false;
@@ -26,19 +27,14 @@ export function webGpuMatMul(): WebGpuMatMul {
 
 /** Chooses the matmul of webgpu's BatchMatMul and _FusedMatMul kernels (installing the router on first use). */
 export function setWebGpuMatMul(next: WebGpuMatMul): void {
-  if (next !== 'tiled' && next !== 'tfjs') throw new Error(`webgpu matmul must be 'tiled' or 'tfjs', got '${String(next)}'`);
+  if (!WEBGPU_MATMULS.includes(next)) throw new Error(`webgpu matmul must be 'tiled' or 'tfjs', got '${String(next)}'`);
   install();
   mode = next;
 }
 
 /** The choice for a fresh webgpu backend: RAGEN_WEBGPU_MATMUL where set, else tiled on a GPU, tfjs's on software. */
 export function defaultWebGpuMatMul(softwareAdapter: boolean): WebGpuMatMul {
-  const env = typeof process !== 'undefined' ? process.env?.RAGEN_WEBGPU_MATMUL : undefined;
-  if (env !== undefined && env !== '') {
-    if (env !== 'tiled' && env !== 'tfjs') throw new Error(`RAGEN_WEBGPU_MATMUL must be 'tiled' or 'tfjs', got '${env}'`);
-    return env;
-  }
-  return softwareAdapter ? 'tfjs' : 'tiled';
+  return webGpuMatMulFromEnv() ?? (softwareAdapter ? 'tfjs' : 'tiled');
 }
 
 const TILED = { tileRows: 64, tileCols: 64, splitK: 0 } as const;

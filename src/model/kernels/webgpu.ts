@@ -22,6 +22,7 @@ import { registerKernelTable, type HeadAttrs } from './ops';
 import { webGpuAdamWKernels } from './webgpuAdamW';
 import { webGpuMatmulKernels } from './webgpuMatmul';
 import { WG, perItem, workgroupReduceFn, type Args, type Info, type Program, type Uniform, type WebGpuBackend } from './webgpuProgram';
+import { ATTENTION_GROUPINGS, attentionGroupingFromEnv, type AttentionGrouping } from '../envSettings';
 
 /** A program with one workgroup of 64 invocations per row, which cooperate through workgroup memory. */
 function perRow(key: string, variableNames: string[], outputShape: number[], rows: number, code: string, uniforms?: string): Program {
@@ -526,8 +527,8 @@ export function softmaxGroupFits(group: number, hd: number): boolean {
  * per head); 'grouped' and 'per-head' force one kind everywhere, to measure one against the other in one sitting.
  * Node's RAGEN_WEBGPU_ATTENTION sets it when the kernels are registered.
  */
-export type AttentionGrouping = 'auto' | 'grouped' | 'per-head';
-const GROUPINGS: readonly AttentionGrouping[] = ['auto', 'grouped', 'per-head'];
+export type { AttentionGrouping };
+const GROUPINGS = ATTENTION_GROUPINGS;
 let grouping: AttentionGrouping = 'auto';
 
 export function setWebGpuAttentionGrouping(next: AttentionGrouping): void {
@@ -857,11 +858,8 @@ ${softmaxOutput('bt')}
  * tfjs-backend-webgpu (the backend arrives as the kernel's argument), so importing it is safe where WebGPU is absent.
  */
 export function registerWebGpuKernels(): void {
-  const env = typeof process !== 'undefined' ? process.env?.RAGEN_WEBGPU_ATTENTION : undefined;
-  if (env) {
-    if (!GROUPINGS.includes(env as AttentionGrouping)) throw new Error(`RAGEN_WEBGPU_ATTENTION must be one of ${GROUPINGS.join(', ')}, got '${env}'`);
-    grouping = env as AttentionGrouping;
-  }
+  const env = attentionGroupingFromEnv();
+  if (env) grouping = env;
   registerKernelTable('webgpu', {
     embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention, attentionGrad,
     cachedAttention, logProbs, logProbsGrad,
