@@ -1,5 +1,5 @@
-// Entry point of the browser playground: mounts the Svelte app. All state lives in playground.svelte.ts and all
-// tfjs work in the trainer worker.
+// Entry point of the browser playground: mounts the Svelte app. Its state lives in playground.svelte.ts (changed
+// by the playground-*.svelte.ts modules) and all tfjs work in the trainer worker.
 import { mount } from 'svelte';
 import App from './App.svelte';
 import './panels.css';
