@@ -1,5 +1,5 @@
 // The first echo-trap record (issue #4): vanilla StarPO and StarPO-S on FrozenLake (frozenlake-tiny, lr 1e-4), same
-// seeds, 150 steps each, as the `echo-trap` preset was until issue 16 moved the lesson to Bandit (docs/echo-trap.md,
+// seeds, 150 steps each, as the `echo-trap` preset was until issue 16 moved the lesson to Bandit (docs/lab/echo-trap-probes.md,
 // 'Settings that did not show the lesson'). Trains both arms into runs/echo-trap unless they are there already, then
 // draws the collapse indicators side by side.
 // One command: npx tsx experiments/00-echo-trap.ts   (~75 min for StarPO and ~25 min for StarPO-S, in parallel, on 2 cores)

@@ -1,5 +1,5 @@
-// What broke vanilla StarPO where its success fell before its MI did (issue 34, item 2; docs/echo-trap.md, "The
-// mechanism preset takes the floor"). For every vanilla run of the given lesson-lab directories that collapsed
+// What broke vanilla StarPO where its success fell before its MI did (issue 34, item 2; docs/lab/echo-trap-probes.md,
+// "The mechanism preset takes the floor"). For every vanilla run of the given lesson-lab directories that collapsed
 // (lessonVerdict: its 5-step mean training success fell to half its peak or less): the update with the largest PPO KL
 // among the 10 steps up to the collapse, how much its groups still disagreed then (the batch's mean in-group reward
 // std: one 3-to-1 group of 8 lakes adds 0.0625, a 2-to-2 group 0.072; 0 means every lake's 4 rollouts agreed), and

@@ -145,7 +145,8 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
 // group are noise) with a floor under the std (0.36: a group where only one rollout of 8 differs counts as agreeing),
 // no KL, clip-higher. Once every rollout picks Dragon, vanilla keeps training on that noise and collapses; StarPO-S
 // stops updating. The warning uses RAGEN-2's reward-variance signal.
-// Found by experiment (docs/echo-trap.md, which also lists the settings that failed): the vanilla arm and the task on
+// Found by experiment (docs/echo-trap.md; the settings that failed: docs/lab/echo-trap-probes.md):
+// the vanilla arm and the task on
 // seeds 0-4 (issue 16); the StarPO-S filter on seeds 0-6 and 100-109 (issue 34: with the top-2-groups filter StarPO-S
 // broke on 7 of 10 fresh seeds, mostly by training on one group with a single deviant rollout), then checked on fresh
 // seeds: 7 of 10 (200-209) at 60 steps, where vanilla had not yet collapsed on 2, and 8 of 10 (300-309) at 100 steps.
@@ -182,14 +183,15 @@ const LESSON_STARPO_S_FILTER: RunConfigInput = {
 // FrozenLake without slipping, where the tiny policy reads its position into its reasoning: 8 hand-drawn lakes, the
 // goal one move from the start (two per direction), so that the warm start already solves about a third and vanilla
 // can saturate within class time. Everything that tells the arms apart is the Bandit lesson's. Found on tuning seeds
-// 0-5 (docs/echo-trap.md, "The mechanism lesson"): lr 2e-3 with a 10-step warm-up (without it, some seeds break in
+// 0-5 (docs/lab/echo-trap-probes.md, "The mechanism lesson"):
+// lr 2e-3 with a 10-step warm-up (without it, some seeds break in
 // their first update), 2 turns (few optimizer steps per failing rollout), 200 steps (vanilla's MI sinks during its
 // plateau, and its success follows later); MI measured every 5 steps over the 8 lakes' first turns.
 // StarPO-S's std floor is set for groups of 4 as the Bandit lesson's is for groups of 8: at least two rollouts must
 // disagree with the rest (std >= 0.55; one differing rollout of 4 already gives 0.5, so the Bandit floor of 0.36 never
 // acted here and StarPO-S trained on lone-deviant groups, whose whitened noise templated its reasoning on 4 of the 10
 // fresh seeds 400-409). With 0.55 its MI stayed up on 10 of 10 fresh seeds (600-609), at 63-75 % success instead of
-// 88-100 % (docs/echo-trap.md, "A sixth probe" and "third fresh-seed check"; adopted after that check).
+// 88-100 % (docs/lab/echo-trap-probes.md, "A sixth probe" and "third fresh-seed check"; adopted after that check).
 const MECHANISM_STARPO_S_FILTER: RunConfigInput = mergeConfigInput(LESSON_STARPO_S_FILTER, { filter: { minScore: 0.55 } });
 const lake = (...map: string[]) => ({ tag: 'FrozenLake', nGroups: 1, config: { ...GRID_COORD, successRate: 1, map } });
 const ECHO_TRAP_FROZENLAKE_BASE: RunConfigInput = mergeConfigInput(ECHO_TRAP_BASE, {
@@ -218,7 +220,8 @@ const ECHO_TRAP_FROZENLAKE_BASE: RunConfigInput = mergeConfigInput(ECHO_TRAP_BAS
   // Seed 607 (the recording and the live default): a fresh seed of the check that adopted the 0.55 floor, picked after
   // it as the demo because the whole order shows there (warning, then the template, then the collapse); how often it
   // shows is that check's table. The tuning seeds used before do not show it with this floor (4: StarPO-S's reasoning
-  // templates; 3: vanilla collapses with its MI still up; docs/echo-trap.md, "The mechanism preset takes the floor").
+  // templates; 3: vanilla collapses with its MI still up; docs/lab/echo-trap-probes.md, "The mechanism preset takes
+  // the floor").
   trainer: { totalSteps: 200, seed: 607 },
 });
 

@@ -127,7 +127,7 @@ export const WARMSTART_RECIPES = {
   },
   // The echo-trap lesson's warm start: bandit-tiny's recipe as it was when the lesson was found (150 SFT steps).
   // Its loose tie between reasoning and answer is part of how vanilla StarPO collapses on cue: from the 400-step
-  // warm start, vanilla did not collapse on the first seed tried (docs/echo-trap.md).
+  // warm start, vanilla did not collapse on the first seed tried (docs/lab/echo-trap-probes.md, "The preset").
   'echo-trap': {
     episodes: 512,
     imperfectFraction: 0.5,
