@@ -35,7 +35,7 @@ import { Qwen2Model } from '../model/qwen2';
 import { initQwen2WeightsParallel } from '../model/parallelNormal';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
-import { benchLossGrads, measurePeakMemory } from './bench-model';
+import { benchLossGrads, measurePeakMemory, wasmFailure } from './bench-model';
 import { FLAG_LIMITS, clip, intFlag, intListFlag } from './flags';
 import { UsageError } from './usage';
 
@@ -172,8 +172,10 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     const prev = results.get(name);
     if (!prev || peak + unallocated > prev.peak + prev.unallocated) results.set(name, { peak, unallocated });
   };
+  let doing = 'allocating';   // what a failure happened in
   const phase = async (name: MemoryPhase, unallocated: number, body: () => Promise<void>) => {
     if (!phases.includes(name)) return;
+    doing = name;
     note(`${name} ... (${elapsed()} so far)`);
     const phaseStarted = Date.now();
     const peak = await measurePeakMemory(body);
@@ -186,6 +188,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
   };
   const checkpointing = o.checkpointing ?? true;
   const build = async (valueHead: boolean) => {
+    doing = `building the ${valueHead ? 'critic' : 'actor'}`;
     note(`building the ${valueHead ? 'critic' : 'actor'} (${(paramCount(config) / 1e6).toFixed(0)}M parameters, random weights; ${elapsed()} so far)`);
     const model = new Qwen2Model(config, await initQwen2WeightsParallel(config, seed + (valueHead ? 1 : 0), { valueHead }), { valueHead });
     if (o.lora) model.addAdapters(LoraAdapters.init(config, o.lora, seed + (valueHead ? 3 : 2)));
@@ -195,6 +198,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
   const free = (m: { model: Qwen2Model; optimizer: AdamW } | null) => { m?.optimizer.dispose(); m?.model.dispose(); };
   let actor: Awaited<ReturnType<typeof build>> | null = null, critic: Awaited<ReturnType<typeof build>> | null = null;
   let actorGrads: Record<string, tf.Tensor> | null = null;
+  let failed = false;
   try {
     actor = await build(false);
     if (!lean) critic = await build(true);
@@ -256,11 +260,21 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
       tf.dispose(Object.values(grads));
       await c.model.variables['model.norm.weight'].data();
     });
+  } catch (err) {
+    failed = true;
+    const wasm = wasmFailure(err);
+    if (!wasm) throw err;
+    throw new Error(`${o.shape.name} at ${config.num_hidden_layers} layer(s), ${doing}: ${wasm}; it may fit with fewer ` +
+      '--layers (the full depth is then extrapolated), a smaller --vocab, or on --backend webgpu or cpu');
   } finally {
-    if (actorGrads) tf.dispose(Object.values(actorGrads));
-    tf.dispose(ids);
-    free(actor);
-    free(critic);
+    try {
+      if (actorGrads) tf.dispose(Object.values(actorGrads));
+      tf.dispose(ids);
+      free(actor);
+      free(critic);
+    } catch (err) {
+      if (!failed) throw err;   // after a failed phase, freeing may fail too: the phase's error is the one to report
+    }
   }
   return results;
 }

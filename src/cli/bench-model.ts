@@ -437,6 +437,7 @@ export async function measurePeakMemory(body: () => Promise<void>): Promise<Peak
   const start = tf.memory();
   let finished = false;
   let info: Awaited<ReturnType<typeof tf.profile>> | undefined;
+  const restoreTimer = throwKernelErrorsWhereTheyHappen();
   try {
     info = await tf.profile(async () => {
       await body();
@@ -449,6 +450,7 @@ export async function measurePeakMemory(body: () => Promise<void>): Promise<Peak
   } finally {
     // A body that throws would otherwise leave tfjs profiling (and recording) every later kernel.
     engine.state.profiling = false;
+    restoreTimer();
   }
   const records = (info ?? engine.state.activeProfile).kernels;
   let peakBytes = start.numBytes;
@@ -461,6 +463,54 @@ export async function measurePeakMemory(body: () => Promise<void>): Promise<Peak
   records.length = 0;   // the engine keeps the last profile until the next one: free the records now
   return { peakBytes, peakTensors, startTensors: start.numTensors, startBytes: start.numBytes, kernels };
 }
+
+/**
+ * Under tf.profile, tfjs runs each kernel inside the backend's async `time()`, so a kernel that throws (tfjs-wasm
+ * aborting when its heap is full) turns into a rejected promise that nothing awaits, and the engine then fails on the
+ * missing outputs with "Cannot read properties of undefined (reading 'map')", which hides the cause. While this wrapper
+ * is in place, the kernel's own error is thrown where the kernel ran. Returns the function that removes it.
+ */
+function throwKernelErrorsWhereTheyHappen(): () => void {
+  const backend = tf.backend() as unknown as { time(f: () => void): Promise<unknown> };
+  const own = backend.time;
+  const hadOwn = Object.prototype.hasOwnProperty.call(backend, 'time');
+  backend.time = function (this: unknown, f: () => void) {
+    let failure: { error: unknown } | undefined;
+    let inCall = true;
+    const timing = own.call(this, () => {
+      try {
+        f();
+      } catch (error) {
+        if (!inCall) throw error;   // a backend that runs f later: its own handling
+        failure = { error };
+      }
+    });
+    inCall = false;
+    if (!failure) return timing;
+    timing.catch(() => {});
+    throw failure.error;
+  };
+  return () => {
+    if (hadOwn) backend.time = own;
+    else delete (backend as { time?: unknown }).time;
+  };
+}
+
+/**
+ * What went wrong when a tfjs-wasm kernel failed (a WebAssembly.RuntimeError: "Aborted()" when its allocator finds no
+ * room, "memory access out of bounds" past what it addresses), with the size its heap had reached; null for any other
+ * error. The wasm module is unusable afterwards.
+ */
+export function wasmFailure(err: unknown): string | null {
+  if (!(err instanceof WebAssembly.RuntimeError)) return null;
+  const heap = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8?.length;
+  if (heap === undefined) return `tfjs-wasm failed (${err.message})`;
+  if (heap >= WASM_HEAP_LIMIT - 1024 ** 2) return `the wasm heap is full (${gib(heap)}, the most tfjs-wasm can address)`;
+  return `tfjs-wasm failed with its heap at ${gib(heap)} of the ${gib(WASM_HEAP_LIMIT)} it can address (${err.message})`;
+}
+
+/** The most memory a tfjs-wasm module can grow to: 32-bit addresses. */
+const WASM_HEAP_LIMIT = 4 * 1024 ** 3;
 
 /** Adds "<what> peak bytes" and "<what> peak tensors". */
 export function addPeak(results: Record<string, number>, what: string, peak: PeakMemory): void {

@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assertNoGpuError, BACKEND_NAMES, isBackendName } from '../model/backend';
 import { ConfigError } from '../starpo/config';
-import { BENCH_SHAPE_NAMES, benchModel, benchShape, benchSpec, runTorchBench } from './bench-model';
+import { BENCH_SHAPE_NAMES, benchModel, benchShape, benchSpec, runTorchBench, wasmFailure } from './bench-model';
 import { RAGEN_LORA } from '../model/lora';
 import { MEMORY_OPTION_HELP, memoryRowsTable, parseMemoryOptions, benchMemory, type MemoryRow } from './bench-memory';
 import { DEFAULT_ROLLOUT_BATCHES, benchRollout } from './bench-rollout';
@@ -247,8 +247,9 @@ export function registerBench(program: Command): void {
           // A command WebGPU refused ran on nothing: the section's numbers are not those of the work it names.
           assertNoGpuError(`in the ${section} section`);
         } catch (err) {
-          errors[section] = (err as Error).message;
-          console.log(`\n${section}: FAILED: ${(err as Error).message}`);
+          errors[section] = wasmFailure(err) ?? (err as Error).message;
+          console.log(`\n${section}: FAILED: ${errors[section]}`);
+          if (err instanceof TypeError || err instanceof ReferenceError) console.error(err);   // a bug: keep its stack
         }
       }
 

@@ -1,12 +1,16 @@
 // `ragen bench --only memory` and `--only rollout` at the tiny shape on wasm: the JSON rows DESIGN.md names
 // (shape, backend, tokens, phase, peakBytes) for every phase, extrapolated rows that match a measured depth, the
-// rollout section's tokens/s keys, and one clear line for a bad option. No timing thresholds.
+// rollout section's tokens/s keys, and one clear line for a bad option or a shape the wasm heap cannot hold. No timing
+// thresholds.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import * as tf from '@tensorflow/tfjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../src/model/backend';
+import { measurePeakMemory } from '../../../src/cli/bench-model';
 
 const run = promisify(execFile);
 const ragen = (...args: string[]) => run(process.execPath, ['bin/ragen.js', ...args], { cwd: process.cwd(), timeout: 110_000 });
@@ -53,5 +57,52 @@ describe('bench --only memory', () => {
     expect(err.code).toBe(2);
     expect(err.stderr.trim().split('\n').filter(Boolean)).toHaveLength(1);
     expect(err.stderr).toMatch(/--tokens must be BxT/);
+  });
+
+  it('ends with one line naming the wasm heap when a phase does not fit it (exit 2, no minified source)', async () => {
+    // One layer of Qwen2.5-0.5B with its full vocabulary: the actor update's gradients do not fit tfjs-wasm's 4 GiB heap.
+    const err = await ragen('bench', '--only', 'memory', '--shapes', 'qwen0.5b', '--layers', '1', '--phases', 'actor update',
+      '--tokens', '1x6').catch((e) => e);
+    expect(err.code).toBe(2);
+    const lines = err.stderr.trim().split('\n');
+    expect(lines.at(-1)).toMatch(/^ragen: bench: section\(s\) failed: memory \(qwen0\.5b at 1 layer\(s\), actor update: .*wasm.*heap/);
+    expect(err.stderr).not.toMatch(/reading 'map'/);
+    expect(err.stderr.length).toBeLessThan(1000);   // tfjs-wasm's minified module is one 40 KB line
+  });
+
+  it('reports an error nothing caught as a bug: its stack and exit 1, without quoting its source line', async () => {
+    const planted = 'data:text/javascript,setTimeout(() => Promise.reject(new Error("planted")), 300)';
+    const err = await run(process.execPath, ['--import', planted, 'bin/ragen.js', 'bench', '--only', 'envs'], { timeout: 60_000 })
+      .catch((e) => e);
+    expect(err.code).toBe(1);
+    expect(err.stderr).toMatch(/^Error: planted\n\s+at /);
+    expect(err.stderr).toMatch(/ragen: this is a bug in ragen/);
+  });
+});
+
+describe('measurePeakMemory', () => {
+  const failing = 'RagenTestFailingKernel';
+  beforeAll(async () => {
+    await initBackend('cpu');
+    tf.registerKernel({ kernelName: failing, backendName: 'cpu', kernelFunc: () => { throw new Error('the kernel failed'); } });
+  });
+  afterAll(() => tf.unregisterKernel(failing, 'cpu'));
+
+  it("throws the error of a kernel that fails under the profiler, and leaves no promise rejected unhandled", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const x = tf.zeros([2]);
+      await expect(measurePeakMemory(async () => { tf.engine().runKernel(failing, { x }, {}); })).rejects.toThrow('the kernel failed');
+      x.dispose();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+    // The profiler is off again: a later kernel runs as usual.
+    expect(tf.engine().state.profiling).toBe(false);
+    expect(await tf.add(tf.scalar(1), tf.scalar(2)).data()).toEqual(new Float32Array([3]));
   });
 });
