@@ -21,7 +21,8 @@ import { CRITIC_DIR, POLICY_DIR, RAGEN_CONFIG_NAME, type ExportPlan } from '../i
 import { renderExportReadme } from '../interop/exportReadme';
 import { ragenConfigYaml, hydraOverrides } from '../interop/ragenHydra';
 import { toRagen, type RagenConfig } from '../interop/ragenMapping';
-import { CONFIG_FILE, listCheckpoints, readCheckpoint, readRunConfig } from '../node/runDir';
+import { CONFIG_FILE, listCheckpoints, readRunConfig } from '../node/runDir';
+import { readCheckpointFiles } from '../model/checkpointDir';
 import { checkOutputDir, writeDirAtomic } from '../node/safeWrite';
 import { FLAG_LIMITS, intFlag } from './flags';
 import { UsageError } from './usage';
@@ -100,13 +101,24 @@ export function planExport(out: string, flags: ExportFlags): ExportPlan {
 
 /** The files of OUT, by relative path. */
 export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Array>; ragen: RagenConfig; critic: boolean } {
-  const checkpoint = readCheckpoint(plan.checkpointDir);
+  let checkpoint: Record<string, Uint8Array>;
+  try {
+    checkpoint = readCheckpointFiles(plan.checkpointDir);
+  } catch (err) {
+    throw new UsageError(`${plan.checkpointDir}: ${(err as Error).message}`);
+  }
   // The model files, and a LoRA run's adapters (hfModelFiles folds them into the exported weights).
   const names = [...CHECKPOINT_FILES, ADAPTER_DIR + ADAPTER_CONFIG_FILE, ADAPTER_DIR + ADAPTER_WEIGHTS_FILE];
   // Weights past 2 GiB come as Hugging Face's shards and their index (safetensorsShards.ts).
   const pick = (prefix: string) => {
     const model = Object.fromEntries(Object.keys(checkpoint).filter((n) => n.startsWith(prefix)).map((n) => [n.slice(prefix.length), checkpoint[n]]));
-    const wanted = [...names, ...shardedSafetensorsNames(model, 'model')];
+    let shards: string[];
+    try {
+      shards = shardedSafetensorsNames(model, 'model');
+    } catch (err) {
+      throw new UsageError(`${plan.checkpointDir}${prefix ? `/${prefix.slice(0, -1)}` : ''}: ${(err as Error).message}`);
+    }
+    const wanted = [...names, ...shards];
     return Object.fromEntries(Object.entries(model).filter(([n]) => wanted.includes(n)));
   };
   const files: Record<string, Uint8Array> = {};

@@ -16,7 +16,7 @@ import cliProgress from 'cli-progress';
 import { StepProgress } from './stepProgress';
 import * as tf from '@tensorflow/tfjs';
 import { BACKEND_CHOICES, isBackendChoice, type BackendChoice, type BackendInfo } from '../model/backend';
-import { JsonlSink, METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
+import { JsonlSink, METRICS_FILE, ROLLOUTS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 import { successByTag } from '../metrics/keys';
 import type { MetricRow } from '../metrics/jsonl';
 import { formatDuration, timeEstimate } from '../metrics/pace';
@@ -43,15 +43,14 @@ import {
   latestCheckpoint,
   listCheckpoints,
   listStepDirs,
-  readCheckpoint,
   readCheckpointStep,
-  readModelDir,
   readRunConfig,
   writeCheckpoint,
   writeRunConfig,
 } from '../node/runDir';
 import { RunLockedError, acquireRunLock, assertNotLocked, type RunLock } from '../node/runLock';
 import { Trainer, type StepResult } from '../starpo/trainer';
+import { readCheckpointFiles } from '../model/checkpointDir';
 import { modelDirFor } from './modelDir';
 import { helperThreads, spawnHelperThread, workersFlag } from './helperThread';
 import { readModelContext, type ModelContext } from './modelContext';
@@ -273,6 +272,8 @@ let started: { choice: BackendChoice; info: BackendInfo } | null = null;
 export async function runTrainArms(arms: readonly TrainArm[], opts: RunOptions): Promise<void> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const locks: RunLock[] = [];
+  const newDirs = arms.map((a) => a.out).filter((out) => !fs.existsSync(out));
+  let failed = true;
   try {
     for (const arm of arms) {
       locks.push(lockRunDir(arm.out));
@@ -288,8 +289,11 @@ export async function runTrainArms(arms: readonly TrainArm[], opts: RunOptions):
       if (arms.length > 1) log(`\n=== arm ${arm.name} -> ${arm.out} ===`);
       await trainArm(arm, { ...opts, log });
     }
+    failed = false;
   } finally {
     for (const lock of locks) lock.release();
+    // A run directory this command made and that a failed start left empty goes too.
+    if (failed) for (const out of newDirs) if (fs.existsSync(out) && fs.readdirSync(out).length === 0) fs.rmdirSync(out);
   }
 }
 
@@ -378,17 +382,40 @@ async function createTrainer(arm: TrainArm, checkpoint: ReturnType<typeof latest
                              onProgress: StepProgress['report']): Promise<{ trainer: Trainer; sink: JsonlSink }> {
   const { config, out } = arm;
   let trainer: Trainer;
+  const undoFreshStart = freshStartUndo(out);
   const sink = new JsonlSink(out);
   if (checkpoint) {
-    trainer = await startTrainer(() => Trainer.create(config, { resumeFiles: readCheckpoint(checkpoint.dir), sink, log, helper, onProgress }), sink,
+    trainer = await startTrainer(() => Trainer.create(config, { resumeFiles: readCheckpointFiles(checkpoint.dir), sink, log, helper, onProgress }), sink,
       (why) => damagedCheckpoint(out, checkpoint.dir, why));
     sink.truncateAfter(checkpoint.step);
     log(`resuming ${out} from checkpoint step ${checkpoint.step} (metrics after it dropped)`);
   } else {
-    trainer = await startTrainer(() => Trainer.create(config, { policyFiles: readModelDir(arm.modelDir), sink, log, helper, onProgress }), sink,
-      (why) => `cannot start from ${arm.modelDir}: ${why}`);
+    try {
+      trainer = await startTrainer(() => Trainer.create(config, { policyFiles: readCheckpointFiles(arm.modelDir), sink, log, helper, onProgress }), sink,
+        (why) => `cannot start from ${arm.modelDir}: ${why}`);
+    } catch (err) {
+      undoFreshStart();   // a start that never trained leaves nothing that looks like a run
+      throw err;
+    }
   }
   return { trainer, sink };
+}
+
+/**
+ * What a fresh start adds to OUT before the model has loaded: the directory and the empty metrics and rollouts
+ * files the sink opens. Returns the function that takes them back (only while they are still empty), so that a start
+ * that fails (a bad model, a rank too wide) leaves OUT as it found it, and the next start is not told to --resume a
+ * run that never began.
+ */
+function freshStartUndo(out: string): () => void {
+  const dirExisted = fs.existsSync(out);
+  const newFiles = [METRICS_FILE, ROLLOUTS_FILE].map((f) => path.join(out, f)).filter((f) => !fs.existsSync(f));
+  return () => {
+    for (const file of newFiles) {
+      if (fs.existsSync(file) && fs.statSync(file).size === 0) fs.rmSync(file);
+    }
+    if (!dirExisted && fs.existsSync(out) && fs.readdirSync(out).length === 0) fs.rmdirSync(out);
+  };
 }
 
 async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, checkpoint: ReturnType<typeof latestCheckpoint> | null,

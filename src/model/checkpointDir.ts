@@ -3,8 +3,8 @@
 import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { ADAPTER_CONFIG_FILE, ADAPTER_DIR, ADAPTER_WEIGHTS_FILE } from './lora';
-import { CHECKPOINT_FILES, checkpointFiles, loadCheckpointFiles, type CheckpointableModel, type LoadedCheckpoint } from './checkpoint';
+import { ADAPTER_DIR } from './lora';
+import { checkpointFiles, loadCheckpointFiles, type CheckpointableModel, type LoadedCheckpoint } from './checkpoint';
 import type { Tokenizer } from './tokenizer';
 
 /**
@@ -75,34 +75,65 @@ export function assertCheckpointTarget(dir: string): void {
   }
 }
 
-/** The files of a checkpoint directory (ours, or a Hugging Face Qwen2 / Qwen2.5 one, sharded weights included). */
-export async function readCheckpointDirFiles(dir: string): Promise<Record<string, Uint8Array>> {
-  const names = await fs.readdir(dir).catch((err: NodeJS.ErrnoException) => {
-    throw new Error(`checkpoint directory ${dir} cannot be read: ${err.code === 'ENOENT' ? 'it does not exist' : err.message}`);
-  });
-  const wanted = new Set<string>([...CHECKPOINT_FILES, 'model.safetensors.index.json']);
-  if (!names.includes('model.safetensors') && names.includes('model.safetensors.index.json')) {
-    const index = JSON.parse(await fs.readFile(path.join(dir, 'model.safetensors.index.json'), 'utf8')) as
-      { weight_map?: Record<string, string> };
-    for (const shard of Object.values(index.weight_map ?? {})) wanted.add(shard);
-  }
-  // A LoRA model's adapters (lora.ts: PEFT's adapter directory under adapter/).
-  for (const name of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE]) {
-    if (!fsSync.existsSync(path.join(dir, ADAPTER_DIR, name))) continue;
-    names.push(ADAPTER_DIR + name);
-    wanted.add(ADAPTER_DIR + name);
+/** Where a checkpoint keeps files: the top level, a PPO critic, and LoRA adapters (the actor's and the critic's). */
+const CHECKPOINT_SUBDIRS = ['', 'critic/', ADAPTER_DIR, `critic/${ADAPTER_DIR}`];
+
+/**
+ * The files of a checkpoint or model directory (ours, a trainer checkpoint with its critic and optimizer state, or a
+ * Hugging Face Qwen2 / Qwen2.5 one, sharded weights included), by relative path: every *.json and *.safetensors file
+ * at its top level and in critic/, adapter/ and critic/adapter/. Every command reads checkpoints through this one
+ * function (eval, resume, export, a run's initial model), so one rule holds for all: a file is read only from inside
+ * `dir`. A symbolic link is followed only when it resolves inside `dir`, and a shard index names plain file names
+ * (readShardedSafetensors checks those). Throws an Error naming the file.
+ */
+export function readCheckpointFiles(dir: string): Record<string, Uint8Array> {
+  let root: string;
+  try {
+    if (!fsSync.statSync(dir).isDirectory()) throw new Error(`checkpoint directory ${dir} is a file, not a directory`);
+    root = fsSync.realpathSync(dir);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw e.code === 'ENOENT' ? new Error(`checkpoint directory ${dir} does not exist`) : err;
   }
   const files: Record<string, Uint8Array> = {};
-  for (const name of names) {
-    if (wanted.has(name)) {
-      const file = path.join(dir, name);
-      const buf = await fs.readFile(file).catch((err: NodeJS.ErrnoException) => {
-        throw new Error(`${file} cannot be read: ${err.code === 'EISDIR' ? 'it is a directory, not a file' : err.message}`);
-      });
-      files[name] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  for (const sub of CHECKPOINT_SUBDIRS) {
+    const subDir = path.join(root, sub);
+    if (sub && !isDirectoryInside(subDir, root)) continue;
+    for (const name of fsSync.readdirSync(subDir)) {
+      if (!/\.(json|safetensors)$/.test(name) || name.startsWith('.')) continue;
+      const file = path.join(subDir, name);
+      const real = fsSync.realpathSync(file);
+      if (!insideOf(real, root)) {
+        throw new Error(`${path.join(dir, sub, name)} is a symbolic link to ${real}, outside the checkpoint: every file of a checkpoint ` +
+          'must lie inside its directory (copy the file in)');
+      }
+      if (!fsSync.statSync(real).isFile()) throw new Error(`${path.join(dir, sub, name)} cannot be read: it is a directory, not a file`);
+      const buf = fsSync.readFileSync(real);
+      files[sub + name] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     }
   }
   return files;
+}
+
+function insideOf(real: string, root: string): boolean {
+  return real === root || real.startsWith(root + path.sep);
+}
+
+/** True when `dir` is a directory whose real path lies inside `root` (a symbolic link out is not followed). */
+function isDirectoryInside(dir: string, root: string): boolean {
+  try {
+    const real = fsSync.realpathSync(dir);
+    if (!insideOf(real, root)) throw new Error(`${dir} is a symbolic link to ${real}, outside the checkpoint: every file of a checkpoint must lie inside its directory`);
+    return fsSync.statSync(real).isDirectory();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/** readCheckpointFiles, for callers that await (the policy loaders). */
+export async function readCheckpointDirFiles(dir: string): Promise<Record<string, Uint8Array>> {
+  return readCheckpointFiles(dir);
 }
 
 /** Reads a checkpoint directory and loads it with loadCheckpointFiles (a policy: loadPolicyFiles). */

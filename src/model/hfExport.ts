@@ -5,8 +5,9 @@
 // transformers. A LoRA checkpoint (adapter/, lora.ts) is exported as the policy it trained: the adapters folded into
 // the weights (W + alpha/r B A), since the tools outside load one plain model.
 import { CHECKPOINT_FILES, parseQwen2Config } from './checkpoint';
+import type { Qwen2Config } from './config';
 import { qwen2WeightShapes } from './qwen2';
-import { ADAPTER_CONFIG_FILE, ADAPTER_DIR, ADAPTER_WEIGHTS_FILE } from './lora';
+import { ADAPTER_CONFIG_FILE, ADAPTER_DIR, adapterFilesOf, readPeftAdapterFiles } from './lora';
 import { indexSafetensors } from './safetensors';
 import { readShardedSafetensors, shardedSafetensorsFiles, shardedSafetensorsNames } from './safetensorsShards';
 
@@ -45,7 +46,7 @@ export function hfModelFiles(files: Record<string, Uint8Array>, dtype: ExportDty
   if (!alreadyThere || adapter) {
     const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
     for (const name of Object.keys(expected)) tensors[name] = { shape: entries[name].shape, data: entries[name].read() };
-    if (adapter) mergeAdapterFiles(tensors, adapter);
+    if (adapter) mergeAdapterFiles(tensors, config, adapter);
     for (const name of weightFiles) delete out[name];
     Object.assign(out, shardedSafetensorsFiles(tensors, 'model', { metadata: { ...metadata, format: 'pt' }, dtype: dtype === 'f32' ? 'F32' : 'BF16' }));
   }
@@ -55,25 +56,22 @@ export function hfModelFiles(files: Record<string, Uint8Array>, dtype: ExportDty
 
 /**
  * Folds a checkpoint's LoRA adapters (adapter/, PEFT's format) into its weights, in place: W += (alpha / r) B A for
- * every adapted module. Plain loops over Float32Arrays (no tfjs here); Qwen2.5-0.5B at rank 64 is ~23 G multiply-adds.
+ * every adapted module. The adapters are read and checked as eval and resume check them (readPeftAdapterFiles: r
+ * and alpha from adapter_config.json, every weight of the shape they give), so a checkpoint either loads and exports
+ * the same policy or is refused by all three. Plain loops over Float32Arrays (no tfjs here); Qwen2.5-0.5B at rank 64
+ * is ~23 G multiply-adds.
  */
-function mergeAdapterFiles(tensors: Record<string, { shape: number[]; data: Float32Array }>, files: Record<string, Uint8Array>): void {
-  const config = JSON.parse(new TextDecoder().decode(files[ADAPTER_DIR + ADAPTER_CONFIG_FILE])) as { r: number; lora_alpha: number };
-  const weights = files[ADAPTER_DIR + ADAPTER_WEIGHTS_FILE];
-  if (!weights) throw new Error(`the checkpoint has ${ADAPTER_DIR}${ADAPTER_CONFIG_FILE} but no ${ADAPTER_DIR}${ADAPTER_WEIGHTS_FILE}`);
-  const scaling = config.lora_alpha / config.r;
-  const { entries } = indexSafetensors(weights);
+function mergeAdapterFiles(tensors: Record<string, { shape: number[]; data: Float32Array }>, config: Qwen2Config,
+    files: Record<string, Uint8Array>): void {
+  const { settings, entries } = readPeftAdapterFiles(config, adapterFilesOf(files) ?? {});
+  const scaling = settings.alpha / settings.rank;
   for (const [key, e] of Object.entries(entries)) {
     if (!key.endsWith('.lora_A.weight')) continue;
-    const module = key.replace(/^base_model\.model\./, '').replace(/\.lora_A\.weight$/, '');
+    const module = key.replace(/\.lora_A\.weight$/, '');
     const w = tensors[`${module}.weight`];
     const bEntry = entries[key.replace('.lora_A.', '.lora_B.')];
-    if (!w || !bEntry) throw new Error(`${ADAPTER_DIR}${ADAPTER_WEIGHTS_FILE}: '${key}' has no base weight or no lora_B`);
     const a = e.read(), b = bEntry.read();
-    const [out, inp] = w.shape, r = e.shape[0];
-    if (e.shape[1] !== inp || bEntry.shape[0] !== out || bEntry.shape[1] !== r) {
-      throw new Error(`${ADAPTER_DIR}${ADAPTER_WEIGHTS_FILE}: the adapter of '${module}' does not fit its weight [${w.shape}]`);
-    }
+    const [out, inp] = w.shape, r = settings.rank;
     for (let o = 0; o < out; o++) {
       const row = o * inp;
       for (let k = 0; k < r; k++) {

@@ -14,7 +14,7 @@
 // adapter_config.json carries PEFT's LoraConfig fields, so `PeftModel.from_pretrained(base, dir)` loads the pair.
 import * as tf from '@tensorflow/tfjs';
 import { headDim, LORA_TARGET_MODULES, type LoraTargetModule, type Qwen2Config } from './config';
-import { indexSafetensors, serializeSafetensors } from './safetensors';
+import { indexSafetensors, serializeSafetensors, type SafetensorsEntry } from './safetensors';
 import { seededUniform } from './seeded';
 
 export { LORA_TARGET_MODULES, type LoraTargetModule };
@@ -85,12 +85,37 @@ export function moduleName(layer: number, module: LoraTargetModule): string {
   return `model.layers.${layer}.${MODULE_PATH[module]}`;
 }
 
-export function validateLoraSettings(s: LoraSettings): void {
+/**
+ * Throws an Error naming the setting that is out of range. With the model's config, the rank is also bounded by
+ * the model's width (hidden_size): a low-rank path wider than the layers it adapts adds parameters and no
+ * expressiveness, and a huge one only exhausts memory; checked here before any adapter is allocated.
+ */
+export function validateLoraSettings(s: LoraSettings, config?: Qwen2Config): void {
   if (!Number.isInteger(s.rank) || s.rank <= 0) throw new Error(`LoRA: rank must be a positive integer, got ${s.rank}`);
   if (!(Number.isFinite(s.alpha) && s.alpha > 0)) throw new Error(`LoRA: alpha must be a positive number, got ${s.alpha}`);
   if (!s.targetModules.length) throw new Error('LoRA: targetModules is empty');
   for (const m of s.targetModules) {
     if (!LORA_TARGET_MODULES.includes(m)) throw new Error(`LoRA: unknown target module '${m}' (one of ${LORA_TARGET_MODULES.join(', ')})`);
+  }
+  if (config && s.rank > config.hidden_size) {
+    throw new Error(`LoRA: rank ${s.rank} is wider than the model (hidden_size ${config.hidden_size}): choose a rank from 1 to ${config.hidden_size}`);
+  }
+}
+
+/**
+ * Throws an Error naming the first adapter weight that is missing, unexpected or of another shape than `settings`
+ * give for this model (a rank in adapter_config.json that its weights do not have shows here).
+ */
+export function checkLoraWeightShapes(config: Qwen2Config, settings: LoraSettings, shapes: Record<string, readonly number[]>): void {
+  const expected = loraWeightShapes(config, settings);
+  const missing = Object.keys(expected).filter((n) => !(n in shapes));
+  const unexpected = Object.keys(shapes).filter((n) => !(n in expected));
+  if (missing.length) throw new Error(`LoRA weights: missing ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}`);
+  if (unexpected.length) throw new Error(`LoRA weights: unexpected ${unexpected.slice(0, 3).join(', ')}`);
+  for (const [name, shape] of Object.entries(expected)) {
+    if (shapes[name].join(',') !== shape.join(',')) {
+      throw new Error(`LoRA weights: ${name} has shape [${shapes[name]}], expected [${shape}] (rank ${settings.rank} in ${ADAPTER_CONFIG_FILE})`);
+    }
   }
 }
 
@@ -163,17 +188,9 @@ export class LoraAdapters {
   /** Takes ownership of `weights` (each becomes a variable; the given tensor is disposed). Throws, leaving the
    *  weights to the caller, when one is missing, unexpected or misshapen. */
   constructor(config: Qwen2Config, settings: LoraSettings, weights: Record<string, tf.Tensor>) {
-    validateLoraSettings(settings);
+    validateLoraSettings(settings, config);
+    checkLoraWeightShapes(config, settings, Object.fromEntries(Object.entries(weights).map(([n, w]) => [n, w.shape])));
     const expected = loraWeightShapes(config, settings);
-    const missing = Object.keys(expected).filter((n) => !(n in weights));
-    const unexpected = Object.keys(weights).filter((n) => !(n in expected));
-    if (missing.length) throw new Error(`LoRA weights: missing ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}`);
-    if (unexpected.length) throw new Error(`LoRA weights: unexpected ${unexpected.slice(0, 3).join(', ')}`);
-    for (const [name, shape] of Object.entries(expected)) {
-      if (weights[name].shape.join(',') !== shape.join(',')) {
-        throw new Error(`LoRA weights: ${name} has shape [${weights[name].shape}], expected [${shape}] (rank ${settings.rank})`);
-      }
-    }
     this.config = config;
     this.widths = Object.fromEntries(LORA_TARGET_MODULES.map((m) => [m, moduleShape(config, m)[0]])) as Record<LoraTargetModule, number>;
     this.settings = { rank: settings.rank, alpha: settings.alpha, targetModules: LORA_TARGET_MODULES.filter((m) => settings.targetModules.includes(m)) };
@@ -279,6 +296,24 @@ export async function peftAdapterFiles(adapters: LoraAdapters, opts: { taskType:
  * module other than the seven linear layers, a missing or misshapen tensor.
  */
 export function loadPeftAdapterFiles(config: Qwen2Config, files: Record<string, Uint8Array>): LoraAdapters {
+  const { settings, entries } = readPeftAdapterFiles(config, files);
+  const weights: Record<string, tf.Tensor> = {};
+  try {
+    for (const [name, e] of Object.entries(entries)) weights[name] = tf.tensor(e.read(), e.shape, 'float32');
+    return new LoraAdapters(config, settings, weights);
+  } catch (err) {
+    tf.dispose(Object.values(weights));
+    throw new Error(`${(err as Error).message} (in ${ADAPTER_WEIGHTS_FILE})`.replace(/^(?!LoRA)/, 'LoRA adapter: '));
+  }
+}
+
+/**
+ * PEFT's two files read and checked without decoding a weight (no tfjs): the settings of adapter_config.json, and
+ * the weights by our name (PEFT's prefix and '.default' adapter name dropped), each of the shape those settings give
+ * for this model. Loading (loadPeftAdapterFiles) and export's merge (hfExport.ts) both read adapters through this.
+ */
+export function readPeftAdapterFiles(config: Qwen2Config, files: Record<string, Uint8Array>):
+    { settings: LoraSettings; entries: Record<string, SafetensorsEntry> } {
   const raw = files[ADAPTER_CONFIG_FILE];
   if (!raw) throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is missing`);
   let c: Record<string, unknown>;
@@ -287,6 +322,7 @@ export function loadPeftAdapterFiles(config: Qwen2Config, files: Record<string, 
   } catch (err) {
     throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is not valid JSON: ${(err as Error).message}`);
   }
+  if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is not a JSON object`);
   if (c.peft_type !== 'LORA') throw new Error(`LoRA adapter: peft_type is ${JSON.stringify(c.peft_type)}, expected "LORA"`);
   if (c.use_dora === true) throw new Error('LoRA adapter: DoRA (use_dora) is not supported');
   if (c.use_rslora === true) throw new Error('LoRA adapter: rsLoRA (use_rslora) is not supported');
@@ -294,19 +330,25 @@ export function loadPeftAdapterFiles(config: Qwen2Config, files: Record<string, 
   const targets = c.target_modules === 'all-linear' ? [...LORA_TARGET_MODULES] : c.target_modules;
   if (!Array.isArray(targets)) throw new Error(`LoRA adapter: target_modules ${JSON.stringify(c.target_modules)} is not a list`);
   const settings: LoraSettings = { rank: c.r as number, alpha: c.lora_alpha as number, targetModules: targets as LoraTargetModule[] };
-  validateLoraSettings(settings);
+  try {
+    validateLoraSettings(settings, config);
+  } catch (err) {
+    throw new Error(`${(err as Error).message} (in ${ADAPTER_CONFIG_FILE})`);
+  }
   const bytes = files[ADAPTER_WEIGHTS_FILE];
   if (!bytes) throw new Error(`LoRA adapter: ${ADAPTER_WEIGHTS_FILE} is missing`);
-  const entries = indexSafetensors(bytes).entries;
-  const weights: Record<string, tf.Tensor> = {};
+  let indexed: Record<string, SafetensorsEntry>;
   try {
-    for (const [key, e] of Object.entries(entries)) {
-      const name = key.replace(PEFT_PREFIX, '').replace('.default.weight', '.weight');
-      weights[name] = tf.tensor(e.read(), e.shape, 'float32');
-    }
-    return new LoraAdapters(config, settings, weights);
+    indexed = indexSafetensors(bytes).entries;
   } catch (err) {
-    tf.dispose(Object.values(weights));
-    throw new Error(`${(err as Error).message} (in ${ADAPTER_WEIGHTS_FILE})`.replace(/^(?!LoRA)/, 'LoRA adapter: '));
+    throw new Error(`LoRA adapter: ${ADAPTER_WEIGHTS_FILE}: ${(err as Error).message}`);
   }
+  const entries: Record<string, SafetensorsEntry> = {};
+  for (const [key, e] of Object.entries(indexed)) entries[key.replace(PEFT_PREFIX, '').replace('.default.weight', '.weight')] = e;
+  try {
+    checkLoraWeightShapes(config, settings, Object.fromEntries(Object.entries(entries).map(([n, e]) => [n, e.shape])));
+  } catch (err) {
+    throw new Error(`${(err as Error).message} (in ${ADAPTER_WEIGHTS_FILE})`);
+  }
+  return { settings, entries };
 }

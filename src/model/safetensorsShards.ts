@@ -115,8 +115,10 @@ function readIndex(files: Record<string, Uint8Array>, indexName: string, where =
   const map = index?.weight_map;
   if (!map || typeof map !== 'object' || Array.isArray(map)) throw new Error(`${where}: ${indexName} has no weight_map`);
   const shards = Object.values(map as Record<string, unknown>);
-  if (shards.some((s) => typeof s !== 'string' || s.includes('/'))) {
-    throw new Error(`${where}: ${indexName}: every weight_map value must be a shard file name`);
+  // A shard is a file beside the index: no path, so nothing outside the checkpoint is ever read.
+  const bad = shards.find((s) => typeof s !== 'string' || !/^[^/\\]+\.safetensors$/.test(s) || s.startsWith('.'));
+  if (bad !== undefined) {
+    throw new Error(`${where}: ${indexName} names ${JSON.stringify(bad)}: a shard must be a .safetensors file beside the index (a file name, no path)`);
   }
   return [...new Set(shards as string[])].sort();
 }
