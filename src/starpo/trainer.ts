@@ -4,7 +4,8 @@
 // in-memory files (`checkpointFiles()` / `resumeFiles`), and the caller picks the tfjs backend (initBackend).
 // This file holds the algorithm only: how the actor, critic and reference are built, and the checkpoint layout,
 // are in trainerCheckpoint.ts; what runs on a helper on a second core (half the rollouts, the critic) is in
-// parallel.ts, behind the same steps.
+// parallel.ts, behind the same steps; the update's bookkeeping (progress counts, each optimizer step's log) is in
+// updateTracker.ts.
 //
 // One step:
 //   1. rollout      P env groups x N rollouts through runRollouts, sampling with generate() (seeded: same seed +
@@ -51,9 +52,10 @@ import { agentFormatFromConfig, envGroupsConfig, type RunConfig } from './config
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
 import { filterGroupsByConfig, filterLossScale, type FilterResult } from './filter';
 import { applyKlInReward } from './kl';
-import { HelperLink, criticWorkHere, type CriticLog, type UpdateLog } from './parallel';
+import { HelperLink, criticWorkHere, type CriticLog, type CriticWork } from './parallel';
 import { policyGenerateFn } from './policyAgent';
-import { actorUpdateLoss, miniBatchUpdate, usesKlLoss, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
+import { actorUpdateLoss, usesKlLoss, type MiniBatchUpdateOptions } from './update';
+import { UpdateTracker } from './updateTracker';
 import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
 import type { TrainerModels, TrainerState } from './trainerCheckpoint';
 import { probedGeneration, type WorkloadProbe } from './workloadProbe';
@@ -431,41 +433,18 @@ export class Trainer {
     // The PPO updates: epochs x mini-batches, in order (veRL with shuffle off); the critic's, then the actor's.
     const miniBatches = chunks(all, c.actor.ppoMiniBatchSize);
     metrics['train/num_mini_batches'] = miniBatches.length * c.actor.ppoEpochs;
-    const log: Record<'actor' | 'critic', UpdateLog> = { actor: { stats: {}, skipped: 0, seconds: 0 }, critic: { stats: {}, skipped: 0, seconds: 0 } };
-    // Progress counts: micro-batches scored before the update (per pass: old log-probs, reference, values), and
-    // optimizer steps of the update.
-    const scoringPasses = (reuse ? 0 : 1) + (this.ref ? 1 : 0) + (withCritic && !reuse ? 1 : 0);
-    const scoringTotal = scoringPasses * chunks(all, c.actor.ppoMicroBatchSize).length;
-    const optimizerSteps = miniBatches.length * c.actor.ppoEpochs * (this.critic ? 2 : 1);
-    let scored = 0;
-    const scoredOne = () => this.progress('scoring', ++scored, scoringTotal);
-    let stepped = 0;
-    const run = async (kind: 'actor' | 'critic', mini: readonly number[], lossOf: MicroBatchLoss): Promise<UpdateRows> => {
-      if (stepped === 0) await this.progress('update', 0, optimizerSteps);
-      this.stepKeptSomething = true; // from here on the weights change
-      const t0 = now();
-      const r = await miniBatchUpdate(this.updateOptions(kind, step), seqs, mini, lossOf);
-      if (!r.applied) log[kind].skipped++;
-      for (const [k, v] of Object.entries(r.stats)) (log[kind].stats[k] ??= []).push(v);
-      log[kind].seconds += now() - t0;
-      await this.progress('update', ++stepped, optimizerSteps);
-      return r.rows;
-    };
-    // The critic's values and update (PPO): on the helper, or here, through `run`.
-    const critic = this.critic === null ? null
-      : this.helper?.runsCritic ? this.helper.criticWork(this.critic, this.criticOptim!)
-      : criticWorkHere({
-          critic: this.critic, lossConfig: this.criticLossConfig(), microBatchSize: c.actor.ppoMicroBatchSize, padId: this.padId,
-          afterScoring: scoredOne, run: (mini, lossOf) => run('critic', mini, lossOf), log: log.critic,
-        });
-    if (scoringTotal > 0) await this.progress('scoring', 0, scoringTotal);
+    // The bookkeeping (progress counts, each optimizer step's log) is the tracker's; the critic's work runs here or
+    // on the helper.
+    const tracker = this.updateTracker(step, seqs, miniBatches.length, reuse);
+    const critic = this.criticWork(tracker);
+    await tracker.startScoring();
 
     // 5. Old log-probs, reference log-probs (KL), critic values (PPO), unless the update's forward pass gives them.
     let t = now();
     const valuesLater = critic && withCritic && !reuse ? await critic.values(seqs) : null;
     let oldLogProbs: Float32Array[] | null = null;
     if (!reuse) {
-      const actorScores = await this.scoreActor(seqs, all, this.actor, scoredOne);
+      const actorScores = await this.scoreActor(seqs, all, this.actor, tracker.scoredOne);
       oldLogProbs = actorScores.logProbs;
       metrics['rollout/old_log_prob'] = lossTokenMean(oldLogProbs, masks);
       metrics['rollout/old_entropy'] = mean(actorScores.entropyMeans);
@@ -474,7 +453,7 @@ export class Trainer {
     let refLogProbs: Float32Array[] | null = null;
     if (this.ref) {
       t = now();
-      refLogProbs = (await this.scoreActor(seqs, all, this.ref, scoredOne)).logProbs;
+      refLogProbs = (await this.scoreActor(seqs, all, this.ref, tracker.scoredOne)).logProbs;
       metrics['rollout/ref_log_prob'] = lossTokenMean(refLogProbs, masks);
       metrics['timing_s/ref'] = now() - t;
     }
@@ -510,19 +489,20 @@ export class Trainer {
       advantages = advantages.map((row) => row.map((a) => a * factor));
     }
     metrics['critic/advantages/mean'] = lossTokenMean(advantages, masks);
-    metrics['timing_s/adv'] = now() - t - log.critic.seconds;
+    metrics['timing_s/adv'] = now() - t - tracker.log.critic.seconds;
 
     // 7. The actor's update. Without old log-probs (reused forward pass) its own, detached, are the old ones.
     this.actorOptim.lr = c.actor.lr * warmupLrFactor(step, c.actor.lrWarmupStepsRatio, c.trainer.totalSteps);
     const actorLoss = actorUpdateLoss(this.actor, { actor: c.actor, temperature: c.rollout.temperature }, oldLogProbs, advantages, refLogProbs);
     for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
       for (const mini of miniBatches) {
-        const rows = await run('actor', mini, actorLoss);
+        const rows = await tracker.run('actor', mini, actorLoss);
         if (oldLogProbs) continue;
         metrics['rollout/old_log_prob'] = lossTokenMean(rows.logProbs, masks);
         metrics['rollout/old_entropy'] = mean(rows.entropy.map((row, i) => lossTokenMean([row], [masks[i]])));
       }
     }
+    const log = tracker.log;
     if (criticDone) log.critic = await criticDone;
     this.helper?.actorChanged();
     for (const [k, v] of [...Object.entries(log.actor.stats), ...Object.entries(log.critic.stats)]) metrics[k] = mean(v);
@@ -535,11 +515,35 @@ export class Trainer {
       metrics['critic/lr'] = c.critic.lr;
       metrics['timing_s/update_critic'] = log.critic.seconds;
     }
-    for (const kind of ['actor', 'critic'] as const) {
-      const skipped = log[kind].skipped;
-      if (skipped) this.log(`step ${step}: skipped ${skipped} ${kind} update(s) with a non-finite loss, gradient norm or updated weights`);
-    }
+    for (const line of tracker.skippedLines(step)) this.log(line);
     return metrics;
+  }
+
+  /** Counts the progress of step `step`'s update over `seqs` and logs its optimizer steps. */
+  private updateTracker(step: number, seqs: TokenizedTrajectory[], miniBatches: number, reuse: boolean): UpdateTracker {
+    const c = this.config;
+    const withCritic = c.algorithm.advEstimator === 'gae';
+    const plan = {
+      seqs, miniBatches, epochs: c.actor.ppoEpochs, microBatchSize: c.actor.ppoMicroBatchSize,
+      scores: { actor: !reuse, ref: this.ref !== null, critic: withCritic && !reuse }, trainsCritic: this.critic !== null,
+    };
+    return new UpdateTracker(plan, {
+      progress: (phase, done, total) => this.progress(phase, done, total),
+      weightsChange: () => {
+        this.stepKeptSomething = true; // from here on the weights change
+      },
+      updateOptions: (kind) => this.updateOptions(kind, step),
+    });
+  }
+
+  /** The critic's values and update (PPO): on the helper, or here as optimizer steps of `tracker`; null without a critic. */
+  private criticWork(tracker: UpdateTracker): CriticWork | null {
+    if (this.critic === null) return null;
+    if (this.helper?.runsCritic) return this.helper.criticWork(this.critic, this.criticOptim!);
+    return criticWorkHere({
+      critic: this.critic, lossConfig: this.criticLossConfig(), microBatchSize: this.config.actor.ppoMicroBatchSize, padId: this.padId,
+      afterScoring: tracker.scoredOne, run: (mini, lossOf) => tracker.run('critic', mini, lossOf), log: tracker.log.critic,
+    });
   }
 
   /** How miniBatchUpdate steps the actor or the critic. */
