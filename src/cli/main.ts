@@ -13,6 +13,12 @@ import { registerTrain } from './train';
 import { checkEnvironment, ENV_VARIABLES } from './envVars';
 import { UsageError } from './usage';
 
+const EXAMPLES = [
+  'Examples:',
+  '  npx ragen train --preset bandit-tiny            StarPO-S on Bandit with a tiny model (a few minutes on a CPU)',
+  "  npx ragen eval --checkpoint runs/bandit-tiny    scorecard of that run's newest checkpoint",
+].join('\n');
+
 /** The `ragen` command with every subcommand and its flags (also read by the test that keeps the README's synopsis). */
 export function ragenProgram(): Command {
   const program = new Command()
@@ -21,15 +27,16 @@ export function ragenProgram(): Command {
     .showHelpAfterError()
     .exitOverride()
     .hook('preAction', () => checkEnvironment())
-    .addHelpText('after', `\nEnvironment variables:\n${ENV_VARIABLES.map(([name, what]) => `  ${name.padEnd(24)}${what}`).join('\n')}`);
-  registerDemo(program);
-  registerBench(program);
+    .addHelpText('after', `\n${EXAMPLES}\n\nEnvironment variables:\n${ENV_VARIABLES.map(([name, what]) => `  ${name.padEnd(24)}${what}`).join('\n')}`);
+  // In the order a newcomer uses them: train, then look at what was trained; the tools after.
+  registerTrain(program);
   registerEval(program);
   registerWarmstart(program);
-  registerTrain(program);
+  registerDemo(program);
   registerExport(program);
   registerImportMetrics(program);
   registerInitModel(program);
+  registerBench(program);
   return program;
 }
 

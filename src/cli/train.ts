@@ -59,6 +59,7 @@ import { intFlag } from './flags';
 import { UsageError } from './usage';
 import type { HelperApi } from '../starpo/helper';
 import { chooseCliBackend } from './webgpuProbe';
+import { nextCommands, stepLineLegend } from './trainReport';
 
 export interface TrainFlags {
   preset?: string;
@@ -284,11 +285,14 @@ export async function runTrainArms(arms: readonly TrainArm[], opts: RunOptions):
     if (started?.choice !== backend || tf.getBackend() !== started.info.name) {
       started = { choice: backend, info: await chooseCliBackend(backend, log) };
     }
+    for (const line of stepLineLegend(arms[0].config)) log(line);
     for (const arm of arms) {
       for (const w of configWarnings(arm.config)) log(`warning: ${w}`);
       if (arms.length > 1) log(`\n=== arm ${arm.name} -> ${arm.out} ===`);
       await trainArm(arm, { ...opts, log });
     }
+    log('');
+    for (const line of nextCommands(arms.map((a) => ({ out: a.out, checkpoint: latestCheckpoint(a.out)?.dir ?? null })))) log(line);
     failed = false;
   } finally {
     for (const lock of locks) lock.release();

@@ -105,8 +105,8 @@ function crossFieldProblems(c: RunConfig): Problem[] {
 }
 
 /**
- * Settings that are legal but probably not what the user meant; the CLI prints them, the UI may show them.
- * (Errors are in crossFieldProblems; these never stop a run.)
+ * Settings that are legal but probably not what the user meant, each saying what to change; the CLI prints them,
+ * the UI may show them. (Errors are in crossFieldProblems; these never stop a run.)
  */
 export function configWarnings(c: RunConfig): string[] {
   const warnings: string[] = [];
@@ -116,21 +116,33 @@ export function configWarnings(c: RunConfig): string[] {
   }
   if (c.actor.useKlLoss && c.actor.klLossCoef === 0) warnings.push('actor.useKlLoss is true but klLossCoef is 0: no KL loss is applied');
   if (!c.actor.useKlLoss && c.actor.klLossCoef > 0) warnings.push(`actor.klLossCoef is ${c.actor.klLossCoef} but useKlLoss is false: the coefficient is ignored`);
+  if (c.model.path !== null && c.model.warmStart !== null) warnings.push('model.path is set, so model.warmStart is ignored');
+  if (c.collapse.enabled && !c.model.enableThink) warnings.push('collapse.enabled is true but model.enableThink is false: there is no reasoning to diagnose, so nothing is computed (as RAGEN-2)');
+  if (c.collapse.enabled && !c.collapse.firstTurn && !c.collapse.trajectory) warnings.push('collapse.enabled is true but both collapse.firstTurn and collapse.trajectory are false: nothing is computed');
+  return warnings;
+}
+
+/**
+ * Facts about how legal settings interact that a researcher may want when reading the metrics, and that ask for no
+ * change: RAGEN's own defaults produce them. docs/config.md lists them under each preset; `ragen train` does not
+ * print them, since there is nothing to act on.
+ */
+export function configNotes(c: RunConfig): string[] {
+  const notes: string[] = [];
   if (c.filter.strategy === 'ratio' && c.actor.ppoEpochs === 1 && c.actor.clipRatioHigh !== c.actor.clipRatioLow) {
     const kept = Math.floor(c.filter.ratio * c.agent.envGroups + 1e-9) * c.agent.groupSize;
     // single_turn trains one sample per turn: several turns per trajectory fill several mini-batches.
     const samplesPerTrajectory = c.agent.contextWindowMode === 'single_turn' ? c.agent.maxTurn : 1;
     if (kept * samplesPerTrajectory <= c.actor.ppoMiniBatchSize) {
-      warnings.push(
+      notes.push(
         `the filtered batch (${kept} trajectories) is one mini-batch (${c.actor.ppoMiniBatchSize}), so each rollout gets one ` +
-          'optimizer step at ratio 1 and PPO clipping, clip-higher included, never acts (spec §10.7)',
+          'optimizer step at ratio 1 and PPO clipping, clip-higher included, never acts: `actor/pg_clipfrac` stays 0, ' +
+          "as with RAGEN's defaults (spec §10.7). Clipping acts with `actor.ppoEpochs` above 1 or a smaller " +
+          '`actor.ppoMiniBatchSize`',
       );
     }
   }
-  if (c.model.path !== null && c.model.warmStart !== null) warnings.push('model.path is set, so model.warmStart is ignored');
-  if (c.collapse.enabled && !c.model.enableThink) warnings.push('collapse.enabled is true but model.enableThink is false: there is no reasoning to diagnose, so nothing is computed (as RAGEN-2)');
-  if (c.collapse.enabled && !c.collapse.firstTurn && !c.collapse.trajectory) warnings.push('collapse.enabled is true but both collapse.firstTurn and collapse.trajectory are false: nothing is computed');
-  return warnings;
+  return notes;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The reference documentation of the run config (docs/config.md), rendered from the schema's own texts and the
 // defaults, plus each preset's departures from them.
 import { defaultRunConfig } from './defaults';
+import { configNotes } from './checks';
 import { isPlainObject } from './parse';
 import { RunConfigFieldsSchema, type RunConfig } from './schema';
 import { unwrap, type AnySchema } from './schemaWalk';
@@ -141,8 +142,9 @@ export function renderConfigDoc(presets: readonly { name: string; summary: strin
     "  RAGEN v1 silently trains GRPO on raw rewards; we refuse it. With grouping `state` it also needs groupSize > 1;",
     '- the tiny model shape: numHeads divides hiddenSize with an even head size, numKvHeads divides numHeads.',
     '',
-    'Legal but suspicious settings produce warnings (`configWarnings`), e.g. a KL coefficient without its switch, or',
-    'clip-higher in a setting where PPO clipping never acts (one mini-batch per rollout, spec §10.7). A config for a',
+    'Legal but suspicious settings produce warnings (`configWarnings`, printed by `ragen train`), e.g. a KL coefficient',
+    'without its switch. Facts about a setting that ask for no change are notes (`configNotes`), listed under each',
+    'preset below, e.g. that PPO clipping never acts with one mini-batch per rollout (spec §10.7). A config for a',
     'pretrained model (`model.pretrained`) also needs `model.path` before it can run (`assertRunnable`).',
     '',
   ];
@@ -166,6 +168,7 @@ export function renderConfigDoc(presets: readonly { name: string; summary: strin
         lines.push('| key | value |', '|---|---|');
         for (const [key, value] of configDifferences(arm.config)) lines.push(`| \`${key}\` | \`${cell(value)}\` |`);
         lines.push('');
+        for (const note of configNotes(arm.config)) lines.push(`Note: ${note}.`, '');
       }
     }
   }

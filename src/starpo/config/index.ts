@@ -8,14 +8,14 @@
 //   * defaults.ts: defaultRunConfig(), RAGEN v1's config/base.yaml merged with veRL's defaults (spec §5.1), i.e.
 //     StarPO-S on SimpleSokoban with Qwen2.5-0.5B-Instruct. Where RAGEN has two versions (v1 code / paper / v2) the
 //     v1 code value is the default and the other is an option; the field's text says which;
-//   * checks.ts: the cross-field rules (RunConfigSchema = fields + rules), configWarnings, assertRunnable;
+//   * checks.ts: the cross-field rules (RunConfigSchema = fields + rules), configWarnings, configNotes, assertRunnable;
 //   * parse.ts: parseRunConfig / loadConfigText, a partial config laid over the defaults and checked, and
 //     applyOverrides, the CLI's `--set key.path=value`; messages.ts words the errors (ConfigError, did-you-mean);
 //   * docs.ts: describeConfig / renderConfigDoc, the reference tables of docs/config.md;
 //   * agent.ts: what the agent reads from a config (envBlocks, envGroupsConfig, agentFormatFromConfig, custom boards).
 // Presets live in ../presets.ts. Import from this index, not from the files inside.
 export { agentFormatFromConfig, customBoardBlock, customBoardEnvGroups, envBlocks, envGroupsConfig, trainedTags } from './agent';
-export { RunConfigSchema, assertRunnable, configWarnings } from './checks';
+export { RunConfigSchema, assertRunnable, configNotes, configWarnings } from './checks';
 export { defaultRunConfig } from './defaults';
 export { CONFIG_LIMITS } from './limits';
 export { configDifferences, describeConfig, renderConfigDoc, type ConfigDocRow } from './docs';

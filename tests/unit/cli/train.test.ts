@@ -99,6 +99,11 @@ describe('ragen train: a run, a kill, a resume', () => {
       expect(line).toMatch(new RegExp(`s/step  about ${formatDuration(left)} left$`));
     }
     expect(stepLines[3]).toMatch(/ s\/step$/);
+    // The columns are explained once, before the first step line; the run ends with the commands to try next.
+    expect(first.stdout.indexOf('\ncolumns: ')).toBeLessThan(first.stdout.indexOf(stepLines[0]));
+    expect(first.stdout.split('\n').filter((l) => l.startsWith('columns: '))).toHaveLength(1);
+    expect(first.stdout).toContain(`next: npx ragen eval --checkpoint ${path.join('run', 'checkpoints', 'step-4')} `);
+    expect(first.stdout).not.toMatch(/^warning: .*clip-higher/m); // a note for the docs, nothing to act on
     const missing = requiredMetricKeys({ trainTags: ['Bandit'], valTags: ['Bandit', 'BanditTest'], hasCritic: true }).filter(
       (k) => !rows.some((r) => k in r),
     );

@@ -3,6 +3,7 @@ import {
   ConfigError,
   applyOverrides,
   assertRunnable,
+  configNotes,
   configWarnings,
   defaultRunConfig,
   didYouMean,
@@ -307,13 +308,14 @@ describe('configWarnings, assertRunnable, envBlocks', () => {
     expect(configWarnings(parseRunConfig({ actor: { klLossCoef: 0.001 } })).join('\n')).toContain('useKlLoss is false');
   });
 
-  it('warns that clip-higher is inert when the filtered batch is one mini-batch (spec §10.7)', () => {
-    expect(configWarnings(defaultRunConfig()).join('\n')).toContain('clip-higher');
+  it('notes, without warning, that clip-higher is inert when the filtered batch is one mini-batch (spec §10.7)', () => {
+    expect(configNotes(defaultRunConfig()).join('\n')).toContain('clip-higher');
+    expect(configWarnings(defaultRunConfig()).join('\n')).not.toContain('clip-higher'); // RAGEN's defaults: nothing to act on
     // Unfiltered 128 trajectories = 4 mini-batches: clipping acts.
-    expect(configWarnings(parseRunConfig({ filter: { ratio: 1 } })).join('\n')).not.toContain('clip-higher');
+    expect(configNotes(parseRunConfig({ filter: { ratio: 1 } })).join('\n')).not.toContain('clip-higher');
     // single_turn: the same 32 trajectories of up to 5 turns are up to 160 samples, several mini-batches.
-    expect(configWarnings(parseRunConfig({ agent: { contextWindowMode: 'single_turn' } })).join('\n')).not.toContain('clip-higher');
-    expect(configWarnings(parseRunConfig({ agent: { contextWindowMode: 'single_turn', maxTurn: 1 } })).join('\n')).toContain('clip-higher');
+    expect(configNotes(parseRunConfig({ agent: { contextWindowMode: 'single_turn' } })).join('\n')).not.toContain('clip-higher');
+    expect(configNotes(parseRunConfig({ agent: { contextWindowMode: 'single_turn', maxTurn: 1 } })).join('\n')).toContain('clip-higher');
   });
 
   it('requires a local path for a pretrained model before running', () => {
