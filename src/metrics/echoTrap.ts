@@ -204,9 +204,9 @@ export class EchoTrapDetector {
   }
 
   /**
-   * Rebuild a detector from `toState()` output (e.g. read back from a checkpoint). A state saved before the MI
-   * signal existed lacks its settings and fields: they come from `defaults` (the run's current `echoTrap` config),
-   * and the saved settings keep their values, so the old rule continues.
+   * Rebuild a detector from `toState()` output (e.g. read back from a checkpoint). A state without the MI signal's
+   * settings and fields (a checkpoint written by a detector without that signal) takes them from `defaults` (the
+   * run's current `echoTrap` config) and keeps its saved settings, so the run goes on with the rule it started with.
    */
   static fromState(state: EchoTrapState, defaults?: EchoTrapConfig): EchoTrapDetector {
     if (!state || typeof state !== 'object' || !state.config || !state.report) {
@@ -417,8 +417,8 @@ const DETECTOR_KEYS = /^echo_trap\//;
 /**
  * A run's metrics rows with every `echo_trap/*` key recomputed by a fresh detector with `config`: what a run with
  * that setting logs, since the detector only reads the row (the step-0 row, before any training, gets none). Used to
- * judge runs logged by older code with today's rule (experiments/lab/lesson-verdict.ts) and to keep the shipped
- * lesson recording's marks those of today's Trainer (experiments/record-lesson.ts --replay-marks).
+ * judge runs logged by older code with the current rule (experiments/lab/lesson-verdict.ts) and to keep the shipped
+ * lesson recording's marks those of the current Trainer (experiments/record-lesson.ts --replay-marks).
  */
 export function replayEchoTrap<R extends { step: number }>(rows: readonly R[], config: EchoTrapConfig): R[] {
   const detector = new EchoTrapDetector(config);

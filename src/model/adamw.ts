@@ -34,8 +34,8 @@ export class AdamW {
   private stepCount = 0;
   // The moments of all variables live in two flat buffers, in `names` order, and a step updates every parameter
   // with one chain of element-wise ops over the concatenation, then splits the result back. The maths is the
-  // per-parameter update's; what changes is the kernel count: ~14 ops per parameter tensor became ~14 in all plus
-  // a concat and a split. On WebGPU each op is a dispatch with a fixed cost (BENCHMARKS.md), so this matters there.
+  // per-parameter update's; what differs is the kernel count: ~14 ops in all plus a concat and a split, instead of
+  // ~14 per parameter tensor. On WebGPU each op is a dispatch with a fixed cost (BENCHMARKS.md), so this matters there.
   //
   // Without the fused in-place kernel (webgpu), that chain materialises several temporaries of the WHOLE model's
   // size at once (a concatenation of every gradient, of every weight, the new moments, ...: for Qwen2.5-0.5B about

@@ -1,9 +1,9 @@
 // Random weights of a full-size model in Node, drawn on every core. One core draws ~17 M normal samples a second,
-// so Qwen2.5-0.5B's 494 M took ~30 s per model, paid again by every bench section and device tool that builds one
-// (a lent GPU's minutes, issue 33). The stream is seekable (fillSeededNormal), so worker threads each fill a slice
-// of a tensor in place, in shared memory, and the result is the same bytes as one sequential loop: same seed, same
-// weights, whatever the number of cores. Small models stay on the calling thread, where starting workers would
-// cost more than it saves.
+// so Qwen2.5-0.5B's 494 M take ~30 s per model on one core, paid again by every bench section and device tool that
+// builds one (minutes of a lent GPU's time). The stream is seekable (fillSeededNormal), so worker threads each fill
+// a slice of a tensor in place, in shared memory, and the result is the same bytes as one sequential loop: same
+// seed, same weights, whatever the number of cores. Small models stay on the calling thread, where starting workers
+// would cost more than it saves.
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';

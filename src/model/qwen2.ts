@@ -507,14 +507,14 @@ function fusedLinear(x: tf.Tensor2D, w: tf.Tensor2D, transposeB: boolean, bias?:
   return addResidual(tf.fused.matMul({ a: x, b: w, transposeB, bias }) as tf.Tensor2D, residual);
 }
 
-/** residual + y, in this order (x.add(branch), as the layer has always written it), or y without a residual. */
+/** residual + y, in this order (the decoder layer's x.add(branch), HF's `residual + hidden_states`), or y alone. */
 function addResidual(y: tf.Tensor2D, residual?: tf.Tensor2D): tf.Tensor2D {
   return residual ? residual.add(y) as tf.Tensor2D : y;
 }
 
 /** HF `linear` for training: y = x W^T + b with W as HF stores it, [out, in] (+ the residual, see Linear). On webgpu
- *  the adds ride in the matmul (fusedLinear); elsewhere the matmul and each add stay their own ops, as they always
- *  were, so that wasm's and cpu's training numbers stay exactly what they were. */
+ *  the adds ride in the matmul (fusedLinear); elsewhere the matmul and each add are separate ops, so that wasm's and
+ *  cpu's training numbers stay exactly those of the recorded runs and tests. */
 const trainingLinear: Linear = (x, w, bias, residual) => {
   if (addsInMatMul()) return fusedLinear(x, w, true, bias, residual);
   const y = tf.matMul(x, w, false, true);

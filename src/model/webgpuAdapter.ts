@@ -1,6 +1,6 @@
-// What the active WebGPU adapter offers, for `ragen bench --json` (issue 33: which of shader-f16, subgroups, Dawn's
+// What the active WebGPU adapter offers, for `ragen bench --json`: which of shader-f16, subgroups, Dawn's
 // experimental subgroup matrices (cooperative matrices / tensor cores on Vulkan) and which buffer sizes a faster
-// matmul could use on this GPU). Read from navigator.gpu, which initBackend('webgpu') installs in Node (Dawn).
+// matmul could use on this GPU. Read from navigator.gpu, which initBackend('webgpu') installs in Node (Dawn).
 
 /** An adapter's identity, its optional features (sorted) and every limit it reports. */
 export interface WebgpuAdapterCapabilities {

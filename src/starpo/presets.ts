@@ -65,7 +65,7 @@ const BANDIT_TINY: RunConfigInput = mergeConfigInput(TINY, {
   rollout: { maxNewTokens: 48 },
   // 2 kept groups x 8 = 16 trajectories = one mini-batch.
   actor: { ppoMiniBatchSize: 16, ppoMicroBatchSize: 16 },
-  // 100 steps: from the 400-step warm start, 50 reach 94 % held-out, 100 reach 98 % (docs/findings.md, issue 15).
+  // 100 steps: from the 400-step warm start, 50 reach 94 % held-out, 100 reach 98 % (docs/findings.md).
   trainer: { totalSteps: 100, saveFreq: 50 },
 });
 
@@ -75,7 +75,7 @@ const GRID_COORD = { observationFormat: 'grid_coord' };
 const FROZENLAKE_TINY: RunConfigInput = mergeConfigInput(TINY, {
   model: { warmStart: 'warmstart/frozenlake-tiny' },
   // RAGEN `_3_frozen_lake`: 4x4, 20 % holes, slip 1/3 (the env's v1 defaults), 5 turns, 10 actions; found by
-  // experiment (issue 15, docs/findings.md) to let the tiny model read the lake:
+  // experiment (docs/findings.md) to let the tiny model read the lake:
   // * RAGEN-2's grid_coord observation: "Player: (r, c)" can be copied, a position in a flattened grid cannot;
   // * each turn shows only the current state (maxContextWindow 1: the lake is Markov) and is trained as its own
   //   sample (RAGEN-2's single_turn mode): one short prompt shape in every turn, the shape the warm start learned
@@ -95,7 +95,7 @@ const FROZENLAKE_TINY: RunConfigInput = mergeConfigInput(TINY, {
 // frozenlake-tiny's own warm start. That warm start imitates the slippery lake's planner, whose cautious wall-hugging
 // moves waste moves when nothing slips, one move per answer; the outcome of each move then says which was better, so
 // StarPO-S visibly learns within minutes. On the slippery lake RL learns to send more moves per answer but not better
-// moves: the slips bury the few points between two moves (issue 15, docs/findings.md). Everything else, the learning
+// moves: the slips bury the few points between two moves (docs/findings.md). Everything else, the learning
 // rate included, is frozenlake-tiny's. 300 steps: held-out success 18 % -> 70 % (two training seeds).
 const NO_SLIP = { ...GRID_COORD, successRate: 1 };
 const FROZENLAKE_NOSLIP_TINY: RunConfigInput = mergeConfigInput(FROZENLAKE_TINY, {
@@ -113,7 +113,7 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
     tiny: { hiddenSize: 128, numLayers: 4, numHeads: 4, numKvHeads: 2, intermediateSize: 384 },
   },
   // RAGEN's default env (6x6, one box), 10 actions per episode (98.8 % of levels are solvable in 10: spec §10.17),
-  // up to 5 per turn. Found by experiment to let the tiny model read the board (issue 15, docs/findings.md), as on
+  // up to 5 per turn. Found by experiment to let the tiny model read the board (docs/findings.md), as on
   // FrozenLake: RAGEN-2's grid_coord observation, each turn shows only the current state and is its own sample
   // (window 1, single_turn), and 10 turns instead of RAGEN's 5, so that the warm start can answer one move per turn
   // and look at the board after each (closed loop; 5 moves played blind is a plan a tiny model cannot hold).
@@ -126,8 +126,8 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
   },
   // Half the tiny presets' learning rate, twice the steps (7-8 s each on two cores, 24 minutes): from the warm
   // start's 52 % held-out, 200 steps reach 84 % (82 % with training seed 1) and the reasoning stays on the board (92 %
-  // of its claims true). At lr 1e-4 success stopped at 78-80 % after 100 steps while the grounding fell to 65 % by
-  // step 200 (docs/findings.md, issue 15).
+  // of its claims true). At lr 1e-4 success stops at 78-80 % after 100 steps while the grounding falls to 65 % by
+  // step 200 (docs/findings.md).
   actor: { lr: 5e-5 },
   trainer: { totalSteps: 200 },
 });
@@ -145,14 +145,14 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
 // group are noise) with a floor under the std (0.36: a group where only one rollout of 8 differs counts as agreeing),
 // no KL, clip-higher. Once every rollout picks Dragon, vanilla keeps training on that noise and collapses; StarPO-S
 // stops updating. The warning uses RAGEN-2's reward-variance signal.
-// Found by experiment (docs/echo-trap.md; the settings that failed: docs/lab/echo-trap-probes.md):
-// the vanilla arm and the task on
-// seeds 0-4 (issue 16); the StarPO-S filter on seeds 0-6 and 100-109 (issue 34: with the top-2-groups filter StarPO-S
-// broke on 7 of 10 fresh seeds, mostly by training on one group with a single deviant rollout), then checked on fresh
-// seeds: 7 of 10 (200-209) at 60 steps, where vanilla had not yet collapsed on 2, and 8 of 10 (300-309) at 100 steps.
+// Found by experiment (docs/echo-trap.md; the settings that fail: docs/lab/echo-trap-probes.md): the vanilla arm and
+// the task on seeds 0-4, the StarPO-S filter on seeds 0-6 and 100-109, then checked on fresh seeds: the lesson shows
+// on 8 of 10 (300-309) at 100 steps. The filter is not RAGEN v1's top-2 groups: with that one StarPO-S breaks on 7
+// of 10 fresh seeds, mostly by training on one group with a single deviant rollout.
 const DRAGON_ALWAYS_PAYS = { hiArmHiScoreProb: 1 };
 const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(BANDIT_TINY, {
-  // bandit-tiny's warm start as it was when the lesson was found (150 SFT steps; src/warmstart/warmstart.ts).
+  // bandit-tiny's warm-start recipe with 150 SFT steps instead of 400 (src/warmstart/warmstart.ts): its looser tie
+  // between reasoning and answer is part of how vanilla StarPO collapses on cue.
   model: { warmStart: 'warmstart/echo-trap' },
   agent: {
     trainEnvs: [{ tag: 'Bandit', nGroups: 8, config: DRAGON_ALWAYS_PAYS }],
@@ -162,7 +162,8 @@ const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(BANDIT_TINY, {
     ],
   },
   actor: { lr: 3e-3 },
-  // 100 steps: on 2 of the 10 fresh seeds 200-209 vanilla collapsed only at steps 78 and 96 (docs/echo-trap.md).
+  // 100 steps, not 60: on 2 of the 10 fresh seeds 200-209 vanilla collapses only at steps 78 and 96
+  // (docs/echo-trap.md).
   trainer: { totalSteps: 100, saveFreq: 0, seed: 0 },
   echoTrap: { signals: 'reward_std' },
 });
@@ -170,28 +171,27 @@ const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(BANDIT_TINY, {
 /**
  * StarPO-S's uncertainty filter in its RAGEN-2 form (its recommended top_p 0.9, linear, include_zero=false), with a floor:
  * a group is kept only if at least two of its 8 rollouts disagree with the rest (in-group std >= 0.36; one deviant
- * gives 0.32-0.35). Training on a lone deviant (whitened advantage about -2.6) is what broke StarPO-S on most fresh
- * seeds with the top-2-groups filter (docs/echo-trap.md).
+ * gives 0.32-0.35). Training on a lone deviant (whitened advantage about -2.6) is what breaks StarPO-S on most fresh
+ * seeds under the top-2-groups filter (docs/echo-trap.md).
  */
 const LESSON_STARPO_S_FILTER: RunConfigInput = {
   filter: { strategy: 'top_p', value: 0.9, includeZero: false, minScore: 0.36 },
 };
 
-// The echo trap's mechanism (issue 34, item 2): RAGEN-2's input-dependence signal, the mutual information between a
-// prompt and its reasoning, falls in vanilla StarPO before its success does, and stays up in StarPO-S. On Bandit it
-// cannot (the prompts carry nothing for the reasoning to depend on), so this second lesson runs the same two arms on
-// FrozenLake without slipping, where the tiny policy reads its position into its reasoning: 8 hand-drawn lakes, the
-// goal one move from the start (two per direction), so that the warm start already solves about a third and vanilla
-// can saturate within class time. Everything that tells the arms apart is the Bandit lesson's. Found on tuning seeds
-// 0-5 (docs/lab/echo-trap-probes.md, "The mechanism lesson"):
-// lr 2e-3 with a 10-step warm-up (without it, some seeds break in
-// their first update), 2 turns (few optimizer steps per failing rollout), 200 steps (vanilla's MI sinks during its
-// plateau, and its success follows later); MI measured every 5 steps over the 8 lakes' first turns.
+// The echo trap's mechanism: RAGEN-2's input-dependence signal, the mutual information between a prompt and its
+// reasoning, falls in vanilla StarPO before its success does, and stays up in StarPO-S. On Bandit it cannot (the
+// prompts carry nothing for the reasoning to depend on), so this second lesson runs the same two arms on FrozenLake
+// without slipping, where the tiny policy reads its position into its reasoning: 8 hand-drawn lakes, the goal one
+// move from the start (two per direction), so that the warm start already solves about a third and vanilla can
+// saturate within class time. Everything that tells the arms apart is the Bandit lesson's. Found on tuning seeds 0-5
+// (docs/lab/echo-trap-probes.md, "The mechanism lesson"): lr 2e-3 with a 10-step warm-up (without it, some seeds
+// break in their first update), 2 turns (few optimizer steps per failing rollout), 200 steps (vanilla's MI sinks
+// during its plateau, and its success follows later); MI measured every 5 steps over the 8 lakes' first turns.
 // StarPO-S's std floor is set for groups of 4 as the Bandit lesson's is for groups of 8: at least two rollouts must
-// disagree with the rest (std >= 0.55; one differing rollout of 4 already gives 0.5, so the Bandit floor of 0.36 never
-// acted here and StarPO-S trained on lone-deviant groups, whose whitened noise templated its reasoning on 4 of the 10
-// fresh seeds 400-409). With 0.55 its MI stayed up on 10 of 10 fresh seeds (600-609), at 63-75 % success instead of
-// 88-100 % (docs/lab/echo-trap-probes.md, "A sixth probe" and "third fresh-seed check"; adopted after that check).
+// disagree with the rest (std >= 0.55). One differing rollout of 4 already gives 0.5, so the Bandit floor of 0.36
+// would never act here: with it StarPO-S trains on lone-deviant groups, whose whitened noise templates its reasoning
+// on 4 of the 10 fresh seeds 400-409. With 0.55 its MI stays up on 10 of 10 fresh seeds (600-609), at 63-75 %
+// success instead of 88-100 % (docs/lab/echo-trap-probes.md, "A sixth probe" and "third fresh-seed check").
 const MECHANISM_STARPO_S_FILTER: RunConfigInput = mergeConfigInput(LESSON_STARPO_S_FILTER, { filter: { minScore: 0.55 } });
 const lake = (...map: string[]) => ({ tag: 'FrozenLake', nGroups: 1, config: { ...GRID_COORD, successRate: 1, map } });
 const ECHO_TRAP_FROZENLAKE_BASE: RunConfigInput = mergeConfigInput(ECHO_TRAP_BASE, {
@@ -217,11 +217,10 @@ const ECHO_TRAP_FROZENLAKE_BASE: RunConfigInput = mergeConfigInput(ECHO_TRAP_BAS
   rollout: { maxNewTokens: 64 },
   actor: { lr: 2e-3, lrWarmupStepsRatio: 0.05, ppoMiniBatchSize: 8, ppoMicroBatchSize: 8 },
   collapse: { enabled: true },
-  // Seed 607 (the recording and the live default): a fresh seed of the check that adopted the 0.55 floor, picked after
-  // it as the demo because the whole order shows there (warning, then the template, then the collapse); how often it
-  // shows is that check's table. The tuning seeds used before do not show it with this floor (4: StarPO-S's reasoning
-  // templates; 3: vanilla collapses with its MI still up; docs/lab/echo-trap-probes.md, "The mechanism preset takes
-  // the floor").
+  // Seed 607 (the recording and the live default): one of the fresh seeds 600-609 of the 0.55 floor's check, the demo
+  // because the whole order shows there (warning, then the template, then the collapse); how often it shows is that
+  // check's table. The tuning seeds 0-5 do not show it with this floor (4: StarPO-S's reasoning templates; 3: vanilla
+  // collapses with its MI still up; docs/lab/echo-trap-probes.md, "The mechanism preset takes the floor").
   trainer: { totalSteps: 200, seed: 607 },
 });
 

@@ -68,8 +68,8 @@ const inputDependenceChart = (): ChartSpec => chart('input dependence of the rea
     'while success holds means the reasoning has become a template that ignores its input: the echo trap’s first stage.');
 
 /**
- * The playground's charts (issue #5: success, reward mean and in-group std, entropy, gradient norm, response and
- * reasoning length; with `inputDependence`, RAGEN-2's MI after success). `trainTags` are the run's training env tags
+ * The playground's charts: success, reward mean and in-group std, entropy, gradient norm, response and reasoning
+ * length; with `inputDependence`, RAGEN-2's MI after success. `trainTags` are the run's training env tags
  * (success is per tag, RAGEN's keys); validation success of the same tag is drawn on the same chart.
  */
 export function chartSpecs(trainTags: readonly string[], inputDependence = false): ChartSpec[] {

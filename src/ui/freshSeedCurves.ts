@@ -1,4 +1,4 @@
-// Every fresh seed at once (issue 34, items 4-5): the curves each row of a lesson's fresh-seed table carries, laid
+// Every fresh seed at once: the curves each row of a lesson's fresh-seed table carries, laid
 // out for one chart per metric: one thin line per seed and arm, and each arm's mean over the seeds. What a class sees
 // then does not hang on the one recorded seed.
 import type { FreshSeedTable } from './lessonRobustness';

@@ -1,4 +1,4 @@
-// How often the Echo Trap lesson shows on training seeds nobody tuned it on (issue 34): the fresh-seed table that the
+// How often the Echo Trap lesson shows on training seeds nobody tuned it on: the fresh-seed table that the
 // lesson page shows next to the recording. The file is public/lessons/<preset>/fresh-seeds.json, written by
 // `npx tsx experiments/lab/lesson-verdict.ts runs/lesson-fresh2 --json public/lessons/echo-trap/fresh-seeds.json`
 // from real runs; the page only reads it.
@@ -43,7 +43,7 @@ const FreshSeedRow = z.strictObject({
    * over steps 10-30 and its last 20 (experiments/lab/lesson-mi-verdict.ts).
    */
   mi: z.strictObject({ vanillaEarly: z.number().nullable(), vanillaLate: z.number().nullable(), starpoSEarly: z.number().nullable(), starpoSLate: z.number().nullable() }).optional(),
-  /** Both arms' curves (written by the lab scripts since the fresh-seed curves were added; older tables have none). */
+  /** Both arms' curves, as the lab scripts write them (optional: a table without them shows no curves). */
   series: z.strictObject({ vanilla: ArmSeries, starpoS: ArmSeries }).optional(),
   /**
    * Which of the table's conditions failed; empty = the lesson showed. The outcome lesson's: improves, warns,
@@ -56,7 +56,8 @@ const FreshSeedRow = z.strictObject({
 export const FreshSeedTableSchema = z.strictObject({
   format: z.literal(1),
   preset: z.string().min(1),
-  /** What a row's `failed` judges: the outcome (issue 34 item 1, the default) or the mechanism (item 2). */
+  /** What a row's `failed` judges: the outcome (vanilla collapses after the warning while StarPO-S holds; the
+   *  default) or the mechanism (vanilla's MI falls before its success while StarPO-S's stays up). */
   criteria: z.enum(['outcome', 'mechanism']).default('outcome'),
   /** The commit at which these seeds were named, before any was trained. */
   seedsNamedAt: z.string().min(7),

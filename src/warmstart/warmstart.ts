@@ -118,16 +118,16 @@ export const WARMSTART_RECIPES = {
     vocabSize: 1024,
     // 400, not 150: after 150 steps the answer already repeats the arm the reasoning names (99 %), but loosely
     // enough that RL moves the answer token alone and half of the trained responses name one arm and answer the
-    // other; after 400 the answer stays the reasoning's choice through RL (docs/findings.md, issue 15).
+    // other; after 400 the answer stays the reasoning's choice through RL (docs/findings.md).
     steps: 400,
     batchSize: 8,
     lr: 5e-3,
     warmupSteps: 10,
     seed: 0,
   },
-  // The echo-trap lesson's warm start: bandit-tiny's recipe as it was when the lesson was found (150 SFT steps).
-  // Its loose tie between reasoning and answer is part of how vanilla StarPO collapses on cue: from the 400-step
-  // warm start, vanilla did not collapse on the first seed tried (docs/lab/echo-trap-probes.md, "The preset").
+  // The echo-trap lesson's warm start: bandit-tiny's recipe with 150 SFT steps instead of 400. Its loose tie between
+  // reasoning and answer is part of how vanilla StarPO collapses on cue: from the 400-step warm start, vanilla does
+  // not collapse on the first seed tried (docs/lab/echo-trap-probes.md, "The preset").
   'echo-trap': {
     episodes: 512,
     imperfectFraction: 0.5,
@@ -158,9 +158,9 @@ export const WARMSTART_RECIPES = {
     trainOnPrompt: true,
     // A second, short cycle on demonstrations of one move per answer: the warm start then reads the lake as before
     // (93 % of its claims true) but sends one move per turn, which on a 5-turn, 10-action protocol leaves half of the
-    // budget unused and plays 22 % held-out (32.5 % after the first cycle alone). This is issue 15's intended starting
-    // point: RL learns to send two or three moves per answer and reaches 36 % (docs/findings.md). From the one-cycle
-    // warm start, where answer lengths were already mixed, RL only adds about 2 points: on a slippery lake the few
+    // budget unused and plays 22 % held-out (32.5 % after the first cycle alone). That is the starting point RL needs:
+    // it learns to send two or three moves per answer and reaches 36 % (docs/findings.md). From the one-cycle warm
+    // start, whose answer lengths are already mixed, RL only adds about 2 points: on a slippery lake the few
     // points between two moves are buried in the slips, while the value of using the budget is not. 40 steps, not
     // more: they leave about 1 % of answers with a second move, which RL finds and amplifies; after 300 steps none
     // are left and RL never finds them (23.7 % -> 23.2 %).
@@ -185,13 +185,13 @@ export const WARMSTART_RECIPES = {
     seed: 0,
     trainOnPrompt: true,
     // A second cycle of 3,000 steps at a third of the peak rate on 8,192 new demonstrations: held-out success 78 % ->
-    // 88 %, the reasoning 91 % -> 97 % true of the board (docs/findings.md). The first cycle had not converged: its
-    // success was still climbing steeply at its end (56 % at 5,000 steps, 78 % at 7,000).
+    // 88 %, the reasoning 91 % -> 97 % true of the board (docs/findings.md). The first cycle alone has not converged:
+    // its success still climbs steeply at its end (56 % at 5,000 steps, 78 % at 7,000).
     // A third, short cycle on demonstrations whose moves are random 45 % of the time (the demonstrator then solves
-    // 55 %): the reasoning stays true of the board (96 %) while the play drops from 88 % to 52 % held-out. This is
-    // issue 15's intended starting point, a policy that reads the board but has not learned to play it well (an
-    // instruct model's situation in RAGEN), so that RL has something to learn: the preset's StarPO-S takes it to 78-80 %.
-    // From the two-cycle warm start (88 %) RL added nothing (docs/findings.md).
+    // 55 %): the reasoning stays true of the board (96 %) while the play drops from 88 % to 52 % held-out. That is the
+    // starting point RL needs, a policy that reads the board but has not learned to play it well (an instruct model's
+    // situation in RAGEN), so that RL has something to learn: the preset's StarPO-S takes it to 78-80 %. From the
+    // two-cycle warm start (88 %) RL adds nothing (docs/findings.md).
     laterCycles: [
       { episodes: 8192, imperfectFraction: 0, steps: 3000, lr: 1e-3, warmupSteps: 20, seed: 2 },
       { episodes: 4096, imperfectFraction: 0.45, steps: 1000, lr: 1e-3, warmupSteps: 20, seed: 1 },
