@@ -10,14 +10,24 @@
 // tfjs's "tensors are immutable" rule for those two tensors on purpose: generate.ts creates the caches, never shares
 // them, and drops the input cache as soon as the kernel returns. Copying the whole cache at every decoded token would
 // cost more than the attention itself.
+//
+// The AdamW kernel writes the new weights and moments in place too. tfjs-wasm caches, per tensor id, what it derived
+// from a tensor's contents: its matmul packs the right operand into an XNNPACK operator (it takes that operand for a
+// constant weight) and reuses it in every later matmul with the same tensor. Left stale after an update in place,
+// that cache would have a LoRA merge W + s B A (before each step's generation) multiply by A as it was when first
+// packed, and a run resumed from a checkpoint (which packs A afresh) would sample differently from the run that went
+// on. The kernel therefore tells tfjs-wasm that every tensor it wrote has new contents (contentsChanged).
 import * as tf from '@tensorflow/tfjs';
 import { registerKernelTable, type AdamWAttrs, type HeadAttrs, type K } from './ops';
 import { KERNELS_WASM_BASE64 } from './wasm/module';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
 interface WasmBackend {
-  wasm: { asm: { memory: WebAssembly.Memory } };
-  dataIdMap: { get(id: object): { memoryOffset: number } };
+  wasm: {
+    asm: { memory: WebAssembly.Memory };
+    tfjs: { registerTensor(id: number, size: number, memoryOffset: number): void; disposeData(id: number): void };
+  };
+  dataIdMap: { get(id: object): { id: number; memoryOffset: number } };
   makeOutput(shape: number[], dtype: tf.DataType): Info;
   disposeData(id: object): void;
   incRef(id: object): void;
@@ -82,6 +92,18 @@ function withScratch(b: WasmBackend, n: number, f: (ptr: number) => void): void 
   }
 }
 
+/**
+ * Tells tfjs-wasm that `t`'s contents were overwritten in place, so that it forgets what it cached about them (the
+ * XNNPACK operators its matmul packed from them). Unregistering the tensor's id runs tfjs-wasm's disposal callbacks,
+ * which delete those operators, and frees nothing (the JavaScript side owns the memory); the id is then registered
+ * again at the same address, so the tensor stays what it is.
+ */
+function contentsChanged(b: WasmBackend, t: Info): void {
+  const { id, memoryOffset } = b.dataIdMap.get(t.dataId);
+  b.wasm.tfjs.disposeData(id);
+  b.wasm.tfjs.registerTensor(id, t.shape.reduce((x, y) => x * y, 1), memoryOffset);
+}
+
 const heads = (attrs: Record<string, unknown>) => attrs as unknown as HeadAttrs;
 
 /** Runs `f` with int32 tables on the heap (addresses and sizes of many tensors), freed afterwards. */
@@ -113,6 +135,7 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const sizes = ps.map((t) => t.shape.reduce((x, y) => x * y, 1));
     const applied = withTables(b, [ps.map((t) => addr(b, t)), gs.map((t) => addr(b, t)), sizes], ([pp, gp, sz]) =>
       kernels(b).adamw_step(pp, gp, sz, a.n, addr(b, inputs.m), addr(b, inputs.v), a.coef, a.decay, a.b1, a.omb1, a.b2, a.omb2, a.stepSize, a.bc2, a.eps));
+    if (applied) for (const t of [...ps, inputs.m, inputs.v]) contentsChanged(b, t);
     const flag = b.makeOutput([1], 'int32');
     new Int32Array(b.wasm.asm.memory.buffer, addr(b, flag), 1)[0] = applied;
     return flag;

@@ -139,6 +139,26 @@ export function describeFusedKernels(backend: string, opts: { tol?: number; setu
       opt.dispose();
     });
 
+    // tfjs-wasm's matmul keeps its right operand packed, per tensor, as it was when first multiplied (it takes that
+    // operand for a constant weight); a weight AdamW changed in place must be multiplied as it is now. LoRA's merge
+    // W + s B A, run before each step's generation, has the adapter A itself as that operand.
+    if (optimizer) it('a matmul by a weight that AdamW updated in place multiplies by its new values', async () => {
+      const w = tf.variable(rand([5, 6], 70), true);
+      const x = rand([3, 5], 71);
+      const g = { w: rand([5, 6], 72) };
+      const opt = new AdamW({ w }, { lr: 0.1 });
+      for (let step = 0; step < 3; step++) {
+        tf.matMul(x, w).dispose();
+        expect((await opt.stepClipped(g, 1.0)).applied).toBe(true);
+        const copy = tf.tensor(await w.data(), w.shape);   // new data: nothing cached about it
+        const [now, expected] = [tf.matMul(x, w), tf.matMul(x, copy)];
+        expect(Array.from(await now.data())).toEqual(Array.from(await expected.data()));
+        tf.dispose([copy, now, expected]);
+      }
+      tf.dispose([w, x, g.w]);
+      opt.dispose();
+    });
+
     it('embedding lookup (repeated ids): forward and gradient', async () => {
       const table = rand([9, 12], 20);
       const ids = tf.tensor1d([3, 0, 8, 3, 3, 5], 'int32');
