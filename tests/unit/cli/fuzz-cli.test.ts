@@ -1,5 +1,5 @@
-// Fuzz of the command line (issue 31): random flags and `--set` keys with random values, fed to every subcommand
-// that takes input, in-process through main(). Whatever the input: the exit code is 0 (it worked) or 2 (one line
+// Fuzz of the command line: random flags and `--set` keys with random values, under random values of the environment
+// variables ragen reads, fed to every subcommand that takes input, in-process through main(). Whatever the input: the exit code is 0 (it worked) or 2 (one line
 // naming the problem), never a stack trace, and no file outside the output the command was given changes (the run,
 // its checkpoints, the model and the input files are compared byte for byte after every command). Fixed seed and a
 // bounded number of runs and time (tests/unit/fuzz/budget.ts); valid numbers are kept small so that a command that
@@ -52,10 +52,20 @@ const TRAIN_FLAGS: Flags = [
   ['--arm', fc.constantFrom('starpo', 'x')], ['--resume', fc.constant('')],
 ];
 
+const INIT_MODEL_FLAGS: Flags = [
+  ['--layers', number], ['--seed', number], ['--shape', fc.constantFrom('qwen2.5-0.5b', 'qwen2.5-3b', 'qwen2.5-7b', '')], ['--force', fc.constant('')],
+];
+
+/** The environment variables ragen reads, with values a user might set: good ones, bad ones, numbers. */
+const envVar = fc.option(fc.tuple(
+  fc.constantFrom('RAGEN_PROGRESS_SECONDS', 'RAGEN_WEBGPU_MATMUL', 'RAGEN_WEBGPU_ATTENTION'),
+  fc.oneof(number, fc.constantFrom('tiled', 'tfjs', 'auto', 'grouped', 'per-head', 'garbage', 'zz', '-1', '1e309', '86401')),
+), { nil: undefined });
+
 /** Some of `flags`, each with a random value (flags given as '' take none). */
 function someFlags(flags: Flags): fc.Arbitrary<string[]> {
   return fc.subarray(flags, { maxLength: Math.min(4, flags.length) }).chain((chosen) =>
-    chosen.length === 0 ? fc.constant([]) : fc.tuple(...chosen.map(([flag, value]) => value.map((v) => (flag === '--resume' ? [flag] : [flag, v])))).map((pairs) => pairs.flat()),
+    chosen.length === 0 ? fc.constant([]) : fc.tuple(...chosen.map(([flag, value]) => value.map((v) => (flag === '--resume' || flag === '--force' ? [flag] : [flag, v])))).map((pairs) => pairs.flat()),
   );
 }
 
@@ -75,6 +85,13 @@ function commandLine(): fc.Arbitrary<(out: string) => string[]> {
       ['warmstart', '--preset', preset, '--no-check', '--steps', '1', ...flags, '--out', out]),
     fc.tuple(fc.constantFrom('config', 'preset'), someFlags(TRAIN_FLAGS), sets()).map(([from, flags, s]) => (out: string) =>
       ['train', ...(from === 'config' ? ['--config', configFile] : ['--preset', 'bandit-tiny']), '--steps', '1', '--workers', '1', ...flags, ...s, '--out', out]),
+    // init-model into places it must refuse (a run, its checkpoint, a folder of inputs, a file, /proc): a model it
+    // accepted would take seconds and 300 MB per draw, so its successes are tested in init-model-guards.test.ts.
+    fc.tuple(someFlags(INIT_MODEL_FLAGS), fc.constantFrom('run', 'checkpoint', 'inputs', 'file', 'proc')).map(([flags, where]) => () =>
+      ['init-model', '--shape', 'qwen2.5-0.5b', '--layers', '1', '--quiet', ...flags, '--out', {
+        run, checkpoint: path.join(run, 'checkpoints', 'step-2'), inputs: path.join(tmp, 'inputs'),
+        file: path.join(tmp, 'inputs', 'h.csv'), proc: '/proc/ragen-fuzz/model',
+      }[where]]),
   );
 }
 
@@ -99,12 +116,18 @@ describe('CLI fuzz', () => {
     const outside = (rel: string) => rel.startsWith(`outputs${path.sep}`);
     const before = snapshot(tmp, outside);
     await fc.assert(
-      fc.asyncProperty(commandLine(), async (build) => {
+      fc.asyncProperty(commandLine(), envVar, async (build, env) => {
         const out = path.join(outputs, `o${counter++}`);
         const argv = build(out);
-        const r = await ragen(...argv);
+        if (env) process.env[env[0]] = env[1];
+        let r;
+        try {
+          r = await ragen(...argv);
+        } finally {
+          if (env) delete process.env[env[0]];
+        }
         if (process.env.FUZZ_LOG) fs.appendFileSync(process.env.FUZZ_LOG, `${r.code} ${argv[0]} ${r.err.slice(0, 150)}\n`);
-        const shown = `ragen ${argv.join(' ')}\n${r.err}`;
+        const shown = `${env ? `${env[0]}=${env[1]} ` : ''}ragen ${argv.join(' ')}\n${r.err}`;
         expect([0, 2], shown).toContain(r.code);
         expect(r.err, shown).not.toMatch(/\n\s+at /);
         if (r.code === 2) {
