@@ -1,6 +1,6 @@
 // `ragen bench --only matmul`: the matmuls of one training update of a model shape, each timed alone, in tfjs on the
-// chosen backend and in PyTorch on the same machine (issue 33: is tfjs-webgpu's generic f32 matmul what keeps a
-// qwen0.5b update at 0.07x PyTorch CUDA, and does a hand-written tiled WGSL kernel beat it?).
+// chosen backend and in PyTorch on the same machine: it shows whether tfjs's generic f32 matmul is what keeps an
+// update behind PyTorch on a GPU, and how the hand-written tiled WGSL kernel compares with it.
 //
 // The cases are the products the model really runs for B x T tokens (src/model/qwen2.ts, scoring.ts), each in the
 // three forms of a linear layer y = x W^T (W as Hugging Face stores it, [out, in]):
@@ -31,7 +31,7 @@ import { hasTiledMatMul, packHalf, tiledMatMul } from '../model/kernels/index';
 import { autoSplitK } from '../model/kernels/webgpuMatmul';
 import { setWebGpuMatMul, webGpuMatMul } from '../model/webgpuMatMulRoute';
 import { HEAD_CHUNK_ELEMENTS } from '../model/scoring';
-import type { BenchShape } from './bench-model';
+import type { BenchShape } from './model';
 
 export const MATMUL_IMPLS = ['tfjs', 'tiled-wgsl-64x64', 'tiled-wgsl-128x64', 'tiled-wgsl-128x128', 'tiled-wgsl-f16-128x64'] as const;
 /** Each tiled implementation's output tile (rows x columns) and operand storage. */

@@ -12,7 +12,7 @@
 //   critic update  forward + backward of the critic's value loss + its AdamW step
 // Every phase runs with the step's resident state: actor and critic weights and both AdamW states (on wasm, whose
 // heap holds 4 GiB, and cpu, the model a phase does not run is counted rather than allocated: see measureLayers).
-// `peakBytes` is tf.profile's high-water mark of live tensor bytes (measurePeakMemory in bench-model.ts): weights,
+// `peakBytes` is tf.profile's high-water mark of live tensor bytes (measurePeakMemory in model.ts): weights,
 // moments and gradients included, the backend's own pools and scratch not.
 //
 // A full 24-layer model does not fit the wasm heap (4 GiB) and a 1,536-token update of it takes long on a CPU, so
@@ -35,11 +35,9 @@ import { Qwen2Model } from '../model/qwen2';
 import { initQwen2WeightsParallel } from '../model/parallelNormal';
 import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
-import { benchLossGrads, measurePeakMemory, wasmFailure } from './bench-model';
-import { FLAG_LIMITS, clip, intFlag, intListFlag } from './flags';
-import { UsageError } from './usage';
+import { benchLossGrads, measurePeakMemory, wasmFailure } from './model';
 
-/** The phases, in step order (the `phase` field of a row; DESIGN.md). */
+/** The phases, in step order (the `phase` field of a row of the JSON report). */
 export const MEMORY_PHASES = ['rollout', 'scoring', 'actor update', 'optimizer', 'critic update'] as const;
 export type MemoryPhase = (typeof MEMORY_PHASES)[number];
 
@@ -47,7 +45,7 @@ export type MemoryPhase = (typeof MEMORY_PHASES)[number];
  *  the one before held, so a few show the peak. */
 export const ROLLOUT_NEW_TOKENS = 4;
 
-/** One row of `{ "memory": [...] }` (DESIGN.md); `layers` and `extrapolatedFrom` say what was measured. */
+/** One row of the JSON report's `{ "memory": [...] }`; `layers` and `extrapolatedFrom` say what was measured. */
 export interface MemoryRow {
   shape: string;
   backend: string;
@@ -69,7 +67,7 @@ export interface MemoryRow {
 
 export interface BenchMemoryOptions {
   backend: BackendName;
-  /** Model shape name and its config (bench-model.ts benchShape). */
+  /** Model shape name and its config (model.ts benchShape). */
   shape: { name: string; config: Qwen2Config };
   /** B x T of the update and scoring phases. */
   batch: number;
@@ -293,46 +291,6 @@ function randomIds(rows: number, length: number, vocab: number, seed: number): n
 }
 
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
-
-// ---------------------------------------------------------------------------------------------------------------
-// The section's command-line options (`ragen bench --only memory ...`)
-
-export const MEMORY_OPTION_HELP = {
-  tokens: 'memory section: B x T tokens of the update and scoring phases (and T, the dialogue length, of the rollout); ' +
-    'matmul section: B x T rows of the layer products',
-  layers: "memory section: decoder layer counts to measure, e.g. 2,4 (every width and the full vocabulary kept); two or " +
-    "more below the shape's depth also give rows extrapolated to it (default: the shape's own depth)",
-  rollouts: 'memory section: dialogues generated in the rollout phase, in env groups of 16 that share their prompt (the paper step: 128)',
-  phases: `memory section: phases to run, comma-separated (default all: ${MEMORY_PHASES.join(', ')})`,
-  checkpointing: 'memory section: gradient checkpointing per decoder layer (model.gradientCheckpointing), on or off',
-  adamw: "memory section: AdamW's layout, 'auto' (the backend's: fused in place on cpu and wasm) or 'per-variable' (webgpu's path)",
-  vocab: "memory section: cut the vocabulary to this size, every width kept (for a shape whose embedding the backend cannot hold)",
-  lora: "memory section: actor and critic train LoRA adapters as RAGEN's config/base-lora.yaml (rank 64, alpha 64, all linear layers), the base weights frozen",
-} as const;
-
-/** The memory options of `ragen bench`, checked (a bad value is a UsageError naming it). */
-export function parseMemoryOptions(o: { tokens: string; layers?: string; rollouts: string; phases?: string; checkpointing: string; adamw: string; vocab?: string }):
-    Pick<BenchMemoryOptions, 'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing' | 'perVariableAdamW' | 'vocab'> {
-  const bt = /^\s*(\d+)\s*x\s*(\d+)\s*$/i.exec(o.tokens);
-  if (!bt || Number(bt[1]) < 1 || Number(bt[2]) <= ROLLOUT_NEW_TOKENS + 1) {
-    throw new UsageError(`--tokens must be BxT with B >= 1 and T > ${ROLLOUT_NEW_TOKENS + 1}, e.g. 1x1536; got '${clip(o.tokens)}'`);
-  }
-  const batch = intFlag(bt[1], '--tokens B', 1, FLAG_LIMITS.benchBatch)!;
-  const seqLen = intFlag(bt[2], '--tokens T', ROLLOUT_NEW_TOKENS + 2, FLAG_LIMITS.benchSeqLen)!;
-  const layers = intListFlag(o.layers, '--layers', 1, FLAG_LIMITS.benchLayers);
-  const phases = o.phases === undefined ? undefined : o.phases.split(',').map((x) => x.trim()).filter(Boolean);
-  for (const p of phases ?? []) {
-    if (!(MEMORY_PHASES as readonly string[]).includes(p)) throw new UsageError(`unknown memory phase '${p}' (expected: ${MEMORY_PHASES.join(', ')})`);
-  }
-  if (o.checkpointing !== 'on' && o.checkpointing !== 'off') throw new UsageError(`--checkpointing must be on or off, got '${o.checkpointing}'`);
-  if (o.adamw !== 'auto' && o.adamw !== 'per-variable') throw new UsageError(`--adamw must be auto or per-variable, got '${o.adamw}'`);
-  return {
-    batch, seqLen, layers, rollouts: intFlag(o.rollouts, '--rollouts', 1, FLAG_LIMITS.benchBatch)!,
-    phases: phases as MemoryPhase[] | undefined, checkpointing: o.checkpointing === 'on',
-    perVariableAdamW: o.adamw === 'per-variable' ? true : undefined,
-    ...(o.vocab === undefined ? {} : { vocab: intFlag(o.vocab, '--vocab', 2, FLAG_LIMITS.benchVocab) }),
-  };
-}
 
 /** The rows as the bench's printed table: "<shape> <n> layers [extrapolated] <phase> (<tokens>) peak bytes". */
 export function memoryRowsTable(rows: readonly MemoryRow[]): Record<string, number> {

@@ -17,6 +17,7 @@
 // does and does not count). The warm-up is untimed, so the profiler's per-kernel bookkeeping costs no throughput.
 import * as tf from '@tensorflow/tfjs';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { AdamW } from '../model/adamw';
@@ -404,7 +405,7 @@ async function secondsPerRepetition(warmup: number, seconds: number, body: () =>
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Peak memory (shared with the step section, bench-step.ts)
+// Peak memory (shared with the step section, step.ts)
 
 /** What one profiled call held at most, counted in live tfjs tensors. */
 export interface PeakMemory {
@@ -534,9 +535,16 @@ const fmtSeconds = (s: number) => (s >= 1 ? `${s.toFixed(2)} s` : `${(s * 1000).
 /** Path of the PyTorch side of the benchmark. */
 export const TORCH_BENCH_SCRIPT = fileURLToPath(new URL('../../tools/bench/torch_bench.py', import.meta.url));
 
+/** The fair PyTorch peer is a current release (scripts/setup.sh puts torch 2.13 CPU in .venv-hf); Debian's
+ *  python3-torch 1.13 is several times slower and only a fallback. */
+export function defaultTorchPython(): string {
+  const venv = fileURLToPath(new URL('../../.venv-hf/bin/python', import.meta.url));
+  return existsSync(venv) ? venv : '/usr/bin/python3';
+}
+
 export interface TorchBenchOptions {
-  /** Shapes and time budget: the same as the tfjs side's (benchSpec); or whole training steps (bench-torch-step.ts);
-   *  or single matrix products (bench-matmul.ts: matmulTorchSpec). */
+  /** Shapes and time budget: the same as the tfjs side's (benchSpec); or whole training steps (torchStep.ts);
+   *  or single matrix products (matmul.ts: matmulTorchSpec). */
   spec: TorchBenchSpec | { steps: Record<string, unknown>[] } | { seconds: number; matmuls: Record<string, unknown>[] };
   /** Interpreter that has torch (default: Debian's /usr/bin/python3, where python3-torch installs). */
   python?: string;

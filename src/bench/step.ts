@@ -1,6 +1,6 @@
 // One full StarPO-S training step of a tiny preset (or of sokoban-qwen from a given checkpoint), for
 // `ragen bench --only step`. Measures and returns; says what it ran through `note`, never prints. With the torch
-// section too, each step's work is recorded in tokens for the PyTorch side (bench-torch-step.ts).
+// section too, each step's work is recorded in tokens for the PyTorch side (torchStep.ts).
 //
 // The step is the real one: the preset's resolved config, the Trainer built as `ragen train` builds it (from the
 // preset's warm-start checkpoint in public/warmstart/<preset>/), metrics into an in-memory sink (no files written).
@@ -26,10 +26,9 @@ import { applyOverrides, type RunConfig } from '../starpo/config';
 import { presetConfig, tinyPresetNames } from '../starpo/presets';
 import { readModelDir } from '../node/runDir';
 import { Trainer } from '../starpo/trainer';
-import { addPeak, describePeak, measurePeakMemory } from './bench-model';
-import { helperThreads, spawnHelperThread } from './helperThread';
-import { modelDirFor } from './modelDir';
-import { StepWorkRecorder, stepWorkResults, type StepRunWork, type StepWork } from './bench-torch-step';
+import type { HelperApi } from '../starpo/helper';
+import { addPeak, describePeak, measurePeakMemory } from './model';
+import { StepWorkRecorder, stepWorkResults, type StepRunWork, type StepWork } from './torchStep';
 
 /** The presets the step section runs: the tiny ones, from their shipped warm starts, and RAGEN's paper configuration
  *  sokoban-qwen, from a checkpoint given with `--step-set model=DIR` (e.g. `ragen init-model`'s). */
@@ -52,6 +51,12 @@ export function benchStepConfig(preset: string, opts: { backend: BackendName; re
   ]);
 }
 
+/** The Trainer's helper running elsewhere (a worker thread), and how to end it. */
+export interface StepHelper {
+  api: HelperApi;
+  terminate(): Promise<void>;
+}
+
 export interface BenchStepOptions {
   /** tfjs backend (initialised here; an unavailable backend is an error). */
   backend: BackendName;
@@ -63,9 +68,11 @@ export interface BenchStepOptions {
   overrides?: readonly string[];
   /** Receives one line per preset: what a step did and its peak memory. */
   note?: (line: string) => void;
-  /** Cores per step (default auto), as `ragen train --workers`: 2 runs a helper thread (helperThread.ts). */
-  workers?: number | 'auto';
-  /** When given, each preset's steps are recorded in tokens (bench-torch-step.ts) and handed over here, and its
+  /** Where a preset's initial policy lives (`ragen train` resolves it the same way); throws when it is missing. */
+  modelDir: (config: RunConfig) => string;
+  /** A helper for the preset's steps, as `ragen train --workers` would have one (a second core), or null. */
+  helperFor: (config: RunConfig, backend: BackendName) => StepHelper | null;
+  /** When given, each preset's steps are recorded in tokens (torchStep.ts) and handed over here, and its
    *  results gain "<preset> rollout tokens" / "<preset> train tokens" (means per timed step): the PyTorch step's work. */
   onWork?: (run: StepRunWork) => void;
 }
@@ -88,7 +95,7 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
   // Resolve every config and warm start before any work, so a bad override or a missing checkpoint fails at once.
   const runs = presets.map((preset) => {
     const config = benchStepConfig(preset, { backend: opts.backend, repeats, overrides: opts.overrides });
-    return { preset, config, modelDir: modelDirFor(config) };
+    return { preset, config, modelDir: opts.modelDir(config) };
   });
   const backend = await initBackend(opts.backend);
   note(`tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter}; matmul: ${webGpuMatMul()})` : ', one thread'}; ` +
@@ -96,7 +103,7 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
 
   const results: Record<string, number> = {};
   for (const { preset, config, modelDir } of runs) {
-    const helper = helperThreads(opts.workers ?? 'auto', backend.name, config) > 0 ? spawnHelperThread() : null;
+    const helper = opts.helperFor(config, backend.name);
     const recorder = opts.onWork ? new StepWorkRecorder(config.rollout.maxNewTokens) : undefined;
     const trainer = await Trainer.create(config, {
       policyFiles: readModelDir(modelDir), sink: new MemorySink(), log: (line) => note(`${preset}: ${line}`), helper: helper?.api,

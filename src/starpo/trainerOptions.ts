@@ -44,7 +44,7 @@ export interface TrainerOptions extends TrainerSource {
    */
   onProgress?: (phase: StepPhase, done: number, total: number) => void | Promise<void>;
   /**
-   * Benchmark hook (`ragen bench --only step,torch`, src/cli/bench-torch-step.ts): told the token counts of each
+   * Benchmark hook (`ragen bench --only step,torch`, src/bench/torchStep.ts): told the token counts of each
    * training step's work, so that the PyTorch side can redo the same work. Not part of a normal run.
    */
   workloadProbe?: WorkloadProbe;

@@ -1,5 +1,5 @@
 // The benchmark hook of the Trainer (TrainerOptions.workloadProbe): `ragen bench --only step,torch`
-// (src/cli/bench-torch-step.ts) records what each measured training step did, so that the PyTorch side redoes the same work.
+// (src/bench/torchStep.ts) records what each measured training step did, so that the PyTorch side redoes the same work.
 import type { GenerateFn } from '../agent/index';
 
 /** What a training step did (TrainerOptions.workloadProbe). */

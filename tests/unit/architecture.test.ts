@@ -18,13 +18,14 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'src/interop': ['envs', 'src/model', 'src/metrics', 'src/starpo'],
   'src/eval': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/node'],
   'src/warmstart': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo'],
-  'src/cli': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/node', 'src/interop', 'src/eval', 'src/warmstart'],
+  'src/bench': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/node', 'src/eval'],
+  'src/cli': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/node', 'src/interop', 'src/eval', 'src/warmstart', 'src/bench'],
   'workers': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/interop', 'src/eval', 'src/warmstart'],
   'src/ui': ['envs', 'src/model', 'src/metrics', 'src/starpo', 'src/interop', 'workers'],
 };
 const NO_TFJS = ['envs', 'src/agent', 'src/metrics'];
 /** Where `node:*` modules may be imported: whole folders, and single Node-only files elsewhere. */
-const NODE_FOLDERS = ['src/cli', 'src/node'];
+const NODE_FOLDERS = ['src/cli', 'src/bench', 'src/node'];
 const NODE_FILES = ['src/metrics/jsonlSink.ts', 'src/model/checkpointDir.ts', 'src/model/initModel.ts', 'src/model/parallelNormal.ts', 'src/model/qwenTokenizer.ts', 'src/eval/load.ts', 'src/interop/exportReadme.ts'];
 
 function sourceFiles(dir: string): string[] {

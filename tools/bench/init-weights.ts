@@ -2,7 +2,7 @@
 // weights on every core (src/model/parallelNormal.ts), cpu backend. Run in an older commit's worktree for its baseline.
 //   node --import tsx tools/bench/init-weights.ts [qwen0.5b] [layers]
 import * as tf from '@tensorflow/tfjs';
-import { benchShape } from '../../src/cli/bench-model';
+import { benchShape } from '../../src/bench/model';
 import type { Qwen2Config } from '../../src/model/config';
 import { initQwen2Weights } from '../../src/model/qwen2';
 

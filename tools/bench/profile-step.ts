@@ -1,7 +1,7 @@
 // Where a whole training step's kernel time goes: tf.profile of one real StarPO step of a tiny preset (after one
 // warm-up step), kernel count and time summed by kernel name.
 //   npx tsx tools/bench/profile-step.ts [preset] [wasm|webgpu|cpu] [--set key=value ...]
-import { benchStepConfig } from '../../src/cli/bench-step';
+import { benchStepConfig } from '../../src/bench/step';
 import { modelDirFor } from '../../src/cli/modelDir';
 import { initBackend, type BackendName } from '../../src/model/backend';
 import { MemorySink } from '../../src/metrics/sink';

@@ -2,7 +2,7 @@
 // and kernel time summed by kernel name, then the mean wall time of 5 more updates.
 //   npx tsx tools/bench/profile-update.ts [tiny|sokoban-tiny] [wasm|webgpu|cpu]
 import * as tf from '@tensorflow/tfjs';
-import { benchShape } from '../../src/cli/bench-model';
+import { benchShape } from '../../src/bench/model';
 import { AdamW } from '../../src/model/adamw';
 import { initBackend } from '../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';

@@ -1,4 +1,4 @@
-"""The PyTorch baseline of `ragen bench`: the same model shapes, workloads and definitions as src/cli/bench-model.ts,
+"""The PyTorch baseline of `ragen bench`: the same model shapes, workloads and definitions as src/bench/model.ts,
 measured with the independent PyTorch Qwen2 of tools/parity/reference.py.
 
 `ragen bench --only model,torch` runs this as a child process and writes the spec to its stdin, so both sides
@@ -13,7 +13,7 @@ Prints one JSON object on stdout: {"torch", "device", "threads", "results": {"<s
 A spec with "steps" (and no shapes) times whole training steps instead: see torch_step.py; one with "matmuls", single
 matrix products (ragen bench --only matmul): see torch_matmul.py.
 
-Definitions (the same as bench-model.ts):
+Definitions (the same as src/bench/model.ts):
   training tokens/s  = trainBatch * trainSeq / seconds per update; an update = forward, log-probs and entropy,
                        loss = -mean(log-prob) - 0.001 * mean(entropy), backward, clip_grad_norm_(1.0), AdamW step.
   generated tokens/s = genBatch * newTokens / seconds per call; a call = prefill of genBatch prompts of promptLen
@@ -127,7 +127,7 @@ def generate(config, w, prompts, new_tokens, gen):
     return torch.cat(out, dim=1)
 
 
-# As in bench-model.ts: a warm-up repetition longer than this is the figure itself (cold, so a lower bound).
+# As in src/bench/model.ts: a warm-up repetition longer than this is the figure itself (cold, so a lower bound).
 MAX_REPETITION_SECONDS = 60
 
 

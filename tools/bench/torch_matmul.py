@@ -1,10 +1,10 @@
-"""The PyTorch side of `ragen bench --only matmul`: the same products as src/cli/bench-matmul.ts, timed the same way.
+"""The PyTorch side of `ragen bench --only matmul`: the same products as src/bench/matmul.ts, timed the same way.
 torch_bench.py runs it when its stdin spec has "matmuls".
 
 Spec: {"seconds": S, "matmuls": [{"key", "m", "n", "k", "transposeA", "transposeB"}]}: C [m, n] = op(A) op(B), A
 stored [m, k] or (transposeA) [k, m], B [k, n] or (transposeB) [n, k], random f32 on the device; the product is
 A.t() / B.t() views into torch.matmul, as a linear layer's forward and backward run it (no copy).
-Results: "<key> ms" = median ms per call. Timing as bench-matmul.ts: one untimed call, then samples of k calls
+Results: "<key> ms" = median ms per call. Timing as src/bench/matmul.ts: one untimed call, then samples of k calls
 followed by a sync (torch.cuda.synchronize on CUDA), k chosen so a sample lasts about SAMPLE_MS; samples until
 `seconds` have passed (at least MIN_SAMPLES); ms per call = the median sample / k.
 f32 as the tfjs side: TF32 stays off (torch.backends.cuda.matmul.allow_tf32, False by default); its value is noted.

@@ -1,7 +1,7 @@
 """The PyTorch side of `ragen bench --only step,torch`: the work of whole StarPO training steps, redone in plain
 PyTorch (no RAGEN, no veRL) with the independent Qwen2 of tools/parity/reference.py and random f32 weights, so that
 its seconds stand next to the tfjs step's. torch_bench.py runs it when its stdin spec has "steps"
-(src/cli/bench-torch-step.ts writes that spec from the tfjs step's RunConfig and what each of its steps did).
+(src/bench/torchStep.ts writes that spec from the tfjs step's RunConfig and what each of its steps did).
 
 Spec: {"steps": [{"name", "config" (HF Qwen2 config.json keys), "settings", "warmup": WORK, "timed": [WORK, ...]}]}
   settings: {"maxBatchSize", "temperature", "reference" (bool), "critic" (bool), "miniBatch", "microBatch",

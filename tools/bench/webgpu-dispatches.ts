@@ -6,7 +6,7 @@
 //   npx tsx tools/bench/webgpu-dispatches.ts [tiny|sokoban-tiny|qwen0.5b] [--batch N] [--seq N]
 // On a machine without a GPU, set VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json (slow: keep it tiny).
 import * as tf from '@tensorflow/tfjs';
-import { benchShape } from '../../src/cli/bench-model';
+import { benchShape } from '../../src/bench/model';
 import { AdamW, clipGradNormOnDevice } from '../../src/model/adamw';
 import { initBackend } from '../../src/model/backend';
 import { generate } from '../../src/model/generate';

@@ -4,12 +4,12 @@
 // are the same on every adapter, so they are measured here on SwiftShader or wasm.
 //
 // One layer's share is the difference between a 2-layer and a 1-layer model of the shape's widths (its vocabulary cut
-// to 1,024: the head is in the constant), as `ragen bench` counts kernels (computing kernels only: bench-model.ts's
+// to 1,024: the head is in the constant), as `ragen bench` counts kernels (computing kernels only: src/bench/model.ts's
 // computes()).
 //   node --import tsx tools/device/kernel-census.ts [--backend webgpu] [--shape qwen0.5b]
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
-import { benchShape, benchUpdate, computingKernelNames } from '../../src/cli/bench-model';
+import { benchShape, benchUpdate, computingKernelNames } from '../../src/bench/model';
 import { AdamW } from '../../src/model/adamw';
 import { initBackend } from '../../src/model/backend';
 import type { Qwen2Config } from '../../src/model/config';

@@ -11,7 +11,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
-import { benchShape, computes } from '../../src/cli/bench-model';
+import { benchShape, computes } from '../../src/bench/model';
 import { AdamW } from '../../src/model/adamw';
 import { GenerationSession } from '../../src/model/generate';
 import { initBackend } from '../../src/model/backend';
@@ -39,7 +39,7 @@ const report: Record<string, unknown>[] = [];
 
 for (const tokens of args.tokens!.split(',').map(Number)) {
   const ids = tf.tidy(() => tf.randomUniformInt([1, tokens], 0, config.vocab_size, 'int32', 7)) as tf.Tensor2D;
-  // bench-model.ts's benchLossGrads, written out: full-run.sh's baseline section runs this file in older commits.
+  // src/bench/model.ts's benchLossGrads, written out: full-run.sh's baseline section runs this file in older commits.
   const gradients = () => namedVariableGrads(model.variables, () => tf.tidy(() => {
     const { logProbs, entropy } = tokenLogProbs(model, ids);
     return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;

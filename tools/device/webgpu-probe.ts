@@ -2,7 +2,7 @@
 // (WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE, tfjs's default 15 dispatches per submit) and how often generation reads the
 // sampled ids back. Run on the GPU server:  npx tsx tools/device/webgpu-probe.ts [shape]   (shape: tiny by default)
 import * as tf from '@tensorflow/tfjs';
-import { benchModel, benchShape } from '../../src/cli/bench-model';
+import { benchModel, benchShape } from '../../src/bench/model';
 import { initBackend } from '../../src/model/backend';
 import { generate } from '../../src/model/generate';
 import { Qwen2Model } from '../../src/model/qwen2';

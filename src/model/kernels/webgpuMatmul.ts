@@ -1,7 +1,7 @@
 // A tiled matmul for tfjs's webgpu backend. The model's matmuls run in it on a GPU: src/model/webgpuMatMulRoute.ts
 // routes tfjs's BatchMatMul and _FusedMatMul kernels here (on an H100 it beat tf.matMul on every product of a
 // qwen0.5b update; BENCHMARKS.md). `ragen bench --only matmul` times its tile shapes next to tf.matMul
-// (src/cli/bench-matmul.ts), and tests/unit/model/webgpu-matmul.test.ts checks it against a float64 product on
+// (src/bench/matmul.ts), and tests/unit/model/webgpu-matmul.test.ts checks it against a float64 product on
 // SwiftShader. Registered like the fused kernels (ops.ts: tiledMatMul, packHalf).
 //
 // C [M, N] = op(A) op(B), op = identity or transpose (the three forms of a linear layer's forward and backward:

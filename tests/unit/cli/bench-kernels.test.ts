@@ -2,7 +2,7 @@
 // kernels per layer per decoded token plus a small constant, and at most a quarter of the ~1,000 of an update before
 // the fused kernels). Counted as `ragen bench` counts them (computing kernels; see computes()).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { benchShape, computes, kernelCounts } from '../../../src/cli/bench-model';
+import { benchShape, computes, kernelCounts } from '../../../src/bench/model';
 import { initBackend } from '../../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { kernelCensus } from '../../../tools/device/kernel-census';

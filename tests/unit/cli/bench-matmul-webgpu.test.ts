@@ -8,8 +8,8 @@
 // tests/unit/model/webgpu-matmul.test.ts checks the tiled kernels themselves in every form.
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { benchMatmul, matmulCases } from '../../../src/cli/bench-matmul';
-import type { BenchShape } from '../../../src/cli/bench-model';
+import { benchMatmul, matmulCases } from '../../../src/bench/matmul';
+import type { BenchShape } from '../../../src/bench/model';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
 
 beforeAll(async () => {

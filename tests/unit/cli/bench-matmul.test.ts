@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { matmulCases, type MatmulRow } from '../../../src/cli/bench-matmul';
-import { benchShape } from '../../../src/cli/bench-model';
+import { matmulCases, type MatmulRow } from '../../../src/bench/matmul';
+import { benchShape } from '../../../src/bench/model';
 import { HF_PYTHON } from '../hf-python';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 // The memory bench with LoRA (`ragen bench --only memory --lora`): rows say which adapters they measured, and an
 // update of adapters only holds less than full fine-tuning (no gradients or moments for the frozen base).
 import { describe, expect, it } from 'vitest';
-import { benchMemory } from '../../../src/cli/bench-memory';
+import { benchMemory } from '../../../src/bench/memory';
 import type { Qwen2Config } from '../../../src/model/config';
 import { LORA_TARGET_MODULES } from '../../../src/model/lora';
 

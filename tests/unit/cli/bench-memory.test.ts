@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
-import { measurePeakMemory } from '../../../src/cli/bench-model';
+import { measurePeakMemory } from '../../../src/bench/model';
 
 const run = promisify(execFile);
 const ragen = (...args: string[]) => run(process.execPath, ['bin/ragen.js', ...args], { cwd: process.cwd(), timeout: 110_000 });

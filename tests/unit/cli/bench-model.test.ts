@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { benchShape, benchSpec, parameterCount } from '../../../src/cli/bench-model';
+import { benchShape, benchSpec, parameterCount } from '../../../src/bench/model';
 import { presetConfig } from '../../../src/starpo/presets';
 import { expectRefused, ragen as inProcess } from './cli-fixture';
 

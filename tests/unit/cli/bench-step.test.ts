@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { benchStepConfig, stepParts } from '../../../src/cli/bench-step';
+import { benchStepConfig, stepParts } from '../../../src/bench/step';
 import { tinyPresetNames } from '../../../src/starpo/presets';
 
 const run = promisify(execFile);

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StepWorkRecorder, stepRatios, stepWorkTokens } from '../../../src/cli/bench-torch-step';
+import { StepWorkRecorder, stepRatios, stepWorkTokens } from '../../../src/bench/torchStep';
 import { HF_PYTHON } from '../hf-python';
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { benchEnvs } from '../../../src/cli/bench-envs';
+import { benchEnvs } from '../../../src/bench/envs';
 
 describe('benchEnvs', () => {
   it('measures every env operation and returns positive rates', async () => {

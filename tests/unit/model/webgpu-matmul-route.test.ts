@@ -4,7 +4,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
-import { benchShape } from '../../../src/cli/bench-model';
+import { benchShape } from '../../../src/bench/model';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
 import { MIN_TILED_ROWS, defaultWebGpuMatMul, setWebGpuMatMul, webGpuMatMul } from '../../../src/model/webgpuMatMulRoute';
