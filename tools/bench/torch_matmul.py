@@ -13,6 +13,8 @@ import time
 
 import torch
 
+from torch_common import log
+
 SAMPLE_MS = 20
 MIN_SAMPLES = 3
 MAX_SAMPLES = 200
@@ -39,7 +41,6 @@ def ms_per_call(call, sync, seconds):
 
 
 def bench_matmuls(spec, device, results, notes, seed):
-    from torch_bench import log
     seconds = float(spec.get("seconds", 1))
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     if device.type == "cuda":

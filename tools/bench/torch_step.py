@@ -37,8 +37,7 @@ import time
 
 import torch
 
-import reference
-from torch_bench import forward_cached, init_weights, log
+from torch_common import forward_cached, init_weights, log, reference
 
 
 def bench_steps(spec, device, results, notes, seed):

@@ -52,7 +52,7 @@ describe('torch_step.py forward with a KV cache', () => {
 import sys, torch
 sys.path[:0] = ['tools/bench', 'tools/parity']
 import reference
-from torch_bench import forward_cached, init_weights
+from torch_common import forward_cached, init_weights
 c = dict(vocab_size=50, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
          num_key_value_heads=2, max_position_embeddings=64, rope_theta=10000.0, rms_norm_eps=1e-6, tie_word_embeddings=True)
 g = torch.Generator().manual_seed(0)
