@@ -13,7 +13,7 @@ await initBackend((process.argv[3] ?? 'wasm') as 'wasm' | 'webgpu' | 'cpu');
 const shape = benchShape(process.argv[2] ?? 'tiny');
 const w = shape.workload;
 const model = new Qwen2Model(shape.config, initQwen2Weights(shape.config, 0));
-const ids = tf.randomUniformInt([w.trainBatch, w.trainSeq], 0, shape.config.vocab_size);
+const ids = tf.randomUniformInt([w.trainBatch, w.trainSeq], 0, shape.config.vocab_size) as tf.Tensor2D;
 const opt = new AdamW(model.variables, { lr: 1e-6 });
 const update = async () => {
   const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => {

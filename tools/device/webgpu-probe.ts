@@ -18,7 +18,7 @@ const w = shape.workload;
 // Kernels per training forward + backward (no optimizer), counted by tf.profile.
 {
   const model = new Qwen2Model(shape.config, await initQwen2WeightsParallel(shape.config, 0));
-  const ids = tf.randomUniformInt([w.trainBatch, w.trainSeq], 0, shape.config.vocab_size);
+  const ids = tf.randomUniformInt([w.trainBatch, w.trainSeq], 0, shape.config.vocab_size) as tf.Tensor2D;
   const prof = await tf.profile(() => {
     const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => tokenLogProbs(model, ids).logProbs.mean().neg() as tf.Scalar));
     tf.dispose([value, ...Object.values(grads)]);
