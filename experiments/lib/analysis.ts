@@ -6,12 +6,14 @@ import * as path from 'node:path';
 import { defaultRunConfig } from '../../src/starpo/config';
 import type { MetricRow } from '../../src/metrics/jsonl';
 import { METRICS_FILE, readMetricsJsonl } from '../../src/metrics/jsonlSink';
-import { parseSuccessKey, trainSuccessKey, valSuccessKey } from '../../src/metrics/keys';
+import { trainSuccessKey, valSuccessKey } from '../../src/metrics/keys';
 import { summarizeMetrics, summarizeSeries } from '../../src/metrics/summary';
+import { movingAverage, series, trainTag, type Series } from '../../src/metrics/lessonVerdict';
+
+export { movingAverage, series, trainTag, type Series };
 
 /** A metrics.jsonl row: numbers, except the text metric `echo_trap/signal` (src/metrics/jsonl.ts TEXT_METRIC_KEYS). */
 export type MetricsRow = MetricRow;
-export type Series = [step: number, value: number][];
 
 /** The seed-S folders of a lesson-lab directory (experiments/lab/lesson-lab.sh), in seed order: seed-9 before seed-10. */
 export function labSeedDirs(dir: string): string[] {
@@ -29,33 +31,6 @@ export function readMetrics(dir: string): MetricsRow[] {
   const byStep = new Map<number, MetricsRow>();
   for (const row of readMetricsJsonl(file)) byStep.set(row.step, row);
   return [...byStep.values()].sort((a, b) => a.step - b.step);
-}
-
-/** [step, value] for every row that has `key` as a finite number. */
-export function series(rows: readonly MetricsRow[], key: string): Series {
-  const out: Series = [];
-  for (const r of rows) {
-    const v = r[key];
-    if (typeof v === 'number' && Number.isFinite(v)) out.push([r.step, v]);
-  }
-  return out;
-}
-
-/** The env tag a run trains on, read from its metric keys (train/<Tag>/success). */
-export function trainTag(rows: readonly MetricsRow[]): string | null {
-  for (const r of rows) for (const k of Object.keys(r)) {
-    const parsed = parseSuccessKey(k);
-    if (parsed?.split === 'train') return parsed.tag;
-  }
-  return null;
-}
-
-/** Centred-free trailing moving average over `window` points (fewer at the start). */
-export function movingAverage(s: Series, window: number): Series {
-  return s.map(([step], i) => {
-    const part = s.slice(Math.max(0, i - window + 1), i + 1);
-    return [step, part.reduce((a, [, v]) => a + v, 0) / part.length];
-  });
 }
 
 /**

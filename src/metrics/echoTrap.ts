@@ -120,7 +120,7 @@ export const TRAINED_STD_KEY = 'rollout/chosen_in_group_std';
 export const EMPTY_AFTER_FILTER_KEY = 'rollout/empty_after_filter';
 /**
  * "Success at its peak" for convergence: the step's training success is at most this far below its best so far (the
- * lesson's own hold tolerance, experiments/lib/lessonVerdict.ts). Keeps an arm whose format broke (every rollout
+ * lesson's own hold tolerance, src/metrics/lessonVerdict.ts). Keeps an arm whose format broke (every rollout
  * fails, std 0, nothing kept) from reading as converged.
  */
 export const CONVERGED_TOLERANCE = 0.1;
