@@ -6,6 +6,7 @@
 //   public/lessons/<preset>/manifest.json
 //   public/lessons/<preset>/<arm>/metrics.jsonl     every training step's metrics row, as the run logged it
 //   public/lessons/<preset>/<arm>/rollouts.jsonl    a few sample trajectories per step and split (think / answer text)
+//   public/lessons/<preset>/<arm>/seed-<S>/...       the same for each further training seed (`runs` in the manifest)
 import { parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type StoredRollout } from '../metrics/jsonl';
 
 /** The preset the classroom lesson trains and replays by default (`?lesson`): vanilla StarPO against StarPO-S on Bandit. */
@@ -50,6 +51,13 @@ export interface LessonArmFiles {
   seconds: number;
 }
 
+/** One run of a recording: an arm on one training seed (the manifest's `seed` is every arm's first run). */
+export interface LessonRunFiles extends LessonArmFiles {
+  seed: number;
+  /** Set when the run stopped a few steps after its collapse (the step it collapsed at), instead of at `steps`. */
+  collapseStep?: number;
+}
+
 /** manifest.json of a recording: what was recorded, from which code, how, and when. */
 export interface LessonManifest {
   /** Format version of this file (1). */
@@ -65,6 +73,11 @@ export interface LessonManifest {
   backend: string;
   /** Cores per run (`ragen train --workers`). */
   workers: number;
+  /**
+   * Every run of the recording, the arms' first runs (`arms`) included, when it holds several training seeds per
+   * arm (the lesson's multi-run view); absent in a recording of one seed.
+   */
+  runs?: LessonRunFiles[];
   /** Sample trajectories kept per step and split (the rest of what the run logged was dropped to keep the files small). */
   rolloutsPerStep: number;
   /** The git commit the recording was made from, and whether the training code differed from it. */
@@ -105,6 +118,20 @@ export function parseLessonManifest(raw: unknown, source = 'manifest.json'): Les
       seconds: need<number>(arm, 'seconds', (v) => typeof v === 'number' && v >= 0, 'a number of seconds', where),
     };
   });
+  const runs = raw.runs === undefined ? undefined : need<unknown[]>(raw, 'runs', Array.isArray, 'a list', source).map((run, i) => {
+    const where = `${source}: runs[${i}]`;
+    if (!isObject(run)) throw new Error(`${where}: not an object`);
+    return {
+      name: need<string>(run, 'name', str, 'an arm name', where),
+      seed: need<number>(run, 'seed', count, 'a seed', where),
+      metrics: need<string>(run, 'metrics', str, 'a path', where),
+      rollouts: need<string>(run, 'rollouts', str, 'a path', where),
+      steps: need<number>(run, 'steps', count, 'a step count', where),
+      trainCommand: need<string>(run, 'trainCommand', str, 'a command line', where),
+      seconds: need<number>(run, 'seconds', (v) => typeof v === 'number' && v >= 0, 'a number of seconds', where),
+      ...(run.collapseStep === undefined ? {} : { collapseStep: need<number>(run, 'collapseStep', count, 'a step', where) }),
+    };
+  });
   return {
     format: 1,
     preset: need<string>(raw, 'preset', str, 'a preset name', source),
@@ -113,6 +140,7 @@ export function parseLessonManifest(raw: unknown, source = 'manifest.json'): Les
     seed: need<number>(raw, 'seed', count, 'a seed', source),
     backend: need<string>(raw, 'backend', str, 'a backend name', source),
     workers: need<number>(raw, 'workers', count, 'a core count', source),
+    ...(runs ? { runs } : {}),
     rolloutsPerStep: need<number>(raw, 'rolloutsPerStep', count, 'a count', source),
     commit: need<string>(raw, 'commit', str, 'a git commit', source),
     dirty: need<boolean>(raw, 'dirty', (v) => typeof v === 'boolean', 'true or false', source),
@@ -145,10 +173,12 @@ export function keepFewRollouts<T extends { step: number; split?: unknown }>(rec
   });
 }
 
-/** A recording as the page shows it: each arm's metrics rows and sample trajectories. */
+/** A recording as the page shows it: each arm's metrics rows and sample trajectories (its first run's), and every run's rows. */
 export interface RecordedLesson {
   manifest: LessonManifest;
   arms: { name: string; rows: MetricRow[]; rollouts: StoredRollout[] }[];
+  /** Every run, the arms' first runs included (one per arm in a recording of one seed). */
+  runs: { arm: string; seed: number; rows: MetricRow[] }[];
 }
 
 /**
@@ -184,5 +214,10 @@ export async function fetchRecordedLesson(base: string, preset: string = LESSON_
       rollouts: parseRolloutsJsonl(await text(arm.rollouts), `${lessonFolder(preset)}/${arm.rollouts}`),
     })),
   );
-  return { manifest, arms };
+  const more = (manifest.runs ?? []).filter((r) => !manifest.arms.some((a) => a.metrics === r.metrics));
+  const runs = [
+    ...arms.map((a) => ({ arm: a.name, seed: manifest.seed, rows: a.rows })),
+    ...(await Promise.all(more.map(async (r) => ({ arm: r.name, seed: r.seed, rows: parseMetricsJsonl(await text(r.metrics), `${lessonFolder(preset)}/${r.metrics}`) })))),
+  ];
+  return { manifest, arms, runs };
 }

@@ -1,0 +1,215 @@
+// The lesson over several runs per arm: which training seeds each arm runs, in what order two workers take them, how
+// each run's curve and each arm's mean are drawn, how long the whole lesson has left, and the count a class reads.
+// Pure TypeScript: the live lesson (lesson-runs.svelte.ts), the recorded one and the tests share it.
+import { armCounts, CollapseWatch, LESSON_CRITERIA, lessonSentence, runVerdict, trainTag, type ArmCounts, type RunVerdict } from '../metrics/lessonVerdict';
+import type { MetricRow } from '../metrics/jsonl';
+import { armColour } from './charts';
+
+/** Runs per arm the lesson trains (and the recording holds): the preset's seed and the next ones. */
+export const LESSON_RUNS_PER_ARM = 4;
+
+/** The lesson's training seeds: `base` (the preset's trainer.seed, the recording's first run) and the next ones. */
+export function lessonSeeds(base: number, count: number = LESSON_RUNS_PER_ARM): number[] {
+  return Array.from({ length: count }, (_, i) => base + i);
+}
+
+/** Steps a run goes on after its collapse before it stops: enough for the fall to show on its curve. */
+export const STEPS_AFTER_COLLAPSE = 5;
+
+/** One run of the lesson: an arm on one training seed, and what it logged. */
+export interface LessonRunRows {
+  arm: string;
+  seed: number;
+  rows: readonly MetricRow[];
+}
+
+/** One run to train, and what it is expected to cost (seconds on one worker), for the schedule. */
+export interface PlannedRun {
+  arm: string;
+  seed: number;
+  expectedSeconds: number;
+}
+
+/**
+ * The order in which free workers take the runs: the most expensive first (longest-processing-time first), so
+ * that the cheap runs fill in at the end and no arm is left running alone. Ties keep the arms interleaved (the first
+ * seed of every arm, then the second, ...), so both arms' curves appear from the start.
+ */
+export function scheduleRuns(runs: readonly PlannedRun[]): PlannedRun[] {
+  return runs
+    .map((run, i) => ({ run, i }))
+    .sort((a, b) => b.run.expectedSeconds - a.run.expectedSeconds || a.i - b.i)
+    .map(({ run }) => run);
+}
+
+/** Every (arm, seed) pair with interleaved arms: [a0, b0, a1, b1, ...]. */
+export function interleave(arms: readonly string[], seeds: readonly number[]): { arm: string; seed: number }[] {
+  return seeds.flatMap((seed) => arms.map((arm) => ({ arm, seed })));
+}
+
+/** The first step at which a run should stop: STEPS_AFTER_COLLAPSE after its collapse (null while it has not collapsed). */
+export function stopStep(rows: readonly MetricRow[]): number | null {
+  const tag = trainTag(rows);
+  if (!tag) return null;
+  const watch = new CollapseWatch(LESSON_CRITERIA);
+  for (const r of [...rows].sort((a, b) => a.step - b.step)) {
+    const v = r[`train/${tag}/success`];
+    if (typeof v === 'number' && watch.observe(r.step, v)) break;
+  }
+  return watch.collapse ? watch.collapse.step + STEPS_AFTER_COLLAPSE : null;
+}
+
+/** A run's verdict, or null before it logged a training step. */
+export function verdictOf(rows: readonly MetricRow[]): RunVerdict | null {
+  try {
+    return runVerdict(rows);
+  } catch {
+    return null;
+  }
+}
+
+/** The lesson's count so far, over the runs that finished (or collapsed: a collapse is final) in each arm. */
+export interface LessonCount {
+  vanilla: ArmCounts;
+  starpoS: ArmCounts;
+  /** "vanilla StarPO collapsed in 3 of 4 runs, each after the warning; StarPO-S in 0 of 4" */
+  sentence: string;
+}
+
+/**
+ * Counts each arm's runs: `vanillaArm` is the arm without the filter (the preset's first), the other one StarPO-S.
+ * `finished(run)` says whether a run is over; an unfinished run is counted once it collapsed (that cannot change),
+ * otherwise not yet, so the sentence says "of N" only for runs whose outcome is known.
+ */
+export function lessonCount(runs: readonly LessonRunRows[], vanillaArm: string, finished: (run: LessonRunRows) => boolean = () => true): LessonCount {
+  const judged = (arm: (name: string) => boolean) =>
+    runs
+      .filter((r) => arm(r.arm))
+      .map((r) => ({ run: r, verdict: verdictOf(r.rows) }))
+      .filter((x): x is { run: LessonRunRows; verdict: RunVerdict } => x.verdict !== null && (finished(x.run) || x.verdict.collapses))
+      .map((x) => x.verdict);
+  const vanilla = armCounts(judged((a) => a === vanillaArm));
+  const starpoS = armCounts(judged((a) => a !== vanillaArm));
+  return { vanilla, starpoS, sentence: lessonSentence(vanilla, starpoS) };
+}
+
+/** Training steps with no update: the filter kept no group, so `train/batch_size` is 0 (StarPO-S once its groups agree). */
+export function stepsWithoutUpdate(rows: readonly MetricRow[]): { count: number; steps: number; first: number | null } {
+  const trained = rows.filter((r) => r.step >= 1 && typeof r['train/batch_size'] === 'number');
+  const none = trained.filter((r) => r['train/batch_size'] === 0);
+  return { count: none.length, steps: trained.length, first: none[0]?.step ?? null };
+}
+
+/** One line of a multi-run chart: a run's curve (thin) or an arm's mean over its runs (thick). */
+export interface RunLine {
+  arm: string;
+  /** The run's seed; null for the arm's mean. */
+  seed: number | null;
+  colour: string;
+  values: (number | null)[];
+}
+
+export interface RunLines {
+  steps: number[];
+  lines: RunLine[];
+}
+
+/**
+ * A metric over every run, for one chart: a thin line per run and a thick mean per arm, in the arm's colour
+ * (`arms` in the preset's order gives the colours, as on every chart of the page). The mean at a step is over the
+ * runs of the arm that logged it there: a run that stopped after its collapse leaves the mean at its last steps.
+ */
+export function runLines(runs: readonly LessonRunRows[], key: string, arms: readonly string[]): RunLines {
+  const steps = [...new Set(runs.flatMap((r) => r.rows.filter((row) => Number.isFinite(row[key])).map((row) => row.step)))].sort((a, b) => a - b);
+  const index = new Map(steps.map((s, i) => [s, i]));
+  const colour = (arm: string) => armColour(Math.max(0, arms.indexOf(arm)));
+  const perRun: RunLine[] = runs.map((r) => {
+    const values: (number | null)[] = steps.map(() => null);
+    for (const row of r.rows) {
+      const v = row[key];
+      if (typeof v === 'number' && Number.isFinite(v)) values[index.get(row.step)!] = v;
+    }
+    return { arm: r.arm, seed: r.seed, colour: colour(r.arm), values };
+  });
+  const means: RunLine[] = arms
+    .filter((arm) => perRun.some((l) => l.arm === arm))
+    .map((arm) => {
+      const mine = perRun.filter((l) => l.arm === arm);
+      const values = steps.map((_, i) => {
+        const xs = mine.map((l) => l.values[i]).filter((v): v is number => v !== null);
+        return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
+      });
+      return { arm, seed: null, colour: colour(arm), values };
+    });
+  return { steps, lines: [...perRun, ...means] };
+}
+
+/** Where one run of a live lesson is, for the time estimate. */
+export interface RunProgress {
+  arm: string;
+  /** Steps done, and the steps it runs at most. */
+  done: number;
+  total: number;
+  /** Over (done, stopped after its collapse, failed). */
+  over: boolean;
+  /** The step it stops at (STEPS_AFTER_COLLAPSE after its collapse), once it collapsed. */
+  stopAt: number | null;
+  /** Seconds each of its steps took so far. */
+  stepSeconds: readonly number[];
+}
+
+/** What an arm's run took in an earlier lesson (the recording): its mean length in steps and seconds per step. */
+export interface ArmPrior {
+  steps: number;
+  secondsPerStep: number;
+}
+
+/** Each arm's mean run length and pace in a finished set of runs (the recording's), for the next lesson's estimate. */
+export function armPriors(runs: readonly { arm: string; steps: number; seconds: number }[]): Record<string, ArmPrior> {
+  const out: Record<string, ArmPrior> = {};
+  for (const arm of new Set(runs.map((r) => r.arm))) {
+    const mine = runs.filter((r) => r.arm === arm);
+    const steps = mine.reduce((a, r) => a + r.steps, 0);
+    out[arm] = { steps: steps / mine.length, secondsPerStep: mine.reduce((a, r) => a + r.seconds, 0) / Math.max(1, steps) };
+  }
+  return out;
+}
+
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/**
+ * Seconds the whole lesson has left: the remaining steps of every run at its arm's pace, spread over the workers.
+ * One figure for all runs (not the slowest arm's), so it does not jump when an arm ends. A run that has not
+ * collapsed is expected to last as long as its arm's finished runs did on average (the recording's runs before any
+ * finished, else its full length); an arm's pace is its own steps' so far, or, before it has any, the recording's
+ * pace scaled by how this computer compares with the recording on the arms timed so far.
+ */
+export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number, priors: Record<string, ArmPrior> = {}): number | null {
+  const timed = runs.filter((r) => r.stepSeconds.length > 0);
+  if (timed.length === 0) return null;
+  const arms = [...new Set(runs.map((r) => r.arm))];
+  const ownPace = new Map(arms.flatMap((arm) => {
+    const xs = runs.filter((r) => r.arm === arm).flatMap((r) => r.stepSeconds);
+    return xs.length > 0 ? [[arm, mean(xs)] as const] : [];
+  }));
+  // This computer against the recording, on the arms timed here: 2 = twice as slow.
+  const ratios = [...ownPace].filter(([arm]) => priors[arm]?.secondsPerStep > 0).map(([arm, p]) => p / priors[arm].secondsPerStep);
+  const speed = ratios.length > 0 ? mean(ratios) : 1;
+  const allSteps = runs.flatMap((r) => r.stepSeconds);
+  const pace = (arm: string) => ownPace.get(arm) ?? (priors[arm] ? priors[arm].secondsPerStep * speed : mean(allSteps));
+  const length = (arm: string, total: number) => {
+    const ended = runs.filter((r) => r.arm === arm && r.over).map((r) => r.done);
+    return ended.length > 0 ? mean(ended) : Math.min(total, priors[arm]?.steps ?? total);
+  };
+  let work = 0;
+  let longest = 0;
+  for (const r of runs) {
+    if (r.over) continue;
+    const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, length(r.arm, r.total)));
+    const seconds = Math.max(0, end - r.done) * pace(r.arm);
+    work += seconds;
+    longest = Math.max(longest, seconds);
+  }
+  // Workers share the work, but no faster than its longest single run.
+  return Math.max(work / Math.max(1, workers), longest);
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import {
+  armPriors,
+  interleave,
+  lessonCount,
+  lessonSecondsLeft,
+  lessonSeeds,
+  runLines,
+  scheduleRuns,
+  stepsWithoutUpdate,
+  stopStep,
+  STEPS_AFTER_COLLAPSE,
+  type RunProgress,
+} from '../../../src/ui/lessonRuns';
+import { armColour } from '../../../src/ui/charts';
+
+const KEY = 'train/Bandit/success';
+/** Rows of a run whose success follows `values` from step 1 (warning at `warnAt`, if given). */
+const rows = (values: number[], warnAt?: number) =>
+  values.map((v, i) => ({ step: i + 1, [KEY]: v, 'train/batch_size': v > 0.99 ? 0 : 64, ...(warnAt !== undefined ? { 'echo_trap/warning': i + 1 >= warnAt ? 1 : 0 } : {}) }));
+const collapsing = [0.3, 0.5, 0.7, 0.9, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0];
+const holding = [0.3, 0.5, 0.7, 0.9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
+
+describe('the lesson over several runs per arm', () => {
+  it('trains the preset seed and the next ones, arms interleaved', () => {
+    expect(lessonSeeds(7, 3)).toEqual([7, 8, 9]);
+    expect(interleave(['a', 'b'], [0, 1])).toEqual([{ arm: 'a', seed: 0 }, { arm: 'b', seed: 0 }, { arm: 'a', seed: 1 }, { arm: 'b', seed: 1 }]);
+  });
+
+  it('hands out the most expensive runs first, ties in arm order', () => {
+    const order = scheduleRuns([
+      { arm: 's', seed: 0, expectedSeconds: 10 },
+      { arm: 'v', seed: 0, expectedSeconds: 60 },
+      { arm: 's', seed: 1, expectedSeconds: 10 },
+      { arm: 'v', seed: 1, expectedSeconds: 60 },
+    ]);
+    expect(order.map((r) => `${r.arm}${r.seed}`)).toEqual(['v0', 'v1', 's0', 's1']);
+  });
+
+  it('stops a run STEPS_AFTER_COLLAPSE steps after its collapse, by the verdict\'s rule', () => {
+    expect(stopStep(rows(holding))).toBeNull();
+    // The 5-step mean falls to half its best (1) at step 11: 1,1,0,0,0 -> 0.4.
+    expect(stopStep(rows(collapsing))).toBe(11 + STEPS_AFTER_COLLAPSE);
+  });
+
+  it('counts each arm in the shared sentence, an unfinished run only once it collapsed', () => {
+    const runs = [
+      { arm: 'v', seed: 0, rows: rows(collapsing, 6) },
+      { arm: 'v', seed: 1, rows: rows(holding.slice(0, 6)) },
+      { arm: 's', seed: 0, rows: rows(holding) },
+    ];
+    const count = lessonCount(runs, 'v', (r) => r.seed === 0);
+    expect(count.vanilla).toMatchObject({ runs: 1, collapsed: 1, collapsedAfterWarning: 1 });
+    expect(count.sentence).toBe('vanilla StarPO collapsed in 1 of 1 run, after the warning; StarPO-S in 0 of 1');
+    expect(lessonCount(runs, 'v').vanilla.runs).toBe(2);
+  });
+
+  it('counts the steps with no update', () => {
+    expect(stepsWithoutUpdate(rows(holding))).toEqual({ count: 11, steps: 15, first: 5 });
+  });
+
+  it('draws a thin line per run and a thick mean per arm, in the arm\'s colour', () => {
+    const lines = runLines([
+      { arm: 'v', seed: 0, rows: [{ step: 1, m: 1 }, { step: 2, m: 3 }] },
+      { arm: 'v', seed: 1, rows: [{ step: 1, m: 3 }] },
+      { arm: 's', seed: 0, rows: [{ step: 2, m: 5 }] },
+    ], 'm', ['v', 's']);
+    expect(lines.steps).toEqual([1, 2]);
+    expect(lines.lines.map((l) => [l.arm, l.seed, l.colour, l.values])).toEqual([
+      ['v', 0, armColour(0), [1, 3]],
+      ['v', 1, armColour(0), [3, null]],
+      ['s', 0, armColour(1), [null, 5]],
+      ['v', null, armColour(0), [2, 3]],
+      ['s', null, armColour(1), [null, 5]],
+    ]);
+  });
+});
+
+describe('lessonSecondsLeft (one figure for all runs)', () => {
+  const run = (arm: string, done: number, over = false, stopAt: number | null = null, pace = 1): RunProgress =>
+    ({ arm, done, total: 100, over, stopAt, stepSeconds: Array(done).fill(pace) });
+  it('is null before any step was timed', () => {
+    expect(lessonSecondsLeft([run('v', 0), run('s', 0)], 2)).toBeNull();
+  });
+  it('sums the remaining steps of every run at its arm\'s pace over the workers', () => {
+    // v: 90 steps left at 2 s, s: 50 left at 1 s, two workers: (180 + 50) / 2 = 115, not less than 180 (one run).
+    expect(lessonSecondsLeft([run('v', 10, false, null, 2), run('s', 50)], 2)).toBe(180);
+    expect(lessonSecondsLeft([run('v', 10, false, null, 2), run('s', 50), run('s', 0), run('s', 0)], 2)).toBe((180 + 50 + 100 + 100) / 2);
+  });
+  it('expects a run to end where its collapse stops it, else as long as its arm\'s ended runs, else the prior', () => {
+    expect(lessonSecondsLeft([run('v', 10, false, 20)], 1)).toBe(10);
+    expect(lessonSecondsLeft([run('v', 30, true), run('v', 10)], 1)).toBe(20);
+    expect(lessonSecondsLeft([run('v', 10)], 1, { v: { steps: 40, secondsPerStep: 1 } })).toBe(30);
+  });
+  it('prices an arm not yet timed at the prior\'s pace, scaled by this computer against the recording', () => {
+    const priors = armPriors([{ arm: 'v', steps: 40, seconds: 40 }, { arm: 's', steps: 100, seconds: 50 }]);
+    expect(priors).toEqual({ v: { steps: 40, secondsPerStep: 1 }, s: { steps: 100, secondsPerStep: 0.5 } });
+    // v runs at 2 s a step here (twice the recording), so s's 100 steps are priced at 1 s: 30 * 2 + 100 = 160 on one worker.
+    expect(lessonSecondsLeft([run('v', 10, false, null, 2), { ...run('s', 0) }], 1, priors)).toBe(160);
+  });
+});
