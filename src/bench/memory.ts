@@ -179,7 +179,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     const peak = await measurePeakMemory(body);
     record(name, peak.peakBytes, unallocated);
     // The phase's own time first: the running total also holds the models' random initialisation (tens of seconds
-    // at qwen0.5b), which once read as a slow phase.
+    // at qwen0.5b), which would otherwise read as a slow phase.
     note(`${name}: peak ${gib(peak.peakBytes + unallocated)}${unallocated ? ` (of which ${gib(unallocated)} counted, not allocated)` : ''}, ` +
       `resident before ${gib(peak.startBytes)}, ${peak.kernels.toLocaleString('en-US')} kernels, ` +
       `${((Date.now() - phaseStarted) / 1000).toFixed(1)} s (${elapsed()} so far)`);

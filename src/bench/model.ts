@@ -506,12 +506,9 @@ export function wasmFailure(err: unknown): string | null {
   if (!(err instanceof WebAssembly.RuntimeError)) return null;
   const heap = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8?.length;
   if (heap === undefined) return `tfjs-wasm failed (${err.message})`;
-  if (heap >= WASM_HEAP_LIMIT - 1024 ** 2) return `the wasm heap is full (${gib(heap)}, the most tfjs-wasm can address)`;
-  return `tfjs-wasm failed with its heap at ${gib(heap)} of the ${gib(WASM_HEAP_LIMIT)} it can address (${err.message})`;
+  if (heap >= WASM_HEAP_BYTES - 1024 ** 2) return `the wasm heap is full (${gib(heap)}, the most tfjs-wasm can address)`;
+  return `tfjs-wasm failed with its heap at ${gib(heap)} of the ${gib(WASM_HEAP_BYTES)} it can address (${err.message})`;
 }
-
-/** The most memory a tfjs-wasm module can grow to: 32-bit addresses. */
-const WASM_HEAP_LIMIT = 4 * 1024 ** 3;
 
 /** Adds "<what> peak bytes" and "<what> peak tensors". */
 export function addPeak(results: Record<string, number>, what: string, peak: PeakMemory): void {
