@@ -334,6 +334,7 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
   },
   'trainer.seed': { why: 'RAGEN seeds no model initialisation or token sampling (vLLM samples unseeded); env seeds are seed.train / seed.val', sameAsRagen: always },
   'trainer.backend': { why: 'RAGEN runs on CUDA (FSDP + vLLM)', sameAsRagen: always },
+  'trainer.stopAfterCollapse': { why: 'RAGEN has no stop on a training-success collapse: a run trains every step', sameAsRagen: (c) => c.trainer.stopAfterCollapse === 0 },
   'trainer.logRollouts': { why: 'RAGEN logs 20 validation generations to W&B (trainer.generations_to_log_to_wandb), not rollouts.jsonl', sameAsRagen: always },
   'echoTrap.baselineSteps': { why: 'the echo-trap early warning is this project\'s monitoring; RAGEN logs the raw signals only', sameAsRagen: always },
   'echoTrap.fraction': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },

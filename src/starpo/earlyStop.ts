@@ -1,10 +1,11 @@
 // RAGEN-2's early stopping (spec §4.7): end a run that has entered a regime it cannot learn from.
 //
 // How the trainer uses this file:
-//   const stopper = new EarlyStopper(config.earlyStop);            // or EarlyStopper.fromState(saved) on --resume
+//   const stopper = new EarlyStopper(config.earlyStop, config.trainer.stopAfterCollapse);   // or .fromState on --resume
 //   every training step, after filtering (filter.ts metrics):
 //       const d = stopper.observeStep({ emptyAfterFilter: m['rollout/empty_after_filter'] === 1,
-//                                       inGroupRewardStd: m['rollout/in_group_reward_std'] ?? m['rollout/in_group_std'] });
+//                                       inGroupRewardStd: m['rollout/in_group_reward_std'] ?? m['rollout/in_group_std'],
+//                                       step, trainSuccess: m['train/<Tag>/success'] });
 //   after every validation:
 //       const d = stopper.observeValidation({ SimpleSokoban: 0.004, ... });   // val-env/<Tag>/success per env
 //   if (d.stop) { log stopper.metrics() (the `early_stopped/<reason>` keys), save, and end the run }
@@ -19,13 +20,20 @@
 //       threshold resets the run). A baseline of 0 never triggers (nothing is below 0);
 //   (c) validation_collapse: some env's validation success stays below `valSuccessThreshold` (1 %) for
 //       `valCollapseValidations` (5) consecutive validations of that env.
+// And one rule of this project's, on whether `earlyStop.enabled` or not:
+//   (d) success_collapse: `trainer.stopAfterCollapse` (K > 0) steps after the training success collapsed by the
+//       Echo Trap lesson's rule (src/metrics/lessonVerdict.ts CollapseWatch, the same rule its verdict reads). A
+//       collapsed run's later steps change nothing the verdict counts, and they are the slowest: each answer runs to
+//       its token budget.
+
+import { CollapseWatch, LESSON_CRITERIA, type CollapseWatchState } from '../metrics/lessonVerdict';
 
 import type { EarlyStopSettings } from './config';
 
 /** The run's `earlyStop` section: its fields, their meaning and defaults are declared in config/schema.ts. */
 export type EarlyStopConfig = EarlyStopSettings;
 
-export type EarlyStopReason = 'empty_after_filter' | 'reward_variance_collapse' | 'validation_collapse';
+export type EarlyStopReason = 'empty_after_filter' | 'reward_variance_collapse' | 'validation_collapse' | 'success_collapse';
 
 export interface EarlyStopDecision {
   stop: boolean;
@@ -43,6 +51,8 @@ export interface EarlyStopState {
   consecutiveLowVariance: number;
   consecutiveLowValidation: Record<string, number>;
   stopped: EarlyStopReason | null;
+  /** Rule (d)'s view of the training success (absent in checkpoints written before rule (d) existed: start fresh). */
+  collapseWatch?: CollapseWatchState;
 }
 
 function checkConfig(c: EarlyStopConfig): void {
@@ -57,9 +67,14 @@ function checkConfig(c: EarlyStopConfig): void {
 
 export class EarlyStopper {
   private s: EarlyStopState;
+  private watch = new CollapseWatch();
 
-  constructor(config: EarlyStopConfig) {
+  /** `stopAfterCollapse`: rule (d)'s K (`trainer.stopAfterCollapse`), 0 = off. */
+  constructor(config: EarlyStopConfig, private readonly stopAfterCollapse = 0) {
     checkConfig(config);
+    if (!Number.isInteger(stopAfterCollapse) || stopAfterCollapse < 0) {
+      throw new Error(`early stop: stopAfterCollapse must be an integer >= 0, got ${stopAfterCollapse}`);
+    }
     this.s = {
       config: { ...config },
       consecutiveEmpty: 0,
@@ -71,15 +86,16 @@ export class EarlyStopper {
     };
   }
 
-  static fromState(state: EarlyStopState): EarlyStopper {
-    const stopper = new EarlyStopper(state.config);
+  static fromState(state: EarlyStopState, stopAfterCollapse = 0): EarlyStopper {
+    const stopper = new EarlyStopper(state.config, stopAfterCollapse);
     stopper.s = structuredClone(state);
+    if (state.collapseWatch) stopper.watch = CollapseWatch.fromState(state.collapseWatch);
     return stopper;
   }
 
   /** A deep copy of the counters, safe to JSON.stringify into a checkpoint. */
   state(): EarlyStopState {
-    return structuredClone(this.s);
+    return structuredClone({ ...this.s, collapseWatch: this.watch.state() });
   }
 
   /** The reason the run was stopped, or null. */
@@ -103,8 +119,11 @@ export class EarlyStopper {
     return { stop: true, reason, detail };
   }
 
-  /** Rules (a) and (b); call once per training step. */
-  observeStep(step: { emptyAfterFilter: boolean; inGroupRewardStd: number }): EarlyStopDecision {
+  /**
+   * Rules (a), (b) and (d); call once per training step. `trainSuccess` is the step's training success
+   * (`train/<Tag>/success` of the run's first train env); rule (d) needs it and `step`.
+   */
+  observeStep(step: { emptyAfterFilter: boolean; inGroupRewardStd: number; step?: number; trainSuccess?: number }): EarlyStopDecision {
     const c = this.s.config;
     if (!Number.isFinite(step.inGroupRewardStd)) {
       throw new Error(`early stop: in-group reward std is ${step.inGroupRewardStd}: expected a finite number`);
@@ -123,6 +142,18 @@ export class EarlyStopper {
       }
     }
 
+    const fell = step.step !== undefined && step.trainSuccess !== undefined ? this.watch.observe(step.step, step.trainSuccess) : this.watch.collapse;
+    if (this.stopAfterCollapse > 0 && fell && step.step !== undefined && step.step >= fell.step + this.stopAfterCollapse) {
+      // Rule (d) is asked for by its own setting, so `earlyStop.enabled` does not gate it.
+      this.s.stopped = 'success_collapse';
+      return {
+        stop: true,
+        reason: 'success_collapse',
+        detail: `the training success collapsed at step ${fell.step} (its ${LESSON_CRITERIA.window}-step mean fell to ` +
+          `${LESSON_CRITERIA.collapseFraction} of its best, ${fell.peak.toFixed(2)} at step ${fell.peakStep}, or less); ` +
+          `${this.stopAfterCollapse} steps after it`,
+      };
+    }
     if (c.emptyStopSteps > 0 && this.s.consecutiveEmpty >= c.emptyStopSteps) {
       return this.decide('empty_after_filter', `the filter kept no group for ${this.s.consecutiveEmpty} consecutive steps`);
     }

@@ -40,7 +40,8 @@ import { mixSeed, seededUniform } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
 import { checkCollapseState, initialCollapseState, type CollapseResult, type CollapseState } from '../metrics/collapse';
 import { EchoTrapDetector } from '../metrics/echoTrap';
-import { successByTag } from '../metrics/keys';
+import { successByTag, trainSuccessKey } from '../metrics/keys';
+import { trainTag } from '../metrics/lessonVerdict';
 import { groundingMetrics, groundingTurnsOf } from '../metrics/grounding';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
 import { sampleRolloutRecords } from '../metrics/rolloutRecord';
@@ -66,6 +67,12 @@ import type { StepPhase, StepResult, TrainerOptions } from './trainerOptions';
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+/** The step's training success of its first train env: the curve the lesson's collapse rule reads (metrics/lessonVerdict.ts). */
+function firstTrainSuccess(metrics: Record<string, number>): number | undefined {
+  const tag = trainTag([{ step: 0, ...metrics }]);
+  return tag === null ? undefined : metrics[trainSuccessKey(tag)];
+}
 
 export class Trainer {
   readonly config: RunConfig;
@@ -143,7 +150,8 @@ export class Trainer {
   static async create(config: RunConfig, opts: TrainerOptions): Promise<Trainer> {
     const { models, state } = assembleTrainerModels(config, opts);
     try {
-      const stopper = state ? EarlyStopper.fromState(state.earlyStop) : new EarlyStopper(config.earlyStop);
+      const k = config.trainer.stopAfterCollapse;
+      const stopper = state ? EarlyStopper.fromState(state.earlyStop, k) : new EarlyStopper(config.earlyStop, k);
       const echoTrap = state ? EchoTrapDetector.fromState(state.echoTrap, config.echoTrap) : new EchoTrapDetector(config.echoTrap);
       const trainer = new Trainer(config, models, stopper, echoTrap, opts);
       if (state) trainer.restore(state, opts.resumeFiles!);
@@ -297,6 +305,8 @@ export class Trainer {
     const decision = this.stopper.observeStep({
       emptyAfterFilter: kept.length === 0,
       inGroupRewardStd: metrics['rollout/in_group_reward_std'] ?? metrics['rollout/in_group_std'],
+      step,
+      trainSuccess: firstTrainSuccess(metrics),
     });
     if (decision.stop && !this.stopped) {
       this.stopped = decision.reason ?? null;

@@ -102,6 +102,7 @@ export function defaultRunConfig(): RunConfig {
       seed: 0,
       backend: 'auto',
       logRollouts: 4,
+      stopAfterCollapse: 0,
     },
     collapse: { enabled: false, computeFreq: 5, numSamples: 64, firstTurn: true, trajectory: true, microBatchSize: null, stdEps: 1e-3, emaDecay: 0.9 },
     echoTrap: {

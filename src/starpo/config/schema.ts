@@ -444,6 +444,11 @@ const TrainerSchema = z.strictObject({
   seed: nonNegativeInt(L.seed).describe('Seed of model initialisation and token sampling (RAGEN: none; env seeds are agent.seedTrain/seedVal). CLI `--seed`.'),
   backend: z.enum(BACKEND_CHOICES).describe("tfjs backend; 'auto' = webgpu on a GPU adapter (a software one such as SwiftShader is passed over), else wasm, else cpu, announced (no RAGEN equivalent). CLI `--backend`."),
   logRollouts: nonNegativeInt().describe('Sample trajectories per step written to rollouts.jsonl with their think/answer text (RAGEN logs 20 val generations).'),
+  stopAfterCollapse: nonNegativeInt().describe(
+    "End the run this many steps after its training success collapsed (the Echo Trap lesson's rule: the 5-step mean " +
+      'at half its best so far or less, once 0.1 above its start; src/metrics/lessonVerdict.ts); logs ' +
+      '`early_stopped/success_collapse`; 0 = never (no RAGEN equivalent). CLI `ragen lesson --stop-after-collapse`.',
+  ),
 });
 
 /**

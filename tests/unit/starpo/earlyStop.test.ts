@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultRunConfig, type EarlyStopSettings } from '../../../src/starpo/config';
 import { EarlyStopper, type EarlyStopDecision } from '../../../src/starpo/earlyStop';
+import { vanillaVerdict } from '../../../src/metrics/lessonVerdict';
 
 /** The config's early-stopping rules, switched on (a run's default is off), with some thresholds changed. */
 const rules = (over: Partial<EarlyStopSettings> = {}): EarlyStopSettings => ({ ...defaultRunConfig().earlyStop, enabled: true, ...over });
@@ -102,5 +103,43 @@ describe('EarlyStopper state', () => {
   it('rejects bad config and non-finite observations', () => {
     expect(() => new EarlyStopper(rules({ emptyStopSteps: -1 }))).toThrow(/emptyStopSteps must be an integer >= 0/);
     expect(() => step(new EarlyStopper(rules()), NaN)).toThrow(/in-group reward std is NaN/);
+  });
+});
+
+describe('EarlyStopper rule (d): K steps after the training success collapsed (trainer.stopAfterCollapse)', () => {
+  // Rises 0.2 -> 0.92 over 10 steps, stays, then falls to 0: the lesson's rule sees the collapse a few steps into the fall.
+  const curve = [...Array.from({ length: 10 }, (_, i) => 0.2 + 0.08 * i), ...Array(5).fill(0.9), ...Array(30).fill(0)];
+  const rows = curve.map((v, i) => ({ step: i + 1, 'train/FrozenLake/success': v }));
+  const feed = (s: EarlyStopper, from = 1, to = curve.length) => {
+    for (let t = from; t <= to; t++) {
+      const d = s.observeStep({ emptyAfterFilter: false, inGroupRewardStd: 1, step: t, trainSuccess: curve[t - 1] });
+      if (d.stop) return { step: t, d };
+    }
+    return null;
+  };
+
+  it("stops K steps after the verdict's collapse step, even with earlyStop.enabled false", () => {
+    const collapseStep = vanillaVerdict(rows).collapseStep!;
+    expect(collapseStep).toBeGreaterThan(15);
+    const s = new EarlyStopper(rules({ enabled: false }), 3);
+    const stop = feed(s);
+    expect(stop?.step).toBe(collapseStep + 3);
+    expect(stop?.d).toMatchObject({ stop: true, reason: 'success_collapse' });
+    expect(stop?.d.detail).toContain(`collapsed at step ${collapseStep}`);
+    expect(s.metrics()).toEqual({ 'early_stopped/success_collapse': 1 });
+  });
+
+  it('K = 0 never stops on a collapse; a run that holds is never stopped', () => {
+    expect(feed(new EarlyStopper(rules({ enabled: false }), 0))).toBeNull();
+    const s = new EarlyStopper(rules({ enabled: false }), 2);
+    for (let t = 1; t <= 40; t++) expect(s.observeStep({ emptyAfterFilter: false, inGroupRewardStd: 1, step: t, trainSuccess: Math.min(0.9, 0.1 * t) }).stop).toBe(false);
+  });
+
+  it('continues across a checkpoint: the collapse watch is in the state', () => {
+    const first = new EarlyStopper(rules({ enabled: false }), 3);
+    expect(feed(first, 1, 12)).toBeNull();
+    const resumed = EarlyStopper.fromState(JSON.parse(JSON.stringify(first.state())), 3);
+    expect(feed(resumed, 13)?.step).toBe(vanillaVerdict(rows).collapseStep! + 3);
+    expect(() => new EarlyStopper(rules(), -1)).toThrow(/stopAfterCollapse must be an integer >= 0/);
   });
 });
