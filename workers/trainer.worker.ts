@@ -12,7 +12,7 @@ import { assertRunFitsContext } from '../src/starpo/contextFit';
 import { Trainer } from '../src/starpo/trainer';
 import { mixSeed } from '../src/model/seeded';
 import { policyGenerateFn } from '../src/starpo/policyAgent';
-import { loadPolicyFiles } from '../src/model/policyFiles';
+import { loadPolicyFiles } from '../src/model/modelFiles';
 import type { Tokenizer } from '../src/model/tokenizer';
 import { agentFormatFromConfig, scoreModel, type ScorecardProgress } from '../src/eval/index';
 import { runMatmulCheck } from './matmul-check';

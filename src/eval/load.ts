@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readCheckpointDirFiles } from '../model/checkpointDir';
-import { loadPolicyFiles } from '../model/policyFiles';
+import { loadPolicyFiles } from '../model/modelFiles';
 import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
 import { parseRunConfig, type RunConfig } from '../starpo/config';

@@ -3,7 +3,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendInfo, type BackendName } from './backend';
 import { readCheckpointDirFiles, saveCheckpointDir } from './checkpointDir';
-import { loadPolicyFiles } from './policyFiles';
+import { loadPolicyFiles } from './modelFiles';
 import type { Qwen2Config } from './config';
 import type { Qwen2Model } from './qwen2';
 import { tokenLogProbs } from './scoring';
@@ -15,7 +15,7 @@ export * from './checkpoint';
 export * from './checkpointDir';
 export * from './config';
 export * from './generate';
-export * from './policyFiles';
+export * from './modelFiles';
 export * from './qwen2';
 export * from './safetensors';
 export * from './scoring';

@@ -31,11 +31,9 @@ import * as tf from '@tensorflow/tfjs';
 import type { CollapseState } from '../metrics/collapse';
 import type { EchoTrapState } from '../metrics/echoTrap';
 import type { AdamW } from '../model/adamw';
-import { assertFinite, checkpointFiles, loadCheckpointFiles } from '../model/checkpoint';
 import { LoraAdapters, type LoraSettings } from '../model/lora';
-import { attachAdapterFiles, loadPolicyFiles } from '../model/policyFiles';
+import { hasModelFiles, hasTensorFiles, loadPolicyFiles, readModelFiles, readTensorFiles, writeModelFiles, writeTensorFiles } from '../model/modelFiles';
 import { Qwen2Model, type WeightMap } from '../model/qwen2';
-import { readShardedSafetensors, shardedSafetensorsFiles, shardedSafetensorsNames } from '../model/safetensorsShards';
 import { mixSeed, seededNormal } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
 import type { RunConfig } from './config';
@@ -125,24 +123,21 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       owned.push(actor);
       if (needCritic) {
         const criticFiles = prefixedFiles(files, CRITIC_PREFIX);
-        if (shardedSafetensorsNames(criticFiles, 'model').length === 0) throw new Error(`Trainer: the checkpoint has no ${CRITIC_PREFIX}model.safetensors (critic) to resume PPO`);
-        let c;
+        if (!hasModelFiles(criticFiles)) throw new Error(`Trainer: the checkpoint has no ${CRITIC_PREFIX}model.safetensors (critic) to resume PPO`);
         try {
-          c = loadCheckpointFiles(criticFiles);
+          ({ model: critic } = readModelFiles(criticFiles, { valueHead: true }));
         } catch (err) {
           throw new Error(`${(err as Error).message} (the critic, under ${CRITIC_PREFIX})`);
         }
-        critic = new Qwen2Model(c.config, c.weights, { valueHead: true });
         owned.push(critic);
-        attachAdapterFiles(critic, criticFiles);
         checkResumedLora(critic, lora, 'critic');
       }
       checkResumedLora(actor, lora, 'actor');
       if (needRef && lora) {
         ref = actor.baseModel();
       } else if (needRef) {
-        if (shardedSafetensorsNames(files, REF).length === 0) throw new Error(`Trainer: the checkpoint has no ${REF}.safetensors, but this config uses a KL term`);
-        ref = new Qwen2Model(actor.config, readTensors(files, REF));
+        if (!hasTensorFiles(files, REF)) throw new Error(`Trainer: the checkpoint has no ${REF}.safetensors, but this config uses a KL term`);
+        ref = new Qwen2Model(actor.config, readTensorFiles(files, REF, 'trainer checkpoint'));
         owned.push(ref);
       }
     } else {
@@ -209,12 +204,12 @@ export async function trainerCheckpointFiles(
   optimizers: { actor: AdamW; critic: AdamW | null },
   progress: TrainerProgress,
 ): Promise<Record<string, Uint8Array>> {
-  const files: Record<string, Uint8Array> = { ...(await checkpointFiles(models.actor, models.tokenizer)) };
+  const files: Record<string, Uint8Array> = { ...(await writeModelFiles(models.actor, models.tokenizer)) };
   if (models.critic) {
-    for (const [name, bytes] of Object.entries(await checkpointFiles(models.critic, models.tokenizer))) files[CRITIC_PREFIX + name] = bytes;
+    for (const [name, bytes] of Object.entries(await writeModelFiles(models.critic, models.tokenizer))) files[CRITIC_PREFIX + name] = bytes;
   }
   // Under LoRA the reference is the actor's base, already in model.safetensors.
-  if (models.ref && !models.actor.lora) Object.assign(files, await tensorsFiles(models.ref.variables, REF));
+  if (models.ref && !models.actor.lora) Object.assign(files, await writeTensorFiles(models.ref.variables, REF));
   const moments: Record<string, tf.Tensor> = {};
   const actorState = optimizers.actor.getState();
   const criticState = optimizers.critic?.getState();
@@ -225,7 +220,7 @@ export async function trainerCheckpointFiles(
       for (const [name, t] of Object.entries(criticState.m)) moments[`critic.m.${name}`] = t;
       for (const [name, t] of Object.entries(criticState.v)) moments[`critic.v.${name}`] = t;
     }
-    Object.assign(files, await tensorsFiles(moments, OPTIMIZER));
+    Object.assign(files, await writeTensorFiles(moments, OPTIMIZER));
   } finally {
     tf.dispose(Object.values(moments));
   }
@@ -248,7 +243,7 @@ export async function trainerCheckpointFiles(
 
 /** Puts the AdamW moments and step counts of a checkpoint back into the optimizers. */
 export function restoreOptimizers(files: Record<string, Uint8Array>, state: TrainerState, optimizers: { actor: AdamW; critic: AdamW | null }): void {
-  const moments = readTensors(files, OPTIMIZER);
+  const moments = readTensorFiles(files, OPTIMIZER, 'trainer checkpoint');
   try {
     const pick = (prefix: string) => {
       const out: Record<string, tf.Tensor> = {};
@@ -278,7 +273,7 @@ function readTrainerState(files: Record<string, Uint8Array>): TrainerState {
   }
   if (state.format !== STATE_FORMAT) throw new Error(`trainer checkpoint: ${STATE_FILE} has format ${JSON.stringify(state.format)}, expected "${STATE_FORMAT}"`);
   if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`trainer checkpoint: bad step ${state.step} in ${STATE_FILE}`);
-  if (shardedSafetensorsNames(files, OPTIMIZER).length === 0) throw new Error(`trainer checkpoint: ${OPTIMIZER}.safetensors is missing`);
+  if (!hasTensorFiles(files, OPTIMIZER)) throw new Error(`trainer checkpoint: ${OPTIMIZER}.safetensors is missing`);
   return state;
 }
 
@@ -306,29 +301,6 @@ function cloneWeights(model: Qwen2Model, skip: (name: string) => boolean = () =>
 function prefixedFiles(files: Record<string, Uint8Array>, prefix: string): Record<string, Uint8Array> {
   const out: Record<string, Uint8Array> = {};
   for (const [name, bytes] of Object.entries(files)) if (name.startsWith(prefix)) out[name.slice(prefix.length)] = bytes;
-  return out;
-}
-
-async function tensorsFiles(tensors: Record<string, tf.Tensor>, base: string): Promise<Record<string, Uint8Array>> {
-  const out: Record<string, { shape: number[]; data: Float32Array }> = {};
-  for (const [name, t] of Object.entries(tensors)) out[name] = { shape: t.shape.slice(), data: (await t.data()) as Float32Array };
-  return shardedSafetensorsFiles(out, base);
-}
-
-function readTensors(files: Record<string, Uint8Array>, base: string): Record<string, tf.Tensor> {
-  const entries = readShardedSafetensors(files, base, 'trainer checkpoint');
-  const file = `${base}.safetensors`;
-  const out: Record<string, tf.Tensor> = {};
-  try {
-    for (const [name, e] of Object.entries(entries)) {
-      const data = e.read();
-      assertFinite(data, name, file);
-      out[name] = tf.tensor(data, e.shape, 'float32');
-    }
-  } catch (err) {
-    tf.dispose(Object.values(out));
-    throw err;
-  }
   return out;
 }
 

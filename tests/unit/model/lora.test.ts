@@ -13,7 +13,7 @@ import type { Qwen2Config } from '../../../src/model/config';
 import { generate } from '../../../src/model/generate';
 import { hfModelFiles } from '../../../src/model/hfExport';
 import { LORA_TARGET_MODULES, LoraAdapters, initLoraWeights, loadPeftAdapterFiles, loraWeightShapes, peftAdapterFiles } from '../../../src/model/lora';
-import { loadPolicyFiles } from '../../../src/model/policyFiles';
+import { loadPolicyFiles } from '../../../src/model/modelFiles';
 import { initQwen2Weights, Qwen2Model } from '../../../src/model/qwen2';
 import { indexSafetensors } from '../../../src/model/safetensors';
 import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
