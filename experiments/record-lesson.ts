@@ -1,10 +1,12 @@
 // Records the classroom lesson that ships with the site (the lesson page's `lesson-recorded` button): trains every arm
-// of the lesson preset with `ragen train --preset echo-trap --arm ARM`, one arm after the other (each on --workers
-// cores), then copies each arm's metrics.jsonl and a few sample rollouts per step into public/lessons/<preset>/ and
-// writes manifest.json (preset, commit, date, and the command that made it). This script is the one way to remake the
-// recording, e.g. after the preset changes:
+// of the lesson preset on --seeds-per-arm training seeds (--seed and the next ones, as the live lesson does) with
+// `ragen train --preset echo-trap --arm ARM --seed S`, one run after the other (each on --workers cores), each
+// stopping STEPS_AFTER_COLLAPSE steps after its collapse as the live lesson's runs do, then copies each run's
+// metrics.jsonl and a few sample rollouts per step into public/lessons/<preset>/ (the first seed's under <arm>/, the
+// others' under <arm>/seed-<S>/) and writes manifest.json (preset, commit, date, every run, and the command that made
+// it). This script is the one way to remake the recording, e.g. after the preset changes:
 //
-//   npx tsx experiments/record-lesson.ts [--steps 20] [--seed 0] [--backend wasm] [--workers 2] [--rollouts-per-step 3]
+//   npx tsx experiments/record-lesson.ts [--steps 20] [--seed 0] [--seeds-per-arm 4] [--backend wasm] [--workers 2] [--rollouts-per-step 3]
 //
 // When only the early-warning detector changed (src/metrics/echoTrap.ts), `--replay-marks` recomputes the recording's
 // `echo_trap/*` keys with today's detector and the preset's `echoTrap` settings, without training: the detector only
@@ -21,7 +23,9 @@ import { Command } from 'commander';
 import { presetConfig, resolvePreset } from '../src/starpo/presets';
 import { replayEchoTrap } from '../src/metrics/echoTrap';
 import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl } from '../src/metrics/jsonl';
-import { LESSON_PRESET, keepFewRollouts, lessonFolder, parseLessonManifest, type LessonArmFiles, type LessonManifest } from '../src/ui/lesson';
+import { LESSON_PRESET, keepFewRollouts, lessonFolder, parseLessonManifest, type LessonManifest, type LessonRunFiles } from '../src/ui/lesson';
+import { LESSON_RUNS_PER_ARM, lessonSeeds, STEPS_AFTER_COLLAPSE } from '../src/ui/lessonRuns';
+import { vanillaVerdict } from '../src/metrics/lessonVerdict';
 import { isMain, REPO } from './lib/experiment';
 import { BIN } from './lib/runs';
 
@@ -29,6 +33,8 @@ interface RecordOptions {
   preset: string;
   steps: number;
   seed: number;
+  /** Training seeds per arm: `seed` and the next ones. */
+  seedsPerArm: number;
   backend: string;
   workers: number;
   rolloutsPerStep: number;
@@ -85,33 +91,45 @@ export async function recordLesson(o: RecordOptions, command: string, log: (line
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const runsRoot = path.join(o.runs ?? path.join(REPO, 'runs', 'lessons'), `${o.preset}-${stamp}`);
   fs.mkdirSync(runsRoot, { recursive: true });
-  const recorded: LessonArmFiles[] = [];
+  const recorded: LessonRunFiles[] = [];
   const staged = `${o.out}.new-${stamp}`;
+  const seeds = lessonSeeds(o.seed, o.seedsPerArm);
   try {
-    for (const arm of arms) {
-      const args = ['train', '--preset', o.preset, '--arm', arm, '--steps', String(o.steps), '--seed', String(o.seed),
-        '--backend', o.backend, '--workers', String(o.workers), '--out', runsRoot];
-      const trainCommand = `ragen ${args.join(' ').replace(runsRoot, shown(runsRoot))}`;
-      log(`${arm}: ${trainCommand}`);
+    // Arms interleaved seed by seed, so an interrupted recording has trained both arms on its first seeds.
+    for (const seed of seeds) for (const arm of arms) {
+      const name = seed === o.seed ? arm : `${arm}/seed-${seed}`;
+      const out = path.join(runsRoot, `seed-${seed}`);
+      const args = ['train', '--preset', o.preset, '--arm', arm, '--steps', String(o.steps), '--seed', String(seed),
+        '--backend', o.backend, '--workers', String(o.workers), '--set', `trainer.stopAfterCollapse=${STEPS_AFTER_COLLAPSE}`, '--out', out];
+      const trainCommand = `ragen ${args.join(' ').replace(out, shown(out))}`;
+      const logFile = path.join(runsRoot, `${arm}-seed-${seed}.log`);
+      log(`${name}: ${trainCommand}`);
       const start = Date.now();
-      const code = await trainArm(args, path.join(runsRoot, `${arm}.log`));
+      const code = await trainArm(args, logFile);
       const seconds = Math.round((Date.now() - start) / 1000);
-      const runDir = path.join(runsRoot, arm);
-      if (code !== 0) throw new Error(`${arm}: ragen train exited with ${code} after ${seconds} s (log: ${shown(runsRoot)}/${arm}.log)`);
+      const runDir = path.join(out, arm);
+      if (code !== 0) throw new Error(`${name}: ragen train exited with ${code} after ${seconds} s (log: ${shown(logFile)})`);
       const metricsText = fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8');
-      const rows = parseMetricsJsonl(metricsText, `${arm}/metrics.jsonl`);
+      const rows = parseMetricsJsonl(metricsText, `${name}/metrics.jsonl`);
       const steps = Math.max(...rows.map((r) => r.step));
-      if (steps < o.steps) throw new Error(`${arm}: the run ended at step ${steps} of ${o.steps} (log: ${shown(runsRoot)}/${arm}.log)`);
-      const rollouts = keepFewRollouts(parseRolloutsJsonl(fs.readFileSync(path.join(runDir, 'rollouts.jsonl'), 'utf8'), `${arm}/rollouts.jsonl`), o.rolloutsPerStep);
-      fs.mkdirSync(path.join(staged, arm), { recursive: true });
+      // A run ends early only when it stopped after its collapse.
+      const collapseStep = vanillaVerdict(rows).collapseStep;
+      if (steps < o.steps && collapseStep === null) throw new Error(`${name}: the run ended at step ${steps} of ${o.steps} without a collapse (log: ${shown(logFile)})`);
+      const rollouts = keepFewRollouts(parseRolloutsJsonl(fs.readFileSync(path.join(runDir, 'rollouts.jsonl'), 'utf8'), `${name}/rollouts.jsonl`), o.rolloutsPerStep);
+      fs.mkdirSync(path.join(staged, name), { recursive: true });
       // metrics.jsonl as the run wrote it (every key of every step); rollouts thinned to a few per step and split.
-      fs.writeFileSync(path.join(staged, arm, 'metrics.jsonl'), metricsText);
-      fs.writeFileSync(path.join(staged, arm, 'rollouts.jsonl'), rollouts.map((r) => encodeJsonLine(r) + '\n').join(''));
-      recorded.push({ name: arm, metrics: `${arm}/metrics.jsonl`, rollouts: `${arm}/rollouts.jsonl`, steps, trainCommand, seconds });
-      log(`${arm}: ${steps} steps in ${seconds} s, ${rollouts.length} sample trajectories kept`);
+      fs.writeFileSync(path.join(staged, name, 'metrics.jsonl'), metricsText);
+      fs.writeFileSync(path.join(staged, name, 'rollouts.jsonl'), rollouts.map((r) => encodeJsonLine(r) + '\n').join(''));
+      recorded.push({
+        name: arm, seed, metrics: `${name}/metrics.jsonl`, rollouts: `${name}/rollouts.jsonl`, steps, trainCommand, seconds,
+        ...(steps < o.steps && collapseStep !== null ? { collapseStep } : {}),
+      });
+      log(`${name}: ${steps} steps in ${seconds} s${collapseStep !== null ? `, collapsed at step ${collapseStep}` : ''}, ${rollouts.length} sample trajectories kept`);
     }
+    const first = recorded.filter((r) => r.seed === o.seed).map(({ seed: _seed, collapseStep: _c, ...files }) => files);
     const manifest = parseLessonManifest({
-      format: 1, preset: o.preset, arms: recorded, steps: o.steps, seed: o.seed, backend: o.backend, workers: o.workers,
+      format: 1, preset: o.preset, arms: first, steps: o.steps, seed: o.seed, backend: o.backend, workers: o.workers,
+      ...(o.seedsPerArm > 1 ? { runs: recorded } : {}),
       rolloutsPerStep: o.rolloutsPerStep, ...gitState(), date: new Date().toISOString(), command,
     }, 'the manifest being written');
     fs.writeFileSync(path.join(staged, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
@@ -125,7 +143,7 @@ export async function recordLesson(o: RecordOptions, command: string, log: (line
     }
     fs.rmSync(o.out, { recursive: true, force: true });
     fs.renameSync(staged, o.out);
-    log(`recorded ${arms.join(' and ')} into ${shown(o.out)}`);
+    log(`recorded ${arms.join(' and ')} on seeds ${seeds.join(', ')} into ${shown(o.out)}`);
     return manifest;
   } finally {
     fs.rmSync(staged, { recursive: true, force: true });
@@ -136,11 +154,12 @@ export async function recordLesson(o: RecordOptions, command: string, log: (line
 export function replayLessonMarks(out: string, command: string, log: (line: string) => void = console.log): LessonManifest {
   const manifestPath = path.join(out, 'manifest.json');
   const manifest = parseLessonManifest(JSON.parse(fs.readFileSync(manifestPath, 'utf8')), shown(manifestPath));
-  const written: [string, string][] = manifest.arms.map((arm) => {
+  const runs = manifest.runs ?? manifest.arms.map((a) => ({ ...a, seed: manifest.seed }));
+  const written: [string, string][] = runs.map((arm) => {
     const file = path.join(out, arm.metrics);
     const rows = replayEchoTrap(parseMetricsJsonl(fs.readFileSync(file, 'utf8'), shown(file)), presetConfig(manifest.preset, arm.name).echoTrap);
     const fired = (key: string) => rows.find((r) => r[key] === 1)?.step ?? '-';
-    log(`${arm.name}: warning at step ${fired('echo_trap/warning')}, converged at step ${fired('echo_trap/converged')}`);
+    log(`${arm.name} seed ${arm.seed}: warning at step ${fired('echo_trap/warning')}, converged at step ${fired('echo_trap/converged')}`);
     return [file, rows.map((r) => encodeJsonLine(r) + '\n').join('')];
   });
   const { commit } = gitState();
@@ -156,14 +175,15 @@ if (isMain(import.meta.url)) {
     .description('train the lesson preset\'s arms and ship a recording of them in public/lessons/<preset>/')
     .option('--preset <name>', 'the lesson preset', LESSON_PRESET)
     .option('--steps <n>', 'training steps per arm', positiveInt('--steps'), 20)
-    .option('--seed <s>', 'trainer.seed of every arm', nonNegativeInt('--seed'), 0)
+    .option('--seed <s>', 'the first training seed of every arm', nonNegativeInt('--seed'), 0)
+    .option('--seeds-per-arm <n>', 'training seeds per arm (--seed and the next ones)', positiveInt('--seeds-per-arm'), LESSON_RUNS_PER_ARM)
     .option('--backend <name>', 'tfjs backend of the runs', 'wasm')
     .option('--workers <n>', 'cores per run (ragen train --workers)', positiveInt('--workers'), 2)
     .option('--rollouts-per-step <n>', 'sample trajectories kept per step and split', positiveInt('--rollouts-per-step'), 3)
     .option('--out <dir>', 'where the recording goes (default public/lessons/<preset>)')
     .option('--replay-marks', "recompute the echo_trap/* keys of the recording in --out with today's detector, without training");
   program.parse();
-  const flags = program.opts<{ preset: string; steps: number; seed: number; backend: string; workers: number; rolloutsPerStep: number; out?: string; replayMarks?: boolean }>();
+  const flags = program.opts<{ preset: string; steps: number; seed: number; seedsPerArm: number; backend: string; workers: number; rolloutsPerStep: number; out?: string; replayMarks?: boolean }>();
   try {
     resolvePreset(flags.preset);
   } catch (err) {
@@ -180,7 +200,7 @@ if (isMain(import.meta.url)) {
     process.exit(0);
   }
   // Every setting spelled out, so the manifest's command remakes this recording even after a default changes.
-  const command = `npx tsx experiments/record-lesson.ts --preset ${flags.preset} --steps ${flags.steps} --seed ${flags.seed} ` +
+  const command = `npx tsx experiments/record-lesson.ts --preset ${flags.preset} --steps ${flags.steps} --seed ${flags.seed} --seeds-per-arm ${flags.seedsPerArm} ` +
     `--backend ${flags.backend} --workers ${flags.workers} --rollouts-per-step ${flags.rolloutsPerStep}${flags.out ? ` --out ${flags.out}` : ''}`;
   try {
     await recordLesson({ ...flags, out }, command);

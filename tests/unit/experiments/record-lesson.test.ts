@@ -30,10 +30,16 @@ describe('record-lesson', () => {
     fs.writeFileSync(path.join(out, 'fresh-seeds.json'), '{"the table": 1}\n');
     const lines: string[] = [];
     const manifest = await recordLesson(
-      { preset: 'echo-trap', steps: 1, seed: 3, backend: 'wasm', workers: 1, rolloutsPerStep: 2, out, runs: path.join(root, 'runs') },
+      { preset: 'echo-trap', steps: 1, seed: 3, seedsPerArm: 2, backend: 'wasm', workers: 1, rolloutsPerStep: 2, out, runs: path.join(root, 'runs') },
       'the command', (line) => lines.push(line),
     );
     expect(manifest.arms.map((a) => a.name)).toEqual(['starpo', 'starpo-s']);
+    // Every run: seeds 3 and 4 of each arm, the first seed's where a one-seed recording keeps them.
+    expect(manifest.runs!.map((r) => [r.name, r.seed, r.metrics])).toEqual([
+      ['starpo', 3, 'starpo/metrics.jsonl'], ['starpo-s', 3, 'starpo-s/metrics.jsonl'],
+      ['starpo', 4, 'starpo/seed-4/metrics.jsonl'], ['starpo-s', 4, 'starpo-s/seed-4/metrics.jsonl'],
+    ]);
+    expect(manifest.runs![2].trainCommand).toContain('--seed 4 --backend wasm --workers 1 --set trainer.stopAfterCollapse=5');
     expect(parseLessonManifest(JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')))).toEqual(manifest);
     expect(manifest).toMatchObject({ preset: 'echo-trap', steps: 1, seed: 3, backend: 'wasm', workers: 1, rolloutsPerStep: 2, command: 'the command' });
     expect(manifest.commit).toMatch(/^[0-9a-f]{40}$/);
@@ -83,7 +89,7 @@ describe('record-lesson', () => {
     // The shipped StarPO-S arm converges (its filter stops training on agreeing groups); the replay reports that step.
     const convergedAt = before.find((r) => r['echo_trap/converged'] === 1)?.step;
     expect(convergedAt).toBeGreaterThan(0);
-    expect(lines).toContain(`starpo-s: warning at step -, converged at step ${convergedAt}`);
+    expect(lines).toContain(`starpo-s seed 0: warning at step -, converged at step ${convergedAt}`);
     expect(manifest.marksReplayed?.command).toBe('the replay command');
     expect(parseLessonManifest(JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8'))).marksReplayed).toEqual(manifest.marksReplayed);
   });
@@ -94,7 +100,7 @@ describe('record-lesson', () => {
     fs.mkdirSync(out);
     fs.writeFileSync(path.join(out, 'manifest.json'), '{"the":"old recording"}\n');
     await expect(
-      recordLesson({ preset: 'echo-trap', steps: 1, seed: 0, backend: 'no-such-backend', workers: 1, rolloutsPerStep: 2, out, runs: path.join(root, 'runs') }, 'cmd', () => {}),
+      recordLesson({ preset: 'echo-trap', steps: 1, seed: 0, seedsPerArm: 1, backend: 'no-such-backend', workers: 1, rolloutsPerStep: 2, out, runs: path.join(root, 'runs') }, 'cmd', () => {}),
     ).rejects.toThrow(/starpo: ragen train exited with 2/);
     expect(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')).toBe('{"the":"old recording"}\n');
     expect(fs.readdirSync(root).sort()).toEqual(['lesson', 'runs']);
