@@ -263,15 +263,21 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     const wasm = wasmFailure(err);
     if (!wasm) throw err;
     throw new Error(`${o.shape.name} at ${config.num_hidden_layers} layer(s), ${doing}: ${wasm}; it may fit with fewer ` +
-      '--layers (the full depth is then extrapolated), a smaller --vocab, or on --backend webgpu or cpu');
+      '--layers (the full depth is then extrapolated), a smaller --vocab, or on --backend webgpu or cpu', { cause: err });
   } finally {
-    try {
+    const freeAll = () => {
       if (actorGrads) tf.dispose(Object.values(actorGrads));
       tf.dispose(ids);
       free(actor);
       free(critic);
-    } catch (err) {
-      if (!failed) throw err;   // after a failed phase, freeing may fail too: the phase's error is the one to report
+    };
+    if (!failed) freeAll();
+    else {
+      try {
+        freeAll();
+      } catch {
+        // After a failed phase, freeing may fail too (tfjs-wasm after an abort): the phase's error is the one reported.
+      }
     }
   }
   return results;

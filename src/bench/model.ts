@@ -395,7 +395,7 @@ async function secondsPerRepetition(warmup: number, seconds: number, body: () =>
   }
   const start = performance.now();
   let runs = 0;
-  let now = start;
+  let now: number;
   do {
     await body();
     runs++;

@@ -124,7 +124,7 @@ export async function runBench(plan: BenchPlan, out: Pick<Console, 'log' | 'erro
           } catch (err) {
             matmulRows.push(...rows);   // the tfjs rows stand; the section is reported as failed
             results.matmul = matmulTable(matmulRows);
-            throw new Error(`the PyTorch side failed: ${(err as Error).message}`);
+            throw new Error(`the PyTorch side failed: ${(err as Error).message}`, { cause: err });
           }
         }
         results.matmul = matmulTable(matmulRows);
