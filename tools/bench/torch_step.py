@@ -7,7 +7,8 @@ Spec: {"steps": [{"name", "config" (HF Qwen2 config.json keys), "settings", "war
   settings: {"maxBatchSize", "temperature", "reference" (bool), "critic" (bool), "miniBatch", "microBatch",
              "epochs", "checkpointing" (bool), "actor": {"lr", "betas", "weightDecay", "gradClip", "clipLow",
              "clipHigh", "clipC", "entropyCoeff"}, "criticOptim": {"lr", "betas", "weightDecay", "gradClip",
-             "cliprange"}}
+             "cliprange"}, "dtype" (optional: "f32", the default, or "bf16": every part under bf16 autocast over the
+             f32 weights, as RAGEN trains, FSDP's mixed precision, and generates, vLLM's bf16)}
   WORK (one tfjs step, in tokens): {"turns": [{"rows", "prefill", "decode", "fresh"}], "train": [length, ...],
          "trainFrom": [first loss target, ...]}
 The warm-up WORK runs untimed; each timed WORK once. Results, per step name (means over the timed WORKs):
@@ -31,13 +32,22 @@ One step, as the tfjs Trainer runs it (src/starpo/trainer.ts):
             accumulated: the critic's clipped value loss, then the actor's PPO loss (dual clip, token-mean, minus
             entropyCoeff x entropy), backward (recomputing the forward when `checkpointing`), clip_grad_norm_,
             AdamW. The critic's update runs before the actor's, as in the Trainer without a helper thread.
+
+Run alone, it times the paper's step (tools/device/full-run.sh, section torch-paper):
+    python tools/bench/torch_step.py --paper [--device cuda] [--dtype bf16,f32] [--train-tokens N] [--json FILE]
+    python tools/bench/torch_step.py --paper --tiny        # the same plumbing at tiny sizes, on CPU in seconds
+See paper_spec() for the work and main() for the results' keys.
 """
-import math
+import argparse
+import contextlib
+import json
+import sys
 import time
 
 import torch
 
-from torch_common import forward_cached, init_weights, log, reference
+sys.dont_write_bytecode = True  # run alone: no __pycache__ left in tools/bench or tools/parity
+from torch_common import forward_cached, init_weights, log, reference  # noqa: E402
 
 
 def bench_steps(spec, device, results, notes, seed):
@@ -80,12 +90,23 @@ class StepRunner:
             results[f"{self.name} {k}{'' if k.endswith('tokens') else ' s'}"] = v / n
         log(f"{self.name}: {sums['step'] / n:.2f} s per step")
 
-    def timed_part(self, fn):
+    def timed_part(self, fn, autocast=True):
         self.sync()
         t0 = time.perf_counter()
-        out = fn()
+        with self.autocast() if autocast else contextlib.nullcontext():
+            out = fn()
         self.sync()
         return time.perf_counter() - t0, out
+
+    def autocast(self):
+        """bf16: the part's matmuls in bf16 over the f32 weights (each weight cast once per part: autocast caches the
+        casts of leaf tensors), reductions and the loss in f32; f32: no autocast."""
+        dtype = self.s.get("dtype", "f32")
+        if dtype == "f32":
+            return contextlib.nullcontext()
+        if dtype != "bf16":
+            raise ValueError(f"dtype must be f32 or bf16, got {dtype!r}")
+        return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
 
     def step(self, work):
         rollout_s, rollout_tokens = self.timed_part(lambda: self.rollout(work["turns"]))
@@ -93,7 +114,7 @@ class StepRunner:
         scoring_s, update_s = 0.0, 0.0
         if batch:   # the filter kept something
             scoring_s, scored = self.timed_part(lambda: self.score(batch))
-            update_s, _ = self.timed_part(lambda: self.update(batch, scored))
+            update_s, _ = self.timed_part(lambda: self.update(batch, scored), autocast=False)   # autocast inside
         parts = {"rollout": rollout_s, "scoring": scoring_s, "update": update_s}
         return parts, {"rollout": rollout_tokens, "train": sum(work["train"])}
 
@@ -185,7 +206,9 @@ class StepRunner:
     def optimizer_step(self, w, opt, clip, losses):
         opt.zero_grad(set_to_none=True)
         for loss in losses:
-            (loss() / len(losses)).backward()
+            with self.autocast():   # the forward and the loss; the backward outside, as autocast wants it
+                value = loss() / len(losses)
+            value.backward()
         torch.nn.utils.clip_grad_norm_(list(w.values()), clip)
         opt.step()
 
@@ -218,3 +241,144 @@ class StepRunner:
 
 def adamw(w, o):
     return torch.optim.AdamW(list(w.values()), lr=o["lr"], betas=tuple(o["betas"]), eps=1e-8, weight_decay=o["weightDecay"])
+
+
+# --- run alone: the paper's step (tools/device/full-run.sh, section torch-paper) ---------------------------------
+
+# Qwen2.5-0.5B's config.json (src/model/qwenShapes.ts), the keys the reference model reads.
+QWEN25_05B = dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                  num_key_value_heads=2, max_position_embeddings=32768, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                  tie_word_embeddings=True)
+# --tiny: the tiny presets' model sizes (config defaults' model.tiny, vocabulary 512 as src/bench/model.ts assumes).
+TINY = dict(vocab_size=512, hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=1024, rope_theta=10000.0, rms_norm_eps=1e-6,
+            tie_word_embeddings=True)
+# RAGEN's paper configuration (src/starpo/config/defaults.ts, sokoban-qwen's gradient checkpointing): PPO with a
+# critic, no reference model (no KL), mini-batches of 32 trajectories in micro-batches of 1, one epoch.
+PAPER_SETTINGS = {
+    "maxBatchSize": 128, "temperature": 1.0, "reference": False, "critic": True, "miniBatch": 32, "microBatch": 1,
+    "epochs": 1, "checkpointing": True,
+    "actor": {"lr": 1e-6, "betas": [0.9, 0.999], "weightDecay": 0.01, "gradClip": 1.0, "clipLow": 0.2, "clipHigh": 0.28,
+              "clipC": 3.0, "entropyCoeff": 0.001},
+    "criticOptim": {"lr": 1e-5, "betas": [0.9, 0.999], "weightDecay": 0.01, "gradClip": 1.0, "cliprange": 0.5},
+}
+# The paper step's work as the 2026-11-28 H100 step did it (BENCHMARKS.md, docs/gpu-runs/2026-11-28-7996b2a.json): a
+# random model writes no valid action, so all 8 x 16 dialogues play their 5 turns of 400 new tokens (the most a step
+# can cost), and the filter keeps 2 env groups: 32 trajectories, 87,128 tokens trained.
+PAPER_WORK = {"rows": 128, "turns": 5, "decode": 400, "trainSequences": 32, "trainTokens": 87128}
+TINY_WORK = {"rows": 8, "turns": 2, "decode": 8, "trainSequences": 2, "trainTokens": 80}
+
+
+def paper_spec(work, config, settings):
+    """One "steps" entry (see the docstring) for the paper step's work: `rows` dialogues generated together, `turns`
+    turns each decoding `decode` tokens; each dialogue as long as a trained sequence, its prompt tokens (the total less
+    the decoded ones) spread evenly over the turns' prefills; `trainSequences` sequences of `trainTokens` in all
+    (lengths differing by at most 1), each from the first response token on. The warm-up is one short turn at the same
+    batch and one short sequence: the kernels and the allocator, not the work."""
+    seqs, tokens = work["trainSequences"], work["trainTokens"]
+    lengths = [tokens // seqs + (1 if i < tokens % seqs else 0) for i in range(seqs)]
+    prefill = max(1, round((tokens / seqs - work["turns"] * work["decode"]) / work["turns"]))
+    turns = [{"rows": work["rows"], "prefill": prefill, "decode": work["decode"], "fresh": False}] * work["turns"]
+    warmup = {"turns": [{"rows": work["rows"], "prefill": 16, "decode": 4, "fresh": False}], "train": [64], "trainFrom": [16]}
+    return {"name": "paper", "config": config, "settings": dict(settings, maxBatchSize=max(settings["maxBatchSize"], work["rows"])),
+            "warmup": warmup, "timed": [{"turns": turns, "train": lengths, "trainFrom": [prefill] * seqs}]}
+
+
+def repeat_for(seconds, body, sync):
+    """Seconds per call of body: one untimed call, then calls until `seconds` have passed (at least one)."""
+    body()
+    sync()
+    start, runs = time.perf_counter(), 0
+    while True:
+        body()
+        sync()
+        runs += 1
+        if time.perf_counter() - start >= seconds:
+            return (time.perf_counter() - start) / runs
+
+
+def train_tokens_per_second(runner, tokens, seconds):
+    """`ragen bench`'s train row (src/bench/model.ts, torch_bench.py) at 1 x tokens: forward, log-probs and entropy,
+    loss = -mean(log-prob) - 0.001 mean(entropy), backward, clip_grad_norm_(1.0), AdamW; no checkpointing."""
+    ids = torch.randint(0, runner.config["vocab_size"], (1, tokens), generator=runner.gen).to(runner.device)
+    mask = torch.ones_like(ids)
+    params = list(runner.actor.values())
+
+    def update():
+        with runner.autocast():
+            logp, entropy = reference.token_log_probs(reference.forward(runner.config, runner.actor, ids, mask), ids)
+            loss = -logp.float().mean() - 0.001 * entropy.float().mean()
+        runner.actor_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        runner.actor_opt.step()
+
+    return tokens / repeat_for(seconds, update, runner.sync)
+
+
+def generate_tokens_per_second(runner, rows, seconds, prompt=32, new=16):
+    """`ragen bench`'s generate row at batch `rows`: `rows` prompts of 32 tokens, 16 new tokens each, KV cache,
+    sampled at temperature 1 (the rollout's turn() with an empty cache is exactly that call)."""
+    def call():
+        with torch.no_grad(), runner.autocast():
+            runner.turn([], rows, 0, prompt, new)
+
+    return rows * new / repeat_for(seconds, call, runner.sync)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="The paper's StarPO step (and an update at 1 x 1,536 tokens, and generation "
+                                             "at batch 128) in plain PyTorch, in bf16 autocast and in f32.")
+    ap.add_argument("--paper", action="store_true", required=True, help="time the paper's step (the only mode run alone)")
+    ap.add_argument("--tiny", action="store_true", help="tiny model and work: the plumbing, on CPU in seconds")
+    ap.add_argument("--device", default="cpu", help="torch device: cpu (default) or cuda")
+    ap.add_argument("--dtype", default="bf16,f32", help="comma-separated, run in this order: bf16 (autocast), f32")
+    ap.add_argument("--train-tokens", type=int, help="tokens trained in the step (default: the 2026-11-28 paper step's 87,128)")
+    ap.add_argument("--train-sequences", type=int, help="trajectories trained (default 32: the filter keeps 2 of 8 env groups)")
+    ap.add_argument("--seconds", type=float, default=1.0, help="least time timing the update and generate rows")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", help="write the results here (after each dtype, so a run cut short keeps what it measured)")
+    args = ap.parse_args()
+    dtypes = [d.strip() for d in args.dtype.split(",") if d.strip()]
+    if not dtypes or any(d not in ("bf16", "f32") for d in dtypes):
+        ap.error(f"--dtype must list bf16 and/or f32, got {args.dtype!r}")
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit("torch_step: --device cuda asked for, but torch.cuda.is_available() is False")
+    work = dict(TINY_WORK if args.tiny else PAPER_WORK)
+    if args.train_tokens:
+        work["trainTokens"] = args.train_tokens
+    if args.train_sequences:
+        work["trainSequences"] = args.train_sequences
+    if work["trainTokens"] / work["trainSequences"] <= work["turns"] * work["decode"]:
+        ap.error(f"{work['trainTokens']} tokens in {work['trainSequences']} sequences leave no prompt beside "
+                 f"{work['turns']} turns of {work['decode']} new tokens")
+    settings = dict(PAPER_SETTINGS, maxBatchSize=work["rows"], miniBatch=min(PAPER_SETTINGS["miniBatch"], work["trainSequences"]))
+    spec = paper_spec(work, TINY if args.tiny else QWEN25_05B, settings)
+    train_len, gen_rows = (64, 2) if args.tiny else (1536, 128)
+    out = {"torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads(), "work": work,
+           "results": {}, "notes": []}
+
+    def write():
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(out, f, indent=1)
+                f.write("\n")
+
+    runner = StepRunner(spec, device, args.seed)
+    for dtype in dtypes:
+        runner.s = dict(runner.s, dtype=dtype)
+        runner.name = f"paper {dtype}"
+        runner.run(out["results"], out["notes"])
+        write()
+        out["results"][f"train 1x{train_len} {dtype} tokens/s"] = train_tokens_per_second(runner, train_len, args.seconds)
+        out["results"][f"generate b{gen_rows} {dtype} tokens/s"] = generate_tokens_per_second(runner, gen_rows, args.seconds)
+        log(f"{dtype}: train 1x{train_len} {out['results'][f'train 1x{train_len} {dtype} tokens/s']:.0f} tokens/s, "
+            f"generate b{gen_rows} {out['results'][f'generate b{gen_rows} {dtype} tokens/s']:.0f} tokens/s")
+        write()
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
