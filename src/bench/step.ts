@@ -24,7 +24,7 @@ import { webGpuMatMul } from '../model/webgpuMatMulRoute';
 import { MemorySink } from '../metrics/sink';
 import { applyOverrides, type RunConfig } from '../starpo/config';
 import { presetConfig, tinyPresetNames } from '../starpo/presets';
-import { readModelDir } from '../node/runDir';
+import { readCheckpointFiles } from '../model/checkpointDir';
 import { Trainer } from '../starpo/trainer';
 import type { HelperApi } from '../starpo/helper';
 import { addPeak, describePeak, measurePeakMemory } from './model';
@@ -106,7 +106,7 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
     const helper = opts.helperFor(config, backend.name);
     const recorder = opts.onWork ? new StepWorkRecorder(config.rollout.maxNewTokens) : undefined;
     const trainer = await Trainer.create(config, {
-      policyFiles: readModelDir(modelDir), sink: new MemorySink(), log: (line) => note(`${preset}: ${line}`), helper: helper?.api,
+      policyFiles: readCheckpointFiles(modelDir), sink: new MemorySink(), log: (line) => note(`${preset}: ${line}`), helper: helper?.api,
       workloadProbe: recorder,
     }).catch(async (err) => {
       await helper?.terminate();

@@ -127,42 +127,7 @@ export function writeCheckpoint(runDir: string, step: number, files: Record<stri
   return target;
 }
 
-/** Reads every file of a checkpoint directory (two levels of sub-directories: critic/adapter/) into memory. */
-export function readCheckpoint(dir: string): Record<string, Uint8Array> {
-  if (!fs.existsSync(dir)) throw new Error(`checkpoint directory ${dir} does not exist`);
-  const files: Record<string, Uint8Array> = {};
-  const visit = (sub: string) => {
-    for (const entry of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
-      const rel = sub ? `${sub}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (sub.split('/').length < 2) visit(rel);
-      } else if (entry.isFile()) {
-        const buf = fs.readFileSync(path.join(dir, rel));
-        files[rel] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-      }
-    }
-  };
-  visit('');
-  return files;
-}
-
-/** Where a checkpoint keeps a LoRA model's adapters (src/model/lora.ts ADAPTER_DIR; src/node does not import src/model). */
-const ADAPTER_DIR = 'adapter/';
-
-/** The files of a Hugging Face model directory (top level, sharded weights included, and LoRA adapters under adapter/). */
-export function readModelDir(dir: string): Record<string, Uint8Array> {
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new Error(`model directory ${dir} does not exist`);
-  const files: Record<string, Uint8Array> = {};
-  for (const sub of ['', ADAPTER_DIR]) {
-    if (sub && !fs.existsSync(path.join(dir, sub))) continue;
-    for (const entry of fs.readdirSync(path.join(dir, sub), { withFileTypes: true })) {
-      if (!entry.isFile() || !/\.(json|safetensors)$/.test(entry.name)) continue;
-      const buf = fs.readFileSync(path.join(dir, sub, entry.name));
-      files[sub + entry.name] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-    }
-  }
-  return files;
-}
+/** Checkpoints are read by readCheckpointFiles (src/model/checkpointDir.ts), the one reader of every command. */
 
 /**
  * The step recorded in a checkpoint's trainer_state.json; throws an Error naming the file when it cannot be read

@@ -5,7 +5,7 @@ import { benchStepConfig } from '../../src/bench/step';
 import { modelDirFor } from '../../src/cli/modelDir';
 import { initBackend, type BackendName } from '../../src/model/backend';
 import { MemorySink } from '../../src/metrics/sink';
-import { readModelDir } from '../../src/node/runDir';
+import { readCheckpointFiles } from '../../src/model/checkpointDir';
 import { Trainer } from '../../src/starpo/trainer';
 import { printKernelRows, profileKernels } from './kernelProfile';
 
@@ -13,7 +13,7 @@ const [preset = 'sokoban-tiny', backend = 'wasm', ...rest] = process.argv.slice(
 const overrides = rest.filter((a, i) => rest[i - 1] === '--set');
 await initBackend(backend as BackendName);
 const config = benchStepConfig(preset, { backend: backend as BackendName, repeats: 2, overrides });
-const trainer = await Trainer.create(config, { policyFiles: readModelDir(modelDirFor(config)), sink: new MemorySink() });
+const trainer = await Trainer.create(config, { policyFiles: readCheckpointFiles(modelDirFor(config)), sink: new MemorySink() });
 await trainer.step();
 let metrics: Record<string, number> = {};
 const prof = await profileKernels(async () => { metrics = (await trainer.step()).metrics; });

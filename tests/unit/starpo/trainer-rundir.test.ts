@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkpointDir, holdsRun, latestCheckpoint, listCheckpoints, readCheckpoint, writeCheckpoint } from '../../../src/node/runDir';
+import { readCheckpointFiles as readCheckpoint } from '../../../src/model/checkpointDir';
+import { checkpointDir, holdsRun, latestCheckpoint, listCheckpoints, writeCheckpoint } from '../../../src/node/runDir';
 
 let dir: string;
 beforeEach(() => {
