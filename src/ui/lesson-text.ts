@@ -19,20 +19,26 @@ export interface WatchItem {
 /** What to watch for in the outcome lesson (`?lesson`, Bandit), in order. */
 export const LESSON_WATCH: readonly WatchItem[] = [
   {
-    before: 'Success rises in both arms at first. Then the in-group reward std falls first for',
+    before:
+      'Both arms first learn to pick Dragon, the arm that pays. Then the 8 answers to each question agree more and more ' +
+      '(the “disagree” chart falls towards 0) for',
     arm: 'vanilla',
-    after: ': every rollout of a prompt gives the same answer, so there is little left to learn from.',
+    after: ': when all 8 answers agree they earn the same reward, so there is nothing left to learn from them. The ⚠ marks that early warning.',
   },
   {
-    before: 'It keeps updating on that noise: its reasoning shrinks to one template, the answer format breaks and success falls. That is the echo trap.',
+    before: 'It keeps updating anyway, on noise: its reasoning shrinks, its answers stop following the format and success falls. That is the echo trap.',
     arm: null,
     after: '',
   },
-  { before: '', arm: 'stabilised', after: ' trains only on prompts whose rollouts still disagree, and holds.' },
+  {
+    before: '',
+    arm: 'stabilised',
+    after: ' learns only from questions whose answers still disagree; when none do, it makes no update at all. It holds.',
+  },
   {
     before:
-      'This recording and a live run of the default seed show it; how often other seeds do is in the table below. ' +
-      'The ⚠ on each chart, in the arm’s colour, marks where its early warning fired.',
+      'Each arm trains several times, on different seeds: a thin line is one run, the thick line the mean, and the sentence ' +
+      'above counts in how many runs each arm collapsed. How often it shows on seeds nobody tuned it on is in the table below.',
     arm: null,
     after: '',
   },
@@ -42,7 +48,7 @@ export const LESSON_WATCH: readonly WatchItem[] = [
 export const LESSON_IF_NOT_SHOWN: readonly string[] = [
   'Vanilla stays near 100 % to the end: it converged and keeps training on noise (its warning fired), but the collapse had not come yet. The collapse is a random walk, so when it comes varies from seed to seed: train longer (?lesson&steps=150) or show the recording.',
   'StarPO-S falls too: at this learning rate one large update can break its answer format, and a run where every rollout fails has nothing left to learn from. That is the instability of a small model at a high learning rate, not the echo trap: say so, and show the recording.',
-  'Not enough class time: “Show the recorded lesson” loads the default seed at once; a live run of that seed replays it step for step on wasm.',
+  'Not enough class time: “Show the recorded lesson” loads the same runs at once; a live lesson on wasm trains the same seeds and replays them step for step.',
 ];
 
 /** What to watch for in the mechanism lesson (`?lesson=echo-trap-frozenlake`), in order. */

@@ -8,6 +8,15 @@ import { armColour } from './charts';
 /** Runs per arm the lesson trains (and the recording holds): the preset's seed and the next ones. */
 export const LESSON_RUNS_PER_ARM = 4;
 
+/** Most runs per arm a URL may ask for. */
+export const MAX_RUNS_PER_ARM = 8;
+
+/** Runs per arm from the URL (`?lesson&runs=N`, 1 to MAX_RUNS_PER_ARM; a quick check or a small class), else the default. */
+export function runsPerArmFromSearch(search: string): number {
+  const n = Number(new URLSearchParams(search).get('runs'));
+  return Number.isInteger(n) && n >= 1 && n <= MAX_RUNS_PER_ARM ? n : LESSON_RUNS_PER_ARM;
+}
+
 /** The lesson's training seeds: `base` (the preset's trainer.seed, the recording's first run) and the next ones. */
 export function lessonSeeds(base: number, count: number = LESSON_RUNS_PER_ARM): number[] {
   return Array.from({ length: count }, (_, i) => base + i);
@@ -21,6 +30,8 @@ export interface LessonRunRows {
   arm: string;
   seed: number;
   rows: readonly MetricRow[];
+  /** The run is over (recorded, or ended in its worker): the success mean holds it at its last value after its end. */
+  over?: boolean;
 }
 
 /** One run to train, and what it is expected to cost (seconds on one worker), for the schedule. */
@@ -117,7 +128,8 @@ export interface RunLines {
 /**
  * A metric over every run, for one chart: a thin line per run and a thick mean per arm, in the arm's colour
  * (`arms` in the preset's order gives the colours, as on every chart of the page). The mean at a step is over the
- * runs of the arm that logged it there: a run that stopped after its collapse leaves the mean at its last steps.
+ * runs of the arm that logged it there; on the success chart a run that is over counts at its last value after its
+ * end (a run stopped after its collapse stays collapsed in the mean), as lesson-captions.ts armCurve reads it.
  */
 export function runLines(runs: readonly LessonRunRows[], key: string, arms: readonly string[]): RunLines {
   const steps = [...new Set(runs.flatMap((r) => r.rows.filter((row) => Number.isFinite(row[key])).map((row) => row.step)))].sort((a, b) => a - b);
@@ -134,9 +146,15 @@ export function runLines(runs: readonly LessonRunRows[], key: string, arms: read
   const means: RunLine[] = arms
     .filter((arm) => perRun.some((l) => l.arm === arm))
     .map((arm) => {
-      const mine = perRun.filter((l) => l.arm === arm);
+      const carry = /^train\/[^/]+\/success$/.test(key);
+      const mine = perRun.map((l, j) => ({ l, run: runs[j] })).filter(({ l }) => l.arm === arm).map(({ l, run }) => {
+        if (!carry || !run.over) return l.values;
+        let end = l.values.length - 1;
+        while (end >= 0 && l.values[end] === null) end--;
+        return end < 0 ? l.values : l.values.map((v, i) => (i > end ? l.values[end] : v));
+      });
       const values = steps.map((_, i) => {
-        const xs = mine.map((l) => l.values[i]).filter((v): v is number => v !== null);
+        const xs = mine.map((l) => l[i]).filter((v): v is number => v !== null);
         return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
       });
       return { arm, seed: null, colour: colour(arm), values };

@@ -34,7 +34,7 @@ test('lesson-recorded (mechanism): the MI chart holds both arms, each ending at 
   await page.getByTestId('lesson-recorded').click();
   await expect(page.getByTestId('lesson-source')).toHaveAttribute('data-source', 'recorded');
   const chart = page.getByTestId(MI_CHART);
-  await expect(chart).toHaveAttribute('data-series', String(manifest.arms.length));
+  await expect(chart).toHaveAttribute('data-runs', String(manifest.runs?.length ?? manifest.arms.length));
   // The chart comes right after success, before the reward std.
   const order = await page.locator('figure[data-testid^="chart-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
   expect(order.slice(0, 3)).toEqual(['chart-train/FrozenLake/success', MI_CHART, 'chart-rollout/in_group_std']);
@@ -107,11 +107,13 @@ test('lesson (mechanism): the two lessons link to each other, and an unknown les
 
 test('lesson-start (mechanism): both arms train live, and each arm\'s step-1 MI is the recording\'s', async ({ page }) => {
   test.setTimeout(300_000);
-  await page.goto(`./?lesson=${PRESET}&backend=wasm&steps=1&workers=1`);
+  // runs=1: one run per arm, the recording's seed.
+  await page.goto(`./?lesson=${PRESET}&backend=wasm&steps=1&runs=1`);
   await expect(page.getByTestId('lesson-start')).toBeEnabled({ timeout: 60_000 });
   await page.getByTestId('lesson-start').click();
   const chart = page.getByTestId(MI_CHART);
-  await expect(chart).toHaveAttribute('data-series', '2', { timeout: 240_000 });
+  await expect(chart).toHaveAttribute('data-runs', '2', { timeout: 240_000 });
+  await expect(page.getByTestId('lesson-estimate')).toHaveAttribute('data-source', 'done', { timeout: 240_000 });
   // The live default is the recording's seed: step 1 replays the recording's step 1 (same backend, same seed).
   for (const arm of miSeries) {
     const [step, nats] = arm.points[0];

@@ -1,6 +1,7 @@
-// The classroom page (issue #16, item 4): the recorded Echo Trap lesson that ships with the site loads at once with
-// one colour per arm on every chart and the early-warning markers where the recording's own metrics fired; the live
-// lesson trains both arms in two workers; the same board's reasoning shows side by side at an early and a late step.
+// The classroom page: the recorded Echo Trap lesson that ships with the site loads at once, every run of each arm thin
+// and its mean thick in one colour per arm on every chart, the early-warning markers where the recording's own metrics
+// fired, and the count in words; the live lesson trains several runs per arm in workers; the same board's reasoning
+// shows side by side at an early and a late step.
 // Expectations are read from the recording's files on disk (public/lessons/echo-trap/), not restated here.
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
@@ -9,8 +10,11 @@ import { writeTar } from '../../src/ui/tar';
 import { formatValue } from '../../src/ui/charts';
 import { lastValue, seedCurves } from '../../src/ui/freshSeedCurves';
 import { parseLessonManifest } from '../../src/ui/lesson';
+import { parseMetricsJsonl } from '../../src/metrics/jsonl';
 import { EMPTY_REASONING, LESSON_IF_NOT_SHOWN } from '../../src/ui/lesson-text';
 import { lessonCount, parseFreshSeedTable } from '../../src/ui/lessonRobustness';
+import { lessonCount as runsCount, LESSON_RUNS_PER_ARM, stepsWithoutUpdate } from '../../src/ui/lessonRuns';
+import { LESSON_CAPTIONS } from '../../src/ui/lesson-captions';
 import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
 
 /** The chart cards (their test id is `chart-<metric key>`; legend entries' ids also start with `chart-`). */
@@ -20,6 +24,17 @@ const manifest = parseLessonManifest(JSON.parse(readFileSync(new URL('manifest.j
 const jsonl = (file: string) =>
   readFileSync(new URL(file, RECORDING), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown> & { step: number });
 const recorded = manifest.arms.map((arm) => ({ name: arm.name, rows: jsonl(arm.metrics), rollouts: jsonl(arm.rollouts) }));
+/** Every run of the recording (one per arm in a recording of one seed). */
+const recordedRuns = (manifest.runs ?? manifest.arms.map((a) => ({ ...a, seed: manifest.seed }))).map((r) => ({
+  arm: r.name, seed: r.seed, rows: parseMetricsJsonl(readFileSync(new URL(r.metrics, RECORDING), 'utf8')), over: true,
+}));
+/** The steps each arm's recorded runs warned at, and the middle one (where the page puts the arm's ⚠). */
+const warningsOf = (runs: typeof recordedRuns) =>
+  ['starpo', 'starpo-s'].map((arm) => {
+    const mine = runs.filter((r) => r.arm === arm);
+    const steps = mine.map((r) => firedAt(r.rows)).filter((s): s is number => s !== null).sort((a, b) => a - b);
+    return { arm, runs: mine.length, steps, median: steps.length > 0 ? steps[Math.floor((steps.length - 1) / 2)] : null };
+  });
 
 /** Where the Trainer's early warning fired in a recorded arm: the first step with echo_trap/warning = 1. */
 const firedAt = (rows: { step: number; [k: string]: unknown }[]) => rows.find((r) => r['echo_trap/warning'] === 1)?.step ?? null;
@@ -45,8 +60,8 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   await page.goto('./?lesson&backend=wasm');
   // The preset's own summary says what will happen (src/starpo/presets.ts, shown as it is).
   await expect(page.getByTestId('lesson-summary')).toHaveText(resolvePreset('echo-trap').summary);
-  await expect(page.getByTestId('lesson-watch')).toContainText('in-group reward std falls first');
-  await expect(page.getByTestId('lesson-watch')).toContainText('how often other seeds do is in the table below');
+  await expect(page.getByTestId('lesson-watch')).toContainText('the 8 answers to each question agree more and more');
+  await expect(page.getByTestId('lesson-watch')).toContainText('is in the table below');
   const started = Date.now();
   // Before anything: how long a live lesson takes, from the recording's own timings.
   await expect(page.getByTestId('lesson-estimate')).toHaveAttribute('data-source', 'recording');
@@ -70,9 +85,13 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   expect(arms).toEqual(['starpo', 'starpo-s']);
   for (const key of keys) {
     const chart = page.getByTestId(`chart-${key}`);
-    // Both arms' series on every chart, over every step the recording has.
-    for (const arm of arms) await expect(chart.locator(`[data-testid="chart-series"][data-arm="${arm}"]`).first(), `${key} ${arm}`).toBeVisible();
-    await expect(chart, key).toHaveAttribute('data-points', String(new Set(recorded.flatMap((a) => a.rows.map((r) => r.step))).size));
+    // Both arms' means in the legend of every chart; every run drawn, over every step some run logged the metric.
+    for (const arm of arms) await expect(chart.locator(`[data-testid="chart-series"][data-arm="${arm}"]`), `${key} ${arm}`).toHaveCount(1);
+    await expect(chart, key).toHaveAttribute('data-runs', String(recordedRuns.length));
+    const logged = recordedRuns.flatMap((r) => r.rows.filter((row) => typeof row[key] === 'number' && Number.isFinite(row[key])).map((row) => row.step));
+    await expect(chart, key).toHaveAttribute('data-points', String(new Set(logged).size));
+    // The caption is the lesson's (its claims are checked against this recording by tests/unit/ui/lesson-captions.test.ts).
+    await expect(chart.locator('.watch')).toHaveText(LESSON_CAPTIONS['echo-trap'].find((c) => c.key === key)!.text);
     // Every y axis labelled; success on a fixed 0-1 axis.
     expect((await chart.getAttribute('data-y-label'))!.length, `${key} y label`).toBeGreaterThan(3);
     if (key.endsWith('/success')) await expect(chart).toHaveAttribute('data-y-scale', '0,1');
@@ -83,17 +102,29 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   for (const arm of arms) expect(colours.get(arm)!.size, `${arm}: ${[...colours.get(arm)!]}`).toBe(1);
   expect([...colours.get('starpo')!][0]).not.toBe([...colours.get('starpo-s')!][0]);
 
-  // The early-warning markers: exactly where the recording's own metrics say the warning fired (none if it did not).
-  const fired = recorded.map((a) => ({ arm: a.name, step: firedAt(a.rows) })).filter((f) => f.step !== null);
+  // The early-warning markers: one per arm whose runs warned, at the middle of the steps the recording's own metrics
+  // say they fired at (none if no run did).
+  const fired = warningsOf(recordedRuns).filter((w) => w.median !== null);
   await expect(page.getByTestId('echo-trap-warning')).toHaveCount(fired.length > 0 ? 1 : 0);
   // The page says so when the recording shows no warning at all, rather than leave the class waiting for one.
   await expect(page.getByTestId('lesson-no-warning')).toHaveCount(fired.length > 0 ? 0 : 1);
   for (const key of keys) {
     const markers = page.getByTestId(`chart-${key}`).getByTestId('echo-trap-marker');
     await expect(markers, key).toHaveCount(fired.length);
-    for (const f of fired) await expect(markers.and(page.locator(`[data-arm="${f.arm}"]`))).toHaveAttribute('data-step', String(f.step));
+    for (const f of fired) await expect(markers.and(page.locator(`[data-arm="${f.arm}"]`))).toHaveAttribute('data-step', String(f.median));
   }
-  for (const f of fired) await expect(page.getByTestId('echo-trap-warning')).toContainText(`${f.arm}: fired at step ${f.step}`);
+  for (const f of fired) await expect(page.getByTestId('echo-trap-warning')).toContainText(`${f.arm}: in ${f.steps.length} of ${f.runs} runs, at steps ${f.steps.join(', ')}`);
+  // The count in words, by the shared verdict; StarPO-S's steps without an update, counted.
+  await expect(page.getByTestId('lesson-count')).toHaveText(`${runsCount(recordedRuns, 'starpo').sentence}.`);
+  const idle = recordedRuns.filter((r) => r.arm === 'starpo-s').reduce((n, r) => n + stepsWithoutUpdate(r.rows).count, 0);
+  if (idle > 0) {
+    await expect(page.getByTestId('lesson-no-update')).toHaveAttribute('data-steps', String(idle));
+    await expect(page.getByTestId('lesson-no-update')).toContainText('every question’s answers agreed');
+  } else await expect(page.getByTestId('lesson-no-update')).toHaveCount(0);
+  // The numbers behind the count, one click away.
+  const runsTable = page.getByTestId('lesson-runs-table');
+  await runsTable.locator('summary').click();
+  await expect(runsTable.locator('tbody tr')).toHaveCount(recordedRuns.length);
   expect(errors, errors.join(' | ')).toEqual([]);
   await saveScreenshot(page, testInfo, 'lesson-recorded');
 });
@@ -102,6 +133,9 @@ test('lesson-recorded: a warning in the recorded metrics is a marker in its arm\
   // The shipped recording with the Trainer's warning keys set from step 12 on in the starpo arm, and cleared before it
   // (as a run whose detector fired there logs them), served in place of the file: the page must mark step 12.
   const starpo = manifest.arms.find((a) => a.name === 'starpo')!;
+  // The recording's first run of each arm only, so the arm's ⚠ is that run's.
+  const { runs: _runs, ...oneSeed } = manifest;
+  await page.route('**/lessons/echo-trap/manifest.json', (route) => route.fulfill({ contentType: 'application/json', body: JSON.stringify(oneSeed) }));
   await page.route(`**/lessons/echo-trap/${starpo.metrics}`, (route) =>
     route.fulfill({
       contentType: 'application/jsonl',
@@ -112,7 +146,7 @@ test('lesson-recorded: a warning in the recorded metrics is a marker in its arm\
   );
   await loadRecorded(page);
   const warning = page.getByTestId('echo-trap-warning');
-  await expect(warning).toContainText('starpo: fired at step 12: in-group reward std fell to 20% and entropy to 25% of their early level');
+  await expect(warning).toContainText('starpo: in 1 of 1 runs, at steps 12.');
   await expect(page.getByTestId('lesson-no-warning')).toHaveCount(0);
   const [colour] = (await coloursByArm(page)).get('starpo')!;
   for (const chart of await page.locator(CHARTS).all()) {
@@ -190,24 +224,31 @@ test('playground: the rollout viewer also puts one board\'s reasoning at two ste
   for (const column of await compare.getByTestId('compare-column').all()) await expect(column).toHaveAttribute('data-seed', String(seed + 1));
 });
 
-test('lesson-start: one click trains both arms in two workers, both reach step 1', async ({ page }, testInfo) => {
-  test.setTimeout(300_000);
+test('lesson-start: one click trains every run of both arms in workers, counts them in words, and says how long it took', async ({ page }, testInfo) => {
+  test.setTimeout(420_000);
   const errors = watchErrors(page);
-  // steps=1 caps the lesson for the test (the same URL knobs as the playground); a small batch keeps a step short.
-  await page.goto('./?lesson&backend=wasm&steps=1&groups=4&groupSize=2&turns=1');
+  // steps=2 caps the lesson for the test (the same URL knobs as the playground); a small batch keeps a step short.
+  await page.goto('./?lesson&backend=wasm&steps=2&groups=4&groupSize=2&turns=1');
   await expect(page.getByTestId('backend')).toHaveText('wasm');
+  await expect(page.getByTestId('lesson-backend')).toContainText('the processor');
   const start = page.getByTestId('lesson-start');
   await expect(start).toBeEnabled();
   await start.click();
-  await expect(page.getByTestId('arm-step-starpo')).toContainText('starpo: 1', { timeout: 240_000 });
-  await expect(page.getByTestId('arm-step-starpo-s')).toContainText('starpo-s: 1', { timeout: 240_000 });
-  await expect(page.getByTestId('run-status')).toHaveText('done');
-  await expect(page.getByTestId('training-error'), errors.join(' | ')).toHaveCount(0);
-  // Two trainer workers: the first one (also the backend's self-check) and one more for the second arm.
-  expect(page.workers().filter((w) => /trainer\.worker/.test(w.url())).length).toBeGreaterThanOrEqual(2);
+  const chips = page.getByTestId('lesson-run');
+  await expect(chips).toHaveCount(2 * LESSON_RUNS_PER_ARM);
   await expect(page.getByTestId('lesson-source')).toHaveAttribute('data-source', 'live');
-  const entropy = page.getByTestId('chart-actor/entropy_loss');
-  for (const arm of ['starpo', 'starpo-s']) await expect(entropy.locator(`[data-testid="chart-series"][data-arm="${arm}"]`)).toBeVisible();
+  // While it trains: one time-left figure for the whole lesson.
+  await expect(page.getByTestId('lesson-estimate')).toHaveAttribute('data-source', 'live', { timeout: 240_000 });
+  await expect(page.getByTestId('lesson-estimate')).toHaveAttribute('data-source', 'done', { timeout: 360_000 });
+  for (const chip of await chips.all()) await expect(chip).toHaveAttribute('data-phase', 'done');
+  await expect(page.getByTestId('lesson-error'), errors.join(' | ')).toHaveCount(0);
+  // Several runs at a time, each in a worker of its own (ended once the lesson is over).
+  await expect(page.getByTestId('lesson-source')).toContainText(/Trained live on [2-4] workers/);
+  // Every run on the charts, and the count of each arm's runs in words.
+  await expect(page.getByTestId('chart-train/Bandit/success')).toHaveAttribute('data-runs', String(2 * LESSON_RUNS_PER_ARM));
+  await expect(page.getByTestId('lesson-count')).toHaveAttribute('data-vanilla-runs', String(LESSON_RUNS_PER_ARM));
+  await expect(page.getByTestId('lesson-count')).toHaveAttribute('data-starpo-s-runs', String(LESSON_RUNS_PER_ARM));
+  await expect(page.getByTestId('lesson-count')).toContainText(`of ${LESSON_RUNS_PER_ARM}`);
   const colours = await coloursByArm(page);
   expect(colours.get('starpo')!.size).toBe(1);
   expect(colours.get('starpo-s')!.size).toBe(1);
@@ -225,6 +266,15 @@ test('lesson: sized for a projector, readable (AA contrast), and no wider than a
     ]),
   );
   for (const [sel, px] of sizes) expect(px, String(sel)).toBeGreaterThanOrEqual(18);
+  // The charts' axis text (drawn on the canvas, so set in px) is at least 14 px, and so is every text on a chart card.
+  for (const chart of await page.locator(CHARTS).all()) {
+    expect(Number(await chart.getAttribute('data-axis-font-px'))).toBeGreaterThanOrEqual(14);
+    const smallest = await chart.evaluate((el) =>
+      Math.min(...[...el.querySelectorAll('*')].filter((e) => e.childNodes.length > 0 && [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent!.trim() !== '') && (e as HTMLElement).offsetParent !== null)
+        .map((e) => parseFloat(getComputedStyle(e).fontSize))),
+    );
+    expect(smallest).toBeGreaterThanOrEqual(14);
+  }
   // Two charts side by side on a 1280 px projector.
   const [a, b] = await page.locator(CHARTS).evaluateAll((els) => els.slice(0, 2).map((e) => e.getBoundingClientRect().top));
   expect(a).toBe(b);

@@ -99,3 +99,26 @@ describe('lessonSecondsLeft (one figure for all runs)', () => {
     expect(lessonSecondsLeft([run('v', 10, false, null, 2), { ...run('s', 0) }], 1, priors)).toBe(160);
   });
 });
+
+describe('runLines on the success chart', () => {
+  it('holds a run that is over at its last success in the mean, not one still running', () => {
+    const key = 'train/Bandit/success';
+    const lines = runLines([
+      { arm: 'v', seed: 0, rows: [{ step: 1, [key]: 1 }, { step: 2, [key]: 0 }], over: true },
+      { arm: 'v', seed: 1, rows: [{ step: 1, [key]: 1 }, { step: 2, [key]: 1 }, { step: 3, [key]: 1 }] },
+      { arm: 's', seed: 0, rows: [{ step: 1, [key]: 1 }] },
+    ], key, ['v', 's']);
+    expect(lines.lines.find((l) => l.arm === 'v' && l.seed === null)!.values).toEqual([1, 0.5, 0.5]);
+    expect(lines.lines.find((l) => l.arm === 'v' && l.seed === 0)!.values).toEqual([1, 0, null]);
+    expect(lines.lines.find((l) => l.arm === 's' && l.seed === null)!.values).toEqual([1, null, null]);
+  });
+});
+
+describe('runsPerArmFromSearch', () => {
+  it('reads ?runs=N within 1..MAX_RUNS_PER_ARM, else the default', async () => {
+    const { runsPerArmFromSearch, LESSON_RUNS_PER_ARM, MAX_RUNS_PER_ARM } = await import('../../../src/ui/lessonRuns');
+    expect(runsPerArmFromSearch('?lesson&runs=1')).toBe(1);
+    expect(runsPerArmFromSearch(`?runs=${MAX_RUNS_PER_ARM}`)).toBe(MAX_RUNS_PER_ARM);
+    for (const bad of ['?lesson', '?runs=0', '?runs=2.5', `?runs=${MAX_RUNS_PER_ARM + 1}`, '?runs=x']) expect(runsPerArmFromSearch(bad)).toBe(LESSON_RUNS_PER_ARM);
+  });
+});
