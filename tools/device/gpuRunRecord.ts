@@ -70,15 +70,23 @@ export interface BuildOptions {
   tiny?: boolean;
 }
 
+/** The parts of full-run.sh's files the record reads; any of them may be missing (a section may write less). */
+interface Adapter { features?: string[]; description?: string; device?: string; vendor?: string }
+interface BenchJson { results?: { model?: Record<string, unknown> }; adapter?: Adapter }
+interface TorchJson { torch?: string; device?: string; results?: Record<string, unknown> }
+interface ProfileJson { report?: { tokens: number; gradsS?: unknown; adamwS?: unknown }[] }
+interface MemoryJson { memory?: { phase: string; peakBytes: number; layers: number; extrapolatedFrom?: unknown }[] }
+interface RunConfigJson { agent?: { envGroups?: number; groupSize?: number; maxTurn?: number }; rollout?: { maxNewTokens?: number } }
+
 /** The record of the full-run.sh output in `dir`, checked against the schema. */
 export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord {
   const sizes = opts.sizes ?? (opts.tiny ? TINY_SIZES : PAPER_SIZES);
   const notes: string[] = [];
   const file = (name: string) => path.join(dir, name);
-  const json = (name: string): Record<string, any> | null => {
+  const json = <T>(name: string): T | null => {
     if (!existsSync(file(name))) return null;
     try {
-      return JSON.parse(readFileSync(file(name), 'utf8'));
+      return JSON.parse(readFileSync(file(name), 'utf8')) as T;
     } catch (err) {
       notes.push(`${name}: unreadable (${(err as Error).message})`);
       return null;
@@ -91,14 +99,13 @@ export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord
   const commit = /; git ([0-9a-f]{7,40})\b/.exec(env)?.[1];
   if (!started || !commit) throw new Error(`${file('env.txt')}: no "date ...; git <commit>" line (is ${dir} full-run.sh's $OUT?)`);
 
-  const benches = ['bench-speed.json', 'bench-matmul.json', 'bench-step.json'].map((name) => ({ name, report: json(name) }));
-  const withAdapter = benches.find((b) => b.report?.adapter);
-  const adapter = withAdapter?.report?.adapter as { features?: string[]; description?: string; device?: string; vendor?: string } | undefined;
+  const benches = ['bench-speed.json', 'bench-matmul.json', 'bench-step.json'].map((name) => ({ name, report: json<BenchJson>(name) }));
+  const adapter = benches.find((b) => b.report?.adapter)?.report?.adapter;
 
   // paperStep: the train section's last step, when it is the paper's.
   const paperStep = { seconds: null, rolloutSeconds: null, actorUpdateSeconds: null, criticUpdateSeconds: null, tokensTrained: null } as GpuRunRecord['paperStep'];
   const rows = readJsonl(file('train-metrics.jsonl'));
-  const config = json('train-config.json');
+  const config = json<RunConfigJson>('train-config.json');
   const layers = Number(/; layers (\d+);/.exec(env)?.[1] ?? NaN);
   const why = opts.tiny ? null : notPaperStep(config, layers);
   if (!rows.length) notes.push('paperStep: not measured (no train-metrics.jsonl step)');
@@ -110,13 +117,13 @@ export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord
       actorUpdateSeconds: num(last['timing_s/update_actor']), criticUpdateSeconds: num(last['timing_s/update_critic']),
       tokensTrained: num(last['perf/total_num_tokens']),
     });
-    notes.push(`paperStep: train-metrics.jsonl step ${last.step} of ${rows.length} (timing_s/step, /gen, /update_actor, ` +
+    notes.push(`paperStep: train-metrics.jsonl step ${String(last.step)} of ${rows.length} (timing_s/step, /gen, /update_actor, ` +
       `/update_critic, perf/total_num_tokens)`);
   }
 
   // PyTorch: torch_step.py --paper, bf16 autocast and f32.
-  const torch = json('torch-paper.json');
-  const t = (torch?.results ?? {}) as Record<string, unknown>;
+  const torch = json<TorchJson>('torch-paper.json');
+  const t = torch?.results ?? {};
   const torchFigure = (what: string, dtype: 'bf16' | 'f32') => num(t[what.replace('DT', dtype)]);
   const stepKey = 'paper DT step s', trainKey = `train 1x${sizes.trainTokens} DT tokens/s`, genKey = `generate b${sizes.genBatch} DT tokens/s`;
   if (torch) {
@@ -133,16 +140,17 @@ export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord
   const genKeyTfjs = `${sizes.shape} generate b${sizes.genBatch} tokens/s`;
   const gen = num(speed?.results?.model?.[genKeyTfjs]);
   notes.push(gen === null ? `gen128: not measured (no "${genKeyTfjs}" in bench-speed.json)` : `gen128: bench-speed.json "${genKeyTfjs}"`);
-  const profile = ['update-1536.json', 'update-profile.json'].map((name) => ({ name, report: json(name) }))
-    .map(({ name, report }) => ({ name, row: (report?.report ?? []).find((r: { tokens: number }) => r.tokens === sizes.trainTokens) }))
+  const profile = ['update-1536.json', 'update-profile.json']
+    .map((name) => ({ name, row: json<ProfileJson>(name)?.report?.find((r) => r.tokens === sizes.trainTokens) }))
     .find((p) => p.row);
-  const updateSeconds = profile ? num(profile.row.gradsS) !== null && num(profile.row.adamwS) !== null ? profile.row.gradsS + profile.row.adamwS : null : null;
+  const [grads, adamw] = [num(profile?.row?.gradsS), num(profile?.row?.adamwS)];
+  const updateSeconds = grads !== null && adamw !== null ? grads + adamw : null;
   const train = updateSeconds ? sizes.trainTokens / updateSeconds : null;
   notes.push(train === null ? `train 1x${sizes.trainTokens}: not measured (no update-1536.json row)` :
     `train 1x${sizes.trainTokens}: ${profile!.name}, ${sizes.trainTokens} / (gradsS + adamwS)`);
 
   // Peak tensor memory: the deepest measured step row (the largest phase).
-  const memory = (json('bench-memory.json')?.memory ?? []) as { phase: string; peakBytes: number; layers: number; extrapolatedFrom?: unknown }[];
+  const memory = json<MemoryJson>('bench-memory.json')?.memory ?? [];
   const step = memory.filter((r) => r.phase === 'step' && !r.extrapolatedFrom).sort((a, b) => b.layers - a.layers)[0];
   const peakGiB = step ? step.peakBytes / 2 ** 30 : null;
   notes.push(step ? `peakGiB: bench-memory.json "step" row, ${step.layers} layers` : 'peakGiB: not measured (no bench-memory.json step row)');
@@ -173,7 +181,7 @@ export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord
 }
 
 /** Why a run's train section is not the paper's step (null when it is). */
-function notPaperStep(config: Record<string, any> | null, layers: number): string | null {
+function notPaperStep(config: RunConfigJson | null, layers: number): string | null {
   if (!config) return 'no train-config.json';
   const a = config.agent ?? {};
   const seen = `${a.envGroups} env groups x ${a.groupSize}, ${a.maxTurn} turns of up to ${config.rollout?.maxNewTokens} tokens`;
@@ -191,9 +199,9 @@ function deviceOf(env: string, adapter?: { description?: string; device?: string
   return name ? `WebGPU adapter ${name}; ${cpus}` : `no GPU (backend ${backend}); ${cpus}`;
 }
 
-function readJsonl(file: string): Record<string, any>[] {
+function readJsonl(file: string): Record<string, unknown>[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** summary.txt's sections that failed or were skipped, as notes. */
