@@ -10,6 +10,7 @@ import { registerImportMetrics } from './import-metrics';
 import { registerInitModel } from './init-model';
 import { registerWarmstart } from './warmstart';
 import { registerTrain } from './train';
+import { registerLesson } from './lesson';
 import { checkEnvironment, ENV_VARIABLES } from './envVars';
 import { UsageError } from './usage';
 
@@ -30,6 +31,7 @@ export function ragenProgram(): Command {
     .addHelpText('after', `\n${EXAMPLES}\n\nEnvironment variables:\n${ENV_VARIABLES.map(([name, what]) => `  ${name.padEnd(24)}${what}`).join('\n')}`);
   // In the order a newcomer uses them: train, then look at what was trained; the tools after.
   registerTrain(program);
+  registerLesson(program);
   registerEval(program);
   registerWarmstart(program);
   registerDemo(program);
