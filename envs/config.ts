@@ -32,7 +32,7 @@ export function withKey<T>(tag: string, key: string, parse: () => T): T {
   try {
     return parse();
   } catch (err) {
-    throw new Error(`${tag}: config '${key}': ${(err as Error).message}`);
+    throw new Error(`${tag}: config '${key}': ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -162,7 +162,7 @@ function searchAnswer(
   after: After,
   bound: readonly Float64Array[],
 ): { value: number; steps: number; answer: number[] } {
-  const { cells, goal: goalCell, holes, outNext, outProb } = lake;
+  const { goal: goalCell, holes, outNext, outProb } = lake;
   let best = -1;
   let bestW = Infinity;
   let bestAnswer: number[] = [];

@@ -82,6 +82,7 @@ export function generateSokoban(seed: number, options: GenerationOptions): Sokob
         throw new Error(
           `Sokoban: no level for a ${rows}x${cols} room with ${numBoxes} boxes within the generation budget ` +
             `(${Math.floor(MAX_GENERATION_WORK / (rows * cols))} searched states, ${attempt + 1} attempts): use fewer boxes or a smaller room`,
+          { cause: error },
         );
       }
       current = reseed(current);

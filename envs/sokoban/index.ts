@@ -9,7 +9,7 @@
 
 import type { Env, StepResult } from '../types';
 import { MAX_GRID_SIDE, definedEntries, gridText, integerBetween, lookupAction, validateConfig, withKey, type Validator } from '../config';
-import { observationFormat, type ObservationFormat, type ObservedConfig } from '../observation';
+import { observationFormat, type ObservedConfig } from '../observation';
 import { checkSeed } from '../random';
 import type { EnvSpec } from '../spec';
 import { SOKOBAN_ACTIONS, applyMove, stepReward } from './dynamics';

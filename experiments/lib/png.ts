@@ -10,7 +10,7 @@ export async function writePngs(charts: { file: string; svg: string }[]): Promis
   try {
     const page = await browser.newPage({ deviceScaleFactor: 1 });
     for (const { file, svg } of charts) {
-      const [, w, h] = /width="(\d+)" height="(\d+)"/.exec(svg) ?? [, '720', '380'];
+      const [, w, h] = /width="(\d+)" height="(\d+)"/.exec(svg) ?? ['', '720', '380'];
       await page.setViewportSize({ width: Number(w), height: Number(h) });
       await page.setContent(`<html><body style="margin:0">${svg}</body></html>`);
       fs.writeFileSync(file, await page.locator('svg').screenshot({ type: 'png' }));

@@ -15,12 +15,12 @@ function readJsonFile(file: string): unknown {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new Error(`${file} cannot be read: ${e.code === 'ENOENT' ? 'it does not exist' : e.code === 'EISDIR' ? 'it is a directory' : e.message}`);
+    throw new Error(`${file} cannot be read: ${e.code === 'ENOENT' ? 'it does not exist' : e.code === 'EISDIR' ? 'it is a directory' : e.message}`, { cause: err });
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
 }
 
@@ -40,7 +40,7 @@ export function readModelContext(dir: string): ModelContext {
     tokenizer = Tokenizer.fromJSON(readJsonFile(tokenizerFile) as object, fs.existsSync(configPath) ? (readJsonFile(configPath) as object) : undefined);
     chatTokenIds(tokenizer); // a tokenizer the sampler cannot use is refused now, not in the middle of a run
   } catch (err) {
-    throw new Error(`${dir}: ${(err as Error).message}`);
+    throw new Error(`${dir}: ${(err as Error).message}`, { cause: err });
   }
   return { countTokens: (text) => tokenizer.encode(text).length, maxPositions };
 }

@@ -449,7 +449,7 @@ export function parseScorecardJson(text: string, source = 'scorecard'): Scorecar
   try {
     raw = JSON.parse(text, (_key, value) => (value === null ? NaN : value));
   } catch (err) {
-    throw new Error(`${source} is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`${source} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   const card = raw as Partial<Scorecard>;
   if (card?.format !== SCORECARD_FORMAT) {

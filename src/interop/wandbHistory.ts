@@ -201,7 +201,7 @@ function jsonRecords(fileName: string, text: string): Record<string, Cell>[] {
     try {
       return parseJsonl(trimmed.replace(BARE_NON_FINITE, '$1"$2"'), fileName).records;
     } catch (err) {
-      throw new Error(`${fileName}: neither JSON nor JSON lines (${(err as Error).message})`);
+      throw new Error(`${fileName}: neither JSON nor JSON lines (${(err as Error).message})`, { cause: err });
     }
   }
   if (Array.isArray(value)) {

@@ -27,7 +27,7 @@ export function repairTornTail(file: string): 'none' | 'dropped-torn-line' | 'ad
   if (buf.length === 0 || buf[buf.length - 1] === 0x0a) return 'none';
   const lastNewline = buf.lastIndexOf(0x0a);
   const tail = buf.subarray(lastNewline + 1).toString('utf8').trim();
-  let whole = false;
+  let whole: boolean;
   try {
     const v: unknown = JSON.parse(tail);
     whole = v !== null && typeof v === 'object' && !Array.isArray(v);

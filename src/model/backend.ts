@@ -202,7 +202,7 @@ export async function initBackend(choice: BackendChoice = 'auto', opts: BackendO
       return { name, adapter, fallbackReasons, softwareAdapter: name === 'webgpu' && adapterIsSoftware };
     } catch (err) {
       const reason = err instanceof SkippedBackend ? `${name} skipped: ${err.message}` : `${name} unavailable: ${(err as Error).message}`;
-      if (choice !== 'auto') throw new Error(`could not start the requested backend: ${reason}`);
+      if (choice !== 'auto') throw new Error(`could not start the requested backend: ${reason}`, { cause: err });
       fallbackReasons.push(reason);
     }
   }

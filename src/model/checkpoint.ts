@@ -92,7 +92,7 @@ export function parseQwen2Config(raw: unknown): Qwen2Config {
   try {
     validateQwen2Config(n); // the model's own checks (e.g. an even head dimension for RoPE)
   } catch (err) {
-    throw new Error(`config.json: ${(err as Error).message}`);
+    throw new Error(`config.json: ${(err as Error).message}`, { cause: err });
   }
   return n;
 }
@@ -216,7 +216,7 @@ export function loadCheckpointFiles(files: Record<string, Uint8Array>): LoadedCh
   try {
     tokenizer = Tokenizer.fromJSON(readJSON(files, 'tokenizer.json') as object, tokenizerConfig as object | undefined);
   } catch (err) {
-    throw new Error(`checkpoint: ${(err as Error).message}`);
+    throw new Error(`checkpoint: ${(err as Error).message}`, { cause: err });
   }
   if (tokenizer.vocabSize > config.vocab_size) {
     throw new Error(`checkpoint: tokenizer.json has ${tokenizer.vocabSize} ids but config.json's vocab_size is ${config.vocab_size}`);
@@ -281,7 +281,7 @@ function readJSON(files: Record<string, Uint8Array>, name: string): unknown {
   try {
     return JSON.parse(new TextDecoder().decode(bytes));
   } catch (err) {
-    throw new Error(`checkpoint: ${name} is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`checkpoint: ${name} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -142,6 +142,6 @@ export async function loadCheckpointDir(dir: string): Promise<LoadedCheckpoint> 
   try {
     return loadCheckpointFiles(files);
   } catch (err) {
-    throw new Error(`${(err as Error).message} (in ${dir})`);
+    throw new Error(`${(err as Error).message} (in ${dir})`, { cause: err });
   }
 }

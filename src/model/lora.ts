@@ -303,7 +303,7 @@ export function loadPeftAdapterFiles(config: Qwen2Config, files: Record<string, 
     return new LoraAdapters(config, settings, weights);
   } catch (err) {
     tf.dispose(Object.values(weights));
-    throw new Error(`${(err as Error).message} (in ${ADAPTER_WEIGHTS_FILE})`.replace(/^(?!LoRA)/, 'LoRA adapter: '));
+    throw new Error(`${(err as Error).message} (in ${ADAPTER_WEIGHTS_FILE})`.replace(/^(?!LoRA)/, 'LoRA adapter: '), { cause: err });
   }
 }
 
@@ -320,7 +320,7 @@ export function readPeftAdapterFiles(config: Qwen2Config, files: Record<string, 
   try {
     c = JSON.parse(new TextDecoder().decode(raw)) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is not a JSON object`);
   if (c.peft_type !== 'LORA') throw new Error(`LoRA adapter: peft_type is ${JSON.stringify(c.peft_type)}, expected "LORA"`);
@@ -333,7 +333,7 @@ export function readPeftAdapterFiles(config: Qwen2Config, files: Record<string, 
   try {
     validateLoraSettings(settings, config);
   } catch (err) {
-    throw new Error(`${(err as Error).message} (in ${ADAPTER_CONFIG_FILE})`);
+    throw new Error(`${(err as Error).message} (in ${ADAPTER_CONFIG_FILE})`, { cause: err });
   }
   const bytes = files[ADAPTER_WEIGHTS_FILE];
   if (!bytes) throw new Error(`LoRA adapter: ${ADAPTER_WEIGHTS_FILE} is missing`);
@@ -341,14 +341,14 @@ export function readPeftAdapterFiles(config: Qwen2Config, files: Record<string, 
   try {
     indexed = indexSafetensors(bytes).entries;
   } catch (err) {
-    throw new Error(`LoRA adapter: ${ADAPTER_WEIGHTS_FILE}: ${(err as Error).message}`);
+    throw new Error(`LoRA adapter: ${ADAPTER_WEIGHTS_FILE}: ${(err as Error).message}`, { cause: err });
   }
   const entries: Record<string, SafetensorsEntry> = {};
   for (const [key, e] of Object.entries(indexed)) entries[key.replace(PEFT_PREFIX, '').replace('.default.weight', '.weight')] = e;
   try {
     checkLoraWeightShapes(config, settings, Object.fromEntries(Object.entries(entries).map(([n, e]) => [n, e.shape])));
   } catch (err) {
-    throw new Error(`${(err as Error).message} (in ${ADAPTER_WEIGHTS_FILE})`);
+    throw new Error(`${(err as Error).message} (in ${ADAPTER_WEIGHTS_FILE})`, { cause: err });
   }
   return { settings, entries };
 }

@@ -263,7 +263,7 @@ function parseHeader(headerBytes: Uint8Array): Record<string, unknown> {
   try {
     header = JSON.parse(text);
   } catch (err) {
-    throw new Error(`safetensors: bad JSON header: ${(err as Error).message}`);
+    throw new Error(`safetensors: bad JSON header: ${(err as Error).message}`, { cause: err });
   }
   if (header === null || typeof header !== 'object' || Array.isArray(header)) {
     throw new Error('safetensors: bad header: the JSON header must be an object of tensors');

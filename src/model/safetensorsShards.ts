@@ -90,7 +90,7 @@ export function readShardedSafetensors(
     try {
       return indexSafetensors(files[name]).entries;
     } catch (err) {
-      throw new Error(`${where}: ${name}: ${(err as Error).message}`);
+      throw new Error(`${where}: ${name}: ${(err as Error).message}`, { cause: err });
     }
   };
   if (files[`${base}.safetensors`]) return parse(`${base}.safetensors`);
@@ -110,7 +110,7 @@ function readIndex(files: Record<string, Uint8Array>, indexName: string, where =
   try {
     index = JSON.parse(new TextDecoder().decode(files[indexName])) as { weight_map?: unknown };
   } catch (err) {
-    throw new Error(`${where}: ${indexName} is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`${where}: ${indexName} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   const map = index?.weight_map;
   if (!map || typeof map !== 'object' || Array.isArray(map)) throw new Error(`${where}: ${indexName} has no weight_map`);

@@ -46,7 +46,7 @@ export class Tokenizer {
       // config turns it off, and the library's default is on, so we pass Qwen's choice unless told otherwise.
       this.inner = new HFTokenizer(json, { ...config, clean_up_tokenization_spaces: config.clean_up_tokenization_spaces ?? false });
     } catch (err) {
-      throw new Error(`invalid tokenizer.json: ${(err as Error).message}`);
+      throw new Error(`invalid tokenizer.json: ${(err as Error).message}`, { cause: err });
     }
     let maxId = -1;
     for (const id of this.inner.get_vocab(true).values()) if (id > maxId) maxId = id;

@@ -78,7 +78,7 @@ export function readRunConfig(runDir: string): unknown {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
 }
 
@@ -139,7 +139,7 @@ export function readCheckpointStep(dir: string): number {
   try {
     state = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`${file} cannot be read: ${(err as Error).message}`);
+    throw new Error(`${file} cannot be read: ${(err as Error).message}`, { cause: err });
   }
   const step = (state as { step?: unknown } | null)?.step;
   if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) throw new Error(`${file} holds no step count (got ${JSON.stringify(step)})`);

@@ -49,7 +49,7 @@ function probeWritable(flag: string, shown: string, dir: string): void {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EEXIST') return;
     const why = e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied' : e.code === 'EROFS' ? 'read-only file system' : (e.code ?? e.message);
-    throw new Error(`${flag} ${shown}: nothing can be created in ${dir} (${why})`);
+    throw new Error(`${flag} ${shown}: nothing can be created in ${dir} (${why})`, { cause: err });
   }
   fs.rmdirSync(probe);
 }

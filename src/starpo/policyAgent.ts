@@ -49,7 +49,7 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
   try {
     ({ imEnd, pad } = chatTokenIds(tokenizer));
   } catch (err) {
-    throw new Error(`policyGenerateFn: ${(err as Error).message}`);
+    throw new Error(`policyGenerateFn: ${(err as Error).message}`, { cause: err });
   }
   const maxBatch = opts.maxBatchSize ?? Infinity;
   if (!(maxBatch >= 1)) throw new Error(`policyGenerateFn: maxBatchSize must be at least 1, got ${opts.maxBatchSize}`);

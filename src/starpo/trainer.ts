@@ -222,7 +222,7 @@ export class Trainer {
     const metrics: Record<string, number> = {};
 
     // 1. Rollout.
-    let t = now();
+    const t = now();
     const rollout = await runRollouts(this.trainManager, await this.generateFn('train', step, c.rollout.temperature), {
       ...this.rolloutOptions(this.trainSeedBase(step)),
       onProgress: (done, total) => this.progress('rollout', done, total),

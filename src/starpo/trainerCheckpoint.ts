@@ -127,7 +127,7 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
         try {
           ({ model: critic } = readModelFiles(criticFiles, { valueHead: true }));
         } catch (err) {
-          throw new Error(`${(err as Error).message} (the critic, under ${CRITIC_PREFIX})`);
+          throw new Error(`${(err as Error).message} (the critic, under ${CRITIC_PREFIX})`, { cause: err });
         }
         owned.push(critic);
         checkResumedLora(critic, lora, 'critic');
@@ -269,7 +269,7 @@ function readTrainerState(files: Record<string, Uint8Array>): TrainerState {
   try {
     state = JSON.parse(new TextDecoder().decode(bytes)) as TrainerState;
   } catch (err) {
-    throw new Error(`trainer checkpoint: ${STATE_FILE} is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`trainer checkpoint: ${STATE_FILE} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   if (state.format !== STATE_FORMAT) throw new Error(`trainer checkpoint: ${STATE_FILE} has format ${JSON.stringify(state.format)}, expected "${STATE_FORMAT}"`);
   if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`trainer checkpoint: bad step ${state.step} in ${STATE_FILE}`);

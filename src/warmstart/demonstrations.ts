@@ -318,11 +318,6 @@ export function banditThink(lo: string, hi: string, choseHigh: boolean, rng: Rng
 // ---------------------------------------------------------------------------------------------------------------
 // Grid helpers
 
-/** "row r, col c" style coordinates in one of a few spellings (0-based, as RAGEN-2's coordinate prompts). */
-function where(row: number, col: number, style: number): string {
-  return style === 0 ? `row ${row} col ${col}` : style === 1 ? `(${row}, ${col})` : `row ${row}, column ${col}`;
-}
-
 /** Direction from (r0, c0) to (r1, c1) in words, e.g. "up and to the left", "straight down", "right here". */
 function relativeDirection(r0: number, c0: number, r1: number, c1: number): string {
   const vertical = r1 < r0 ? 'up' : r1 > r0 ? 'down' : '';
@@ -330,11 +325,6 @@ function relativeDirection(r0: number, c0: number, r1: number, c1: number): stri
   if (vertical && horizontal) return `${vertical} and to the ${horizontal}`;
   if (vertical || horizontal) return `straight ${vertical || horizontal}`;
   return 'right here';
-}
-
-function joinActions(actions: readonly string[]): string {
-  if (actions.length === 1) return actions[0];
-  return `${actions.slice(0, -1).join(', ')} then ${actions[actions.length - 1]}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ async function sharedFixture(name: string, make: (dir: string) => Promise<RagenR
     // Another test file is making it: wait for the result it writes (also when making it failed).
     const deadline = Date.now() + WAIT_MS;
     while (!fs.existsSync(resultFile)) {
-      if (Date.now() > deadline) throw new Error(`shared fixture ${name}: not made within ${WAIT_MS / 1000} s by the test file holding ${dir}.lock`);
+      if (Date.now() > deadline) throw new Error(`shared fixture ${name}: not made within ${WAIT_MS / 1000} s by the test file holding ${dir}.lock`, { cause: err });
       await sleep(250);
     }
     return { dir, made: JSON.parse(fs.readFileSync(resultFile, 'utf8')) as RagenResult };

@@ -17,7 +17,6 @@
 // The KV-cache kernel writes the new keys and values into the cache tensors it is given and returns them as
 // outputs sharing their buffers, exactly as the cpu and wasm kernels do (see wasm.ts for why that is safe in
 // generate.ts): the cache rows are written by running a program with the cache itself as its output tensor.
-import * as tf from '@tensorflow/tfjs';
 import { registerKernelTable, type HeadAttrs } from './ops';
 import { webGpuAdamWKernels } from './webgpuAdamW';
 import { webGpuMatmulKernels } from './webgpuMatmul';

@@ -96,7 +96,6 @@ describe('RunController', () => {
 
   it('a step that gives up cleanly on pause or stop is not a failure: the counter stays and the same step runs next', async () => {
     // A long step that checks, between its "kernels", whether the controller wants to halt.
-    let c!: RunController;
     const started: number[] = []; // the step number each call of step() began
     const run: Steppable & { stepsDone: number } = {
       stepsDone: 0,
@@ -111,7 +110,7 @@ describe('RunController', () => {
       },
     };
     const seen: RunStatus[] = [];
-    c = new RunController(run, (s) => {
+    const c = new RunController(run, (s) => {
       seen.push(s);
     });
     c.play();

@@ -10,7 +10,6 @@ import {
   type Demonstration,
   type DemonstrationConfig,
 } from '../../../src/warmstart/demonstrations';
-import { presetConfig } from '../../../src/starpo/presets';
 import { WARMSTART_PRESETS, WARMSTART_RECIPES, demonstrationsForRun, warmStartRunConfig } from '../../../src/warmstart/warmstart';
 
 const SOKOBAN: DemonstrationConfig = { tag: 'SimpleSokoban', episodes: 60, maxTurn: 3, maxActionsPerTurn: 5, imperfectFraction: 0.25, actionsPerAnswer: [2, 5] };
