@@ -190,7 +190,8 @@ export async function runLesson(flags: LessonFlags, opts: { progressBar?: boolea
     await runTrainArms([arm], { resume: run.status === 'unfinished', workers, progressBar: opts.progressBar, log: (line) => log(line ? prefix + line : line) });
   }
 
-  const file = lessonFile(flags.preset, seeds, runs, config.trainer.backend, config.trainer.totalSteps, stopAfterCollapse);
+  const trained = runs.some((r) => r.status !== 'finished');
+  const file = lessonFile(flags.preset, seeds, runs, config.trainer.backend, trained, config.trainer.totalSteps, stopAfterCollapse);
   fs.writeFileSync(path.join(out, LESSON_FILE), JSON.stringify(file, null, 2) + '\n');
   log('');
   for (const line of countLines(file)) log(line);
@@ -239,19 +240,15 @@ function gitCommit(): string | null {
   }
 }
 
-function lessonFile(preset: string, seeds: number[], runs: LessonRun[], backend: string, totalSteps: number, stopAfterCollapse: number): LessonFile {
+function lessonFile(preset: string, seeds: number[], runs: LessonRun[], backend: string, trained: boolean, totalSteps: number, stopAfterCollapse: number): LessonFile {
   const perSeed = seeds.map((seed) => {
     const [vanilla, starpoS] = LESSON_ARMS.map((arm) => runRecord(runs.find((r) => r.seed === seed && r.arm.name === arm.name)!));
     return { seed, starpo: vanilla, 'starpo-s': starpoS, starpoSEndsAbove: starpoS.final >= vanilla.final + LESSON_CRITERIA.margin };
   });
   const vanilla = armCounts(perSeed.map((s) => s.starpo));
   const starpoS = armCounts(perSeed.map((s) => s['starpo-s']), perSeed.map((s) => s.starpoSEndsAbove));
-  let used: string | null = null;
-  try {
-    used = tf.getBackend() ?? null;
-  } catch {
-    used = null;
-  }
+  // The backend tfjs ran this command's training on; null when every run had finished before.
+  const used = trained ? (tf.getBackend() ?? null) : null;
   return {
     format: 'ragen-lesson/1',
     preset,

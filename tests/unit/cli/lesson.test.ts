@@ -65,7 +65,7 @@ describe('ragen lesson: a tiny lesson, run again', () => {
     expect(r.out).toMatch(/^StarPO-S \(starpo-s\): +1 run; .*held and ended 20 points above vanilla /m);
     expect(r.out).toContain('In words: vanilla StarPO collapsed in 0 of 1 run; StarPO-S in 0 of 1');
     const file = lessonJson(out);
-    expect(file).toMatchObject({ format: 'ragen-lesson/1', preset: 'echo-trap', seeds: [1], totalSteps: 2, stopAfterCollapse: 10, backend: { choice: 'wasm' } });
+    expect(file).toMatchObject({ format: 'ragen-lesson/1', preset: 'echo-trap', seeds: [1], totalSteps: 2, stopAfterCollapse: 10, backend: { choice: 'wasm', used: 'wasm' } });
     expect(file.runs[0].starpo).toMatchObject({ steps: 2, lastStep: 2, stoppedBy: null, collapses: false });
     expect(file.arms.starpo.counts).toEqual({ runs: 1, collapsed: 0, collapsedAfterWarning: 0, held: expect.any(Number) });
     expect(file.arms['starpo-s'].rates.heldAboveVanilla).toMatchObject({ runs: 1 });
@@ -145,5 +145,6 @@ describe('ragen lesson: the counts, on hand-made runs', () => {
     expect(file.arms.starpo.counts).toEqual({ runs: 4, collapsed: 3, collapsedAfterWarning: 2, held: 1 });
     expect(file.arms['starpo-s'].counts).toEqual({ runs: 4, collapsed: 0, collapsedAfterWarning: 0, held: 4, heldAboveVanilla: 3 });
     expect(file.arms.starpo.rates.collapsedAfterWarning).toMatchObject({ count: 2, runs: 4, rate: 0.5 });
+    expect(file.backend).toEqual({ choice: 'wasm', used: null });   // nothing trained
   }, 60_000);
 });
