@@ -154,7 +154,7 @@ export interface LessonFile {
 
 export async function runLesson(flags: LessonFlags, opts: { progressBar?: boolean; log?: (line: string) => void } = {}): Promise<LessonFile> {
   const log = opts.log ?? ((line: string) => console.log(line));
-  const { seeds, out, stopAfterCollapse, workers, trainFlags } = checkFlags(flags);
+  const { seeds, out, workers, trainFlags } = checkFlags(flags);
 
   // Everything checkable before any work: the config of a fresh run (preset, --set, backend, warm start, context),
   // resolved into a folder that does not exist, and then each run's own directory.
@@ -191,7 +191,7 @@ export async function runLesson(flags: LessonFlags, opts: { progressBar?: boolea
   }
 
   const trained = runs.some((r) => r.status !== 'finished');
-  const file = lessonFile(flags.preset, seeds, runs, config.trainer.backend, trained, config.trainer.totalSteps, stopAfterCollapse);
+  const file = lessonFile(flags.preset, seeds, runs, config.trainer.backend, trained, config.trainer.totalSteps, config.trainer.stopAfterCollapse);
   fs.writeFileSync(path.join(out, LESSON_FILE), JSON.stringify(file, null, 2) + '\n');
   log('');
   for (const line of countLines(file)) log(line);
