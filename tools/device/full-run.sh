@@ -43,7 +43,9 @@
 # speed update memory train torch-paper matmul profile profile-tfjs-matmul profile-per-head-attention baseline step
 # rollout), FULL_RUN_BASELINE (a commit whose update profile runs next to this tree's), FULL_RUN_STEP_SET (the step
 # section's config overrides), FULL_RUN_GEN_BATCHES (the speed section's generation batches; default 128),
-# FULL_RUN_TRAIN_SECONDS (the train section's limit, 360), FULL_RUN_RECORD=0 (no record), FULL_RUN_PACK=0 (leave
+# FULL_RUN_TRAIN_SECONDS (the train section's limit, 360), FULL_RUN_DRY=1 (list each section's command and limit in
+# summary.txt and run none of them, no record: tests/unit/tools/full-run-budget.test.ts checks the real run's limits
+# this way), FULL_RUN_RECORD=0 (no record), FULL_RUN_PACK=0 (leave
 # the files in $OUT as they are; by default all but summary.txt and gpu-run.json end in one archive).
 # RAGEN_WEBGPU_MATMUL (tiled or tfjs) and RAGEN_WEBGPU_ATTENTION (auto, grouped or per-head) are passed on to every
 # section.
@@ -96,6 +98,7 @@ section() {
   [ "$left" -lt "$limit" ] && limit=$left
   if [ "$limit" -lt 10 ]; then echo "== $name: skipped (FULL_RUN_SECONDS spent)" | tee -a "$OUT/summary.txt"; return 0; fi
   echo "== $name (limit ${limit}s): $*" | tee -a "$OUT/summary.txt"
+  [ "${FULL_RUN_DRY:-0}" = 1 ] && return 0
   timeout --kill-after=10 "$limit" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   grep -v -e XDG_RUNTIME_DIR -e 'Vulkan shaderUniform' "$OUT/$name.log" | tail -n 40
@@ -226,7 +229,7 @@ echo "full-run: $(( $(date +%s) - START )) s in all; files in $OUT:" | tee -a "$
 ls -la "$OUT"
 # The record of this run, from the files above: $OUT/gpu-run.json, and from a repository checkout on this machine (not
 # a tiny run) docs/gpu-runs/<date>-<commit>.json too.
-if [ "${FULL_RUN_RECORD:-1}" = 1 ]; then
+if [ "${FULL_RUN_RECORD:-1}" = 1 ] && [ "${FULL_RUN_DRY:-0}" != 1 ]; then
   record=(--from "$OUT" --command "$COMMAND")
   [ "$TINY" = 1 ] && record+=(--tiny)
   [ "$TINY" != 1 ] && [ -d docs/gpu-runs ] && record+=(--into docs/gpu-runs)
@@ -236,7 +239,7 @@ fi
 # The device tool brings back at most 8 files from $OUT (2026-11-27: five logs and JSON files were left behind), so
 # everything but summary.txt and the record goes into one archive. A run killed before this point leaves its files as
 # they are.
-if [ "${FULL_RUN_PACK:-1}" = 1 ]; then
+if [ "${FULL_RUN_PACK:-1}" = 1 ] && [ "${FULL_RUN_DRY:-0}" != 1 ]; then
   packed=$(mktemp)
   (cd "$OUT" && tar -czf "$packed" --exclude summary.txt --exclude gpu-run.json . && find . -type f ! -name summary.txt ! -name gpu-run.json -delete && mv "$packed" full-run-results.tgz) &&
     echo "full-run: packed into $OUT/full-run-results.tgz (tar -xzf it)"
