@@ -26,6 +26,8 @@ export interface ChartSpec {
   series: SeriesSpec[];
   /** The y axis label, with its unit: short, it runs along a 180 px axis. */
   yLabel: string;
+  /** The metric's unit where the axis label is in plain words instead (the lesson's charts). */
+  unit?: string;
   /** A fixed y range (success rates: 0 to 1, so 0.4 to 0.5 does not look like a leap); otherwise it fits the data. */
   range?: [number, number];
   /** One line for a newcomer: what this curve shows and what to watch for. */

@@ -113,7 +113,7 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
     await expect(markers, key).toHaveCount(fired.length);
     for (const f of fired) await expect(markers.and(page.locator(`[data-arm="${f.arm}"]`))).toHaveAttribute('data-step', String(f.median));
   }
-  for (const f of fired) await expect(page.getByTestId('echo-trap-warning')).toContainText(`${f.arm}: in ${f.steps.length} of ${f.runs} runs, at steps ${f.steps.join(', ')}`);
+  for (const f of fired) await expect(page.getByTestId('echo-trap-warning')).toContainText(`${f.arm}: in ${f.steps.length} of ${f.runs} run${f.runs === 1 ? '' : 's'}, at step${f.steps.length === 1 ? '' : 's'} ${f.steps.join(', ')}.`);
   // The count in words, by the shared verdict; StarPO-S's steps without an update, counted.
   await expect(page.getByTestId('lesson-count')).toHaveText(`${runsCount(recordedRuns, 'starpo').sentence}.`);
   const idle = recordedRuns.filter((r) => r.arm === 'starpo-s').reduce((n, r) => n + stepsWithoutUpdate(r.rows).count, 0);
@@ -146,7 +146,7 @@ test('lesson-recorded: a warning in the recorded metrics is a marker in its arm\
   );
   await loadRecorded(page);
   const warning = page.getByTestId('echo-trap-warning');
-  await expect(warning).toContainText('starpo: in 1 of 1 runs, at steps 12.');
+  await expect(warning).toContainText('starpo: in 1 of 1 run, at step 12.');
   await expect(page.getByTestId('lesson-no-warning')).toHaveCount(0);
   const [colour] = (await coloursByArm(page)).get('starpo')!;
   for (const chart of await page.locator(CHARTS).all()) {
