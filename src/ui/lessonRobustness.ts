@@ -79,6 +79,17 @@ export function parseFreshSeedTable(raw: unknown, source = 'fresh-seeds.json'): 
   throw new Error(`${source}: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
 }
 
+/** Each condition of a row's `failed`, in words a class reads (the code stays in the cell's title). */
+export const FAILED_WORDS: Record<FreshSeedRow['failed'][number], string> = {
+  improves: 'vanilla did not improve',
+  warns: 'no warning before vanilla’s fall',
+  collapses: 'vanilla did not collapse',
+  holds: 'StarPO-S did not hold',
+  endsAbove: 'StarPO-S did not end 20 points above vanilla',
+  miFalls: 'vanilla’s reasoning did not stop reading the lake before its fall',
+  miStays: 'StarPO-S’s reasoning stopped reading the lake',
+};
+
 /** How many seeds showed the whole lesson. */
 export function lessonCount(table: FreshSeedTable): number {
   return table.rows.filter((r) => r.failed.length === 0).length;
