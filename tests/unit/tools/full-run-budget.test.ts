@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('full-run.sh, the real run listed (FULL_RUN_DRY=1)', () => {
   it('runs the record\'s sections within 9 minutes, each with the flags its figure needs', () => {
     const out = path.join(dir, 'out');
-    const env = { ...process.env, FULL_RUN_DRY: '1', OUT: out, WORK: path.join(dir, 'work'), PY: HF_PYTHON };
+    const env: NodeJS.ProcessEnv = { ...process.env, FULL_RUN_DRY: '1', OUT: out, WORK: path.join(dir, 'work'), PY: HF_PYTHON };
     for (const k of Object.keys(env)) if (/^FULL_RUN_(?!DRY)/.test(k)) delete env[k];
     execFileSync('bash', ['tools/device/full-run.sh'], { env, encoding: 'utf8', timeout: 60_000 });
     const sections = readFileSync(path.join(out, 'summary.txt'), 'utf8').split('\n')
