@@ -1,6 +1,7 @@
 // The lesson's runs: several training seeds per arm, trained live in a few workers (or loaded from the recording),
 // each run's metrics as they stream in. A run stops STEPS_AFTER_COLLAPSE steps after its collapse
-// (trainer.stopAfterCollapse), so collapsed runs cost little; free workers take the runs most expensive first (lessonRuns.ts scheduleRuns), so the arms end together.
+// (trainer.stopAfterCollapse), so collapsed runs cost little; free workers take the runs most expensive first after one of each arm (lessonRuns.ts scheduleRuns), so the
+// arms end together.
 import * as Comlink from 'comlink';
 import { startTrainerWorker, type TrainerClient } from './trainer-client';
 import { armPriors, interleave, lessonSeeds, scheduleRuns, STEPS_AFTER_COLLAPSE, stopStep, type ArmPrior, type PlannedRun } from './lessonRuns';
@@ -101,7 +102,6 @@ export async function startLessonRuns(preset: PresetName, runsPerArm: number): P
     const p = lessonRuns.priors[arm];
     return { arm, seed, expectedSeconds: p ? Math.min(total, p.steps) * p.secondsPerStep : total };
   });
-  queue = scheduleRuns(planned);
   lessonRuns.runs = interleave(arms, seeds).map(({ arm, seed }) => ({ arm, seed, rows: [], rollouts: [], status: null, stopAt: null, stepSeconds: [] }));
   lessonRuns.source = 'live';
   lessonRuns.error = null;
@@ -109,6 +109,7 @@ export async function startLessonRuns(preset: PresetName, runsPerArm: number): P
   lessonRuns.endedAt = null;
   const n = lessonWorkers(planned.length, backend, typeof navigator !== 'undefined' ? navigator.hardwareConcurrency || 2 : 2);
   lessonRuns.workers = n;
+  queue = scheduleRuns(planned, n);
   const mine = Array.from({ length: n }, () => startTrainerWorker());
   clients = mine;
   try {
@@ -157,7 +158,7 @@ async function workLoop(c: TrainerClient, preset: PresetName, settings: typeof p
       checkpoint() {},
     };
     try {
-      await call(c.api.createRun({ config, siteBase: siteBase(), workers: 'auto', runs: workers }, Comlink.proxy(listener)));
+      await call(c.api.createRun({ config, siteBase: siteBase(), workers: settings.workers, runs: workers }, Comlink.proxy(listener)));
       await call(c.api.play());
       await Promise.race([over, c.crashed]);
     } catch (err) {

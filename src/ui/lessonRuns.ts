@@ -42,15 +42,21 @@ export interface PlannedRun {
 }
 
 /**
- * The order in which free workers take the runs: the most expensive first (longest-processing-time first), so
- * that the cheap runs fill in at the end and no arm is left running alone. Ties keep the arms interleaved (the first
- * seed of every arm, then the second, ...), so both arms' curves appear from the start.
+ * The order in which free workers take the runs. The first round gives each arm a worker (its most expensive run), so
+ * both arms' curves appear from the start; the rest go most expensive first (longest-processing-time first), so that
+ * the cheap runs fill in at the end and no arm is left running alone. Ties keep the given order (arms interleaved).
  */
-export function scheduleRuns(runs: readonly PlannedRun[]): PlannedRun[] {
-  return runs
+export function scheduleRuns(runs: readonly PlannedRun[], workers = 1): PlannedRun[] {
+  const byCost = runs
     .map((run, i) => ({ run, i }))
     .sort((a, b) => b.run.expectedSeconds - a.run.expectedSeconds || a.i - b.i)
     .map(({ run }) => run);
+  const first: PlannedRun[] = [];
+  for (const run of byCost) {
+    if (first.length >= workers) break;
+    if (!first.some((r) => r.arm === run.arm)) first.push(run);
+  }
+  return [...first, ...byCost.filter((r) => !first.includes(r))];
 }
 
 /** Every (arm, seed) pair with interleaved arms: [a0, b0, a1, b1, ...]. */

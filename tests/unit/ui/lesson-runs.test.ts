@@ -27,14 +27,17 @@ describe('the lesson over several runs per arm', () => {
     expect(interleave(['a', 'b'], [0, 1])).toEqual([{ arm: 'a', seed: 0 }, { arm: 'b', seed: 0 }, { arm: 'a', seed: 1 }, { arm: 'b', seed: 1 }]);
   });
 
-  it('hands out the most expensive runs first, ties in arm order', () => {
-    const order = scheduleRuns([
+  it('gives each arm a worker first, then hands out the most expensive runs first, ties in arm order', () => {
+    const runs = [
       { arm: 's', seed: 0, expectedSeconds: 10 },
       { arm: 'v', seed: 0, expectedSeconds: 60 },
       { arm: 's', seed: 1, expectedSeconds: 10 },
       { arm: 'v', seed: 1, expectedSeconds: 60 },
-    ]);
-    expect(order.map((r) => `${r.arm}${r.seed}`)).toEqual(['v0', 'v1', 's0', 's1']);
+      { arm: 'v', seed: 2, expectedSeconds: 60 },
+    ];
+    const order = (workers: number) => scheduleRuns(runs, workers).map((r) => `${r.arm}${r.seed}`);
+    expect(order(1)).toEqual(['v0', 'v1', 'v2', 's0', 's1']);
+    expect(order(2)).toEqual(['v0', 's0', 'v1', 'v2', 's1']);
   });
 
   it('stops a run STEPS_AFTER_COLLAPSE steps after its collapse, by the verdict\'s rule', () => {
