@@ -22,9 +22,10 @@
 #                      (trainTokensPerSecond1x1536)
 #   memory       45 s  ragen bench --only memory at 1 x 1,536 tokens: peak tensor memory of a step's phases (peakGiB)
 #   train       360 s  ragen train --preset sokoban-qwen --steps 1: the paper step (paperStep). Its metrics.jsonl line
-#                      is written when the step ends, before the final checkpoint (11.9 GB), which the limit may cut:
-#                      on 2026-11-28 the section took 361 s, 300 s of it the step, the rest loading the model and
-#                      writing the checkpoint.
+#                      is written when the step ends; tools/device/stop-after-steps.sh stops the run there, before
+#                      its final checkpoint (11.9 GB), which the record does not need (FULL_RUN_CHECKPOINT=1 writes
+#                      it): on 2026-11-28 the section took 361 s, 300 s of it the step, the rest loading the model
+#                      and writing the checkpoint.
 #   torch-paper  rest  tools/bench/torch_step.py --paper: the same step's work in PyTorch (the tokens the train
 #                      section trained), an update of 1 x 1,536 tokens and generation at batch 128, in bf16 autocast
 #                      and then f32 (torchPaperStep, torch* and torchF32); its JSON is written after each dtype.
@@ -43,7 +44,8 @@
 # speed update memory train torch-paper matmul profile profile-tfjs-matmul profile-per-head-attention baseline step
 # rollout), FULL_RUN_BASELINE (a commit whose update profile runs next to this tree's), FULL_RUN_STEP_SET (the step
 # section's config overrides), FULL_RUN_GEN_BATCHES (the speed section's generation batches; default 128),
-# FULL_RUN_TRAIN_SECONDS (the train section's limit, 360), FULL_RUN_DRY=1 (list each section's command and limit in
+# FULL_RUN_TRAIN_SECONDS (the train section's limit, 360), FULL_RUN_CHECKPOINT=1 (the train section writes its final
+# checkpoint), FULL_RUN_DRY=1 (list each section's command and limit in
 # summary.txt and run none of them, no record: tests/unit/tools/full-run-budget.test.ts checks the real run's limits
 # this way), FULL_RUN_RECORD=0 (no record), FULL_RUN_PACK=0 (leave
 # the files in $OUT as they are; by default all but summary.txt and gpu-run.json end in one archive).
@@ -142,7 +144,8 @@ if [ "$TINY" = 1 ]; then
 else
   train=(--preset sokoban-qwen --set "model=$MODEL")
 fi
-section train "${FULL_RUN_TRAIN_SECONDS:-360}" "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
+if [ "${FULL_RUN_CHECKPOINT:-0}" = 1 ]; then stop=(); else stop=(bash tools/device/stop-after-steps.sh "$WORK/run/metrics.jsonl" "$STEPS"); fi
+section train "${FULL_RUN_TRAIN_SECONDS:-360}" "${stop[@]}" "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
   --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0
 for f in config.json metrics.jsonl; do [ -f "$WORK/run/$f" ] && cp "$WORK/run/$f" "$OUT/train-$f"; done
 # The checkpoint's files and sizes (past 2 GiB a set is written in shards: src/model/safetensorsShards.ts).

@@ -30,6 +30,7 @@ describe('full-run.sh, the real run listed (FULL_RUN_DRY=1)', () => {
     expect(command('update')).toMatch(/update-profile\.ts --backend webgpu --tokens 1536 /);           // trainTokensPerSecond1x1536
     expect(command('memory')).toMatch(/--shapes qwen0\.5b .*--tokens 1x1536 /);                        // peakGiB
     expect(command('train')).toMatch(/train --preset sokoban-qwen .*--steps 1 /);                      // paperStep
+    expect(command('train')).toMatch(/^bash tools\/device\/stop-after-steps\.sh \S+\/metrics\.jsonl 1 node bin\/ragen\.js train /);
     expect(command('torch-paper')).toMatch(/torch_step\.py --paper /);                                  // torch figures
   });
 });
