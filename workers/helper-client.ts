@@ -1,5 +1,5 @@
 // The trainer worker's handle on its helper worker (helper.worker.ts): the browser's counterpart of the CLI's helper
-// thread (src/cli/helperThread.ts). A worker started from a worker ends with it, so a page that terminates the
+// thread (src/node/helperThread.ts). A worker started from a worker ends with it, so a page that terminates the
 // trainer worker (Stop during an update, a backend switch) ends its helper too.
 import * as Comlink from 'comlink';
 import type { HelperApi } from '../src/starpo/helper';

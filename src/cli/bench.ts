@@ -11,8 +11,8 @@ import { DEFAULT_STEP_PRESETS, benchStepConfig, stepPresetNames } from '../bench
 import { BACKEND_NAMES, isBackendName } from '../model/backend';
 import { checkOutputFile, writeFileAtomic } from '../node/safeWrite';
 import { ConfigError } from '../starpo/config';
-import { FLAG_LIMITS, clip, intFlag, intListFlag } from './flags';
-import { helperThreads, spawnHelperThread, workersFlag } from './helperThread';
+import { FLAG_LIMITS, clip, intFlag, intListFlag, workersFlag } from './flags';
+import { helperThreads, spawnHelperThread } from '../node/helperThread';
 import { modelDirFor } from './modelDir';
 import { UsageError } from './usage';
 

@@ -2,7 +2,7 @@
 // the variable and what it accepts (exit 2), whichever backend the command would run on. Each variable is parsed
 // where it is read (the functions called here); this only calls them early.
 import { checkModelEnv } from '../model/envSettings';
-import { progressSecondsFromEnv } from './stepProgress';
+import { progressSecondsFromEnv } from '../node/stepProgress';
 import { UsageError } from './usage';
 
 /** The variables, for --help and the docs: name, what it sets. */

@@ -27,12 +27,12 @@ import {
   type Scorecard,
 } from '../eval/index';
 import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig, type ResolvedCheckpoint } from '../eval/load';
-import { EpisodeFileWriter } from './evalEpisodes';
-import { readModelContext } from './modelContext';
+import { EpisodeFileWriter } from '../eval/episodeFile';
+import { readModelContext } from '../model/modelContext';
 import { checkOutputFile, writeFileAtomic } from '../node/safeWrite';
 import { FLAG_LIMITS, intFlag, numberFlag } from './flags';
 import { UsageError } from './usage';
-import { chooseCliBackend } from './webgpuProbe';
+import { chooseCliBackend } from '../model/webgpuProbe';
 
 interface EvalFlags {
   checkpoint?: string;

@@ -2,6 +2,7 @@
 // out of range is one UsageError line (exit 2) naming the flag, its range and what was given. The ranges of flags
 // that set a config key are the config schema's (src/starpo/config), those of `ragen eval`'s protocol flags are
 // PROTOCOL_LIMITS (src/eval/scorecard.ts); the others are in FLAG_LIMITS below.
+import { parseWorkersChoice, type WorkersChoice } from '../starpo/workers';
 import { UsageError } from './usage';
 
 /** Upper bounds of the flags that are neither config keys nor eval protocol fields. */
@@ -60,4 +61,11 @@ export function numberFlag(text: string | undefined, flag: string, min: number, 
 /** A value as echoed in an error line: at most 60 characters. */
 export function clip(text: string, max = 60): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
+/** `--workers`: cores per run, 1, 2 (a helper thread) or auto (src/starpo/workers.ts decides). */
+export function workersFlag(text: string | undefined): WorkersChoice {
+  const choice = parseWorkersChoice(text ?? 'auto');
+  if (choice === null) throw new UsageError(`--workers must be 1, 2 or auto, got '${text}'`);
+  return choice;
 }

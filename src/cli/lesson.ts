@@ -15,30 +15,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
-import {
-  LESSON_CRITERIA,
-  armCounts,
-  armRates,
-  lessonSentence,
-  runVerdict,
-  type ArmCounts,
-  type Rate,
-  type RunVerdict,
-} from '../metrics/lessonVerdict';
+import { runVerdict } from '../metrics/lessonVerdict';
+import { LESSON_ARMS, countLines, lessonReport, type LessonFile, type LessonRunRecord } from '../eval/lessonReport';
 import { CONFIG_LIMITS } from '../starpo/config';
 import { resolvePreset } from '../starpo/presets';
 import { holdsRun, latestCheckpoint } from '../node/runDir';
 import { assertNotLocked } from '../node/runLock';
-import { workersFlag } from './helperThread';
-import { clip, intFlag } from './flags';
+import { clip, intFlag, workersFlag } from './flags';
 import { UsageError } from './usage';
 import { resolveTrainArms, runTrainArms, type TrainArm } from './train';
-
-/** The two arms the lesson compares, by their preset names, and what a class calls them. */
-export const LESSON_ARMS = [
-  { name: 'starpo', label: 'vanilla StarPO' },
-  { name: 'starpo-s', label: 'StarPO-S' },
-] as const;
 
 /** Most training seeds one `ragen lesson` takes (each trains two runs). */
 export const MAX_LESSON_SEEDS = 1_000;
@@ -130,28 +115,6 @@ interface LessonRun {
   status: RunStatus;
 }
 
-/** One run in lesson.json: where it is, how far it trained, why it stopped, and its verdict. */
-export interface LessonRunRecord extends RunVerdict {
-  dir: string;
-  steps: number;
-  stoppedBy: string | null;
-}
-
-/** OUT/lesson.json. */
-export interface LessonFile {
-  format: 'ragen-lesson/1';
-  preset: string;
-  seeds: number[];
-  backend: { choice: string; used: string | null };
-  commit: string | null;
-  totalSteps: number;
-  stopAfterCollapse: number;
-  criteria: typeof LESSON_CRITERIA;
-  runs: { seed: number; starpo: LessonRunRecord; 'starpo-s': LessonRunRecord; starpoSEndsAbove: boolean }[];
-  arms: Record<'starpo' | 'starpo-s', { label: string; counts: ArmCounts; rates: ReturnType<typeof armRates> }>;
-  sentence: string;
-}
-
 export async function runLesson(flags: LessonFlags, opts: { progressBar?: boolean; log?: (line: string) => void } = {}): Promise<LessonFile> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const { seeds, out, workers, trainFlags } = checkFlags(flags);
@@ -240,48 +203,10 @@ function gitCommit(): string | null {
   }
 }
 
-function lessonFile(preset: string, seeds: number[], runs: LessonRun[], backend: string, trained: boolean, totalSteps: number, stopAfterCollapse: number): LessonFile {
-  const perSeed = seeds.map((seed) => {
-    const [vanilla, starpoS] = LESSON_ARMS.map((arm) => runRecord(runs.find((r) => r.seed === seed && r.arm.name === arm.name)!));
-    return { seed, starpo: vanilla, 'starpo-s': starpoS, starpoSEndsAbove: starpoS.final >= vanilla.final + LESSON_CRITERIA.margin };
-  });
-  const vanilla = armCounts(perSeed.map((s) => s.starpo));
-  const starpoS = armCounts(perSeed.map((s) => s['starpo-s']), perSeed.map((s) => s.starpoSEndsAbove));
+function lessonFile(preset: string, seeds: number[], runs: LessonRun[], backend: string, trained: boolean, totalSteps: number,
+  stopAfterCollapse: number): LessonFile {
   // The backend tfjs ran this command's training on; null when every run had finished before.
   const used = trained ? (tf.getBackend() ?? null) : null;
-  return {
-    format: 'ragen-lesson/1',
-    preset,
-    seeds,
-    backend: { choice: backend, used },
-    commit: gitCommit(),
-    totalSteps,
-    stopAfterCollapse,
-    criteria: LESSON_CRITERIA,
-    runs: perSeed,
-    arms: {
-      starpo: { label: LESSON_ARMS[0].label, counts: vanilla, rates: armRates(vanilla) },
-      'starpo-s': { label: LESSON_ARMS[1].label, counts: starpoS, rates: armRates(starpoS) },
-    },
-    sentence: lessonSentence(vanilla, starpoS),
-  };
-}
-
-const pct = (v: number | null) => (v === null ? '-' : `${Math.round(100 * v)}%`);
-const rateText = (r: Rate | undefined) => (r ? `${r.count} of ${r.runs} (${pct(r.rate)}, 95% interval ${pct(r.lo)}-${pct(r.hi)})` : '-');
-
-/** One line per arm with its counts, then the sentence. */
-export function countLines(file: LessonFile): string[] {
-  const lines = LESSON_ARMS.map(({ name }) => {
-    const { label, counts, rates } = file.arms[name];
-    const parts = [
-      `${counts.runs} run${counts.runs === 1 ? '' : 's'}`,
-      `collapsed after the warning ${rateText(rates.collapsedAfterWarning)}`,
-      `collapsed ${counts.collapsed}`,
-      `held ${rateText(rates.held)}`,
-      ...(rates.heldAboveVanilla ? [`held and ended ${Math.round(100 * LESSON_CRITERIA.margin)} points above vanilla ${rateText(rates.heldAboveVanilla)}`] : []),
-    ];
-    return `${`${label} (${name}):`.padEnd(26)} ${parts.join('; ')}`;
-  });
-  return [...lines, `In words: ${file.sentence}`];
+  return lessonReport({ preset, seeds, backend: { choice: backend, used }, commit: gitCommit(), totalSteps, stopAfterCollapse },
+    (seed, arm) => runRecord(runs.find((r) => r.seed === seed && r.arm.name === arm)!));
 }

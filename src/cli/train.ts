@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import cliProgress from 'cli-progress';
-import { StepProgress } from './stepProgress';
+import { StepProgress } from '../node/stepProgress';
 import * as tf from '@tensorflow/tfjs';
 import { BACKEND_CHOICES, isBackendChoice, type BackendChoice, type BackendInfo } from '../model/backend';
 import { JsonlSink, METRICS_FILE, ROLLOUTS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
@@ -28,7 +28,6 @@ import {
   checkConfigShape,
   readConfigText,
   assertRunnable,
-  configDifferences,
   configWarnings,
   defaultRunConfig,
   mergeConfigInput,
@@ -38,12 +37,11 @@ import {
 import { PRESET_NAMES, resolvePreset } from '../starpo/presets';
 import { assertRunFitsContext } from '../starpo/contextFit';
 import {
+  assertResumable,
   cleanInterruptedWrites,
   holdsRun,
   latestCheckpoint,
   listCheckpoints,
-  listStepDirs,
-  readCheckpointStep,
   readRunConfig,
   writeCheckpoint,
   writeRunConfig,
@@ -52,13 +50,13 @@ import { RunLockedError, acquireRunLock, assertNotLocked, type RunLock } from '.
 import { Trainer, type StepResult } from '../starpo/trainer';
 import { readCheckpointFiles } from '../model/checkpointDir';
 import { modelDirFor } from './modelDir';
-import { helperThreads, spawnHelperThread, workersFlag } from './helperThread';
-import { readModelContext, type ModelContext } from './modelContext';
+import { helperThreads, spawnHelperThread } from '../node/helperThread';
+import { readModelContext, type ModelContext } from '../model/modelContext';
 import { checkOutputDir } from '../node/safeWrite';
-import { intFlag } from './flags';
+import { intFlag, workersFlag } from './flags';
 import { UsageError } from './usage';
 import type { HelperApi } from '../starpo/helper';
-import { chooseCliBackend } from './webgpuProbe';
+import { chooseCliBackend } from '../model/webgpuProbe';
 import { nextCommands, stepLineLegend } from './trainReport';
 
 export interface TrainFlags {
@@ -140,7 +138,7 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
     for (const arm of arms) {
       checkOutputDir('--out', arm.out);
       assertNotLocked(arm.out); // a live run's directory: say so, not what it lacks so far (say, its first checkpoint)
-      if (flags.resume) checkResumable(arm);
+      if (flags.resume) assertResumable(arm.out, arm.config);
       else if (holdsRun(arm.out)) throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
       arm.modelDir = modelDirFor(arm.config);
       if (!contexts.has(arm.modelDir)) contexts.set(arm.modelDir, readModelContext(arm.modelDir));
@@ -194,57 +192,6 @@ function newArms(flags: TrainFlags, flagOverrides: string[]): TrainArm[] {
     const out = base.length > 1 ? path.join(root, arm.name) : root;  // with --arm too, so arms run apart still pair up
     return { name: arm.name, config, out, modelDir: '' };
   });
-}
-
-/**
- * A resume continues the run exactly as it was started: the config must equal its config.json except for a larger
- * trainer.totalSteps (--steps to extend a run), and the run directory must be intact: a complete newest checkpoint
- * whose trainer_state.json agrees with its folder, and a metrics.jsonl holding every step up to it. Anything else is
- * refused with nothing changed (a resume that started over or went on without metrics would lose what was saved).
- */
-function checkResumable(arm: TrainArm): void {
-  const { out, config } = arm;
-  const saved = parseRunConfig(readRunConfig(out), path.join(out, 'config.json'));
-  const diffs = configDifferences(config, saved).filter(([key]) => key !== 'trainer.totalSteps');
-  if (diffs.length > 0) {
-    throw new UsageError(`--resume: the config differs from the one ${out} was started with, at ${diffs.map(([k]) => k).join(', ')}`);
-  }
-  const checkpoint = latestCheckpoint(out);
-  if (!checkpoint) {
-    throw new UsageError(
-      `--resume: ${out} holds no complete checkpoint (checkpoints/step-N with trainer_state.json) to continue from; ` +
-        'nothing was changed: to start over, move it away or choose another --out',
-    );
-  }
-  const unfinished = listStepDirs(out).filter((d) => !d.complete && d.step > checkpoint.step);
-  if (unfinished.length > 0) {
-    // Resuming would write over that folder when the run reaches its step again.
-    throw new UsageError(
-      `--resume: ${unfinished[0].dir} is not a complete checkpoint (no trainer_state.json) but is newer than ${checkpoint.dir}; ` +
-        'nothing was changed: move it out of the run directory to resume from the older one',
-    );
-  }
-  const recorded = readCheckpointStep(checkpoint.dir);
-  if (recorded !== checkpoint.step) {
-    throw new UsageError(`--resume: ${path.join(checkpoint.dir, 'trainer_state.json')} records step ${recorded}, not the step ${checkpoint.step} its folder names`);
-  }
-  if (config.trainer.totalSteps < checkpoint.step) {
-    throw new UsageError(
-      `--resume: --steps ${config.trainer.totalSteps} is fewer than the ${checkpoint.step} steps ${out} already holds (trainer.totalSteps can only grow)`,
-    );
-  }
-  const metricsFile = path.join(out, METRICS_FILE);
-  if (!fs.existsSync(metricsFile)) {
-    throw new UsageError(`--resume: ${metricsFile} is missing, so steps 1-${checkpoint.step} would have no metrics; nothing was changed`);
-  }
-  const logged = new Set(readMetricsJsonl(metricsFile).map((r) => r.step));
-  const missing = Array.from({ length: checkpoint.step }, (_, i) => i + 1).filter((step) => !logged.has(step));
-  if (missing.length > 0) {
-    const shown = missing.length > 5 ? `${missing.slice(0, 5).join(', ')}, …` : missing.join(', ');
-    throw new UsageError(
-      `--resume: ${metricsFile} has no row for step ${shown} although the checkpoint is at step ${checkpoint.step} (torn or edited?); nothing was changed`,
-    );
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The played episodes of a scorecard as records, one per episode: what `ragen eval --trajectories FILE` writes as
 // JSONL, so anyone can read what the agent saw, thought, answered and did on every evaluated state.
-// Browser-safe (no fs): the CLI writes the lines (src/cli/evalEpisodes.ts).
+// Browser-safe (no fs): the CLI writes the lines (src/eval/episodeFile.ts).
 import type { Trajectory } from '../agent/index';
 import { toTurnRecord, type RolloutTurnRecord } from '../metrics/rolloutRecord';
 import type { EvalSuite, SuiteKind } from './suites';

@@ -13,7 +13,8 @@
 // `--resume` would pick. Node only (node:fs); the Trainer itself never touches the disk.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunConfig } from '../starpo/config';
+import { configDifferences, parseRunConfig, type RunConfig } from '../starpo/config';
+import { METRICS_FILE, readMetricsJsonl } from '../metrics/jsonlSink';
 
 export const CONFIG_FILE = 'config.json';
 export const CHECKPOINTS_DIR = 'checkpoints';
@@ -184,4 +185,54 @@ export function cleanInterruptedWrites(runDir: string): string[] {
     }
   }
   return done;
+}
+
+/**
+ * A resume continues the run exactly as it was started: the config must equal its config.json except for a larger
+ * trainer.totalSteps (--steps to extend a run), and the run directory must be intact: a complete newest checkpoint
+ * whose trainer_state.json agrees with its folder, and a metrics.jsonl holding every step up to it. Anything else is
+ * refused with nothing changed (a resume that started over or went on without metrics would lose what was saved).
+ */
+export function assertResumable(out: string, config: RunConfig): void {
+  const saved = parseRunConfig(readRunConfig(out), path.join(out, 'config.json'));
+  const diffs = configDifferences(config, saved).filter(([key]) => key !== 'trainer.totalSteps');
+  if (diffs.length > 0) {
+    throw new Error(`--resume: the config differs from the one ${out} was started with, at ${diffs.map(([k]) => k).join(', ')}`);
+  }
+  const checkpoint = latestCheckpoint(out);
+  if (!checkpoint) {
+    throw new Error(
+      `--resume: ${out} holds no complete checkpoint (checkpoints/step-N with trainer_state.json) to continue from; ` +
+        'nothing was changed: to start over, move it away or choose another --out',
+    );
+  }
+  const unfinished = listStepDirs(out).filter((d) => !d.complete && d.step > checkpoint.step);
+  if (unfinished.length > 0) {
+    // Resuming would write over that folder when the run reaches its step again.
+    throw new Error(
+      `--resume: ${unfinished[0].dir} is not a complete checkpoint (no trainer_state.json) but is newer than ${checkpoint.dir}; ` +
+        'nothing was changed: move it out of the run directory to resume from the older one',
+    );
+  }
+  const recorded = readCheckpointStep(checkpoint.dir);
+  if (recorded !== checkpoint.step) {
+    throw new Error(`--resume: ${path.join(checkpoint.dir, 'trainer_state.json')} records step ${recorded}, not the step ${checkpoint.step} its folder names`);
+  }
+  if (config.trainer.totalSteps < checkpoint.step) {
+    throw new Error(
+      `--resume: --steps ${config.trainer.totalSteps} is fewer than the ${checkpoint.step} steps ${out} already holds (trainer.totalSteps can only grow)`,
+    );
+  }
+  const metricsFile = path.join(out, METRICS_FILE);
+  if (!fs.existsSync(metricsFile)) {
+    throw new Error(`--resume: ${metricsFile} is missing, so steps 1-${checkpoint.step} would have no metrics; nothing was changed`);
+  }
+  const logged = new Set(readMetricsJsonl(metricsFile).map((r) => r.step));
+  const missing = Array.from({ length: checkpoint.step }, (_, i) => i + 1).filter((step) => !logged.has(step));
+  if (missing.length > 0) {
+    const shown = missing.length > 5 ? `${missing.slice(0, 5).join(', ')}, …` : missing.join(', ');
+    throw new Error(
+      `--resume: ${metricsFile} has no row for step ${shown} although the checkpoint is at step ${checkpoint.step} (torn or edited?); nothing was changed`,
+    );
+  }
 }

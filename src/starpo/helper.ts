@@ -1,5 +1,5 @@
 // The Trainer's helper on a second CPU core. tfjs's wasm and cpu backends use one thread each, so a training step on
-// a 2-core machine leaves a core idle. A helper is a worker (a Node worker thread: src/cli/helperThread.ts; a web
+// a 2-core machine leaves a core idle. A helper is a worker (a Node worker thread: src/node/helperThread.ts; a web
 // worker: workers/helper.worker.ts) that owns its own tfjs, and does the step's work that does not depend on the
 // main thread's, at the same time:
 //   - rollouts: half of each rollout batch (the env ids the Trainer hands it), on a copy of the actor's weights;

@@ -1,5 +1,5 @@
 // Where a training step's work runs: on the Trainer's thread alone, or shared with a helper on a second core
-// (helper.ts; spawned by the caller: src/cli/helperThread.ts in Node, the playground's worker in the browser).
+// (helper.ts; spawned by the caller: src/node/helperThread.ts in Node, the playground's worker in the browser).
 // The Trainer's algorithm (trainer.ts) is written once, whatever runs where; this file holds the plumbing:
 //   - start-up: what the helper needs to generate and to train the critic (it loads tfjs on the same backend);
 //   - staleness: the helper holds copies of the actor's and the critic's weights, sent again only when they changed;

@@ -32,7 +32,7 @@ export interface TrainerOptions extends TrainerSource {
    */
   reuseUpdateForward?: boolean;
   /**
-   * A helper on a second core (helper.ts; spawned by the caller: src/cli/helperThread.ts in Node, the playground's
+   * A helper on a second core (helper.ts; spawned by the caller: src/node/helperThread.ts in Node, the playground's
    * worker in the browser): it generates half of every rollout batch and, for PPO, scores and updates the critic
    * while this thread does the actor. Same results as without it. The caller owns it (and ends it after dispose()).
    */

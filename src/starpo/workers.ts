@@ -1,5 +1,5 @@
 // How many cores a training run uses: the `--workers` flag of `ragen train` and the playground's "cores" setting.
-// Pure (no Node, no DOM), so the CLI (src/cli/helperThread.ts) and the browser (workers/trainer.worker.ts) decide
+// Pure (no Node, no DOM), so the CLI (src/node/helperThread.ts) and the browser (workers/trainer.worker.ts) decide
 // the same way.
 
 /** Cores per run: 1 (the Trainer alone), 2 (plus a helper on a second core: helper.ts), or auto. */

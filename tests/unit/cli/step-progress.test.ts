@@ -1,4 +1,4 @@
-// What `ragen train` says inside a long step (src/cli/stepProgress.ts): silence for the first interval of a step,
+// What `ragen train` says inside a long step (src/node/stepProgress.ts): silence for the first interval of a step,
 // then at most one line per interval, the bar fed instead on a terminal; and the CLI wiring, on a real bandit-tiny
 // step with the interval at 0.
 import { execFile } from 'node:child_process';
@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { StepProgress, describePhase } from '../../../src/cli/stepProgress';
+import { StepProgress, describePhase } from '../../../src/node/stepProgress';
 
 describe('StepProgress', () => {
   it('logs nothing in a step\'s first interval, then one line per interval, counting from each step\'s start', () => {

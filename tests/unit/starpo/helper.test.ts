@@ -1,8 +1,8 @@
 // The Trainer's helper (a second core): with it, a run computes exactly what it computes without it. Once with the
-// helper in this thread (the logic), once in a real Node worker thread (src/cli/helperThread.ts).
+// helper in this thread (the logic), once in a real Node worker thread (src/node/helperThread.ts).
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { spawnHelperThread } from '../../../src/cli/helperThread';
+import { spawnHelperThread } from '../../../src/node/helperThread';
 import { initBackend } from '../../../src/model/backend';
 import { MemorySink } from '../../../src/metrics/sink';
 import type { RunConfig } from '../../../src/starpo/config';

@@ -7,8 +7,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import * as os from 'node:os';
 import type { HelperApi } from '../starpo/helper';
 import type { RunConfig } from '../starpo/config';
-import { helpersFor, parseWorkersChoice, type WorkersChoice } from '../starpo/workers';
-import { UsageError } from './usage';
+import { helpersFor, type WorkersChoice } from '../starpo/workers';
 
 export interface HelperThread {
   api: HelperApi;
@@ -30,12 +29,6 @@ export function spawnHelperThread(): HelperThread {
       await worker.terminate();
     },
   };
-}
-
-export function workersFlag(text: string | undefined): WorkersChoice {
-  const choice = parseWorkersChoice(text ?? 'auto');
-  if (choice === null) throw new UsageError(`--workers must be 1, 2 or auto, got '${text}'`);
-  return choice;
 }
 
 /** Helper threads for a run (see helpersFor: the browser decides the same way). */

@@ -4,8 +4,8 @@
 // has; what a killed run left beside FILE is removed by the next one.
 import * as fs from 'node:fs';
 import type { Trajectory } from '../agent/index';
-import { episodeRecordLine, toEpisodeRecord } from '../eval/episodes';
-import type { EvalSuite } from '../eval/suites';
+import { episodeRecordLine, toEpisodeRecord } from './episodes';
+import type { EvalSuite } from './suites';
 import { pruneStaleTemps, tempSibling } from '../node/safeWrite';
 
 export class EpisodeFileWriter {

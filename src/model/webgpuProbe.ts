@@ -15,7 +15,7 @@ import {
   type AdapterFacts,
   type BackendChoice,
   type BackendInfo,
-} from '../model/backend';
+} from './backend';
 
 /** What the child process found. */
 export type WebgpuProbe =

@@ -2,7 +2,7 @@
 // starts): its tokenizer (to count prompt tokens) and max_position_embeddings. Errors name the file.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Tokenizer, chatTokenIds } from '../model/tokenizer';
+import { Tokenizer, chatTokenIds } from './tokenizer';
 
 export interface ModelContext {
   countTokens: (text: string) => number;
