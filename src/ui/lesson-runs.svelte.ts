@@ -4,7 +4,7 @@
 // arms end together.
 import * as Comlink from 'comlink';
 import { startTrainerWorker, type TrainerClient } from './trainer-client';
-import { armPriors, interleave, lessonSeeds, scheduleRuns, STEPS_AFTER_COLLAPSE, stopStep, type ArmPrior, type PlannedRun } from './lessonRuns';
+import { armPriors, interleave, lessonSeeds, profileSeconds, scheduleRuns, STEPS_AFTER_COLLAPSE, stopStep, type ArmPrior, type PlannedRun } from './lessonRuns';
 import { runConfigFor, presetArms } from './settings';
 import type { MetricRow, RunStatus, StoredRollout, TrainingListener } from '../../workers/protocol';
 import type { PresetName } from '../starpo/presets';
@@ -71,12 +71,11 @@ export function showRecordedRuns(lesson: RecordedLesson): void {
   lessonRuns.error = null;
 }
 
-/** Sets each arm's expected run length and pace from the recording's manifest (what the live estimate starts from). */
+/** Sets each arm's expected run length and step times from the recording (what the live estimate starts from). */
 export function setPriors(lesson: RecordedLesson): void {
-  const m = lesson.manifest;
-  const runs = m.runs ?? m.arms.map((a) => ({ ...a, seed: m.seed }));
-  // The recording trained each run on `workers` cores, one at a time; the estimate rescales to this computer anyway.
-  lessonRuns.priors = armPriors(runs.map((r) => ({ arm: r.name, steps: r.steps, seconds: r.seconds })));
+  // Each step's own time as the runs logged it; the estimate rescales it to this computer.
+  const time = (row: MetricRow) => (typeof row['timing_s/step'] === 'number' ? row['timing_s/step'] : 0);
+  lessonRuns.priors = armPriors(lesson.runs.map((r) => ({ arm: r.arm, times: r.rows.filter((row) => row.step >= 1).map(time) })));
 }
 
 /** How many workers the live lesson trains in: one run per core on wasm (at most 4), two on a GPU. */
@@ -100,7 +99,7 @@ export async function startLessonRuns(preset: PresetName, runsPerArm: number): P
   // Expected seconds per run, from the recording when there is one (vanilla's runs cost far more per step).
   const planned = interleave(arms, seeds).map(({ arm, seed }) => {
     const p = lessonRuns.priors[arm];
-    return { arm, seed, expectedSeconds: p ? Math.min(total, p.steps) * p.secondsPerStep : total };
+    return { arm, seed, expectedSeconds: p ? profileSeconds(p, 0, Math.min(total, Math.round(p.steps))) : total };
   });
   lessonRuns.runs = interleave(arms, seeds).map(({ arm, seed }) => ({ arm, seed, rows: [], rollouts: [], status: null, stopAt: null, stepSeconds: [] }));
   lessonRuns.source = 'live';

@@ -182,45 +182,65 @@ export interface RunProgress {
   stepSeconds: readonly number[];
 }
 
-/** What an arm's run took in an earlier lesson (the recording): its mean length in steps and seconds per step. */
+/** What an arm's runs took in an earlier lesson (the recording): how many steps a run lasted, and each step's seconds. */
 export interface ArmPrior {
+  /** Mean steps per run. */
   steps: number;
-  secondsPerStep: number;
+  /** Mean seconds of the i-th step (index 0: step 1) over the runs that reached it. */
+  profile: number[];
 }
 
-/** Each arm's mean run length and pace in a finished set of runs (the recording's), for the next lesson's estimate. */
-export function armPriors(runs: readonly { arm: string; steps: number; seconds: number }[]): Record<string, ArmPrior> {
+/** Each arm's prior from finished runs' step times (`timing_s/step` of steps 1, 2, ...). */
+export function armPriors(runs: readonly { arm: string; times: readonly number[] }[]): Record<string, ArmPrior> {
   const out: Record<string, ArmPrior> = {};
   for (const arm of new Set(runs.map((r) => r.arm))) {
-    const mine = runs.filter((r) => r.arm === arm);
-    const steps = mine.reduce((a, r) => a + r.steps, 0);
-    out[arm] = { steps: steps / mine.length, secondsPerStep: mine.reduce((a, r) => a + r.seconds, 0) / Math.max(1, steps) };
+    const mine = runs.filter((r) => r.arm === arm && r.times.length > 0);
+    if (mine.length === 0) continue;
+    const longest = Math.max(...mine.map((r) => r.times.length));
+    const profile = Array.from({ length: longest }, (_, i) => mean(mine.filter((r) => i < r.times.length).map((r) => r.times[i])));
+    out[arm] = { steps: mean(mine.map((r) => r.times.length)), profile };
   }
   return out;
 }
 
-const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+/** Seconds of steps [from, to) of an arm's prior profile (past its end, at its last steps' mean). */
+export function profileSeconds(prior: ArmPrior, from: number, to: number): number {
+  const tail = prior.profile.slice(-5);
+  const late = tail.length > 0 ? mean(tail) : 0;
+  let sum = 0;
+  for (let i = from; i < to; i++) sum += i < prior.profile.length ? prior.profile[i] : late;
+  return sum;
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
 
 /**
- * Seconds the whole lesson has left: the remaining steps of every run at its arm's pace, spread over the workers.
- * One figure for all runs (not the slowest arm's), so it does not jump when an arm ends. A run that has not
- * collapsed is expected to last as long as its arm's finished runs did on average (the recording's runs before any
- * finished, else its full length); an arm's pace is its own steps' so far, or, before it has any, the recording's
- * pace scaled by how this computer compares with the recording on the arms timed so far.
+ * Seconds the whole lesson has left: the remaining steps of every run, spread over the workers. One figure for all
+ * runs (not the slowest arm's), so it does not jump when an arm ends. A run that has not collapsed is expected to
+ * last as long as its arm's ended runs did on average (the prior's runs before any ended, else its full length).
+ * With a prior (the recording), a run's remaining steps cost what those steps cost there (a run's first steps are
+ * slower than its later ones), times how this computer compares with the recording on every step timed so far;
+ * without one, each arm's mean step time so far.
  */
 export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number, priors: Record<string, ArmPrior> = {}): number | null {
-  const timed = runs.filter((r) => r.stepSeconds.length > 0);
-  if (timed.length === 0) return null;
-  const arms = [...new Set(runs.map((r) => r.arm))];
-  const ownPace = new Map(arms.flatMap((arm) => {
-    const xs = runs.filter((r) => r.arm === arm).flatMap((r) => r.stepSeconds);
-    return xs.length > 0 ? [[arm, mean(xs)] as const] : [];
-  }));
-  // This computer against the recording, on the arms timed here: 2 = twice as slow.
-  const ratios = [...ownPace].filter(([arm]) => priors[arm]?.secondsPerStep > 0).map(([arm, p]) => p / priors[arm].secondsPerStep);
-  const speed = ratios.length > 0 ? mean(ratios) : 1;
+  if (runs.every((r) => r.stepSeconds.length === 0)) return null;
+  // This computer against the recording, on the steps timed here: 2 = twice as slow.
+  let here = 0;
+  let there = 0;
+  for (const r of runs) {
+    const p = priors[r.arm];
+    if (!p) continue;
+    here += r.stepSeconds.reduce((a, b) => a + b, 0);
+    there += profileSeconds(p, 0, r.stepSeconds.length);
+  }
+  const speed = there > 0 ? here / there : null;
   const allSteps = runs.flatMap((r) => r.stepSeconds);
-  const pace = (arm: string) => ownPace.get(arm) ?? (priors[arm] ? priors[arm].secondsPerStep * speed : mean(allSteps));
+  const ownPace = (arm: string) => {
+    const xs = runs.filter((r) => r.arm === arm).flatMap((r) => r.stepSeconds);
+    return xs.length > 0 ? mean(xs) : mean(allSteps);
+  };
   const length = (arm: string, total: number) => {
     const ended = runs.filter((r) => r.arm === arm && r.over).map((r) => r.done);
     return ended.length > 0 ? mean(ended) : Math.min(total, priors[arm]?.steps ?? total);
@@ -229,8 +249,9 @@ export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number,
   let longest = 0;
   for (const r of runs) {
     if (r.over) continue;
-    const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, length(r.arm, r.total)));
-    const seconds = Math.max(0, end - r.done) * pace(r.arm);
+    const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, Math.round(length(r.arm, r.total))));
+    const p = priors[r.arm];
+    const seconds = p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm);
     work += seconds;
     longest = Math.max(longest, seconds);
   }

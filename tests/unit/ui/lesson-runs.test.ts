@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   armPriors,
+  profileSeconds,
   interleave,
   lessonCount,
   lessonSecondsLeft,
@@ -93,13 +94,18 @@ describe('lessonSecondsLeft (one figure for all runs)', () => {
   it('expects a run to end where its collapse stops it, else as long as its arm\'s ended runs, else the prior', () => {
     expect(lessonSecondsLeft([run('v', 10, false, 20)], 1)).toBe(10);
     expect(lessonSecondsLeft([run('v', 30, true), run('v', 10)], 1)).toBe(20);
-    expect(lessonSecondsLeft([run('v', 10)], 1, { v: { steps: 40, secondsPerStep: 1 } })).toBe(30);
+    expect(lessonSecondsLeft([run('v', 10)], 1, { v: { steps: 40, profile: Array(40).fill(1) } })).toBe(30);
   });
-  it('prices an arm not yet timed at the prior\'s pace, scaled by this computer against the recording', () => {
-    const priors = armPriors([{ arm: 'v', steps: 40, seconds: 40 }, { arm: 's', steps: 100, seconds: 50 }]);
-    expect(priors).toEqual({ v: { steps: 40, secondsPerStep: 1 }, s: { steps: 100, secondsPerStep: 0.5 } });
-    // v runs at 2 s a step here (twice the recording), so s's 100 steps are priced at 1 s: 30 * 2 + 100 = 160 on one worker.
-    expect(lessonSecondsLeft([run('v', 10, false, null, 2), { ...run('s', 0) }], 1, priors)).toBe(160);
+  it('prices the remaining steps as the recording\'s same steps, scaled by this computer against the recording', () => {
+    // The recording: v's steps take 1 s; s's first 2 steps take 5 s, then 0.5 s.
+    const priors = armPriors([{ arm: 'v', times: Array(40).fill(1) }, { arm: 's', times: [5, 5, ...Array(98).fill(0.5)] }]);
+    expect(priors.s).toEqual({ steps: 100, profile: [5, 5, ...Array(98).fill(0.5)] });
+    expect(profileSeconds(priors.s, 0, 3)).toBe(10.5);
+    expect(profileSeconds(priors.v, 39, 42)).toBe(3); // past its end at its last steps' mean
+    // v ran 10 steps at 2 s here (twice the recording): s's 100 steps cost 2 x 59 = 118 s, v's 30 left 60 s.
+    expect(lessonSecondsLeft([run('v', 10, false, null, 2), run('s', 0)], 1, priors)).toBe(178);
+    // s's own slow first steps do not make its cheap later ones look slow: 98 steps left at 2 x 0.5 s.
+    expect(lessonSecondsLeft([{ ...run('s', 2), stepSeconds: [10, 10] }], 1, priors)).toBe(98);
   });
 });
 

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseMetricsJsonl } from '../../../src/metrics/jsonl';
 import { lessonFolder, parseLessonManifest } from '../../../src/ui/lesson';
-import { armPriors, lessonSecondsLeft, scheduleRuns, stopStep, type RunProgress } from '../../../src/ui/lessonRuns';
+import { armPriors, lessonSecondsLeft, profileSeconds, scheduleRuns, stopStep, type RunProgress } from '../../../src/ui/lessonRuns';
 
 const dir = path.resolve(__dirname, '../../../public', lessonFolder('echo-trap'));
 const manifest = parseLessonManifest(JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')));
@@ -21,8 +21,8 @@ const runs = files.map((f) => {
 
 /** Replays the lesson on `workers` workers; returns the total and the estimate's relative error at each sample. */
 function replay(workers: number): { total: number; errors: number[] } {
-  const priors = armPriors(runs.map((r) => ({ arm: r.arm, steps: r.rows.length, seconds: r.times.reduce((a, b) => a + b, 0) })));
-  const queue = scheduleRuns(runs.map((r) => ({ arm: r.arm, seed: r.seed, expectedSeconds: priors[r.arm].steps * priors[r.arm].secondsPerStep })), workers);
+  const priors = armPriors(runs);
+  const queue = scheduleRuns(runs.map((r) => ({ arm: r.arm, seed: r.seed, expectedSeconds: profileSeconds(priors[r.arm], 0, Math.round(priors[r.arm].steps)) })), workers);
   // When each run starts: a free worker takes the next one.
   const free = Array(workers).fill(0);
   const start = new Map<string, number>();
