@@ -10,6 +10,8 @@ test('lesson-start (webgpu): the page names the backend, trains every run on it,
   await page.goto('./?lesson&backend=webgpu&steps=1&groups=2&groupSize=2&turns=1&runs=2');
   await expect(page.getByTestId('backend')).toHaveText('webgpu', { timeout: 120_000 });
   await expect(page.getByTestId('lesson-backend')).toContainText('the graphics card (WebGPU)');
+  // The recording was trained on wasm: the page says a class on the GPU gets new runs.
+  await expect(page.getByTestId('lesson-backend')).toContainText('differ a little from the recording’s (wasm)');
   await expect(page.getByTestId('lesson-start')).toBeEnabled();
   await page.getByTestId('lesson-start').click();
   await expect(page.getByTestId('lesson-run')).toHaveCount(4);
