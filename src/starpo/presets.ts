@@ -133,22 +133,21 @@ const SOKOBAN_TINY: RunConfigInput = mergeConfigInput(TINY, {
 });
 
 // The echo trap (paper §4), as a classroom lesson: vanilla StarPO improves, then its reasoning degenerates and its
-// success collapses, while StarPO-S holds. Both arms are bandit-tiny (its warm start, 8 env groups x 8 rollouts, PPO
+// success collapses, while StarPO-S holds. Both arms are bandit-tiny (its warm start, 8 rollouts per env group, PPO
 // with a critic) with two changes that make the lesson fit class time and show on most seeds:
 // * the high-risk arm (Dragon) always pays 1 (RAGEN: 1 with probability 0.25, else 0). With a lottery, a group whose
 //   draw paid 0 teaches "pick Phoenix" and StarPO-S's filter sometimes keeps only such groups; without it, a group's
-//   rewards disagree only while its rollouts pick different arms;
-// * the actor learning rate is 3e-3 (bandit-tiny 1e-4), so that the collapse comes at steps 16-33, not the paper's ~90.
-// The arms differ only in StarPO-S's ingredients: vanilla keeps all 64 trajectories (4 mini-batches of 16 = 4
-// optimizer steps per rollout), a KL term and the symmetric clip; StarPO-S uses RAGEN-2's recommended filter (top_p 0.9
-// of the in-group std mass, never a group whose rollouts all earned the same reward: the whitened advantages of such a
-// group are noise) with a floor under the std (0.36: a group where only one rollout of 8 differs counts as agreeing),
-// no KL, clip-higher. Once every rollout picks Dragon, vanilla keeps training on that noise and collapses; StarPO-S
-// stops updating. The warning uses RAGEN-2's reward-variance signal.
-// Found by experiment (docs/echo-trap.md; the settings that fail: docs/lab/echo-trap-probes.md): the vanilla arm and
-// the task on seeds 0-4, the StarPO-S filter on seeds 0-6 and 100-109, then checked on fresh seeds: the lesson shows
-// on 8 of 10 (300-309) at 100 steps. The filter is not RAGEN v1's top-2 groups: with that one StarPO-S breaks on 7
-// of 10 fresh seeds, mostly by training on one group with a single deviant rollout.
+//   rewards disagree only while its rollouts pick different arms or break the answer format;
+// * the actor learning rate is 3e-3 (bandit-tiny 1e-4), so that the collapse comes within tens of steps, not the
+//   paper's ~90.
+// The arms differ only in StarPO-S's ingredients: vanilla keeps every trajectory (4 optimizer steps per rollout), a KL
+// term and the symmetric clip; StarPO-S uses RAGEN-2's recommended filter (top_p 0.9 of the in-group std mass, never a
+// group whose rollouts all earned the same reward: the whitened advantages of such a group are noise) with a floor
+// under the std (0.36: a group where only one rollout of 8 differs counts as agreeing), no KL, clip-higher. Once every
+// rollout picks Dragon, vanilla keeps training on that noise and collapses; StarPO-S stops updating. The warning uses
+// RAGEN-2's reward-variance signal. The filter is not RAGEN v1's top-2 groups: with that one StarPO-S breaks on 7 of 10
+// fresh seeds, mostly by training on one group with a single deviant rollout. How often the lesson shows on fresh
+// seeds, and the settings that fail: docs/echo-trap.md and docs/lab/echo-trap-probes.md.
 const DRAGON_ALWAYS_PAYS = { hiArmHiScoreProb: 1 };
 const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(BANDIT_TINY, {
   // bandit-tiny's warm-start recipe with 150 SFT steps instead of 400 (src/warmstart/warmstart.ts): its looser tie
@@ -162,9 +161,7 @@ const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(BANDIT_TINY, {
     ],
   },
   actor: { lr: 3e-3 },
-  // 100 steps, not 60: on 2 of the 10 fresh seeds 200-209 vanilla collapses only at steps 78 and 96
-  // (docs/echo-trap.md).
-  trainer: { totalSteps: 100, saveFreq: 0, seed: 0 },
+  trainer: { saveFreq: 0, seed: 0 },
   echoTrap: { signals: 'reward_std' },
 });
 
@@ -177,6 +174,31 @@ const ECHO_TRAP_BASE: RunConfigInput = mergeConfigInput(BANDIT_TINY, {
 const LESSON_STARPO_S_FILTER: RunConfigInput = {
   filter: { strategy: 'top_p', value: 0.9, includeZero: false, minScore: 0.36 },
 };
+
+// The outcome lesson as a class runs it: several runs per arm at once (ECHO_TRAP_LESSON_SEEDS) on a laptop's two
+// cores, each small enough to cost about a minute of one core (vanilla about 1.4 s of CPU per step, StarPO-S about
+// 0.4 s; the page and `ragen lesson` stop a run a few steps after its collapse). Found on tuning seeds 0-9
+// (docs/lab/echo-trap-probes.md, "A small lesson"), where vanilla collapses after the warning on 9 of 10 and StarPO-S
+// holds on 10 of 10:
+// * 4 env groups x 8 rollouts (32 trajectories per step, half of bandit-tiny's 64) in mini-batches of 8: vanilla
+//   still makes 4 optimizer steps per rollout, as with 64 trajectories in mini-batches of 16, at half the cost;
+// * the learning rate warms up over the first 10 steps (veRL's lr_warmup_steps_ratio, in both arms): at the full rate
+//   from the first step, an update StarPO-S makes while most of its groups still disagree can break its answer format
+//   before it has learned anything;
+// * 80 steps: vanilla's collapse comes at steps 21-61 on the tuning seeds.
+const ECHO_TRAP_LESSON: RunConfigInput = mergeConfigInput(ECHO_TRAP_BASE, {
+  agent: { envGroups: 4, trainEnvs: [{ tag: 'Bandit', nGroups: 4, config: DRAGON_ALWAYS_PAYS }] },
+  actor: { ppoMiniBatchSize: 8, ppoMicroBatchSize: 8, lrWarmupStepsRatio: 0.125 },
+  trainer: { totalSteps: 80, seed: 2 },
+});
+
+/**
+ * The live lesson's training seeds, one run of each arm on each: the page trains them all at once and the recording
+ * holds them. Tuning seeds where vanilla collapses early (steps 21-32) and StarPO-S holds, so that a class sees the
+ * lesson in class time; the first is the preset's own seed. How often the lesson shows on seeds nobody chose is the
+ * fresh-seed table in docs/echo-trap.md.
+ */
+export const ECHO_TRAP_LESSON_SEEDS: readonly number[] = [2, 3, 8, 9];
 
 // The echo trap's mechanism: RAGEN-2's input-dependence signal, the mutual information between a prompt and its
 // reasoning, falls in vanilla StarPO before its success does, and stays up in StarPO-S. On Bandit it cannot (the
@@ -255,10 +277,10 @@ const PRESETS = {
     arms: { 'sokoban-tiny': SOKOBAN_TINY },
   },
   'echo-trap': {
-    summary: 'Vanilla StarPO vs StarPO-S on Bandit (Dragon always pays) at a high learning rate, same seeds: vanilla improves, the reward-variance warning fires, then its reasoning and format break and success falls to 0; StarPO-S (RAGEN-2 filter with a std floor) holds. How often this shows on fresh seeds is in docs/echo-trap.md; the recording and the live default (seed 0) replay exactly.',
+    summary: 'Vanilla StarPO vs StarPO-S on Bandit (Dragon always pays) at a high learning rate, same seeds: vanilla improves, the reward-variance warning fires, then its reasoning and format break and success falls to 0; StarPO-S (RAGEN-2 filter with a std floor) holds. Small runs (4 env groups, 80 steps, about a minute of one core each), so that a class trains several per arm at once; how often this shows on fresh seeds is in docs/echo-trap.md.',
     arms: {
-      starpo: mergeConfigInput(ECHO_TRAP_BASE, VANILLA_STARPO),
-      'starpo-s': mergeConfigInput(ECHO_TRAP_BASE, LESSON_STARPO_S_FILTER),
+      starpo: mergeConfigInput(ECHO_TRAP_LESSON, VANILLA_STARPO),
+      'starpo-s': mergeConfigInput(ECHO_TRAP_LESSON, LESSON_STARPO_S_FILTER),
     },
   },
   'echo-trap-frozenlake': {

@@ -3,7 +3,7 @@ import { EchoTrapDetector, type EchoTrapConfig } from '../../../src/metrics/echo
 import { ConfigError, applyOverrides, assertRunnable, configDifferences, type RunConfig } from '../../../src/starpo/config';
 import { EarlyStopper, type EarlyStopConfig } from '../../../src/starpo/earlyStop';
 import { filterGroupsByConfig } from '../../../src/starpo/filter';
-import { PRESET_NAMES, listPresets, presetConfig, resolvePreset, tinyPresetNames } from '../../../src/starpo/presets';
+import { ECHO_TRAP_LESSON_SEEDS, PRESET_NAMES, listPresets, presetConfig, resolvePreset, tinyPresetNames } from '../../../src/starpo/presets';
 
 const TINY_PRESETS = ['bandit-tiny', 'frozenlake-tiny', 'frozenlake-noslip-tiny', 'sokoban-tiny'];
 
@@ -138,18 +138,26 @@ describe('echo-trap', () => {
     expect((starpo.agent.envGroups * starpo.agent.groupSize) / starpo.actor.ppoMiniBatchSize).toBeGreaterThan(1);
   });
 
-  it('is bandit-tiny with Dragon always paying, a 30x learning rate, 100 steps, the reward-variance warning and its own warm start', () => {
+  it('is bandit-tiny with Dragon always paying, 4 env groups in mini-batches of 8, a 30x learning rate warmed up over 10 steps, 80 steps, the reward-variance warning and its own warm start', () => {
     const bandit = presetConfig('bandit-tiny');
     expect(configDifferences(bandit, starpo).map(([key]) => key).filter((k) => !k.startsWith('filter.') && !/clip|[kK]l/.test(k)).sort())
-      .toEqual(['actor.lr', 'agent.trainEnvs', 'agent.valEnvs', 'echoTrap.signals', 'model.warmStart', 'trainer.saveFreq']);
-    expect([starpoS.actor.lr, starpoS.trainer.totalSteps]).toEqual([3e-3, 100]);
+      .toEqual([
+        'actor.lr', 'actor.lrWarmupStepsRatio', 'actor.ppoMicroBatchSize', 'actor.ppoMiniBatchSize', 'agent.envGroups', 'agent.trainEnvs',
+        'agent.valEnvs', 'echoTrap.signals', 'model.warmStart', 'trainer.saveFreq', 'trainer.seed', 'trainer.totalSteps',
+      ]);
+    for (const arm of [starpo, starpoS]) {
+      expect([arm.actor.lr, arm.actor.lrWarmupStepsRatio * arm.trainer.totalSteps, arm.trainer.totalSteps]).toEqual([3e-3, 10, 80]);
+      // 32 trajectories in mini-batches of 8: vanilla makes 4 optimizer steps per rollout.
+      expect([arm.agent.envGroups, arm.agent.groupSize, arm.actor.ppoMiniBatchSize]).toEqual([4, 8, 8]);
+    }
     // The warm start the lesson was found with: bandit-tiny's recipe at 150 SFT steps (src/warmstart/warmstart.ts).
     expect([starpo.model.warmStart, starpoS.model.warmStart]).toEqual(['warmstart/echo-trap', 'warmstart/echo-trap']);
-    // Only the payout of the high-risk arm changes: tags, group counts and everything else stay bandit-tiny's.
+    // The payout of the high-risk arm changes everywhere, the number of training groups halves; validation stays bandit-tiny's.
     for (const arm of [starpo, starpoS]) {
       const blocks = [...arm.agent.trainEnvs, ...arm.agent.valEnvs];
       expect(blocks.map((b) => b.config)).toEqual(blocks.map(() => ({ hiArmHiScoreProb: 1 })));
-      expect(blocks.map((b) => [b.tag, b.nGroups])).toEqual([...bandit.agent.trainEnvs, ...bandit.agent.valEnvs].map((b) => [b.tag, b.nGroups]));
+      expect(arm.agent.trainEnvs.map((b) => [b.tag, b.nGroups])).toEqual([['Bandit', 4]]);
+      expect(arm.agent.valEnvs.map((b) => [b.tag, b.nGroups])).toEqual(bandit.agent.valEnvs.map((b) => [b.tag, b.nGroups]));
     }
   });
 
@@ -157,6 +165,12 @@ describe('echo-trap', () => {
     expect([starpoS.filter.strategy, starpoS.filter.value, starpoS.filter.topPProbMode, starpoS.filter.includeZero, starpoS.filter.metric, starpoS.filter.minScore])
       .toEqual(['top_p', 0.9, 'linear', false, 'reward_variance', 0.36]);
     expect([starpoS.algorithm.klCoef, starpoS.actor.clipRatioLow, starpoS.actor.clipRatioHigh]).toEqual([0, 0.2, 0.28]);
+  });
+
+  it("names the live lesson's training seeds: four, the preset's own seed (the recording's) first, all distinct", () => {
+    expect(ECHO_TRAP_LESSON_SEEDS).toHaveLength(4);
+    expect(ECHO_TRAP_LESSON_SEEDS[0]).toBe(starpo.trainer.seed);
+    expect(new Set(ECHO_TRAP_LESSON_SEEDS).size).toBe(4);
   });
 
   it('needs an arm name when asked for one config', () => {
@@ -187,7 +201,7 @@ describe('echo-trap-frozenlake (the mechanism lesson)', () => {
 
   it('is echo-trap on 8 fixed no-slip lakes with frozenlake-tiny, measuring the MI, 200 steps at 2e-3 after a 10-step warm-up', () => {
     expect(configDifferences(presetConfig('echo-trap', 'starpo'), starpo).map(([key]) => key).sort()).toEqual([
-      'actor.lr', 'actor.lrWarmupStepsRatio', 'actor.ppoMicroBatchSize', 'actor.ppoMiniBatchSize', 'agent.contextWindowMode', 'agent.groupSize',
+      'actor.lr', 'actor.lrWarmupStepsRatio', 'agent.contextWindowMode', 'agent.envGroups', 'agent.groupSize',
       'agent.maxActionsPerTurn', 'agent.maxContextWindow', 'agent.maxTurn', 'agent.trainEnvs', 'agent.valEnvs', 'collapse.enabled',
       'model.warmStart', 'rollout.maxNewTokens', 'trainer.seed', 'trainer.totalSteps',
     ]);
