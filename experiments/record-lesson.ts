@@ -1,12 +1,12 @@
 // Records the classroom lesson that ships with the site (the lesson page's `lesson-recorded` button): trains every arm
-// of the lesson preset on --seeds-per-arm training seeds (--seed and the next ones, as the live lesson does) with
+// of the lesson preset on --seeds-per-arm training seeds (the preset's own, as the live lesson trains them) with
 // `ragen train --preset echo-trap --arm ARM --seed S`, one run after the other (each on --workers cores), each
 // stopping STEPS_AFTER_COLLAPSE steps after its collapse as the live lesson's runs do, then copies each run's
 // metrics.jsonl and a few sample rollouts per step into public/lessons/<preset>/ (the first seed's under <arm>/, the
 // others' under <arm>/seed-<S>/) and writes manifest.json (preset, commit, date, every run, and the command that made
 // it). This script is the one way to remake the recording, e.g. after the preset changes:
 //
-//   npx tsx experiments/record-lesson.ts [--steps 20] [--seed 0] [--seeds-per-arm 4] [--backend wasm] [--workers 2] [--rollouts-per-step 3]
+//   npx tsx experiments/record-lesson.ts [--steps 80] [--seed S] [--seeds-per-arm 4] [--backend wasm] [--workers 2] [--rollouts-per-step 3]
 //
 // When only the early-warning detector changed (src/metrics/echoTrap.ts), `--replay-marks` recomputes the recording's
 // `echo_trap/*` keys with today's detector and the preset's `echoTrap` settings, without training: the detector only
@@ -24,7 +24,7 @@ import { presetConfig, resolvePreset } from '../src/starpo/presets';
 import { replayEchoTrap } from '../src/metrics/echoTrap';
 import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl } from '../src/metrics/jsonl';
 import { LESSON_PRESET, keepFewRollouts, lessonFolder, parseLessonManifest, type LessonManifest, type LessonRunFiles } from '../src/ui/lesson';
-import { LESSON_RUNS_PER_ARM, lessonSeeds, STEPS_AFTER_COLLAPSE } from '../src/ui/lessonRuns';
+import { LESSON_RUNS_PER_ARM, LESSON_SEEDS, lessonSeeds, STEPS_AFTER_COLLAPSE } from '../src/ui/lessonRuns';
 import { vanillaVerdict } from '../src/metrics/lessonVerdict';
 import { isMain, REPO } from './lib/experiment';
 import { BIN } from './lib/runs';
@@ -93,7 +93,7 @@ export async function recordLesson(o: RecordOptions, command: string, log: (line
   fs.mkdirSync(runsRoot, { recursive: true });
   const recorded: LessonRunFiles[] = [];
   const staged = `${o.out}.new-${stamp}`;
-  const seeds = lessonSeeds(o.seed, o.seedsPerArm);
+  const seeds = lessonSeeds(o.seed, o.seedsPerArm, LESSON_SEEDS[o.preset]);
   try {
     // Arms interleaved seed by seed, so an interrupted recording has trained both arms on its first seeds.
     for (const seed of seeds) for (const arm of arms) {
@@ -174,8 +174,8 @@ if (isMain(import.meta.url)) {
     .name('record-lesson')
     .description('train the lesson preset\'s arms and ship a recording of them in public/lessons/<preset>/')
     .option('--preset <name>', 'the lesson preset', LESSON_PRESET)
-    .option('--steps <n>', 'training steps per arm', positiveInt('--steps'), 20)
-    .option('--seed <s>', 'the first training seed of every arm', nonNegativeInt('--seed'), 0)
+    .option('--steps <n>', "training steps per run (default the preset's)", positiveInt('--steps'))
+    .option('--seed <s>', "the first training seed of every arm (default the preset's; from it the preset's own seeds, else the next ones)", nonNegativeInt('--seed'))
     .option('--seeds-per-arm <n>', 'training seeds per arm (--seed and the next ones)', positiveInt('--seeds-per-arm'), LESSON_RUNS_PER_ARM)
     .option('--backend <name>', 'tfjs backend of the runs', 'wasm')
     .option('--workers <n>', 'cores per run (ragen train --workers)', positiveInt('--workers'), 2)
@@ -183,13 +183,16 @@ if (isMain(import.meta.url)) {
     .option('--out <dir>', 'where the recording goes (default public/lessons/<preset>)')
     .option('--replay-marks', "recompute the echo_trap/* keys of the recording in --out with today's detector, without training");
   program.parse();
-  const flags = program.opts<{ preset: string; steps: number; seed: number; seedsPerArm: number; backend: string; workers: number; rolloutsPerStep: number; out?: string; replayMarks?: boolean }>();
+  const flags = program.opts<{ preset: string; steps?: number; seed?: number; seedsPerArm: number; backend: string; workers: number; rolloutsPerStep: number; out?: string; replayMarks?: boolean }>();
   try {
     resolvePreset(flags.preset);
   } catch (err) {
     usage((err as Error).message);
   }
   const out = path.resolve(flags.out ?? path.join(REPO, 'public', lessonFolder(flags.preset)));
+  const first = presetConfig(flags.preset, resolvePreset(flags.preset).arms[0].name);
+  const seed = flags.seed ?? first.trainer.seed;
+  const steps = flags.steps ?? first.trainer.totalSteps;
   if (flags.replayMarks) {
     try {
       replayLessonMarks(out, `npx tsx experiments/record-lesson.ts --replay-marks${flags.out ? ` --out ${flags.out}` : ''}`);
@@ -200,10 +203,10 @@ if (isMain(import.meta.url)) {
     process.exit(0);
   }
   // Every setting spelled out, so the manifest's command remakes this recording even after a default changes.
-  const command = `npx tsx experiments/record-lesson.ts --preset ${flags.preset} --steps ${flags.steps} --seed ${flags.seed} --seeds-per-arm ${flags.seedsPerArm} ` +
+  const command = `npx tsx experiments/record-lesson.ts --preset ${flags.preset} --steps ${steps} --seed ${seed} --seeds-per-arm ${flags.seedsPerArm} ` +
     `--backend ${flags.backend} --workers ${flags.workers} --rollouts-per-step ${flags.rolloutsPerStep}${flags.out ? ` --out ${flags.out}` : ''}`;
   try {
-    await recordLesson({ ...flags, out }, command);
+    await recordLesson({ ...flags, seed, steps, out }, command);
   } catch (err) {
     console.error(`record-lesson: ${(err as Error).message}`);
     process.exit(1);

@@ -4,7 +4,7 @@
 // arms end together.
 import * as Comlink from 'comlink';
 import { startTrainerWorker, type TrainerClient } from './trainer-client';
-import { armPriors, interleave, lessonSeeds, profileSeconds, scheduleRuns, STEPS_AFTER_COLLAPSE, stopStep, type ArmPrior, type PlannedRun } from './lessonRuns';
+import { armPriors, interleave, LESSON_SEEDS, lessonSeeds, profileSeconds, scheduleRuns, STEPS_AFTER_COLLAPSE, stopStep, type ArmPrior, type PlannedRun } from './lessonRuns';
 import { runConfigFor, presetArms } from './settings';
 import type { MetricRow, RunStatus, StoredRollout, TrainingListener } from '../../workers/protocol';
 import type { PresetName } from '../starpo/presets';
@@ -85,7 +85,7 @@ export function lessonWorkers(runs: number, backend: string, cores: number): num
 }
 
 /**
- * The live lesson: every arm of `preset` on `runsPerArm` seeds (from the URL's seed or the preset's on), with the
+ * The live lesson: every arm of `preset` on `runsPerArm` seeds (the preset's own, or from the URL's seed on), with the
  * URL's knobs, in `lessonWorkers` workers on the page's backend.
  */
 export async function startLessonRuns(preset: PresetName, runsPerArm: number): Promise<void> {
@@ -93,7 +93,7 @@ export async function startLessonRuns(preset: PresetName, runsPerArm: number): P
   const settings = { ...$state.snapshot(playground.settings), preset };
   const arms = presetArms(preset);
   const first = runConfigFor(settings, arms[0]);
-  const seeds = lessonSeeds(first.trainer.seed, runsPerArm);
+  const seeds = lessonSeeds(first.trainer.seed, runsPerArm, LESSON_SEEDS[preset]);
   const total = first.trainer.totalSteps;
   const backend = playground.backend?.name ?? playground.requested;
   // Expected seconds per run, from the recording when there is one (vanilla's runs cost far more per step).

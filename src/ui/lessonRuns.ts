@@ -3,6 +3,7 @@
 // Pure TypeScript: the live lesson (lesson-runs.svelte.ts), the recorded one and the tests share it.
 import { armCounts, CollapseWatch, LESSON_CRITERIA, lessonSentence, runVerdict, trainTag, type ArmCounts, type RunVerdict } from '../metrics/lessonVerdict';
 import type { MetricRow } from '../metrics/jsonl';
+import { ECHO_TRAP_LESSON_SEEDS } from '../starpo/presets';
 import { armColour } from './charts';
 
 /** Runs per arm the lesson trains (and the recording holds): the preset's seed and the next ones. */
@@ -17,9 +18,17 @@ export function runsPerArmFromSearch(search: string): number {
   return Number.isInteger(n) && n >= 1 && n <= MAX_RUNS_PER_ARM ? n : LESSON_RUNS_PER_ARM;
 }
 
-/** The lesson's training seeds: `base` (the preset's trainer.seed, the recording's first run) and the next ones. */
-export function lessonSeeds(base: number, count: number = LESSON_RUNS_PER_ARM): number[] {
-  return Array.from({ length: count }, (_, i) => base + i);
+/** Each lesson's own training seeds where its preset names them (the first is the preset's trainer.seed). */
+export const LESSON_SEEDS: Readonly<Record<string, readonly number[]>> = { 'echo-trap': ECHO_TRAP_LESSON_SEEDS };
+
+/**
+ * The training seeds of a lesson's `count` runs per arm: the preset's own list when it starts at `base` (the preset's
+ * seed), continued past its end by the next seeds; from another seed (`?lesson&seed=S`), `base` and the next ones.
+ */
+export function lessonSeeds(base: number, count: number = LESSON_RUNS_PER_ARM, own: readonly number[] = []): number[] {
+  const seeds = own.length > 0 && own[0] === base ? own.slice(0, count) : [base];
+  while (seeds.length < count) seeds.push(Math.max(...seeds) + 1);
+  return seeds;
 }
 
 /** Steps a run goes on after its collapse before it stops: enough for the fall to show on its curve. */

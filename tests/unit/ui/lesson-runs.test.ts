@@ -25,6 +25,10 @@ const holding = [0.3, 0.5, 0.7, 0.9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
 describe('the lesson over several runs per arm', () => {
   it('trains the preset seed and the next ones, arms interleaved', () => {
     expect(lessonSeeds(7, 3)).toEqual([7, 8, 9]);
+    // A preset's own seeds when the lesson starts at its seed, continued past the list's end; another seed, plain.
+    expect(lessonSeeds(2, 3, [2, 3, 8])).toEqual([2, 3, 8]);
+    expect(lessonSeeds(2, 5, [2, 3, 8])).toEqual([2, 3, 8, 9, 10]);
+    expect(lessonSeeds(5, 2, [2, 3, 8])).toEqual([5, 6]);
     expect(interleave(['a', 'b'], [0, 1])).toEqual([{ arm: 'a', seed: 0 }, { arm: 'b', seed: 0 }, { arm: 'a', seed: 1 }, { arm: 'b', seed: 1 }]);
   });
 

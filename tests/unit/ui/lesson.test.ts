@@ -9,6 +9,7 @@ import { presetArms } from '../../../src/ui/settings';
 import { replayEchoTrap } from '../../../src/metrics/echoTrap';
 import { presetConfig } from '../../../src/starpo/presets';
 import { groupByStep } from '../../../src/ui/trajectories';
+import { stopStep } from '../../../src/ui/lessonRuns';
 
 const validManifest = () => ({
   format: 1, preset: 'echo-trap', steps: 2, seed: 0, backend: 'wasm', workers: 2, rolloutsPerStep: 3,
@@ -90,16 +91,20 @@ describe.each(LESSON_PRESETS)('lesson: the recording of %s that ships with the s
     expect(firstStep(byArm['starpo-s'], 'echo_trap/converged')).not.toBeNull();
   });
 
-  it('holds every step of each arm, and only a few readable sample trajectories per step and split', () => {
-    for (const arm of manifest.arms) {
-      const rows = parseMetricsJsonl(fs.readFileSync(path.join(folder, arm.metrics), 'utf8'), arm.metrics);
-      expect(rows.map((r) => r.step)).toEqual(Array.from({ length: manifest.steps + 1 }, (_, i) => i));
-      expect(arm.steps).toBe(manifest.steps);
-      const rollouts = parseRolloutsJsonl(fs.readFileSync(path.join(folder, arm.rollouts), 'utf8'), arm.rollouts);
+  it('holds every step of each run (to its last: a run stops a few steps after its collapse), and only a few readable sample trajectories per step and split', () => {
+    const runs = manifest.runs ?? manifest.arms.map((a) => ({ ...a, seed: manifest.seed, collapseStep: undefined }));
+    // The arms' files are their first seed's runs.
+    for (const arm of manifest.arms) expect(runs.find((r) => r.metrics === arm.metrics)).toMatchObject({ name: arm.name, seed: manifest.seed, steps: arm.steps });
+    for (const run of runs) {
+      const rows = parseMetricsJsonl(fs.readFileSync(path.join(folder, run.metrics), 'utf8'), run.metrics);
+      expect(rows.map((r) => r.step)).toEqual(Array.from({ length: run.steps + 1 }, (_, i) => i));
+      if (run.collapseStep === undefined) expect(run.steps).toBe(manifest.steps);
+      else expect(run.steps).toBe(stopStep(rows));
+      const rollouts = parseRolloutsJsonl(fs.readFileSync(path.join(folder, run.rollouts), 'utf8'), run.rollouts);
       expect(keepFewRollouts(rollouts, manifest.rolloutsPerStep)).toEqual(rollouts);
       expect(groupByStep(rollouts).unreadable).toEqual([]);
       // A few kilobytes per step: the page loads the whole recording at once (60 steps were about 250 kB).
-      expect(fs.statSync(path.join(folder, arm.rollouts)).size).toBeLessThan(5_000 * manifest.steps);
+      expect(fs.statSync(path.join(folder, run.rollouts)).size).toBeLessThan(5_000 * manifest.steps);
     }
   });
 });
