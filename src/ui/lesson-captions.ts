@@ -53,8 +53,8 @@ const BANDIT: readonly LessonCaption[] = [
   },
   {
     key: 'actor/entropy_loss', title: 'How unsure it is of each next word', yLabel: 'uncertainty',
-    text: 'It falls to half or less as an arm grows sure of its answer, in both arms. StarPO-S’s line has gaps: on those steps it made no update, so there is nothing to measure.',
-    claims: [{ arm: 'vanilla', relation: 'dips' }, { arm: 'stabilised', relation: 'dips' }, { arm: 'stabilised', relation: 'gaps' }],
+    text: 'Vanilla StarPO’s rises as it collapses, to twice its lowest or more, and ends above StarPO-S’s: its text stops following the format, it does not repeat one answer. StarPO-S’s line has gaps: on those steps it made no update, so there is nothing to measure.',
+    claims: [{ arm: 'vanilla', relation: 'rises' }, { arm: 'vanilla', relation: 'above', other: 'stabilised' }, { arm: 'stabilised', relation: 'gaps' }],
   },
   {
     key: 'actor/grad_norm', title: 'How big each update is', yLabel: 'update size',

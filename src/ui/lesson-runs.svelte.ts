@@ -4,7 +4,7 @@
 // arms end together.
 import * as Comlink from 'comlink';
 import { startTrainerWorker, type TrainerClient } from './trainer-client';
-import { armPriors, interleave, LESSON_SEEDS, lessonSeeds, profileSeconds, scheduleRuns, STEPS_AFTER_COLLAPSE, stopStep, type ArmPrior, type PlannedRun } from './lessonRuns';
+import { armPriors, interleave, LESSON_SEEDS, lessonSeeds, profileSeconds, runKey, scheduleRuns, STEPS_AFTER_COLLAPSE, stopStep, type ArmPrior, type PlannedRun } from './lessonRuns';
 import { runConfigFor, presetArms } from './settings';
 import type { MetricRow, RunStatus, StoredRollout, TrainingListener } from '../../workers/protocol';
 import type { PresetName } from '../starpo/presets';
@@ -75,7 +75,7 @@ export function showRecordedRuns(lesson: RecordedLesson): void {
 export function setPriors(lesson: RecordedLesson): void {
   // Each step's own time as the runs logged it; the estimate rescales it to this computer.
   const time = (row: MetricRow) => (typeof row['timing_s/step'] === 'number' ? row['timing_s/step'] : 0);
-  lessonRuns.priors = armPriors(lesson.runs.map((r) => ({ arm: r.arm, times: r.rows.filter((row) => row.step >= 1).map(time) })));
+  lessonRuns.priors = armPriors(lesson.runs.map((r) => ({ arm: r.arm, seed: r.seed, times: r.rows.filter((row) => row.step >= 1).map(time) })));
 }
 
 /** How many workers the live lesson trains in: one run per core on wasm (at most 4), two on a GPU. */
@@ -98,7 +98,7 @@ export async function startLessonRuns(preset: PresetName, runsPerArm: number): P
   const backend = playground.backend?.name ?? playground.requested;
   // Expected seconds per run, from the recording when there is one (vanilla's runs cost far more per step).
   const planned = interleave(arms, seeds).map(({ arm, seed }) => {
-    const p = lessonRuns.priors[arm];
+    const p = lessonRuns.priors[runKey(arm, seed)] ?? lessonRuns.priors[arm];
     return { arm, seed, expectedSeconds: p ? profileSeconds(p, 0, Math.min(total, Math.round(p.steps))) : total };
   });
   lessonRuns.runs = interleave(arms, seeds).map(({ arm, seed }) => ({ arm, seed, rows: [], rollouts: [], status: null, stopAt: null, stepSeconds: [] }));

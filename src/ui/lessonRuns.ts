@@ -180,6 +180,8 @@ export function runLines(runs: readonly LessonRunRows[], key: string, arms: read
 /** Where one run of a live lesson is, for the time estimate. */
 export interface RunProgress {
   arm: string;
+  /** Its training seed: a run of a seed the recording holds is priced as that run (on wasm it replays it exactly). */
+  seed?: number;
   /** Steps done, and the steps it runs at most. */
   done: number;
   total: number;
@@ -199,9 +201,13 @@ export interface ArmPrior {
   profile: number[];
 }
 
-/** Each arm's prior from finished runs' step times (`timing_s/step` of steps 1, 2, ...). */
-export function armPriors(runs: readonly { arm: string; times: readonly number[] }[]): Record<string, ArmPrior> {
+/** The key of one run's own prior in armPriors' result (next to its arm's, keyed by the arm's name). */
+export const runKey = (arm: string, seed: number) => `${arm}#${seed}`;
+
+/** Each arm's prior from finished runs' step times (`timing_s/step` of steps 1, 2, ...), and each run's own. */
+export function armPriors(runs: readonly { arm: string; seed?: number; times: readonly number[] }[]): Record<string, ArmPrior> {
   const out: Record<string, ArmPrior> = {};
+  for (const r of runs) if (r.seed !== undefined && r.times.length > 0) out[runKey(r.arm, r.seed)] = { steps: r.times.length, profile: [...r.times] };
   for (const arm of new Set(runs.map((r) => r.arm))) {
     const mine = runs.filter((r) => r.arm === arm && r.times.length > 0);
     if (mine.length === 0) continue;
@@ -231,15 +237,17 @@ function mean(xs: readonly number[]): number {
  * last as long as its arm's ended runs did on average (the prior's runs before any ended, else its full length).
  * With a prior (the recording), a run's remaining steps cost what those steps cost there (a run's first steps are
  * slower than its later ones), times how this computer compares with the recording on every step timed so far;
- * without one, each arm's mean step time so far.
+ * without one, each arm's mean step time so far. A run of a seed the recording holds is priced as that run, its
+ * length included (on the recording's backend it replays it step for step); another, as its arm's mean run.
  */
 export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number, priors: Record<string, ArmPrior> = {}): number | null {
   if (runs.every((r) => r.stepSeconds.length === 0)) return null;
+  const priorOf = (r: RunProgress): ArmPrior | undefined => (r.seed !== undefined ? priors[runKey(r.arm, r.seed)] : undefined) ?? priors[r.arm];
   // This computer against the recording, on the steps timed here: 2 = twice as slow.
   let here = 0;
   let there = 0;
   for (const r of runs) {
-    const p = priors[r.arm];
+    const p = priorOf(r);
     if (!p) continue;
     here += r.stepSeconds.reduce((a, b) => a + b, 0);
     there += profileSeconds(p, 0, r.stepSeconds.length);
@@ -250,16 +258,18 @@ export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number,
     const xs = runs.filter((r) => r.arm === arm).flatMap((r) => r.stepSeconds);
     return xs.length > 0 ? mean(xs) : mean(allSteps);
   };
-  const length = (arm: string, total: number) => {
-    const ended = runs.filter((r) => r.arm === arm && r.over).map((r) => r.done);
-    return ended.length > 0 ? mean(ended) : Math.min(total, priors[arm]?.steps ?? total);
+  const length = (r: RunProgress) => {
+    const own = r.seed !== undefined ? priors[runKey(r.arm, r.seed)] : undefined;
+    if (own) return own.steps;
+    const ended = runs.filter((x) => x.arm === r.arm && x.over).map((x) => x.done);
+    return ended.length > 0 ? mean(ended) : Math.min(r.total, priors[r.arm]?.steps ?? r.total);
   };
   let work = 0;
   let longest = 0;
   for (const r of runs) {
     if (r.over) continue;
-    const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, Math.round(length(r.arm, r.total))));
-    const p = priors[r.arm];
+    const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, Math.round(length(r))));
+    const p = priorOf(r);
     const seconds = p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm);
     work += seconds;
     longest = Math.max(longest, seconds);

@@ -89,7 +89,7 @@ describe('record-lesson', () => {
     // The shipped StarPO-S arm converges (its filter stops training on agreeing groups); the replay reports that step.
     const convergedAt = before.find((r) => r['echo_trap/converged'] === 1)?.step;
     expect(convergedAt).toBeGreaterThan(0);
-    expect(lines).toContain(`starpo-s seed 0: warning at step -, converged at step ${convergedAt}`);
+    expect(lines).toContain(`starpo-s seed ${manifest.seed}: warning at step -, converged at step ${convergedAt}`);
     expect(manifest.marksReplayed?.command).toBe('the replay command');
     expect(parseLessonManifest(JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8'))).marksReplayed).toEqual(manifest.marksReplayed);
   });

@@ -40,7 +40,7 @@ function replay(workers: number): { total: number; errors: number[] } {
       let done = 0;
       for (let s = 0, at = t0; s < r.times.length && at + r.times[s] <= t; at += r.times[s], s++) done = s + 1;
       const rows = r.rows.slice(0, done);
-      return { arm: r.arm, done, total: manifest.steps, over: done === r.rows.length, stopAt: stopStep(rows), stepSeconds: r.times.slice(0, done) };
+      return { arm: r.arm, seed: r.seed, done, total: manifest.steps, over: done === r.rows.length, stopAt: stopStep(rows), stepSeconds: r.times.slice(0, done) };
     });
     const left = lessonSecondsLeft(progress, workers, priors);
     if (left !== null) errors.push((left - (total - t)) / (total - t));
