@@ -84,6 +84,11 @@ export interface CreateRunOptions {
   workers?: WorkersChoice;
   /** Runs training side by side on this page (2 in classroom mode): 'auto' gives each a helper only if cores allow. */
   runs?: number;
+  /**
+   * Send a checkpoint to the page after every step and at every pause, stop and end (default true). The lesson's runs
+   * are never resumed, so they skip it: writing the weights and optimizer state out every step costs time.
+   */
+  checkpoints?: boolean;
 }
 
 /**

@@ -41,6 +41,8 @@ class TrainerRun implements Steppable {
     readonly trainer: Trainer,
     private readonly listener: TrainingListener,
     private readonly progress: ProgressRelay,
+    /** Whether the page wants checkpoints (CreateRunOptions.checkpoints). */
+    private readonly checkpoints: boolean,
   ) {}
   get stepsDone(): number {
     return this.trainer.stepsDone;
@@ -62,7 +64,7 @@ class TrainerRun implements Steppable {
   /** Sends the current checkpoint to the page (at a step boundary; skipped when this step's was already sent). */
   async sendCheckpoint(): Promise<void> {
     const step = this.trainer.stepsDone;
-    if (step === 0 || step === this.lastCheckpointStep) return;
+    if (!this.checkpoints || step === 0 || step === this.lastCheckpointStep) return;
     this.lastCheckpointStep = step;
     await this.listener.checkpoint(step, await this.trainer.checkpointFiles());
   }
@@ -160,7 +162,7 @@ const api: TrainerWorkerApi = {
       endHelper();
       throw err;
     }
-    const current = new TrainerRun(trainer, listener, progress);
+    const current = new TrainerRun(trainer, listener, progress, options.checkpoints ?? true);
     progress.target = trainer;
     run = current;
     const runController = new RunController(current, async (status) => {

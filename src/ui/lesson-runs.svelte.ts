@@ -23,8 +23,10 @@ export interface LessonRunView {
   status: RunStatus | null;
   /** The step it stops at, once it collapsed. */
   stopAt: number | null;
-  /** Seconds each step took (`timing_s/step`), for the time estimate. */
+  /** Wall-clock seconds each training step took on this page (everything between two metrics rows), for the time estimate. */
   stepSeconds: number[];
+  /** Wall-clock seconds from asking for the run to its first metrics row (building the model, the step-0 validation). */
+  startup: number | null;
 }
 
 const ENDED = new Set(['done', 'stopped', 'failed']);
@@ -65,7 +67,7 @@ export function showRecordedRuns(lesson: RecordedLesson): void {
   const firstRollouts = new Map(lesson.arms.map((a) => [a.name, a.rollouts]));
   lessonRuns.runs = lesson.runs.map((r) => ({
     arm: r.arm, seed: r.seed, rows: r.rows, rollouts: r.seed === lesson.manifest.seed ? (firstRollouts.get(r.arm) ?? []) : [],
-    status: null, stopAt: null, stepSeconds: [],
+    status: null, stopAt: null, stepSeconds: [], startup: null,
   }));
   lessonRuns.source = 'recorded';
   lessonRuns.error = null;
@@ -101,7 +103,7 @@ export async function startLessonRuns(preset: PresetName, runsPerArm: number): P
     const p = lessonRuns.priors[runKey(arm, seed)] ?? lessonRuns.priors[arm];
     return { arm, seed, expectedSeconds: p ? profileSeconds(p, 0, Math.min(total, Math.round(p.steps))) : total };
   });
-  lessonRuns.runs = interleave(arms, seeds).map(({ arm, seed }) => ({ arm, seed, rows: [], rollouts: [], status: null, stopAt: null, stepSeconds: [] }));
+  lessonRuns.runs = interleave(arms, seeds).map(({ arm, seed }) => ({ arm, seed, rows: [], rollouts: [], status: null, stopAt: null, stepSeconds: [], startup: null }));
   lessonRuns.source = 'live';
   lessonRuns.error = null;
   lessonRuns.startedAt = Date.now();
@@ -135,6 +137,8 @@ async function workLoop(c: TrainerClient, preset: PresetName, settings: typeof p
     // The trainer ends the run a few steps after its collapse (the verdict's rule, online).
     config.trainer.stopAfterCollapse = STEPS_AFTER_COLLAPSE;
     const keepRollouts = view.seed === lessonRuns.runs.find((r) => r.arm === view.arm)?.seed;
+    const asked = performance.now();
+    let lastRow: number | null = null;
     let ended!: () => void;
     const over = new Promise<void>((resolve) => (ended = resolve));
     const listener: TrainingListener = {
@@ -142,8 +146,10 @@ async function workLoop(c: TrainerClient, preset: PresetName, settings: typeof p
         const at = view.rows.findIndex((r) => r.step >= row.step);
         if (at === -1) view.rows.push(row);
         else view.rows.splice(at, view.rows.length - at, row);
-        const t = row['timing_s/step'];
-        if (row.step >= 1 && typeof t === 'number' && t > 0) view.stepSeconds.push(t);
+        const now = performance.now();
+        if (lastRow === null) view.startup = (now - asked) / 1000;
+        else if (row.step >= 1) view.stepSeconds.push((now - lastRow) / 1000);
+        lastRow = now;
         view.stopAt ??= stopStep(view.rows);
       },
       rollouts(step, records) {
@@ -157,7 +163,7 @@ async function workLoop(c: TrainerClient, preset: PresetName, settings: typeof p
       checkpoint() {},
     };
     try {
-      await call(c.api.createRun({ config, siteBase: siteBase(), workers: settings.workers, runs: workers }, Comlink.proxy(listener)));
+      await call(c.api.createRun({ config, siteBase: siteBase(), workers: settings.workers, runs: workers, checkpoints: false }, Comlink.proxy(listener)));
       await call(c.api.play());
       await Promise.race([over, c.crashed]);
     } catch (err) {

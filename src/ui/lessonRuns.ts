@@ -191,6 +191,8 @@ export interface RunProgress {
   stopAt: number | null;
   /** Seconds each of its steps took so far. */
   stepSeconds: readonly number[];
+  /** Seconds from asking for the run to its first metrics row (building it, the step-0 validation); null before. */
+  startup?: number | null;
 }
 
 /** What an arm's runs took in an earlier lesson (the recording): how many steps a run lasted, and each step's seconds. */
@@ -264,13 +266,17 @@ export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number,
     const ended = runs.filter((x) => x.arm === r.arm && x.over).map((x) => x.done);
     return ended.length > 0 ? mean(ended) : Math.min(r.total, priors[r.arm]?.steps ?? r.total);
   };
+  // A run not yet started first has to be built (and validated at step 0): as long as the started ones took.
+  const startups = runs.map((r) => r.startup).filter((t): t is number => typeof t === 'number');
+  const startup = mean(startups);
   let work = 0;
   let longest = 0;
   for (const r of runs) {
     if (r.over) continue;
+    const building = r.startup === undefined || r.startup === null ? startup : 0;
     const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, Math.round(length(r))));
     const p = priorOf(r);
-    const seconds = p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm);
+    const seconds = building + (p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm));
     work += seconds;
     longest = Math.max(longest, seconds);
   }

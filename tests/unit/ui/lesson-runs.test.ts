@@ -100,6 +100,9 @@ describe('lessonSecondsLeft (one figure for all runs)', () => {
     expect(lessonSecondsLeft([run('v', 30, true), run('v', 10)], 1)).toBe(20);
     expect(lessonSecondsLeft([run('v', 10)], 1, { v: { steps: 40, profile: Array(40).fill(1) } })).toBe(30);
   });
+  it('adds the started runs\' mean start-up time to each run not yet started', () => {
+    expect(lessonSecondsLeft([{ ...run('v', 10, false, 20), startup: 6 }, { ...run('v', 0, false, 20), startup: null }], 1)).toBe(10 + 6 + 20);
+  });
   it('prices the remaining steps as the recording\'s same steps, scaled by this computer against the recording', () => {
     // The recording: v's steps take 1 s; s's first 2 steps take 5 s, then 0.5 s.
     const priors = armPriors([{ arm: 'v', times: Array(40).fill(1) }, { arm: 's', times: [5, 5, ...Array(98).fill(0.5)] }]);
