@@ -179,6 +179,45 @@ export async function withHfWeights<T>(config: Qwen2Config, weights: Record<stri
   }
 }
 
+/** The rows of each HF part of a model's stacked weight variables ([q, k, v], [gate, up]), recorded when the model
+ *  makes them. */
+const STACK_ROWS = new WeakMap<tf.Tensor, readonly number[]>();
+
+/**
+ * The order in which to sum the squares of gradients keyed like `names` (sumOfSquares' segments: tensor index in
+ * `names`, first element, count) so that the sum runs over the elements as it did over HF's separate tensors, one
+ * segment per HF tensor: q.weight, q.bias, k.weight, k.bias, v.weight, v.bias for each layer's stacked qkv_proj
+ * weight and bias, gate then up for gate_up_proj, every other tensor whole. With it a global gradient norm has the
+ * float bits it had before the weights were stacked (cpu sums sequentially; wasm sums each segment in float32 lanes,
+ * then the segments in float64). Null when `vars` hold no stacked weight of a Qwen2Model (LoRA adapters, a plain
+ * map): then the tensors themselves are the segments.
+ */
+export function hfSumOrder(names: readonly string[], vars: Record<string, tf.Tensor>): number[] | null {
+  if (!names.some((n) => STACK_ROWS.has(vars[n]))) return null;
+  const index = new Map(names.map((n, i) => [n, i]));
+  const segments: number[] = [];
+  const inPairs = new Set<string>();
+  for (const [i, name] of names.entries()) {
+    if (inPairs.has(name)) continue;
+    const rows = STACK_ROWS.get(vars[name]);
+    if (!rows) {
+      segments.push(i, 0, vars[name].size);
+      continue;
+    }
+    const biasName = name.replace(/\.weight$/, '.bias');   // qkv_proj's; gate_up_proj has none
+    const bias = name.endsWith('.weight') && index.has(biasName) ? index.get(biasName)! : -1;
+    if (bias >= 0) inPairs.add(biasName);
+    const width = vars[name].shape[1] ?? 1;
+    let row = 0;
+    for (const r of rows) {
+      segments.push(i, row * width, r * width);
+      if (bias >= 0) segments.push(bias, row, r);
+      row += r;
+    }
+  }
+  return segments;
+}
+
 /** Every variable's name and shape in the model's own (stacked) layout, in order. */
 export function qwen2VariableShapes(c: Qwen2Config, opts: { valueHead?: boolean } = {}): Record<string, number[]> {
   const hf = qwen2WeightShapes(c, opts);
@@ -327,10 +366,14 @@ export class Qwen2Model {
     // In HF order, so stacking frees each group's parts as it goes (a model's worth of copies never coexists).
     const stacked = stackHfWeights(Object.fromEntries(Object.keys(expected).map((n) => [n, weights[n]])), { consume: true });
     this.variables = {};
+    const hd = headDim(config), qkvRows = [config.num_attention_heads * hd, config.num_key_value_heads * hd, config.num_key_value_heads * hd];
+    const gateUpRows = [config.intermediate_size, config.intermediate_size];
     for (const name of Object.keys(qwen2VariableShapes(config, opts))) {
       // Unnamed variables: tfjs names must be unique per process, and actor, critic and reference coexist.
       this.variables[name] = tf.variable(stacked[name], true);
       stacked[name].dispose();
+      if (/\.qkv_proj\.weight$/.test(name)) STACK_ROWS.set(this.variables[name], qkvRows);
+      if (/\.gate_up_proj\.weight$/.test(name)) STACK_ROWS.set(this.variables[name], gateUpRows);
     }
     this.rope = new RopeTables(headDim(config), config.rope_theta);
     this.heads = { numHeads: config.num_attention_heads, numKvHeads: config.num_key_value_heads, headDim: headDim(config) };
