@@ -5,6 +5,7 @@
 //   param -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 import * as tf from '@tensorflow/tfjs';
 import { adamWInPlace, adamWPerVariableInPlace, hasFusedAdamW, hasPerVariableAdamW, ownData, sumOfSquares, type AdamWAttrs } from './kernels/index';
+import { hfSumOrder } from './qwen2';
 
 export interface AdamWOptions {
   lr: number;                    // learning rate (RAGEN: actor 1e-6, critic 1e-5); may be changed between steps
@@ -47,6 +48,9 @@ export class AdamW {
   // temporaries; the op chain is the fallback (and step()'s reference path).
   private readonly names: string[];
   private readonly sizes: number[];
+  /** The global norm's summation order when every gradient is given (hfSumOrder: a Qwen2Model's stacked q/k/v
+   *  summed as HF's separate tensors were, so the norm keeps its bits), or null for the variables' own order. */
+  private readonly sumOrder: number[] | null;
   private readonly m: tf.Variable | null;                       // flat layout
   private readonly v: tf.Variable | null;
   private readonly mOf: Record<string, tf.Variable> | null;     // per-variable layout
@@ -63,6 +67,7 @@ export class AdamW {
     if (!(this.weightDecay >= 0)) throw new Error(`AdamW: weightDecay must be >= 0, got ${this.weightDecay}`);
     this.names = Object.keys(vars);
     this.sizes = this.names.map((n) => vars[n].size);
+    this.sumOrder = hfSumOrder(this.names, vars);
     const total = this.sizes.reduce((a, b) => a + b, 0);
     const perVariable = opts.perVariable ?? !hasFusedAdamW();
     // tidy disposes the zeros tensors; the variables keep their own reference to the data.
@@ -90,7 +95,7 @@ export class AdamW {
     if (!(maxNorm > 0)) throw new Error(`clipGradNorm: maxNorm must be > 0, got ${maxNorm}`);
     if (this.perVariable) return this.stepClippedPerVariable(grads, maxNorm);
     const list = this.names.map((n) => grads[n]);
-    const sumSq = list.every(Boolean) ? sumOfSquares(list) : null;
+    const sumSq = list.every(Boolean) ? sumOfSquares(list, this.sumOrder ?? undefined) : null;
     if (sumSq) {
       const norm = Math.fround(Math.sqrt((await sumSq.data())[0]));
       sumSq.dispose();
@@ -180,7 +185,8 @@ export class AdamW {
     if (!present.length) throw new Error('clipGradNorm: no gradients given');
     // One fused kernel where there is one (webgpu); else summed pairwise, not with tf.addN (webgpu binds one buffer
     // per addN input, at most 8).
-    let sumSq: tf.Tensor | null = sumOfSquares(present.map((n) => grads[n]));
+    const all = present.length === this.names.length;
+    let sumSq: tf.Tensor | null = sumOfSquares(present.map((n) => grads[n]), all ? this.sumOrder ?? undefined : undefined);
     if (!sumSq) {
       sumSq = tf.scalar(0);
       for (const n of present) {

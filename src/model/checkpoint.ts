@@ -9,10 +9,11 @@ import type { Qwen2Config } from './config';
 import { ADAPTER_DIR, peftAdapterFiles, type LoraAdapters } from './lora';
 import { isExactBf16, type SafetensorsEntry, type SafetensorsInput } from './safetensors';
 import { readShardedSafetensors, shardedSafetensorsFiles } from './safetensorsShards';
-import { qwen2WeightShapes, validateQwen2Config } from './qwen2';
+import { qwen2WeightShapes, validateQwen2Config, withHfWeights } from './qwen2';
 import { Tokenizer } from './tokenizer';
 
-/** What a checkpoint needs from a model: its config and its weights by Hugging Face name. (Qwen2Model fits.) */
+/** What a checkpoint needs from a model: its config and its weights, by Hugging Face name or in Qwen2Model's stacked
+ *  layout (q/k/v and gate/up stacked: split here, splitStackedWeights). (Qwen2Model fits.) */
 export interface CheckpointableModel {
   readonly config: Qwen2Config;
   readonly variables: Record<string, tf.Variable>;
@@ -143,18 +144,22 @@ export async function checkpointFiles(
   // is a bfloat16 still, and writing them as BF16 halves the file without changing a bit of what is read back (a
   // Qwen2.5-0.5B base: 1 GB instead of 2, in the actor's files and again in the critic's). What training changes (a
   // critic's value head) and any base weight that is not exactly a bfloat16 stay float32.
-  for (const [name, shape] of Object.entries(expected)) {
-    const v = model.variables[name];
-    if (!v) throw new Error(`checkpoint: the model has no weight '${name}'`);
-    if (!sameShape(v.shape, shape)) {
-      throw new Error(`checkpoint: weight '${name}' has shape [${v.shape}], expected [${shape}] for this config`);
+  // Only a critic's value head trains under LoRA, and it is never stacked: a split part is frozen with its stack.
+  const trainable = (name: string) => model.variables[name]?.trainable ?? false;
+  await withHfWeights(config, model.variables, async (hf) => {
+    for (const [name, shape] of Object.entries(expected)) {
+      const v = hf[name];
+      if (!v) throw new Error(`checkpoint: the model has no weight '${name}'`);
+      if (!sameShape(v.shape, shape)) {
+        throw new Error(`checkpoint: weight '${name}' has shape [${v.shape}], expected [${shape}] for this config`);
+      }
+      const raw = await v.data();
+      const data = raw instanceof Float32Array ? raw : Float32Array.from(raw as ArrayLike<number>);
+      tensors[name] = model.lora && !trainable(name) && isExactBf16(data) ? { shape, data, writeAs: 'BF16' } : { shape, data };
     }
-    const raw = await v.data();
-    const data = raw instanceof Float32Array ? raw : Float32Array.from(raw as ArrayLike<number>);
-    tensors[name] = model.lora && !v.trainable && isExactBf16(data) ? { shape, data, writeAs: 'BF16' } : { shape, data };
-  }
-  const unexpected = Object.keys(model.variables).filter((k) => !(k in expected));
-  if (unexpected.length) throw new Error(`checkpoint: the model has weights a Qwen2 checkpoint does not: ${unexpected.join(', ')}`);
+    const unexpected = Object.keys(hf).filter((k) => !(k in expected));
+    if (unexpected.length) throw new Error(`checkpoint: the model has weights a Qwen2 checkpoint does not: ${unexpected.join(', ')}`);
+  });
 
   const bos = tokenizer.tokenId('<|endoftext|>');
   const eos = tokenizer.eosTokenId;

@@ -19,7 +19,12 @@
 // How it runs: activations are 2-D [B*T, H] from the embedding to the head, and each layer is a short list of
 // fused kernels (src/model/kernels: RMSNorm, RoPE, causal grouped-query attention, SwiGLU) around four matmuls:
 // q, k and v come from ONE matmul against the three weights stacked ([q; k; v] rows), and gate and up from one
-// against [gate; up]. The stacking is a concat in the graph, so gradients reach each HF weight unchanged.
+// against [gate; up]. The model STORES them stacked: its variables (what trains, and what AdamW's moments follow) are
+//   model.layers.{i}.self_attn.qkv_proj.weight [(nH + 2 nKV) hd, H] + .bias [(nH + 2 nKV) hd]
+//   model.layers.{i}.mlp.gate_up_proj.weight [2 I, H]
+// in place of the five HF weights, so no pass concatenates them or splits their gradients. Everything outside the
+// model speaks HF's names: the constructor takes HF weights, and stackHfWeights / splitStackedWeights (below) are the
+// one place that converts, at the boundaries (checkpoints, optimizer moments on disk, the helper thread, export).
 // Everything is float32 (tfjs has no bf16).
 //
 // LoRA (lora.ts): a model may carry adapters on its linear layers. Then each matmul gains the adapters' low-rank
@@ -85,6 +90,151 @@ export function qwen2WeightShapes(c: Qwen2Config, opts: { valueHead?: boolean } 
     shapes['lm_head.weight'] = [c.vocab_size, H];
   }
   return shapes;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The stacked layout: the model's variables vs HF's weights
+
+/** Layer `i`'s stacked weights and the HF weights each stacks, in row order. */
+function stackedGroups(i: number): Array<{ name: string; parts: string[] }> {
+  const a = `model.layers.${i}.self_attn.`, m = `model.layers.${i}.mlp.`;
+  return [
+    { name: a + 'qkv_proj.weight', parts: [a + 'q_proj.weight', a + 'k_proj.weight', a + 'v_proj.weight'] },
+    { name: a + 'qkv_proj.bias', parts: [a + 'q_proj.bias', a + 'k_proj.bias', a + 'v_proj.bias'] },
+    { name: m + 'gate_up_proj.weight', parts: [m + 'gate_proj.weight', m + 'up_proj.weight'] },
+  ];
+}
+
+const STACKED_NAME = /^model\.layers\.(\d+)\.(self_attn\.qkv_proj\.(weight|bias)|mlp\.gate_up_proj\.weight)$/;
+const PART_NAME = /^model\.layers\.(\d+)\.(self_attn\.[qkv]_proj\.(weight|bias)|mlp\.(gate|up)_proj\.weight)$/;
+
+/** Whether `name` is one of the model's stacked variables (qkv_proj.weight / .bias, gate_up_proj.weight). */
+export function isStackedWeightName(name: string): boolean {
+  return STACKED_NAME.test(name);
+}
+
+/**
+ * HF weights -> the model's layout: each layer's q/k/v weights and biases and gate/up weights, where all of a group's
+ * parts are present, become one tensor (a concat along rows, [q; k; v] and [gate; up]) under the stacked name, in the
+ * position of its first part; every other entry passes through as the same tensor object (so a map without those
+ * names, e.g. LoRA adapters or a value head's moments, comes back as it went in). The values are the parts' bits.
+ * `consume`: dispose each stacked part as soon as its stack exists (the result then owns what the input owned).
+ * Works for weights and for anything shaped like them (AdamW's moments).
+ */
+export function stackHfWeights(weights: Record<string, tf.Tensor>, opts: { consume?: boolean } = {}): WeightMap {
+  const out: WeightMap = {};
+  const done = new Set<string>();
+  for (const [name, t] of Object.entries(weights)) {
+    if (done.has(name)) continue;
+    const layer = PART_NAME.exec(name);
+    const group = layer ? stackedGroups(Number(layer[1])).find((g) => g.parts.includes(name)) : undefined;
+    if (!group || !group.parts.every((p) => p in weights)) {
+      out[name] = t;
+      continue;
+    }
+    const parts = group.parts.map((p) => weights[p]);
+    out[group.name] = tf.concat(parts, 0);
+    for (const p of group.parts) done.add(p);
+    if (opts.consume) tf.dispose(parts);
+  }
+  return out;
+}
+
+/**
+ * The model's layout -> HF weights (stackHfWeights' inverse, bit for bit): each stacked tensor is split along rows
+ * into its parts (q: nH hd rows, k and v: nKV hd each; gate and up: I each), new tensors in the stacked one's place;
+ * every other entry passes through as the same tensor object. `consume`: dispose the stacked inputs once split.
+ */
+export function splitStackedWeights(config: Qwen2Config, weights: Record<string, tf.Tensor>, opts: { consume?: boolean } = {}): WeightMap {
+  const hd = headDim(config), q = config.num_attention_heads * hd, kv = config.num_key_value_heads * hd;
+  const out: WeightMap = {};
+  for (const [name, t] of Object.entries(weights)) {
+    const layer = STACKED_NAME.exec(name);
+    if (!layer) {
+      out[name] = t;
+      continue;
+    }
+    const group = stackedGroups(Number(layer[1])).find((g) => g.name === name)!;
+    const rows = group.parts.length === 3 ? [q, kv, kv] : [config.intermediate_size, config.intermediate_size];
+    if (t.shape[0] !== rows.reduce((a, b) => a + b, 0)) {
+      throw new Error(`Qwen2 weights: ${name} has shape [${t.shape}], expected ${rows.reduce((a, b) => a + b, 0)} rows for this config`);
+    }
+    tf.split(t, rows, 0).forEach((part, k) => { out[group.parts[k]] = part; });
+    if (opts.consume) t.dispose();
+  }
+  return out;
+}
+
+/**
+ * Runs `fn` on `weights` by HF name (splitStackedWeights without copying what needs no split) and frees the split
+ * parts afterwards: for readers that take HF names (checkpoint files, the helper thread's transfer).
+ */
+export async function withHfWeights<T>(config: Qwen2Config, weights: Record<string, tf.Tensor>,
+                                       fn: (hf: WeightMap) => Promise<T>): Promise<T> {
+  const hf = splitStackedWeights(config, weights);
+  try {
+    return await fn(hf);
+  } finally {
+    for (const [name, t] of Object.entries(hf)) if (weights[name] !== t) t.dispose();
+  }
+}
+
+/** The rows of each HF part of a model's stacked weight variables ([q, k, v], [gate, up]), recorded when the model
+ *  makes them. */
+const STACK_ROWS = new WeakMap<tf.Tensor, readonly number[]>();
+
+/**
+ * The order in which to sum the squares of gradients keyed like `names` (sumOfSquares' segments: tensor index in
+ * `names`, first element, count) so that the sum runs over the elements as it did over HF's separate tensors, one
+ * segment per HF tensor: q.weight, q.bias, k.weight, k.bias, v.weight, v.bias for each layer's stacked qkv_proj
+ * weight and bias, gate then up for gate_up_proj, every other tensor whole. With it a global gradient norm has the
+ * float bits it had before the weights were stacked (cpu sums sequentially; wasm sums each segment in float32 lanes,
+ * then the segments in float64). Null when `vars` hold no stacked weight of a Qwen2Model (LoRA adapters, a plain
+ * map): then the tensors themselves are the segments.
+ */
+export function hfSumOrder(names: readonly string[], vars: Record<string, tf.Tensor>): number[] | null {
+  if (!names.some((n) => STACK_ROWS.has(vars[n]))) return null;
+  const index = new Map(names.map((n, i) => [n, i]));
+  const segments: number[] = [];
+  const inPairs = new Set<string>();
+  for (const [i, name] of names.entries()) {
+    if (inPairs.has(name)) continue;
+    const rows = STACK_ROWS.get(vars[name]);
+    if (!rows) {
+      segments.push(i, 0, vars[name].size);
+      continue;
+    }
+    const biasName = name.replace(/\.weight$/, '.bias');   // qkv_proj's; gate_up_proj has none
+    const bias = name.endsWith('.weight') && index.has(biasName) ? index.get(biasName)! : -1;
+    if (bias >= 0) inPairs.add(biasName);
+    const width = vars[name].shape[1] ?? 1;
+    let row = 0;
+    for (const r of rows) {
+      segments.push(i, row * width, r * width);
+      if (bias >= 0) segments.push(bias, row, r);
+      row += r;
+    }
+  }
+  return segments;
+}
+
+/** Every variable's name and shape in the model's own (stacked) layout, in order. */
+export function qwen2VariableShapes(c: Qwen2Config, opts: { valueHead?: boolean } = {}): Record<string, number[]> {
+  const hf = qwen2WeightShapes(c, opts);
+  const out: Record<string, number[]> = {};
+  const done = new Set<string>();
+  for (const [name, shape] of Object.entries(hf)) {
+    if (done.has(name)) continue;
+    const layer = PART_NAME.exec(name);
+    const group = layer ? stackedGroups(Number(layer[1])).find((g) => g.parts.includes(name)) : undefined;
+    if (!group) {
+      out[name] = shape;
+      continue;
+    }
+    out[group.name] = [group.parts.reduce((n, p) => n + hf[p][0], 0), ...shape.slice(1)];
+    for (const p of group.parts) done.add(p);
+  }
+  return out;
 }
 
 /** How one fresh weight is made (qwen2InitPlan). */
@@ -175,7 +325,11 @@ export interface KvCache {
 export class Qwen2Model {
   readonly config: Qwen2Config;
   readonly hasValueHead: boolean;
-  /** The weights by HF name (with LoRA: the frozen base). */
+  /**
+   * The weights in the model's layout (with LoRA: the frozen base): HF's names and tensors, except each layer's
+   * q/k/v and gate/up, stored stacked as qkv_proj.weight / qkv_proj.bias / gate_up_proj.weight (qwen2VariableShapes;
+   * splitStackedWeights gives them by HF name, hfWeights() as copies).
+   */
   readonly variables: Record<string, tf.Variable>;
   /**
    * Gradient checkpointing per decoder layer (veRL's `enable_gradient_checkpointing`): under a gradient tape each
@@ -190,8 +344,9 @@ export class Qwen2Model {
   /** False for a view made by baseModel(): it shares the weights of the model it came from and frees nothing. */
   private ownsWeights = true;
 
-  /** Takes ownership of `weights`: each becomes a trainable tf.Variable and the given tensor is disposed. When it
-   *  throws (missing, unexpected or misshapen weights, named in the message) the weights are left to the caller. */
+  /** Takes ownership of `weights` (by HF name): each becomes a trainable tf.Variable (q/k/v and gate/up stacked into
+   *  one, stackHfWeights) and the given tensor is disposed. When it throws (missing, unexpected or misshapen weights,
+   *  named in the message) the weights are left to the caller. */
   constructor(config: Qwen2Config, weights: WeightMap, opts: { valueHead?: boolean } = {}) {
     validateQwen2Config(config);
     this.config = config;
@@ -208,11 +363,17 @@ export class Qwen2Model {
       }
       if (w.dtype !== 'float32') throw new Error(`Qwen2 weights: ${name} has dtype ${w.dtype}, expected float32`);
     }
+    // In HF order, so stacking frees each group's parts as it goes (a model's worth of copies never coexists).
+    const stacked = stackHfWeights(Object.fromEntries(Object.keys(expected).map((n) => [n, weights[n]])), { consume: true });
     this.variables = {};
-    for (const name of Object.keys(expected)) {
+    const hd = headDim(config), qkvRows = [config.num_attention_heads * hd, config.num_key_value_heads * hd, config.num_key_value_heads * hd];
+    const gateUpRows = [config.intermediate_size, config.intermediate_size];
+    for (const name of Object.keys(qwen2VariableShapes(config, opts))) {
       // Unnamed variables: tfjs names must be unique per process, and actor, critic and reference coexist.
-      this.variables[name] = tf.variable(weights[name], true);
-      weights[name].dispose();
+      this.variables[name] = tf.variable(stacked[name], true);
+      stacked[name].dispose();
+      if (/\.qkv_proj\.weight$/.test(name)) STACK_ROWS.set(this.variables[name], qkvRows);
+      if (/\.gate_up_proj\.weight$/.test(name)) STACK_ROWS.set(this.variables[name], gateUpRows);
     }
     this.rope = new RopeTables(headDim(config), config.rope_theta);
     this.heads = { numHeads: config.num_attention_heads, numKvHeads: config.num_key_value_heads, headDim: headDim(config) };
@@ -249,7 +410,14 @@ export class Qwen2Model {
   mergeAdapters(): void {
     const lora = this.adapters;
     if (!lora) return;
-    tf.tidy(() => lora.forEachModule((i, m, name) => this.variables[name].assign(lora.merge(i, m, this.variables[name] as tf.Tensor2D))));
+    tf.tidy(() => {
+      for (let i = 0; i < this.config.num_hidden_layers; i++) {
+        for (const name of layerWeightNames(i)) {
+          const merged = this.mergedVariable(i, name);
+          if (merged !== this.variables[name]) this.variables[name].assign(merged);
+        }
+      }
+    });
     lora.dispose();
     this.adapters = null;
     for (const v of Object.values(this.variables)) v.trainable = true;
@@ -267,12 +435,26 @@ export class Qwen2Model {
     return view;
   }
 
+  /** Copies of the weights by HF name (q/k/v and gate/up split out of their stacks; adapters not applied): new
+   *  tensors the caller disposes, e.g. for `new Qwen2Model` (a reference model, a critic's trunk). */
+  hfWeights(skip: (hfName: string) => boolean = () => false): WeightMap {
+    const copies: WeightMap = {};
+    for (const [name, v] of Object.entries(this.variables)) copies[name] = v.clone();
+    const out = splitStackedWeights(this.config, copies, { consume: true });
+    for (const name of Object.keys(out)) {
+      if (skip(name)) {
+        out[name].dispose();
+        delete out[name];
+      }
+    }
+    return out;
+  }
+
   /** Weights by HF name with the adapters folded in (new tensors: the caller disposes them); for generation on
    *  another thread and HF export. Without adapters: copies of the weights. */
   mergedWeights(): WeightMap {
     const lora = this.adapters;
-    const out: WeightMap = {};
-    for (const [name, v] of Object.entries(this.variables)) out[name] = v.clone();
+    const out = this.hfWeights();
     if (lora) {
       lora.forEachModule((i, m, name) => {
         const merged = lora.merge(i, m, out[name] as tf.Tensor2D);
@@ -330,8 +512,8 @@ export class Qwen2Model {
     const weights = names.map((n) => (lora ? lora.variables[n] : this.variables[n]) as tf.Tensor);
     const n = weights.length;
     const layerOf = (ws: tf.Tensor[]) => (lora
-      ? { ...stackLayerWeights(layerWeightNames(i).map((name) => this.variables[name])), lora: lora.layerAdapters(i, ws) }
-      : stackLayerWeights(ws));
+      ? { ...layerWeightsOf(layerWeightNames(i).map((name) => this.variables[name])), lora: lora.layerAdapters(i, ws) }
+      : layerWeightsOf(ws));
     // The layer from its inputs in op order: x, the n weights, positions, cos, sin, mask. The backward must use the
     // copies customGrad saved: the forward's own positions and mask are freed when the forward pass ends.
     const body = (input: tf.Tensor, ws: tf.Tensor[], [pos, c, s, msk]: tf.Tensor[]) =>
@@ -398,7 +580,7 @@ export class Qwen2Model {
       const t = (w: tf.Tensor2D) => tf.keep(w.transpose() as tf.Tensor2D);
       const layers = this.layerWeights(true).map((l) => ({
         inputNorm: l.inputNorm, postNorm: l.postNorm,
-        qkv: t(l.qkv), qkvBias: tf.keep(l.qkvBias), o: t(l.o), gateUp: t(l.gateUp), down: t(l.down),
+        qkv: t(l.qkv), qkvBias: l.qkvBias, o: t(l.o), gateUp: t(l.gateUp), down: t(l.down),
       }));
       const out = this.variables[this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'];
       result = { layers, headT: this.hasValueHead ? null : t(out as tf.Tensor2D) };
@@ -407,8 +589,8 @@ export class Qwen2Model {
   }
 
   /**
-   * The layers' weights, q/k/v and gate/up stacked (a concat: differentiable, so fine inside a gradient tape), with
-   * their LoRA adapters. `merged`: the adapters folded into the weights instead (generation).
+   * The layers' weights (the variables themselves: q/k/v and gate/up are stored stacked), with their LoRA adapters.
+   * `merged`: the adapters folded into the weights instead (generation; new tensors where a module has an adapter).
    */
   private layerWeights(merged = false): LayerWeights[] {
     const lora = this.adapters;
@@ -416,17 +598,35 @@ export class Qwen2Model {
     for (let i = 0; i < this.config.num_hidden_layers; i++) {
       const names = layerWeightNames(i);
       if (!lora) {
-        out.push(stackLayerWeights(names.map((n) => this.variables[n])));
+        out.push(layerWeightsOf(names.map((n) => this.variables[n])));
       } else if (merged) {
-        out.push(stackLayerWeights(names.map((n) => {
-          const m = loraModuleOf(n);
-          return m ? lora.merge(i, m, this.variables[n] as tf.Tensor2D) : this.variables[n];
-        })));
+        out.push(layerWeightsOf(names.map((n) => this.mergedVariable(i, n))));
       } else {
-        out.push({ ...stackLayerWeights(names.map((n) => this.variables[n])), lora: lora.layerAdapters(i) });
+        out.push({ ...layerWeightsOf(names.map((n) => this.variables[n])), lora: lora.layerAdapters(i) });
       }
     }
     return out;
+  }
+
+  /**
+   * Variable `name` of layer `i` with its modules' adapters folded in (W + scaling * B A per HF module: a stacked
+   * weight is split, each part merged as lora.merge does, and stacked again), or the variable itself when none of
+   * its modules has an adapter (or a bias: adapters adapt weights only).
+   */
+  private mergedVariable(i: number, name: string): tf.Tensor {
+    const lora = this.adapters, v = this.variables[name];
+    if (!lora || name.endsWith('.bias')) return v;
+    if (!isStackedWeightName(name)) {
+      const m = loraModuleOf(name);
+      return m ? lora.merge(i, m, v as tf.Tensor2D) : v;
+    }
+    const parts = splitStackedWeights(this.config, { [name]: v });
+    const modules = Object.keys(parts).map((p) => loraModuleOf(p)!);
+    if (!modules.some((m) => lora.settings.targetModules.includes(m))) {
+      tf.dispose(Object.values(parts));
+      return v;
+    }
+    return tf.tidy(() => tf.concat(Object.keys(parts).map((p, k) => lora.merge(i, modules[k], parts[p] as tf.Tensor2D)), 0));
   }
 
   /**
@@ -521,12 +721,11 @@ const trainingLinear: Linear = (x, w, bias, residual) => {
   return addResidual((bias ? y.add(bias) : y) as tf.Tensor2D, residual);
 };
 
-/** Layer `i`'s weights in the order stackLayerWeights takes them. */
+/** Layer `i`'s variables in the order layerWeightsOf takes them. */
 function layerWeightNames(i: number): string[] {
   const p = `model.layers.${i}.`, a = p + 'self_attn.';
-  return [p + 'input_layernorm.weight', a + 'q_proj.weight', a + 'k_proj.weight', a + 'v_proj.weight', a + 'q_proj.bias',
-    a + 'k_proj.bias', a + 'v_proj.bias', a + 'o_proj.weight', p + 'post_attention_layernorm.weight',
-    p + 'mlp.gate_proj.weight', p + 'mlp.up_proj.weight', p + 'mlp.down_proj.weight'];
+  return [p + 'input_layernorm.weight', a + 'qkv_proj.weight', a + 'qkv_proj.bias', a + 'o_proj.weight',
+    p + 'post_attention_layernorm.weight', p + 'mlp.gate_up_proj.weight', p + 'mlp.down_proj.weight'];
 }
 
 /** The LoRA target module a weight name belongs to ('model.layers.3.mlp.up_proj.weight' -> 'up_proj'), or null. */
@@ -535,16 +734,16 @@ function loraModuleOf(name: string): LoraTargetModule | null {
   return m ? m[1] as LoraTargetModule : null;
 }
 
-/** One layer's weights (layerWeightNames order), q/k/v and gate/up stacked: a concat, differentiable. */
-function stackLayerWeights(w: tf.Tensor[]): LayerWeights {
-  const [inputNorm, q, k, v, qb, kb, vb, o, postNorm, gate, up, down] = w;
+/** One layer's weights from its variables in layerWeightNames order (no copies: q/k/v and gate/up are stored stacked). */
+function layerWeightsOf(w: tf.Tensor[]): LayerWeights {
+  const [inputNorm, qkv, qkvBias, o, postNorm, gateUp, down] = w;
   return {
     inputNorm: inputNorm as tf.Tensor1D,
-    qkv: tf.concat([q, k, v], 0) as tf.Tensor2D,
-    qkvBias: tf.concat([qb, kb, vb], 0) as tf.Tensor1D,
+    qkv: qkv as tf.Tensor2D,
+    qkvBias: qkvBias as tf.Tensor1D,
     o: o as tf.Tensor2D,
     postNorm: postNorm as tf.Tensor1D,
-    gateUp: tf.concat([gate, up], 0) as tf.Tensor2D,
+    gateUp: gateUp as tf.Tensor2D,
     down: down as tf.Tensor2D,
   };
 }
@@ -567,6 +766,6 @@ export function withOwnTape<T>(f: () => T): T {
 
 /** Frees what inferenceWeights() made (the norms and biases it borrowed from the model are left alone). */
 export function disposeInferenceWeights(w: InferenceWeights): void {
-  for (const l of w.layers) tf.dispose([l.qkv, l.qkvBias, l.o, l.gateUp, l.down]);
+  for (const l of w.layers) tf.dispose([l.qkv, l.o, l.gateUp, l.down]);
   if (w.headT) w.headT.dispose();
 }

@@ -18,7 +18,7 @@ import { AdamW } from '../model/adamw';
 import { initBackend, type BackendOptions } from '../model/backend';
 import type { BackendName } from '../model/backendNames';
 import type { Qwen2Config } from '../model/config';
-import { Qwen2Model, qwen2WeightShapes } from '../model/qwen2';
+import { Qwen2Model, qwen2WeightShapes, stackHfWeights, withHfWeights } from '../model/qwen2';
 import { mixSeed } from '../model/seeded';
 import { Tokenizer } from '../model/tokenizer';
 import { chunks, scoreValues, type TokenizedTrajectory } from './batch';
@@ -85,14 +85,15 @@ export interface HelperApi {
   criticTrain(seqs: TokenizedTrajectory[], miniBatches: number[][], epochs: number, oldValues: Float32Array[], returns: Float32Array[]): Promise<CriticTrainResult>;
 }
 
-/** Copies a model's variables (and optimizer state) out as plain arrays. A LoRA model's weights go out with the
- *  adapters folded in: the helper generates with them (a LoRA critic is not sent: Trainer.remoteCritic). */
+/** Copies a model's variables (and optimizer state) out as plain arrays, by HF name (the stacked q/k/v and gate/up
+ *  split, withHfWeights). A LoRA model's weights go out with the adapters folded in: the helper generates with them
+ *  (a LoRA critic is not sent: Trainer.remoteCritic). */
 export async function modelState(model: Qwen2Model, optimizer?: AdamW): Promise<ModelState> {
-  const arrays = async (tensors: Record<string, tf.Tensor>) => {
+  const arrays = (tensors: Record<string, tf.Tensor>) => withHfWeights(model.config, tensors, async (hf) => {
     const out: NamedArrays = {};
-    for (const [name, t] of Object.entries(tensors)) out[name] = (await t.data()) as Float32Array;
+    for (const [name, t] of Object.entries(hf)) out[name] = (await t.data()) as Float32Array;
     return out;
-  };
+  });
   const merged = model.lora ? model.mergedWeights() : null;
   let state: ModelState;
   try {
@@ -111,19 +112,20 @@ export async function modelState(model: Qwen2Model, optimizer?: AdamW): Promise<
   return state;
 }
 
-/** Writes plain arrays back into a model's variables (and optimizer state). */
+/** Writes plain arrays (by HF name, as modelState sends them) back into a model's variables (and optimizer state). */
 export function loadModelState(model: Qwen2Model, state: ModelState, optimizer?: AdamW): void {
+  const shapes = qwen2WeightShapes(model.config, { valueHead: model.hasValueHead });
+  // HF name -> tensor for every weight, then stacked into the model's layout (stackHfWeights).
+  const tensors = (arrays: NamedArrays) => tf.tidy(() => stackHfWeights(Object.fromEntries(Object.entries(shapes).map(([name, shape]) => {
+    if (!arrays[name]) throw new Error(`helper: the weights lack '${name}'`);
+    return [name, tf.tensor(arrays[name], shape, 'float32')];
+  })), { consume: true }));
   tf.tidy(() => {
-    for (const [name, v] of Object.entries(model.variables)) {
-      const data = state.weights[name];
-      if (!data) throw new Error(`helper: the weights lack '${name}'`);
-      v.assign(tf.tensor(data, v.shape, 'float32'));
-    }
+    const w = tensors(state.weights);
+    for (const [name, v] of Object.entries(model.variables)) v.assign(w[name]);
   });
   if (optimizer && state.optimizer) {
     const s = state.optimizer;
-    const tensors = (arrays: NamedArrays) =>
-      Object.fromEntries(Object.entries(model.variables).map(([name, v]) => [name, tf.tensor(arrays[name], v.shape, 'float32')]));
     const m = tensors(s.m), v = tensors(s.v);
     try {
       optimizer.setState({ step: s.step, m, v });

@@ -33,7 +33,7 @@ import type { EchoTrapState } from '../metrics/echoTrap';
 import type { AdamW } from '../model/adamw';
 import { LoraAdapters, type LoraSettings } from '../model/lora';
 import { hasModelFiles, hasTensorFiles, loadPolicyFiles, readModelFiles, readTensorFiles, writeModelFiles, writeTensorFiles } from '../model/modelFiles';
-import { Qwen2Model, type WeightMap } from '../model/qwen2';
+import { Qwen2Model, splitStackedWeights, stackHfWeights, withHfWeights, type WeightMap } from '../model/qwen2';
 import { mixSeed, seededNormal } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
 import type { RunConfig } from './config';
@@ -209,16 +209,22 @@ export async function trainerCheckpointFiles(
     for (const [name, bytes] of Object.entries(await writeModelFiles(models.critic, models.tokenizer))) files[CRITIC_PREFIX + name] = bytes;
   }
   // Under LoRA the reference is the actor's base, already in model.safetensors.
-  if (models.ref && !models.actor.lora) Object.assign(files, await writeTensorFiles(models.ref.variables, REF));
+  // Every file speaks HF's names (the reference's weights, the moments: actor.m.<HF name>), whatever the model's own
+  // layout: the stacked q/k/v and gate/up are split here and stacked again by restoreOptimizers / the constructor.
+  const config = models.actor.config;
+  if (models.ref && !models.actor.lora) {
+    Object.assign(files, await withHfWeights(config, models.ref.variables, (hf) => writeTensorFiles(hf, REF)));
+  }
   const moments: Record<string, tf.Tensor> = {};
   const actorState = optimizers.actor.getState();
   const criticState = optimizers.critic?.getState();
   try {
-    for (const [name, t] of Object.entries(actorState.m)) moments[`actor.m.${name}`] = t;
-    for (const [name, t] of Object.entries(actorState.v)) moments[`actor.v.${name}`] = t;
+    const hf = (m: Record<string, tf.Tensor>) => Object.entries(splitStackedWeights(config, m, { consume: true }));
+    for (const [name, t] of hf(actorState.m)) moments[`actor.m.${name}`] = t;
+    for (const [name, t] of hf(actorState.v)) moments[`actor.v.${name}`] = t;
     if (criticState) {
-      for (const [name, t] of Object.entries(criticState.m)) moments[`critic.m.${name}`] = t;
-      for (const [name, t] of Object.entries(criticState.v)) moments[`critic.v.${name}`] = t;
+      for (const [name, t] of hf(criticState.m)) moments[`critic.m.${name}`] = t;
+      for (const [name, t] of hf(criticState.v)) moments[`critic.v.${name}`] = t;
     }
     Object.assign(files, await writeTensorFiles(moments, OPTIMIZER));
   } finally {
@@ -245,10 +251,13 @@ export async function trainerCheckpointFiles(
 export function restoreOptimizers(files: Record<string, Uint8Array>, state: TrainerState, optimizers: { actor: AdamW; critic: AdamW | null }): void {
   const moments = readTensorFiles(files, OPTIMIZER, 'trainer checkpoint');
   try {
+    // The file's moments are by HF name (whichever layout wrote them); the optimizers' follow the model's variables.
     const pick = (prefix: string) => {
       const out: Record<string, tf.Tensor> = {};
       for (const [name, t] of Object.entries(moments)) if (name.startsWith(prefix)) out[name.slice(prefix.length)] = t;
-      return out;
+      const stacked = stackHfWeights(out);
+      for (const [name, t] of Object.entries(stacked)) if (out[name] !== t) moments[`${prefix}${name}`] = t;   // freed below
+      return stacked;
     };
     optimizers.actor.setState({ step: state.actorOptimizerSteps, m: pick('actor.m.'), v: pick('actor.v.') });
     optimizers.critic?.setState({ step: state.criticOptimizerSteps, m: pick('critic.m.'), v: pick('critic.v.') });
@@ -292,10 +301,9 @@ const VALUE_HEAD_STREAM = 0x76686430;
 const LORA_ACTOR_STREAM = 0x6c726130;
 const LORA_CRITIC_STREAM = 0x6c726330;
 
+/** Copies of a model's weights by HF name. */
 function cloneWeights(model: Qwen2Model, skip: (name: string) => boolean = () => false): WeightMap {
-  const out: WeightMap = {};
-  for (const [name, v] of Object.entries(model.variables)) if (!skip(name)) out[name] = v.clone();
-  return out;
+  return model.hfWeights(skip);
 }
 
 function prefixedFiles(files: Record<string, Uint8Array>, prefix: string): Record<string, Uint8Array> {

@@ -280,7 +280,15 @@ function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
 
 function sumSquares({ inputs, backend, attrs }: Args): Info {
   let total = 0;
-  for (let t = 0; t < (attrs.n as number); t++) for (const x of vals(backend, inputs[`t${t}`])) total += x * x;
+  const seg = attrs.segments as number[] | undefined;
+  if (seg) {
+    for (let s = 0; s < seg.length; s += 3) {
+      const x = vals(backend, inputs[`t${seg[s]}`]);
+      for (let i = seg[s + 1], end = seg[s + 1] + seg[s + 2]; i < end; i++) total += x[i] * x[i];
+    }
+  } else {
+    for (let t = 0; t < (attrs.n as number); t++) for (const x of vals(backend, inputs[`t${t}`])) total += x * x;
+  }
   return backend.makeTensorInfo([], 'float32', Float32Array.of(total));
 }
 

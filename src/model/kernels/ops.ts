@@ -220,10 +220,17 @@ export function sample(logits: tf.Tensor2D, uniforms: tf.Tensor1D, temperature: 
   return has(K.sample) ? run(K.sample, { logits, uniforms }, { temperature }) : unfused.sample(logits, uniforms, temperature);
 }
 
-/** The sum of squares of every element of `tensors` (a squared global norm), or null without a fused kernel. */
-export function sumOfSquares(tensors: readonly tf.Tensor[]): tf.Scalar | null {
+/**
+ * The sum of squares of every element of `tensors` (a squared global norm), or null without a fused kernel.
+ * `segments` (flat triples: tensor index, first element, element count; together every element once) give the order
+ * of the summation on cpu and wasm, whose sums are sequential: the model's stacked q/k/v weights summed in the order
+ * of HF's separate tensors give the same float bits as they did (AdamW's sumOrder). webgpu's reduction is a tree over
+ * workgroups in any case: it sums the tensors whole.
+ */
+export function sumOfSquares(tensors: readonly tf.Tensor[], segments?: readonly number[]): tf.Scalar | null {
   if (!has(K.sumSquares)) return null;
-  return run<tf.Scalar>(K.sumSquares, Object.fromEntries(tensors.map((t, i) => [`t${i}`, t])), { n: tensors.length });
+  return run<tf.Scalar>(K.sumSquares, Object.fromEntries(tensors.map((t, i) => [`t${i}`, t])),
+    segments ? { n: tensors.length, segments: [...segments] } : { n: tensors.length });
 }
 
 /** Whether the active backend has the fused in-place AdamW kernel over the flat moments (cpu and wasm do; webgpu has the per-variable one). */

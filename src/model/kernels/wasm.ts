@@ -123,8 +123,16 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
   sumSquares: ({ inputs, backend: b, attrs }) => {
     const ts = Array.from({ length: attrs.n as number }, (_, i) => inputs[`t${i}`]);
     const out = b.makeOutput([], 'float32');
-    withTables(b, [ts.map((t) => addr(b, t)), ts.map((t) => t.shape.reduce((x, y) => x * y, 1))], ([ptrs, sizes]) => {
-      kernels(b).sum_squares(ptrs, sizes, ts.length, addr(b, out));
+    // Each segment is summed as a tensor of its own (a pointer into its tensor and a length: see sumOfSquares).
+    const seg = attrs.segments as number[] | undefined;
+    const ptrs = seg ? [] as number[] : ts.map((t) => addr(b, t));
+    const sizes = seg ? [] as number[] : ts.map((t) => t.shape.reduce((x, y) => x * y, 1));
+    for (let s = 0; seg && s < seg.length; s += 3) {
+      ptrs.push(addr(b, ts[seg[s]]) + 4 * seg[s + 1]);
+      sizes.push(seg[s + 2]);
+    }
+    withTables(b, [ptrs, sizes], ([p, n]) => {
+      kernels(b).sum_squares(p, n, ptrs.length, addr(b, out));
       return 0;
     });
     return out;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointFiles, loadCheckpointFiles, type CheckpointableModel } from '../../../src/model/checkpoint';
 import { loadCheckpointDir, saveCheckpointDir } from '../../../src/model/checkpointDir';
 import type { Qwen2Config } from '../../../src/model/config';
-import { qwen2WeightShapes } from '../../../src/model/qwen2';
+import { Qwen2Model, qwen2VariableShapes, qwen2WeightShapes, splitStackedWeights, stackHfWeights } from '../../../src/model/qwen2';
 import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
 import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer } from '../../../src/model/tokenizer';
 
@@ -382,3 +382,61 @@ describe('checkpoint directories (Node)', () => {
     disposeModel(a);
   });
 });
+
+describe('the stacked layout (Qwen2Model keeps q/k/v and gate/up stacked; files keep HF names)', () => {
+  it('a Qwen2Model made from an HF checkpoint saves the same bytes (model.safetensors, config.json), critic too', async () => {
+    for (const [config, valueHead] of [[tinyConfig(), false], [tinyConfig({ tie_word_embeddings: false }), false], [tinyConfig(), true]] as const) {
+      const source = randomModel(config, 7, valueHead);
+      const files = await checkpointFiles(source, tokenizer);
+      disposeModel(source);
+      const before = tf.memory().numTensors;
+      const loaded = loadCheckpointFiles(files);
+      const model = new Qwen2Model(loaded.config, loaded.weights, { valueHead: loaded.valueHead });
+      // The variables are the stacked layout, each a single tensor: no q_proj etc. left, nothing leaked by stacking.
+      expect(Object.keys(model.variables)).toEqual(Object.keys(qwen2VariableShapes(config, { valueHead })));
+      expect(Object.keys(model.variables).some((n) => /\.(q|k|v|gate|up)_proj\./.test(n))).toBe(false);
+      expect(model.variables['model.layers.1.self_attn.qkv_proj.weight'].shape).toEqual([(4 + 2 * 2) * 4, 16]);
+      expect(model.variables['model.layers.1.self_attn.qkv_proj.bias'].shape).toEqual([(4 + 2 * 2) * 4]);
+      expect(model.variables['model.layers.1.mlp.gate_up_proj.weight'].shape).toEqual([2 * 24, 16]);
+      expect(tf.memory().numTensors - before).toBe(Object.keys(model.variables).length);
+      const again = await checkpointFiles(model, tokenizer);
+      for (const name of ['model.safetensors', 'config.json']) {
+        expect(Buffer.from(again[name]).equals(Buffer.from(files[name])), name).toBe(true);
+      }
+      // hfWeights / mergedWeights give copies by HF name, bit for bit what was loaded.
+      const hf = model.mergedWeights();
+      const { tensors } = parseSafetensors(files['model.safetensors']);
+      expect(Object.keys(hf).sort()).toEqual(Object.keys(tensors).sort());
+      for (const [name, t] of Object.entries(hf)) expect(bits(t), name).toEqual(bits(tensors[name].data));
+      tf.dispose(Object.values(hf));
+      model.dispose();
+      expect(tf.memory().numTensors).toBe(before);
+    }
+  });
+
+  it('stackHfWeights and splitStackedWeights are inverses, bit for bit, and pass other names through untouched', () => {
+    const config = tinyConfig();
+    const hf: Record<string, tf.Tensor> = {};
+    let s = 3;
+    for (const [name, shape] of Object.entries(qwen2WeightShapes(config))) hf[name] = tf.randomNormal(shape, 0, 1, 'float32', s++);
+    hf['model.layers.0.self_attn.q_proj.lora_A.weight'] = tf.ones([2, 16]);   // not a stacked part: passes through
+    const stacked = stackHfWeights(hf);
+    expect(stacked['model.layers.0.self_attn.q_proj.lora_A.weight']).toBe(hf['model.layers.0.self_attn.q_proj.lora_A.weight']);
+    expect(stacked['model.norm.weight']).toBe(hf['model.norm.weight']);
+    expect(bits(stacked['model.layers.0.mlp.gate_up_proj.weight'])).toEqual(
+      [...bits(hf['model.layers.0.mlp.gate_proj.weight']), ...bits(hf['model.layers.0.mlp.up_proj.weight'])]);
+    const back = splitStackedWeights(config, stacked);
+    expect(Object.keys(back).sort()).toEqual(Object.keys(hf).sort());
+    for (const [name, t] of Object.entries(hf)) expect(bits(back[name]), name).toEqual(bits(t));
+    // Partial groups are left as they are (the constructor then names what is missing).
+    const partial = { ...hf };
+    delete partial['model.layers.1.self_attn.v_proj.bias'];
+    const p = stackHfWeights(partial);
+    expect(p['model.layers.1.self_attn.q_proj.bias']).toBe(hf['model.layers.1.self_attn.q_proj.bias']);
+    expect('model.layers.1.self_attn.qkv_proj.bias' in p).toBe(false);
+    const made = new Set([...Object.values(stacked), ...Object.values(back), ...Object.values(p)]);
+    for (const t of Object.values(hf)) made.add(t);
+    tf.dispose([...made]);
+  });
+});
+

@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD, type BackendName } from '../../../src/model/backend';
 import type { Qwen2Config } from '../../../src/model/config';
-import { Qwen2Model, type WeightMap } from '../../../src/model/qwen2';
+import { Qwen2Model, withHfWeights, type WeightMap } from '../../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
 import { AdamW, clipGradNormAsync } from '../../../src/model/adamw';
 import { generate } from '../../../src/model/generate';
@@ -130,7 +130,10 @@ export async function runOurs(fx: ParityFixture): Promise<OurResults> {
   const first = namedVariableGrads(model.variables, lossFn);
   results.loss = (await first.value.data())[0];
   results.grads = {};
-  for (const [k, g] of Object.entries(first.grads)) results.grads[k] = (await g.data()) as Float32Array;
+  // The model's variables hold q/k/v and gate/up stacked: compared with PyTorch's per HF weight.
+  await withHfWeights(fx.config, first.grads, async (hf) => {
+    for (const [k, g] of Object.entries(hf)) results.grads![k] = (await g.data()) as Float32Array;
+  });
   tf.dispose([first.value, ...Object.values(first.grads)]);
 
   const opt = new AdamW(model.variables, { lr: fx.adamw.lr, betas: fx.adamw.betas, eps: fx.adamw.eps, weightDecay: fx.adamw.weightDecay });
@@ -145,7 +148,9 @@ export async function runOurs(fx: ParityFixture): Promise<OurResults> {
     tf.dispose([value, ...Object.values(grads), ...Object.values(clipped.grads)]);
   }
   results.weightsAfterAdamW = {};
-  for (const [k, v] of Object.entries(model.variables)) results.weightsAfterAdamW[k] = (await v.data()) as Float32Array;
+  await withHfWeights(fx.config, model.variables, async (hf) => {
+    for (const [k, v] of Object.entries(hf)) results.weightsAfterAdamW![k] = (await v.data()) as Float32Array;
+  });
   opt.dispose();
   model.dispose();
 

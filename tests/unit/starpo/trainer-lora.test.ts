@@ -5,6 +5,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
+import { withHfWeights, type Qwen2Model } from '../../../src/model/qwen2';
 import { floatToBf16Bits, indexSafetensors } from '../../../src/model/safetensors';
 import { tokenLogProbs } from '../../../src/model/scoring';
 import { MemorySink } from '../../../src/metrics/sink';
@@ -18,10 +19,13 @@ beforeAll(async () => {
 const withoutTiming = (row: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput'));
 
-async function arrays(vars: Record<string, tf.Variable>): Promise<Record<string, Float32Array>> {
-  const out: Record<string, Float32Array> = {};
-  for (const [name, v] of Object.entries(vars)) out[name] = ((await v.data()) as Float32Array).slice();
-  return out;
+/** A model's weights by HF name (its stacked q/k/v and gate/up split), as the checkpoint files hold them. */
+async function arrays(model: Qwen2Model): Promise<Record<string, Float32Array>> {
+  return withHfWeights(model.config, model.variables, async (hf) => {
+    const out: Record<string, Float32Array> = {};
+    for (const [name, v] of Object.entries(hf)) out[name] = ((await v.data()) as Float32Array).slice();
+    return out;
+  });
 }
 
 /** `x` rounded to the nearest bfloat16 (ties to even), as float32. */
@@ -51,7 +55,7 @@ const config = (over: Parameters<typeof tinyBanditConfig>[0] = {}) => tinyBandit
 describe('Trainer with LoRA (wasm)', () => {
   it('trains only the adapters; the reference is the base model; tensors stay flat', async () => {
     const { model, tokenizer } = tinyPolicy();
-    const base = await arrays(model.variables);
+    const base = await arrays(model);
     const ids = tokenizer.encode('<think>I pick Phoenix.</think><answer>Phoenix</answer>');
     const baseLogProbs = await logProbs(model, ids);
     const sink = new MemorySink();
@@ -71,7 +75,7 @@ describe('Trainer with LoRA (wasm)', () => {
     expect(Math.abs(sink.rows[2]['actor/kl_loss'] as number)).toBeGreaterThan(0);
 
     // The base weights are untouched, byte for byte; the adapters moved (B away from zero).
-    const after = await arrays(trainer.actor.variables);
+    const after = await arrays(trainer.actor);
     for (const [name, data] of Object.entries(base)) expect(Buffer.from(after[name].buffer).equals(Buffer.from(data.buffer)), name).toBe(true);
     const b = await trainer.actor.lora!.variables['model.layers.0.mlp.down_proj.lora_B.weight'].data();
     expect(b.some((x) => x !== 0)).toBe(true);
@@ -88,7 +92,7 @@ describe('Trainer with LoRA (wasm)', () => {
     // A base whose every weight is a bfloat16, as when it is loaded from Qwen2.5's own bf16 files.
     const policy = tinyPolicy();
     for (const v of Object.values(policy.model.variables)) v.assign(tf.tidy(() => roundedToBf16(v)));
-    const baseBits = await arrays(policy.model.variables);
+    const baseBits = await arrays(policy.model);
     const trainer = await Trainer.create(c, { ...policy, sink });
     await trainer.step();
     await trainer.step();
@@ -126,7 +130,7 @@ describe('Trainer with LoRA (wasm)', () => {
 
   it('a base weight that is not all bfloat16 (random float32 matrices) is written in f32; bit for bit either way', async () => {
     const trainer = await Trainer.create(config(), { ...tinyPolicy(), sink: new MemorySink() });
-    const base = await arrays(trainer.actor.variables);
+    const base = await arrays(trainer.actor);
     const files = await trainer.checkpointFiles();
     trainer.dispose();
     const entries = indexSafetensors(files['model.safetensors']).entries;

@@ -7,7 +7,8 @@ import { MemorySink } from '../../../src/metrics/sink';
 import { REQUIRED_METRIC_KEYS, requiredMetricKeys } from '../../../src/metrics/keys';
 import { Trainer } from '../../../src/starpo/trainer';
 import { checkpointStep } from '../../../src/starpo/trainerCheckpoint';
-import { parseSafetensors } from '../../../src/model/safetensors';
+import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
+import { qwen2WeightShapes } from '../../../src/model/qwen2';
 import { shardedSafetensorsFiles } from '../../../src/model/safetensorsShards';
 import type { RunConfig } from '../../../src/starpo/config';
 import { tensorCountsPerStep, tinyBanditConfig, tinyPolicy } from './trainer-fixture';
@@ -336,6 +337,37 @@ describe('Trainer checkpoints', () => {
     // KL to the reference) is reproduced exactly.
     expect(Math.abs(sink.rows[2]['critic/kl'] as number)).toBeGreaterThan(0);
     expect(withoutTiming(resumedSink.rows[0])).toEqual(withoutTiming(sink.rows[2]));
+  });
+
+  it('AdamW moments on disk are per HF module (actor.m.<q_proj ...>), as before the stacked layout, and such a file resumes bit for bit', async () => {
+    // The model trains q/k/v and gate/up stacked (qkv_proj, gate_up_proj); its checkpoints keep HF's per-module names,
+    // so checkpoints written before that change resume after it and vice versa.
+    const config = tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 0 } });
+    const { trainer } = await makeTrainer(config);
+    await trainer.step();
+    const files = await trainer.checkpointFiles();
+    const hfNames = Object.keys(qwen2WeightShapes(trainer.actor.config));
+    const criticNames = Object.keys(qwen2WeightShapes(trainer.actor.config, { valueHead: true }));
+    trainer.dispose();
+    const { tensors } = parseSafetensors(files['optimizer.safetensors']);
+    const expected = [...hfNames.flatMap((n) => [`actor.m.${n}`, `actor.v.${n}`]), ...criticNames.flatMap((n) => [`critic.m.${n}`, `critic.v.${n}`])];
+    expect(Object.keys(tensors).sort()).toEqual(expected.sort());
+    expect(Object.keys(tensors).some((n) => /qkv_proj|gate_up_proj/.test(n))).toBe(false);
+
+    // A moments file written by the old layout's code: one tensor per HF module, values distinct per element, so a
+    // stack in the wrong order or a misplaced row would show.
+    const old: Record<string, { shape: number[]; data: Float32Array }> = {};
+    let k = 0;
+    for (const [name, t] of Object.entries(tensors)) {
+      const data = Float32Array.from(t.data, () => (++k % 9973) * (name.includes('.v.') ? 1e-9 : 1e-5));
+      old[name] = { shape: t.shape, data };
+    }
+    const oldFile = serializeSafetensors(old);
+    const resumed = await Trainer.create(config, { resumeFiles: { ...files, 'optimizer.safetensors': oldFile }, sink: new MemorySink() });
+    const again = await resumed.checkpointFiles();
+    resumed.dispose();
+    // Stacked on load, split on save: the same bytes.
+    expect(Buffer.from(again['optimizer.safetensors']).equals(Buffer.from(oldFile))).toBe(true);
   });
 
   it('resumes exactly from a checkpoint whose weights, reference and AdamW moments are sharded', async () => {
