@@ -18,10 +18,20 @@ export default ts.config(
     rules: {
       // `_name` marks a parameter or binding kept for its position (a callback's signature, a destructured rest).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // TypeScript's checker already finds undefined names, types included (ESLint's rule does not know DOM types).
+      'no-undef': 'off',
     },
   },
   {
     files: ['**/*.svelte', '**/*.svelte.ts'],
     languageOptions: { parserOptions: { parser: ts.parser, extraFileExtensions: ['.svelte'] } },
+    rules: {
+      // The playground's lists are small and re-rendered whole (options, board cells, a step's turns); a key would
+      // be the index, which is what Svelte does without one.
+      'svelte/require-each-key': 'off',
+      // It flags every Map, Set, Date and URLSearchParams in a component or rune module, reactive or not; here they are
+      // local values and registries, and what is reactive is declared with $state.
+      'svelte/prefer-svelte-reactivity': 'off',
+    },
   },
 );

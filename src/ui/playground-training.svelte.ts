@@ -125,7 +125,7 @@ export async function createRuns(resume?: { run: store.StoredRun; checkpoint: st
         // The run could not be built (no context room, a warm start that would not load, a crashed worker): the arm
         // ends as failed with the reason, so Start, the setup and the run list work again.
         await markFailed(view, messageOf(err));
-        throw new Error(arms.length > 1 ? `${view.arm}: ${messageOf(err)}` : messageOf(err));
+        throw new Error(arms.length > 1 ? `${view.arm}: ${messageOf(err)}` : messageOf(err), { cause: err });
       }
     }),
   );

@@ -70,7 +70,7 @@ export function importRunFile(fileName: string, bytes: Uint8Array): RunContents 
     try {
       raw = JSON.parse(decoder.decode(configBytes));
     } catch (err) {
-      throw new Error(`${fileName}: config.json is not valid JSON (${(err as Error).message})`);
+      throw new Error(`${fileName}: config.json is not valid JSON (${(err as Error).message})`, { cause: err });
     }
     config = parseRunConfig(raw, `${fileName}: config.json`);
   }
@@ -109,13 +109,13 @@ function latestCheckpoint(fileName: string, root: string, entries: Map<string, U
       try {
         JSON.parse(decoder.decode(bytes));
       } catch (err) {
-        throw new Error(`${where}/${name} is not valid JSON (${(err as Error).message})`);
+        throw new Error(`${where}/${name} is not valid JSON (${(err as Error).message})`, { cause: err });
       }
     } else if (name.endsWith('.safetensors')) {
       try {
         indexSafetensors(bytes);
       } catch (err) {
-        throw new Error(`${where}/${name} is damaged: ${(err as Error).message}`);
+        throw new Error(`${where}/${name} is damaged: ${(err as Error).message}`, { cause: err });
       }
     }
   }
