@@ -234,8 +234,8 @@ function mean(xs: readonly number[]): number {
 }
 
 /**
- * Seconds the whole lesson has left: the remaining steps of every run, spread over the workers. One figure for all
- * runs (not the slowest arm's), so it does not jump when an arm ends. A run that has not collapsed is expected to
+ * Seconds the whole lesson has left: the remaining steps of every run, laid out over the workers as the page hands
+ * them out. One figure for all runs (not the slowest arm's), so it does not jump when an arm ends. A run that has not collapsed is expected to
  * last as long as its arm's ended runs did on average (the prior's runs before any ended, else its full length).
  * With a prior (the recording), a run's remaining steps cost what those steps cost there (a run's first steps are
  * slower than its later ones), times how this computer compares with the recording on every step timed so far;
@@ -269,17 +269,19 @@ export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number,
   // A run not yet started first has to be built (and validated at step 0): as long as the started ones took.
   const startups = runs.map((r) => r.startup).filter((t): t is number => typeof t === 'number');
   const startup = mean(startups);
-  let work = 0;
-  let longest = 0;
-  for (const r of runs) {
-    if (r.over) continue;
-    const building = r.startup === undefined || r.startup === null ? startup : 0;
+  const started = (r: RunProgress) => r.done > 0 || (r.startup !== undefined && r.startup !== null);
+  const left = (r: RunProgress) => {
     const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, Math.round(length(r))));
     const p = priorOf(r);
-    const seconds = building + (p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm));
-    work += seconds;
-    longest = Math.max(longest, seconds);
-  }
-  // Workers share the work, but no faster than its longest single run.
-  return Math.max(work / Math.max(1, workers), longest);
+    const steps = p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm);
+    return (started(r) ? 0 : startup) + steps;
+  };
+  // The workers as the page fills them: the runs under way first, then each waiting run, most expensive first, to
+  // the worker free soonest. The lesson ends when the last worker does.
+  const free: number[] = Array(Math.max(1, workers)).fill(0);
+  const soonest = () => free.indexOf(Math.min(...free));
+  for (const r of runs.filter((x) => !x.over && started(x))) free[soonest()] += left(r);
+  const waiting = runs.filter((x) => !x.over && !started(x)).map(left).sort((a, b) => b - a);
+  for (const seconds of waiting) free[soonest()] += seconds;
+  return Math.max(...free);
 }

@@ -90,10 +90,11 @@ describe('lessonSecondsLeft (one figure for all runs)', () => {
   it('is null before any step was timed', () => {
     expect(lessonSecondsLeft([run('v', 0), run('s', 0)], 2)).toBeNull();
   });
-  it('sums the remaining steps of every run at its arm\'s pace over the workers', () => {
-    // v: 90 steps left at 2 s, s: 50 left at 1 s, two workers: (180 + 50) / 2 = 115, not less than 180 (one run).
+  it('lays the remaining steps of every run, at its arm\'s pace, out over the workers as the page hands them out', () => {
+    // v: 90 steps left at 2 s, s: 50 left at 1 s, on two workers: the lesson ends with v, at 180 s.
     expect(lessonSecondsLeft([run('v', 10, false, null, 2), run('s', 50)], 2)).toBe(180);
-    expect(lessonSecondsLeft([run('v', 10, false, null, 2), run('s', 50), run('s', 0), run('s', 0)], 2)).toBe((180 + 50 + 100 + 100) / 2);
+    // Two waiting s runs of 100 s: the first goes where s ends (50 + 100), the second after it (150 + 100 = 250).
+    expect(lessonSecondsLeft([run('v', 10, false, null, 2), run('s', 50), run('s', 0), run('s', 0)], 2)).toBe(250);
   });
   it('expects a run to end where its collapse stops it, else as long as its arm\'s ended runs, else the prior', () => {
     expect(lessonSecondsLeft([run('v', 10, false, 20)], 1)).toBe(10);
