@@ -245,16 +245,22 @@ function mean(xs: readonly number[]): number {
 export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number, priors: Record<string, ArmPrior> = {}): number | null {
   if (runs.every((r) => r.stepSeconds.length === 0)) return null;
   const priorOf = (r: RunProgress): ArmPrior | undefined => (r.seed !== undefined ? priors[runKey(r.arm, r.seed)] : undefined) ?? priors[r.arm];
-  // This computer against the recording, on the steps timed here: 2 = twice as slow.
-  let here = 0;
-  let there = 0;
-  for (const r of runs) {
-    const p = priorOf(r);
-    if (!p) continue;
-    here += r.stepSeconds.reduce((a, b) => a + b, 0);
-    there += profileSeconds(p, 0, r.stepSeconds.length);
-  }
-  const speed = there > 0 ? here / there : null;
+  // This computer against the recording, on the steps timed here (2 = twice as slow): per arm once the arm has steps
+  // timed (the arms' steps differ in how much is generation, which a recording's helper core sped up, and how much
+  // update), else over all arms.
+  const ratio = (of: readonly RunProgress[]) => {
+    let here = 0;
+    let there = 0;
+    for (const r of of) {
+      const p = priorOf(r);
+      if (!p) continue;
+      here += r.stepSeconds.reduce((a, b) => a + b, 0);
+      there += profileSeconds(p, 0, r.stepSeconds.length);
+    }
+    return there > 0 ? here / there : null;
+  };
+  const overall = ratio(runs);
+  const armSpeed = new Map([...new Set(runs.map((r) => r.arm))].map((arm) => [arm, ratio(runs.filter((r) => r.arm === arm)) ?? overall]));
   const allSteps = runs.flatMap((r) => r.stepSeconds);
   const ownPace = (arm: string) => {
     const xs = runs.filter((r) => r.arm === arm).flatMap((r) => r.stepSeconds);
@@ -273,6 +279,7 @@ export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number,
   const left = (r: RunProgress) => {
     const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, Math.round(length(r))));
     const p = priorOf(r);
+    const speed = armSpeed.get(r.arm) ?? null;
     const steps = p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm);
     return (started(r) ? 0 : startup) + steps;
   };
