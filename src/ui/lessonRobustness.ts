@@ -90,6 +90,19 @@ export const FAILED_WORDS: Record<FreshSeedRow['failed'][number], string> = {
   miStays: 'StarPO-S’s reasoning stopped reading the lake',
 };
 
+/**
+ * Each arm counted on its own, as the lesson's rates are stated (the outcome lesson only): vanilla's runs that
+ * collapsed after the warning, StarPO-S's that held and ended 20 points above vanilla on the same seed.
+ */
+export function armCountsOf(table: FreshSeedTable): { vanilla: number; starpoS: number; runs: number } {
+  const ok = (r: FreshSeedRow, conditions: FreshSeedRow['failed']) => !conditions.some((c) => r.failed.includes(c));
+  return {
+    vanilla: table.rows.filter((r) => ok(r, ['warns', 'collapses'])).length,
+    starpoS: table.rows.filter((r) => ok(r, ['holds', 'endsAbove'])).length,
+    runs: table.rows.length,
+  };
+}
+
 /** How many seeds showed the whole lesson. */
 export function lessonCount(table: FreshSeedTable): number {
   return table.rows.filter((r) => r.failed.length === 0).length;

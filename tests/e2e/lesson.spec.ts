@@ -12,7 +12,7 @@ import { lastValue, seedCurves } from '../../src/ui/freshSeedCurves';
 import { parseLessonManifest } from '../../src/ui/lesson';
 import { parseMetricsJsonl } from '../../src/metrics/jsonl';
 import { EMPTY_REASONING, LESSON_IF_NOT_SHOWN } from '../../src/ui/lesson-text';
-import { lessonCount, parseFreshSeedTable } from '../../src/ui/lessonRobustness';
+import { armCountsOf, lessonCount, parseFreshSeedTable } from '../../src/ui/lessonRobustness';
 import { lessonCount as runsCount, LESSON_RUNS_PER_ARM, stepsWithoutUpdate } from '../../src/ui/lessonRuns';
 import { LESSON_CAPTIONS } from '../../src/ui/lesson-captions';
 import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
@@ -291,6 +291,9 @@ test('lesson: the fresh-seed table says how often the lesson showed on seeds nob
   await expect(box).toHaveAttribute('data-shown', String(lessonCount(shipped)));
   await expect(box).toContainText(`${lessonCount(shipped)} of ${shipped.rows.length}`);
   await box.locator('summary').click();
+  const arms = armCountsOf(shipped);
+  await expect(page.getByTestId('lesson-arm-rates')).toContainText(`${arms.vanilla} of ${arms.runs}`);
+  await expect(page.getByTestId('lesson-arm-rates')).toContainText(`held in ${arms.starpoS} of ${arms.runs}`);
   const rows = page.getByTestId('robustness-row');
   await expect(rows).toHaveCount(shipped.rows.length);
   for (const [i, r] of shipped.rows.entries()) {

@@ -3,7 +3,7 @@
 // today's verdict code from the run folders when they are on this machine.
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { lessonCount, parseFreshSeedTable } from '../../../src/ui/lessonRobustness';
+import { armCountsOf, lessonCount, parseFreshSeedTable } from '../../../src/ui/lessonRobustness';
 
 const row = (seed: number, failed: string[] = []) => ({
   seed,
@@ -44,6 +44,10 @@ describe('lesson robustness table', () => {
     const doc = fs.readFileSync('docs/echo-trap.md', 'utf8');
     expect(doc, 'docs/echo-trap.md names these fresh seeds').toContain(`**fresh training seeds ${shipped.rows.map((r) => r.seed).join(', ')}**`);
     expect(doc).toContain(`lesson on ${lessonCount(shipped)} of ${shipped.rows.length} seeds with both arms`);
+    // Each arm's rate as the doc states it, from the same rows.
+    const arms = armCountsOf(shipped);
+    expect(doc).toContain(`vanilla StarPO collapses after the warning: ${arms.vanilla} of ${arms.runs}`);
+    expect(doc).toContain(`StarPO-S holds (within 10 points of its peak, 20 above vanilla): ${arms.starpoS} of ${arms.runs}`);
   });
 
   it("the mechanism lesson's shipped table: the seeds its doc section named, its conditions, the count the doc states", () => {
