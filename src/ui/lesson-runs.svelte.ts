@@ -168,7 +168,7 @@ async function workLoop(c: TrainerClient, preset: PresetName, settings: typeof p
       await Promise.race([over, c.crashed]);
     } catch (err) {
       view.status = { phase: 'failed', step: view.status?.step ?? 0, totalSteps: config.trainer.totalSteps, message: messageOf(err) };
-      throw new Error(`${view.arm} seed ${view.seed}: ${messageOf(err)}`);
+      throw new Error(`${view.arm} seed ${view.seed}: ${messageOf(err)}`, { cause: err });
     }
     if (view.status?.phase === 'failed') throw new Error(`${view.arm} seed ${view.seed}: ${view.status.message ?? 'training failed'}`);
   }

@@ -193,7 +193,7 @@ export async function fetchRecordedLesson(base: string, preset: string = LESSON_
     try {
       response = await fetch(url);
     } catch (err) {
-      throw new Error(`could not fetch ${lessonFolder(preset)}/${file}: ${(err as Error).message}`);
+      throw new Error(`could not fetch ${lessonFolder(preset)}/${file}: ${(err as Error).message}`, { cause: err });
     }
     if (!response.ok) throw new Error(`${lessonFolder(preset)}/${file} is not on this site (HTTP ${response.status}): record it with experiments/record-lesson.ts`);
     return response.text();

@@ -119,7 +119,7 @@ export async function fetchFreshSeedTable(base: string, preset: string): Promise
   try {
     raw = JSON.parse(await response.text());
   } catch (err) {
-    throw new Error(`${file} is not valid JSON (${(err as Error).message})`);
+    throw new Error(`${file} is not valid JSON (${(err as Error).message})`, { cause: err });
   }
   return parseFreshSeedTable(raw, file);
 }
