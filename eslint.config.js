@@ -7,8 +7,18 @@ import ts from 'typescript-eslint';
 
 export default ts.config(
   {
-    ignores: ['node_modules/', 'dist/', 'public/', 'reports/', 'runs/', 'test-results/', 'playwright-report/', '.venv-hf/',
-      '**/*.d.ts', '.*/'],
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'public/',
+      'reports/',
+      'runs/',
+      'test-results/',
+      'playwright-report/',
+      '.venv-hf/',
+      '**/*.d.ts',
+      '.*/',
+    ],
   },
   js.configs.recommended,
   ...ts.configs.recommended,
@@ -17,7 +27,10 @@ export default ts.config(
     languageOptions: { globals: { ...globals.browser, ...globals.node, ...globals.worker } },
     rules: {
       // `_name` marks a parameter or binding kept for its position (a callback's signature, a destructured rest).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // TypeScript's checker already finds undefined names, types included (ESLint's rule does not know DOM types).
       'no-undef': 'off',
     },

@@ -19,7 +19,11 @@ export default defineConfig({
   retries: 0,
   forbidOnly: !!process.env.CI,
   // The JSON report feeds scripts/test-summary.mjs, which prints the suite's one-line total after `npm test`.
-  reporter: [['list'], ['json', { outputFile: 'reports/playwright.json' }], ...(process.env.CI ? [['html', { open: 'never', outputFolder: 'reports/playwright-html' }] as const] : [])],
+  reporter: [
+    ['list'],
+    ['json', { outputFile: 'reports/playwright.json' }],
+    ...(process.env.CI ? [['html', { open: 'never', outputFolder: 'reports/playwright-html' }] as const] : []),
+  ],
   use: {
     baseURL: `http://127.0.0.1:${PORT}/`,
     browserName: 'chromium',

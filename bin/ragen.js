@@ -8,7 +8,9 @@ import { register } from 'tsx/esm/api';
 // one 40 KB line. Registered first, so it runs before the handlers tfjs-wasm's module adds (they rethrow).
 const reportBug = (err) => {
   console.error(err);
-  console.error('ragen: this is a bug in ragen (an error nothing caught): please report it with the command line and the trace above');
+  console.error(
+    'ragen: this is a bug in ragen (an error nothing caught): please report it with the command line and the trace above',
+  );
   process.exit(1);
 };
 process.on('uncaughtException', reportBug);

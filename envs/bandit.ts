@@ -104,7 +104,9 @@ export class BanditEnv implements Env {
     validateConfig(tag, config, BANDIT_CONFIG_KEYS);
     const merged = { ...BANDIT_DEFAULTS[tag], ...definedEntries(config) } as BanditConfig;
     if (merged.loArmName.trim().toLowerCase() === merged.hiArmName.trim().toLowerCase()) {
-      throw new Error(`${tag}: loArmName and hiArmName must differ (case-insensitively), both are '${merged.hiArmName}'`);
+      throw new Error(
+        `${tag}: loArmName and hiArmName must differ (case-insensitively), both are '${merged.hiArmName}'`,
+      );
     }
     this.tag = tag;
     this.config = Object.freeze(merged);

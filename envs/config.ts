@@ -40,7 +40,8 @@ export function withKey<T>(tag: string, key: string, parse: () => T): T {
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value);
   // A long list (a 100-row map) shows its first items and its length, not every row.
-  if (Array.isArray(value)) return `[${value.slice(0, 4).map(describeValue).join(', ')}${value.length > 4 ? `, … (${value.length} items)` : ''}]`;
+  if (Array.isArray(value))
+    return `[${value.slice(0, 4).map(describeValue).join(', ')}${value.length > 4 ? `, … (${value.length} items)` : ''}]`;
   if (value === null) return 'null';
   if (typeof value === 'object') return 'an object';
   return String(value);
@@ -56,7 +57,9 @@ export const MAX_GRID_SIDE = 20;
 export const integerBetween =
   (min: number, max: number): Validator =>
   (v) =>
-    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? null : `must be an integer from ${min} to ${max}`;
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max
+      ? null
+      : `must be an integer from ${min} to ${max}`;
 
 /** A finite number in [lo, hi] (or (lo, hi] when `excludeLo`). */
 export const numberBetween =
@@ -86,7 +89,9 @@ export function gridRows(grid: string | readonly string[]): string[] {
 export function checkGridSize(what: string, rows: readonly string[]): void {
   const widest = rows.reduce((w, row) => Math.max(w, [...row].length), 0);
   if (rows.length > MAX_GRID_SIDE || widest > MAX_GRID_SIDE) {
-    throw new Error(`${what} is ${rows.length} rows x ${widest} columns; at most ${MAX_GRID_SIDE} x ${MAX_GRID_SIDE} is supported`);
+    throw new Error(
+      `${what} is ${rows.length} rows x ${widest} columns; at most ${MAX_GRID_SIDE} x ${MAX_GRID_SIDE} is supported`,
+    );
   }
 }
 

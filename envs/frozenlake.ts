@@ -12,8 +12,26 @@
 // group share the seed, so identical action sequences replay identically within a group, as in RAGEN.
 
 import type { Env, StepResult } from './types';
-import { MAX_GRID_SIDE, checkGridSize, definedEntries, gridRows, gridText, integerBetween, lookupAction, numberBetween, validateConfig, withKey } from './config';
-import { cellCoordinate, formatCoordinateBlock, observationFormat, renderObservation, type ObservationFormat, type ObservedConfig } from './observation';
+import {
+  MAX_GRID_SIDE,
+  checkGridSize,
+  definedEntries,
+  gridRows,
+  gridText,
+  integerBetween,
+  lookupAction,
+  numberBetween,
+  validateConfig,
+  withKey,
+} from './config';
+import {
+  cellCoordinate,
+  formatCoordinateBlock,
+  observationFormat,
+  renderObservation,
+  type ObservationFormat,
+  type ObservedConfig,
+} from './observation';
 import { Rng, checkSeed } from './random';
 import type { EnvSpec, GridVocab } from './spec';
 
@@ -181,7 +199,9 @@ export function parseFrozenLakeMap(grid: string | readonly string[]): FrozenLake
       if (symbol === 'P') starts.push(cell);
       else if (symbol === 'G') goals.push(cell);
       else if (symbol !== '_' && symbol !== 'O') {
-        throw new Error(`FrozenLake map has unknown symbol '${symbol}' at row ${r + 1}, column ${c + 1} (use P, _, O, G; rows and columns count from 1)`);
+        throw new Error(
+          `FrozenLake map has unknown symbol '${symbol}' at row ${r + 1}, column ${c + 1} (use P, _, O, G; rows and columns count from 1)`,
+        );
       }
       holes.push(symbol === 'O');
     });
@@ -211,7 +231,14 @@ export function renderFrozenLake(map: FrozenLakeMap, position: number): string {
 }
 
 /** The coordinate-block labels of a FrozenLake state, in RAGEN-2's order. */
-export const FROZENLAKE_COORDINATE_LABELS = ['Start', 'Goal', 'Player', 'Player on goal', 'Player in hole', 'Holes'] as const;
+export const FROZENLAKE_COORDINATE_LABELS = [
+  'Start',
+  'Goal',
+  'Player',
+  'Player on goal',
+  'Player in hole',
+  'Holes',
+] as const;
 
 /**
  * The 'coord' rendering (RAGEN-2): board size, start, goal, the player (as "Player on goal" / "Player in hole" when
@@ -235,7 +262,11 @@ export function renderFrozenLakeCoordinates(map: FrozenLakeMap, position: number
 
 /** The state text in an observation format ('grid' = renderFrozenLake). */
 export function renderFrozenLakeObservation(map: FrozenLakeMap, position: number, format: ObservationFormat): string {
-  return renderObservation(format, () => renderFrozenLake(map, position), () => renderFrozenLakeCoordinates(map, position));
+  return renderObservation(
+    format,
+    () => renderFrozenLake(map, position),
+    () => renderFrozenLakeCoordinates(map, position),
+  );
 }
 
 export interface FrozenLakePlanner {
@@ -327,12 +358,16 @@ export class FrozenLakeEnv implements Env {
   private slip: Rng | null = null;
 
   constructor(tag: FrozenLakeTag = 'FrozenLake', config?: Record<string, unknown>) {
-    if (!(FROZENLAKE_TAGS as readonly string[]).includes(tag)) throw new Error(`FrozenLakeEnv: unknown tag '${tag}' (${FROZENLAKE_TAGS.join(', ')})`);
+    if (!(FROZENLAKE_TAGS as readonly string[]).includes(tag))
+      throw new Error(`FrozenLakeEnv: unknown tag '${tag}' (${FROZENLAKE_TAGS.join(', ')})`);
     this.tag = tag;
     validateConfig(tag, config, FROZENLAKE_CONFIG_KEYS);
     this.config = Object.freeze({ ...FROZENLAKE_DEFAULTS[tag], ...definedEntries(config) } as FrozenLakeConfig);
-    this.fixedMap = this.config.map === undefined ? null : withKey(tag, 'map', () => parseFrozenLakeMap(this.config.map!));
-    const [rows, cols] = this.fixedMap ? [this.fixedMap.rows, this.fixedMap.cols] : [this.config.size, this.config.size];
+    this.fixedMap =
+      this.config.map === undefined ? null : withKey(tag, 'map', () => parseFrozenLakeMap(this.config.map!));
+    const [rows, cols] = this.fixedMap
+      ? [this.fixedMap.rows, this.fixedMap.cols]
+      : [this.config.size, this.config.size];
     this.spec = {
       tag,
       instruction: tag === 'CoordFrozenLake' ? coordFrozenLakeInstruction(rows, cols) : FROZENLAKE_INSTRUCTION,
@@ -344,7 +379,8 @@ export class FrozenLakeEnv implements Env {
 
   reset(seed: number): string {
     checkSeed(seed);
-    this.lake = this.fixedMap ?? generateFrozenLakeMap(Rng.fromSeed(seed, 'frozenlake/map'), this.config.size, this.config.p);
+    this.lake =
+      this.fixedMap ?? generateFrozenLakeMap(Rng.fromSeed(seed, 'frozenlake/map'), this.config.size, this.config.p);
     this.slip = Rng.fromSeed(seed, 'frozenlake/slip');
     this.player = this.lake.start;
     return this.render();

@@ -57,12 +57,15 @@ const EPS = 1e-12;
 
 function checkProtocol(p: TurnProtocol): void {
   for (const key of ['maxTurn', 'maxActionsPerTurn', 'maxActionsPerTraj'] as const) {
-    if (!Number.isInteger(p[key]) || p[key] < 1) throw new Error(`planFrozenLakeTurns: ${key} must be an integer >= 1, got ${p[key]}`);
+    if (!Number.isInteger(p[key]) || p[key] < 1)
+      throw new Error(`planFrozenLakeTurns: ${key} must be an integer >= 1, got ${p[key]}`);
   }
   // The search is exact but exponential in the answer length in the worst case. No answer is longer than the
   // episode's budget, so only a protocol where both exceed 10 is refused.
   if (Math.min(p.maxActionsPerTurn, p.maxActionsPerTraj) > 10) {
-    throw new Error(`planFrozenLakeTurns: answers of up to ${Math.min(p.maxActionsPerTurn, p.maxActionsPerTraj)} actions (maxActionsPerTurn ${p.maxActionsPerTurn}, maxActionsPerTraj ${p.maxActionsPerTraj}) are more than this planner searches (at most 10)`);
+    throw new Error(
+      `planFrozenLakeTurns: answers of up to ${Math.min(p.maxActionsPerTurn, p.maxActionsPerTraj)} actions (maxActionsPerTurn ${p.maxActionsPerTurn}, maxActionsPerTraj ${p.maxActionsPerTraj}) are more than this planner searches (at most 10)`,
+    );
   }
 }
 
@@ -73,12 +76,21 @@ function lexicallyBefore(x: readonly number[], y: readonly number[]): boolean {
 }
 
 /** The tie rules: is a candidate (value v, steps w, answer) better than the best so far? */
-function isBetter(v: number, w: number, answer: readonly number[], best: number, bestW: number, bestAnswer: readonly number[]): boolean {
+function isBetter(
+  v: number,
+  w: number,
+  answer: readonly number[],
+  best: number,
+  bestW: number,
+  bestAnswer: readonly number[],
+): boolean {
   if (v > best + EPS) return true;
   if (v < best - EPS) return false;
   if (w < bestW - EPS) return true;
   if (w > bestW + EPS) return false;
-  return answer.length < bestAnswer.length || (answer.length === bestAnswer.length && lexicallyBefore(answer, bestAnswer));
+  return (
+    answer.length < bestAnswer.length || (answer.length === bestAnswer.length && lexicallyBefore(answer, bestAnswer))
+  );
 }
 
 /** The lake as the planner reads it: each (cell, action)'s outcomes in three slots (probability 0 = unused slot). */
@@ -168,7 +180,14 @@ function searchAnswer(
   let bestAnswer: number[] = [];
   const prefix: number[] = [];
 
-  const search = (l: number, from: Float64Array, fromCells: Int32Array, fromCount: number, goal: number, goalSteps: number) => {
+  const search = (
+    l: number,
+    from: Float64Array,
+    fromCells: Int32Array,
+    fromCount: number,
+    goal: number,
+    goalSteps: number,
+  ) => {
     const goals = s.goal[l];
     const stepsOfGoals = s.goalSteps[l];
     const bounds = s.bound[l];
@@ -248,9 +267,14 @@ function searchAnswer(
 }
 
 /** The optimal policy of `map` with slip model `successRate` under `protocol` (see the top of this file). */
-export function planFrozenLakeTurns(map: FrozenLakeMap, successRate: number, protocol: TurnProtocol): FrozenLakeTurnPlanner {
+export function planFrozenLakeTurns(
+  map: FrozenLakeMap,
+  successRate: number,
+  protocol: TurnProtocol,
+): FrozenLakeTurnPlanner {
   checkProtocol(protocol);
-  if (!(successRate >= 0 && successRate <= 1)) throw new Error(`planFrozenLakeTurns: successRate must be in [0, 1], got ${successRate}`);
+  if (!(successRate >= 0 && successRate <= 1))
+    throw new Error(`planFrozenLakeTurns: successRate must be in [0, 1], got ${successRate}`);
   const { maxTurn: T, maxActionsPerTurn: K, maxActionsPerTraj: A } = protocol;
   const lake = lakeOf(map, successRate);
   const { cells, outNext, outProb } = lake;

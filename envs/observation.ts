@@ -87,19 +87,27 @@ const CATEGORY = /^([A-Za-z][A-Za-z ]*): (\(\d+, \d+\)(?:, \(\d+, \d+\))*)$/;
 
 /** Reads a coordinate block; throws an Error naming the first line that is not one. */
 export function parseCoordinateBlock(text: string): ParsedCoordinates {
-  const lines = text.replace(/\r/g, '').split('\n').filter((l) => l.trim() !== '');
+  const lines = text
+    .replace(/\r/g, '')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const size = BOARD_SIZE.exec(lines[0] ?? '');
-  if (!size) throw new Error(`coordinate block must start with "Board size: R rows x C cols (zero-indexed).", got ${JSON.stringify(lines[0] ?? '')}`);
+  if (!size)
+    throw new Error(
+      `coordinate block must start with "Board size: R rows x C cols (zero-indexed).", got ${JSON.stringify(lines[0] ?? '')}`,
+    );
   const rows = Number(size[1]);
   const cols = Number(size[2]);
   const categories = new Map<string, Coordinate[]>();
   for (const line of lines.slice(1)) {
     const m = CATEGORY.exec(line);
-    if (!m) throw new Error(`coordinate block: cannot read line ${JSON.stringify(line)} (expected "Label: (row, col), ...")`);
+    if (!m)
+      throw new Error(`coordinate block: cannot read line ${JSON.stringify(line)} (expected "Label: (row, col), ...")`);
     if (categories.has(m[1])) throw new Error(`coordinate block: '${m[1]}' is listed twice`);
     const cells = [...m[2].matchAll(/\((\d+), (\d+)\)/g)].map((c) => [Number(c[1]), Number(c[2])] as const);
     for (const [r, c] of cells) {
-      if (r >= rows || c >= cols) throw new Error(`coordinate block: (${r}, ${c}) in '${m[1]}' is outside the ${rows} x ${cols} board`);
+      if (r >= rows || c >= cols)
+        throw new Error(`coordinate block: (${r}, ${c}) in '${m[1]}' is outside the ${rows} x ${cols} board`);
     }
     categories.set(m[1], cells);
   }

@@ -9,13 +9,30 @@ import { REPO, isMain, runExperiment, type ExperimentDef } from './lib/experimen
 export const def: ExperimentDef = {
   name: '04-starpo-vs-starpo-s',
   title: 'StarPO vs StarPO-S on Bandit, FrozenLake and Sokoban, and held-out success against the warm start',
-  paper: 'Fig. 9: StarPO-S beats vanilla StarPO (PPO) on all three tasks (Bandit ~1.0, Sokoban ~0.2-0.3, FrozenLake ~0.2) (spec §7.1).',
-  departures: 'Tiny warm-started models; 40 / 30 / 10 steps (Bandit / FrozenLake / Sokoban) instead of 200; held-out evaluation on 32 seeds per suite (RAGEN 256) at T=0.5.',
+  paper:
+    'Fig. 9: StarPO-S beats vanilla StarPO (PPO) on all three tasks (Bandit ~1.0, Sokoban ~0.2-0.3, FrozenLake ~0.2) (spec §7.1).',
+  departures:
+    'Tiny warm-started models; 40 / 30 / 10 steps (Bandit / FrozenLake / Sokoban) instead of 200; held-out evaluation on 32 seeds per suite (RAGEN 256) at T=0.5.',
   runs: ENVS.flatMap((env) => [vanilla(env, 'ppo'), starpoS(env)]),
-  evalMinutes: 6,   // 9 `ragen eval` scorecards, 32 seeds per suite: ~10 s (Bandit) to ~90 s (Sokoban) each
+  evalMinutes: 6, // 9 `ragen eval` scorecards, 32 seeds per suite: ~10 s (Bandit) to ~90 s (Sokoban) each
   charts: [
-    { id: 'train-success', title: 'Training-batch success: StarPO (PPO) vs StarPO-S', yLabel: 'success', metric: 'train/{tag}/success', smooth: 5, yMin: 0, yMax: 1 },
-    { id: 'val-success', title: 'Validation success: StarPO (PPO) vs StarPO-S', yLabel: 'success', metric: 'val-env/{tag}/success', yMin: 0, yMax: 1 },
+    {
+      id: 'train-success',
+      title: 'Training-batch success: StarPO (PPO) vs StarPO-S',
+      yLabel: 'success',
+      metric: 'train/{tag}/success',
+      smooth: 5,
+      yMin: 0,
+      yMax: 1,
+    },
+    {
+      id: 'val-success',
+      title: 'Validation success: StarPO (PPO) vs StarPO-S',
+      yLabel: 'success',
+      metric: 'val-env/{tag}/success',
+      yMin: 0,
+      yMax: 1,
+    },
   ],
   async after(ctx) {
     const heldOut: Record<string, unknown>[] = [];

@@ -10,13 +10,23 @@ const ENVS: Env[] = ['sokoban', 'bandit'];
 
 export const def: ExperimentDef = {
   name: '06-generalisation',
-  title: 'Generalisation: SimpleSokoban -> LargerSokoban, new grid vocabulary, FrozenLake; Bandit -> BanditTest, swapped names',
-  paper: 'Table 4 (StarPO-S, %): trained on Bandit -> Bandit 100.00, BanditRev 67.58; trained on Sokoban -> FrozenLake 19.92, LargeSokoban 2.34, Sokoban 21.48, SokobanNewVocab 18.75. README: training on SimpleSokoban generalises to LargerSokoban, another grid vocabulary and FrozenLake (spec §7.1, §7.2).',
-  departures: 'Tiny warm-started models trained 10 (Sokoban) / 40 (Bandit) steps; 32 seeds per suite. Our BanditTest names (Trader / Librarian) never appear in the tiny warm start\'s demonstrations.',
+  title:
+    'Generalisation: SimpleSokoban -> LargerSokoban, new grid vocabulary, FrozenLake; Bandit -> BanditTest, swapped names',
+  paper:
+    'Table 4 (StarPO-S, %): trained on Bandit -> Bandit 100.00, BanditRev 67.58; trained on Sokoban -> FrozenLake 19.92, LargeSokoban 2.34, Sokoban 21.48, SokobanNewVocab 18.75. README: training on SimpleSokoban generalises to LargerSokoban, another grid vocabulary and FrozenLake (spec §7.1, §7.2).',
+  departures:
+    "Tiny warm-started models trained 10 (Sokoban) / 40 (Bandit) steps; 32 seeds per suite. Our BanditTest names (Trader / Librarian) never appear in the tiny warm start's demonstrations.",
   runs: ENVS.map(starpoS),
-  evalMinutes: 4,   // 4 `ragen eval` scorecards (shared with 04's cache when it ran first)
+  evalMinutes: 4, // 4 `ragen eval` scorecards (shared with 04's cache when it ran first)
   charts: [
-    { id: 'val-success', title: 'Validation success during training', yLabel: 'success', metric: 'val-env/{tag}/success', yMin: 0, yMax: 1 },
+    {
+      id: 'val-success',
+      title: 'Validation success during training',
+      yLabel: 'success',
+      metric: 'val-env/{tag}/success',
+      yMin: 0,
+      yMax: 1,
+    },
   ],
   async after(ctx) {
     const rows: Record<string, unknown>[] = [];
@@ -26,7 +36,14 @@ export const def: ExperimentDef = {
       const trained = await ctx.evaluate(run.dir, path.basename(run.dir));
       for (const s of trained) {
         const w = warm.find((x) => x.suite === s.suite);
-        rows.push({ trainedOn: PRESET[env], suite: s.suite, kind: s.kind, episodes: s.episodes, warmStart: w?.success, starpoS: s.success });
+        rows.push({
+          trainedOn: PRESET[env],
+          suite: s.suite,
+          kind: s.kind,
+          episodes: s.episodes,
+          warmStart: w?.success,
+          starpoS: s.success,
+        });
       }
     }
     return { suites: rows };

@@ -19,32 +19,65 @@ const ARMS = [
 export const def: ExperimentDef = {
   name: '07-echo-trap-lesson',
   title: `The lesson preset on ${SEEDS.length} training seeds: vanilla StarPO collapses, StarPO-S holds?`,
-  paper: 'Fig. 5-6: vanilla StarPO improves, then the in-group reward std and entropy fall, then reward collapses with gradient-norm spikes; StarPO-S (filter, no KL, clip-higher) delays or avoids it (Fig. 9) (spec §7.1).',
-  departures: 'The echo-trap preset as docs/echo-trap.md lists it (tiny warm-started model, class-time budget); only trainer.seed varies.',
+  paper:
+    'Fig. 5-6: vanilla StarPO improves, then the in-group reward std and entropy fall, then reward collapses with gradient-norm spikes; StarPO-S (filter, no KL, clip-higher) delays or avoids it (Fig. 9) (spec §7.1).',
+  departures:
+    'The echo-trap preset as docs/echo-trap.md lists it (tiny warm-started model, class-time budget); only trainer.seed varies.',
   root: 'runs/lesson',
-  runs: SEEDS.flatMap((seed) => ARMS.map(({ arm, label }) => ({
-    name: `seed-${seed}/${arm}`, arm, label: `${label} seed ${seed}`, preset: 'echo-trap', set: [`trainer.seed=${seed}`], steps: STEPS,
-  }))),
+  runs: SEEDS.flatMap((seed) =>
+    ARMS.map(({ arm, label }) => ({
+      name: `seed-${seed}/${arm}`,
+      arm,
+      label: `${label} seed ${seed}`,
+      preset: 'echo-trap',
+      set: [`trainer.seed=${seed}`],
+      steps: STEPS,
+    })),
+  ),
   charts: [
     ...ARMS.map(({ arm, label }) => ({
-      id: `train-success-${arm}`, title: `${label}: training-batch success (one line per training seed)`, yLabel: 'success',
-      metric: 'train/{tag}/success', smooth: LESSON_CRITERIA.window, yMin: 0, yMax: 1, markers: arm === 'starpo',
+      id: `train-success-${arm}`,
+      title: `${label}: training-batch success (one line per training seed)`,
+      yLabel: 'success',
+      metric: 'train/{tag}/success',
+      smooth: LESSON_CRITERIA.window,
+      yMin: 0,
+      yMax: 1,
+      markers: arm === 'starpo',
       runs: SEEDS.map((seed) => `seed-${seed}/${arm}`),
     })),
-    { id: 'reward-std', title: 'In-group reward std (before the filter)', yLabel: 'reward std', metric: 'rollout/in_group_std', smooth: 5, yMin: 0 },
+    {
+      id: 'reward-std',
+      title: 'In-group reward std (before the filter)',
+      yLabel: 'reward std',
+      metric: 'rollout/in_group_std',
+      smooth: 5,
+      yMin: 0,
+    },
     { id: 'entropy', title: 'Policy entropy', yLabel: 'entropy', metric: 'actor/entropy_loss', smooth: 5 },
-    { id: 'grad-norm', title: 'Actor gradient norm', yLabel: 'grad norm', metric: 'actor/grad_norm', smooth: 5, yMin: 0 },
+    {
+      id: 'grad-norm',
+      title: 'Actor gradient norm',
+      yLabel: 'grad norm',
+      metric: 'actor/grad_norm',
+      smooth: 5,
+      yMin: 0,
+    },
   ],
   after: async (ctx) => {
     const rows = SEEDS.map((seed) => {
       const dirOf = (arm: string) => ctx.outcomes.find((o) => o.spec.name === `seed-${seed}/${arm}`)!.dir;
       return { seed, ...lessonVerdict(readMetrics(dirOf('starpo')), readMetrics(dirOf('starpo-s'))) };
     });
-    ctx.log('seed | vanilla start -> peak @step -> final | warning @step | collapse @step | StarPO-S peak -> final | lesson');
+    ctx.log(
+      'seed | vanilla start -> peak @step -> final | warning @step | collapse @step | StarPO-S peak -> final | lesson',
+    );
     for (const r of rows) {
-      ctx.log(`${r.seed} | ${pct(r.vanilla.start)} -> ${pct(r.vanilla.peak)} @${r.vanilla.peakStep} -> ${pct(r.vanilla.final)} | ` +
-        `${r.vanilla.warningStep ?? '-'}${r.vanilla.warningSignal ? ` (${r.vanilla.warningSignal})` : ''} | ${r.vanilla.collapseStep ?? '-'} | ` +
-        `${pct(r.starpoS.peak)} -> ${pct(r.starpoS.final)} | ${r.lesson ? 'yes' : `no (${(['improves', 'warns', 'collapses', 'holds', 'endsAbove'] as const).filter((k) => !r[k]).join(', ')} failed)`}`);
+      ctx.log(
+        `${r.seed} | ${pct(r.vanilla.start)} -> ${pct(r.vanilla.peak)} @${r.vanilla.peakStep} -> ${pct(r.vanilla.final)} | ` +
+          `${r.vanilla.warningStep ?? '-'}${r.vanilla.warningSignal ? ` (${r.vanilla.warningSignal})` : ''} | ${r.vanilla.collapseStep ?? '-'} | ` +
+          `${pct(r.starpoS.peak)} -> ${pct(r.starpoS.final)} | ${r.lesson ? 'yes' : `no (${(['improves', 'warns', 'collapses', 'holds', 'endsAbove'] as const).filter((k) => !r[k]).join(', ')} failed)`}`,
+      );
     }
     const shown = rows.filter((r) => r.lesson).length;
     ctx.log(`the lesson shows on ${shown} of ${rows.length} seeds (issue 16 asks for at least 4 of 5)`);

@@ -23,7 +23,14 @@ import { Command } from 'commander';
 import { presetConfig, resolvePreset } from '../src/starpo/presets';
 import { replayEchoTrap } from '../src/metrics/echoTrap';
 import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl } from '../src/metrics/jsonl';
-import { LESSON_PRESET, keepFewRollouts, lessonFolder, parseLessonManifest, type LessonManifest, type LessonRunFiles } from '../src/ui/lesson';
+import {
+  LESSON_PRESET,
+  keepFewRollouts,
+  lessonFolder,
+  parseLessonManifest,
+  type LessonManifest,
+  type LessonRunFiles,
+} from '../src/ui/lesson';
 import { LESSON_RUNS_PER_ARM, LESSON_SEEDS, lessonSeeds, STEPS_AFTER_COLLAPSE } from '../src/ui/lessonRuns';
 import { vanillaVerdict } from '../src/metrics/lessonVerdict';
 import { isMain, REPO } from './lib/experiment';
@@ -65,7 +72,17 @@ function gitState(): { commit: string; dirty: boolean } {
   const git = (...args: string[]) => spawnSync('git', args, { cwd: REPO, encoding: 'utf8' });
   const head = git('rev-parse', 'HEAD');
   if (head.status !== 0) return { commit: 'unknown', dirty: true };
-  const diff = git('status', '--porcelain', '--', 'src', 'envs', 'workers', 'bin', 'public/warmstart', ':(exclude)src/ui');
+  const diff = git(
+    'status',
+    '--porcelain',
+    '--',
+    'src',
+    'envs',
+    'workers',
+    'bin',
+    'public/warmstart',
+    ':(exclude)src/ui',
+  );
   return { commit: head.stdout.trim(), dirty: diff.stdout.trim() !== '' };
 }
 
@@ -86,7 +103,11 @@ function trainArm(args: string[], logFile: string): Promise<number> {
   });
 }
 
-export async function recordLesson(o: RecordOptions, command: string, log: (line: string) => void = console.log): Promise<LessonManifest> {
+export async function recordLesson(
+  o: RecordOptions,
+  command: string,
+  log: (line: string) => void = console.log,
+): Promise<LessonManifest> {
   const arms = resolvePreset(o.preset).arms.map((a) => a.name);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const runsRoot = path.join(o.runs ?? path.join(REPO, 'runs', 'lessons'), `${o.preset}-${stamp}`);
@@ -96,42 +117,90 @@ export async function recordLesson(o: RecordOptions, command: string, log: (line
   const seeds = lessonSeeds(o.seed, o.seedsPerArm, LESSON_SEEDS[o.preset]);
   try {
     // Arms interleaved seed by seed, so an interrupted recording has trained both arms on its first seeds.
-    for (const seed of seeds) for (const arm of arms) {
-      const name = seed === o.seed ? arm : `${arm}/seed-${seed}`;
-      const out = path.join(runsRoot, `seed-${seed}`);
-      const args = ['train', '--preset', o.preset, '--arm', arm, '--steps', String(o.steps), '--seed', String(seed),
-        '--backend', o.backend, '--workers', String(o.workers), '--set', `trainer.stopAfterCollapse=${STEPS_AFTER_COLLAPSE}`, '--out', out];
-      const trainCommand = `ragen ${args.join(' ').replace(out, shown(out))}`;
-      const logFile = path.join(runsRoot, `${arm}-seed-${seed}.log`);
-      log(`${name}: ${trainCommand}`);
-      const start = Date.now();
-      const code = await trainArm(args, logFile);
-      const seconds = Math.round((Date.now() - start) / 1000);
-      const runDir = path.join(out, arm);
-      if (code !== 0) throw new Error(`${name}: ragen train exited with ${code} after ${seconds} s (log: ${shown(logFile)})`);
-      const metricsText = fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8');
-      const rows = parseMetricsJsonl(metricsText, `${name}/metrics.jsonl`);
-      const steps = Math.max(...rows.map((r) => r.step));
-      // A run ends early only when it stopped after its collapse.
-      const collapseStep = vanillaVerdict(rows).collapseStep;
-      if (steps < o.steps && collapseStep === null) throw new Error(`${name}: the run ended at step ${steps} of ${o.steps} without a collapse (log: ${shown(logFile)})`);
-      const rollouts = keepFewRollouts(parseRolloutsJsonl(fs.readFileSync(path.join(runDir, 'rollouts.jsonl'), 'utf8'), `${name}/rollouts.jsonl`), o.rolloutsPerStep);
-      fs.mkdirSync(path.join(staged, name), { recursive: true });
-      // metrics.jsonl as the run wrote it (every key of every step); rollouts thinned to a few per step and split.
-      fs.writeFileSync(path.join(staged, name, 'metrics.jsonl'), metricsText);
-      fs.writeFileSync(path.join(staged, name, 'rollouts.jsonl'), rollouts.map((r) => encodeJsonLine(r) + '\n').join(''));
-      recorded.push({
-        name: arm, seed, metrics: `${name}/metrics.jsonl`, rollouts: `${name}/rollouts.jsonl`, steps, trainCommand, seconds,
-        ...(steps < o.steps && collapseStep !== null ? { collapseStep } : {}),
-      });
-      log(`${name}: ${steps} steps in ${seconds} s${collapseStep !== null ? `, collapsed at step ${collapseStep}` : ''}, ${rollouts.length} sample trajectories kept`);
-    }
+    for (const seed of seeds)
+      for (const arm of arms) {
+        const name = seed === o.seed ? arm : `${arm}/seed-${seed}`;
+        const out = path.join(runsRoot, `seed-${seed}`);
+        const args = [
+          'train',
+          '--preset',
+          o.preset,
+          '--arm',
+          arm,
+          '--steps',
+          String(o.steps),
+          '--seed',
+          String(seed),
+          '--backend',
+          o.backend,
+          '--workers',
+          String(o.workers),
+          '--set',
+          `trainer.stopAfterCollapse=${STEPS_AFTER_COLLAPSE}`,
+          '--out',
+          out,
+        ];
+        const trainCommand = `ragen ${args.join(' ').replace(out, shown(out))}`;
+        const logFile = path.join(runsRoot, `${arm}-seed-${seed}.log`);
+        log(`${name}: ${trainCommand}`);
+        const start = Date.now();
+        const code = await trainArm(args, logFile);
+        const seconds = Math.round((Date.now() - start) / 1000);
+        const runDir = path.join(out, arm);
+        if (code !== 0)
+          throw new Error(`${name}: ragen train exited with ${code} after ${seconds} s (log: ${shown(logFile)})`);
+        const metricsText = fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8');
+        const rows = parseMetricsJsonl(metricsText, `${name}/metrics.jsonl`);
+        const steps = Math.max(...rows.map((r) => r.step));
+        // A run ends early only when it stopped after its collapse.
+        const collapseStep = vanillaVerdict(rows).collapseStep;
+        if (steps < o.steps && collapseStep === null)
+          throw new Error(
+            `${name}: the run ended at step ${steps} of ${o.steps} without a collapse (log: ${shown(logFile)})`,
+          );
+        const rollouts = keepFewRollouts(
+          parseRolloutsJsonl(fs.readFileSync(path.join(runDir, 'rollouts.jsonl'), 'utf8'), `${name}/rollouts.jsonl`),
+          o.rolloutsPerStep,
+        );
+        fs.mkdirSync(path.join(staged, name), { recursive: true });
+        // metrics.jsonl as the run wrote it (every key of every step); rollouts thinned to a few per step and split.
+        fs.writeFileSync(path.join(staged, name, 'metrics.jsonl'), metricsText);
+        fs.writeFileSync(
+          path.join(staged, name, 'rollouts.jsonl'),
+          rollouts.map((r) => encodeJsonLine(r) + '\n').join(''),
+        );
+        recorded.push({
+          name: arm,
+          seed,
+          metrics: `${name}/metrics.jsonl`,
+          rollouts: `${name}/rollouts.jsonl`,
+          steps,
+          trainCommand,
+          seconds,
+          ...(steps < o.steps && collapseStep !== null ? { collapseStep } : {}),
+        });
+        log(
+          `${name}: ${steps} steps in ${seconds} s${collapseStep !== null ? `, collapsed at step ${collapseStep}` : ''}, ${rollouts.length} sample trajectories kept`,
+        );
+      }
     const first = recorded.filter((r) => r.seed === o.seed).map(({ seed: _seed, collapseStep: _c, ...files }) => files);
-    const manifest = parseLessonManifest({
-      format: 1, preset: o.preset, arms: first, steps: o.steps, seed: o.seed, backend: o.backend, workers: o.workers,
-      ...(o.seedsPerArm > 1 ? { runs: recorded } : {}),
-      rolloutsPerStep: o.rolloutsPerStep, ...gitState(), date: new Date().toISOString(), command,
-    }, 'the manifest being written');
+    const manifest = parseLessonManifest(
+      {
+        format: 1,
+        preset: o.preset,
+        arms: first,
+        steps: o.steps,
+        seed: o.seed,
+        backend: o.backend,
+        workers: o.workers,
+        ...(o.seedsPerArm > 1 ? { runs: recorded } : {}),
+        rolloutsPerStep: o.rolloutsPerStep,
+        ...gitState(),
+        date: new Date().toISOString(),
+        command,
+      },
+      'the manifest being written',
+    );
     fs.writeFileSync(path.join(staged, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     // Only now does the new recording replace the shipped one. Files beside it that a recording does not write (the
     // fresh-seed table, made by the lab scripts from other runs) stay.
@@ -151,19 +220,31 @@ export async function recordLesson(o: RecordOptions, command: string, log: (line
 }
 
 /** Recomputes the `echo_trap/*` keys of the recording in `out` with today's detector (see the top of this file). */
-export function replayLessonMarks(out: string, command: string, log: (line: string) => void = console.log): LessonManifest {
+export function replayLessonMarks(
+  out: string,
+  command: string,
+  log: (line: string) => void = console.log,
+): LessonManifest {
   const manifestPath = path.join(out, 'manifest.json');
   const manifest = parseLessonManifest(JSON.parse(fs.readFileSync(manifestPath, 'utf8')), shown(manifestPath));
   const runs = manifest.runs ?? manifest.arms.map((a) => ({ ...a, seed: manifest.seed }));
   const written: [string, string][] = runs.map((arm) => {
     const file = path.join(out, arm.metrics);
-    const rows = replayEchoTrap(parseMetricsJsonl(fs.readFileSync(file, 'utf8'), shown(file)), presetConfig(manifest.preset, arm.name).echoTrap);
+    const rows = replayEchoTrap(
+      parseMetricsJsonl(fs.readFileSync(file, 'utf8'), shown(file)),
+      presetConfig(manifest.preset, arm.name).echoTrap,
+    );
     const fired = (key: string) => rows.find((r) => r[key] === 1)?.step ?? '-';
-    log(`${arm.name} seed ${arm.seed}: warning at step ${fired('echo_trap/warning')}, converged at step ${fired('echo_trap/converged')}`);
+    log(
+      `${arm.name} seed ${arm.seed}: warning at step ${fired('echo_trap/warning')}, converged at step ${fired('echo_trap/converged')}`,
+    );
     return [file, rows.map((r) => encodeJsonLine(r) + '\n').join('')];
   });
   const { commit } = gitState();
-  const updated = parseLessonManifest({ ...manifest, marksReplayed: { commit, date: new Date().toISOString(), command } }, 'the manifest being written');
+  const updated = parseLessonManifest(
+    { ...manifest, marksReplayed: { commit, date: new Date().toISOString(), command } },
+    'the manifest being written',
+  );
   for (const [file, text] of written) fs.writeFileSync(file, text);
   fs.writeFileSync(manifestPath, JSON.stringify(updated, null, 2) + '\n');
   return updated;
@@ -172,18 +253,45 @@ export function replayLessonMarks(out: string, command: string, log: (line: stri
 if (isMain(import.meta.url)) {
   const program = new Command()
     .name('record-lesson')
-    .description('train the lesson preset\'s arms and ship a recording of them in public/lessons/<preset>/')
+    .description("train the lesson preset's arms and ship a recording of them in public/lessons/<preset>/")
     .option('--preset <name>', 'the lesson preset', LESSON_PRESET)
     .option('--steps <n>', "training steps per run (default the preset's)", positiveInt('--steps'))
-    .option('--seed <s>', "the first training seed of every arm (default the preset's; from it the preset's own seeds, else the next ones)", nonNegativeInt('--seed'))
-    .option('--seeds-per-arm <n>', 'training seeds per arm (--seed and the next ones)', positiveInt('--seeds-per-arm'), LESSON_RUNS_PER_ARM)
+    .option(
+      '--seed <s>',
+      "the first training seed of every arm (default the preset's; from it the preset's own seeds, else the next ones)",
+      nonNegativeInt('--seed'),
+    )
+    .option(
+      '--seeds-per-arm <n>',
+      'training seeds per arm (--seed and the next ones)',
+      positiveInt('--seeds-per-arm'),
+      LESSON_RUNS_PER_ARM,
+    )
     .option('--backend <name>', 'tfjs backend of the runs', 'wasm')
     .option('--workers <n>', 'cores per run (ragen train --workers)', positiveInt('--workers'), 2)
-    .option('--rollouts-per-step <n>', 'sample trajectories kept per step and split', positiveInt('--rollouts-per-step'), 3)
+    .option(
+      '--rollouts-per-step <n>',
+      'sample trajectories kept per step and split',
+      positiveInt('--rollouts-per-step'),
+      3,
+    )
     .option('--out <dir>', 'where the recording goes (default public/lessons/<preset>)')
-    .option('--replay-marks', "recompute the echo_trap/* keys of the recording in --out with today's detector, without training");
+    .option(
+      '--replay-marks',
+      "recompute the echo_trap/* keys of the recording in --out with today's detector, without training",
+    );
   program.parse();
-  const flags = program.opts<{ preset: string; steps?: number; seed?: number; seedsPerArm: number; backend: string; workers: number; rolloutsPerStep: number; out?: string; replayMarks?: boolean }>();
+  const flags = program.opts<{
+    preset: string;
+    steps?: number;
+    seed?: number;
+    seedsPerArm: number;
+    backend: string;
+    workers: number;
+    rolloutsPerStep: number;
+    out?: string;
+    replayMarks?: boolean;
+  }>();
   try {
     resolvePreset(flags.preset);
   } catch (err) {
@@ -195,7 +303,10 @@ if (isMain(import.meta.url)) {
   const steps = flags.steps ?? first.trainer.totalSteps;
   if (flags.replayMarks) {
     try {
-      replayLessonMarks(out, `npx tsx experiments/record-lesson.ts --replay-marks${flags.out ? ` --out ${flags.out}` : ''}`);
+      replayLessonMarks(
+        out,
+        `npx tsx experiments/record-lesson.ts --replay-marks${flags.out ? ` --out ${flags.out}` : ''}`,
+      );
     } catch (err) {
       console.error(`record-lesson: ${(err as Error).message}`);
       process.exit(1);
@@ -203,7 +314,8 @@ if (isMain(import.meta.url)) {
     process.exit(0);
   }
   // Every setting spelled out, so the manifest's command remakes this recording even after a default changes.
-  const command = `npx tsx experiments/record-lesson.ts --preset ${flags.preset} --steps ${steps} --seed ${seed} --seeds-per-arm ${flags.seedsPerArm} ` +
+  const command =
+    `npx tsx experiments/record-lesson.ts --preset ${flags.preset} --steps ${steps} --seed ${seed} --seeds-per-arm ${flags.seedsPerArm} ` +
     `--backend ${flags.backend} --workers ${flags.workers} --rollouts-per-step ${flags.rolloutsPerStep}${flags.out ? ` --out ${flags.out}` : ''}`;
   try {
     await recordLesson({ ...flags, seed, steps, out }, command);

@@ -25,9 +25,13 @@ if (!fs.existsSync('dist/index.html')) {
 }
 fs.mkdirSync(outDir, { recursive: true });
 
-const server = spawn(process.execPath, ['node_modules/vite/bin/vite.js', 'preview', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'], {
-  stdio: 'ignore',
-});
+const server = spawn(
+  process.execPath,
+  ['node_modules/vite/bin/vite.js', 'preview', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'],
+  {
+    stdio: 'ignore',
+  },
+);
 
 async function waitForServer(): Promise<void> {
   for (let i = 0; i < 100; i++) {
@@ -51,7 +55,12 @@ async function shoot(page: Page, name: string): Promise<void> {
 try {
   await waitForServer();
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] });
-  for (const [width, height, label] of only === 'lesson' || only === 'mechanism' ? [] : ([[1440, 900, '1440'], [390, 844, '390']] as const)) {
+  for (const [width, height, label] of only === 'lesson' || only === 'mechanism'
+    ? []
+    : ([
+        [1440, 900, '1440'],
+        [390, 844, '390'],
+      ] as const)) {
     const context = await browser.newContext({ viewport: { width, height } });
     const page = await context.newPage();
     await page.goto(`${base}?backend=wasm`);
@@ -78,7 +87,12 @@ try {
   // template).
   const lessons = [
     { name: 'lesson', query: 'lesson', prefix: 'lesson-1280', reasoning: 'reasoning-compare' },
-    { name: 'mechanism', query: 'lesson=echo-trap-frozenlake', prefix: 'lesson-mechanism-1280', reasoning: 'template-compare' },
+    {
+      name: 'mechanism',
+      query: 'lesson=echo-trap-frozenlake',
+      prefix: 'lesson-mechanism-1280',
+      reasoning: 'template-compare',
+    },
   ];
   for (const lesson of lessons.filter((l) => only === null || only === l.name)) {
     // The classroom lesson as a projector shows it: the top (what to watch), the charts, the reasoning side by side.
@@ -93,7 +107,10 @@ try {
     await shoot(page, `${lesson.prefix}-top`);
     await page.locator('[aria-label="Charts"]').evaluate((el) => el.scrollIntoView());
     await shoot(page, `${lesson.prefix}-charts`);
-    await page.getByTestId(lesson.reasoning).first().evaluate((el) => el.scrollIntoView());
+    await page
+      .getByTestId(lesson.reasoning)
+      .first()
+      .evaluate((el) => el.scrollIntoView());
     await shoot(page, `${lesson.prefix}-reasoning`);
     await context.close();
   }

@@ -34,7 +34,8 @@ export async function fetchCheckpoint(siteBase: string, dir: string): Promise<Re
     const isHtml = (response.headers.get('content-type') ?? '').includes('text/html');
     if (!response.ok || isHtml) {
       if (name === 'config.json') return null;
-      if (REQUIRED.has(name)) throw new Error(`warm-start checkpoint ${base.pathname}: could not fetch ${name} (HTTP ${response.status})`);
+      if (REQUIRED.has(name))
+        throw new Error(`warm-start checkpoint ${base.pathname}: could not fetch ${name} (HTTP ${response.status})`);
       continue;
     }
     files[name] = new Uint8Array(await response.arrayBuffer());
@@ -51,9 +52,14 @@ const VOCAB_EPISODES = 96;
  */
 export function freshTinyPolicy(config: RunConfig): { model: Qwen2Model; tokenizer: Tokenizer } {
   const name = config.model.warmStart?.split('/').pop();
-  const recipeName: WarmStartPreset = name && (WARMSTART_PRESETS as string[]).includes(name) ? (name as WarmStartPreset) : 'bandit-tiny';
+  const recipeName: WarmStartPreset =
+    name && (WARMSTART_PRESETS as string[]).includes(name) ? (name as WarmStartPreset) : 'bandit-tiny';
   const recipe = { ...WARMSTART_RECIPES[recipeName], episodes: VOCAB_EPISODES };
-  const tokenizer = buildWarmStartTokenizer(demonstrationsForRun(config, recipe), warmStartTags(config), recipe.vocabSize);
+  const tokenizer = buildWarmStartTokenizer(
+    demonstrationsForRun(config, recipe),
+    warmStartTags(config),
+    recipe.vocabSize,
+  );
   const modelConfig = tinyQwen2Config(config.model.tiny, tokenizer.vocabSize);
   return { model: new Qwen2Model(modelConfig, initQwen2Weights(modelConfig, config.trainer.seed)), tokenizer };
 }

@@ -10,7 +10,19 @@ import type { Scorecard, ScorecardProgress } from '../src/eval/scorecard';
 import type { StepPhase } from '../src/starpo/trainer';
 import type { WorkersChoice } from '../src/starpo/workers';
 
-export type { BackendChoice, BackendInfo, MatmulCheckResult, MetricRow, RolloutRecord, RunConfig, Scorecard, ScorecardProgress, StepPhase, StoredRollout, WorkersChoice };
+export type {
+  BackendChoice,
+  BackendInfo,
+  MatmulCheckResult,
+  MetricRow,
+  RolloutRecord,
+  RunConfig,
+  Scorecard,
+  ScorecardProgress,
+  StepPhase,
+  StoredRollout,
+  WorkersChoice,
+};
 
 /** Side of the matrices the page's self-check multiplies: big enough to use real tiled kernels, fast on SwiftShader. */
 export const MATMUL_CHECK_SIZE = 128;
@@ -141,5 +153,9 @@ export interface TrainerWorkerApi {
    * suites and validation protocol (src/eval/fromConfig), sized by `request`. Refused while the run trains.
    * `onProgress` (a Comlink proxy) hears after every batch of episodes.
    */
-  scorecard(source: ScorecardSource, request: ScorecardRequest, onProgress?: (p: ScorecardProgress) => void): Promise<Scorecard>;
+  scorecard(
+    source: ScorecardSource,
+    request: ScorecardRequest,
+    onProgress?: (p: ScorecardProgress) => void,
+  ): Promise<Scorecard>;
 }

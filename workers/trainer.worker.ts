@@ -86,7 +86,10 @@ function requireRun(): { run: TrainerRun; controller: RunController } {
 
 /** A scorecard request of the page as `ragen eval` would play it: the run's suites, its protocol with these sizes. */
 function scoring(request: ScorecardRequest, onProgress?: (p: ScorecardProgress) => void) {
-  return { protocol: { episodes: request.episodes, k: request.k }, onProgress: onProgress ? (p: ScorecardProgress) => void onProgress(p) : undefined };
+  return {
+    protocol: { episodes: request.episodes, k: request.k },
+    onProgress: onProgress ? (p: ScorecardProgress) => void onProgress(p) : undefined,
+  };
 }
 
 function endHelper(): void {
@@ -115,14 +118,24 @@ const api: TrainerWorkerApi = {
     const { config } = options;
     // A second core: a helper worker generates half of each rollout batch and trains the critic (same results).
     const helpers = helpersFor(options.workers ?? 'auto', {
-      cores: navigator.hardwareConcurrency || 1, backend: backendName, pretrained: config.model.pretrained !== null, runs: options.runs,
+      cores: navigator.hardwareConcurrency || 1,
+      backend: backendName,
+      pretrained: config.model.pretrained !== null,
+      runs: options.runs,
     });
     helper = helpers > 0 ? spawnHelperWorker() : null;
     const cores = helper ? 2 : 1;
-    log(helper ? 'using 2 cores: a helper worker generates half of each rollout batch and trains the critic' : 'using 1 core');
+    log(
+      helper
+        ? 'using 2 cores: a helper worker generates half of each rollout batch and trains the critic'
+        : 'using 1 core',
+    );
     // The controller does not exist yet when the Trainer is built with this hook; it is read at call time.
     let halting = () => false;
-    const progress = new ProgressRelay((p) => void Promise.resolve(listener.progress(p)).catch(() => undefined), () => halting());
+    const progress = new ProgressRelay(
+      (p) => void Promise.resolve(listener.progress(p)).catch(() => undefined),
+      () => halting(),
+    );
     const onProgress = progress.report;
     const sink = new CallbackSink(
       (row) => listener.metrics(row),
@@ -132,18 +145,38 @@ const api: TrainerWorkerApi = {
     let trainer: Trainer;
     try {
       if (options.resume) {
-        trainer = await Trainer.create(config, { resumeFiles: options.resume.files, sink, log, onProgress, helper: helper?.api });
+        trainer = await Trainer.create(config, {
+          resumeFiles: options.resume.files,
+          sink,
+          log,
+          onProgress,
+          helper: helper?.api,
+        });
         note = `resumed from the checkpoint of step ${trainer.stepsDone}`;
       } else {
         const dir = config.model.warmStart;
         const files = dir ? await fetchCheckpoint(options.siteBase, dir) : null;
         if (files) {
-          trainer = await Trainer.create(config, { policyFiles: files, sink, log, onProgress, helper: helper?.api }).catch((err: unknown) => {
-            throw new Error(`the warm-start checkpoint ${dir} on this site could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+          trainer = await Trainer.create(config, {
+            policyFiles: files,
+            sink,
+            log,
+            onProgress,
+            helper: helper?.api,
+          }).catch((err: unknown) => {
+            throw new Error(
+              `the warm-start checkpoint ${dir} on this site could not be loaded: ${err instanceof Error ? err.message : String(err)}`,
+            );
           });
           note = `started from the warm-start checkpoint ${dir}`;
         } else {
-          trainer = await Trainer.create(config, { ...freshTinyPolicy(config), sink, log, onProgress, helper: helper?.api });
+          trainer = await Trainer.create(config, {
+            ...freshTinyPolicy(config),
+            sink,
+            log,
+            onProgress,
+            helper: helper?.api,
+          });
           note = dir
             ? `no warm-start checkpoint at ${dir} on this site: training a freshly initialised tiny model (it cannot write the <think>/<answer> format yet)`
             : 'no warm start configured: training a freshly initialised tiny model';
@@ -167,7 +200,8 @@ const api: TrainerWorkerApi = {
     run = current;
     const runController = new RunController(current, async (status) => {
       // Every pause, stop and end leaves a checkpoint the page can resume from.
-      if (status.phase === 'paused' || status.phase === 'stopped' || status.phase === 'done') await current.sendCheckpoint();
+      if (status.phase === 'paused' || status.phase === 'stopped' || status.phase === 'done')
+        await current.sendCheckpoint();
       await listener.status({ ...status, message: status.message ?? note, cores });
     });
     halting = () => runController.wantsToHalt();
@@ -220,14 +254,18 @@ const api: TrainerWorkerApi = {
       temperature: cfg.rollout.valDoSample ? cfg.rollout.valTemperature : 0,
       seedForCall: (call) => mixSeed(cfg.trainer.seed, call),
     });
-    const manager = new EnvGroupManager(customBoardEnvGroups(cfg, block), envRegistry({ responseLength: format.responseLength }));
+    const manager = new EnvGroupManager(
+      customBoardEnvGroups(cfg, block),
+      envRegistry({ responseLength: format.responseLength }),
+    );
     const result = await runRollouts(manager, generate, { ...format, seed: 0 });
     return toRolloutRecord(result.trajectories[0], r.trainer.stepsDone, 'custom');
   },
 
   async scorecard(source: ScorecardSource, request: ScorecardRequest, onProgress?: (p: ScorecardProgress) => void) {
     // Scoring and training share this worker's tfjs: interleaving them would slow both and muddle the timings.
-    if (controller && controller.status().phase === 'running') throw new Error('pause the run first: the policy is being trained');
+    if (controller && controller.status().phase === 'running')
+      throw new Error('pause the run first: the policy is being trained');
     if (source === 'current') {
       const { run: r } = requireRun();
       const name = `current policy (step ${r.trainer.stepsDone})`;

@@ -188,13 +188,22 @@ export function reversePlay(
   const displacement = (boxAt: readonly number[]) => {
     let sum = 0;
     boxAt.forEach((cell, t) => {
-      sum += Math.abs(Math.floor(cell / cols) - Math.floor(targets[t] / cols)) + Math.abs((cell % cols) - (targets[t] % cols));
+      sum +=
+        Math.abs(Math.floor(cell / cols) - Math.floor(targets[t] / cols)) +
+        Math.abs((cell % cols) - (targets[t] % cols));
     });
     return sum;
   };
 
   // boxAt[t]: the cell of the box that started on target t. lastPull: the target index of the last pulled box.
-  const search = (cells: Uint8Array, player: number, boxAt: number[], boxSwaps: number, lastPull: number, ttl: number) => {
+  const search = (
+    cells: Uint8Array,
+    player: number,
+    boxAt: number[],
+    boxSwaps: number,
+    lastPull: number,
+    ttl: number,
+  ) => {
     ttl -= 1;
     if (ttl <= 0 || explored.size >= MAX_EXPLORED_STATES || budget.states <= 0) return;
     const key = String.fromCharCode(...cells);
@@ -248,7 +257,7 @@ export function shufflePlayer(
 ): number {
   if (rng.float() > moveProbability) return player;
   const visited = new Set([player]);
-  for (let steps = 0; steps < 3; ) {
+  for (let steps = 0; steps < 3;) {
     const options: number[] = [];
     for (const [dr, dc] of MOVES) {
       const next = player + dr * cols + dc;

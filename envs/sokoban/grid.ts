@@ -1,7 +1,13 @@
 // The Sokoban board: gym-sokoban's cell codes, RAGEN's two text vocabularies, and parsing of hand-written levels.
 
 import { checkGridSize, gridRows } from '../config';
-import { cellCoordinate, formatCoordinateBlock, renderObservation, type Coordinate, type ObservationFormat } from '../observation';
+import {
+  cellCoordinate,
+  formatCoordinateBlock,
+  renderObservation,
+  type Coordinate,
+  type ObservationFormat,
+} from '../observation';
 import type { GridVocab } from '../spec';
 
 /** Cell codes (gym-sokoban). `fixed` only holds WALL/FLOOR/TARGET; `cells` holds the full dynamic state. */
@@ -103,8 +109,16 @@ export function renderSokobanCoordinates(state: SokobanState): string {
 }
 
 /** The state text in an observation format ('grid' = renderSokoban). */
-export function renderSokobanObservation(state: SokobanState, vocabulary: SokobanVocab, format: ObservationFormat): string {
-  return renderObservation(format, () => renderSokoban(state, vocabulary), () => renderSokobanCoordinates(state));
+export function renderSokobanObservation(
+  state: SokobanState,
+  vocabulary: SokobanVocab,
+  format: ObservationFormat,
+): string {
+  return renderObservation(
+    format,
+    () => renderSokoban(state, vocabulary),
+    () => renderSokobanCoordinates(state),
+  );
 }
 
 /** Default-vocabulary symbol → [fixed code, cell code]. */
@@ -142,7 +156,9 @@ export function parseSokobanLevel(level: string | readonly string[]): SokobanSta
     symbols.forEach((symbol, c) => {
       const codes = Object.hasOwn(PARSE, symbol) ? PARSE[symbol] : undefined;
       if (!codes) {
-        throw new Error(`Sokoban level has unknown symbol '${symbol}' at row ${r + 1}, column ${c + 1} (use # _ O √ X P S; rows and columns count from 1)`);
+        throw new Error(
+          `Sokoban level has unknown symbol '${symbol}' at row ${r + 1}, column ${c + 1} (use # _ O √ X P S; rows and columns count from 1)`,
+        );
       }
       const cell = r * cols + c;
       [fixed[cell], cells[cell]] = codes;

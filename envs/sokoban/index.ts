@@ -8,7 +8,16 @@
 // a target, −1 box off a target, +10 when every box is on a target; done when solved or after maxSteps actions.
 
 import type { Env, StepResult } from '../types';
-import { MAX_GRID_SIDE, definedEntries, gridText, integerBetween, lookupAction, validateConfig, withKey, type Validator } from '../config';
+import {
+  MAX_GRID_SIDE,
+  definedEntries,
+  gridText,
+  integerBetween,
+  lookupAction,
+  validateConfig,
+  withKey,
+  type Validator,
+} from '../config';
 import { observationFormat, type ObservedConfig } from '../observation';
 import { checkSeed } from '../random';
 import type { EnvSpec } from '../spec';
@@ -93,7 +102,13 @@ export interface SokobanConfig extends ObservedConfig {
 export const SOKOBAN_DEFAULTS: Readonly<Record<SokobanTag, Readonly<SokobanConfig>>> = {
   SimpleSokoban: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 300, maxSteps: 100, observationFormat: 'grid' },
   LargerSokoban: { dimRoom: [8, 8], numBoxes: 2, searchDepth: 10, maxSteps: 100, observationFormat: 'grid' },
-  SokobanDifferentGridVocab: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 30, maxSteps: 100, observationFormat: 'grid' },
+  SokobanDifferentGridVocab: {
+    dimRoom: [6, 6],
+    numBoxes: 1,
+    searchDepth: 30,
+    maxSteps: 100,
+    observationFormat: 'grid',
+  },
   // RAGEN-2's envs.yaml: SimpleSokoban's room (search_depth left at the dataclass's 300), shown as grid_coord.
   CoordSokoban: { dimRoom: [6, 6], numBoxes: 1, searchDepth: 300, maxSteps: 100, observationFormat: 'grid_coord' },
 };
@@ -130,7 +145,8 @@ export class SokobanEnv implements Env {
     validateConfig(tag, config, SOKOBAN_CONFIG_KEYS);
     this.tag = tag;
     this.config = Object.freeze({ ...SOKOBAN_DEFAULTS[tag], ...definedEntries(config) } as SokobanConfig);
-    this.fixedLevel = this.config.level === undefined ? null : withKey(tag, 'level', () => parseSokobanLevel(this.config.level!));
+    this.fixedLevel =
+      this.config.level === undefined ? null : withKey(tag, 'level', () => parseSokobanLevel(this.config.level!));
     if (this.fixedLevel) {
       // docs/architecture.md: an unplayable level throws. A level too large to decide within the search budget is played.
       if (isSokobanSolvable(this.fixedLevel) === false) {

@@ -27,7 +27,11 @@ export function isSokobanSolvable(state: SokobanState, maxStates = 200_000): boo
 }
 
 /** Breadth-first search up to `maxDepth` actions and `maxStates` visited states; `exhausted` = nothing left to try. */
-function search(state: SokobanState, maxDepth: number, maxStates: number): { path: string[] | null; exhausted: boolean } {
+function search(
+  state: SokobanState,
+  maxDepth: number,
+  maxStates: number,
+): { path: string[] | null; exhausted: boolean } {
   const walls = (cell: number) => cell < 0 || state.fixed[cell] === WALL;
   const startBoxes: number[] = [];
   state.cells.forEach((code, cell) => isBox(code) && startBoxes.push(cell));
@@ -71,7 +75,8 @@ function search(state: SokobanState, maxDepth: number, maxStates: number): { pat
       parents.push(head);
       actions.push(a);
       depths.push(depths[head] + 1);
-      if (pushed >= 0 && solved(nextBoxes)) return { path: pathTo(players.length - 1, parents, actions), exhausted: false };
+      if (pushed >= 0 && solved(nextBoxes))
+        return { path: pathTo(players.length - 1, parents, actions), exhausted: false };
     }
   }
   return { path: null, exhausted: !cutByDepth };

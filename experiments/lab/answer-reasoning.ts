@@ -36,11 +36,15 @@ const program = new Command()
   .parse();
 const o = program.opts<{ samples: string; seed: string; preset?: string }>();
 const dirs = program.processedArgs[0] as string[];
-const samples = Number(o.samples), seed = Number(o.seed);
-if (!Number.isInteger(samples) || samples < 1) throw new Error(`--samples must be a positive integer, got ${o.samples}`);
+const samples = Number(o.samples),
+  seed = Number(o.seed);
+if (!Number.isInteger(samples) || samples < 1)
+  throw new Error(`--samples must be a positive integer, got ${o.samples}`);
 
 await initBackend('wasm');
-console.log('| checkpoint | MI at its step | training success (5-step mean) | first turns | own log p(answer) | reasoning effect (nats): mean, median turn | board effect (nats) |');
+console.log(
+  '| checkpoint | MI at its step | training success (5-step mean) | first turns | own log p(answer) | reasoning effect (nats): mean, median turn | board effect (nats) |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|');
 
 /** The run's first-turn MI and 5-step training success at the step of a RUN/checkpoints/step-N directory. */
@@ -52,7 +56,10 @@ function runAt(dir: string): { mi: string; success: string } {
   const at = (s: [number, number][]) => s.find(([x]) => x === Number(step))?.[1];
   const mi = at(series(rows, 'collapse_first_turn_sample/mi_estimate'));
   const success = at(movingAverage(series(rows, `train/${tag}/success`), 5));
-  return { mi: mi === undefined ? '-' : mi.toFixed(3), success: success === undefined ? '-' : `${Math.round(success * 100)} %` };
+  return {
+    mi: mi === undefined ? '-' : mi.toFixed(3),
+    success: success === undefined ? '-' : `${Math.round(success * 100)} %`,
+  };
 }
 for (const dir of dirs) {
   const { modelDir, config } = resolveCheckpoint(dir, o.preset);
@@ -60,9 +67,15 @@ for (const dir of dirs) {
   try {
     const blocks = envBlocks(config, 'train');
     const envs = blocks.reduce((s, b) => s + b.nGroups, 0);
-    const manager = new EnvGroupManager({ mode: 'val', envGroups: envs, groupSize: samples, tags: blocks, baseSeed: seed }, envRegistry());
+    const manager = new EnvGroupManager(
+      { mode: 'val', envGroups: envs, groupSize: samples, tags: blocks, baseSeed: seed },
+      envRegistry(),
+    );
     const generate = policyGenerateFn(model, tokenizer, {
-      maxNewTokens: config.rollout.maxNewTokens, temperature: config.rollout.temperature, topP: config.rollout.topP, topK: config.rollout.topK,
+      maxNewTokens: config.rollout.maxNewTokens,
+      temperature: config.rollout.temperature,
+      topP: config.rollout.topP,
+      topK: config.rollout.topK,
       seedForCall: (call) => mixSeed(seed, call),
     });
     const { trajectories } = await runRollouts(manager, generate, { ...agentFormatFromConfig(config), maxTurn: 1 });
@@ -72,10 +85,16 @@ for (const dir of dirs) {
       return split ? [{ group: t.groupId, prompt: t.turns[0].prompt, ...split }] : [];
     });
     const pad = chatTokenIds(tokenizer).pad;
-    const e = await answerEffects(turns, (text) => tokenizer.encode(text), (pairs) => continuationLogProbSums(model, pairs, { microBatchSize: 32, padId: pad }));
+    const e = await answerEffects(
+      turns,
+      (text) => tokenizer.encode(text),
+      (pairs) => continuationLogProbSums(model, pairs, { microBatchSize: 32, padId: pad }),
+    );
     const cell = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(3));
     const { mi, success } = runAt(modelDir);
-    console.log(`| ${dir} | ${mi} | ${success} | ${turns.length} of ${trajectories.length} | ${cell(e?.own)} | ${cell(e?.reasoningEffect)}, ${cell(e?.reasoningEffectMedian)} | ${cell(e?.boardEffect)} |`);
+    console.log(
+      `| ${dir} | ${mi} | ${success} | ${turns.length} of ${trajectories.length} | ${cell(e?.own)} | ${cell(e?.reasoningEffect)}, ${cell(e?.reasoningEffectMedian)} | ${cell(e?.boardEffect)} |`,
+    );
   } finally {
     model.dispose();
   }

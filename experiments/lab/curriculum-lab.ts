@@ -15,23 +15,42 @@ import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
 import { applyOverrides } from '../../src/starpo/config';
 import { presetConfig } from '../../src/starpo/presets';
 import {
-  WARMSTART_RECIPES, buildWarmStartTokenizer, demonstrationsForRun, tinyQwen2Config, tokenizeRendered, trainSft,
-  warmStartRecipeName, warmStartTags,
+  WARMSTART_RECIPES,
+  buildWarmStartTokenizer,
+  demonstrationsForRun,
+  tinyQwen2Config,
+  tokenizeRendered,
+  trainSft,
+  warmStartRecipeName,
+  warmStartTags,
 } from '../../src/warmstart/warmstart';
 import { heldOutCheck, recordLabResult } from '../lib/heldOut';
 
 const o = new Command()
   .requiredOption('--preset <name>')
   .requiredOption('--out <dir>')
-  .option('--set <key=value>', 'run config override of both phases (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+  .option(
+    '--set <key=value>',
+    'run config override of both phases (repeatable)',
+    (v: string, acc: string[]) => [...acc, v],
+    [],
+  )
   .option('--phase1 <steps>', 'SFT steps on one-turn episodes', '3000')
   .option('--phase2 <steps>', 'SFT steps on the full episodes', '1000')
   .option('--episodes1 <n>', 'one-turn demonstrations', '4096')
   .option('--episodes2 <n>', 'full demonstrations', '2048')
   .option('--episodes <n>', 'held-out episodes to evaluate', '256')
   .parse()
-  .opts<{ preset: string; out: string; set: string[]; phase1: string; phase2: string; episodes1: string; episodes2: string; episodes: string }>();
-
+  .opts<{
+    preset: string;
+    out: string;
+    set: string[];
+    phase1: string;
+    phase2: string;
+    episodes1: string;
+    episodes2: string;
+    episodes: string;
+  }>();
 
 await initBackend('wasm');
 const t0 = Date.now();
@@ -51,11 +70,23 @@ const phases = [
 const finalLoss: number[] = [];
 for (const [i, phase] of phases.entries()) {
   if (phase.steps === 0) continue;
-  const losses = await trainSft(model, phase.demos.map((d) => tokenizeRendered(tokenizer, d.training)), tokenizer.padTokenId!, {
-    steps: phase.steps, batchSize: recipe.batchSize, lr: recipe.lr, warmupSteps: recipe.warmupSteps, seed: i,
-    gradClip: full.actor.gradClip,
-    onStep: (step, loss) => { if (step % 100 === 0 || step === phase.steps) console.log(`${phase.name} ${step}/${phase.steps} loss ${loss.toFixed(3)}`); },
-  });
+  const losses = await trainSft(
+    model,
+    phase.demos.map((d) => tokenizeRendered(tokenizer, d.training)),
+    tokenizer.padTokenId!,
+    {
+      steps: phase.steps,
+      batchSize: recipe.batchSize,
+      lr: recipe.lr,
+      warmupSteps: recipe.warmupSteps,
+      seed: i,
+      gradClip: full.actor.gradClip,
+      onStep: (step, loss) => {
+        if (step % 100 === 0 || step === phase.steps)
+          console.log(`${phase.name} ${step}/${phase.steps} loss ${loss.toFixed(3)}`);
+      },
+    },
+  );
   const tail = losses.slice(-Math.max(1, Math.round(losses.length / 10)));
   finalLoss.push(tail.reduce((a, b) => a + b, 0) / tail.length);
 }
@@ -63,7 +94,12 @@ fs.mkdirSync(o.out, { recursive: true });
 await saveCheckpointDir(o.out, model, tokenizer);
 const check = await heldOutCheck(model, tokenizer, full, Number(o.episodes));
 recordLabResult(o.out, {
-  preset: o.preset, out: o.out, set: o.set, phases: phases.map((p) => ({ name: p.name, steps: p.steps, demos: p.demos.length })), finalLoss,
-  ...check, seconds: (Date.now() - t0) / 1000,
+  preset: o.preset,
+  out: o.out,
+  set: o.set,
+  phases: phases.map((p) => ({ name: p.name, steps: p.steps, demos: p.demos.length })),
+  finalLoss,
+  ...check,
+  seconds: (Date.now() - t0) / 1000,
 });
 model.dispose();

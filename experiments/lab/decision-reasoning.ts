@@ -11,13 +11,20 @@ import * as path from 'node:path';
 import type { RolloutRecord } from '../../src/metrics/rolloutRecord';
 import { readMetrics } from '../lib/analysis';
 
-const PAIRS = [['Phoenix', 'Dragon'], ['Teacher', 'Engineer']] as const;
+const PAIRS = [
+  ['Phoenix', 'Dragon'],
+  ['Teacher', 'Engineer'],
+] as const;
 
 const run = process.argv[2];
 const width = Number(process.argv[3] ?? 10);
 if (!run || !(width >= 1)) throw new Error('usage: npx tsx experiments/lab/decision-reasoning.ts RUN_DIR [WINDOW]');
-const records = fs.readFileSync(path.join(run, 'rollouts.jsonl'), 'utf8').split('\n').filter(Boolean)
-  .map((line) => JSON.parse(line) as RolloutRecord).filter((r) => r.split === 'train');
+const records = fs
+  .readFileSync(path.join(run, 'rollouts.jsonl'), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => JSON.parse(line) as RolloutRecord)
+  .filter((r) => r.split === 'train');
 
 const pct = (k: number, n: number) => (n ? `${Math.round((100 * k) / n)} %` : '-');
 console.log('steps | pair | n | success | reasoning names the other pair | reasoning picks the answered arm');
@@ -28,17 +35,25 @@ for (let from = 2; from <= last; from += width) windows.push([from, Math.min(fro
 for (const [from, to] of windows) {
   for (const [p, names] of PAIRS.entries()) {
     const other = PAIRS[1 - p];
-    const rows = records.filter((r) => r.step >= from && r.step <= to && names.some((n) => r.turns[0].state.includes(`named ${n}`)));
+    const rows = records.filter(
+      (r) => r.step >= from && r.step <= to && names.some((n) => r.turns[0].state.includes(`named ${n}`)),
+    );
     if (rows.length === 0) continue;
     const mentions = rows.filter((r) => other.some((n) => r.turns[0].think.includes(n))).length;
-    const withPick = rows.map((r) => ({ pick: /(?:pick|choose) (\w+)/.exec(r.turns[0].think)?.[1], answer: r.turns[0].actions[0] }))
+    const withPick = rows
+      .map((r) => ({ pick: /(?:pick|choose) (\w+)/.exec(r.turns[0].think)?.[1], answer: r.turns[0].actions[0] }))
       .filter((x) => x.pick !== undefined && x.answer !== undefined);
     const agree = withPick.filter((x) => x.pick === x.answer).length;
-    console.log(`${from === to ? from : `${from}-${to}`} | ${names.join('/')} | ${rows.length} | ${pct(rows.filter((r) => r.success).length, rows.length)} | ` +
-      `${pct(mentions, rows.length)} | ${pct(agree, withPick.length)} of ${withPick.length}`);
+    console.log(
+      `${from === to ? from : `${from}-${to}`} | ${names.join('/')} | ${rows.length} | ${pct(rows.filter((r) => r.success).length, rows.length)} | ` +
+        `${pct(mentions, rows.length)} | ${pct(agree, withPick.length)} of ${withPick.length}`,
+    );
   }
 }
 
-const agreement = readMetrics(run).filter((r) => (r.step === 1 || r.step % 5 === 0) && Number.isFinite(r['reasoning/answer_agreement']))
+const agreement = readMetrics(run)
+  .filter((r) => (r.step === 1 || r.step % 5 === 0) && Number.isFinite(r['reasoning/answer_agreement']))
   .map((r) => `${r.step}: ${(100 * (r['reasoning/answer_agreement'] as number)).toFixed(0)} %`);
-console.log(`\nreasoning/answer_agreement, whole batch (steps without a reasoning that picks an arm left out): ${agreement.join(' | ')}`);
+console.log(
+  `\nreasoning/answer_agreement, whole batch (steps without a reasoning that picks an arm left out): ${agreement.join(' | ')}`,
+);

@@ -12,7 +12,12 @@ import { Qwen2Model } from '../../src/model/qwen2';
 import { applyOverrides } from '../../src/starpo/config';
 import { presetConfig } from '../../src/starpo/presets';
 import {
-  WARMSTART_RECIPES, demonstrationsForRun, tokenizeRendered, trainSft, warmStartRecipeName, type WarmStartRecipe,
+  WARMSTART_RECIPES,
+  demonstrationsForRun,
+  tokenizeRendered,
+  trainSft,
+  warmStartRecipeName,
+  type WarmStartRecipe,
 } from '../../src/warmstart/warmstart';
 import { demonstrationStats } from '../../src/warmstart/demonstrations';
 import { heldOutCheck, recordLabResult } from '../lib/heldOut';
@@ -40,14 +45,29 @@ const model = new Qwen2Model(loaded.config, loaded.weights);
 const tokenizer = loaded.tokenizer;
 const examples = demos.flatMap((d) => d.samples.map((s) => tokenizeRendered(tokenizer, s)));
 const losses = await trainSft(model, examples, tokenizer.padTokenId!, {
-  steps: recipe.steps, batchSize: recipe.batchSize, lr: recipe.lr, warmupSteps: recipe.warmupSteps, seed: recipe.seed,
+  steps: recipe.steps,
+  batchSize: recipe.batchSize,
+  lr: recipe.lr,
+  warmupSteps: recipe.warmupSteps,
+  seed: recipe.seed,
   gradClip: config.actor.gradClip,
-  onStep: (step, loss) => { if (step % 100 === 0 || step === recipe.steps) console.log(`sft ${step}/${recipe.steps} loss ${loss.toFixed(3)} ${((Date.now() - t0) / 1000).toFixed(0)} s`); },
+  onStep: (step, loss) => {
+    if (step % 100 === 0 || step === recipe.steps)
+      console.log(`sft ${step}/${recipe.steps} loss ${loss.toFixed(3)} ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  },
 });
 fs.mkdirSync(o.out, { recursive: true });
 await saveCheckpointDir(o.out, model, tokenizer);
-const result: Record<string, unknown> = { preset: o.preset, from: o.from, out: o.out, recipe, set: o.set, finalLoss: losses.at(-1) };
-for (const temperature of [0.5, 1]) result[`t${temperature}`] = await heldOutCheck(model, tokenizer, config, Number(o.episodes), temperature);
+const result: Record<string, unknown> = {
+  preset: o.preset,
+  from: o.from,
+  out: o.out,
+  recipe,
+  set: o.set,
+  finalLoss: losses.at(-1),
+};
+for (const temperature of [0.5, 1])
+  result[`t${temperature}`] = await heldOutCheck(model, tokenizer, config, Number(o.episodes), temperature);
 result.seconds = (Date.now() - t0) / 1000;
 recordLabResult(o.out, result);
 model.dispose();

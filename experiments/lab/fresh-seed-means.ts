@@ -8,7 +8,8 @@ import { parseFreshSeedTable } from '../../src/ui/lessonRobustness';
 import { argValue } from '../lib/freshSeedTable';
 
 const file = process.argv[2];
-if (!file || file.startsWith('--')) throw new Error('usage: npx tsx experiments/lab/fresh-seed-means.ts FRESH_SEEDS_JSON [--steps 1,50,100]');
+if (!file || file.startsWith('--'))
+  throw new Error('usage: npx tsx experiments/lab/fresh-seed-means.ts FRESH_SEEDS_JSON [--steps 1,50,100]');
 const table = parseFreshSeedTable(JSON.parse(fs.readFileSync(file, 'utf8')), file);
 const wanted = argValue('--steps')?.split(',').map(Number);
 const name = { vanilla: 'vanilla', starpoS: 'StarPO-S' };
@@ -17,7 +18,9 @@ for (const metric of ['success', 'mi'] as const) {
   const c = seedCurves(table, metric);
   if (!c) continue;
   const steps = wanted ?? c.steps.filter((s, i) => s === 1 || i % 5 === 0 || i === c.steps.length - 1);
-  console.log(`\n${metric === 'mi' ? 'MI (nats)' : 'training success (5-step mean)'}, mean over the seeds with a value (n):`);
+  console.log(
+    `\n${metric === 'mi' ? 'MI (nats)' : 'training success (5-step mean)'}, mean over the seeds with a value (n):`,
+  );
   console.log(`| arm | ${steps.map((s) => `step ${s}`).join(' | ')} |\n|---|${steps.map(() => '---:').join('|')}|`);
   for (const arm of CURVE_ARMS) {
     const cells = steps.map((s) => {
@@ -25,7 +28,9 @@ for (const metric of ['success', 'mi'] as const) {
       if (i < 0) return '-';
       const n = c.curves.filter((x) => x.arm === arm && x.values[i] !== null).length;
       const m = c.mean[arm][i];
-      return m === null ? '-' : `${metric === 'mi' ? m.toFixed(2) : `${Math.round(m * 100)} %`}${n < table.rows.length ? ` (n=${n})` : ''}`;
+      return m === null
+        ? '-'
+        : `${metric === 'mi' ? m.toFixed(2) : `${Math.round(m * 100)} %`}${n < table.rows.length ? ` (n=${n})` : ''}`;
     });
     console.log(`| ${name[arm]} | ${cells.join(' | ')} |`);
   }

@@ -10,7 +10,14 @@
 //   npx tsx experiments/lab/frozenlake-regret.ts --episodes FILE.jsonl [--suite FrozenLake] [--preset frozenlake-tiny]
 import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { FROZENLAKE_ACTIONS, FrozenLakeEnv, makeEnv, moveOnLake, slipOutcomes, type FrozenLakeTurnPlanner } from '../../envs/index';
+import {
+  FROZENLAKE_ACTIONS,
+  FrozenLakeEnv,
+  makeEnv,
+  moveOnLake,
+  slipOutcomes,
+  type FrozenLakeTurnPlanner,
+} from '../../envs/index';
 import type { EpisodeRecord } from '../../src/eval/episodes';
 import { frozenLakeTurnPlanner } from '../../src/eval/optimum';
 import { envBlocks } from '../../src/starpo/config';
@@ -24,7 +31,12 @@ const o = new Command()
   .opts<{ episodes: string; suite: string; preset: string }>();
 
 const config = presetConfig(o.preset);
-const episodes = fs.readFileSync(o.episodes, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as EpisodeRecord).filter((e) => e.suite === o.suite);
+const episodes = fs
+  .readFileSync(o.episodes, 'utf8')
+  .trimEnd()
+  .split('\n')
+  .map((l) => JSON.parse(l) as EpisodeRecord)
+  .filter((e) => e.suite === o.suite);
 if (episodes.length === 0) throw new Error(`${o.episodes} holds no episode of suite ${o.suite}`);
 
 interface Lake {
@@ -38,12 +50,22 @@ function lakeOf(e: EpisodeRecord): Lake {
   if (!(env instanceof FrozenLakeEnv)) throw new Error(`suite ${o.suite} plays ${e.tag}, not FrozenLake`);
   env.reset(e.seed);
   const budget = envBlocks(config, 'val')[0].maxActionsPerTraj ?? env.spec.maxActionsPerTraj;
-  const protocol = { maxTurn: config.agent.maxTurn, maxActionsPerTurn: config.agent.maxActionsPerTurn, maxActionsPerTraj: budget };
+  const protocol = {
+    maxTurn: config.agent.maxTurn,
+    maxActionsPerTurn: config.agent.maxActionsPerTurn,
+    maxActionsPerTraj: budget,
+  };
   return { env, planner: frozenLakeTurnPlanner(env.map, env.config.successRate, protocol), budget };
 }
 
 /** Q of an answer (action ids) from `cell` with `actionsLeft` / `turnsLeft` before it, optimal play after it. */
-function answerValue({ env, planner }: Lake, cell: number, answer: readonly number[], actionsLeft: number, turnsLeft: number): number {
+function answerValue(
+  { env, planner }: Lake,
+  cell: number,
+  answer: readonly number[],
+  actionsLeft: number,
+  turnsLeft: number,
+): number {
   const { map } = env;
   let on = new Map([[cell, 1]]);
   let goal = 0;
@@ -76,7 +98,12 @@ function bestOfLength(lake: Lake, cell: number, length: number, actionsLeft: num
 const rows = new Map<string, { turns: number; regret: number; length: number; direction: number }>();
 const add = (key: string, regret: number, length: number, direction: number): void => {
   const row = rows.get(key) ?? { turns: 0, regret: 0, length: 0, direction: 0 };
-  rows.set(key, { turns: row.turns + 1, regret: row.regret + regret, length: row.length + length, direction: row.direction + direction });
+  rows.set(key, {
+    turns: row.turns + 1,
+    regret: row.regret + regret,
+    length: row.length + length,
+    direction: row.direction + direction,
+  });
 };
 let optimum = 0;
 let successes = 0;
@@ -103,9 +130,13 @@ for (const e of episodes) {
 
 const n = episodes.length;
 const pts = (x: number): string => (100 * x).toFixed(1).padStart(6);
-console.log(`${o.suite}: ${n} episodes, success ${pts(successes / n)} %, protocol optimum from the start ${pts(optimum / n)} %`);
+console.log(
+  `${o.suite}: ${n} episodes, success ${pts(successes / n)} %, protocol optimum from the start ${pts(optimum / n)} %`,
+);
 console.log('points of success lost per episode (summed over its turns), and per turn played:');
 console.log('              turns  regret  length  direction   regret per turn played');
 for (const [key, r] of rows) {
-  console.log(`${key.padEnd(12)} ${String(r.turns).padStart(6)}  ${pts(r.regret / n)}  ${pts(r.length / n)}  ${pts(r.direction / n)}     ${pts(r.regret / r.turns)}`);
+  console.log(
+    `${key.padEnd(12)} ${String(r.turns).padStart(6)}  ${pts(r.regret / n)}  ${pts(r.length / n)}  ${pts(r.direction / n)}     ${pts(r.regret / r.turns)}`,
+  );
 }

@@ -14,7 +14,9 @@ for (const dir of process.argv.slice(2)) {
       const run = path.join(dir, seed, arm);
       if (!fs.existsSync(path.join(run, 'metrics.jsonl'))) continue;
       for (const r of readMetrics(run)) {
-        const mi = r[`${P}/mi_estimate`], acc = r[`${P}/retrieval_accuracy`], chance = r[`${P}/retrieval_chance_level`];
+        const mi = r[`${P}/mi_estimate`],
+          acc = r[`${P}/retrieval_accuracy`],
+          chance = r[`${P}/retrieval_chance_level`];
         if (typeof mi === 'number' && typeof acc === 'number' && typeof chance === 'number' && Number.isFinite(mi)) {
           found.push({ run, step: r.step, mi, above: acc - chance });
         }
@@ -22,9 +24,21 @@ for (const dir of process.argv.slice(2)) {
     }
   }
 }
-const range = (xs: number[], digits: number) => `${Math.min(...xs).toFixed(digits)} to ${Math.max(...xs).toFixed(digits)}`;
-for (const [label, rows] of [['step 1', found.filter((f) => f.step === 1)], ['later steps', found.filter((f) => f.step > 1)]] as const) {
+const range = (xs: number[], digits: number) =>
+  `${Math.min(...xs).toFixed(digits)} to ${Math.max(...xs).toFixed(digits)}`;
+for (const [label, rows] of [
+  ['step 1', found.filter((f) => f.step === 1)],
+  ['later steps', found.filter((f) => f.step > 1)],
+] as const) {
   if (rows.length === 0) continue;
-  console.log(`${label}: ${rows.length} measurements in ${new Set(rows.map((r) => r.run)).size} runs; ` +
-    `mi_estimate ${range(rows.map((r) => r.mi), 4)} nats; retrieval above chance ${range(rows.map((r) => r.above), 2)}`);
+  console.log(
+    `${label}: ${rows.length} measurements in ${new Set(rows.map((r) => r.run)).size} runs; ` +
+      `mi_estimate ${range(
+        rows.map((r) => r.mi),
+        4,
+      )} nats; retrieval above chance ${range(
+        rows.map((r) => r.above),
+        2,
+      )}`,
+  );
 }

@@ -30,12 +30,16 @@ function replayMarks(rows: MetricsRow[], arm: string): MetricsRow[] {
 }
 const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
 const at_ = (step: number | null) => (step === null ? '-' : String(step));
-let shown = 0, total = 0;
+let shown = 0,
+  total = 0;
 const fired = { vanillaWarning: 0, vanillaConverged: 0, sWarning: 0, sConverged: 0 };
-console.log('| seed | vanilla: start -> peak (step) -> final | warning | collapse | vanilla converged | StarPO-S: peak -> final | StarPO-S warning | StarPO-S converged | lesson |');
+console.log(
+  '| seed | vanilla: start -> peak (step) -> final | warning | collapse | vanilla converged | StarPO-S: peak -> final | StarPO-S warning | StarPO-S converged | lesson |',
+);
 console.log('|---:|---|---:|---:|---:|---|---:|---:|---|');
 const seeds = labSeedDirs(dir);
-let sOnly = 0, sOnlyHeld = 0;
+let sOnly = 0,
+  sOnlyHeld = 0;
 for (const name of seeds) {
   const [v, s] = ['starpo', 'starpo-s'].map((arm) => path.join(dir, name, arm));
   // Only finished runs: lesson-lab.sh marks them with seed-S-ARM.done.
@@ -44,33 +48,49 @@ for (const name of seeds) {
   if (!done('starpo')) {
     // StarPO-S alone: if it did not hold, the seed fails whatever vanilla does; otherwise the verdict is open.
     const a = armVerdict(replayMarks(readMetrics(s), 'starpo-s'));
-    sOnly++; if (a.holds) sOnlyHeld++;
+    sOnly++;
+    if (a.holds) sOnlyHeld++;
     if (a.warningStep !== null) fired.sWarning++;
     if (a.convergedStep !== null) fired.sConverged++;
     const vanillaState = fs.existsSync(path.join(dir, `${name}-starpo.lock`)) ? 'not finished' : 'not run';
-    console.log(`| ${name.slice(5)} | ${vanillaState} | | | | ${pct(a.peak)} -> ${pct(a.final)} | ${at_(a.warningStep)} | ${at_(a.convergedStep)} | ` +
-      `${a.holds ? `open: vanilla ${vanillaState}` : 'no (holds failed)'} |`);
+    console.log(
+      `| ${name.slice(5)} | ${vanillaState} | | | | ${pct(a.peak)} -> ${pct(a.final)} | ${at_(a.warningStep)} | ${at_(a.convergedStep)} | ` +
+        `${a.holds ? `open: vanilla ${vanillaState}` : 'no (holds failed)'} |`,
+    );
     continue;
   }
   const [vRows, sRows] = [replayMarks(readMetrics(v), 'starpo'), replayMarks(readMetrics(s), 'starpo-s')];
   const r = lessonVerdict(vRows, sRows);
-  total++; if (r.lesson) shown++;
+  total++;
+  if (r.lesson) shown++;
   if (r.vanilla.warningStep !== null) fired.vanillaWarning++;
   if (r.vanilla.convergedStep !== null) fired.vanillaConverged++;
   if (r.starpoS.warningStep !== null) fired.sWarning++;
   if (r.starpoS.convergedStep !== null) fired.sConverged++;
   const failed = (['improves', 'warns', 'collapses', 'holds', 'endsAbove'] as const).filter((k) => !r[k]);
-  jsonRows.push(freshSeedRow(Number(name.slice(5)), r, failed, undefined, { vanilla: armSeries(vRows, false), starpoS: armSeries(sRows, false) }));
-  console.log(`| ${name.slice(5)} | ${pct(r.vanilla.start)} -> ${pct(r.vanilla.peak)} (${r.vanilla.peakStep}) -> ${pct(r.vanilla.final)} | ` +
-    `${at_(r.vanilla.warningStep)} | ${at_(r.vanilla.collapseStep)} | ${at_(r.vanilla.convergedStep)} | ${pct(r.starpoS.peak)} -> ${pct(r.starpoS.final)} | ` +
-    `${at_(r.starpoS.warningStep)} | ${at_(r.starpoS.convergedStep)} | ${r.lesson ? '**yes**' : `no (${failed.join(', ')})`} |`);
+  jsonRows.push(
+    freshSeedRow(Number(name.slice(5)), r, failed, undefined, {
+      vanilla: armSeries(vRows, false),
+      starpoS: armSeries(sRows, false),
+    }),
+  );
+  console.log(
+    `| ${name.slice(5)} | ${pct(r.vanilla.start)} -> ${pct(r.vanilla.peak)} (${r.vanilla.peakStep}) -> ${pct(r.vanilla.final)} | ` +
+      `${at_(r.vanilla.warningStep)} | ${at_(r.vanilla.collapseStep)} | ${at_(r.vanilla.convergedStep)} | ${pct(r.starpoS.peak)} -> ${pct(r.starpoS.final)} | ` +
+      `${at_(r.starpoS.warningStep)} | ${at_(r.starpoS.convergedStep)} | ${r.lesson ? '**yes**' : `no (${failed.join(', ')})`} |`,
+  );
 }
 const sTotal = total + sOnly;
-console.log(`\nlesson on ${shown} of ${total} seeds with both arms` +
-  (sOnly > 0 ? `; ${sOnly} more with StarPO-S only (it held on ${sOnlyHeld})` : '') +
-  `; warning fired on vanilla ${fired.vanillaWarning}/${total}, StarPO-S ${fired.sWarning}/${sTotal}; ` +
-  `converged on vanilla ${fired.vanillaConverged}/${total}, StarPO-S ${fired.sConverged}/${sTotal}` +
-  (logged ? ' (as logged)' : ` (replayed by today's detector${signals ? `, signals ${signals}` : ''})`));
+console.log(
+  `\nlesson on ${shown} of ${total} seeds with both arms` +
+    (sOnly > 0 ? `; ${sOnly} more with StarPO-S only (it held on ${sOnlyHeld})` : '') +
+    `; warning fired on vanilla ${fired.vanillaWarning}/${total}, StarPO-S ${fired.sWarning}/${sTotal}; ` +
+    `converged on vanilla ${fired.vanillaConverged}/${total}, StarPO-S ${fired.sConverged}/${sTotal}` +
+    (logged ? ' (as logged)' : ` (replayed by today's detector${signals ? `, signals ${signals}` : ''})`),
+);
 
-writeFreshSeedTable('lesson-verdict', { preset: 'echo-trap', criteria: 'outcome', rows: jsonRows },
-  `bash experiments/lab/lesson-lab.sh ${dir} "${jsonRows.map((r) => r.seed).join(' ')}"`);
+writeFreshSeedTable(
+  'lesson-verdict',
+  { preset: 'echo-trap', criteria: 'outcome', rows: jsonRows },
+  `bash experiments/lab/lesson-lab.sh ${dir} "${jsonRows.map((r) => r.seed).join(' ')}"`,
+);

@@ -14,8 +14,14 @@ await initBackend('wasm');
 const checkpoint = await loadCheckpointDir(dir);
 const model = new Qwen2Model(checkpoint.config, checkpoint.weights);
 const config = echoTrapNamesConfig();
-const check = await checkPolicy(model, checkpoint.tokenizer, config, { temperature: 1, seed: 1, episodes: 64, split: 'train' });
-let agree = 0, counted = 0;
+const check = await checkPolicy(model, checkpoint.tokenizer, config, {
+  temperature: 1,
+  seed: 1,
+  episodes: 64,
+  split: 'train',
+});
+let agree = 0,
+  counted = 0;
 for (const t of check.trajectories) {
   const turn = t.turns[0];
   const picked = /(?:pick|choose) (\w+)\.?<\/think>/.exec(turn.response)?.[1];

@@ -20,6 +20,8 @@ const { model, tokenizer } = await buildWarmStart('echo-trap', {
   onPhase: (phase, detail) => console.log(`- ${phase}: ${detail}`),
 });
 const check = await checkPolicy(model, tokenizer, config, { temperature: 1, seed: 1, episodes: 64, split: 'train' });
-console.log(`check on the training pairs (64 episodes, t=1): valid actions ${(100 * check.validActionRate).toFixed(1)} %, success ${(100 * check.success).toFixed(1)} %`);
+console.log(
+  `check on the training pairs (64 episodes, t=1): valid actions ${(100 * check.validActionRate).toFixed(1)} %, success ${(100 * check.success).toFixed(1)} %`,
+);
 await saveCheckpointDir(out, model, tokenizer, {});
 console.log(`wrote ${out}`);

@@ -29,42 +29,67 @@ const P = 'collapse_first_turn_sample';
 console.log('step | MI (retrieval above chance) | ground | success 5-step (raw) | think length | distinct | valid');
 for (const r of rows.filter((x) => `${P}/mi_estimate` in x)) {
   const above = num(r[`${P}/retrieval_accuracy`]) - num(r[`${P}/retrieval_chance_level`]);
-  console.log(`${r.step} | ${f(num(r[`${P}/mi_estimate`]))} (${above >= 0 ? '+' : ''}${f(above)}) | ` +
-    `${f(num(r['reasoning/grounding']) - num(r['reasoning/grounding_blind']))} | ` +
-    `${pct(smooth.get(r.step) ?? NaN)} (${pct(num(r[`train/${tag}/success`]))}) | ${f(num(r['reasoning_length/mean']), 1)} | ` +
-    `${pct(num(r['reasoning/unique_fraction']))} | ${pct(num(r['reasoning/valid_thinking_rate']))}`);
+  console.log(
+    `${r.step} | ${f(num(r[`${P}/mi_estimate`]))} (${above >= 0 ? '+' : ''}${f(above)}) | ` +
+      `${f(num(r['reasoning/grounding']) - num(r['reasoning/grounding_blind']))} | ` +
+      `${pct(smooth.get(r.step) ?? NaN)} (${pct(num(r[`train/${tag}/success`]))}) | ${f(num(r['reasoning_length/mean']), 1)} | ` +
+      `${pct(num(r['reasoning/unique_fraction']))} | ${pct(num(r['reasoning/valid_thinking_rate']))}`,
+  );
 }
 
 // One line for the doc's table: MI and grounding averaged over step 1, steps 10-30 and the last 20 steps (the windows
 // of lesson-mi-verdict.ts), the 5-step success's peak and its last value.
 const measured = rows.filter((x) => Number.isFinite(num(x[`${P}/mi_estimate`])));
 const mean = (key: (r: (typeof rows)[number]) => number, from: number, to: number) => {
-  const v = measured.filter((r) => r.step >= from && r.step <= to).map(key).filter((x) => !Number.isNaN(x));
+  const v = measured
+    .filter((r) => r.step >= from && r.step <= to)
+    .map(key)
+    .filter((x) => !Number.isNaN(x));
   return v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN;
 };
 const mi = (r: (typeof rows)[number]) => num(r[`${P}/mi_estimate`]);
 const ground = (r: (typeof rows)[number]) => num(r['reasoning/grounding']) - num(r['reasoning/grounding_blind']);
 const last = rows[rows.length - 1].step;
-const windows: [number, number][] = [[1, 1], [10, 30], [last - 20, last]];
+const windows: [number, number][] = [
+  [1, 1],
+  [10, 30],
+  [last - 20, last],
+];
 const peak = [...smooth].reduce((best, s) => (s[1] > best[1] ? s : best), [0, -1]);
-console.log(`\nsummary (step 1 / steps 10-30 / last 20 steps of ${last}): MI ${windows.map((w) => f(mean(mi, ...w))).join(' / ')}; ` +
-  `ground ${windows.map((w) => f(mean(ground, ...w))).join(' / ')}; success 5-step ${pct(smooth.get(1) ?? NaN)} -> ` +
-  `peak ${pct(peak[1])} (step ${peak[0]}) -> ${pct(smooth.get(last) ?? NaN)}`);
+console.log(
+  `\nsummary (step 1 / steps 10-30 / last 20 steps of ${last}): MI ${windows.map((w) => f(mean(mi, ...w))).join(' / ')}; ` +
+    `ground ${windows.map((w) => f(mean(ground, ...w))).join(' / ')}; success 5-step ${pct(smooth.get(1) ?? NaN)} -> ` +
+    `peak ${pct(peak[1])} (step ${peak[0]}) -> ${pct(smooth.get(last) ?? NaN)}`,
+);
 
 const file = path.join(run, 'rollouts.jsonl');
 if (fs.existsSync(file)) {
-  const records = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean)
-    .map((line) => JSON.parse(line) as RolloutRecord).filter((r) => r.split === 'train');
+  const records = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as RolloutRecord)
+    .filter((r) => r.split === 'train');
   const lastLogged = Math.max(...records.map((r) => r.step));
   // Does the answer follow the reasoning? Over every turn of the sample rollouts whose reasoning states where the goal
   // lies ("the goal is straight up of me", "down and to the left of me"): the share whose first move is one of the
   // directions it states (reasoning/answer_agreement is not logged here: the warm start's reasoning never names a move).
-  const goalWords = (think: string) => /goal is (?:straight )?(up|down|left|right)(?: and (?:to the )?(left|right))?/i.exec(think)?.slice(1).filter(Boolean).map((w) => w.toLowerCase());
+  const goalWords = (think: string) =>
+    /goal is (?:straight )?(up|down|left|right)(?: and (?:to the )?(left|right))?/i
+      .exec(think)
+      ?.slice(1)
+      .filter(Boolean)
+      .map((w) => w.toLowerCase());
   const follows: string[] = [];
   for (let from = 1; from <= lastLogged; from += 20) {
-    const turns = records.filter((r) => r.step >= from && r.step < from + 20).flatMap((r) => r.turns)
-      .map((t) => ({ words: goalWords(t.think), move: t.actions[0]?.toLowerCase() })).filter((t) => t.words && t.move);
-    follows.push(`${from}-${Math.min(from + 19, lastLogged)}: ${pct(turns.filter((t) => t.words!.includes(t.move!)).length / turns.length)} of ${turns.length}`);
+    const turns = records
+      .filter((r) => r.step >= from && r.step < from + 20)
+      .flatMap((r) => r.turns)
+      .map((t) => ({ words: goalWords(t.think), move: t.actions[0]?.toLowerCase() }))
+      .filter((t) => t.words && t.move);
+    follows.push(
+      `${from}-${Math.min(from + 19, lastLogged)}: ${pct(turns.filter((t) => t.words!.includes(t.move!)).length / turns.length)} of ${turns.length}`,
+    );
   }
   console.log(`first move is a direction the reasoning gives the goal, sample rollouts: ${follows.join(' | ')}`);
   const last = lastLogged;
@@ -73,8 +98,11 @@ if (fs.existsSync(file)) {
     console.log(`\nstep ${step}, first turns of the sample rollouts:`);
     for (const r of records.filter((x) => x.step === step)) {
       const t = r.turns[0];
-      const player = /Player: (\(\d, \d\))/.exec(t.state)?.[1], goal = /Goal: (\(\d, \d\))/.exec(t.state)?.[1];
-      console.log(`  player ${player} goal ${goal}: "${t.think}" -> ${JSON.stringify(t.answer)}${r.success ? ' (success)' : ''}`);
+      const player = /Player: (\(\d, \d\))/.exec(t.state)?.[1],
+        goal = /Goal: (\(\d, \d\))/.exec(t.state)?.[1];
+      console.log(
+        `  player ${player} goal ${goal}: "${t.think}" -> ${JSON.stringify(t.answer)}${r.success ? ' (success)' : ''}`,
+      );
     }
   }
 }

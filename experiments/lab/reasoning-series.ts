@@ -20,7 +20,11 @@ for (const arm of ['starpo', 'starpo-s']) {
   for (const seed of seeds) {
     const run = path.join(dir, seed, arm);
     if (!fs.existsSync(path.join(run, 'metrics.jsonl'))) continue;
-    const byStep = new Map(readMetrics(run).filter((r) => 'reasoning/unique_fraction' in r).map((r) => [r.step, r]));
+    const byStep = new Map(
+      readMetrics(run)
+        .filter((r) => 'reasoning/unique_fraction' in r)
+        .map((r) => [r.step, r]),
+    );
     const cells = steps.map((s) => {
       const r = byStep.get(s);
       if (!r) return `${s}: -`;

@@ -7,9 +7,14 @@ import * as fs from 'node:fs';
 import { makeEnv, solveSokoban, SokobanEnv } from '../../envs/index';
 
 const file = process.argv[2];
-if (!file) throw new Error('usage: npx tsx experiments/lab/sokoban-moves.ts FILE.jsonl (from ragen eval --trajectories)');
+if (!file)
+  throw new Error('usage: npx tsx experiments/lab/sokoban-moves.ts FILE.jsonl (from ragen eval --trajectories)');
 const planLength = (env: SokobanEnv) => solveSokoban(env.state, 100)?.length ?? Infinity;
-let moves = 0, onShortestPath = 0, episodes = 0, failed = 0, deadlocked = 0;
+let moves = 0,
+  onShortestPath = 0,
+  episodes = 0,
+  failed = 0,
+  deadlocked = 0;
 const firstWastedTurn: Record<string, number> = {};
 for (const line of fs.readFileSync(file, 'utf8').trim().split('\n')) {
   const episode = JSON.parse(line);

@@ -23,7 +23,11 @@ const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
 await page.goto(`${flags.url}?${flags.query}`);
 const start = page.getByTestId('lesson-start');
 await start.waitFor();
-await page.waitForFunction(() => !(document.querySelector('[data-testid="lesson-start"]') as HTMLButtonElement).disabled, null, { timeout: 120_000 });
+await page.waitForFunction(
+  () => !(document.querySelector('[data-testid="lesson-start"]') as HTMLButtonElement).disabled,
+  null,
+  { timeout: 120_000 },
+);
 const cores = await page.evaluate(() => navigator.hardwareConcurrency);
 const backend = await page.getByTestId('backend').textContent();
 const t0 = Date.now();
@@ -36,18 +40,39 @@ for (;;) {
   const t = (Date.now() - t0) / 1000;
   if (source === 'done') break;
   const left = await estimate.getAttribute('data-seconds-left');
-  const over = await page.locator('[data-testid="lesson-run"][data-phase="done"], [data-testid="lesson-run"][data-phase="failed"]').count();
-  samples.push({ t, left: left === null ? null : Number(left), over: `${over}/${await page.getByTestId('lesson-run').count()}` });
+  const over = await page
+    .locator('[data-testid="lesson-run"][data-phase="done"], [data-testid="lesson-run"][data-phase="failed"]')
+    .count();
+  samples.push({
+    t,
+    left: left === null ? null : Number(left),
+    over: `${over}/${await page.getByTestId('lesson-run').count()}`,
+  });
   console.log(`${t.toFixed(0).padStart(5)} s  time left ${left ?? '-'} s  runs over ${samples.at(-1)!.over}`);
 }
 const total = Number(await page.getByTestId('lesson-estimate').getAttribute('data-seconds'));
 const count = await page.getByTestId('lesson-count').textContent();
-const runs = await page.getByTestId('lesson-run').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-arm')} seed ${e.getAttribute('data-seed')}: ${e.getAttribute('data-phase')} at step ${e.getAttribute('data-step')}`));
+const runs = await page
+  .getByTestId('lesson-run')
+  .evaluateAll((els) =>
+    els.map(
+      (e) =>
+        `${e.getAttribute('data-arm')} seed ${e.getAttribute('data-seed')}: ${e.getAttribute('data-phase')} at step ${e.getAttribute('data-step')}`,
+    ),
+  );
 await browser.close();
-const errors = samples.filter((s) => s.t >= 60 && s.left !== null).map((s) => ({ t: s.t, error: (s.left! - (total - s.t)) / Math.max(1, total - s.t) }));
+const errors = samples
+  .filter((s) => s.t >= 60 && s.left !== null)
+  .map((s) => ({ t: s.t, error: (s.left! - (total - s.t)) / Math.max(1, total - s.t) }));
 const worst = errors.reduce((w, e) => (Math.abs(e.error) > Math.abs(w.error) ? e : w), { t: 0, error: 0 });
 console.log(`backend ${backend}, ${cores} cores: the lesson took ${total} s (${(total / 60).toFixed(1)} min)`);
 console.log(count);
 for (const r of runs) console.log(`  ${r}`);
-console.log(`time left after the first minute: worst ${(worst.error * 100).toFixed(0)} % off the truth at ${worst.t.toFixed(0)} s (${errors.length} samples)`);
-if (flags.json) fs.writeFileSync(flags.json, JSON.stringify({ query: flags.query, backend, cores, total, count, runs, samples, errors }, null, 2) + '\n');
+console.log(
+  `time left after the first minute: worst ${(worst.error * 100).toFixed(0)} % off the truth at ${worst.t.toFixed(0)} s (${errors.length} samples)`,
+);
+if (flags.json)
+  fs.writeFileSync(
+    flags.json,
+    JSON.stringify({ query: flags.query, backend, cores, total, count, runs, samples, errors }, null, 2) + '\n',
+  );

@@ -9,12 +9,22 @@ import { loadCheckpointDir } from '../../src/model/checkpointDir';
 import { Qwen2Model } from '../../src/model/qwen2';
 import { applyOverrides } from '../../src/starpo/config';
 import { presetConfig } from '../../src/starpo/presets';
-import { WARMSTART_RECIPES, demonstrationsForRun, tokenizeRendered, warmStartRecipeName } from '../../src/warmstart/warmstart';
+import {
+  WARMSTART_RECIPES,
+  demonstrationsForRun,
+  tokenizeRendered,
+  warmStartRecipeName,
+} from '../../src/warmstart/warmstart';
 
 const o = new Command()
   .requiredOption('--checkpoint <dir>')
   .requiredOption('--preset <name>')
-  .option('--set <key=value>', 'run config override, as the warm start was built (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+  .option(
+    '--set <key=value>',
+    'run config override, as the warm start was built (repeatable)',
+    (v: string, acc: string[]) => [...acc, v],
+    [],
+  )
   .option('--episodes <n>', 'demonstrations to score', '3')
   .parse()
   .opts<{ checkpoint: string; preset: string; set: string[]; episodes: string }>();
@@ -26,11 +36,20 @@ const tokenizer = checkpoint.tokenizer;
 const name = warmStartRecipeName(o.preset);
 const config = applyOverrides(presetConfig(name), o.set);
 // Recipe seed 7: demonstration seeds DEMO_SEED_BASE + 7,000,000 and up, which no shipped or lab recipe (seed 0) used.
-const demos = demonstrationsForRun(config, { ...WARMSTART_RECIPES[name], episodes: Number(o.episodes), seed: 7, imperfectFraction: 0 });
+const demos = demonstrationsForRun(config, {
+  ...WARMSTART_RECIPES[name],
+  episodes: Number(o.episodes),
+  seed: 7,
+  imperfectFraction: 0,
+});
 // The samples SFT trains on: the whole episode, or one per turn under a context window (agent.maxContextWindow).
 for (const sample of demos.flatMap((d) => d.samples)) {
   const example = tokenizeRendered(tokenizer, sample);
-  const logProbs = tf.tidy(() => (model.forward(tf.tensor2d([example.ids], [1, example.ids.length], 'int32')) as tf.Tensor3D).squeeze([0]).logSoftmax(-1));
+  const logProbs = tf.tidy(() =>
+    (model.forward(tf.tensor2d([example.ids], [1, example.ids.length], 'int32')) as tf.Tensor3D)
+      .squeeze([0])
+      .logSoftmax(-1),
+  );
   const rows = (await logProbs.array()) as number[][];
   logProbs.dispose();
   let line = '';

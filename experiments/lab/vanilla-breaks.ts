@@ -14,9 +14,12 @@ const fmt = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) :
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) throw new Error('usage: npx tsx experiments/lab/vanilla-breaks.ts LAB_DIR [LAB_DIR ...]');
-console.log('| run | collapse | peak (step) | largest-KL update (step) | its KL | its mean in-group std | valid actions before it -> at collapse |');
+console.log(
+  '| run | collapse | peak (step) | largest-KL update (step) | its KL | its mean in-group std | valid actions before it -> at collapse |',
+);
 console.log('|---|---:|---|---:|---:|---:|---|');
-let runs = 0, agreeing = 0;
+let runs = 0,
+  agreeing = 0;
 for (const dir of dirs) {
   const seeds = labSeedDirs(dir);
   for (const seed of seeds) {
@@ -33,7 +36,11 @@ for (const dir of dirs) {
     const validRate = (r: MetricsRow | undefined) => num(r, validKey);
     runs++;
     if (std <= 0.2) agreeing++;
-    console.log(`| ${dir}/${seed} | ${c} | ${(v.peak * 100).toFixed(0)} % (${v.peakStep}) | ${worst.step} | ${fmt(num(worst, 'actor/ppo_kl'))} | ${fmt(std)} | ${fmt(validRate(before))} -> ${fmt(validRate(rows.find((r) => r.step === c)))} |`);
+    console.log(
+      `| ${dir}/${seed} | ${c} | ${(v.peak * 100).toFixed(0)} % (${v.peakStep}) | ${worst.step} | ${fmt(num(worst, 'actor/ppo_kl'))} | ${fmt(std)} | ${fmt(validRate(before))} -> ${fmt(validRate(rows.find((r) => r.step === c)))} |`,
+    );
   }
 }
-console.log(`\n\`${runs} collapsed vanilla runs; the largest-KL update before the collapse had a mean in-group std of 0.2 or less (at least 5 of 8 lakes agreeing) on ${agreeing}\``);
+console.log(
+  `\n\`${runs} collapsed vanilla runs; the largest-KL update before the collapse had a mean in-group std of 0.2 or less (at least 5 of 8 lakes agreeing) on ${agreeing}\``,
+);

@@ -21,11 +21,21 @@ const program = new Command()
   .option('--recipe <key=value>', 'recipe override (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
   .option('--set <key=value>', 'run config override (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
   .option('--episodes <n>', 'held-out episodes to evaluate', '256')
-  .option('--snapshot-every <n>', 'also save the model every n SFT steps to OUT/checkpoints/step-<n>, with OUT/config.json, so `ragen eval` reads them (0: never)', '0')
+  .option(
+    '--snapshot-every <n>',
+    'also save the model every n SFT steps to OUT/checkpoints/step-<n>, with OUT/config.json, so `ragen eval` reads them (0: never)',
+    '0',
+  )
   .parse();
-const o = program.opts<{ preset: string; out: string; recipe: string[]; set: string[]; episodes: string; snapshotEvery: string }>();
+const o = program.opts<{
+  preset: string;
+  out: string;
+  recipe: string[];
+  set: string[];
+  episodes: string;
+  snapshotEvery: string;
+}>();
 const snapshotEvery = Number(o.snapshotEvery);
-
 
 await initBackend('wasm');
 const recipe: Partial<WarmStartRecipe> = parseRecipeOverrides(o.recipe);
@@ -36,18 +46,29 @@ if (snapshotEvery > 0) {
 }
 const t0 = Date.now();
 const built = await buildWarmStart(o.preset, {
-  recipe, config,
-  onStep: (step, steps, loss) => { if (step % 100 === 0 || step === steps) console.log(`sft ${step}/${steps} loss ${loss.toFixed(3)} ${((Date.now() - t0) / 1000).toFixed(0)} s`); },
+  recipe,
+  config,
+  onStep: (step, steps, loss) => {
+    if (step % 100 === 0 || step === steps)
+      console.log(`sft ${step}/${steps} loss ${loss.toFixed(3)} ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  },
   onModel: async (step, model, tokenizer) => {
-    if (snapshotEvery > 0 && step % snapshotEvery === 0) await saveCheckpointDir(path.join(o.out, 'checkpoints', `step-${step}`), model, tokenizer);
+    if (snapshotEvery > 0 && step % snapshotEvery === 0)
+      await saveCheckpointDir(path.join(o.out, 'checkpoints', `step-${step}`), model, tokenizer);
   },
 });
 fs.mkdirSync(o.out, { recursive: true });
 await saveCheckpointDir(o.out, built.model, built.tokenizer);
 const check = await heldOutCheck(built.model, built.tokenizer, config, Number(o.episodes));
 recordLabResult(o.out, {
-  preset: o.preset, out: o.out, recipe: built.recipe, set: o.set,
-  demos: built.demonstrations, finalLoss: built.finalLoss, sftSeconds: built.sftSeconds,
-  ...check, seconds: (Date.now() - t0) / 1000,
+  preset: o.preset,
+  out: o.out,
+  recipe: built.recipe,
+  set: o.set,
+  demos: built.demonstrations,
+  finalLoss: built.finalLoss,
+  sftSeconds: built.sftSeconds,
+  ...check,
+  seconds: (Date.now() - t0) / 1000,
 });
 built.model.dispose();

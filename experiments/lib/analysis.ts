@@ -17,7 +17,10 @@ export type MetricsRow = MetricRow;
 
 /** The seed-S folders of a lesson-lab directory (experiments/lab/lesson-lab.sh), in seed order: seed-9 before seed-10. */
 export function labSeedDirs(dir: string): string[] {
-  return fs.readdirSync(dir).filter((n) => /^seed-\d+$/.test(n)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
+  return fs
+    .readdirSync(dir)
+    .filter((n) => /^seed-\d+$/.test(n))
+    .sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
 }
 
 /**
@@ -49,18 +52,18 @@ export function firstDrop(s: Series, fraction: number, window = 5): number | nul
 export interface RunSummary {
   steps: number;
   tag: string | null;
-  valStart: number | null;      // validation success before training (step 0)
+  valStart: number | null; // validation success before training (step 0)
   valPeak: number | null;
   valPeakStep: number | null;
   valFinal: number | null;
-  trainPeak: number | null;     // training-batch success, 5-step moving average
+  trainPeak: number | null; // training-batch success, 5-step moving average
   trainPeakStep: number | null;
   trainFinal: number | null;
-  stdDropStep: number | null;   // first step the in-group reward std fell below half its early level
+  stdDropStep: number | null; // first step the in-group reward std fell below half its early level
   entropyDropStep: number | null;
-  gradNormSpikeStep: number | null;  // first step flagged by the trainer's grad-norm spike detector
-  echoWarningStep: number | null;    // first step the trainer's echo-trap warning fired
-  echoWarningSignal: string | null;  // what fired it (echo_trap/signal, e.g. 'reward_std+entropy')
+  gradNormSpikeStep: number | null; // first step flagged by the trainer's grad-norm spike detector
+  echoWarningStep: number | null; // first step the trainer's echo-trap warning fired
+  echoWarningSignal: string | null; // what fired it (echo_trap/signal, e.g. 'reward_std+entropy')
 }
 
 export const KEYS = {
@@ -78,12 +81,14 @@ export function summarise(rows: readonly MetricsRow[]): RunSummary {
   const val = tag ? product.series[valSuccessKey(tag)] : undefined;
   const logged = product.echoTrap.source === 'logged' ? product.echoTrap : null;
   // Training-batch success is noisy: its peak and final value are those of the 5-step moving average.
-  const smoothed = tag ? movingAverage(series(rows, trainSuccessKey(tag)), 5).map(([step, value]) => ({ step, value })) : [];
+  const smoothed = tag
+    ? movingAverage(series(rows, trainSuccessKey(tag)), 5).map(([step, value]) => ({ step, value }))
+    : [];
   const train = summarizeSeries(smoothed, 'value');
   return {
     steps: rows.length ? rows[rows.length - 1].step : 0,
     tag,
-    valStart: val?.first.step === 0 ? val.first.value : null,   // steps start at 0: a value there comes first
+    valStart: val?.first.step === 0 ? val.first.value : null, // steps start at 0: a value there comes first
     valPeak: val?.peak.value ?? null,
     valPeakStep: val?.peak.step ?? null,
     valFinal: val?.last.value ?? null,

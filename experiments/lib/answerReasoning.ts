@@ -34,7 +34,11 @@ export interface AnswerEffects {
 export type PairScorer = (pairs: { prompt: number[]; continuation: number[] }[]) => Promise<ArrayLike<number>>;
 
 /** The effects over `turns` (null when no two turns come from different envs). */
-export async function answerEffects(turns: readonly SampledTurn[], encode: (text: string) => number[], score: PairScorer): Promise<AnswerEffects | null> {
+export async function answerEffects(
+  turns: readonly SampledTurn[],
+  encode: (text: string) => number[],
+  score: PairScorer,
+): Promise<AnswerEffects | null> {
   const pairs: { prompt: number[]; continuation: number[] }[] = [];
   const add = (prompt: string, continuation: number[]) => pairs.push({ prompt: encode(prompt), continuation }) - 1;
   // Per turn with another env to swap with: where its own pair and each swapped pair sit in `pairs`.
@@ -43,12 +47,21 @@ export async function answerEffects(turns: readonly SampledTurn[], encode: (text
     if (others.length === 0) return [];
     const continuation = encode(t.answer);
     const own = add(t.prompt + t.reasoning, continuation);
-    return [{ own, swaps: others.map((u) => ({ reasoning: add(t.prompt + u.reasoning, continuation), board: add(u.prompt + t.reasoning, continuation) })) }];
+    return [
+      {
+        own,
+        swaps: others.map((u) => ({
+          reasoning: add(t.prompt + u.reasoning, continuation),
+          board: add(u.prompt + t.reasoning, continuation),
+        })),
+      },
+    ];
   });
   if (scored.length === 0) return null;
   const lp = await score(pairs);
   const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const effect = (s: (typeof scored)[number], swapped: 'reasoning' | 'board') => lp[s.own] - mean(s.swaps.map((w) => lp[w[swapped]]));
+  const effect = (s: (typeof scored)[number], swapped: 'reasoning' | 'board') =>
+    lp[s.own] - mean(s.swaps.map((w) => lp[w[swapped]]));
   const reasoning = scored.map((s) => effect(s, 'reasoning'));
   return {
     turns: scored.length,

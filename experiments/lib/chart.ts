@@ -44,12 +44,16 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
 const fmt = (v: number) => (Math.abs(v) >= 1000 ? v.toFixed(0) : Number(v.toPrecision(3)).toString());
 
 export function lineChartSvg(spec: ChartSpec): string {
-  const W = spec.width ?? 800, H = spec.height ?? 380;
+  const W = spec.width ?? 800,
+    H = spec.height ?? 380;
   const m = { left: 64, right: 250, top: 40, bottom: 48 };
-  const pw = W - m.left - m.right, ph = H - m.top - m.bottom;
+  const pw = W - m.left - m.right,
+    ph = H - m.top - m.bottom;
   const all = spec.series.flatMap((s) => s.points);
-  const xs = all.map(([x]) => x), ys = all.map(([, y]) => y);
-  const xMin = xs.length ? Math.min(...xs) : 0, xMax = xs.length ? Math.max(...xs, xMin + 1) : 1;
+  const xs = all.map(([x]) => x),
+    ys = all.map(([, y]) => y);
+  const xMin = xs.length ? Math.min(...xs) : 0,
+    xMax = xs.length ? Math.max(...xs, xMin + 1) : 1;
   let yMin = spec.yMin ?? (ys.length ? Math.min(...ys) : 0);
   let yMax = spec.yMax ?? (ys.length ? Math.max(...ys) : 1);
   if (spec.yMin === undefined && yMin >= 0) yMin = 0;
@@ -63,33 +67,47 @@ export function lineChartSvg(spec: ChartSpec): string {
     `<text x="${m.left}" y="24" font-size="15" font-weight="bold">${esc(spec.title)}</text>`,
   ];
   for (const t of niceTicks(yMin, yMax)) {
-    parts.push(`<line x1="${m.left}" x2="${m.left + pw}" y1="${Y(t)}" y2="${Y(t)}" stroke="#e5e5e5"/>`,
-      `<text x="${m.left - 6}" y="${Y(t) + 4}" text-anchor="end">${fmt(t)}</text>`);
+    parts.push(
+      `<line x1="${m.left}" x2="${m.left + pw}" y1="${Y(t)}" y2="${Y(t)}" stroke="#e5e5e5"/>`,
+      `<text x="${m.left - 6}" y="${Y(t) + 4}" text-anchor="end">${fmt(t)}</text>`,
+    );
   }
   // Training steps are whole numbers: no tick at step 0.5 on a short run.
   const xTicks = niceTicks(xMin, xMax).filter((t) => !xs.every(Number.isInteger) || Number.isInteger(t));
   for (const t of xTicks) {
-    parts.push(`<line x1="${X(t)}" x2="${X(t)}" y1="${m.top + ph}" y2="${m.top + ph + 5}" stroke="#333"/>`,
-      `<text x="${X(t)}" y="${m.top + ph + 18}" text-anchor="middle">${fmt(t)}</text>`);
+    parts.push(
+      `<line x1="${X(t)}" x2="${X(t)}" y1="${m.top + ph}" y2="${m.top + ph + 5}" stroke="#333"/>`,
+      `<text x="${X(t)}" y="${m.top + ph + 18}" text-anchor="middle">${fmt(t)}</text>`,
+    );
   }
-  parts.push(`<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="#333"/>`,
+  parts.push(
+    `<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="#333"/>`,
     `<text x="${m.left + pw / 2}" y="${H - 10}" text-anchor="middle">${esc(spec.xLabel ?? 'training step')}</text>`,
-    `<text transform="translate(16 ${m.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(spec.yLabel)}</text>`);
+    `<text transform="translate(16 ${m.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(spec.yLabel)}</text>`,
+  );
   spec.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length];
     if (s.points.length) {
       const d = s.points.map(([x, y]) => `${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join(' ');
-      parts.push(`<polyline class="series" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''} points="${d}"/>`);
-      if (s.points.length <= 20) for (const [x, y] of s.points) parts.push(`<circle cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="2.5" fill="${color}"/>`);
+      parts.push(
+        `<polyline class="series" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''} points="${d}"/>`,
+      );
+      if (s.points.length <= 20)
+        for (const [x, y] of s.points)
+          parts.push(`<circle cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="2.5" fill="${color}"/>`);
     }
     const ly = m.top + 8 + i * 20;
-    parts.push(`<line x1="${m.left + pw + 12}" x2="${m.left + pw + 36}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
-      `<text x="${m.left + pw + 42}" y="${ly + 4}">${esc(s.label)}</text>`);
+    parts.push(
+      `<line x1="${m.left + pw + 12}" x2="${m.left + pw + 36}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+      `<text x="${m.left + pw + 42}" y="${ly + 4}">${esc(s.label)}</text>`,
+    );
   });
   for (const mk of spec.markers ?? []) {
     if (mk.step < xMin || mk.step > xMax) continue;
-    parts.push(`<line class="marker" x1="${X(mk.step)}" x2="${X(mk.step)}" y1="${m.top}" y2="${m.top + ph}" stroke="#555" stroke-dasharray="3 3"/>`,
-      `<text x="${X(mk.step) + 4}" y="${m.top + 14}" fill="#555" font-size="11">${esc(mk.label)}</text>`);
+    parts.push(
+      `<line class="marker" x1="${X(mk.step)}" x2="${X(mk.step)}" y1="${m.top}" y2="${m.top + ph}" stroke="#555" stroke-dasharray="3 3"/>`,
+      `<text x="${X(mk.step) + 4}" y="${m.top + 14}" fill="#555" font-size="11">${esc(mk.label)}</text>`,
+    );
   }
   parts.push('</svg>');
   return parts.join('\n');

@@ -14,7 +14,11 @@ import type { RunSpec } from './runs';
 export type Env = 'bandit' | 'frozenlake' | 'sokoban';
 export const ENVS: Env[] = ['bandit', 'frozenlake', 'sokoban'];
 export const ENV_LABEL: Record<Env, string> = { bandit: 'Bandit', frozenlake: 'FrozenLake', sokoban: 'Sokoban' };
-export const PRESET: Record<Env, string> = { bandit: 'bandit-tiny', frozenlake: 'frozenlake-tiny', sokoban: 'sokoban-tiny' };
+export const PRESET: Record<Env, string> = {
+  bandit: 'bandit-tiny',
+  frozenlake: 'frozenlake-tiny',
+  sokoban: 'sokoban-tiny',
+};
 export const STEPS: Record<Env, number> = { bandit: 40, frozenlake: 30, sokoban: 10 };
 
 /**
@@ -30,8 +34,17 @@ export const STARPO_S_SECONDS: Record<Env, number> = { bandit: 6, frozenlake: 10
  * by side) and 0.7x for GRPO (no critic; 01's Bandit and FrozenLake runs).
  */
 export function estimateStepSeconds(spec: RunSpec): number {
-  const env: Env = spec.preset.startsWith('bandit') || spec.preset === 'echo-trap' ? 'bandit' : spec.preset.startsWith('sokoban') ? 'sokoban' : 'frozenlake';
-  const setting = (key: string) => spec.set.filter((s) => s.startsWith(`${key}=`)).pop()?.slice(key.length + 1);
+  const env: Env =
+    spec.preset.startsWith('bandit') || spec.preset === 'echo-trap'
+      ? 'bandit'
+      : spec.preset.startsWith('sokoban')
+        ? 'sokoban'
+        : 'frozenlake';
+  const setting = (key: string) =>
+    spec.set
+      .filter((s) => s.startsWith(`${key}=`))
+      .pop()
+      ?.slice(key.length + 1);
   const ratio = Number(setting('filter.ratio') ?? (spec.arm === 'starpo' ? 1 : 0.25));
   const grpo = setting('algorithm.advEstimator') === 'grpo';
   return STARPO_S_SECONDS[env] * (1 + (1.4 * (ratio - 0.25)) / 0.75) * (grpo ? 0.7 : 1);
@@ -44,7 +57,7 @@ export function estimateMinutes(specs: readonly RunSpec[], jobs: number): { core
   for (const spec of specs) {
     const sec = estimateStepSeconds(spec) * spec.steps;
     core += sec;
-    loads[loads.indexOf(Math.min(...loads))] += sec;   // the pool hands the next run to the first free worker
+    loads[loads.indexOf(Math.min(...loads))] += sec; // the pool hands the next run to the first free worker
   }
   return { coreMinutes: core / 60, wallMinutes: Math.max(...loads) / 60 };
 }
@@ -57,12 +70,21 @@ export const GRPO = ['algorithm.advEstimator=grpo', 'algorithm.rewardNormalizati
 
 export function vanilla(env: Env, algo: 'ppo' | 'grpo'): RunSpec {
   return {
-    name: `${env}-${algo}-vanilla`, label: `${ENV_LABEL[env]} ${algo.toUpperCase()} StarPO`, preset: PRESET[env],
-    set: [...VANILLA, ...(algo === 'grpo' ? GRPO : [])], steps: STEPS[env],
+    name: `${env}-${algo}-vanilla`,
+    label: `${ENV_LABEL[env]} ${algo.toUpperCase()} StarPO`,
+    preset: PRESET[env],
+    set: [...VANILLA, ...(algo === 'grpo' ? GRPO : [])],
+    steps: STEPS[env],
   };
 }
 
 /** StarPO-S: the tiny presets as they are (filter 25 %, no KL, clip 0.2 / 0.28, PPO). */
 export function starpoS(env: Env): RunSpec {
-  return { name: `${env}-ppo-starpo-s`, label: `${ENV_LABEL[env]} StarPO-S`, preset: PRESET[env], set: [], steps: STEPS[env] };
+  return {
+    name: `${env}-ppo-starpo-s`,
+    label: `${ENV_LABEL[env]} StarPO-S`,
+    preset: PRESET[env],
+    set: [],
+    steps: STEPS[env],
+  };
 }

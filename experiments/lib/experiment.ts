@@ -9,10 +9,27 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
-import { KEYS, readMetrics, series, summarise, trainTag, type RunSummary, type Series, movingAverage } from './analysis';
+import {
+  KEYS,
+  readMetrics,
+  series,
+  summarise,
+  trainTag,
+  type RunSummary,
+  type Series,
+  movingAverage,
+} from './analysis';
 import { lineChartSvg, type ChartMarker, type ChartSpec } from './chart';
 import { estimateMinutes } from './configs';
-import { defaultJobs, evaluate, existingOutcome, trainAll, type RunOutcome, type RunSpec, type SuiteScore } from './runs';
+import {
+  defaultJobs,
+  evaluate,
+  existingOutcome,
+  trainAll,
+  type RunOutcome,
+  type RunSpec,
+  type SuiteScore,
+} from './runs';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
 export const FINDINGS_DIR = path.join(REPO, 'docs', 'findings');
@@ -62,8 +79,15 @@ export interface ExperimentDef {
 }
 
 export interface FindingsRun {
-  name: string; label: string; preset: string; set: string[]; steps: number;
-  stepsDone: number; complete: boolean; backend: string; seconds: number;
+  name: string;
+  label: string;
+  preset: string;
+  set: string[];
+  steps: number;
+  stepsDone: number;
+  complete: boolean;
+  backend: string;
+  seconds: number;
   summary: RunSummary;
   series: Record<string, Series>;
 }
@@ -98,16 +122,36 @@ export function chartSpecs(def: ExperimentDef, data: FindingsJson): { id: string
     const lines = runs.map((r) => {
       const key = r.summary.tag ? c.metric.replace('{tag}', r.summary.tag) : c.metric;
       const raw = r.series[key] ?? [];
-      if (c.markers && r.summary.echoWarningStep !== null) markers.push({ step: r.summary.echoWarningStep, label: `${r.label}: echo warning${r.summary.echoWarningSignal ? ` (${r.summary.echoWarningSignal})` : ''}` });
-      return { label: r.label + (r.complete ? '' : ` (${r.stepsDone}/${r.steps})`), points: c.smooth ? movingAverage(raw, c.smooth) : raw };
+      if (c.markers && r.summary.echoWarningStep !== null)
+        markers.push({
+          step: r.summary.echoWarningStep,
+          label: `${r.label}: echo warning${r.summary.echoWarningSignal ? ` (${r.summary.echoWarningSignal})` : ''}`,
+        });
+      return {
+        label: r.label + (r.complete ? '' : ` (${r.stepsDone}/${r.steps})`),
+        points: c.smooth ? movingAverage(raw, c.smooth) : raw,
+      };
     });
-    return { id: c.id, spec: { title: c.title, yLabel: c.yLabel + (c.smooth ? ` (${c.smooth}-step mean)` : ''), series: lines, markers, yMin: c.yMin, yMax: c.yMax } };
+    return {
+      id: c.id,
+      spec: {
+        title: c.title,
+        yLabel: c.yLabel + (c.smooth ? ` (${c.smooth}-step mean)` : ''),
+        series: lines,
+        markers,
+        yMin: c.yMin,
+        yMax: c.yMax,
+      },
+    };
   });
 }
 
 export async function renderPlots(def: ExperimentDef, data: FindingsJson, dir: string): Promise<string[]> {
-  const { writePngs } = await import('./png');   // Playwright only when plotting
-  const charts = chartSpecs(def, data).map(({ id, spec }) => ({ file: path.join(dir, `${def.name}-${id}.png`), svg: lineChartSvg(spec) }));
+  const { writePngs } = await import('./png'); // Playwright only when plotting
+  const charts = chartSpecs(def, data).map(({ id, spec }) => ({
+    file: path.join(dir, `${def.name}-${id}.png`),
+    svg: lineChartSvg(spec),
+  }));
   await writePngs(charts);
   return charts.map((c) => c.file);
 }
@@ -130,13 +174,25 @@ export function withCommonOptions(program: Command): Command {
 /** Runs an experiment from the command line (see the header for the flags). */
 export async function runExperiment(def: ExperimentDef, argv = process.argv): Promise<void> {
   const program = withCommonOptions(new Command().name(`experiments/${def.name}.ts`).description(def.title))
-    .option('--steps <n>', 'override every run\'s training steps')
+    .option('--steps <n>', "override every run's training steps")
     .option('--out <dir>', 'run directories (default runs/experiments, runs/experiments-smoke with --smoke)')
     .option('--no-train', 'train nothing: summarise the run directories as they are (after experiments/all.ts)');
   program.parse(argv);
-  const f = program.opts<{ jobs: string; steps?: string; backend: string; minutes?: string; episodes: string; out?: string; smoke?: boolean; plots: boolean; train: boolean }>();
+  const f = program.opts<{
+    jobs: string;
+    steps?: string;
+    backend: string;
+    minutes?: string;
+    episodes: string;
+    out?: string;
+    smoke?: boolean;
+    plots: boolean;
+    train: boolean;
+  }>();
   const smoke = !!f.smoke;
-  const root = path.resolve(f.out ?? path.join(REPO, smoke ? `${def.root ?? 'runs/experiments'}-smoke` : (def.root ?? 'runs/experiments')));
+  const root = path.resolve(
+    f.out ?? path.join(REPO, smoke ? `${def.root ?? 'runs/experiments'}-smoke` : (def.root ?? 'runs/experiments')),
+  );
   const findingsDir = smoke ? path.join(root, 'findings') : FINDINGS_DIR;
   const steps = smoke ? 2 : f.steps ? Number(f.steps) : null;
   const episodes = smoke ? 4 : Number(f.episodes);
@@ -146,20 +202,37 @@ export async function runExperiment(def: ExperimentDef, argv = process.argv): Pr
   log(`${def.title}: ${runs.length} runs, ${f.jobs} at a time, ${f.backend}, runs in ${path.relative(REPO, root)}`);
   const est = estimateMinutes(runs, Number(f.jobs));
   const evalMin = smoke ? (def.evalMinutes ?? 0) / 8 : (def.evalMinutes ?? 0);
-  const estimate = { coreMinutes: Math.round(est.coreMinutes + evalMin), wallMinutes: Math.round(est.wallMinutes + evalMin), jobs: Number(f.jobs) };
-  if (f.train) log(`estimate (quiet cores, wasm, nothing reused): ~${estimate.coreMinutes} core-minutes, ~${estimate.wallMinutes} min with ${f.jobs} job(s)` +
-    (evalMin ? `, evals ~${evalMin.toFixed(0)} min included` : ''));
+  const estimate = {
+    coreMinutes: Math.round(est.coreMinutes + evalMin),
+    wallMinutes: Math.round(est.wallMinutes + evalMin),
+    jobs: Number(f.jobs),
+  };
+  if (f.train)
+    log(
+      `estimate (quiet cores, wasm, nothing reused): ~${estimate.coreMinutes} core-minutes, ~${estimate.wallMinutes} min with ${f.jobs} job(s)` +
+        (evalMin ? `, evals ~${evalMin.toFixed(0)} min included` : ''),
+    );
   const started = Date.now();
   const outcomes = f.train
     ? await trainAll(runs, {
-      root, jobs: Number(f.jobs), backend: f.backend, minutes: f.minutes ? Number(f.minutes) : null,
-      extraSet: smoke ? ['trainer.testFreq=2'] : [], log,
-    })
+        root,
+        jobs: Number(f.jobs),
+        backend: f.backend,
+        minutes: f.minutes ? Number(f.minutes) : null,
+        extraSet: smoke ? ['trainer.testFreq=2'] : [],
+        log,
+      })
     : runs.map((spec) => existingOutcome(spec, root, f.backend));
   const evalDir = path.join(root, '_evals');
   const ctx: ExperimentContext = {
-    outcomes, backend: f.backend, smoke, episodes, evalDir, log,
-    evaluate: (checkpoint, label) => evaluate(checkpoint, path.join(evalDir, `${label}-${episodes}.json`), { backend: f.backend, episodes, log }),
+    outcomes,
+    backend: f.backend,
+    smoke,
+    episodes,
+    evalDir,
+    log,
+    evaluate: (checkpoint, label) =>
+      evaluate(checkpoint, path.join(evalDir, `${label}-${episodes}.json`), { backend: f.backend, episodes, log }),
   };
   const extra = def.after ? await def.after(ctx) : {};
 
@@ -176,8 +249,15 @@ export async function runExperiment(def: ExperimentDef, argv = process.argv): Pr
       const rows = readMetrics(o.dir);
       const tag = trainTag(rows);
       return {
-        name: o.spec.name, label: o.spec.label, preset: o.spec.preset, set: o.spec.set, steps: o.spec.steps,
-        stepsDone: o.stepsDone, complete: o.complete, backend: o.backend, seconds: o.seconds,
+        name: o.spec.name,
+        label: o.spec.label,
+        preset: o.spec.preset,
+        set: o.spec.set,
+        steps: o.spec.steps,
+        stepsDone: o.stepsDone,
+        complete: o.complete,
+        backend: o.backend,
+        seconds: o.seconds,
         summary: summarise(rows),
         series: Object.fromEntries(keptKeys(def, tag).map((k) => [k, series(rows, k)])),
       };
@@ -191,12 +271,15 @@ export async function runExperiment(def: ExperimentDef, argv = process.argv): Pr
   if (f.plots) for (const file of await renderPlots(def, data, findingsDir)) log(`wrote ${path.relative(REPO, file)}`);
   for (const r of data.runs) {
     const s = r.summary;
-    log(`${r.label.padEnd(28)} steps ${r.stepsDone}/${r.steps}  val ${pct(s.valStart)} -> peak ${pct(s.valPeak)} @${s.valPeakStep ?? '-'} -> final ${pct(s.valFinal)}  ` +
-      `std drop @${s.stdDropStep ?? '-'}  entropy drop @${s.entropyDropStep ?? '-'}  echo warning @${s.echoWarningStep ?? '-'}${s.echoWarningSignal ? ` (${s.echoWarningSignal})` : ''}`);
+    log(
+      `${r.label.padEnd(28)} steps ${r.stepsDone}/${r.steps}  val ${pct(s.valStart)} -> peak ${pct(s.valPeak)} @${s.valPeakStep ?? '-'} -> final ${pct(s.valFinal)}  ` +
+        `std drop @${s.stdDropStep ?? '-'}  entropy drop @${s.entropyDropStep ?? '-'}  echo warning @${s.echoWarningStep ?? '-'}${s.echoWarningSignal ? ` (${s.echoWarningSignal})` : ''}`,
+    );
   }
 }
 
 export const pct = (v: number | null | undefined) => (v === null || v === undefined ? '-' : `${(v * 100).toFixed(1)}%`);
 
 /** True when the calling module is the script being run (not imported by plot.ts). */
-export const isMain = (metaUrl: string) => process.argv[1] !== undefined && metaUrl === pathToFileURL(path.resolve(process.argv[1])).href;
+export const isMain = (metaUrl: string) =>
+  process.argv[1] !== undefined && metaUrl === pathToFileURL(path.resolve(process.argv[1])).href;

@@ -37,18 +37,27 @@ const round = (v: number) => Math.round(v * 1e4) / 1e4;
 /** The value after `name` on the command line, or null. */
 export function argValue(name: string, argv: readonly string[] = process.argv): string | null {
   const i = argv.indexOf(name);
-  return i > 0 ? argv[i + 1] ?? null : null;
+  return i > 0 ? (argv[i + 1] ?? null) : null;
 }
 
 /** One seed's row: both arms' curves and marks from the verdict, the conditions that failed, and the MI if measured. */
 export function freshSeedRow(
-  seed: number, r: LessonVerdict, failed: FreshSeedRow['failed'], mi?: FreshSeedRow['mi'], curves?: FreshSeedRow['series'],
+  seed: number,
+  r: LessonVerdict,
+  failed: FreshSeedRow['failed'],
+  mi?: FreshSeedRow['mi'],
+  curves?: FreshSeedRow['series'],
 ): FreshSeedRow {
   const { start, peak, peakStep, final, warningStep, collapseStep } = r.vanilla;
   return {
     seed,
     vanilla: { start, peak, peakStep, final, warningStep, collapseStep },
-    starpoS: { peak: r.starpoS.peak, final: r.starpoS.final, warningStep: r.starpoS.warningStep, convergedStep: r.starpoS.convergedStep },
+    starpoS: {
+      peak: r.starpoS.peak,
+      final: r.starpoS.final,
+      warningStep: r.starpoS.warningStep,
+      convergedStep: r.starpoS.convergedStep,
+    },
     ...(mi ? { mi } : {}),
     ...(curves ? { series: curves } : {}),
     failed,
@@ -59,16 +68,26 @@ export function freshSeedRow(
  * Writes `--json FILE` (needs `--seeds-named COMMIT` and `--preset-commit COMMIT`; `--command TEXT` overrides how the
  * runs were made), checked by the page's own reader; exits with 2 naming what is missing.
  */
-export function writeFreshSeedTable(script: string, table: Pick<FreshSeedTable, 'preset' | 'criteria' | 'rows'>, defaultCommand: string): void {
+export function writeFreshSeedTable(
+  script: string,
+  table: Pick<FreshSeedTable, 'preset' | 'criteria' | 'rows'>,
+  defaultCommand: string,
+): void {
   const file = argValue('--json');
   if (!file) return;
-  const seedsNamedAt = argValue('--seeds-named'), presetCommit = argValue('--preset-commit');
+  const seedsNamedAt = argValue('--seeds-named'),
+    presetCommit = argValue('--preset-commit');
   if (!seedsNamedAt || !presetCommit) {
     console.error(`${script}: --json needs --seeds-named COMMIT and --preset-commit COMMIT`);
     process.exit(2);
   }
   const checked = parseFreshSeedTable({
-    format: 1, ...table, seedsNamedAt, presetCommit, date: new Date().toISOString(), command: argValue('--command') ?? defaultCommand,
+    format: 1,
+    ...table,
+    seedsNamedAt,
+    presetCommit,
+    date: new Date().toISOString(),
+    command: argValue('--command') ?? defaultCommand,
   });
   fs.writeFileSync(file, freshSeedTableText(checked));
   console.log(`wrote ${file} (${table.rows.length} seeds)`);
@@ -77,5 +96,9 @@ export function writeFreshSeedTable(script: string, table: Pick<FreshSeedTable, 
 /** The table as the page reads it: indented JSON with each list of numbers on one line, so that a diff of a
  *  retrained table shows which seed's curve changed rather than thousands of one-number lines. */
 export function freshSeedTableText(table: FreshSeedTable): string {
-  return JSON.stringify(table, null, 2).replace(/\[[-\d\s,.eE+nul]*\]/g, (list) => list.replace(/\s+/g, '').replace(/,/g, ', ')) + '\n';
+  return (
+    JSON.stringify(table, null, 2).replace(/\[[-\d\s,.eE+nul]*\]/g, (list) =>
+      list.replace(/\s+/g, '').replace(/,/g, ', '),
+    ) + '\n'
+  );
 }

@@ -22,12 +22,27 @@ export interface HeldOutResult {
 }
 
 /** `episodes` held-out episodes of `config`'s validation envs at `temperature` (sampling seed 0). */
-export async function heldOutCheck(model: Qwen2Model, tokenizer: Tokenizer, config: RunConfig, episodes: number, temperature = 0.5): Promise<HeldOutResult> {
-  const check = await checkPolicy(model, tokenizer, { ...config, agent: { ...config.agent, valGroups: episodes } }, { temperature, seed: 0, episodes });
+export async function heldOutCheck(
+  model: Qwen2Model,
+  tokenizer: Tokenizer,
+  config: RunConfig,
+  episodes: number,
+  temperature = 0.5,
+): Promise<HeldOutResult> {
+  const check = await checkPolicy(
+    model,
+    tokenizer,
+    { ...config, agent: { ...config.agent, valGroups: episodes } },
+    { temperature, seed: 0, episodes },
+  );
   const successes = Math.round(check.success * check.episodes);
   return {
-    success: check.success, ci: Object.values(wilsonInterval(successes, check.episodes)), episodes: check.episodes,
-    formatRate: check.formatRate, validActionRate: check.validActionRate, reasoning: check.reasoning,
+    success: check.success,
+    ci: Object.values(wilsonInterval(successes, check.episodes)),
+    episodes: check.episodes,
+    formatRate: check.formatRate,
+    validActionRate: check.validActionRate,
+    reasoning: check.reasoning,
   };
 }
 

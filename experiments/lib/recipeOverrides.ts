@@ -8,9 +8,15 @@ export function parseRecipeOverrides(pairs: readonly string[]): Partial<WarmStar
     const at = pair.indexOf('=');
     if (at < 1) throw new Error(`--recipe expects key=value, got '${pair}'`);
     const [key, value] = [pair.slice(0, at), pair.slice(at + 1)];
-    recipe[key] = /^[\d.e+-]+$/.test(value) ? Number(value)
-      : /^[[{]/.test(value) ? JSON.parse(value)
-      : value === 'true' ? true : value === 'false' ? false : value;
+    recipe[key] = /^[\d.e+-]+$/.test(value)
+      ? Number(value)
+      : /^[[{]/.test(value)
+        ? JSON.parse(value)
+        : value === 'true'
+          ? true
+          : value === 'false'
+            ? false
+            : value;
   }
   return recipe as Partial<WarmStartRecipe>;
 }

@@ -27,11 +27,11 @@ export interface RunSpec {
 }
 
 export interface RunOptions {
-  root: string;           // runs root, e.g. runs/experiments
-  jobs: number;           // runs at a time
-  backend: string;        // tfjs backend of every run
+  root: string; // runs root, e.g. runs/experiments
+  jobs: number; // runs at a time
+  backend: string; // tfjs backend of every run
   minutes: number | null; // wall-clock cap per run (the run is stopped; its finished steps count), null = none
-  extraSet: string[];     // appended to every run's overrides (--smoke uses it)
+  extraSet: string[]; // appended to every run's overrides (--smoke uses it)
   log: (line: string) => void;
 }
 
@@ -77,7 +77,8 @@ function runChild(args: string[], logFile: string, minutes: number | null): Prom
 
 /** Where `ragen train --arm` must be pointed so that the arm lands in <root>/<spec.name>. */
 function armParent(root: string, spec: RunSpec): string {
-  if (path.basename(spec.name) !== spec.arm) throw new Error(`run '${spec.name}': the name of an arm's run must end with '/${spec.arm}'`);
+  if (path.basename(spec.name) !== spec.arm)
+    throw new Error(`run '${spec.name}': the name of an arm's run must end with '/${spec.arm}'`);
   return path.join(root, path.dirname(spec.name));
 }
 
@@ -92,7 +93,15 @@ export async function trainAll(specs: readonly RunSpec[], o: RunOptions): Promis
       const before = lastStep(dir);
       const start = Date.now();
       if (before >= spec.steps) {
-        outcomes.push({ spec, dir, stepsDone: before, complete: true, reused: true, seconds: 0, backend: savedBackend(dir) ?? o.backend });
+        outcomes.push({
+          spec,
+          dir,
+          stepsDone: before,
+          complete: true,
+          reused: true,
+          seconds: 0,
+          backend: savedBackend(dir) ?? o.backend,
+        });
         o.log(`${spec.name}: complete already (${before} steps), reused`);
         continue;
       }
@@ -100,17 +109,40 @@ export async function trainAll(specs: readonly RunSpec[], o: RunOptions): Promis
       const hasCheckpoint = listCheckpoints(dir).length > 0;
       const args = hasCheckpoint
         ? ['train', '--resume', '--out', dir, '--steps', String(spec.steps), '--backend', o.backend]
-        : ['train', '--preset', spec.preset, '--steps', String(spec.steps), '--backend', o.backend,
-           ...(spec.arm ? ['--arm', spec.arm, '--out', armParent(o.root, spec)] : ['--out', dir]),
-           ...[...spec.set, 'trainer.saveFreq=5', 'trainer.keepCheckpoints=1', ...o.extraSet].flatMap((s) => ['--set', s])];
-      if (!hasCheckpoint && fs.existsSync(dir)) fs.rmSync(dir, { recursive: true, force: true });   // a start that never saved
+        : [
+            'train',
+            '--preset',
+            spec.preset,
+            '--steps',
+            String(spec.steps),
+            '--backend',
+            o.backend,
+            ...(spec.arm ? ['--arm', spec.arm, '--out', armParent(o.root, spec)] : ['--out', dir]),
+            ...[...spec.set, 'trainer.saveFreq=5', 'trainer.keepCheckpoints=1', ...o.extraSet].flatMap((s) => [
+              '--set',
+              s,
+            ]),
+          ];
+      if (!hasCheckpoint && fs.existsSync(dir)) fs.rmSync(dir, { recursive: true, force: true }); // a start that never saved
       fs.mkdirSync(dir, { recursive: true });
-      o.log(`${spec.name}: ${hasCheckpoint ? `resuming after step ${before}` : 'starting'} (${spec.steps} steps, ${o.backend})`);
+      o.log(
+        `${spec.name}: ${hasCheckpoint ? `resuming after step ${before}` : 'starting'} (${spec.steps} steps, ${o.backend})`,
+      );
       const code = await runChild(args, path.join(dir, 'train.log'), o.minutes);
       const done = lastStep(dir);
       const seconds = (Date.now() - start) / 1000;
-      o.log(`${spec.name}: ${code === 0 ? 'finished' : `stopped (exit ${code})`} at step ${done} after ${seconds.toFixed(0)} s`);
-      outcomes.push({ spec, dir, stepsDone: Math.max(done, 0), complete: done >= spec.steps, reused: false, seconds, backend: savedBackend(dir) ?? o.backend });
+      o.log(
+        `${spec.name}: ${code === 0 ? 'finished' : `stopped (exit ${code})`} at step ${done} after ${seconds.toFixed(0)} s`,
+      );
+      outcomes.push({
+        spec,
+        dir,
+        stepsDone: Math.max(done, 0),
+        complete: done >= spec.steps,
+        reused: false,
+        seconds,
+        backend: savedBackend(dir) ?? o.backend,
+      });
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, o.jobs) }, worker));
@@ -121,7 +153,15 @@ export async function trainAll(specs: readonly RunSpec[], o: RunOptions): Promis
 export function existingOutcome(spec: RunSpec, root: string, backend: string): RunOutcome {
   const dir = path.join(root, spec.name);
   const done = Math.max(lastStep(dir), 0);
-  return { spec, dir, stepsDone: done, complete: done >= spec.steps, reused: true, seconds: 0, backend: savedBackend(dir) ?? backend };
+  return {
+    spec,
+    dir,
+    stepsDone: done,
+    complete: done >= spec.steps,
+    reused: true,
+    seconds: 0,
+    backend: savedBackend(dir) ?? backend,
+  };
 }
 
 function savedBackend(dir: string): string | null {
@@ -139,15 +179,34 @@ export interface SuiteScore {
 }
 
 /** `ragen eval` of a checkpoint (or run / warm-start directory); returns its suites. Cached in `outFile`. */
-export async function evaluate(checkpoint: string, outFile: string, o: { backend: string; episodes: number; log: (l: string) => void }): Promise<SuiteScore[]> {
+export async function evaluate(
+  checkpoint: string,
+  outFile: string,
+  o: { backend: string; episodes: number; log: (l: string) => void },
+): Promise<SuiteScore[]> {
   // A cached scorecard older than the run's newest metrics is stale (the run was trained further since).
   const metrics = path.join(checkpoint, 'metrics.jsonl');
-  if (fs.existsSync(outFile) && fs.existsSync(metrics) && fs.statSync(metrics).mtimeMs > fs.statSync(outFile).mtimeMs) fs.rmSync(outFile);
+  if (fs.existsSync(outFile) && fs.existsSync(metrics) && fs.statSync(metrics).mtimeMs > fs.statSync(outFile).mtimeMs)
+    fs.rmSync(outFile);
   if (!fs.existsSync(outFile)) {
     fs.mkdirSync(path.dirname(outFile), { recursive: true });
     o.log(`eval ${checkpoint} (${o.episodes} episodes per suite)`);
-    const code = await runChild(['eval', '--checkpoint', checkpoint, '--episodes', String(o.episodes), '--backend', o.backend,
-      '--quiet', '--out', outFile], `${outFile}.log`, null);
+    const code = await runChild(
+      [
+        'eval',
+        '--checkpoint',
+        checkpoint,
+        '--episodes',
+        String(o.episodes),
+        '--backend',
+        o.backend,
+        '--quiet',
+        '--out',
+        outFile,
+      ],
+      `${outFile}.log`,
+      null,
+    );
     if (code !== 0) throw new Error(`ragen eval ${checkpoint} failed (exit ${code}); see ${outFile}.log`);
   }
   return (JSON.parse(fs.readFileSync(outFile, 'utf8')) as { suites: SuiteScore[] }).suites;

@@ -49,13 +49,23 @@ export function dialogueLengths(o: ContextFitOptions): DialogueLength[] {
   const emptyResponse = f.enableThink ? '<think></think><answer></answer>' : '<answer></answer>';
   const registry = envRegistry({ responseLength: f.responseLength });
   return o.blocks.map(({ name, block }) => {
-    const manager = new EnvGroupManager({ mode: 'val', envGroups: 1, groupSize: 1, tags: [{ ...block, nGroups: 1 }], baseSeed: o.seed }, registry);
+    const manager = new EnvGroupManager(
+      { mode: 'val', envGroups: 1, groupSize: 1, tags: [{ ...block, nGroups: 1 }], baseSeed: o.seed },
+      registry,
+    );
     const [rollout] = manager.reset();
     const info = manager.entries[0].info;
     const first = rollout.history[0];
     const history: HistoryRecord[] = [];
     for (let turn = 1; turn < f.maxTurn; turn++) {
-      history.push({ ...first, actions: [], reward: -0.1, info: null, llmResponse: emptyResponse, llmRawResponse: emptyResponse });
+      history.push({
+        ...first,
+        actions: [],
+        reward: -0.1,
+        info: null,
+        llmResponse: emptyResponse,
+        llmRawResponse: emptyResponse,
+      });
     }
     history.push(first);
     const firstPrompt = o.countTokens(buildPrompt(info, [first], promptOptions).text);

@@ -124,7 +124,8 @@ export interface EnvEntry {
 const DEFAULT_SEEDS = { train: 10000, val: 123 } as const;
 
 function checkPositiveInt(value: number, name: string): void {
-  if (!Number.isInteger(value) || value < 1) throw new Error(`EnvGroupManager: ${name} must be a positive integer, got ${value}`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`EnvGroupManager: ${name} must be a positive integer, got ${value}`);
 }
 
 export class EnvGroupManager {
@@ -140,13 +141,16 @@ export class EnvGroupManager {
   private rollouts: EnvRollout[] | null = null;
 
   constructor(config: EnvGroupsConfig, registry: EnvRegistry) {
-    if (config.mode !== 'train' && config.mode !== 'val') throw new Error(`EnvGroupManager: mode must be 'train' or 'val', got '${String(config.mode)}'`);
+    if (config.mode !== 'train' && config.mode !== 'val')
+      throw new Error(`EnvGroupManager: mode must be 'train' or 'val', got '${String(config.mode)}'`);
     checkPositiveInt(config.envGroups, 'envGroups');
     checkPositiveInt(config.groupSize, 'groupSize');
     if (config.tags.length === 0) throw new Error('EnvGroupManager: tags is empty');
     for (const block of config.tags) {
       if (!Number.isInteger(block.nGroups) || block.nGroups < 0) {
-        throw new Error(`EnvGroupManager: nGroups of tag '${block.tag}' must be a non-negative integer, got ${block.nGroups}`);
+        throw new Error(
+          `EnvGroupManager: nGroups of tag '${block.tag}' must be a non-negative integer, got ${block.nGroups}`,
+        );
       }
     }
     const total = config.tags.reduce((sum, block) => sum + block.nGroups, 0);
@@ -372,7 +376,8 @@ export function summarizeEnvMetrics(states: readonly RolloutState[], prefix = ''
     const nonZero = list.filter((v) => v !== 0);
     if (nonZero.length > 0) {
       const slash = key.indexOf('/');
-      out[`${head}${key.slice(0, slash)}/non-zero/${key.slice(slash + 1)}`] = nonZero.reduce((a, b) => a + b, 0) / nonZero.length;
+      out[`${head}${key.slice(0, slash)}/non-zero/${key.slice(slash + 1)}`] =
+        nonZero.reduce((a, b) => a + b, 0) / nonZero.length;
     }
   }
   return out;

@@ -12,11 +12,37 @@ export {
   targetMaskFromPositionMask,
   turnTrainingSamples,
 } from './prompt';
-export type { ChatMessage, ChatRole, PromptMode, PromptOptions, PromptSegment, PromptStyle, RenderedPrompt, TurnNumbers } from './prompt';
+export type {
+  ChatMessage,
+  ChatRole,
+  PromptMode,
+  PromptOptions,
+  PromptSegment,
+  PromptStyle,
+  RenderedPrompt,
+  TurnNumbers,
+} from './prompt';
 export { EnvGroupManager, summarizeEnvMetrics } from './envGroups';
-export type { EnvEntry, EnvGroupsConfig, EnvRegistry, EnvRollout, EnvStatus, EnvTurnInput, RolloutState, TagBlock } from './envGroups';
+export type {
+  EnvEntry,
+  EnvGroupsConfig,
+  EnvRegistry,
+  EnvRollout,
+  EnvStatus,
+  EnvTurnInput,
+  RolloutState,
+  TagBlock,
+} from './envGroups';
 export { runRollouts } from './rollout';
-export type { AgentFormat, GenerateContext, GenerateFn, RolloutOptions, RolloutResult, Trajectory, TurnRecord } from './rollout';
+export type {
+  AgentFormat,
+  GenerateContext,
+  GenerateFn,
+  RolloutOptions,
+  RolloutResult,
+  Trajectory,
+  TurnRecord,
+} from './rollout';
 export { envRegistry } from './registry';
 export type { EnvRegistryOptions } from './registry';
 export { assertDialoguesFit, dialogueLengths } from './contextFit';

@@ -112,7 +112,11 @@ export function parseResponse(text: string, options: ParseOptions = {}): ParsedR
   if (actionSep.length === 0) throw new Error('parseResponse: actionSep must not be empty');
 
   const answerOnly = enableThink ? null : matchAnswer(text);
-  const match = enableThink ? matchThinkAnswer(text) : answerOnly === null ? null : (['', answerOnly] as [string, string]);
+  const match = enableThink
+    ? matchThinkAnswer(text)
+    : answerOnly === null
+      ? null
+      : (['', answerOnly] as [string, string]);
   if (!match) {
     // RAGEN keeps the raw text as the response (it is trained on, and penalised by the env manager).
     return { think: '', answer: '', actions: [], formatOk: false, reconstructed: text };
@@ -127,6 +131,8 @@ export function parseResponse(text: string, options: ParseOptions = {}): ParsedR
   if (truncated) actions = actions.slice(0, maxActionsPerTurn);
   if (truncated || rejoin === 'always') answer = actions.join(` ${actionSep} `);
 
-  const reconstructed = enableThink ? `<think>${think}</think><answer>${answer}</answer>` : `<answer>${answer}</answer>`;
+  const reconstructed = enableThink
+    ? `<think>${think}</think><answer>${answer}</answer>`
+    : `<answer>${answer}</answer>`;
   return { think, answer, actions, formatOk: true, reconstructed };
 }

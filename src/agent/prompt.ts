@@ -91,13 +91,17 @@ export const COMPACT_INSTRUCTIONS: Readonly<Record<string, string>> = {
 };
 
 function formatInstruction(enableThink: boolean): string {
-  return enableThink ? '<think> [Your thoughts] </think> <answer> [your answer] </answer>' : '<answer> [your answer] </answer>';
+  return enableThink
+    ? '<think> [Your thoughts] </think> <answer> [your answer] </answer>'
+    : '<answer> [your answer] </answer>';
 }
 
 function compactInstructionFor(info: PromptEnvInfo): string {
   const line = info.compactInstruction ?? COMPACT_INSTRUCTIONS[info.tag];
   if (line === undefined) {
-    throw new Error(`buildPrompt: no compact instruction for env tag '${info.tag}'; set PromptEnvInfo.compactInstruction`);
+    throw new Error(
+      `buildPrompt: no compact instruction for env tag '${info.tag}'; set PromptEnvInfo.compactInstruction`,
+    );
   }
   return line;
 }
@@ -106,7 +110,8 @@ function compactInstructionFor(info: PromptEnvInfo): string {
 export function ragenEnvPrefix(info: PromptEnvInfo, actionSep = '||'): string {
   let prefix = info.instruction;
   if (info.gridVocab && info.gridVocab.length > 0) {
-    prefix += '\nThe meaning of each symbol in the state is:\n' + info.gridVocab.map(([s, m]) => `${s}: ${m}`).join(', ');
+    prefix +=
+      '\nThe meaning of each symbol in the state is:\n' + info.gridVocab.map(([s, m]) => `${s}: ${m}`).join(', ');
   }
   if (info.actionNames && info.actionNames.length > 0) {
     prefix += '\nYour available actions are:\n' + info.actionNames.join(', ');
@@ -142,19 +147,27 @@ export function compactPromptFixedText(info: PromptEnvInfo, actionSep = '||'): s
 function checkHistory(history: readonly HistoryRecord[], mode: PromptMode): void {
   if (history.length === 0) throw new Error('buildPrompt: history is empty (reset the env first)');
   if (mode === 'training' && history.length < 2) {
-    throw new Error('buildPrompt: training mode needs at least one finished turn, but the history has only the initial state');
+    throw new Error(
+      'buildPrompt: training mode needs at least one finished turn, but the history has only the initial state',
+    );
   }
   for (const record of history) {
     const response = record.llmResponse;
     if (response !== undefined && (response.includes(CHAT_MARKERS.imStart) || response.includes(CHAT_MARKERS.imEnd))) {
       // A chat marker inside a response would shift RAGEN's turn counting and corrupt the loss mask.
-      throw new Error(`buildPrompt: an assistant response contains a chat marker (${CHAT_MARKERS.imStart} or ${CHAT_MARKERS.imEnd})`);
+      throw new Error(
+        `buildPrompt: an assistant response contains a chat marker (${CHAT_MARKERS.imStart} or ${CHAT_MARKERS.imEnd})`,
+      );
     }
   }
 }
 
 /** Build the messages, the rendered chat-template text and its trainable segments for one env. */
-export function buildPrompt(info: PromptEnvInfo, history: readonly HistoryRecord[], options: PromptOptions = {}): RenderedPrompt {
+export function buildPrompt(
+  info: PromptEnvInfo,
+  history: readonly HistoryRecord[],
+  options: PromptOptions = {},
+): RenderedPrompt {
   const style = options.style ?? 'ragen';
   const mode = options.mode ?? 'generation';
   const enableThink = options.enableThink ?? true;
@@ -165,7 +178,8 @@ export function buildPrompt(info: PromptEnvInfo, history: readonly HistoryRecord
   if (style !== 'ragen' && style !== 'compact') throw new Error(`buildPrompt: unknown prompt style '${String(style)}'`);
   if (mode !== 'generation' && mode !== 'training') throw new Error(`buildPrompt: unknown mode '${String(mode)}'`);
   if (!Number.isInteger(window)) throw new Error(`buildPrompt: maxContextWindow must be an integer, got ${window}`);
-  if (turnNumbers !== 'window' && turnNumbers !== 'episode') throw new Error(`buildPrompt: unknown turnNumbers '${String(turnNumbers)}' (window or episode)`);
+  if (turnNumbers !== 'window' && turnNumbers !== 'episode')
+    throw new Error(`buildPrompt: unknown turnNumbers '${String(turnNumbers)}' (window or episode)`);
   checkHistory(history, mode);
 
   // Training drops the state reached after the last turn: it was never acted on.
@@ -242,12 +256,18 @@ export function buildPrompt(info: PromptEnvInfo, history: readonly HistoryRecord
  * that turn's response trainable, so each response is trained on once. `history` is a finished trajectory's (its
  * last record is the state after the last turn, as in training mode).
  */
-export function turnTrainingSamples(info: PromptEnvInfo, history: readonly HistoryRecord[], options: PromptOptions = {}): RenderedPrompt[] {
+export function turnTrainingSamples(
+  info: PromptEnvInfo,
+  history: readonly HistoryRecord[],
+  options: PromptOptions = {},
+): RenderedPrompt[] {
   const samples: RenderedPrompt[] = [];
   for (let turn = 1; turn < history.length; turn++) {
     // history[0 .. turn] = turns 1 .. turn and the state after the turn, which training mode drops.
     const sample = buildPrompt(info, history.slice(0, turn + 1), { ...options, mode: 'training' });
-    const segments = sample.segments.map((seg) => (seg.turn !== undefined && seg.turn !== turn ? { ...seg, trainable: false } : seg));
+    const segments = sample.segments.map((seg) =>
+      seg.turn !== undefined && seg.turn !== turn ? { ...seg, trainable: false } : seg,
+    );
     samples.push({ ...sample, segments });
   }
   return samples;

@@ -130,7 +130,11 @@ export interface RolloutResult {
 }
 
 /** Run one batch of rollouts over every env of the manager. */
-export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn, options: RolloutOptions = {}): Promise<RolloutResult> {
+export async function runRollouts(
+  manager: EnvGroupManager,
+  generate: GenerateFn,
+  options: RolloutOptions = {},
+): Promise<RolloutResult> {
   const maxTurn = options.maxTurn ?? 5;
   const enableThink = options.enableThink ?? true;
   const parseOptions = {
@@ -146,7 +150,8 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
     turnNumbers: options.turnNumbers,
     responseMaskOnly: options.responseMaskOnly,
   } as const;
-  if (!Number.isInteger(maxTurn) || maxTurn < 1) throw new Error(`runRollouts: maxTurn must be a positive integer, got ${maxTurn}`);
+  if (!Number.isInteger(maxTurn) || maxTurn < 1)
+    throw new Error(`runRollouts: maxTurn must be a positive integer, got ${maxTurn}`);
 
   let active = manager.reset(options.seed);
   const turnsByEnv = new Map<number, TurnRecord[]>(manager.entries.map((e) => [e.envId, []]));
@@ -154,16 +159,22 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
 
   try {
     for (let turn = 1; turn <= maxTurn && active.length > 0; turn++) {
-      const prompts = active.map((r) => buildPrompt(manager.entries[r.envId].info, r.history, { ...promptOptions, mode: 'generation' }).text);
+      const prompts = active.map(
+        (r) => buildPrompt(manager.entries[r.envId].info, r.history, { ...promptOptions, mode: 'generation' }).text,
+      );
       const onTokens = options.onProgress
-        ? (decoded: number, maxTokens: number) => options.onProgress!((turn - 1) * maxTokens + decoded, maxTurn * maxTokens)
+        ? (decoded: number, maxTokens: number) =>
+            options.onProgress!((turn - 1) * maxTokens + decoded, maxTurn * maxTokens)
         : undefined;
       const outputs = await generate(prompts, { keys: active.map((r) => r.envId), turn, onTokens });
       if (!Array.isArray(outputs) || outputs.length !== prompts.length) {
-        throw new Error(`runRollouts: generate returned ${Array.isArray(outputs) ? outputs.length : typeof outputs} outputs for ${prompts.length} prompts`);
+        throw new Error(
+          `runRollouts: generate returned ${Array.isArray(outputs) ? outputs.length : typeof outputs} outputs for ${prompts.length} prompts`,
+        );
       }
       const badIndex = outputs.findIndex((o) => typeof o !== 'string');
-      if (badIndex >= 0) throw new Error(`runRollouts: generate output ${badIndex} is ${typeof outputs[badIndex]}, not a string`);
+      if (badIndex >= 0)
+        throw new Error(`runRollouts: generate output ${badIndex} is ${typeof outputs[badIndex]}, not a string`);
       const inputs = active.map((rollout, i) => {
         const raw = restoreForcedPrefix(outputs[i], enableThink);
         const parsed = parseResponse(raw, parseOptions);
@@ -182,7 +193,13 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
           response: parsed.reconstructed,
         };
         turnsByEnv.get(rollout.envId)!.push(record);
-        return { envId: rollout.envId, actions: parsed.actions, llmResponse: parsed.reconstructed, llmRawResponse: raw, think: parsed.think };
+        return {
+          envId: rollout.envId,
+          actions: parsed.actions,
+          llmResponse: parsed.reconstructed,
+          llmRawResponse: raw,
+          think: parsed.think,
+        };
       });
       const steppedIds = inputs.map((input) => input.envId);
       active = manager.step(inputs);
@@ -200,7 +217,7 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
       turnsPlayed = turn;
     }
   } finally {
-    generate.release?.();   // the policy's per-rollout state (KV caches)
+    generate.release?.(); // the policy's per-rollout state (KV caches)
   }
 
   const states = manager.rolloutStates();
@@ -211,7 +228,10 @@ export async function runRollouts(manager: EnvGroupManager, generate: GenerateFn
       state.history.length >= 2
         ? buildPrompt(manager.entries[state.envId].info, state.history, { ...promptOptions, mode: 'training' })
         : null,
-    turnSamples: options.contextWindowMode === 'single_turn' ? turnTrainingSamples(manager.entries[state.envId].info, state.history, promptOptions) : null,
+    turnSamples:
+      options.contextWindowMode === 'single_turn'
+        ? turnTrainingSamples(manager.entries[state.envId].info, state.history, promptOptions)
+        : null,
   }));
   return { trajectories, envMetrics: summarizeEnvMetrics(states), turnsPlayed };
 }

@@ -2,7 +2,15 @@
 // Spec §10.16 gives RAGEN's own figures on a 2-core machine for comparison: Sokoban 376 levels/s and 360 steps/s
 // (23k/s without its discarded RGB render), FrozenLake 1,748 resets/s and 21k steps/s, Bandit 44k episodes/s.
 
-import { makeEnv, renderFrozenLake, renderSokoban, Rng, type Env, type FrozenLakeEnv, type SokobanEnv } from '../../envs/index';
+import {
+  makeEnv,
+  renderFrozenLake,
+  renderSokoban,
+  Rng,
+  type Env,
+  type FrozenLakeEnv,
+  type SokobanEnv,
+} from '../../envs/index';
 
 export interface BenchEnvsOptions {
   /** Time spent on each measurement, in seconds (default 1). */

@@ -33,7 +33,13 @@ import { setWebGpuMatMul, webGpuMatMul } from '../model/webgpuMatMulRoute';
 import { HEAD_CHUNK_ELEMENTS } from '../model/scoring';
 import type { BenchShape } from './model';
 
-export const MATMUL_IMPLS = ['tfjs', 'tiled-wgsl-64x64', 'tiled-wgsl-128x64', 'tiled-wgsl-128x128', 'tiled-wgsl-f16-128x64'] as const;
+export const MATMUL_IMPLS = [
+  'tfjs',
+  'tiled-wgsl-64x64',
+  'tiled-wgsl-128x64',
+  'tiled-wgsl-128x128',
+  'tiled-wgsl-f16-128x64',
+] as const;
 /** Each tiled implementation's output tile (rows x columns) and operand storage. */
 const TILED: Record<string, { tileRows: 64 | 128; tileCols: 64 | 128; f16: boolean }> = {
   'tiled-wgsl-64x64': { tileRows: 64, tileCols: 64, f16: false },
@@ -87,11 +93,34 @@ const GPU_TIMED_CALLS = 4;
 /** The update's matmuls at a shape for `batch` sequences of `seqLen` tokens (see the top of this file). */
 export function matmulCases(shape: BenchShape, batch: number, seqLen: number): MatmulCase[] {
   const c = shape.config;
-  const H = c.hidden_size, hd = headDim(c), I = c.intermediate_size, V = c.vocab_size, L = c.num_hidden_layers;
+  const H = c.hidden_size,
+    hd = headDim(c),
+    I = c.intermediate_size,
+    V = c.vocab_size,
+    L = c.num_hidden_layers;
   const rows = batch * seqLen;
   const cases: MatmulCase[] = [];
-  const add = (op: string, pass: MatmulPass, m: number, n: number, k: number, transposeA: boolean, transposeB: boolean, calls: number) =>
-    cases.push({ key: `${shape.name} ${op} ${pass} ${m}x${n}x${k}`, op, pass, m, n, k, transposeA, transposeB, callsPerUpdate: calls });
+  const add = (
+    op: string,
+    pass: MatmulPass,
+    m: number,
+    n: number,
+    k: number,
+    transposeA: boolean,
+    transposeB: boolean,
+    calls: number,
+  ) =>
+    cases.push({
+      key: `${shape.name} ${op} ${pass} ${m}x${n}x${k}`,
+      op,
+      pass,
+      m,
+      n,
+      k,
+      transposeA,
+      transposeB,
+      callsPerUpdate: calls,
+    });
   const linear = (op: string, inW: number, outW: number, r = rows, calls = L) => {
     add(op, 'forward', r, outW, inW, false, true, calls);
     add(op, 'grad-input', r, inW, outW, false, false, calls);
@@ -131,7 +160,7 @@ async function msPerCall(call: () => tf.Tensor, seconds: number): Promise<number
     tf.dispose([last, probe]);
     return performance.now() - start;
   };
-  await syncedCall(1);                              // shader compilation, buffer pool
+  await syncedCall(1); // shader compilation, buffer pool
   const single = await syncedCall(1);
   const k = Math.max(1, Math.min(MAX_CALLS_PER_SAMPLE, Math.round(SAMPLE_MS / Math.max(single, 1e-3))));
   const samples: number[] = [];
@@ -171,19 +200,28 @@ export async function benchMatmul(o: BenchMatmulOptions): Promise<MatmulRow[]> {
   }
 }
 
-async function matmulRows(o: BenchMatmulOptions, tiled: boolean, note: (line: string) => void, backendName: string): Promise<MatmulRow[]> {
+async function matmulRows(
+  o: BenchMatmulOptions,
+  tiled: boolean,
+  note: (line: string) => void,
+  backendName: string,
+): Promise<MatmulRow[]> {
   const impls = MATMUL_IMPLS.filter((impl) => impl === 'tfjs' || tiled);
   const tokens = `${o.batch}x${o.seqLen}`;
   const rows: MatmulRow[] = [];
   let seed = o.seed ?? 0;
   const all = matmulCases(o.shape, o.batch, o.seqLen);
   const unknown = (o.ops ?? []).filter((op) => !all.some((c) => c.op === op));
-  if (unknown.length) throw new Error(`benchMatmul: no matmul '${unknown.join("', '")}' at shape ${o.shape.name} (ops: ${[...new Set(all.map((c) => c.op))].join(', ')})`);
+  if (unknown.length)
+    throw new Error(
+      `benchMatmul: no matmul '${unknown.join("', '")}' at shape ${o.shape.name} (ops: ${[...new Set(all.map((c) => c.op))].join(', ')})`,
+    );
   for (const cs of all.filter((c) => !o.ops || o.ops.includes(c.op))) {
     const { key, ...rest } = cs;
     const aShape: [number, number] = cs.transposeA ? [cs.k, cs.m] : [cs.m, cs.k];
     const bShape: [number, number] = cs.transposeB ? [cs.n, cs.k] : [cs.k, cs.n];
-    const a = operand(aShape, ++seed), b = operand(bShape, ++seed);
+    const a = operand(aShape, ++seed),
+      b = operand(bShape, ++seed);
     // packHalf needs stored rows that are whole vec2<i32> words of four f16 (true of every width of the Qwen shapes).
     const packable = aShape[1] % 4 === 0 && bShape[1] % 4 === 0;
     if (tiled && !packable) note(`${key} tiled-wgsl-f16-128x64: skipped (a stored row is not a multiple of 4 long)`);
@@ -194,11 +232,22 @@ async function matmulRows(o: BenchMatmulOptions, tiled: boolean, note: (line: st
     try {
       for (const impl of impls.filter((i) => !TILED[i]?.f16 || packed.length)) {
         const t = TILED[impl];
-        const call = (): tf.Tensor => (!t ? tf.matMul(a, b, cs.transposeA, cs.transposeB)
-          : t.f16 ? tiledMatMul(packed[0], packed[1], { ...forms, ...t })
-            : tiledMatMul(a, b, { ...forms, ...t }));
+        const call = (): tf.Tensor =>
+          !t
+            ? tf.matMul(a, b, cs.transposeA, cs.transposeB)
+            : t.f16
+              ? tiledMatMul(packed[0], packed[1], { ...forms, ...t })
+              : tiledMatMul(a, b, { ...forms, ...t });
         const ms = await msPerCall(call, o.seconds);
-        const row: MatmulRow = { shape: o.shape.name, tokens, ...rest, impl, device: backendName, msPerCall: ms, gflops: gflops(cs.m, cs.n, cs.k, ms) };
+        const row: MatmulRow = {
+          shape: o.shape.name,
+          tokens,
+          ...rest,
+          impl,
+          device: backendName,
+          msPerCall: ms,
+          gflops: gflops(cs.m, cs.n, cs.k, ms),
+        };
         const gpuMs = await gpuMsPerCall(call);
         if (gpuMs !== undefined) row.gpuMsPerCall = gpuMs;
         if (t) {
@@ -206,10 +255,14 @@ async function matmulRows(o: BenchMatmulOptions, tiled: boolean, note: (line: st
           row.splitK = autoSplitK(cs.m, cs.n, cs.k, t.tileRows, t.tileCols);
         }
         rows.push(row);
-        note(`${key} ${impl}: ${ms.toFixed(3)} ms, ${row.gflops.toFixed(1)} GFLOP/s` +
-          (gpuMs !== undefined ? ` (GPU time ${gpuMs.toFixed(3)} ms)` : '') +
-          (row.maxRelErrorVsTfjs !== undefined ? `, max rel. difference from tfjs ${row.maxRelErrorVsTfjs.toExponential(1)}` : '') +
-          (row.splitK && row.splitK > 1 ? `, split-K ${row.splitK}` : ''));
+        note(
+          `${key} ${impl}: ${ms.toFixed(3)} ms, ${row.gflops.toFixed(1)} GFLOP/s` +
+            (gpuMs !== undefined ? ` (GPU time ${gpuMs.toFixed(3)} ms)` : '') +
+            (row.maxRelErrorVsTfjs !== undefined
+              ? `, max rel. difference from tfjs ${row.maxRelErrorVsTfjs.toExponential(1)}`
+              : '') +
+            (row.splitK && row.splitK > 1 ? `, split-K ${row.splitK}` : ''),
+        );
       }
     } finally {
       tf.dispose([a, b, ...(reference ? [reference] : []), ...packed]);
@@ -224,7 +277,9 @@ const OPERAND_BLOCK_ROWS = 257;
 function operand([rows, cols]: [number, number], seed: number): tf.Tensor2D {
   return tf.tidy(() => {
     const block = tf.randomUniform([Math.min(rows, OPERAND_BLOCK_ROWS), cols], -1, 1, 'float32', seed);
-    return rows <= OPERAND_BLOCK_ROWS ? block : tf.tile(block, [Math.ceil(rows / OPERAND_BLOCK_ROWS), 1]).slice(0, rows);
+    return rows <= OPERAND_BLOCK_ROWS
+      ? block
+      : tf.tile(block, [Math.ceil(rows / OPERAND_BLOCK_ROWS), 1]).slice(0, rows);
   }) as tf.Tensor2D;
 }
 
@@ -258,15 +313,30 @@ export function matmulTorchSpec(cases: readonly MatmulCase[], seconds: number) {
 }
 
 /** The PyTorch rows from torch_matmul.py's results ("<key> ms"), and vsTorch filled in on the tfjs rows. */
-export function addTorchRows(rows: MatmulRow[], cases: readonly MatmulCase[], shape: string, tokens: string,
-                             torch: Record<string, number>, device: string): MatmulRow[] {
+export function addTorchRows(
+  rows: MatmulRow[],
+  cases: readonly MatmulCase[],
+  shape: string,
+  tokens: string,
+  torch: Record<string, number>,
+  device: string,
+): MatmulRow[] {
   const torchRows: MatmulRow[] = [];
   for (const { key, ...rest } of cases) {
     const ms = torch[`${key} ms`];
     if (!(ms > 0)) continue;
-    torchRows.push({ shape, tokens, ...rest, impl: 'torch', device, msPerCall: ms, gflops: gflops(rest.m, rest.n, rest.k, ms) });
+    torchRows.push({
+      shape,
+      tokens,
+      ...rest,
+      impl: 'torch',
+      device,
+      msPerCall: ms,
+      gflops: gflops(rest.m, rest.n, rest.k, ms),
+    });
     for (const row of rows) {
-      if (row.shape === shape && row.op === rest.op && row.pass === rest.pass && row.impl !== 'torch') row.vsTorch = ms / row.msPerCall;
+      if (row.shape === shape && row.op === rest.op && row.pass === rest.pass && row.impl !== 'torch')
+        row.vsTorch = ms / row.msPerCall;
     }
   }
   return [...rows, ...torchRows];
@@ -294,7 +364,8 @@ export function matmulTable(rows: readonly MatmulRow[]): Record<string, number> 
     const cases = new Set(mine.map((r) => `${r.op} ${r.pass}`)).size;
     for (const impl of new Set(mine.map((r) => r.impl))) {
       const of = mine.filter((r) => r.impl === impl);
-      if (of.length === cases) out[`${g} update matmuls ${impl} ms`] = of.reduce((s, r) => s + r.msPerCall * r.callsPerUpdate, 0);
+      if (of.length === cases)
+        out[`${g} update matmuls ${impl} ms`] = of.reduce((s, r) => s + r.msPerCall * r.callsPerUpdate, 0);
     }
   }
   return out;

@@ -109,19 +109,33 @@ export async function benchMemory(o: BenchMemoryOptions): Promise<MemoryRow[]> {
   const phases = o.phases ?? MEMORY_PHASES;
   const rollouts = o.rollouts ?? 1;
   const groupSize = Math.min(o.groupSize ?? 16, rollouts);
-  for (const n of layerCounts) if (!Number.isInteger(n) || n < 1 || n > depth) throw new Error(`benchMemory: layers must be 1..${depth}, got ${n}`);
-  if (o.seqLen <= ROLLOUT_NEW_TOKENS + 1) throw new Error(`benchMemory: need more than ${ROLLOUT_NEW_TOKENS + 1} tokens per sequence, got ${o.seqLen}`);
+  for (const n of layerCounts)
+    if (!Number.isInteger(n) || n < 1 || n > depth)
+      throw new Error(`benchMemory: layers must be 1..${depth}, got ${n}`);
+  if (o.seqLen <= ROLLOUT_NEW_TOKENS + 1)
+    throw new Error(`benchMemory: need more than ${ROLLOUT_NEW_TOKENS + 1} tokens per sequence, got ${o.seqLen}`);
   const backend = await initBackend(o.backend);
   const lean = o.lean ?? backend.name !== 'webgpu';
   const tokens = `${o.batch}x${o.seqLen}`;
   const rows: MemoryRow[] = [];
   for (const layers of layerCounts) {
     const config = { ...o.shape.config, num_hidden_layers: layers, ...(o.vocab ? { vocab_size: o.vocab } : {}) };
-    const lora = o.lora ? { rank: o.lora.rank, alpha: o.lora.alpha, targetModules: [...o.lora.targetModules] } : undefined;
-    const row = (phase: MemoryPhase | 'step', peakBytes: number, t = tokens): MemoryRow =>
-      ({ shape: o.shape.name, backend: backend.name, tokens: t, phase, peakBytes, layers, ...(lora ? { lora } : {}), ...(o.vocab ? { vocab: o.vocab } : {}) });
-    const measured = await measureLayers(config, o, phases, rollouts, groupSize, lean,
-      (line) => note(`${o.shape.name} ${layers} layer(s): ${line}`));
+    const lora = o.lora
+      ? { rank: o.lora.rank, alpha: o.lora.alpha, targetModules: [...o.lora.targetModules] }
+      : undefined;
+    const row = (phase: MemoryPhase | 'step', peakBytes: number, t = tokens): MemoryRow => ({
+      shape: o.shape.name,
+      backend: backend.name,
+      tokens: t,
+      phase,
+      peakBytes,
+      layers,
+      ...(lora ? { lora } : {}),
+      ...(o.vocab ? { vocab: o.vocab } : {}),
+    });
+    const measured = await measureLayers(config, o, phases, rollouts, groupSize, lean, (line) =>
+      note(`${o.shape.name} ${layers} layer(s): ${line}`),
+    );
     let step: MemoryRow | null = null;
     for (const phase of MEMORY_PHASES) {
       const m = measured.get(phase);
@@ -138,8 +152,13 @@ export async function benchMemory(o: BenchMemoryOptions): Promise<MemoryRow[]> {
     const [a, b] = below.slice(-2);
     for (const r of rows.filter((x) => x.layers === b)) {
       const at = rows.find((x) => x.layers === a && x.phase === r.phase)!;
-      const line = (x: number, y: number) => Math.round(x + ((x - y) / (b - a)) * (depth - b));   // through (a, y) and (b, x)
-      const out: MemoryRow = { ...r, layers: depth, peakBytes: line(r.peakBytes, at.peakBytes), extrapolatedFrom: [a, b] };
+      const line = (x: number, y: number) => Math.round(x + ((x - y) / (b - a)) * (depth - b)); // through (a, y) and (b, x)
+      const out: MemoryRow = {
+        ...r,
+        layers: depth,
+        peakBytes: line(r.peakBytes, at.peakBytes),
+        extrapolatedFrom: [a, b],
+      };
       if (r.unallocatedBytes !== undefined) out.unallocatedBytes = line(r.unallocatedBytes, at.unallocatedBytes ?? 0);
       rows.push(out);
     }
@@ -156,13 +175,22 @@ type Measured = Map<MemoryPhase, { peak: number; unallocated: number }>;
  * the critic's with only the critic and its state; the other model's weights and moments (3 x its weight bytes,
  * exactly what allocating them would add) are added to the measured peak and reported as `unallocated`.
  */
-async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases: readonly MemoryPhase[], rollouts: number,
-                             groupSize: number, lean: boolean, note: (line: string) => void): Promise<Measured> {
+async function measureLayers(
+  config: Qwen2Config,
+  o: BenchMemoryOptions,
+  phases: readonly MemoryPhase[],
+  rollouts: number,
+  groupSize: number,
+  lean: boolean,
+  note: (line: string) => void,
+): Promise<Measured> {
   const seed = o.seed ?? 0;
   const started = Date.now();
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
   // Weights + AdamW's two moments, float32 (the critic's differs by its head); with LoRA, moments of the adapters only.
-  const adapterParams = o.lora ? Object.values(loraWeightShapes(config, o.lora)).reduce((s, [r, c]) => s + r * c, 0) : 0;
+  const adapterParams = o.lora
+    ? Object.values(loraWeightShapes(config, o.lora)).reduce((s, [r, c]) => s + r * c, 0)
+    : 0;
   const residentBytes = o.lora ? 4 * (paramCount(config) + 3 * adapterParams) : 3 * 4 * paramCount(config);
   const ids = tf.tensor2d(randomIds(o.batch, o.seqLen, config.vocab_size, seed), undefined, 'int32');
   const results: Measured = new Map();
@@ -170,7 +198,7 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     const prev = results.get(name);
     if (!prev || peak + unallocated > prev.peak + prev.unallocated) results.set(name, { peak, unallocated });
   };
-  let doing = 'allocating';   // what a failure happened in
+  let doing = 'allocating'; // what a failure happened in
   const phase = async (name: MemoryPhase, unallocated: number, body: () => Promise<void>) => {
     if (!phases.includes(name)) return;
     doing = name;
@@ -180,36 +208,56 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     record(name, peak.peakBytes, unallocated);
     // The phase's own time first: the running total also holds the models' random initialisation (tens of seconds
     // at qwen0.5b), which would otherwise read as a slow phase.
-    note(`${name}: peak ${gib(peak.peakBytes + unallocated)}${unallocated ? ` (of which ${gib(unallocated)} counted, not allocated)` : ''}, ` +
-      `resident before ${gib(peak.startBytes)}, ${peak.kernels.toLocaleString('en-US')} kernels, ` +
-      `${((Date.now() - phaseStarted) / 1000).toFixed(1)} s (${elapsed()} so far)`);
+    note(
+      `${name}: peak ${gib(peak.peakBytes + unallocated)}${unallocated ? ` (of which ${gib(unallocated)} counted, not allocated)` : ''}, ` +
+        `resident before ${gib(peak.startBytes)}, ${peak.kernels.toLocaleString('en-US')} kernels, ` +
+        `${((Date.now() - phaseStarted) / 1000).toFixed(1)} s (${elapsed()} so far)`,
+    );
   };
   const checkpointing = o.checkpointing ?? true;
   const build = async (valueHead: boolean) => {
     doing = `building the ${valueHead ? 'critic' : 'actor'}`;
-    note(`building the ${valueHead ? 'critic' : 'actor'} (${(paramCount(config) / 1e6).toFixed(0)}M parameters, random weights; ${elapsed()} so far)`);
-    const model = new Qwen2Model(config, await initQwen2WeightsParallel(config, seed + (valueHead ? 1 : 0), { valueHead }), { valueHead });
+    note(
+      `building the ${valueHead ? 'critic' : 'actor'} (${(paramCount(config) / 1e6).toFixed(0)}M parameters, random weights; ${elapsed()} so far)`,
+    );
+    const model = new Qwen2Model(
+      config,
+      await initQwen2WeightsParallel(config, seed + (valueHead ? 1 : 0), { valueHead }),
+      { valueHead },
+    );
     if (o.lora) model.addAdapters(LoraAdapters.init(config, o.lora, seed + (valueHead ? 3 : 2)));
     model.gradientCheckpointing = checkpointing;
-    return { model, optimizer: new AdamW(model.trainableVariables, { lr: valueHead ? 1e-5 : 1e-6, perVariable: o.perVariableAdamW }) };
+    return {
+      model,
+      optimizer: new AdamW(model.trainableVariables, { lr: valueHead ? 1e-5 : 1e-6, perVariable: o.perVariableAdamW }),
+    };
   };
-  const free = (m: { model: Qwen2Model; optimizer: AdamW } | null) => { m?.optimizer.dispose(); m?.model.dispose(); };
-  let actor: Awaited<ReturnType<typeof build>> | null = null, critic: Awaited<ReturnType<typeof build>> | null = null;
+  const free = (m: { model: Qwen2Model; optimizer: AdamW } | null) => {
+    m?.optimizer.dispose();
+    m?.model.dispose();
+  };
+  let actor: Awaited<ReturnType<typeof build>> | null = null,
+    critic: Awaited<ReturnType<typeof build>> | null = null;
   let actorGrads: Record<string, tf.Tensor> | null = null;
   let failed = false;
   try {
     actor = await build(false);
     if (!lean) critic = await build(true);
     const missingCritic = lean ? residentBytes : 0;
-    note(`resident: ${gib(tf.memory().numBytes)} in ${tf.memory().numTensors} tensors${lean ? ` (+ ${gib(missingCritic)} of critic state counted, not allocated)` : ''}`);
+    note(
+      `resident: ${gib(tf.memory().numBytes)} in ${tf.memory().numTensors} tensors${lean ? ` (+ ${gib(missingCritic)} of critic state counted, not allocated)` : ''}`,
+    );
     const a = actor.model;
     await phase('rollout', missingCritic, async () => {
       const groups = Math.ceil(rollouts / groupSize);
       const prompts = randomIds(groups, o.seqLen - ROLLOUT_NEW_TOKENS, config.vocab_size, seed + 2);
       const session = new GenerationSession(a);
       try {
-        await session.generate(Array.from({ length: rollouts }, (_, r) => prompts[Math.floor(r / groupSize)]),
-          { maxNewTokens: ROLLOUT_NEW_TOKENS, temperature: 1, seed, padTokenId: 0 }, Array.from({ length: rollouts }, (_, r) => r));
+        await session.generate(
+          Array.from({ length: rollouts }, (_, r) => prompts[Math.floor(r / groupSize)]),
+          { maxNewTokens: ROLLOUT_NEW_TOKENS, temperature: 1, seed, padTokenId: 0 },
+          Array.from({ length: rollouts }, (_, r) => r),
+        );
       } finally {
         session.dispose();
       }
@@ -232,11 +280,13 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     await phase('actor update', missingCritic, actorBackward);
     if (phases.includes('optimizer') && !actorGrads) {
       // The optimizer alone: gradients of the right shapes stand in for a backward pass (same bytes, no compute).
-      actorGrads = Object.fromEntries(Object.entries(a.trainableVariables).map(([n, v]) => [n, tf.fill(v.shape, 1e-3)]));
+      actorGrads = Object.fromEntries(
+        Object.entries(a.trainableVariables).map(([n, v]) => [n, tf.fill(v.shape, 1e-3)]),
+      );
     }
     await phase('optimizer', missingCritic, async () => {
       await actor!.optimizer.stepClipped(actorGrads!, 1.0);
-      await a.variables['model.norm.weight'].data();   // webgpu queues work: wait for the step to have run
+      await a.variables['model.norm.weight'].data(); // webgpu queues work: wait for the step to have run
     });
     if (actorGrads) tf.dispose(Object.values(actorGrads));
     actorGrads = null;
@@ -251,8 +301,9 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     }
     const c = critic!;
     await phase('critic update', missingActor, async () => {
-      const { value, grads } = namedVariableGrads(c.model.trainableVariables, () => tf.tidy(() =>
-        c.model.forward(ids).sub(0.5).square().mean() as tf.Scalar));
+      const { value, grads } = namedVariableGrads(c.model.trainableVariables, () =>
+        tf.tidy(() => c.model.forward(ids).sub(0.5).square().mean() as tf.Scalar),
+      );
       value.dispose();
       await c.optimizer.stepClipped(grads, 1.0);
       tf.dispose(Object.values(grads));
@@ -262,8 +313,11 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
     failed = true;
     const wasm = wasmFailure(err);
     if (!wasm) throw err;
-    throw new Error(`${o.shape.name} at ${config.num_hidden_layers} layer(s), ${doing}: ${wasm}; it may fit with fewer ` +
-      '--layers (the full depth is then extrapolated), a smaller --vocab, or on --backend webgpu or cpu', { cause: err });
+    throw new Error(
+      `${o.shape.name} at ${config.num_hidden_layers} layer(s), ${doing}: ${wasm}; it may fit with fewer ` +
+        '--layers (the full depth is then extrapolated), a smaller --vocab, or on --backend webgpu or cpu',
+      { cause: err },
+    );
   } finally {
     const freeAll = () => {
       if (actorGrads) tf.dispose(Object.values(actorGrads));
@@ -285,8 +339,11 @@ async function measureLayers(config: Qwen2Config, o: BenchMemoryOptions, phases:
 
 function paramCount(c: Qwen2Config): number {
   const hd = c.hidden_size / c.num_attention_heads;
-  const layer = 2 * c.hidden_size + (c.num_attention_heads + 2 * c.num_key_value_heads) * hd * (c.hidden_size + 1) +
-    c.hidden_size * c.num_attention_heads * hd + 3 * c.hidden_size * c.intermediate_size;
+  const layer =
+    2 * c.hidden_size +
+    (c.num_attention_heads + 2 * c.num_key_value_heads) * hd * (c.hidden_size + 1) +
+    c.hidden_size * c.num_attention_heads * hd +
+    3 * c.hidden_size * c.intermediate_size;
   return c.vocab_size * c.hidden_size + c.num_hidden_layers * layer + c.hidden_size;
 }
 
@@ -300,8 +357,10 @@ const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 
 /** The rows as the bench's printed table: "<shape> <n> layers [extrapolated] <phase> (<tokens>) peak bytes". */
 export function memoryRowsTable(rows: readonly MemoryRow[]): Record<string, number> {
-  return Object.fromEntries(rows.map((r) => [
-    `${r.shape}${r.lora ? ` LoRA r${r.lora.rank}` : ''}${r.vocab ? ` vocab ${r.vocab}` : ''} ${r.layers} layers${r.extrapolatedFrom ? ` extrapolated from ${r.extrapolatedFrom.join(' and ')}` : ''} ${r.phase} (${r.tokens}) peak bytes`,
-    r.peakBytes,
-  ]));
+  return Object.fromEntries(
+    rows.map((r) => [
+      `${r.shape}${r.lora ? ` LoRA r${r.lora.rank}` : ''}${r.vocab ? ` vocab ${r.vocab}` : ''} ${r.layers} layers${r.extrapolatedFrom ? ` extrapolated from ${r.extrapolatedFrom.join(' and ')}` : ''} ${r.phase} (${r.tokens}) peak bytes`,
+      r.peakBytes,
+    ]),
+  );
 }

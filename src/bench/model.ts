@@ -34,12 +34,12 @@ import { presetConfig } from '../starpo/presets';
 
 /** The fixed work of one measurement. Same numbers on the tfjs and the PyTorch side. */
 export interface ModelWorkload {
-  trainBatch: number;    // sequences per training update
-  trainSeq: number;      // tokens per training sequence
-  genBatch: number;      // prompts per generate() call (env groups x group size in a rollout)
-  promptLen: number;     // tokens per prompt
-  newTokens: number;     // tokens generated per prompt
-  warmup: number;        // untimed repetitions before timing (of each kind)
+  trainBatch: number; // sequences per training update
+  trainSeq: number; // tokens per training sequence
+  genBatch: number; // prompts per generate() call (env groups x group size in a rollout)
+  promptLen: number; // tokens per prompt
+  newTokens: number; // tokens generated per prompt
+  warmup: number; // untimed repetitions before timing (of each kind)
   /** More generate() batch sizes to measure, same prompts and new tokens per row ("<shape> generate b<N> tokens/s"):
    *  a rollout generates env groups x group size rows at once (RAGEN's paper step: 8 x 16 = 128). */
   genBatches?: number[];
@@ -49,10 +49,17 @@ export interface ModelWorkload {
 function qwenBenchConfig(shape: QwenShapeName): Qwen2Config {
   const q = QWEN_SHAPES[shape] as unknown as Qwen2Config;
   return {
-    model_type: 'qwen2', vocab_size: q.vocab_size, hidden_size: q.hidden_size, intermediate_size: q.intermediate_size,
-    num_hidden_layers: q.num_hidden_layers, num_attention_heads: q.num_attention_heads,
-    num_key_value_heads: q.num_key_value_heads, max_position_embeddings: q.max_position_embeddings,
-    rope_theta: q.rope_theta, rms_norm_eps: q.rms_norm_eps, tie_word_embeddings: q.tie_word_embeddings,
+    model_type: 'qwen2',
+    vocab_size: q.vocab_size,
+    hidden_size: q.hidden_size,
+    intermediate_size: q.intermediate_size,
+    num_hidden_layers: q.num_hidden_layers,
+    num_attention_heads: q.num_attention_heads,
+    num_key_value_heads: q.num_key_value_heads,
+    max_position_embeddings: q.max_position_embeddings,
+    rope_theta: q.rope_theta,
+    rms_norm_eps: q.rms_norm_eps,
+    tie_word_embeddings: q.tie_word_embeddings,
   };
 }
 
@@ -76,9 +83,17 @@ const TINY_VOCAB = 512;
 function tinyPresetConfig(preset: string): Qwen2Config {
   const t = presetConfig(preset).model.tiny;
   return {
-    model_type: 'qwen2', vocab_size: TINY_VOCAB, hidden_size: t.hiddenSize, intermediate_size: t.intermediateSize,
-    num_hidden_layers: t.numLayers, num_attention_heads: t.numHeads, num_key_value_heads: t.numKvHeads,
-    max_position_embeddings: t.maxPositions, rope_theta: t.ropeTheta, rms_norm_eps: 1e-6, tie_word_embeddings: true,
+    model_type: 'qwen2',
+    vocab_size: TINY_VOCAB,
+    hidden_size: t.hiddenSize,
+    intermediate_size: t.intermediateSize,
+    num_hidden_layers: t.numLayers,
+    num_attention_heads: t.numHeads,
+    num_key_value_heads: t.numKvHeads,
+    max_position_embeddings: t.maxPositions,
+    rope_theta: t.ropeTheta,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: true,
   };
 }
 
@@ -88,29 +103,50 @@ function tinyPresetConfig(preset: string): Qwen2Config {
  * Qwen2.5-0.5B gets batch 1 and short sequences, because on a 2-core CPU one full-length update would take minutes.
  */
 export function benchShape(name: string): BenchShape {
-  const tinyWork: ModelWorkload = { trainBatch: 8, trainSeq: 128, genBatch: 32, promptLen: 64, newTokens: 64, warmup: 1 };
+  const tinyWork: ModelWorkload = {
+    trainBatch: 8,
+    trainSeq: 128,
+    genBatch: 32,
+    promptLen: 64,
+    newTokens: 64,
+    warmup: 1,
+  };
   switch (name) {
     case 'tiny':
       return {
-        name, config: tinyPresetConfig('bandit-tiny'), workload: tinyWork,
+        name,
+        config: tinyPresetConfig('bandit-tiny'),
+        workload: tinyWork,
         description: `model of bandit-tiny / frozenlake-tiny / echo-trap (vocabulary ${TINY_VOCAB} assumed)`,
       };
     case 'sokoban-tiny':
       return {
-        name, config: tinyPresetConfig('sokoban-tiny'), workload: tinyWork,
+        name,
+        config: tinyPresetConfig('sokoban-tiny'),
+        workload: tinyWork,
         description: `model of sokoban-tiny (vocabulary ${TINY_VOCAB} assumed)`,
       };
     case 'qwen0.5b':
       return {
         name,
-        description: 'Qwen2.5-0.5B shape, random weights; batch 1 and short sequences (RAGEN trains 1-4 x ~1-3k tokens)',
+        description:
+          'Qwen2.5-0.5B shape, random weights; batch 1 and short sequences (RAGEN trains 1-4 x ~1-3k tokens)',
         config: qwenBenchConfig('qwen2.5-0.5b'),
-        workload: { trainBatch: 1, trainSeq: 32, genBatch: 1, promptLen: 32, newTokens: 16, warmup: 1, genBatches: [16, 128] },
+        workload: {
+          trainBatch: 1,
+          trainSeq: 32,
+          genBatch: 1,
+          promptLen: 32,
+          newTokens: 16,
+          warmup: 1,
+          genBatches: [16, 128],
+        },
       };
     case 'qwen3b':
       return {
         name,
-        description: "Qwen2.5-3B shape (RAGEN-2's default model), random weights; for the memory section (with --lora: RAGEN's base-lora.yaml)",
+        description:
+          "Qwen2.5-3B shape (RAGEN-2's default model), random weights; for the memory section (with --lora: RAGEN's base-lora.yaml)",
         config: qwenBenchConfig('qwen2.5-3b'),
         workload: { trainBatch: 1, trainSeq: 32, genBatch: 1, promptLen: 32, newTokens: 16, warmup: 1 },
       };
@@ -128,9 +164,12 @@ export interface TorchBenchSpec {
 export function benchSpec(shapes: readonly string[], seconds: number, genBatches?: readonly number[]): TorchBenchSpec {
   return {
     seconds,
-    shapes: shapes.map((name) => withGenBatches(benchShape(name), genBatches)).map((s) => ({
-      ...s, bytes: { train: estimateBytes(s, 'train'), generate: estimateBytes(s, 'generate') },
-    })),
+    shapes: shapes
+      .map((name) => withGenBatches(benchShape(name), genBatches))
+      .map((s) => ({
+        ...s,
+        bytes: { train: estimateBytes(s, 'train'), generate: estimateBytes(s, 'generate') },
+      })),
   };
 }
 
@@ -200,8 +239,10 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
   const note = opts.note ?? (() => {});
   const seed = opts.seed ?? 0;
   const backend = await initBackend(opts.backend);
-  note(`tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter}; matmul: ${webGpuMatMul()})` : ''}` +
-    (backend.name === 'webgpu' ? '' : ', one thread'));
+  note(
+    `tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter}; matmul: ${webGpuMatMul()})` : ''}` +
+      (backend.name === 'webgpu' ? '' : ', one thread'),
+  );
   const limit = memoryLimit(opts.backend);
 
   const results: Record<string, number> = {};
@@ -209,9 +250,13 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
     const fits = (kind: 'train' | 'generate') => {
       const need = estimateBytes(shape, kind);
       if (limit === null || need <= limit) return true;
-      const where = opts.backend === 'wasm' ? "the wasm heap's 4 GiB"
-        : `${gib(os.freemem())} free memory / ${CPU_GC_HEADROOM} (headroom for the garbage collector)`;
-      note(`${shape.name} ${kind}: not measured on ${opts.backend}: needs about ${gib(need)} (${(parameterCount(shape.config) / 1e6).toFixed(0)}M parameters), more than ${where}`);
+      const where =
+        opts.backend === 'wasm'
+          ? "the wasm heap's 4 GiB"
+          : `${gib(os.freemem())} free memory / ${CPU_GC_HEADROOM} (headroom for the garbage collector)`;
+      note(
+        `${shape.name} ${kind}: not measured on ${opts.backend}: needs about ${gib(need)} (${(parameterCount(shape.config) / 1e6).toFixed(0)}M parameters), more than ${where}`,
+      );
       return false;
     };
     const wantTrain = fits('train');
@@ -222,30 +267,52 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
     try {
       const w = shape.workload;
       if (wantTrain) {
-        const { seconds: perStep, peak } = await trainSecondsPerStep(model, w, seconds, seed, note, `${shape.name} train`);
+        const { seconds: perStep, peak } = await trainSecondsPerStep(
+          model,
+          w,
+          seconds,
+          seed,
+          note,
+          `${shape.name} train`,
+        );
         results[`${shape.name} train tokens/s`] = (w.trainBatch * w.trainSeq) / perStep;
         addPeak(results, `${shape.name} train`, peak);
-        note(`${shape.name} train: ${fmtSeconds(perStep)} per update of ${w.trainBatch} x ${w.trainSeq} tokens; ${describePeak(peak)}`);
+        note(
+          `${shape.name} train: ${fmtSeconds(perStep)} per update of ${w.trainBatch} x ${w.trainSeq} tokens; ${describePeak(peak)}`,
+        );
       }
       if (wantTrain && wantGenerate) {
         const counts = await kernelCounts(model, w, seed);
         results[`${shape.name} kernels/update`] = counts.update;
         results[`${shape.name} kernels/decoded token`] = counts.perDecodedToken;
-        note(`${shape.name}: ${counts.update} kernels per update, ${counts.perDecodedToken} per decoded token ` +
-          `(${((counts.perDecodedToken - counts.decodeConstant) / model.config.num_hidden_layers).toFixed(1)} per layer + ${counts.decodeConstant})`);
+        note(
+          `${shape.name}: ${counts.update} kernels per update, ${counts.perDecodedToken} per decoded token ` +
+            `(${((counts.perDecodedToken - counts.decodeConstant) / model.config.num_hidden_layers).toFixed(1)} per layer + ${counts.decodeConstant})`,
+        );
       }
       if (wantGenerate) {
-        const { seconds: perCall, peak } = await generateSecondsPerCall(model, w, seconds, seed, note, `${shape.name} generate`);
+        const { seconds: perCall, peak } = await generateSecondsPerCall(
+          model,
+          w,
+          seconds,
+          seed,
+          note,
+          `${shape.name} generate`,
+        );
         results[`${shape.name} generate tokens/s`] = (w.genBatch * w.newTokens) / perCall;
         addPeak(results, `${shape.name} generate`, peak);
-        note(`${shape.name} generate: ${fmtSeconds(perCall)} per call (${w.genBatch} prompts x ${w.promptLen} tokens, ${w.newTokens} new); ${describePeak(peak)}`);
+        note(
+          `${shape.name} generate: ${fmtSeconds(perCall)} per call (${w.genBatch} prompts x ${w.promptLen} tokens, ${w.newTokens} new); ${describePeak(peak)}`,
+        );
         for (const rows of w.genBatches ?? []) {
           const batch = { ...w, genBatch: rows };
           const what = `${shape.name} generate b${rows}`;
           const r = await generateSecondsPerCall(model, batch, seconds, seed, note, what);
           results[`${what} tokens/s`] = (rows * w.newTokens) / r.seconds;
           addPeak(results, what, r.peak);
-          note(`${what}: ${fmtSeconds(r.seconds)} per call (${rows} prompts x ${w.promptLen} tokens, ${w.newTokens} new); ${describePeak(r.peak)}`);
+          note(
+            `${what}: ${fmtSeconds(r.seconds)} per call (${rows} prompts x ${w.promptLen} tokens, ${w.newTokens} new); ${describePeak(r.peak)}`,
+          );
         }
       }
     } finally {
@@ -261,7 +328,12 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
  * scopes around a kernel, not kernels.
  */
 export function computes(recordName: string): boolean {
-  return recordName !== 'Reshape' && recordName !== 'Identity' && !recordName.endsWith('__op') && recordName !== 'unnamed scope';
+  return (
+    recordName !== 'Reshape' &&
+    recordName !== 'Identity' &&
+    !recordName.endsWith('__op') &&
+    recordName !== 'unnamed scope'
+  );
 }
 
 /** The names of the computing kernels (see computes) that `body` runs, in order. */
@@ -275,8 +347,11 @@ export async function computingKernelNames(body: () => Promise<void>): Promise<s
  * divided by n. `decodeConstant` is the decoded token's share outside the layers (embedding, final norm, head,
  * sampling): the same count on a one-layer copy of the model tells one layer's share.
  */
-export async function kernelCounts(model: Qwen2Model, w: ModelWorkload, seed: number):
-    Promise<{ update: number; perDecodedToken: number; decodeConstant: number }> {
+export async function kernelCounts(
+  model: Qwen2Model,
+  w: ModelWorkload,
+  seed: number,
+): Promise<{ update: number; perDecodedToken: number; decodeConstant: number }> {
   const count = async (body: () => Promise<void>) => (await computingKernelNames(body)).length;
   const ids = tf.tensor2d(randomIds(w.trainBatch, w.trainSeq, model.config.vocab_size, seed), undefined, 'int32');
   const optimizer = new AdamW(model.variables, { lr: 1e-6 });
@@ -289,9 +364,10 @@ export async function kernelCounts(model: Qwen2Model, w: ModelWorkload, seed: nu
   }
   const perToken = async (m: Qwen2Model) => {
     const prompts = randomIds(4, 8, m.config.vocab_size, seed + 2);
-    const run = (n: number) => count(async () => {
-      await generate(m, prompts, { maxNewTokens: n, temperature: 1, seed, padTokenId: 0 });
-    });
+    const run = (n: number) =>
+      count(async () => {
+        await generate(m, prompts, { maxNewTokens: n, temperature: 1, seed, padTokenId: 0 });
+      });
     const n = 8;
     return ((await run(2 * n)) - (await run(n))) / n;
   };
@@ -312,12 +388,17 @@ export async function kernelCounts(model: Qwen2Model, w: ModelWorkload, seed: nu
  * The bench's training loss on `ids` (-mean log-prob - 0.001 mean entropy: a policy-gradient update's shape without
  * its advantages) and its gradients for `vars` (default: every variable of the model).
  */
-export function benchLossGrads(model: Qwen2Model, ids: tf.Tensor2D, vars: Record<string, tf.Variable> = model.variables):
-    { value: tf.Scalar; grads: Record<string, tf.Tensor> } {
-  return namedVariableGrads(vars, () => tf.tidy(() => {
-    const { logProbs, entropy } = tokenLogProbs(model, ids);
-    return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
-  }));
+export function benchLossGrads(
+  model: Qwen2Model,
+  ids: tf.Tensor2D,
+  vars: Record<string, tf.Variable> = model.variables,
+): { value: tf.Scalar; grads: Record<string, tf.Tensor> } {
+  return namedVariableGrads(vars, () =>
+    tf.tidy(() => {
+      const { logProbs, entropy } = tokenLogProbs(model, ids);
+      return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
+    }),
+  );
 }
 
 /** One bench training update on `ids`: benchLossGrads, then AdamW with clipping at 1.0 (queued, not waited for). */
@@ -333,35 +414,64 @@ function randomIds(rows: number, length: number, vocab: number, seed: number): n
   return Array.from({ length: rows }, () => Array.from({ length }, () => Math.floor(uniform() * vocab)));
 }
 
-async function trainSecondsPerStep(model: Qwen2Model, w: ModelWorkload, seconds: number, seed: number,
-                                   note: (line: string) => void, what: string): Promise<Repetitions> {
+async function trainSecondsPerStep(
+  model: Qwen2Model,
+  w: ModelWorkload,
+  seconds: number,
+  seed: number,
+  note: (line: string) => void,
+  what: string,
+): Promise<Repetitions> {
   const ids = tf.tensor2d(randomIds(w.trainBatch, w.trainSeq, model.config.vocab_size, seed), undefined, 'int32');
   // A small learning rate keeps random weights in range over many repetitions; it does not change the cost.
   const optimizer = new AdamW(model.variables, { lr: 1e-6 });
   const probe = model.variables['model.norm.weight'];
   try {
-    return await secondsPerRepetition(w.warmup, seconds, async () => {
-      await benchUpdate(model, ids, optimizer);
-      // webgpu queues work: reading an updated weight waits until the AdamW step has really run.
-      await probe.data();
-    }, note, what);
+    return await secondsPerRepetition(
+      w.warmup,
+      seconds,
+      async () => {
+        await benchUpdate(model, ids, optimizer);
+        // webgpu queues work: reading an updated weight waits until the AdamW step has really run.
+        await probe.data();
+      },
+      note,
+      what,
+    );
   } finally {
     ids.dispose();
     optimizer.dispose();
   }
 }
 
-async function generateSecondsPerCall(model: Qwen2Model, w: ModelWorkload, seconds: number, seed: number,
-                                      note: (line: string) => void, what: string): Promise<Repetitions> {
+async function generateSecondsPerCall(
+  model: Qwen2Model,
+  w: ModelWorkload,
+  seconds: number,
+  seed: number,
+  note: (line: string) => void,
+  what: string,
+): Promise<Repetitions> {
   const prompts = randomIds(w.genBatch, w.promptLen, model.config.vocab_size, seed + 1);
   let call = 0;
-  return secondsPerRepetition(w.warmup, seconds, async () => {
-    const out = await generate(model, prompts, { maxNewTokens: w.newTokens, temperature: 1, seed: seed + call++, padTokenId: 0 });
-    const produced = out.tokens.reduce((n, t) => n + t.length, 0);
-    if (produced !== w.genBatch * w.newTokens) {
-      throw new Error(`benchModel: generate returned ${produced} tokens, expected ${w.genBatch} x ${w.newTokens}`);
-    }
-  }, note, what);
+  return secondsPerRepetition(
+    w.warmup,
+    seconds,
+    async () => {
+      const out = await generate(model, prompts, {
+        maxNewTokens: w.newTokens,
+        temperature: 1,
+        seed: seed + call++,
+        padTokenId: 0,
+      });
+      const produced = out.tokens.reduce((n, t) => n + t.length, 0);
+      if (produced !== w.genBatch * w.newTokens) {
+        throw new Error(`benchModel: generate returned ${produced} tokens, expected ${w.genBatch} x ${w.newTokens}`);
+      }
+    },
+    note,
+    what,
+  );
 }
 
 /** A warm-up repetition longer than this is not repeated for timing: its own time is reported (a lower bound on
@@ -379,8 +489,13 @@ interface Repetitions {
  * have passed (at least once); mean seconds per run. If one warm-up run already took longer than
  * MAX_REPETITION_SECONDS, returns that run's time and says so.
  */
-async function secondsPerRepetition(warmup: number, seconds: number, body: () => Promise<void>,
-                                    note: (line: string) => void, what: string): Promise<Repetitions> {
+async function secondsPerRepetition(
+  warmup: number,
+  seconds: number,
+  body: () => Promise<void>,
+  note: (line: string) => void,
+  what: string,
+): Promise<Repetitions> {
   let peak: PeakMemory | undefined;
   for (let i = 0; i < Math.max(1, warmup); i++) {
     const t0 = performance.now();
@@ -388,8 +503,10 @@ async function secondsPerRepetition(warmup: number, seconds: number, body: () =>
     else await body();
     const took = (performance.now() - t0) / 1000;
     if (took > MAX_REPETITION_SECONDS) {
-      note(`${what}: one cold repetition took ${took.toFixed(0)} s (over ${MAX_REPETITION_SECONDS} s), so it is the ` +
-        'figure, unrepeated: a lower bound on throughput');
+      note(
+        `${what}: one cold repetition took ${took.toFixed(0)} s (over ${MAX_REPETITION_SECONDS} s), so it is the ` +
+          'figure, unrepeated: a lower bound on throughput',
+      );
       return { seconds: took, peak: peak! };
     }
   }
@@ -461,7 +578,7 @@ export async function measurePeakMemory(body: () => Promise<void>): Promise<Peak
     if (k.totalTensorsSnapshot > peakTensors) peakTensors = k.totalTensorsSnapshot;
   }
   const kernels = records.length;
-  records.length = 0;   // the engine keeps the last profile until the next one: free the records now
+  records.length = 0; // the engine keeps the last profile until the next one: free the records now
   return { peakBytes, peakTensors, startTensors: start.numTensors, startBytes: start.numBytes, kernels };
 }
 
@@ -482,7 +599,7 @@ function throwKernelErrorsWhereTheyHappen(): () => void {
       try {
         f();
       } catch (error) {
-        if (!inCall) throw error;   // a backend that runs f later: its own handling
+        if (!inCall) throw error; // a backend that runs f later: its own handling
         failure = { error };
       }
     });
@@ -506,7 +623,8 @@ export function wasmFailure(err: unknown): string | null {
   if (!(err instanceof WebAssembly.RuntimeError)) return null;
   const heap = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8?.length;
   if (heap === undefined) return `tfjs-wasm failed (${err.message})`;
-  if (heap >= WASM_HEAP_BYTES - 1024 ** 2) return `the wasm heap is full (${gib(heap)}, the most tfjs-wasm can address)`;
+  if (heap >= WASM_HEAP_BYTES - 1024 ** 2)
+    return `the wasm heap is full (${gib(heap)}, the most tfjs-wasm can address)`;
   return `tfjs-wasm failed with its heap at ${gib(heap)} of the ${gib(WASM_HEAP_BYTES)} it can address (${err.message})`;
 }
 
@@ -518,8 +636,10 @@ export function addPeak(results: Record<string, number>, what: string, peak: Pea
 
 /** "peak 1.2 MiB in 345 tensors (resident before: 0.9 MiB in 120), 4,321 kernels". */
 export function describePeak(p: PeakMemory): string {
-  return `peak ${mib(p.peakBytes)} in ${p.peakTensors.toLocaleString('en-US')} tensors ` +
-    `(resident before: ${mib(p.startBytes)} in ${p.startTensors.toLocaleString('en-US')}), ${p.kernels.toLocaleString('en-US')} kernels`;
+  return (
+    `peak ${mib(p.peakBytes)} in ${p.peakTensors.toLocaleString('en-US')} tensors ` +
+    `(resident before: ${mib(p.startBytes)} in ${p.startTensors.toLocaleString('en-US')}), ${p.kernels.toLocaleString('en-US')} kernels`
+  );
 }
 
 const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(bytes < 10 * 1024 ** 2 ? 2 : 0)} MiB`;
@@ -554,7 +674,7 @@ export interface TorchBenchOptions {
 }
 
 export interface TorchBenchResult {
-  torch: string;     // torch.__version__
+  torch: string; // torch.__version__
   device: string;
   threads: number;
   results: Record<string, number>;
@@ -565,13 +685,16 @@ export interface TorchBenchResult {
 export function runTorchBench(opts: TorchBenchOptions): Promise<TorchBenchResult> {
   const python = opts.python ?? '/usr/bin/python3';
   const threads = opts.threads ?? 1;
-  if (!Number.isInteger(threads) || threads < 1) throw new Error(`torch threads must be an integer >= 1, got ${threads}`);
+  if (!Number.isInteger(threads) || threads < 1)
+    throw new Error(`torch threads must be an integer >= 1, got ${threads}`);
   const args = [TORCH_BENCH_SCRIPT, '--threads', String(threads), '--device', opts.device ?? 'cpu'];
   return new Promise((resolve, reject) => {
     const child = spawn(python, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     const stderr: string[] = [];
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       for (const line of d.split('\n').filter(Boolean)) {
         stderr.push(line);
@@ -579,9 +702,13 @@ export function runTorchBench(opts: TorchBenchOptions): Promise<TorchBenchResult
       }
     });
     child.on('error', (err: NodeJS.ErrnoException) => {
-      reject(new Error(err.code === 'ENOENT'
-        ? `the PyTorch baseline needs ${python}, which does not exist (install Debian's python3-torch, or pass --python PATH)`
-        : `could not start ${python}: ${err.message}`));
+      reject(
+        new Error(
+          err.code === 'ENOENT'
+            ? `the PyTorch baseline needs ${python}, which does not exist (install Debian's python3-torch, or pass --python PATH)`
+            : `could not start ${python}: ${err.message}`,
+        ),
+      );
     });
     child.on('close', (code) => {
       if (code !== 0) {
@@ -595,7 +722,7 @@ export function runTorchBench(opts: TorchBenchOptions): Promise<TorchBenchResult
         reject(new Error(`torch_bench.py printed something that is not JSON: ${stdout.slice(0, 200)}`));
       }
     });
-    child.stdin.on('error', () => {});   // the child may exit before reading (no torch); 'close' reports why
+    child.stdin.on('error', () => {}); // the child may exit before reading (no torch); 'close' reports why
     child.stdin.end(JSON.stringify(opts.spec));
   });
 }

@@ -22,8 +22,8 @@ export interface BenchRolloutOptions {
   batches?: readonly number[];
   /** Decoder layers (default: the shape's own). */
   layers?: number;
-  promptLen?: number;    // default 256
-  newTokens?: number;    // default 32
+  promptLen?: number; // default 256
+  newTokens?: number; // default 32
   seed?: number;
   note?: (line: string) => void;
 }
@@ -34,7 +34,9 @@ export async function benchRollout(o: BenchRolloutOptions): Promise<Record<strin
   const backend = await initBackend(o.backend);
   const layers = o.layers ?? o.shape.config.num_hidden_layers;
   const config = { ...o.shape.config, num_hidden_layers: layers };
-  const promptLen = o.promptLen ?? 256, newTokens = o.newTokens ?? 32, seed = o.seed ?? 0;
+  const promptLen = o.promptLen ?? 256,
+    newTokens = o.newTokens ?? 32,
+    seed = o.seed ?? 0;
   const label = `${o.shape.name}${layers !== o.shape.config.num_hidden_layers ? ` ${layers} layers` : ''}`;
   const model = new Qwen2Model(config, await initQwen2WeightsParallel(config, seed));
   const results: Record<string, number> = {};
@@ -42,7 +44,8 @@ export async function benchRollout(o: BenchRolloutOptions): Promise<Record<strin
     for (const batch of o.batches ?? DEFAULT_ROLLOUT_BATCHES) {
       const uniform = seededUniform(seed + batch);
       const groupPrompts = Array.from({ length: Math.ceil(batch / GROUP_SIZE) }, () =>
-        Array.from({ length: promptLen }, () => 1 + Math.floor(uniform() * (config.vocab_size - 1))));
+        Array.from({ length: promptLen }, () => 1 + Math.floor(uniform() * (config.vocab_size - 1))),
+      );
       const prompts = Array.from({ length: batch }, (_, r) => groupPrompts[Math.floor(r / GROUP_SIZE)]);
       const keys = prompts.map((_, r) => r);
       const call = async (maxNewTokens: number) => {
@@ -59,10 +62,13 @@ export async function benchRollout(o: BenchRolloutOptions): Promise<Record<strin
       const start = performance.now();
       const produced = await call(newTokens);
       const seconds = (performance.now() - start) / 1000;
-      if (produced !== batch * newTokens) throw new Error(`benchRollout: ${produced} tokens generated, expected ${batch} x ${newTokens}`);
+      if (produced !== batch * newTokens)
+        throw new Error(`benchRollout: ${produced} tokens generated, expected ${batch} x ${newTokens}`);
       results[`${label} generate batch ${batch} tokens/s`] = produced / seconds;
-      note(`${label} batch ${batch} (${Math.ceil(batch / GROUP_SIZE)} shared prompt(s) of ${promptLen} tokens, ${newTokens} new per row): ` +
-        `${seconds.toFixed(2)} s, ${(produced / seconds).toFixed(1)} tokens/s on ${backend.name}; ${tf.memory().numTensors} tensors after`);
+      note(
+        `${label} batch ${batch} (${Math.ceil(batch / GROUP_SIZE)} shared prompt(s) of ${promptLen} tokens, ${newTokens} new per row): ` +
+          `${seconds.toFixed(2)} s, ${(produced / seconds).toFixed(1)} tokens/s on ${backend.name}; ${tf.memory().numTensors} tensors after`,
+      );
     }
   } finally {
     model.dispose();

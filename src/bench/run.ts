@@ -16,7 +16,11 @@
 import os from 'node:os';
 import { assertNoGpuError, type BackendName } from '../model/backend';
 import { RAGEN_LORA } from '../model/lora';
-import { describeMatmulFeatures, webgpuAdapterCapabilities, type WebgpuAdapterCapabilities } from '../model/webgpuAdapter';
+import {
+  describeMatmulFeatures,
+  webgpuAdapterCapabilities,
+  type WebgpuAdapterCapabilities,
+} from '../model/webgpuAdapter';
 import { benchEnvs } from './envs';
 import { addTorchRows, benchMatmul, matmulCases, matmulTable, matmulTorchSpec, type MatmulRow } from './matmul';
 import { benchMemory, memoryRowsTable, type BenchMemoryOptions, type MemoryRow } from './memory';
@@ -30,7 +34,9 @@ export type Section = (typeof SECTIONS)[number];
 /** What runs without --only: everything but memory, rollout and matmul (step with bandit-tiny and frozenlake-tiny adds
  *  about 45 s on wasm here; memory, rollout and matmul at qwen0.5b's shape take minutes, so they run only when asked
  *  for). */
-export const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'memory' && s !== 'rollout' && s !== 'matmul');
+export const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter(
+  (s) => s !== 'memory' && s !== 'rollout' && s !== 'matmul',
+);
 
 /** Everything a run of the sections needs, checked (src/cli/bench.ts reads it from the flags). */
 export interface BenchPlan {
@@ -39,10 +45,15 @@ export interface BenchPlan {
   shapes: readonly BenchShapeName[];
   seconds: number;
   genBatches?: number[];
-  step: Pick<BenchStepOptions, 'presets' | 'repeats' | 'overrides' | 'modelDir' | 'helperFor'> & { repeats: number; presets: readonly string[] };
+  step: Pick<BenchStepOptions, 'presets' | 'repeats' | 'overrides' | 'modelDir' | 'helperFor'> & {
+    repeats: number;
+    presets: readonly string[];
+  };
   /** The memory section's options (the matmul section's B x T too); `tokens` as the user wrote it, for the heading. */
-  memory: Pick<BenchMemoryOptions, 'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing' | 'perVariableAdamW' | 'vocab'> &
-    { tokens: string; lora: boolean };
+  memory: Pick<
+    BenchMemoryOptions,
+    'batch' | 'seqLen' | 'layers' | 'rollouts' | 'phases' | 'checkpointing' | 'perVariableAdamW' | 'vocab'
+  > & { tokens: string; lora: boolean };
   rollout: { batches: number[]; layers?: number };
   torch: { python: string; threads: number; device: string };
 }
@@ -73,15 +84,20 @@ export async function runBench(plan: BenchPlan, out: Pick<Console, 'log' | 'erro
   out.log(`ragen bench on ${machine}`);
   const outcome: BenchOutcome = { machine, results: {}, notes: {}, errors: {}, adapter: null, stepWork: [] };
   const { results, notes, errors, stepWork } = outcome;
-  const printTable = (title: string, rows: Record<string, number>) => tableLines(title, rows).forEach((line) => out.log(line));
+  const printTable = (title: string, rows: Record<string, number>) =>
+    tableLines(title, rows).forEach((line) => out.log(line));
   const noteFor = (section: Section) => (line: string) => {
     (notes[section] ??= []).push(line);
     out.log(`  ${section}: ${line}`);
   };
-  const torchRun = (spec: Parameters<typeof runTorchBench>[0]['spec']) => runTorchBench({
-    spec, python: torchOptions.python, threads: torchOptions.threads, device: torchOptions.device,
-    progress: (line) => out.log(`  ${line}`),
-  });
+  const torchRun = (spec: Parameters<typeof runTorchBench>[0]['spec']) =>
+    runTorchBench({
+      spec,
+      python: torchOptions.python,
+      threads: torchOptions.threads,
+      device: torchOptions.device,
+      progress: (line) => out.log(`  ${line}`),
+    });
 
   for (const section of wanted) {
     try {
@@ -95,26 +111,50 @@ export async function runBench(plan: BenchPlan, out: Pick<Console, 'log' | 'erro
       } else if (section === 'step') {
         out.log(`\nstep: tfjs ${backend}, presets ${presets.join(', ')}, ${stepRepeats} timed step(s) after 1 warm-up`);
         results.step = await benchStep({
-          ...plan.step, backend, note: noteFor('step'),
+          ...plan.step,
+          backend,
+          note: noteFor('step'),
           onWork: wanted.includes('torch') ? (run) => stepWork.push(run) : undefined,
         });
-        printTable(`step (tfjs ${backend}; seconds per training step, mean of ${stepRepeats}; peak bytes / tensors: warm-up step)`, results.step);
+        printTable(
+          `step (tfjs ${backend}; seconds per training step, mean of ${stepRepeats}; peak bytes / tensors: warm-up step)`,
+          results.step,
+        );
       } else if (section === 'rollout') {
         out.log(`\nrollout: tfjs ${backend}, shapes ${shapes.join(', ')}, batches ${plan.rollout.batches.join(', ')}`);
         results.rollout = {};
         for (const shape of shapes) {
-          Object.assign(results.rollout, await benchRollout({
-            backend, shape: benchShape(shape), batches: plan.rollout.batches, layers: plan.rollout.layers, note: noteFor('rollout'),
-          }));
+          Object.assign(
+            results.rollout,
+            await benchRollout({
+              backend,
+              shape: benchShape(shape),
+              batches: plan.rollout.batches,
+              layers: plan.rollout.layers,
+              note: noteFor('rollout'),
+            }),
+          );
         }
-        printTable(`rollout (tfjs ${backend}; generated tokens/s of one batched call, prefill included)`, results.rollout);
+        printTable(
+          `rollout (tfjs ${backend}; generated tokens/s of one batched call, prefill included)`,
+          results.rollout,
+        );
       } else if (section === 'matmul') {
         const tokens = `${memoryOptions.batch}x${memoryOptions.seqLen}`;
-        out.log(`\nmatmul: tfjs ${backend} and PyTorch (${torchOptions.device}), shapes ${shapes.join(', ')}, tokens ${tokens}`);
+        out.log(
+          `\nmatmul: tfjs ${backend} and PyTorch (${torchOptions.device}), shapes ${shapes.join(', ')}, tokens ${tokens}`,
+        );
         const matmulRows: MatmulRow[] = (outcome.matmul = []);
         for (const name of shapes) {
           const shape = benchShape(name);
-          const rows = await benchMatmul({ backend, shape, batch: memoryOptions.batch, seqLen: memoryOptions.seqLen, seconds, note: noteFor('matmul') });
+          const rows = await benchMatmul({
+            backend,
+            shape,
+            batch: memoryOptions.batch,
+            seqLen: memoryOptions.seqLen,
+            seconds,
+            note: noteFor('matmul'),
+          });
           const cases = matmulCases(shape, memoryOptions.batch, memoryOptions.seqLen);
           try {
             const torch = await torchRun(matmulTorchSpec(cases, seconds));
@@ -122,51 +162,74 @@ export async function runBench(plan: BenchPlan, out: Pick<Console, 'log' | 'erro
             outcome.torch ??= { torch: torch.torch, device: torch.device, threads: torch.threads };
             matmulRows.push(...addTorchRows(rows, cases, shape.name, tokens, torch.results, torch.device));
           } catch (err) {
-            matmulRows.push(...rows);   // the tfjs rows stand; the section is reported as failed
+            matmulRows.push(...rows); // the tfjs rows stand; the section is reported as failed
             results.matmul = matmulTable(matmulRows);
             throw new Error(`the PyTorch side failed: ${(err as Error).message}`, { cause: err });
           }
         }
         results.matmul = matmulTable(matmulRows);
-        printTable(`matmul (tfjs ${backend}; GFLOP/s of each product alone, median; impl/torch: speed ratio to PyTorch, above 1 = faster; ` +
-          'update matmuls ms: the sum over an update\'s products)', results.matmul);
+        printTable(
+          `matmul (tfjs ${backend}; GFLOP/s of each product alone, median; impl/torch: speed ratio to PyTorch, above 1 = faster; ` +
+            "update matmuls ms: the sum over an update's products)",
+          results.matmul,
+        );
       } else if (section === 'memory') {
         out.log(`\nmemory: tfjs ${backend}, shapes ${shapes.join(', ')}, tokens ${memoryOptions.tokens}`);
         const memoryRows: MemoryRow[] = (outcome.memory = []);
         const { tokens: _text, lora, ...options } = memoryOptions;
         for (const shape of shapes) {
-          memoryRows.push(...await benchMemory({ ...options, backend, shape: benchShape(shape), lora: lora ? RAGEN_LORA : null,
-            note: (line) => out.log(`  memory: ${line}`) }));
+          memoryRows.push(
+            ...(await benchMemory({
+              ...options,
+              backend,
+              shape: benchShape(shape),
+              lora: lora ? RAGEN_LORA : null,
+              note: (line) => out.log(`  memory: ${line}`),
+            })),
+          );
         }
         results.memory = memoryRowsTable(memoryRows);
-        printTable(`memory (tfjs ${backend}; peak tensor bytes per phase; "extrapolated" rows are computed from the two largest measured depths)`, results.memory);
+        printTable(
+          `memory (tfjs ${backend}; peak tensor bytes per phase; "extrapolated" rows are computed from the two largest measured depths)`,
+          results.memory,
+        );
       } else {
-        out.log(`\ntorch: ${torchOptions.python} tools/bench/torch_bench.py, ${torchOptions.threads} thread(s), ${torchOptions.device}`);
+        out.log(
+          `\ntorch: ${torchOptions.python} tools/bench/torch_bench.py, ${torchOptions.threads} thread(s), ${torchOptions.device}`,
+        );
         const torch = await torchRun(benchSpec(shapes, seconds, genBatches));
         torch.notes.forEach(noteFor('torch'));
         outcome.torch = { torch: torch.torch, device: torch.device, threads: torch.threads };
         results.torch = torch.results;
-        printTable(`torch (PyTorch ${torch.torch}, ${torch.device}, ${torch.threads} thread(s), tokens/s)`, results.torch);
+        printTable(
+          `torch (PyTorch ${torch.torch}, ${torch.device}, ${torch.threads} thread(s), tokens/s)`,
+          results.torch,
+        );
       }
       // A command WebGPU refused ran on nothing: the section's numbers are not those of the work it names.
       assertNoGpuError(`in the ${section} section`);
     } catch (err) {
       errors[section] = wasmFailure(err) ?? (err as Error).message;
       out.log(`\n${section}: FAILED: ${errors[section]}`);
-      if (err instanceof TypeError || err instanceof ReferenceError) out.error(err);   // a bug: keep its stack
+      if (err instanceof TypeError || err instanceof ReferenceError) out.error(err); // a bug: keep its stack
     }
   }
 
   // After the sections: the step section's steps redone in PyTorch, on the same machine.
   if (stepWork.length) {
     try {
-      out.log(`\ntorch-step: ${torchOptions.python} tools/bench/torch_bench.py, ${torchOptions.threads} thread(s), ${torchOptions.device}: ` +
-        'the step section\'s work in PyTorch (no shared-prefix prefill, f32)');
+      out.log(
+        `\ntorch-step: ${torchOptions.python} tools/bench/torch_bench.py, ${torchOptions.threads} thread(s), ${torchOptions.device}: ` +
+          "the step section's work in PyTorch (no shared-prefix prefill, f32)",
+      );
       const torch = await torchRun({ steps: stepWork.map(torchStepSpec) });
       torch.notes.forEach(noteFor('torch'));
       outcome.torch ??= { torch: torch.torch, device: torch.device, threads: torch.threads };
       results['torch-step'] = torch.results;
-      printTable(`torch-step (PyTorch ${torch.torch}, ${torch.device}; seconds per training step, the same work as the step section's)`, torch.results);
+      printTable(
+        `torch-step (PyTorch ${torch.torch}, ${torch.device}; seconds per training step, the same work as the step section's)`,
+        torch.results,
+      );
     } catch (err) {
       errors['torch-step'] = (err as Error).message;
       out.log(`\ntorch-step: FAILED: ${(err as Error).message}`);
@@ -177,7 +240,10 @@ export async function runBench(plan: BenchPlan, out: Pick<Console, 'log' | 'erro
   if (backend === 'webgpu' && (wanted.includes('model') || wanted.includes('step') || wanted.includes('matmul'))) {
     outcome.adapter = await webgpuAdapterCapabilities().catch(() => null);
     const adapter = outcome.adapter;
-    if (adapter) out.log(`\nwebgpu adapter: ${adapter.description || adapter.device || adapter.vendor}: ${describeMatmulFeatures(adapter)}`);
+    if (adapter)
+      out.log(
+        `\nwebgpu adapter: ${adapter.description || adapter.device || adapter.vendor}: ${describeMatmulFeatures(adapter)}`,
+      );
   }
   if ((results.model && results.torch) || (results.step && results['torch-step'])) {
     results.ratio = {
@@ -193,7 +259,8 @@ export async function runBench(plan: BenchPlan, out: Pick<Console, 'log' | 'erro
 function ratios(tfjs: Record<string, number>, torch: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [key, value] of Object.entries(tfjs)) {
-    if (key.endsWith(' tokens/s') && torch[key] > 0) out[key.replace(/ tokens\/s$/, ' tfjs/torch')] = value / torch[key];
+    if (key.endsWith(' tokens/s') && torch[key] > 0)
+      out[key.replace(/ tokens\/s$/, ' tfjs/torch')] = value / torch[key];
   }
   return out;
 }

@@ -40,11 +40,14 @@ export function stepPresetNames(): string[] {
 export const DEFAULT_STEP_PRESETS = ['bandit-tiny', 'frozenlake-tiny'] as const;
 
 /** A preset's config as the step section runs it: `overrides` (`--step-set`), then the bench's own settings. */
-export function benchStepConfig(preset: string, opts: { backend: BackendName; repeats: number; overrides?: readonly string[] }): RunConfig {
+export function benchStepConfig(
+  preset: string,
+  opts: { backend: BackendName; repeats: number; overrides?: readonly string[] },
+): RunConfig {
   const user = applyOverrides(presetConfig(preset), opts.overrides ?? []);
   return applyOverrides(user, [
-    `trainer.totalSteps=${1 + opts.repeats}`,   // the warm-up plus the timed steps: the run never "finishes" early
-    'trainer.testFreq=0',                       // no validation inside a measured step
+    `trainer.totalSteps=${1 + opts.repeats}`, // the warm-up plus the timed steps: the run never "finishes" early
+    'trainer.testFreq=0', // no validation inside a measured step
     'trainer.valBeforeTrain=false',
     'earlyStop.enabled=false',
     `trainer.backend=${opts.backend}`,
@@ -85,11 +88,13 @@ export interface BenchStepOptions {
 export async function benchStep(opts: BenchStepOptions): Promise<Record<string, number>> {
   const presets = opts.presets ?? DEFAULT_STEP_PRESETS;
   const repeats = opts.repeats ?? 2;
-  if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`benchStep: repeats must be an integer >= 1, got ${repeats}`);
+  if (!Number.isInteger(repeats) || repeats < 1)
+    throw new Error(`benchStep: repeats must be an integer >= 1, got ${repeats}`);
   if (!presets.length) throw new Error('benchStep: no presets given');
   const allowed = stepPresetNames();
   for (const p of presets) {
-    if (!allowed.includes(p)) throw new Error(`benchStep: unknown step preset '${p}' (expected: ${allowed.join(', ')})`);
+    if (!allowed.includes(p))
+      throw new Error(`benchStep: unknown step preset '${p}' (expected: ${allowed.join(', ')})`);
   }
   const note = opts.note ?? (() => {});
   // Resolve every config and warm start before any work, so a bad override or a missing checkpoint fails at once.
@@ -98,15 +103,20 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
     return { preset, config, modelDir: opts.modelDir(config) };
   });
   const backend = await initBackend(opts.backend);
-  note(`tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter}; matmul: ${webGpuMatMul()})` : ', one thread'}; ` +
-    `1 warm-up step (profiled) + ${repeats} timed, validation off`);
+  note(
+    `tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter}; matmul: ${webGpuMatMul()})` : ', one thread'}; ` +
+      `1 warm-up step (profiled) + ${repeats} timed, validation off`,
+  );
 
   const results: Record<string, number> = {};
   for (const { preset, config, modelDir } of runs) {
     const helper = opts.helperFor(config, backend.name);
     const recorder = opts.onWork ? new StepWorkRecorder(config.rollout.maxNewTokens) : undefined;
     const trainer = await Trainer.create(config, {
-      policyFiles: readCheckpointFiles(modelDir), sink: new MemorySink(), log: (line) => note(`${preset}: ${line}`), helper: helper?.api,
+      policyFiles: readCheckpointFiles(modelDir),
+      sink: new MemorySink(),
+      log: (line) => note(`${preset}: ${line}`),
+      helper: helper?.api,
       workloadProbe: recorder,
     }).catch(async (err) => {
       await helper?.terminate();
@@ -138,15 +148,22 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
       addPeak(results, preset, peak);
       if (opts.onWork && warmupWork) {
         const run: StepRunWork = {
-          preset, config, model: trainer.actor.config, reference: trainer.ref !== null, critic: trainer.critic !== null,
-          warmup: warmupWork, timed: timedWork,
+          preset,
+          config,
+          model: trainer.actor.config,
+          reference: trainer.ref !== null,
+          critic: trainer.critic !== null,
+          warmup: warmupWork,
+          timed: timedWork,
         };
         Object.assign(results, stepWorkResults(run));
         opts.onWork(run);
       }
       const a = config.agent;
-      note(`${preset}: ${a.envGroups} env groups x ${a.groupSize} = ${a.envGroups * a.groupSize} trajectories per step, ` +
-        `${kept.join(' / ')} kept by the filter; ${results[`${preset} step s`].toFixed(2)} s per step; warm-up step: ${describePeak(peak)}`);
+      note(
+        `${preset}: ${a.envGroups} env groups x ${a.groupSize} = ${a.envGroups * a.groupSize} trajectories per step, ` +
+          `${kept.join(' / ')} kept by the filter; ${results[`${preset} step s`].toFixed(2)} s per step; warm-up step: ${describePeak(peak)}`,
+      );
     } finally {
       trainer.dispose();
       await helper?.terminate();
@@ -159,7 +176,10 @@ export async function benchStep(opts: BenchStepOptions): Promise<Record<string, 
  * A step's metrics as rollout / scoring / update seconds (a part the step did not run counts 0). With a helper
  * (`parallel`) the critic's updates run while the actor's do, so the update takes the longer of the two.
  */
-export function stepParts(m: Readonly<Record<string, number>>, parallel = false): { rollout: number; scoring: number; update: number } {
+export function stepParts(
+  m: Readonly<Record<string, number>>,
+  parallel = false,
+): { rollout: number; scoring: number; update: number } {
   const s = (key: string) => (Number.isFinite(m[key]) ? m[key] : 0);
   const [actor, critic] = [s('timing_s/update_actor'), s('timing_s/update_critic')];
   return {

@@ -58,13 +58,13 @@ export class StepWorkRecorder implements WorkloadProbe {
   take(tokenizer: { encode(text: string): ArrayLike<number> }): StepWork {
     const count = (text: string) => tokenizer.encode(text).length;
     const work: StepWork = { turns: [], train: this.train, trainFrom: this.trainFrom };
-    let cached = 0;   // mean prompt + response tokens of the previous turn: what the KV cache holds
+    let cached = 0; // mean prompt + response tokens of the previous turn: what the KV cache holds
     for (const turn of this.turns) {
       const prompt = mean(turn.prompts.map(count));
       const response = turn.responses.map(count);
       const added = Math.round(prompt - cached);
       const decode = Math.min(this.maxNewTokens, Math.max(...response) + 1);
-      const fresh = added < 1;   // the prompt does not extend the cached dialogue: prefill it whole, from an empty cache
+      const fresh = added < 1; // the prompt does not extend the cached dialogue: prefill it whole, from an empty cache
       work.turns.push({ rows: turn.prompts.length, prefill: fresh ? Math.round(prompt) : added, decode, fresh });
       cached = prompt + mean(response);
     }
@@ -91,22 +91,41 @@ export function torchStepSpec(run: StepRunWork): Record<string, unknown> {
   return {
     name: run.preset,
     config: {
-      vocab_size: m.vocab_size, hidden_size: m.hidden_size, intermediate_size: m.intermediate_size,
-      num_hidden_layers: m.num_hidden_layers, num_attention_heads: m.num_attention_heads,
-      num_key_value_heads: m.num_key_value_heads, max_position_embeddings: m.max_position_embeddings,
-      rope_theta: m.rope_theta, rms_norm_eps: m.rms_norm_eps, tie_word_embeddings: m.tie_word_embeddings,
+      vocab_size: m.vocab_size,
+      hidden_size: m.hidden_size,
+      intermediate_size: m.intermediate_size,
+      num_hidden_layers: m.num_hidden_layers,
+      num_attention_heads: m.num_attention_heads,
+      num_key_value_heads: m.num_key_value_heads,
+      max_position_embeddings: m.max_position_embeddings,
+      rope_theta: m.rope_theta,
+      rms_norm_eps: m.rms_norm_eps,
+      tie_word_embeddings: m.tie_word_embeddings,
     },
     settings: {
-      maxBatchSize: c.rollout.maxBatchSize, temperature: c.rollout.temperature,
-      reference: run.reference, critic: run.critic,
-      miniBatch: c.actor.ppoMiniBatchSize, microBatch: c.actor.ppoMicroBatchSize, epochs: c.actor.ppoEpochs,
+      maxBatchSize: c.rollout.maxBatchSize,
+      temperature: c.rollout.temperature,
+      reference: run.reference,
+      critic: run.critic,
+      miniBatch: c.actor.ppoMiniBatchSize,
+      microBatch: c.actor.ppoMicroBatchSize,
+      epochs: c.actor.ppoEpochs,
       checkpointing: c.model.gradientCheckpointing,
       actor: {
-        lr: c.actor.lr, betas: c.actor.betas, weightDecay: c.actor.weightDecay, gradClip: c.actor.gradClip,
-        clipLow: c.actor.clipRatioLow, clipHigh: c.actor.clipRatioHigh, clipC: c.actor.clipRatioC, entropyCoeff: c.actor.entropyCoeff,
+        lr: c.actor.lr,
+        betas: c.actor.betas,
+        weightDecay: c.actor.weightDecay,
+        gradClip: c.actor.gradClip,
+        clipLow: c.actor.clipRatioLow,
+        clipHigh: c.actor.clipRatioHigh,
+        clipC: c.actor.clipRatioC,
+        entropyCoeff: c.actor.entropyCoeff,
       },
       criticOptim: {
-        lr: c.critic.lr, betas: c.critic.betas, weightDecay: c.critic.weightDecay, gradClip: c.critic.gradClip,
+        lr: c.critic.lr,
+        betas: c.critic.betas,
+        weightDecay: c.critic.weightDecay,
+        gradClip: c.critic.gradClip,
         cliprange: c.critic.cliprangeValue,
       },
     },
@@ -133,7 +152,9 @@ export function stepWorkResults(run: StepRunWork): Record<string, number> {
 export function stepRatios(tfjs: Record<string, number>, torch: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   const seconds = (r: Record<string, number>, p: string) => ({
-    step: r[`${p} step s`], rollout: r[`${p} rollout s`], train: r[`${p} scoring s`] + r[`${p} update s`],
+    step: r[`${p} step s`],
+    rollout: r[`${p} rollout s`],
+    train: r[`${p} scoring s`] + r[`${p} update s`],
   });
   for (const key of Object.keys(torch).filter((k) => k.endsWith(' step s'))) {
     const preset = key.slice(0, -' step s'.length);

@@ -23,7 +23,9 @@ interface DemoOptions {
 export function registerDemo(program: Command): void {
   program
     .command('demo')
-    .description('watch a scripted agent (solver / planner / coin flip) play each environment through the agent protocol')
+    .description(
+      'watch a scripted agent (solver / planner / coin flip) play each environment through the agent protocol',
+    )
     .option('--env <tag>', `one environment tag (default: all of ${ENV_TAGS.join(', ')})`)
     .option('--seed <s>', 'base seed of the episodes (RAGEN validation seeds start at 123)', '123')
     .option('--episodes <n>', 'episodes per environment', '1')
@@ -31,17 +33,18 @@ export function registerDemo(program: Command): void {
     .action(async (opts: DemoOptions) => {
       const tags = opts.env ? [opts.env] : [...ENV_TAGS];
       for (const tag of tags) {
-        if (!ENV_TAGS.includes(tag)) throw new UsageError(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
+        if (!ENV_TAGS.includes(tag))
+          throw new UsageError(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
       }
       // The bounds of the same quantities elsewhere: eval's seeds and episodes, the config's actions per turn.
       const seed = intFlag(opts.seed, '--seed', 0, PROTOCOL_LIMITS.seed)!;
       const episodes = intFlag(opts.episodes, '--episodes', 1, PROTOCOL_LIMITS.episodes)!;
-      if (seed + episodes - 1 > PROTOCOL_LIMITS.seed) throw new UsageError(`--seed + --episodes - 1 must be at most ${PROTOCOL_LIMITS.seed}`);
+      if (seed + episodes - 1 > PROTOCOL_LIMITS.seed)
+        throw new UsageError(`--seed + --episodes - 1 must be at most ${PROTOCOL_LIMITS.seed}`);
       const actionsPerTurn = intFlag(opts.actionsPerTurn, '--actions-per-turn', 1, CONFIG_LIMITS.actions)!;
       for (const tag of tags) await playTag(tag, seed, episodes, actionsPerTurn);
     });
 }
-
 
 async function playTag(tag: string, seed: number, episodes: number, actionsPerTurn: number): Promise<void> {
   const isBandit = tag.startsWith('Bandit');
@@ -72,9 +75,13 @@ function printTrajectory(tag: string, t: Trajectory): void {
   for (const turn of t.turns) {
     console.log(`Turn ${turn.turn}:\n${turn.state}`);
     console.log(`  think:   ${turn.think}`);
-    console.log(`  answer:  ${turn.answer}   -> executed [${turn.executedActions.join(', ')}], reward ${turn.reward.toFixed(2)}`);
+    console.log(
+      `  answer:  ${turn.answer}   -> executed [${turn.executedActions.join(', ')}], reward ${turn.reward.toFixed(2)}`,
+    );
   }
   const last = t.history[t.history.length - 1];
   console.log(`Final state:\n${last.state}`);
-  console.log(`${t.success ? 'solved' : 'not solved'}, total reward ${t.totalReward.toFixed(2)}, actions ${t.status.numActions}\n`);
+  console.log(
+    `${t.success ? 'solved' : 'not solved'}, total reward ${t.totalReward.toFixed(2)}, actions ${t.status.numActions}\n`,
+  );
 }

@@ -26,7 +26,14 @@ import {
   type EvalSuite,
   type Scorecard,
 } from '../eval/index';
-import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig, type ResolvedCheckpoint } from '../eval/load';
+import {
+  agentFormatFromConfig,
+  loadActor,
+  protocolFromConfig,
+  resolveCheckpoint,
+  suitesFromConfig,
+  type ResolvedCheckpoint,
+} from '../eval/load';
 import { EpisodeFileWriter } from '../eval/episodeFile';
 import { readModelContext } from '../model/modelContext';
 import { checkOutputFile, writeFileAtomic } from '../node/safeWrite';
@@ -69,23 +76,43 @@ export function registerEval(program: Command): void {
   program
     .command('eval')
     .description('scorecard of a checkpoint on held-out and out-of-distribution suites (table; JSON with --out)')
-    .requiredOption('--checkpoint <dir>', 'a checkpoint directory, a run directory (newest checkpoint) or a warm-start directory')
+    .requiredOption(
+      '--checkpoint <dir>',
+      'a checkpoint directory, a run directory (newest checkpoint) or a warm-start directory',
+    )
     .option('--env <tag>', `only the suites playing this env tag (${ENV_TAGS.join(', ')})`)
-    .option('--episodes <n>', 'initial states (seeds) per suite (default: the run\'s agent.valGroups)')
-    .option('--seed-start <n>', 'first initial state (env seed) evaluated (default: the run\'s agent.seedVal, RAGEN 123)')
-    .option('--trajectories <file.jsonl>', 'also write every played episode as JSONL: observations, think/answer text, actions, rewards')
+    .option('--episodes <n>', "initial states (seeds) per suite (default: the run's agent.valGroups)")
+    .option(
+      '--seed-start <n>',
+      "first initial state (env seed) evaluated (default: the run's agent.seedVal, RAGEN 123)",
+    )
+    .option(
+      '--trajectories <file.jsonl>',
+      'also write every played episode as JSONL: observations, think/answer text, actions, rewards',
+    )
     .option('--k <k>', 'rollouts per seed, for pass@k', '1')
-    .option('--backend <name>', 'tfjs backend: webgpu, wasm, cpu or auto (default: the run\'s trainer.backend)')
-    .option('--seed <s>', 'sampling seed (default: the run\'s trainer.seed)')
-    .option('--temperature <t>', 'sampling temperature (default: the run\'s rollout.valTemperature, RAGEN 0.5)')
+    .option('--backend <name>', "tfjs backend: webgpu, wasm, cpu or auto (default: the run's trainer.backend)")
+    .option('--seed <s>', "sampling seed (default: the run's trainer.seed)")
+    .option('--temperature <t>', "sampling temperature (default: the run's rollout.valTemperature, RAGEN 0.5)")
     .option('--batch-size <n>', 'episodes per generate batch (memory, progress granularity; part of determinism)', '32')
     .option('--preset <name>', 'the run config of a bare model directory (one without run config or warmstart.json)')
     .option('--baseline-preset <name>', 'the same, for a bare --baseline directory')
-    .option('--set <key=value>', "override a key of the checkpoint's run config (and --baseline's), as for ragen train, e.g. --set agent.maxTurn=10 (repeatable)", (v: string, acc: string[]) => [...acc, v], [])
+    .option(
+      '--set <key=value>',
+      "override a key of the checkpoint's run config (and --baseline's), as for ragen train, e.g. --set agent.maxTurn=10 (repeatable)",
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .option('--out <file.json>', 'also write the scorecard (and deltas) as JSON')
-    .option('--baseline <dir|file.json>', 'compare with another checkpoint (same suites and protocol) or a scorecard JSON')
-    .option('--fail-on-regression <pct>', 'exit 1 when any suite\'s success drops by more than PCT percentage points vs --baseline')
-    .option('--force', 'replace an existing --out / --trajectories file (never a run\'s own files)')
+    .option(
+      '--baseline <dir|file.json>',
+      'compare with another checkpoint (same suites and protocol) or a scorecard JSON',
+    )
+    .option(
+      '--fail-on-regression <pct>',
+      "exit 1 when any suite's success drops by more than PCT percentage points vs --baseline",
+    )
+    .option('--force', "replace an existing --out / --trajectories file (never a run's own files)")
     .option('--quiet', 'no progress lines on stderr')
     .action(async (flags: EvalFlags) => {
       await runEval(flags);
@@ -108,7 +135,10 @@ interface EvalPlan {
   suites: EvalSuite[];
   protocol: EvalProtocol;
   backend: BackendChoice;
-  baseline: { kind: 'scorecard'; card: Scorecard; source: string } | { kind: 'checkpoint'; target: ResolvedCheckpoint; source: string } | null;
+  baseline:
+    | { kind: 'scorecard'; card: Scorecard; source: string }
+    | { kind: 'checkpoint'; target: ResolvedCheckpoint; source: string }
+    | null;
   failOnRegression: number | undefined;
   out: string | undefined;
   trajectories: string | undefined;
@@ -124,23 +154,43 @@ export function planEval(flags: EvalFlags): EvalPlan {
     const seed = intFlag(flags.seed, '--seed', 0, L.seed);
     const batchSize = intFlag(flags.batchSize, '--batch-size', 1, L.batchSize);
     const temperature = numberFlag(flags.temperature, '--temperature', 0, L.temperature);
-    const failOnRegression = numberFlag(flags.failOnRegression, '--fail-on-regression', 0, FLAG_LIMITS.regressionPoints);
-    if (failOnRegression !== undefined && !flags.baseline) throw new UsageError('--fail-on-regression needs --baseline (what to compare against)');
+    const failOnRegression = numberFlag(
+      flags.failOnRegression,
+      '--fail-on-regression',
+      0,
+      FLAG_LIMITS.regressionPoints,
+    );
+    if (failOnRegression !== undefined && !flags.baseline)
+      throw new UsageError('--fail-on-regression needs --baseline (what to compare against)');
     if (flags.backend !== undefined && !isBackendChoice(flags.backend)) {
       throw new UsageError(`--backend must be one of ${BACKEND_CHOICES.join(', ')}, got '${flags.backend}'`);
     }
     if (flags.env !== undefined && !ENV_TAGS.includes(flags.env)) {
       throw new UsageError(`unknown env tag '${flags.env}' (valid tags: ${ENV_TAGS.join(', ')})`);
     }
-    for (const [flag, file] of [['--out', flags.out], ['--trajectories', flags.trajectories]] as const) {
-      if (file !== undefined && flags.baseline !== undefined && fs.existsSync(flags.baseline) && sameFile(file, flags.baseline)) {
-        throw new UsageError(`${flag} ${file} is the --baseline: writing it would replace what is compared against; choose another path`);
+    for (const [flag, file] of [
+      ['--out', flags.out],
+      ['--trajectories', flags.trajectories],
+    ] as const) {
+      if (
+        file !== undefined &&
+        flags.baseline !== undefined &&
+        fs.existsSync(flags.baseline) &&
+        sameFile(file, flags.baseline)
+      ) {
+        throw new UsageError(
+          `${flag} ${file} is the --baseline: writing it would replace what is compared against; choose another path`,
+        );
       }
     }
     const force = { force: !!flags.force };
     if (flags.out !== undefined) checkOutputFile('--out', flags.out, force);
     if (flags.trajectories !== undefined) checkOutputFile('--trajectories', flags.trajectories, force);
-    if (flags.out !== undefined && flags.trajectories !== undefined && path.resolve(flags.out) === path.resolve(flags.trajectories)) {
+    if (
+      flags.out !== undefined &&
+      flags.trajectories !== undefined &&
+      path.resolve(flags.out) === path.resolve(flags.trajectories)
+    ) {
       throw new UsageError(`--out and --trajectories name the same file (${flags.out}); give each its own`);
     }
     // The suites come from agent.trainEnvs (held-out seeds) and their out-of-distribution variants, never from
@@ -154,10 +204,21 @@ export function planEval(flags: EvalFlags): EvalPlan {
     }
     // --set changes the run config the checkpoint (and a checkpoint baseline) is played with.
     const overridden = (t: ResolvedCheckpoint): ResolvedCheckpoint =>
-      flags.set?.length ? { ...t, config: applyOverrides(t.config, flags.set), configSource: `${t.configSource}, --set ${flags.set.map(shownOverride).join(' ')}` } : t;
+      flags.set?.length
+        ? {
+            ...t,
+            config: applyOverrides(t.config, flags.set),
+            configSource: `${t.configSource}, --set ${flags.set.map(shownOverride).join(' ')}`,
+          }
+        : t;
     const target = overridden(resolveCheckpoint(flags.checkpoint, flags.preset));
     let suites = suitesFromConfig(target.config);
-    if (flags.env !== undefined) suites = suitesForTag(suites, flags.env, target.config.agent.trainEnvs.map((b) => b.tag));
+    if (flags.env !== undefined)
+      suites = suitesForTag(
+        suites,
+        flags.env,
+        target.config.agent.trainEnvs.map((b) => b.tag),
+      );
     const protocol = protocolFromConfig(target.config, {
       ...(episodes !== undefined ? { episodes } : {}),
       ...(seedStart !== undefined ? { baseSeed: seedStart } : {}),
@@ -175,16 +236,35 @@ export function planEval(flags: EvalFlags): EvalPlan {
       } else if (!fs.existsSync(flags.baseline)) {
         throw new UsageError(`--baseline ${flags.baseline} does not exist`);
       } else {
-        baseline = { kind: 'checkpoint', target: overridden(resolveCheckpoint(flags.baseline, flags.baselinePreset)), source: flags.baseline };
+        baseline = {
+          kind: 'checkpoint',
+          target: overridden(resolveCheckpoint(flags.baseline, flags.baselinePreset)),
+          source: flags.baseline,
+        };
       }
     }
     // Every suite's prompt plus responses must fit the model's positions, the baseline's too (same suites).
     for (const checked of [target, ...(baseline?.kind === 'checkpoint' ? [baseline.target] : [])]) {
       const context = readModelContext(checked.modelDir);
-      assertSuitesFitContext(suites, agentFormatFromConfig(checked.config), protocol.baseSeed, context.countTokens, context.maxPositions);
+      assertSuitesFitContext(
+        suites,
+        agentFormatFromConfig(checked.config),
+        protocol.baseSeed,
+        context.countTokens,
+        context.maxPositions,
+      );
     }
     const backend = (flags.backend ?? target.config.trainer.backend) as EvalPlan['backend'];
-    return { target, suites, protocol, backend, baseline, failOnRegression, out: flags.out, trajectories: flags.trajectories };
+    return {
+      target,
+      suites,
+      protocol,
+      backend,
+      baseline,
+      failOnRegression,
+      out: flags.out,
+      trajectories: flags.trajectories,
+    };
   });
 }
 
@@ -245,7 +325,12 @@ export async function runEval(flags: EvalFlags): Promise<void> {
   }
 }
 
-async function scoreAndReport(flags: EvalFlags, plan: EvalPlan, quiet: boolean, episodes: EpisodeFileWriter | null): Promise<void> {
+async function scoreAndReport(
+  flags: EvalFlags,
+  plan: EvalPlan,
+  quiet: boolean,
+  episodes: EpisodeFileWriter | null,
+): Promise<void> {
   const card = await scoreCheckpoint(flags.checkpoint!, plan.target, plan.suites, plan.protocol, quiet, episodes);
 
   let comparison: Comparison | undefined;
@@ -253,7 +338,11 @@ async function scoreAndReport(flags: EvalFlags, plan: EvalPlan, quiet: boolean, 
     let base: Scorecard;
     if (plan.baseline.kind === 'scorecard') {
       base = plan.baseline.card;
-      if (base.protocol.episodes !== card.protocol.episodes || base.protocol.k !== card.protocol.k || base.protocol.baseSeed !== card.protocol.baseSeed) {
+      if (
+        base.protocol.episodes !== card.protocol.episodes ||
+        base.protocol.k !== card.protocol.k ||
+        base.protocol.baseSeed !== card.protocol.baseSeed
+      ) {
         process.stderr.write(
           `eval: warning: the baseline scorecard used ${base.protocol.episodes} seeds from ${base.protocol.baseSeed} x ${base.protocol.k}, ` +
             `this one ${card.protocol.episodes} from ${card.protocol.baseSeed} x ${card.protocol.k}\n`,
@@ -261,12 +350,21 @@ async function scoreAndReport(flags: EvalFlags, plan: EvalPlan, quiet: boolean, 
       }
     } else {
       // The baseline plays the current checkpoint's suites under the same protocol, in its own prompt format.
-      base = await scoreCheckpoint(plan.baseline.source, plan.baseline.target, plan.suites, plan.protocol, quiet, episodes);
+      base = await scoreCheckpoint(
+        plan.baseline.source,
+        plan.baseline.target,
+        plan.suites,
+        plan.protocol,
+        quiet,
+        episodes,
+      );
     }
     // A scorecard file is named by its path and by what it scored (it may be the same checkpoint at another seed).
-    const label = plan.baseline.kind === 'scorecard' ? `${plan.baseline.source} (scorecard of ${base.policy})` : base.policy;
+    const label =
+      plan.baseline.kind === 'scorecard' ? `${plan.baseline.source} (scorecard of ${base.policy})` : base.policy;
     comparison = { ...compareScorecards(card, base), baseline: label };
-    if (comparison.deltas.length === 0) throw new UsageError(`--baseline ${plan.baseline.source} shares no suite with this scorecard`);
+    if (comparison.deltas.length === 0)
+      throw new UsageError(`--baseline ${plan.baseline.source} shares no suite with this scorecard`);
   }
 
   process.stdout.write(formatScorecard(card, comparison));
@@ -282,7 +380,9 @@ async function scoreAndReport(flags: EvalFlags, plan: EvalPlan, quiet: boolean, 
     const regressions = findRegressions(comparison, plan.failOnRegression);
     if (regressions.length > 0) {
       const list = regressions.map((r) => `${r.suite} (-${r.dropPoints.toFixed(1)} points)`).join(', ');
-      throw new RegressionGateError(`success regressed by more than ${plan.failOnRegression} points against ${comparison.baseline} in: ${list}`);
+      throw new RegressionGateError(
+        `success regressed by more than ${plan.failOnRegression} points against ${comparison.baseline} in: ${list}`,
+      );
     }
   }
 }

@@ -40,12 +40,18 @@ interface ExportFlags {
 export function registerExport(program: Command): void {
   program
     .command('export')
-    .description('hand a run to RAGEN on a Ray cluster: a Hugging Face model directory plus RAGEN\'s Hydra config and a README with the launch command')
+    .description(
+      "hand a run to RAGEN on a Ray cluster: a Hugging Face model directory plus RAGEN's Hydra config and a README with the launch command",
+    )
     .argument('<out>', 'directory to create (must not exist, or be empty)')
     .requiredOption('--run <dir>', 'a run directory written by ragen train')
     .option('--step <n>', 'the checkpoint to export (default: the newest)')
     .requiredOption('--to <target>', "what to export for: 'ragen'")
-    .option('--dtype <dtype>', 'weights as f32 (lossless; FSDP trains in f32 anyway) or bf16 (half the size, as Qwen2.5 ships)', 'f32')
+    .option(
+      '--dtype <dtype>',
+      'weights as f32 (lossless; FSDP trains in f32 anyway) or bf16 (half the size, as Qwen2.5 ships)',
+      'f32',
+    )
     .option('--gpus-per-node <n>', 'GPUs per node of the RAGEN run (trainer.n_gpus_per_node)', '1')
     .option('--nodes <n>', 'nodes of the Ray cluster (trainer.nnodes)', '1')
     .option('--quiet', 'no summary on stderr')
@@ -62,13 +68,17 @@ export function planExport(out: string, flags: ExportFlags): ExportPlan {
   const gpusPerNode = intFlag(flags.gpusPerNode ?? '1', '--gpus-per-node', 1, FLAG_LIMITS.gpusPerNode)!;
   const nodes = intFlag(flags.nodes ?? '1', '--nodes', 1, FLAG_LIMITS.nodes)!;
   const runDir = path.resolve(flags.run!);
-  if (!fs.existsSync(runDir) || !fs.statSync(runDir).isDirectory()) throw new UsageError(`--run ${flags.run}: no such directory`);
-  if (!fs.existsSync(path.join(runDir, CONFIG_FILE))) throw new UsageError(`--run ${flags.run}: no ${CONFIG_FILE} there (not a run directory written by ragen train)`);
+  if (!fs.existsSync(runDir) || !fs.statSync(runDir).isDirectory())
+    throw new UsageError(`--run ${flags.run}: no such directory`);
+  if (!fs.existsSync(path.join(runDir, CONFIG_FILE)))
+    throw new UsageError(`--run ${flags.run}: no ${CONFIG_FILE} there (not a run directory written by ragen train)`);
   let config: RunConfig;
   try {
     const raw = readRunConfig(runDir);
     if (raw !== null && typeof raw === 'object' && 'model_type' in raw) {
-      throw new UsageError(`--run ${flags.run}: its ${CONFIG_FILE} is a Hugging Face model config, not a run config (not a run directory written by ragen train)`);
+      throw new UsageError(
+        `--run ${flags.run}: its ${CONFIG_FILE} is a Hugging Face model config, not a run config (not a run directory written by ragen train)`,
+      );
     }
     config = parseRunConfig(raw, path.join(flags.run!, CONFIG_FILE));
   } catch (err) {
@@ -77,20 +87,28 @@ export function planExport(out: string, flags: ExportFlags): ExportPlan {
   }
   const checkpoints = listCheckpoints(runDir);
   if (checkpoints.length === 0) {
-    throw new UsageError(`--run ${flags.run}: no complete checkpoint under checkpoints/ (train with trainer.saveFreq > 0, or let the run finish)`);
+    throw new UsageError(
+      `--run ${flags.run}: no complete checkpoint under checkpoints/ (train with trainer.saveFreq > 0, or let the run finish)`,
+    );
   }
   let chosen = checkpoints[checkpoints.length - 1];
   if (flags.step !== undefined) {
     const wanted = flags.step.trim();
     const found = checkpoints.find((c) => String(c.step) === wanted);
-    if (!found) throw new UsageError(`--step ${flags.step}: ${flags.run} has no checkpoint of that step (steps: ${checkpoints.map((c) => c.step).join(', ')})`);
+    if (!found)
+      throw new UsageError(
+        `--step ${flags.step}: ${flags.run} has no checkpoint of that step (steps: ${checkpoints.map((c) => c.step).join(', ')})`,
+      );
     chosen = found;
   }
   const outDir = path.resolve(out);
   if (fs.existsSync(outDir) && (!fs.statSync(outDir).isDirectory() || fs.readdirSync(outDir).length > 0)) {
-    throw new UsageError(`${out} already exists and is not an empty directory: choose a new output directory (nothing was written)`);
+    throw new UsageError(
+      `${out} already exists and is not an empty directory: choose a new output directory (nothing was written)`,
+    );
   }
-  if (!fs.existsSync(path.dirname(outDir))) throw new UsageError(`${out}: the directory ${path.dirname(out)} does not exist`);
+  if (!fs.existsSync(path.dirname(outDir)))
+    throw new UsageError(`${out}: the directory ${path.dirname(out)} does not exist`);
   try {
     checkOutputDir('OUT', out, { fresh: true }); // not inside a run's checkpoints/, and somewhere writable (not /proc)
   } catch (err) {
@@ -100,7 +118,11 @@ export function planExport(out: string, flags: ExportFlags): ExportPlan {
 }
 
 /** The files of OUT, by relative path. */
-export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Array>; ragen: RagenConfig; critic: boolean } {
+export function exportFiles(plan: ExportPlan): {
+  files: Record<string, Uint8Array>;
+  ragen: RagenConfig;
+  critic: boolean;
+} {
   let checkpoint: Record<string, Uint8Array>;
   try {
     checkpoint = readCheckpointFiles(plan.checkpointDir);
@@ -111,12 +133,18 @@ export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Arra
   const names = [...CHECKPOINT_FILES, ADAPTER_DIR + ADAPTER_CONFIG_FILE, ADAPTER_DIR + ADAPTER_WEIGHTS_FILE];
   // Weights past 2 GiB come as Hugging Face's shards and their index (safetensorsShards.ts).
   const pick = (prefix: string) => {
-    const model = Object.fromEntries(Object.keys(checkpoint).filter((n) => n.startsWith(prefix)).map((n) => [n.slice(prefix.length), checkpoint[n]]));
+    const model = Object.fromEntries(
+      Object.keys(checkpoint)
+        .filter((n) => n.startsWith(prefix))
+        .map((n) => [n.slice(prefix.length), checkpoint[n]]),
+    );
     let shards: string[];
     try {
       shards = shardedSafetensorsNames(model, 'model');
     } catch (err) {
-      throw new UsageError(`${plan.checkpointDir}${prefix ? `/${prefix.slice(0, -1)}` : ''}: ${(err as Error).message}`);
+      throw new UsageError(
+        `${plan.checkpointDir}${prefix ? `/${prefix.slice(0, -1)}` : ''}: ${(err as Error).message}`,
+      );
     }
     const wanted = [...names, ...shards];
     return Object.fromEntries(Object.entries(model).filter(([n]) => wanted.includes(n)));
@@ -133,7 +161,8 @@ export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Arra
   };
   add(POLICY_DIR, pick(''));
   const criticFiles = pick('critic/');
-  const critic = plan.config.algorithm.advEstimator === 'gae' && shardedSafetensorsNames(criticFiles, 'model').length > 0;
+  const critic =
+    plan.config.algorithm.advEstimator === 'gae' && shardedSafetensorsNames(criticFiles, 'model').length > 0;
   if (critic) add(CRITIC_DIR, criticFiles);
 
   const modelConfig = parseQwen2Config(JSON.parse(new TextDecoder().decode(files[`${POLICY_DIR}/config.json`])));
@@ -147,11 +176,13 @@ export function exportFiles(plan: ExportPlan): { files: Record<string, Uint8Arra
   });
   const source = `exported by ragen export from ${plan.runDir} (checkpoint step ${plan.step}, ${plan.dtype} weights)`;
   const text = (s: string) => new TextEncoder().encode(s);
-  files[`${RAGEN_CONFIG_NAME}.yaml`] = text(ragenConfigYaml(ragen, [
-    `RAGEN config ${source}.`,
-    `Extends RAGEN's config/base.yaml: python train.py --config-dir <this directory> --config-name ${RAGEN_CONFIG_NAME}`,
-    'See README.md beside this file for what does not carry over.',
-  ]));
+  files[`${RAGEN_CONFIG_NAME}.yaml`] = text(
+    ragenConfigYaml(ragen, [
+      `RAGEN config ${source}.`,
+      `Extends RAGEN's config/base.yaml: python train.py --config-dir <this directory> --config-name ${RAGEN_CONFIG_NAME}`,
+      'See README.md beside this file for what does not carry over.',
+    ]),
+  );
   files['overrides.txt'] = text(hydraOverrides(ragen).join('\n') + '\n');
   files['README.md'] = text(renderExportReadme({ plan, ragen, critic, modelConfig }));
   return { files, ragen, critic };
@@ -163,10 +194,17 @@ export function runExport(out: string, flags: ExportFlags): void {
   writeDirAtomic(plan.out, files); // an empty OUT (checked in the plan) is replaced
   if (!flags.quiet) {
     const differs = ragen.warnings.filter((w) => !w.harmless);
-    process.stderr.write(`export: ${plan.runDir} step ${plan.step} -> ${plan.out} (${plan.dtype}${critic ? ', with the critic' : ''})\n`);
+    process.stderr.write(
+      `export: ${plan.runDir} step ${plan.step} -> ${plan.out} (${plan.dtype}${critic ? ', with the critic' : ''})\n`,
+    );
     for (const w of differs) process.stderr.write(`export: warning: ${w.key}: ${w.message}\n`);
     const notes = ragen.warnings.length - differs.length;
-    if (notes) process.stderr.write(`export: ${notes} more setting(s) without a RAGEN key behave the same in RAGEN: listed in README.md\n`);
+    if (notes)
+      process.stderr.write(
+        `export: ${notes} more setting(s) without a RAGEN key behave the same in RAGEN: listed in README.md\n`,
+      );
   }
-  process.stdout.write(`${plan.out}\nlaunch (from a RAGEN checkout): python train.py --config-dir ${plan.out} --config-name ${RAGEN_CONFIG_NAME}\n`);
+  process.stdout.write(
+    `${plan.out}\nlaunch (from a RAGEN checkout): python train.py --config-dir ${plan.out} --config-name ${RAGEN_CONFIG_NAME}\n`,
+  );
 }

@@ -38,7 +38,8 @@ export const FLAG_LIMITS = {
 export function intFlag(text: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!/^\s*-?\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be an integer >= ${min}, got '${clip(text)}'`);
+  if (!/^\s*-?\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min)
+    throw new UsageError(`${flag} must be an integer >= ${min}, got '${clip(text)}'`);
   if (n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got '${clip(text)}'`);
   return n;
 }
@@ -46,14 +47,18 @@ export function intFlag(text: string | undefined, flag: string, min: number, max
 /** A comma-separated list of whole numbers from `min` to `max` (empty items skipped), or undefined when not given. */
 export function intListFlag(text: string | undefined, flag: string, min: number, max: number): number[] | undefined {
   if (text === undefined) return undefined;
-  return text.split(',').filter((x) => x.trim() !== '').map((x) => intFlag(x, flag, min, max)!);
+  return text
+    .split(',')
+    .filter((x) => x.trim() !== '')
+    .map((x) => intFlag(x, flag, min, max)!);
 }
 
 /** A finite number from `min` to `max`, or undefined when the flag was not given. */
 export function numberFlag(text: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n < min) throw new UsageError(`${flag} must be a number >= ${min}, got '${clip(text)}'`);
+  if (text.trim() === '' || !Number.isFinite(n) || n < min)
+    throw new UsageError(`${flag} must be a number >= ${min}, got '${clip(text)}'`);
   if (n > max) throw new UsageError(`${flag} must be a number from ${min} to ${max}, got '${clip(text)}'`);
   return n;
 }

@@ -26,11 +26,16 @@ interface ImportFlags {
 export function registerImportMetrics(program: Command): void {
   program
     .command('import-metrics')
-    .description("turn a RAGEN run's W&B history export (JSON or CSV) into a run directory the playground and the experiments' plots read")
+    .description(
+      "turn a RAGEN run's W&B history export (JSON or CSV) into a run directory the playground and the experiments' plots read",
+    )
     .argument('<file>', 'the W&B history export (.csv, .json or .jsonl)')
     .option('--out <dir>', 'run directory to write (default runs/<file name>)')
-    .option('--ragen-config <file>', "the RAGEN run's config (Hydra's .hydra/config.yaml, W&B's config.yaml, or an export's ragen_export.yaml): also writes config.json")
-    .option('--force', 'replace an existing non-empty --out directory (never a training run\'s)')
+    .option(
+      '--ragen-config <file>',
+      "the RAGEN run's config (Hydra's .hydra/config.yaml, W&B's config.yaml, or an export's ragen_export.yaml): also writes config.json",
+    )
+    .option('--force', "replace an existing non-empty --out directory (never a training run's)")
     .option('--quiet', 'no summary on stderr')
     .action((file: string, flags: ImportFlags) => {
       runImportMetrics(file, flags);
@@ -45,7 +50,8 @@ function readRagenConfig(file: string): { config: RunConfig; notImported: string
   } catch (err) {
     throw new UsageError(`--ragen-config ${file}: not YAML or JSON (${(err as Error).message})`);
   }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new UsageError(`--ragen-config ${file}: expected a mapping of config keys`);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new UsageError(`--ragen-config ${file}: expected a mapping of config keys`);
   const { config, notImported } = fromRagen(unwrapWandbConfig(raw as Record<string, unknown>));
   try {
     return { config: parseRunConfig(config, `RAGEN config ${file}`), notImported };
@@ -76,7 +82,10 @@ export function runImportMetrics(file: string, flags: ImportFlags): void {
     stepColumn: history.stepColumn,
     steps: history.rows.length,
     renamed: history.renamed,
-    notImported: { ...history.dropped, ...Object.fromEntries((ragen?.notImported ?? []).map((line) => [line.split(':')[0], line])) },
+    notImported: {
+      ...history.dropped,
+      ...Object.fromEntries((ragen?.notImported ?? []).map((line) => [line.split(':')[0], line])),
+    },
     changed: history.notes,
   };
   writeDirAtomic(out, {
@@ -89,11 +98,17 @@ export function runImportMetrics(file: string, flags: ImportFlags): void {
     const keys = new Set(history.rows.flatMap((r) => Object.keys(r)));
     const first = history.rows[0].step;
     const last = history.rows[history.rows.length - 1].step;
-    process.stderr.write(`import-metrics: ${history.rows.length} steps (${first} to ${last}), ${keys.size - 1} metric keys -> ${out}\n`);
-    for (const [from, to] of Object.entries(history.renamed)) process.stderr.write(`import-metrics: renamed ${from} -> ${to}\n`);
-    for (const [column, why] of Object.entries(history.dropped)) process.stderr.write(`import-metrics: left out ${column}: ${why}\n`);
-    for (const [column, why] of Object.entries(history.notes)) process.stderr.write(`import-metrics: note: ${column}: ${why}\n`);
-    for (const line of ragen?.notImported ?? []) process.stderr.write(`import-metrics: config: not imported: ${line}\n`);
+    process.stderr.write(
+      `import-metrics: ${history.rows.length} steps (${first} to ${last}), ${keys.size - 1} metric keys -> ${out}\n`,
+    );
+    for (const [from, to] of Object.entries(history.renamed))
+      process.stderr.write(`import-metrics: renamed ${from} -> ${to}\n`);
+    for (const [column, why] of Object.entries(history.dropped))
+      process.stderr.write(`import-metrics: left out ${column}: ${why}\n`);
+    for (const [column, why] of Object.entries(history.notes))
+      process.stderr.write(`import-metrics: note: ${column}: ${why}\n`);
+    for (const line of ragen?.notImported ?? [])
+      process.stderr.write(`import-metrics: config: not imported: ${line}\n`);
   }
   process.stdout.write(`${out}\n`);
 }

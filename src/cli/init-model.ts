@@ -25,8 +25,13 @@ interface InitModelFlags {
 
 /** Bytes of bf16 weights of a Qwen2 config (tied embedding), to check the disk before writing. */
 function weightBytes(config: Record<string, unknown>, layers: number): number {
-  const [v, h, i, heads, kv] = ['vocab_size', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_key_value_heads']
-    .map((k) => config[k] as number);
+  const [v, h, i, heads, kv] = [
+    'vocab_size',
+    'hidden_size',
+    'intermediate_size',
+    'num_attention_heads',
+    'num_key_value_heads',
+  ].map((k) => config[k] as number);
   const kvWidth = (h / heads) * kv;
   const perLayer = h * h + h + 2 * (h * kvWidth + kvWidth) + h * h + 3 * h * i + 2 * h;
   return 2 * (v * h + layers * perLayer + h);
@@ -35,28 +40,37 @@ function weightBytes(config: Record<string, unknown>, layers: number): number {
 function checkTarget(out: string, force: boolean, bytes: number): void {
   const target = path.resolve(out);
   try {
-    checkOutputDir('--out', out);        // writable, or creatable (refuses /proc and /sys before any mkdir)
-    assertNotRunOwned('--out', out);      // never a run or its checkpoints, --force or not
+    checkOutputDir('--out', out); // writable, or creatable (refuses /proc and /sys before any mkdir)
+    assertNotRunOwned('--out', out); // never a run or its checkpoints, --force or not
     assertInitModelTarget(target, force, `--out ${out}`);
   } catch (err) {
-    throw new UsageError((err as Error).message.startsWith('--out') ? (err as Error).message : `--out ${out}: ${(err as Error).message}`);
+    throw new UsageError(
+      (err as Error).message.startsWith('--out') ? (err as Error).message : `--out ${out}: ${(err as Error).message}`,
+    );
   }
   let existing = target;
   while (!fs.existsSync(existing)) existing = path.dirname(existing);
   const free = fs.statfsSync(existing);
   const available = free.bavail * free.bsize;
   if (bytes * 1.05 > available) {
-    throw new UsageError(`--out ${out}: the weights need ${(bytes / 1024 ** 3).toFixed(2)} GiB and only ` +
-      `${(available / 1024 ** 3).toFixed(2)} GiB are free there (nothing was written)`);
+    throw new UsageError(
+      `--out ${out}: the weights need ${(bytes / 1024 ** 3).toFixed(2)} GiB and only ` +
+        `${(available / 1024 ** 3).toFixed(2)} GiB are free there (nothing was written)`,
+    );
   }
 }
 
 export function registerInitModel(program: Command): void {
   program
     .command('init-model')
-    .description("write a randomly initialised Qwen2.5 model directory (Qwen's exact config, tokenizer and chat template; bf16 weights)")
+    .description(
+      "write a randomly initialised Qwen2.5 model directory (Qwen's exact config, tokenizer and chat template; bf16 weights)",
+    )
     .requiredOption('--shape <name>', `the model's shape: ${QWEN_SHAPE_NAMES.join(' or ')}`)
-    .option('--layers <n>', "decoder layers, from 1 to the model's own (24 for 0.5b, 36 for 3b); widths and vocabulary stay Qwen's")
+    .option(
+      '--layers <n>',
+      "decoder layers, from 1 to the model's own (24 for 0.5b, 36 for 3b); widths and vocabulary stay Qwen's",
+    )
     .option('--seed <s>', 'seed of the random weights (the same seed writes the same files)', '0')
     .requiredOption('--out <dir>', 'directory to write: new or empty (or, with --force, one init-model wrote)')
     .option('--force', 'replace --out when it is a directory that init-model wrote (never anything else)')
@@ -80,12 +94,16 @@ export function registerInitModel(program: Command): void {
         const code = (err as NodeJS.ErrnoException).code;
         if (/nothing was written/.test((err as Error).message)) throw new UsageError((err as Error).message);
         if (code && ['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS'].includes(code)) {
-          throw new UsageError(`--out ${flags.out}: writing the model failed (${code}: ${(err as Error).message.split('\n')[0]}); nothing was written`);
+          throw new UsageError(
+            `--out ${flags.out}: writing the model failed (${code}: ${(err as Error).message.split('\n')[0]}); nothing was written`,
+          );
         }
         throw err;
       }
-      log(`wrote ${result.dir}: ${flags.shape}${layers ? ` with ${layers} layers` : ''}, ` +
-        `${(result.parameters / 1e6).toFixed(1)}M parameters (bf16, ${(result.bytes / 1024 ** 2).toFixed(0)} MiB), ` +
-        `${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      log(
+        `wrote ${result.dir}: ${flags.shape}${layers ? ` with ${layers} layers` : ''}, ` +
+          `${(result.parameters / 1e6).toFixed(1)}M parameters (bf16, ${(result.bytes / 1024 ** 2).toFixed(0)} MiB), ` +
+          `${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      );
     });
 }

@@ -47,15 +47,29 @@ export interface LessonFlags {
 export function registerLesson(program: Command): void {
   program
     .command('lesson')
-    .description('the Echo Trap lesson headless: both arms on each training seed, each run judged and counted (OUT/lesson.json)')
+    .description(
+      'the Echo Trap lesson headless: both arms on each training seed, each run judged and counted (OUT/lesson.json)',
+    )
     .option('--preset <name>', "a preset with arms 'starpo' and 'starpo-s'", 'echo-trap')
     .requiredOption('--seeds <list>', 'training seeds (trainer.seed), e.g. 1,2,3 or 100-109')
     .option('--backend <name>', 'tfjs backend: webgpu, wasm, cpu or auto (trainer.backend)')
     .option('--workers <n>', 'cores per run: 1, 2 or auto (as ragen train)', 'auto')
-    .requiredOption('--out <dir>', 'lesson directory: runs in OUT/seed-S/<arm>, counts in OUT/lesson.json; run again to resume')
+    .requiredOption(
+      '--out <dir>',
+      'lesson directory: runs in OUT/seed-S/<arm>, counts in OUT/lesson.json; run again to resume',
+    )
     .option('--steps <n>', 'training steps per run (trainer.totalSteps)')
-    .option('--stop-after-collapse <k>', 'end a run k steps after its collapse, 0 = never (trainer.stopAfterCollapse)', String(DEFAULT_STOP_AFTER_COLLAPSE))
-    .option('--set <key=value>', 'override a config key of both arms (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+    .option(
+      '--stop-after-collapse <k>',
+      'end a run k steps after its collapse, 0 = never (trainer.stopAfterCollapse)',
+      String(DEFAULT_STOP_AFTER_COLLAPSE),
+    )
+    .option(
+      '--set <key=value>',
+      'override a config key of both arms (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .action(async (flags: LessonFlags) => {
       await runLesson(flags, { progressBar: !!process.stderr.isTTY });
     });
@@ -67,15 +81,23 @@ export function registerLesson(program: Command): void {
  */
 export function parseSeeds(text: string): number[] {
   const items = text.split(',').map((s) => s.trim());
-  if (items.length > MAX_LESSON_SEEDS) throw new UsageError(`--seeds takes at most ${MAX_LESSON_SEEDS} seeds, got ${items.length} items`);
+  if (items.length > MAX_LESSON_SEEDS)
+    throw new UsageError(`--seeds takes at most ${MAX_LESSON_SEEDS} seeds, got ${items.length} items`);
   const seeds: number[] = [];
   for (const item of items) {
-    if (item === '') throw new UsageError(`--seeds must be seeds or ranges separated by commas (e.g. 1,2,3 or 100-109), got '${clip(text)}'`);
+    if (item === '')
+      throw new UsageError(
+        `--seeds must be seeds or ranges separated by commas (e.g. 1,2,3 or 100-109), got '${clip(text)}'`,
+      );
     const range = /^(\d+)\s*-\s*(\d+)$/.exec(item);
     if (range) {
-      const [lo, hi] = [intFlag(range[1], '--seeds', 0, CONFIG_LIMITS.seed)!, intFlag(range[2], '--seeds', 0, CONFIG_LIMITS.seed)!];
+      const [lo, hi] = [
+        intFlag(range[1], '--seeds', 0, CONFIG_LIMITS.seed)!,
+        intFlag(range[2], '--seeds', 0, CONFIG_LIMITS.seed)!,
+      ];
       if (hi < lo) throw new UsageError(`--seeds: the range ${item} runs backwards`);
-      if (seeds.length + hi - lo + 1 > MAX_LESSON_SEEDS) throw new UsageError(`--seeds takes at most ${MAX_LESSON_SEEDS} seeds, got more in '${clip(text)}'`);
+      if (seeds.length + hi - lo + 1 > MAX_LESSON_SEEDS)
+        throw new UsageError(`--seeds takes at most ${MAX_LESSON_SEEDS} seeds, got more in '${clip(text)}'`);
       for (let s = lo; s <= hi; s++) seeds.push(s);
     } else {
       seeds.push(intFlag(item, '--seeds', 0, CONFIG_LIMITS.seed)!);
@@ -115,7 +137,10 @@ interface LessonRun {
   status: RunStatus;
 }
 
-export async function runLesson(flags: LessonFlags, opts: { progressBar?: boolean; log?: (line: string) => void } = {}): Promise<LessonFile> {
+export async function runLesson(
+  flags: LessonFlags,
+  opts: { progressBar?: boolean; log?: (line: string) => void } = {},
+): Promise<LessonFile> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const { seeds, out, workers, trainFlags } = checkFlags(flags);
 
@@ -123,17 +148,21 @@ export async function runLesson(flags: LessonFlags, opts: { progressBar?: boolea
   // resolved into a folder that does not exist, and then each run's own directory.
   const probe = path.join(os.tmpdir(), `ragen-lesson-check-${process.pid}-${Date.now()}`);
   const config = resolveTrainArms({ ...trainFlags, seed: String(seeds[0]), out: probe })[0].config;
-  const runs: LessonRun[] = seeds.flatMap((seed) => LESSON_ARMS.map((arm) => {
-    const dir = path.join(out, `seed-${seed}`, arm.name);
-    return { seed, arm, out: dir, status: runStatus(dir, config.trainer.totalSteps) };
-  }));
+  const runs: LessonRun[] = seeds.flatMap((seed) =>
+    LESSON_ARMS.map((arm) => {
+      const dir = path.join(out, `seed-${seed}`, arm.name);
+      return { seed, arm, out: dir, status: runStatus(dir, config.trainer.totalSteps) };
+    }),
+  );
   for (const run of runs) {
     if (run.status === 'restart') assertNotLocked(run.out);
-    else resolveRun(run, trainFlags);   // refuses a run whose config.json differs, or one another process holds
+    else resolveRun(run, trainFlags); // refuses a run whose config.json differs, or one another process holds
   }
   const done = runs.filter((r) => r.status === 'finished').length;
-  log(`lesson: preset ${flags.preset}, ${seeds.length} seed${seeds.length === 1 ? '' : 's'} x 2 arms -> ${out}` +
-    (done ? ` (${done} of ${runs.length} runs already finished)` : ''));
+  log(
+    `lesson: preset ${flags.preset}, ${seeds.length} seed${seeds.length === 1 ? '' : 's'} x 2 arms -> ${out}` +
+      (done ? ` (${done} of ${runs.length} runs already finished)` : ''),
+  );
 
   for (const [i, run] of runs.entries()) {
     const where = `seed ${run.seed} (${Math.floor(i / 2) + 1} of ${seeds.length}), ${run.arm.label}`;
@@ -150,11 +179,24 @@ export async function runLesson(flags: LessonFlags, opts: { progressBar?: boolea
     }
     const arm = resolveRun(run, trainFlags);
     const prefix = `[seed ${run.seed} ${run.arm.name}] `;
-    await runTrainArms([arm], { resume: run.status === 'unfinished', workers, progressBar: opts.progressBar, log: (line) => log(line ? prefix + line : line) });
+    await runTrainArms([arm], {
+      resume: run.status === 'unfinished',
+      workers,
+      progressBar: opts.progressBar,
+      log: (line) => log(line ? prefix + line : line),
+    });
   }
 
   const trained = runs.some((r) => r.status !== 'finished');
-  const file = lessonFile(flags.preset, seeds, runs, config.trainer.backend, trained, config.trainer.totalSteps, config.trainer.stopAfterCollapse);
+  const file = lessonFile(
+    flags.preset,
+    seeds,
+    runs,
+    config.trainer.backend,
+    trained,
+    config.trainer.totalSteps,
+    config.trainer.stopAfterCollapse,
+  );
   fs.writeFileSync(path.join(out, LESSON_FILE), JSON.stringify(file, null, 2) + '\n');
   log('');
   for (const line of countLines(file)) log(line);
@@ -173,19 +215,38 @@ function checkFlags(flags: LessonFlags) {
     throw new UsageError(`--preset: ${(err as Error).message}`);
   }
   if (!LESSON_ARMS.every((a) => arms.includes(a.name))) {
-    throw new UsageError(`--preset ${flags.preset} has no arms 'starpo' and 'starpo-s' for the lesson to compare (arms: ${arms.join(', ')}); try --preset echo-trap`);
+    throw new UsageError(
+      `--preset ${flags.preset} has no arms 'starpo' and 'starpo-s' for the lesson to compare (arms: ${arms.join(', ')}); try --preset echo-trap`,
+    );
   }
-  const stopAfterCollapse = intFlag(flags.stopAfterCollapse ?? String(DEFAULT_STOP_AFTER_COLLAPSE), '--stop-after-collapse', 0, CONFIG_LIMITS.count)!;
+  const stopAfterCollapse = intFlag(
+    flags.stopAfterCollapse ?? String(DEFAULT_STOP_AFTER_COLLAPSE),
+    '--stop-after-collapse',
+    0,
+    CONFIG_LIMITS.count,
+  )!;
   const workers = workersFlag(flags.workers ?? 'auto');
   // The lesson's settings come first, so that a --set of the same key wins.
   const set = [`trainer.saveFreq=${LESSON_SAVE_FREQ}`, `trainer.stopAfterCollapse=${stopAfterCollapse}`, ...flags.set];
-  return { seeds, out: flags.out, stopAfterCollapse, workers, trainFlags: { preset: flags.preset, backend: flags.backend, steps: flags.steps, set } };
+  return {
+    seeds,
+    out: flags.out,
+    stopAfterCollapse,
+    workers,
+    trainFlags: { preset: flags.preset, backend: flags.backend, steps: flags.steps, set },
+  };
 }
 
 /** The arm of `ragen train --preset P --arm A --seed S --out OUT/seed-S` (with --resume where the run has begun). */
 function resolveRun(run: LessonRun, trainFlags: ReturnType<typeof checkFlags>['trainFlags']): TrainArm {
   const resume = run.status === 'finished' || run.status === 'unfinished';
-  return resolveTrainArms({ ...trainFlags, seed: String(run.seed), arm: run.arm.name, out: path.dirname(run.out), resume })[0];
+  return resolveTrainArms({
+    ...trainFlags,
+    seed: String(run.seed),
+    arm: run.arm.name,
+    out: path.dirname(run.out),
+    resume,
+  })[0];
 }
 
 function runRecord(run: LessonRun): LessonRunRecord {
@@ -197,16 +258,29 @@ function runRecord(run: LessonRun): LessonRunRecord {
 
 function gitCommit(): string | null {
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || null;
+    return (
+      execFileSync('git', ['rev-parse', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim() || null
+    );
   } catch {
     return null;
   }
 }
 
-function lessonFile(preset: string, seeds: number[], runs: LessonRun[], backend: string, trained: boolean, totalSteps: number,
-  stopAfterCollapse: number): LessonFile {
+function lessonFile(
+  preset: string,
+  seeds: number[],
+  runs: LessonRun[],
+  backend: string,
+  trained: boolean,
+  totalSteps: number,
+  stopAfterCollapse: number,
+): LessonFile {
   // The backend tfjs ran this command's training on; null when every run had finished before.
   const used = trained ? (tf.getBackend() ?? null) : null;
-  return lessonReport({ preset, seeds, backend: { choice: backend, used }, commit: gitCommit(), totalSteps, stopAfterCollapse },
-    (seed, arm) => runRecord(runs.find((r) => r.seed === seed && r.arm.name === arm)!));
+  return lessonReport(
+    { preset, seeds, backend: { choice: backend, used }, commit: gitCommit(), totalSteps, stopAfterCollapse },
+    (seed, arm) => runRecord(runs.find((r) => r.seed === seed && r.arm.name === arm)!),
+  );
 }

@@ -28,7 +28,10 @@ export function ragenProgram(): Command {
     .showHelpAfterError()
     .exitOverride()
     .hook('preAction', () => checkEnvironment())
-    .addHelpText('after', `\n${EXAMPLES}\n\nEnvironment variables:\n${ENV_VARIABLES.map(([name, what]) => `  ${name.padEnd(24)}${what}`).join('\n')}`);
+    .addHelpText(
+      'after',
+      `\n${EXAMPLES}\n\nEnvironment variables:\n${ENV_VARIABLES.map(([name, what]) => `  ${name.padEnd(24)}${what}`).join('\n')}`,
+    );
   // In the order a newcomer uses them: train, then look at what was trained; the tools after.
   registerTrain(program);
   registerLesson(program);
@@ -58,7 +61,9 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
     console.error(err);
-    console.error('ragen: this is a bug in ragen, not a problem with your input: please report it with the command line and the trace above');
+    console.error(
+      'ragen: this is a bug in ragen, not a problem with your input: please report it with the command line and the trace above',
+    );
     return 1;
   }
 }

@@ -88,15 +88,30 @@ export function registerTrain(program: Command): void {
     .command('train')
     .description('train a policy with StarPO / StarPO-S (metrics.jsonl, rollouts.jsonl, checkpoints in --out)')
     .option('--preset <name>', `a named run config: ${PRESET_NAMES.join(', ')}`)
-    .option('--config <file>', 'a YAML or JSON run config (any subset of the keys; laid over the preset or the defaults)')
+    .option(
+      '--config <file>',
+      'a YAML or JSON run config (any subset of the keys; laid over the preset or the defaults)',
+    )
     .option('--steps <n>', 'training steps (trainer.totalSteps)')
     .option('--backend <name>', 'tfjs backend: webgpu, wasm, cpu or auto (trainer.backend)')
     .option('--seed <s>', 'seed of sampling and initialisation (trainer.seed)')
     .option('--out <dir>', 'run directory (default runs/<preset>)')
-    .option('--set <key=value>', 'override a config key, e.g. --set actor.lr=3e-5 (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+    .option(
+      '--set <key=value>',
+      'override a config key, e.g. --set actor.lr=3e-5 (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .option('--resume', 'continue the run in --out from its newest checkpoint')
-    .option('--arm <name>', "train only this arm of a multi-arm preset (echo-trap: 'starpo' or 'starpo-s'); it still goes to <out>/<arm>")
-    .option('--workers <n>', 'cores per run: 1, 2 (a helper thread generates half the rollouts and trains the critic; same results), or auto', 'auto')
+    .option(
+      '--arm <name>',
+      "train only this arm of a multi-arm preset (echo-trap: 'starpo' or 'starpo-s'); it still goes to <out>/<arm>",
+    )
+    .option(
+      '--workers <n>',
+      'cores per run: 1, 2 (a helper thread generates half the rollouts and trains the critic; same results), or auto',
+      'auto',
+    )
     .action(async (flags: TrainFlags) => {
       const workers = workersFlag(flags.workers);
       const arms = resolveTrainArms(flags);
@@ -109,7 +124,8 @@ export function registerTrain(program: Command): void {
 
 function readConfigFile(file: string): unknown {
   if (!fs.existsSync(file)) throw new UsageError(`--config ${file}: the file does not exist`);
-  if (!fs.statSync(file).isFile()) throw new UsageError(`--config ${file}: not a file (give a YAML or JSON run config)`);
+  if (!fs.statSync(file).isFile())
+    throw new UsageError(`--config ${file}: not a file (give a YAML or JSON run config)`);
   const input = readConfigText(fs.readFileSync(file, 'utf8'), file.endsWith('.json') ? 'json' : 'yaml', file);
   checkConfigShape(input, file); // before it is merged: absurd nesting would overflow the merge
   return input;
@@ -133,13 +149,15 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
       ...(seed !== undefined ? [`trainer.seed=${seed}`] : []),
       ...(flags.backend !== undefined ? [`trainer.backend=${flags.backend}`] : []),
     ];
-    const arms = flags.resume && !flags.preset && !flags.config ? savedArms(flags, flagOverrides) : newArms(flags, flagOverrides);
+    const arms =
+      flags.resume && !flags.preset && !flags.config ? savedArms(flags, flagOverrides) : newArms(flags, flagOverrides);
     const contexts = new Map<string, ModelContext>();
     for (const arm of arms) {
       checkOutputDir('--out', arm.out);
       assertNotLocked(arm.out); // a live run's directory: say so, not what it lacks so far (say, its first checkpoint)
       if (flags.resume) assertResumable(arm.out, arm.config);
-      else if (holdsRun(arm.out)) throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
+      else if (holdsRun(arm.out))
+        throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
       arm.modelDir = modelDirFor(arm.config);
       if (!contexts.has(arm.modelDir)) contexts.set(arm.modelDir, readModelContext(arm.modelDir));
       const context = contexts.get(arm.modelDir)!;
@@ -155,18 +173,23 @@ export function resolveTrainArms(flags: TrainFlags): TrainArm[] {
 
 /** Resuming with neither preset nor config: each run directory's own config.json, with --set / flags laid over it. */
 function savedArms(flags: TrainFlags, flagOverrides: string[]): TrainArm[] {
-  if (!flags.out) throw new UsageError('--resume needs --out DIR (the run to continue), or the --preset it was started with');
+  if (!flags.out)
+    throw new UsageError('--resume needs --out DIR (the run to continue), or the --preset it was started with');
   assertNotLocked(flags.out); // a run that is still starting has no config.json yet: name its owner instead
   const dirs = fs.existsSync(path.join(flags.out, 'config.json'))
     ? [{ name: path.basename(flags.out), out: flags.out }]
     : fs.existsSync(flags.out) && fs.statSync(flags.out).isDirectory()
-      ? fs.readdirSync(flags.out)
+      ? fs
+          .readdirSync(flags.out)
           .filter((d) => fs.existsSync(path.join(flags.out!, d, 'config.json')))
           .map((d) => ({ name: d, out: path.join(flags.out!, d) }))
       : [];
   if (dirs.length === 0) throw new UsageError(`--resume: ${flags.out} holds no run (no config.json)`);
   const chosen = flags.arm === undefined ? dirs : dirs.filter((d) => d.name === flags.arm);
-  if (chosen.length === 0) throw new UsageError(`--arm: ${flags.out} holds no arm '${flags.arm}' (arms: ${dirs.map((d) => d.name).join(', ')})`);
+  if (chosen.length === 0)
+    throw new UsageError(
+      `--arm: ${flags.out} holds no arm '${flags.arm}' (arms: ${dirs.map((d) => d.name).join(', ')})`,
+    );
   return chosen.map(({ name, out }) => {
     const saved = parseRunConfig(readRunConfig(out), path.join(out, 'config.json'));
     return { name, config: applyOverrides(saved, [...flags.set, ...flagOverrides]), out, modelDir: '' };
@@ -182,16 +205,20 @@ function newArms(flags: TrainFlags, flagOverrides: string[]): TrainArm[] {
   const fileInput = flags.config ? readConfigFile(flags.config) : undefined;
   const root = flags.out ?? path.join('runs', flags.preset ?? base[0].name);
   if (flags.arm !== undefined && !base.some((arm) => arm.name === flags.arm)) {
-    throw new UsageError(`--arm: ${flags.preset ? `preset '${flags.preset}'` : 'the config'} has no arm '${flags.arm}' (arms: ${base.map((a) => a.name).join(', ')})`);
+    throw new UsageError(
+      `--arm: ${flags.preset ? `preset '${flags.preset}'` : 'the config'} has no arm '${flags.arm}' (arms: ${base.map((a) => a.name).join(', ')})`,
+    );
   }
-  return base.filter((arm) => flags.arm === undefined || arm.name === flags.arm).map((arm) => {
-    let config = arm.config;
-    if (fileInput !== undefined) config = parseRunConfig(mergeConfigInput(config, fileInput), flags.config);
-    config = applyOverrides(config, [...flags.set, ...flagOverrides]);
-    assertRunnable(config);
-    const out = base.length > 1 ? path.join(root, arm.name) : root;  // with --arm too, so arms run apart still pair up
-    return { name: arm.name, config, out, modelDir: '' };
-  });
+  return base
+    .filter((arm) => flags.arm === undefined || arm.name === flags.arm)
+    .map((arm) => {
+      let config = arm.config;
+      if (fileInput !== undefined) config = parseRunConfig(mergeConfigInput(config, fileInput), flags.config);
+      config = applyOverrides(config, [...flags.set, ...flagOverrides]);
+      assertRunnable(config);
+      const out = base.length > 1 ? path.join(root, arm.name) : root; // with --arm too, so arms run apart still pair up
+      return { name: arm.name, config, out, modelDir: '' };
+    });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -225,7 +252,8 @@ export async function runTrainArms(arms: readonly TrainArm[], opts: RunOptions):
   try {
     for (const arm of arms) {
       locks.push(lockRunDir(arm.out));
-      if (!opts.resume && holdsRun(arm.out)) throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
+      if (!opts.resume && holdsRun(arm.out))
+        throw new UsageError(`${arm.out} already holds a run: pass --resume to continue it, or choose another --out`);
       for (const line of cleanInterruptedWrites(arm.out)) log(line);
     }
     const backend = arms[0].config.trainer.backend;
@@ -239,12 +267,16 @@ export async function runTrainArms(arms: readonly TrainArm[], opts: RunOptions):
       await trainArm(arm, { ...opts, log });
     }
     log('');
-    for (const line of nextCommands(arms.map((a) => ({ out: a.out, checkpoint: latestCheckpoint(a.out)?.dir ?? null })))) log(line);
+    for (const line of nextCommands(
+      arms.map((a) => ({ out: a.out, checkpoint: latestCheckpoint(a.out)?.dir ?? null })),
+    ))
+      log(line);
     failed = false;
   } finally {
     for (const lock of locks) lock.release();
     // A run directory this command made and that a failed start left empty goes too.
-    if (failed) for (const out of newDirs) if (fs.existsSync(out) && fs.readdirSync(out).length === 0) fs.rmdirSync(out);
+    if (failed)
+      for (const out of newDirs) if (fs.existsSync(out) && fs.readdirSync(out).length === 0) fs.rmdirSync(out);
   }
 }
 
@@ -269,7 +301,11 @@ const fmt = (v: number, digits = 3) => (Number.isFinite(v) ? v.toFixed(digits) :
  * Builds the trainer; a checkpoint that cannot be loaded (missing or truncated file, bad header, missing critic or
  * optimizer state) becomes one UsageError line, `describe(why)`, instead of a stack trace.
  */
-async function startTrainer(create: () => Promise<Trainer>, sink: JsonlSink, describe: (why: string) => string): Promise<Trainer> {
+async function startTrainer(
+  create: () => Promise<Trainer>,
+  sink: JsonlSink,
+  describe: (why: string) => string,
+): Promise<Trainer> {
   try {
     return await create();
   } catch (err) {
@@ -306,9 +342,16 @@ export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
   let sink: JsonlSink;
   const checkpoint = opts.resume ? latestCheckpoint(out) : null;
   // resolveTrainArms refused a resume without a checkpoint; one that lost it since then is refused the same way.
-  if (opts.resume && !checkpoint) throw new UsageError(`--resume: ${out} holds no complete checkpoint to continue from; nothing was changed`);
-  const helper = helperThreads(opts.workers ?? 'auto', started?.info.name ?? config.trainer.backend, config) > 0 ? spawnHelperThread() : null;
-  if (helper) log('using 2 cores: a helper thread generates half of each rollout batch and trains the critic (same results as 1)');
+  if (opts.resume && !checkpoint)
+    throw new UsageError(`--resume: ${out} holds no complete checkpoint to continue from; nothing was changed`);
+  const helper =
+    helperThreads(opts.workers ?? 'auto', started?.info.name ?? config.trainer.backend, config) > 0
+      ? spawnHelperThread()
+      : null;
+  if (helper)
+    log(
+      'using 2 cores: a helper thread generates half of each rollout batch and trains the critic (same results as 1)',
+    );
   const progress = new StepProgress({ log });
   try {
     ({ trainer, sink } = await createTrainer(arm, checkpoint, helper?.api, log, progress.report));
@@ -328,24 +371,34 @@ export async function trainArm(arm: TrainArm, opts: RunOptions): Promise<void> {
  * The trainer of a fresh run (from the arm's model directory) or of a resume (from `checkpoint`). The checkpoint is
  * loaded before anything in the run directory changes, so a damaged one changes nothing.
  */
-async function createTrainer(arm: TrainArm, checkpoint: ReturnType<typeof latestCheckpoint> | null,
-                             helper: HelperApi | undefined, log: (line: string) => void,
-                             onProgress: StepProgress['report']): Promise<{ trainer: Trainer; sink: JsonlSink }> {
+async function createTrainer(
+  arm: TrainArm,
+  checkpoint: ReturnType<typeof latestCheckpoint> | null,
+  helper: HelperApi | undefined,
+  log: (line: string) => void,
+  onProgress: StepProgress['report'],
+): Promise<{ trainer: Trainer; sink: JsonlSink }> {
   const { config, out } = arm;
   let trainer: Trainer;
   const undoFreshStart = freshStartUndo(out);
   const sink = new JsonlSink(out);
   if (checkpoint) {
-    trainer = await startTrainer(() => Trainer.create(config, { resumeFiles: readCheckpointFiles(checkpoint.dir), sink, log, helper, onProgress }), sink,
-      (why) => damagedCheckpoint(out, checkpoint.dir, why));
+    trainer = await startTrainer(
+      () => Trainer.create(config, { resumeFiles: readCheckpointFiles(checkpoint.dir), sink, log, helper, onProgress }),
+      sink,
+      (why) => damagedCheckpoint(out, checkpoint.dir, why),
+    );
     sink.truncateAfter(checkpoint.step);
     log(`resuming ${out} from checkpoint step ${checkpoint.step} (metrics after it dropped)`);
   } else {
     try {
-      trainer = await startTrainer(() => Trainer.create(config, { policyFiles: readCheckpointFiles(arm.modelDir), sink, log, helper, onProgress }), sink,
-        (why) => `cannot start from ${arm.modelDir}: ${why}`);
+      trainer = await startTrainer(
+        () => Trainer.create(config, { policyFiles: readCheckpointFiles(arm.modelDir), sink, log, helper, onProgress }),
+        sink,
+        (why) => `cannot start from ${arm.modelDir}: ${why}`,
+      );
     } catch (err) {
-      undoFreshStart();   // a start that never trained leaves nothing that looks like a run
+      undoFreshStart(); // a start that never trained leaves nothing that looks like a run
       throw err;
     }
   }
@@ -369,8 +422,15 @@ function freshStartUndo(out: string): () => void {
   };
 }
 
-async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, checkpoint: ReturnType<typeof latestCheckpoint> | null,
-                         opts: RunOptions, log: (line: string) => void, progress: StepProgress): Promise<void> {
+async function trainLoop(
+  arm: TrainArm,
+  trainer: Trainer,
+  sink: JsonlSink,
+  checkpoint: ReturnType<typeof latestCheckpoint> | null,
+  opts: RunOptions,
+  log: (line: string) => void,
+  progress: StepProgress,
+): Promise<void> {
   const { config, out } = arm;
   const total = config.trainer.totalSteps;
 
@@ -378,17 +438,26 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
   const bar = useBar
     ? new cliProgress.SingleBar(
         {
-          format: '{bar} {value}/{total} | success {success} | val {val} | reward std {std} | entropy {entropy} | {sps} s/step{left} {phase}',
+          format:
+            '{bar} {value}/{total} | success {success} | val {val} | reward std {std} | entropy {entropy} | {sps} s/step{left} {phase}',
           hideCursor: true,
         },
         cliProgress.Presets.shades_classic,
       )
     : null;
-  bar?.start(total, trainer.stepsDone, { success: '-', val: '-', std: '-', entropy: '-', sps: '-', left: '', phase: '' });
+  bar?.start(total, trainer.stepsDone, {
+    success: '-',
+    val: '-',
+    std: '-',
+    entropy: '-',
+    sps: '-',
+    left: '',
+    phase: '',
+  });
   // Inside a step: the bar shows where it is; without a bar a slow step logs a line now and then.
   if (bar) progress.useBar((phase) => bar.update({ phase: phase ? `| ${phase}` : '' }));
   let lastSaved = checkpoint?.step ?? -1;
-  const timed: MetricRow[] = [];   // this session's steps with their timing_s/step
+  const timed: MetricRow[] = []; // this session's steps with their timing_s/step
   try {
     while (!trainer.finished) {
       progress.startStep(trainer.stepsDone + 1);
@@ -407,7 +476,9 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
       };
       if (bar) bar.update(r.step, { ...shown, left: left && ` | ${left}` });
       else {
-        log(`step ${r.step}/${total}  success ${shown.success}  val ${shown.val}  reward std ${shown.std}  entropy ${shown.entropy}  ${shown.sps} s/step${left && `  ${left}`}`);
+        log(
+          `step ${r.step}/${total}  success ${shown.success}  val ${shown.val}  reward std ${shown.std}  entropy ${shown.entropy}  ${shown.sps} s/step${left && `  ${left}`}`,
+        );
       }
       if (trainer.shouldCheckpoint(r.step) || trainer.finished) {
         writeCheckpoint(out, r.step, await trainer.checkpointFiles(), config.trainer.keepCheckpoints);
@@ -425,6 +496,8 @@ async function trainLoop(arm: TrainArm, trainer: Trainer, sink: JsonlSink, check
   if (trainer.stoppedBy) log(`run stopped early (${trainer.stoppedBy}) after step ${trainer.stepsDone}`);
   if (timed.length === 0) log(`${out}: the run was already complete (${trainer.stepsDone} steps)`);
   const rows = readMetricsJsonl(path.join(out, METRICS_FILE));
-  log(`\n${out}: ${trainer.stepsDone} steps${timed.length ? `, ${fmt(meanOf(timed.map((r) => r['timing_s/step'] as number)), 2)} s/step` : ''}`);
+  log(
+    `\n${out}: ${trainer.stepsDone} steps${timed.length ? `, ${fmt(meanOf(timed.map((r) => r['timing_s/step'] as number)), 2)} s/step` : ''}`,
+  );
   log(formatSummary(summarizeMetrics(rows, { echoTrap: config.echoTrap })));
 }

@@ -6,9 +6,12 @@ import type { EnvBlock, RunConfig } from '../starpo/config';
 /** The lines that explain the step line, for a run of `config`. */
 export function stepLineLegend(config: RunConfig): string[] {
   const { testFreq, valBeforeTrain } = config.trainer;
-  const when = testFreq > 0
-    ? `${valBeforeTrain ? 'before training, then ' : ''}every ${testFreq} steps`
-    : valBeforeTrain ? 'before training only (trainer.testFreq is 0)' : 'never (trainer.testFreq is 0)';
+  const when =
+    testFreq > 0
+      ? `${valBeforeTrain ? 'before training, then ' : ''}every ${testFreq} steps`
+      : valBeforeTrain
+        ? 'before training only (trainer.testFreq is 0)'
+        : 'never (trainer.testFreq is 0)';
   const lines = [
     "columns:  success     share of the step's training episodes that succeeded",
     `          val <env>   validation success of each env, from the latest validation (${when})`,
@@ -54,8 +57,13 @@ function banditTestNote(config: RunConfig): string[] | null {
 export function nextCommands(runs: readonly { out: string; checkpoint: string | null }[]): string[] {
   const evals = runs.filter((r) => r.checkpoint !== null).map((r) => `npx ragen eval --checkpoint ${r.checkpoint}`);
   const width = Math.max(0, ...evals.map((e) => e.length));
-  const lines = evals.map((e, i) => `${i === 0 ? 'next: ' : '      '}${e.padEnd(width)}   # scorecard on held-out and out-of-distribution suites`);
+  const lines = evals.map(
+    (e, i) =>
+      `${i === 0 ? 'next: ' : '      '}${e.padEnd(width)}   # scorecard on held-out and out-of-distribution suites`,
+  );
   const metrics = runs.map((r) => `${r.out}/metrics.jsonl`).join(', ');
-  lines.push(`${lines.length ? '      ' : 'next: '}${'npm run dev'.padEnd(width)}   # the playground; its Runs panel imports ${metrics}`);
+  lines.push(
+    `${lines.length ? '      ' : 'next: '}${'npm run dev'.padEnd(width)}   # the playground; its Runs panel imports ${metrics}`,
+  );
   return lines;
 }

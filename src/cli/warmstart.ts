@@ -7,7 +7,13 @@ import path from 'node:path';
 import { BACKEND_NAMES, initBackend, isBackendName, type BackendName } from '../model/backend';
 import { assertCheckpointTarget, saveCheckpointDir } from '../model/checkpointDir';
 import { PRESET_NAMES } from '../starpo/presets';
-import { WARMSTART_PRESETS, buildWarmStart, checkPolicy, warmStartRecipeName, type PolicyCheck } from '../warmstart/warmstart';
+import {
+  WARMSTART_PRESETS,
+  buildWarmStart,
+  checkPolicy,
+  warmStartRecipeName,
+  type PolicyCheck,
+} from '../warmstart/warmstart';
 import { REPO_ROOT } from './modelDir';
 import { checkOutputDir, pruneStaleTemps } from '../node/safeWrite';
 import { FLAG_LIMITS, intFlag } from './flags';
@@ -28,12 +34,19 @@ export function registerWarmstart(program: Command): void {
     .command('warmstart')
     .description("rebuild a tiny preset's warm-start checkpoint: supervised fine-tuning on solver demonstrations")
     .requiredOption('--preset <name>', `preset whose warm start to build (${WARMSTART_PRESETS.join(', ')})`)
-    .option('--out <dir>', 'checkpoint directory to write (default: public/<the preset\'s model.warmStart>)')
-    .option('--backend <name>', `tfjs backend (${BACKEND_NAMES.join(', ')}); the shipped checkpoints were built on wasm`, 'wasm')
+    .option('--out <dir>', "checkpoint directory to write (default: public/<the preset's model.warmStart>)")
+    .option(
+      '--backend <name>',
+      `tfjs backend (${BACKEND_NAMES.join(', ')}); the shipped checkpoints were built on wasm`,
+      'wasm',
+    )
     .option('--steps <n>', "SFT steps of the first cycle (default: the preset's recipe; later cycles keep their own)")
     .option('--check-episodes <n>', 'validation episodes sampled to check the result', '32')
     .option('--no-check', 'skip the sampled check')
-    .option('--force', 'replace an existing checkpoint at --out (the shipped one by default; never one inside a training run)')
+    .option(
+      '--force',
+      'replace an existing checkpoint at --out (the shipped one by default; never one inside a training run)',
+    )
     .action(async (flags: WarmstartFlags) => {
       const preset = resolvePresetName(flags.preset);
       if (!isBackendName(flags.backend)) {
@@ -52,7 +65,11 @@ export function registerWarmstart(program: Command): void {
         assertCheckpointTarget(out);
         checkOutputDir('--out', out, { fresh: true, force: !!flags.force });
       } catch (err) {
-        throw new UsageError((err as Error).message.startsWith('--out') ? (err as Error).message : `--out ${out}: ${(err as Error).message}`);
+        throw new UsageError(
+          (err as Error).message.startsWith('--out')
+            ? (err as Error).message
+            : `--out ${out}: ${(err as Error).message}`,
+        );
       }
       await runWarmstart({ preset, out, backend: flags.backend, steps, checkEpisodes, check: flags.check });
     });
@@ -102,7 +119,9 @@ async function runWarmstart(o: RunOptions): Promise<void> {
         // Outside a terminal (a log, CI) a line every 30 s: a long recipe builds for tens of minutes. (The bar's own
         // timer cannot do this: the SFT loop never yields to timers.)
         lastLine = Date.now();
-        console.log(`  SFT ${step}/${total} steps, loss ${loss.toFixed(3)}, ${((lastLine - started) / 1000).toFixed(0)} s`);
+        console.log(
+          `  SFT ${step}/${total} steps, loss ${loss.toFixed(3)}, ${((lastLine - started) / 1000).toFixed(0)} s`,
+        );
       }
     },
   });
@@ -124,7 +143,9 @@ async function runWarmstart(o: RunOptions): Promise<void> {
         `imperfect actions ${pct(c.imperfectFraction)}`,
     );
   }
-  console.log(`  SFT: ${result.losses.length} steps in ${result.sftSeconds.toFixed(0)} s, final loss ${result.finalLoss.toFixed(3)} (mean of the last 10 % of steps)`);
+  console.log(
+    `  SFT: ${result.losses.length} steps in ${result.sftSeconds.toFixed(0)} s, final loss ${result.finalLoss.toFixed(3)} (mean of the last 10 % of steps)`,
+  );
 
   const report: Record<string, unknown> = {
     preset: o.preset,
@@ -132,13 +153,26 @@ async function runWarmstart(o: RunOptions): Promise<void> {
     recipe,
     demonstrations: d,
     ...(later.length > 0 ? { laterCycleDemonstrations: later } : {}),
-    sft: { steps: result.losses.length, seconds: result.sftSeconds, finalLoss: result.finalLoss, firstLoss: result.losses[0] },
+    sft: {
+      steps: result.losses.length,
+      seconds: result.sftSeconds,
+      finalLoss: result.finalLoss,
+      firstLoss: result.losses[0],
+    },
   };
   try {
     if (o.check) {
       // RAGEN rolls out at temperature 1 and validates at 0.5: format is checked at 1 (the harder case), success at 0.5.
-      const atRollout = await checkPolicy(model, tokenizer, config, { temperature: config.rollout.temperature, seed: 1, episodes: o.checkEpisodes });
-      const atVal = await checkPolicy(model, tokenizer, config, { temperature: config.rollout.valTemperature, seed: 2, episodes: o.checkEpisodes });
+      const atRollout = await checkPolicy(model, tokenizer, config, {
+        temperature: config.rollout.temperature,
+        seed: 1,
+        episodes: o.checkEpisodes,
+      });
+      const atVal = await checkPolicy(model, tokenizer, config, {
+        temperature: config.rollout.valTemperature,
+        seed: 2,
+        episodes: o.checkEpisodes,
+      });
       printCheck(`temperature ${config.rollout.temperature}`, atRollout);
       printCheck(`temperature ${config.rollout.valTemperature}`, atVal);
       report.check = {

@@ -60,5 +60,8 @@ export function toEpisodeRecord(policy: string, suite: EvalSuite, k: number, t: 
 
 /** One JSONL line (non-finite numbers as null, as the metrics files do). */
 export function episodeRecordLine(record: EpisodeRecord): string {
-  return JSON.stringify(record, (_key, value) => (typeof value === 'number' && !Number.isFinite(value) ? null : value)) + '\n';
+  return (
+    JSON.stringify(record, (_key, value) => (typeof value === 'number' && !Number.isFinite(value) ? null : value)) +
+    '\n'
+  );
 }

@@ -7,7 +7,11 @@ const signed = (x: number, digits = 1) => (Number.isFinite(x) ? `${x >= 0 ? '+' 
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -31,7 +35,13 @@ function suiteRow(s: SuiteScore): string[] {
 /** Grounding columns of one suite ('-' where undefined, and in scorecards written before the field existed). */
 function groundingRow(s: SuiteScore): string[] {
   const g = s.grounding;
-  return [s.suite, pct(g?.rate ?? NaN), pct(g?.blind ?? NaN), num(g?.claimsPerTurn ?? NaN), pct(g?.answerAgreement ?? NaN)];
+  return [
+    s.suite,
+    pct(g?.rate ?? NaN),
+    pct(g?.blind ?? NaN),
+    num(g?.claimsPerTurn ?? NaN),
+    pct(g?.answerAgreement ?? NaN),
+  ];
 }
 
 /** The scorecard table, a legend line, and (with a comparison) the deltas against the baseline. */
@@ -47,7 +57,20 @@ export function formatScorecard(card: Scorecard, comparison?: Comparison): strin
   out.push('');
   out.push(
     table(
-      ['suite', 'kind', 'success [95% CI]', 'optimum', `pass@${k}`, 'reward', 'step eff', 'valid act', 'format err', `think ${unit}`, 'distinct-2', 'pairwise div'],
+      [
+        'suite',
+        'kind',
+        'success [95% CI]',
+        'optimum',
+        `pass@${k}`,
+        'reward',
+        'step eff',
+        'valid act',
+        'format err',
+        `think ${unit}`,
+        'distinct-2',
+        'pairwise div',
+      ],
       card.suites.map(suiteRow),
     ),
   );
@@ -86,7 +109,8 @@ export function formatScorecard(card: Scorecard, comparison?: Comparison): strin
         ]),
       ),
     );
-    if (comparison.missingInBaseline.length) out.push(`not in the baseline: ${comparison.missingInBaseline.join(', ')}`);
+    if (comparison.missingInBaseline.length)
+      out.push(`not in the baseline: ${comparison.missingInBaseline.join(', ')}`);
   }
   return out.join('\n') + '\n';
 }

@@ -41,7 +41,12 @@ export function assertSuitesFitContext(
   assertDialoguesFit({
     blocks: suites.map((s) => ({
       name: `suite ${s.name}`,
-      block: { tag: s.tag, nGroups: 1, ...(s.config !== undefined ? { config: s.config } : {}), ...(s.maxActionsPerTraj !== undefined ? { maxActionsPerTraj: s.maxActionsPerTraj } : {}) },
+      block: {
+        tag: s.tag,
+        nGroups: 1,
+        ...(s.config !== undefined ? { config: s.config } : {}),
+        ...(s.maxActionsPerTraj !== undefined ? { maxActionsPerTraj: s.maxActionsPerTraj } : {}),
+      },
     })),
     seed: baseSeed,
     format,

@@ -52,13 +52,24 @@ export interface LessonMeta {
 }
 
 /** lesson.json from each seed's two run records (`runOf(seed, arm)`). */
-export function lessonReport(meta: LessonMeta, runOf: (seed: number, arm: LessonArmName) => LessonRunRecord): LessonFile {
+export function lessonReport(
+  meta: LessonMeta,
+  runOf: (seed: number, arm: LessonArmName) => LessonRunRecord,
+): LessonFile {
   const perSeed = meta.seeds.map((seed) => {
     const [vanilla, starpoS] = LESSON_ARMS.map((arm) => runOf(seed, arm.name));
-    return { seed, starpo: vanilla, 'starpo-s': starpoS, starpoSEndsAbove: starpoS.final >= vanilla.final + LESSON_CRITERIA.margin };
+    return {
+      seed,
+      starpo: vanilla,
+      'starpo-s': starpoS,
+      starpoSEndsAbove: starpoS.final >= vanilla.final + LESSON_CRITERIA.margin,
+    };
   });
   const vanilla = armCounts(perSeed.map((s) => s.starpo));
-  const starpoS = armCounts(perSeed.map((s) => s['starpo-s']), perSeed.map((s) => s.starpoSEndsAbove));
+  const starpoS = armCounts(
+    perSeed.map((s) => s['starpo-s']),
+    perSeed.map((s) => s.starpoSEndsAbove),
+  );
   return {
     format: 'ragen-lesson/1',
     ...meta,
@@ -73,7 +84,8 @@ export function lessonReport(meta: LessonMeta, runOf: (seed: number, arm: Lesson
 }
 
 const pct = (v: number | null) => (v === null ? '-' : `${Math.round(100 * v)}%`);
-const rateText = (r: Rate | undefined) => (r ? `${r.count} of ${r.runs} (${pct(r.rate)}, 95% interval ${pct(r.lo)}-${pct(r.hi)})` : '-');
+const rateText = (r: Rate | undefined) =>
+  r ? `${r.count} of ${r.runs} (${pct(r.rate)}, 95% interval ${pct(r.lo)}-${pct(r.hi)})` : '-';
 
 /** One line per arm with its counts, then the sentence. */
 export function countLines(file: LessonFile): string[] {
@@ -84,7 +96,11 @@ export function countLines(file: LessonFile): string[] {
       `collapsed after the warning ${rateText(rates.collapsedAfterWarning)}`,
       `collapsed ${counts.collapsed}`,
       `held ${rateText(rates.held)}`,
-      ...(rates.heldAboveVanilla ? [`held and ended ${Math.round(100 * LESSON_CRITERIA.margin)} points above vanilla ${rateText(rates.heldAboveVanilla)}`] : []),
+      ...(rates.heldAboveVanilla
+        ? [
+            `held and ended ${Math.round(100 * LESSON_CRITERIA.margin)} points above vanilla ${rateText(rates.heldAboveVanilla)}`,
+          ]
+        : []),
     ];
     return `${`${label} (${name}):`.padEnd(26)} ${parts.join('; ')}`;
   });

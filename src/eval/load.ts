@@ -42,7 +42,8 @@ function readJson(file: string): unknown {
 /** Finds the model files and the run config of `dir` (see the top of this file); the Error names what is missing. */
 export function resolveCheckpoint(dir: string, preset?: string): ResolvedCheckpoint {
   const abs = path.resolve(dir);
-  if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) throw new Error(`checkpoint directory ${dir} does not exist`);
+  if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory())
+    throw new Error(`checkpoint directory ${dir} does not exist`);
   let modelDir = abs;
   let runDir: string | null = null;
   if (!fs.existsSync(path.join(abs, 'model.safetensors')) && fs.existsSync(path.join(abs, CHECKPOINTS_DIR))) {
@@ -51,13 +52,20 @@ export function resolveCheckpoint(dir: string, preset?: string): ResolvedCheckpo
     modelDir = latest.dir;
     runDir = abs;
   }
-  if (!fs.existsSync(path.join(modelDir, 'model.safetensors')) && !fs.existsSync(path.join(modelDir, 'model.safetensors.index.json'))) {
+  if (
+    !fs.existsSync(path.join(modelDir, 'model.safetensors')) &&
+    !fs.existsSync(path.join(modelDir, 'model.safetensors.index.json'))
+  ) {
     throw new Error(`checkpoint directory ${dir} holds no model (no model.safetensors)`);
   }
   if (preset !== undefined) return { modelDir, config: presetRunConfig(preset), configSource: `preset ${preset}` };
   const runConfigFile = path.join(runDir ?? path.dirname(path.dirname(modelDir)), CONFIG_FILE);
   if (path.basename(path.dirname(modelDir)) === CHECKPOINTS_DIR && fs.existsSync(runConfigFile)) {
-    return { modelDir, config: parseRunConfig(readJson(runConfigFile), runConfigFile), configSource: `run config ${runConfigFile}` };
+    return {
+      modelDir,
+      config: parseRunConfig(readJson(runConfigFile), runConfigFile),
+      configSource: `run config ${runConfigFile}`,
+    };
   }
   const warmstartFile = path.join(modelDir, 'warmstart.json');
   if (fs.existsSync(warmstartFile)) {
@@ -65,7 +73,9 @@ export function resolveCheckpoint(dir: string, preset?: string): ResolvedCheckpo
     if (typeof name !== 'string') throw new Error(`${warmstartFile} names no preset`);
     return { modelDir, config: presetRunConfig(name), configSource: `preset ${name} (from warmstart.json)` };
   }
-  throw new Error(`cannot tell which run ${dir} belongs to (no ../../config.json, no warmstart.json): pass --preset NAME`);
+  throw new Error(
+    `cannot tell which run ${dir} belongs to (no ../../config.json, no warmstart.json): pass --preset NAME`,
+  );
 }
 
 /** Loads the actor of a model directory (needs an initialised tfjs backend). The caller disposes the model. */

@@ -17,7 +17,12 @@ export interface ModelPolicyOptions {
 }
 
 /** Scores `model` (not owned: the caller disposes it). */
-export function modelScorecardPolicy(name: string, model: Qwen2Model, tokenizer: Tokenizer, opts: ModelPolicyOptions): ScorecardPolicy {
+export function modelScorecardPolicy(
+  name: string,
+  model: Qwen2Model,
+  tokenizer: Tokenizer,
+  opts: ModelPolicyOptions,
+): ScorecardPolicy {
   return {
     name,
     lengthUnit: 'tokens',

@@ -23,7 +23,11 @@ import type { EvalSuite } from './suites';
  * reset; a fixed map is the same object) and slip rate and protocol, because one plans every turn of an episode.
  */
 const turnPlanners = new WeakMap<FrozenLakeMap, Map<string, FrozenLakeTurnPlanner>>();
-export function frozenLakeTurnPlanner(map: FrozenLakeMap, successRate: number, protocol: TurnProtocol): FrozenLakeTurnPlanner {
+export function frozenLakeTurnPlanner(
+  map: FrozenLakeMap,
+  successRate: number,
+  protocol: TurnProtocol,
+): FrozenLakeTurnPlanner {
   let byProtocol = turnPlanners.get(map);
   if (!byProtocol) turnPlanners.set(map, (byProtocol = new Map()));
   const key = `${successRate}/${protocol.maxTurn}/${protocol.maxActionsPerTurn}/${protocol.maxActionsPerTraj}`;
@@ -32,7 +36,6 @@ export function frozenLakeTurnPlanner(map: FrozenLakeMap, successRate: number, p
   return planner;
 }
 
-
 /** The parts of the agent's protocol that bound what any agent can do. */
 export interface ProtocolLimits {
   maxTurn: number;
@@ -40,7 +43,11 @@ export interface ProtocolLimits {
 }
 
 /** The best possible agent's success probability on the initial state of `seed`. */
-export function optimalSuccessOnSeed(suite: Pick<EvalSuite, 'tag' | 'config' | 'maxActionsPerTraj'>, seed: number, limits: ProtocolLimits): number {
+export function optimalSuccessOnSeed(
+  suite: Pick<EvalSuite, 'tag' | 'config' | 'maxActionsPerTraj'>,
+  seed: number,
+  limits: ProtocolLimits,
+): number {
   const env = makeEnv(suite.tag, suite.config);
   const budget = suite.maxActionsPerTraj ?? env.spec.maxActionsPerTraj;
   env.reset(seed);

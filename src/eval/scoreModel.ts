@@ -18,15 +18,30 @@ export interface ModelScoring extends ScorecardOptions {
 }
 
 /** Scores `model` (not owned: the caller disposes it) as `config` says; throws naming a suite that cannot fit. */
-export async function scoreModel(name: string, model: Qwen2Model, tokenizer: Tokenizer, config: RunConfig, scoring: ModelScoring = {}): Promise<Scorecard> {
+export async function scoreModel(
+  name: string,
+  model: Qwen2Model,
+  tokenizer: Tokenizer,
+  config: RunConfig,
+  scoring: ModelScoring = {},
+): Promise<Scorecard> {
   const suites = scoring.suites ?? suitesFromConfig(config);
   const protocol = protocolFromConfig(config, scoring.protocol);
   const format = agentFormatFromConfig(config);
-  assertSuitesFitContext(suites, format, protocol.baseSeed, (text) => tokenizer.encode(text).length, model.config.max_position_embeddings);
+  assertSuitesFitContext(
+    suites,
+    format,
+    protocol.baseSeed,
+    (text) => tokenizer.encode(text).length,
+    model.config.max_position_embeddings,
+  );
   const policy = modelScorecardPolicy(name, model, tokenizer, {
     maxNewTokens: config.rollout.maxNewTokens,
     topP: config.rollout.topP,
     topK: config.rollout.topK,
   });
-  return runScorecard(policy, suites, protocol, format, { onProgress: scoring.onProgress, onEpisodes: scoring.onEpisodes });
+  return runScorecard(policy, suites, protocol, format, {
+    onProgress: scoring.onProgress,
+    onEpisodes: scoring.onEpisodes,
+  });
 }

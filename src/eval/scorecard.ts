@@ -14,7 +14,14 @@
 // the suite name and the first seed of the batch).
 import { MIN_TEMPERATURE } from '../model/config';
 import { SokobanEnv, FrozenLakeEnv, fnv1a32, makeEnv, planFrozenLake, solveSokoban } from '../../envs/index';
-import { EnvGroupManager, envRegistry, runRollouts, type AgentFormat, type GenerateFn, type Trajectory } from '../agent/index';
+import {
+  EnvGroupManager,
+  envRegistry,
+  runRollouts,
+  type AgentFormat,
+  type GenerateFn,
+  type Trajectory,
+} from '../agent/index';
 import { countWords, reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
 import { groundingMetrics, groundingTurnsOf, type GroundingTurn } from '../metrics/grounding';
 import { mixSeed } from '../model/seeded';
@@ -181,7 +188,8 @@ export function checkProtocol(p: EvalProtocol): void {
   const L = PROTOCOL_LIMITS;
   const integer = (v: number, name: string, min: number, max: number) => {
     const range = min === 1 ? `a positive integer at most ${max}` : `an integer from ${min} to ${max}`;
-    if (!Number.isInteger(v) || v < min || v > max) throw new Error(`eval protocol: ${name} must be ${range}, got ${v}`);
+    if (!Number.isInteger(v) || v < min || v > max)
+      throw new Error(`eval protocol: ${name} must be ${range}, got ${v}`);
   };
   integer(p.episodes, 'episodes', 1, L.episodes);
   integer(p.k, 'k', 1, L.k);
@@ -189,13 +197,19 @@ export function checkProtocol(p: EvalProtocol): void {
   integer(p.baseSeed, 'baseSeed', 0, L.seed);
   integer(p.seed, 'seed', 0, L.seed);
   if (p.episodes * p.k > L.episodesTimesK) {
-    throw new Error(`eval protocol: episodes x k must be at most ${L.episodesTimesK} per suite, got ${p.episodes} x ${p.k}`);
+    throw new Error(
+      `eval protocol: episodes x k must be at most ${L.episodesTimesK} per suite, got ${p.episodes} x ${p.k}`,
+    );
   }
   if (p.baseSeed + p.episodes - 1 > L.seed) {
-    throw new Error(`eval protocol: the last seed (baseSeed ${p.baseSeed} + episodes ${p.episodes} - 1) must be at most ${L.seed}`);
+    throw new Error(
+      `eval protocol: the last seed (baseSeed ${p.baseSeed} + episodes ${p.episodes} - 1) must be at most ${L.seed}`,
+    );
   }
   if (!(p.temperature === 0 || (p.temperature >= MIN_TEMPERATURE && p.temperature <= L.temperature))) {
-    throw new Error(`eval protocol: temperature must be 0 (greedy) or from ${MIN_TEMPERATURE} to ${L.temperature}, got ${p.temperature}`);
+    throw new Error(
+      `eval protocol: temperature must be 0 (greedy) or from ${MIN_TEMPERATURE} to ${L.temperature}, got ${p.temperature}`,
+    );
   }
 }
 
@@ -217,12 +231,26 @@ export async function runScorecard(
   }
   const scores: SuiteScore[] = [];
   for (let i = 0; i < suites.length; i++) {
-    scores.push(await scoreSuite(policy, suites[i], protocol, format, async (done, played) => {
-      await opts.onEpisodes?.(suites[i], played);
-      opts.onProgress?.({ suite: suites[i].name, suiteIndex: i, suiteCount: suites.length, episodesDone: done, episodesTotal: protocol.episodes * protocol.k });
-    }));
+    scores.push(
+      await scoreSuite(policy, suites[i], protocol, format, async (done, played) => {
+        await opts.onEpisodes?.(suites[i], played);
+        opts.onProgress?.({
+          suite: suites[i].name,
+          suiteIndex: i,
+          suiteCount: suites.length,
+          episodesDone: done,
+          episodesTotal: protocol.episodes * protocol.k,
+        });
+      }),
+    );
   }
-  return { format: SCORECARD_FORMAT, policy: policy.name, protocol: { ...protocol }, agent: { ...format }, suites: scores };
+  return {
+    format: SCORECARD_FORMAT,
+    policy: policy.name,
+    protocol: { ...protocol },
+    agent: { ...format },
+    suites: scores,
+  };
 }
 
 async function playSuite(
@@ -301,7 +329,9 @@ async function scoreSuite(
   // pass@k per seed (group), averaged over seeds.
   const bySeed = new Map<number, Trajectory[]>();
   for (const t of trajectories) bySeed.set(t.groupId, [...(bySeed.get(t.groupId) ?? []), t]);
-  const passes = [...bySeed.values()].map((group) => passAtK(group.length, group.filter((t) => t.success).length, protocol.k));
+  const passes = [...bySeed.values()].map((group) =>
+    passAtK(group.length, group.filter((t) => t.success).length, protocol.k),
+  );
 
   // Step efficiency of successful episodes against the optimum of their initial state.
   const optimumCache = new Map<string, number>();
@@ -425,7 +455,10 @@ export function compareScorecards(current: Scorecard, baseline: Scorecard): Comp
 }
 
 /** Suites whose success dropped by MORE than `maxDropPoints` percentage points against the baseline. */
-export function findRegressions(comparison: Comparison, maxDropPoints: number): { suite: string; dropPoints: number }[] {
+export function findRegressions(
+  comparison: Comparison,
+  maxDropPoints: number,
+): { suite: string; dropPoints: number }[] {
   if (!(maxDropPoints >= 0) || !Number.isFinite(maxDropPoints)) {
     throw new Error(`regression threshold must be a number of percentage points >= 0, got ${maxDropPoints}`);
   }
@@ -439,7 +472,8 @@ export function findRegressions(comparison: Comparison, maxDropPoints: number): 
 // JSON (NaN is written as null and read back as NaN)
 
 export function scorecardToJson(card: Scorecard, comparison?: Comparison): string {
-  const replacer = (_key: string, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value);
+  const replacer = (_key: string, value: unknown) =>
+    typeof value === 'number' && !Number.isFinite(value) ? null : value;
   return JSON.stringify(comparison ? { ...card, comparison } : card, replacer, 2) + '\n';
 }
 
@@ -453,9 +487,14 @@ export function parseScorecardJson(text: string, source = 'scorecard'): Scorecar
   }
   const card = raw as Partial<Scorecard>;
   if (card?.format !== SCORECARD_FORMAT) {
-    throw new Error(`${source} is not a scorecard (format ${JSON.stringify(card?.format)}, expected "${SCORECARD_FORMAT}")`);
+    throw new Error(
+      `${source} is not a scorecard (format ${JSON.stringify(card?.format)}, expected "${SCORECARD_FORMAT}")`,
+    );
   }
-  if (!Array.isArray(card.suites) || card.suites.some((s) => typeof s?.suite !== 'string' || typeof s?.success?.rate !== 'number')) {
+  if (
+    !Array.isArray(card.suites) ||
+    card.suites.some((s) => typeof s?.suite !== 'string' || typeof s?.success?.rate !== 'number')
+  ) {
     throw new Error(`${source}: suites must be a list of suite scores with a name and a success rate`);
   }
   return card as Scorecard;

@@ -9,14 +9,7 @@
 //                          model has to infer it from names).
 //   scriptedRandomPolicy   uniformly random action names, as many per turn as the agent may send.
 // Both write a short, state-specific reasoning sentence and a well-formed answer.
-import {
-  BanditEnv,
-  FrozenLakeEnv,
-  Rng,
-  SokobanEnv,
-  solveSokoban,
-  type Env,
-} from '../../envs/index';
+import { BanditEnv, FrozenLakeEnv, Rng, SokobanEnv, solveSokoban, type Env } from '../../envs/index';
 import { frozenLakeTurnPlanner } from './optimum';
 import type { EvalBatchContext, ScorecardPolicy } from './scorecard';
 
@@ -31,7 +24,10 @@ interface TurnState {
 }
 
 /** Responses for the active envs of a batch, in prompt order, from a per-env rule. */
-function perEnvPolicy(name: string, respond: (env: Env, turn: TurnState, ctx: EvalBatchContext, rng: Rng) => string): ScorecardPolicy {
+function perEnvPolicy(
+  name: string,
+  respond: (env: Env, turn: TurnState, ctx: EvalBatchContext, rng: Rng) => string,
+): ScorecardPolicy {
   return {
     name,
     generateFn(ctx) {
@@ -39,15 +35,21 @@ function perEnvPolicy(name: string, respond: (env: Env, turn: TurnState, ctx: Ev
       return async (prompts) => {
         // runRollouts builds one prompt per active env, in env-id order: the same order as activeRollouts().
         const active = ctx.manager.activeRollouts();
-        if (active.length !== prompts.length) throw new Error(`${name}: ${prompts.length} prompts for ${active.length} active envs`);
+        if (active.length !== prompts.length)
+          throw new Error(`${name}: ${prompts.length} prompts for ${active.length} active envs`);
         return active.map((rollout) => {
           const entry = ctx.manager.entries[rollout.envId];
           const turnsPlayed = rollout.history.length - 1; // the last record is the state to act on
-          return respond(entry.env, {
-            actionsLeft: entry.maxActionsPerTraj - rollout.status.numActions,
-            turnsLeft: ctx.format.maxTurn - turnsPlayed,
-            maxActionsPerTraj: entry.maxActionsPerTraj,
-          }, ctx, rng);
+          return respond(
+            entry.env,
+            {
+              actionsLeft: entry.maxActionsPerTraj - rollout.status.numActions,
+              turnsLeft: ctx.format.maxTurn - turnsPlayed,
+              maxActionsPerTraj: entry.maxActionsPerTraj,
+            },
+            ctx,
+            rng,
+          );
         });
       };
     },
@@ -84,7 +86,11 @@ export function scriptedOptimalPolicy(): ScorecardPolicy {
       const moves = planner.bestAnswer(env.position, turn.actionsLeft, turn.turnsLeft);
       if (moves.length === 0) moves.push('Left');
       const chance = planner.successProbability(env.position, turn.actionsLeft, turn.turnsLeft);
-      return answer(`From cell ${env.position} the goal is reached with probability ${chance.toFixed(2)}; I go ${moves.join(' then ')}.`, moves, sep);
+      return answer(
+        `From cell ${env.position} the goal is reached with probability ${chance.toFixed(2)}; I go ${moves.join(' then ')}.`,
+        moves,
+        sep,
+      );
     }
     throw new Error(`scripted-optimal: no plan for env '${env.tag}'`);
   });

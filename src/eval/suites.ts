@@ -17,7 +17,14 @@
 //   The out-of-distribution suites keep the training env's observation format (RAGEN-2's coord / grid_coord): an
 //   agent trained on CoordSokoban meets LargerSokoban written in coordinates too, and CoordFrozenLake rather than
 //   FrozenLake, so the suites test the task, not a change of format.
-import { BANDIT_DEFAULTS, ENV_TAGS, envFamily, makeEnv, type EnvFamily, type ObservationFormat } from '../../envs/index';
+import {
+  BANDIT_DEFAULTS,
+  ENV_TAGS,
+  envFamily,
+  makeEnv,
+  type EnvFamily,
+  type ObservationFormat,
+} from '../../envs/index';
 
 export type SuiteKind = 'held-out' | 'ood';
 
@@ -69,7 +76,10 @@ function inFormat(suite: EvalSuite, format: ObservationFormat): EvalSuite {
   return { ...suite, config: { ...(suite.config ?? {}), observationFormat: format }, description };
 }
 
-function sameTask(a: { tag: string; config?: Record<string, unknown> }, b: { tag: string; config?: Record<string, unknown> }): boolean {
+function sameTask(
+  a: { tag: string; config?: Record<string, unknown> },
+  b: { tag: string; config?: Record<string, unknown> },
+): boolean {
   return a.tag === b.tag && JSON.stringify(a.config ?? {}) === JSON.stringify(b.config ?? {});
 }
 
@@ -87,14 +97,29 @@ function oodSuites(first: TrainEnvLike): EvalSuite[] {
       const format = observationFormatOf(first);
       return [
         { name: 'LargerSokoban', kind: 'ood', tag: 'LargerSokoban', description: '8x8 rooms with two boxes' },
-        { name: 'SokobanDifferentGridVocab', kind: 'ood', tag: 'SokobanDifferentGridVocab', description: 'same rules, other grid symbols' },
-        { name: 'FrozenLake', kind: 'ood', tag: 'FrozenLake', description: 'another grid task with the same action names' },
+        {
+          name: 'SokobanDifferentGridVocab',
+          kind: 'ood',
+          tag: 'SokobanDifferentGridVocab',
+          description: 'same rules, other grid symbols',
+        },
+        {
+          name: 'FrozenLake',
+          kind: 'ood',
+          tag: 'FrozenLake',
+          description: 'another grid task with the same action names',
+        },
       ].map((s) => inFormat(s as EvalSuite, format));
     }
     case 'bandit': {
       const { lo, hi } = armNames(first);
       return [
-        { name: 'BanditTest', kind: 'ood', tag: 'BanditTest', description: "RAGEN's test arm names (Trader safe, Librarian risky)" },
+        {
+          name: 'BanditTest',
+          kind: 'ood',
+          tag: 'BanditTest',
+          description: "RAGEN's test arm names (Trader safe, Librarian risky)",
+        },
         {
           name: `${first.tag}-Swapped`,
           kind: 'ood',
@@ -121,7 +146,12 @@ function oodSuites(first: TrainEnvLike): EvalSuite[] {
           description: 'a 6x6 lake, same 10-action budget',
         },
         inFormat(
-          { name: 'SimpleSokoban', kind: 'ood', tag: 'SimpleSokoban', description: 'another grid task with the same action names' },
+          {
+            name: 'SimpleSokoban',
+            kind: 'ood',
+            tag: 'SimpleSokoban',
+            description: 'another grid task with the same action names',
+          },
           observationFormatOf(first),
         ),
       ];
@@ -161,5 +191,12 @@ export function suitesForTag(suites: readonly EvalSuite[], tag: string, trainTag
   if (!ENV_TAGS.includes(tag)) throw new Error(`unknown env tag '${tag}' (valid tags: ${ENV_TAGS.join(', ')})`);
   const matching = suites.filter((s) => s.tag === tag);
   if (matching.length > 0) return matching;
-  return [{ name: tag, kind: trainTags.includes(tag) ? 'held-out' : 'ood', tag, description: `${tag} with its RAGEN defaults` }];
+  return [
+    {
+      name: tag,
+      kind: trainTags.includes(tag) ? 'held-out' : 'ood',
+      tag,
+      description: `${tag} with its RAGEN defaults`,
+    },
+  ];
 }

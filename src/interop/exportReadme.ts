@@ -10,17 +10,28 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const show = (v: unknown) => (v === undefined ? '(unset)' : JSON.stringify(v));
 
 function warningRows(warnings: readonly RagenWarning[]): string[] {
-  return ['| setting | value | what happens in RAGEN |', '|---|---|---|',
-    ...warnings.map((w) => `| \`${w.key}\` | \`${cell(show(w.value))}\` | ${cell(w.message)} |`)];
+  return [
+    '| setting | value | what happens in RAGEN |',
+    '|---|---|---|',
+    ...warnings.map((w) => `| \`${w.key}\` | \`${cell(show(w.value))}\` | ${cell(w.message)} |`),
+  ];
 }
 
-export function renderExportReadme(o: { plan: ExportPlan; ragen: RagenConfig; critic: boolean; modelConfig: Qwen2Config }): string {
+export function renderExportReadme(o: {
+  plan: ExportPlan;
+  ragen: RagenConfig;
+  critic: boolean;
+  modelConfig: Qwen2Config;
+}): string {
   const { plan, ragen, critic, modelConfig } = o;
   const name = path.basename(plan.runDir);
   const differs = ragen.warnings.filter((w) => !w.harmless);
   const notes = ragen.warnings.filter((w) => w.harmless);
-  const params = modelConfig.vocab_size * modelConfig.hidden_size + modelConfig.num_hidden_layers *
-    (4 * modelConfig.hidden_size * modelConfig.hidden_size + 3 * modelConfig.hidden_size * modelConfig.intermediate_size);
+  const params =
+    modelConfig.vocab_size * modelConfig.hidden_size +
+    modelConfig.num_hidden_layers *
+      (4 * modelConfig.hidden_size * modelConfig.hidden_size +
+        3 * modelConfig.hidden_size * modelConfig.intermediate_size);
   const modelArgs = `model_path="$EXPORT/${POLICY_DIR}"${critic ? ` critic.model.path="$EXPORT/${CRITIC_DIR}"` : ''}`;
   const lines = [
     `# ${name}, step ${plan.step}, exported for RAGEN`,
@@ -32,7 +43,11 @@ export function renderExportReadme(o: { plan: ExportPlan; ragen: RagenConfig; cr
     '| path | what |',
     '|---|---|',
     `| \`${POLICY_DIR}/\` | the policy, a Hugging Face Qwen2 model directory (about ${(params / 1e6).toFixed(1)} M parameters): RAGEN's \`model_path\` (actor, reference, vLLM rollouts) |`,
-    ...(critic ? [`| \`${CRITIC_DIR}/\` | the run's value model (Qwen2ForTokenClassification, one label): RAGEN's \`critic.model.path\` |`] : []),
+    ...(critic
+      ? [
+          `| \`${CRITIC_DIR}/\` | the run's value model (Qwen2ForTokenClassification, one label): RAGEN's \`critic.model.path\` |`,
+        ]
+      : []),
     `| \`${RAGEN_CONFIG_NAME}.yaml\` | a Hydra config extending RAGEN's \`config/base.yaml\` with this run's settings |`,
     '| `overrides.txt` | the same settings as a Hydra override list, one per line |',
     '',
@@ -42,7 +57,7 @@ export function renderExportReadme(o: { plan: ExportPlan; ragen: RagenConfig; cr
     '',
     '## Launch',
     '',
-    'On the machine that drives the run (RAGEN installed with `bash scripts/setup_ragen.sh`), from RAGEN\'s checkout:',
+    "On the machine that drives the run (RAGEN installed with `bash scripts/setup_ragen.sh`), from RAGEN's checkout:",
     '',
     '```bash',
     `EXPORT=/path/to/this/directory   # written here as ${plan.out}`,
@@ -86,7 +101,7 @@ export function renderExportReadme(o: { plan: ExportPlan; ragen: RagenConfig; cr
     '## Env tags: same rules, other levels for the same seed',
     '',
     'Seeds do not carry over between this project and RAGEN: each environment draws its levels from its own PRNG. The',
-    'rules, rewards and level distributions are RAGEN\'s, so success rates compare; single seeds and trajectories do not.',
+    "rules, rewards and level distributions are RAGEN's, so success rates compare; single seeds and trajectories do not.",
     'Validation uses seeds `seed.val` ... `seed.val + env_groups - 1` in both, but they are different levels.',
     '',
     ...ragen.tags.map((tag) => `- **${tag}**: ${ENV_RULE_DIFFERENCES[tag] ?? 'no known difference'}`),
@@ -98,9 +113,9 @@ export function renderExportReadme(o: { plan: ExportPlan; ragen: RagenConfig; cr
     '## Bring the results back',
     '',
     'RAGEN logs to Weights & Biases under the same metric keys as this project (`train/<Tag>/success`,',
-    '`val-env/<Tag>/success`, `rollout/in_group_std`, `actor/entropy_loss`, ...). Export the run\'s history (the run page\'s',
+    "`val-env/<Tag>/success`, `rollout/in_group_std`, `actor/entropy_loss`, ...). Export the run's history (the run page's",
     'CSV export, or `run.history()` / `run.scan_history()` saved as JSON or CSV) and turn it into a run directory that the',
-    'playground and the experiments\' plots read:',
+    "playground and the experiments' plots read:",
     '',
     '```bash',
     `npx ragen import-metrics history.csv --out runs/${name}-ragen --ragen-config outputs/DATE/TIME/.hydra/config.yaml`,

@@ -47,7 +47,9 @@ export function hydraValue(value: unknown): string {
   }
   if (Array.isArray(value)) return `[${value.map(hydraValue).join(',')}]`;
   if (typeof value === 'object') {
-    return `{${Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}:${hydraValue(v)}`).join(',')}}`;
+    return `{${Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => `${k}:${hydraValue(v)}`)
+      .join(',')}}`;
   }
   throw new Error(`cannot write ${typeof value} as a Hydra value`);
 }

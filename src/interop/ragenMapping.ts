@@ -63,7 +63,10 @@ export const NOT_IN_SPEC: Record<string, string> = {
 };
 
 /** 0 = never here; RAGEN / veRL write −1 for never. */
-const zeroIsNever = { toRagen: (v: unknown) => (v === 0 ? -1 : v), fromRagen: (v: unknown) => (typeof v === 'number' && v <= 0 ? 0 : v) };
+const zeroIsNever = {
+  toRagen: (v: unknown) => (v === 0 ? -1 : v),
+  fromRagen: (v: unknown) => (typeof v === 'number' && v <= 0 ? 0 : v),
+};
 const ratioStrategy = (c: RunConfig) => c.filter.strategy === 'ratio';
 const v2Strategy = (c: RunConfig) => c.filter.strategy !== 'ratio';
 const collapseOn = (c: RunConfig) => c.collapse.enabled;
@@ -123,11 +126,19 @@ export const SCALAR_KEYS: readonly ScalarKey[] = [
   { ours: 'critic.cliprangeValue', ragen: 'critic.cliprange_value' },
   // LoRA as config/base-lora.yaml writes it. RAGEN's rank 0 means full fine-tuning (and some RAGEN versions ship
   // base.yaml with LoRA on, so the rank is always written); ours is lora.enabled, the rank keeping its default then.
-  { ours: 'lora.enabled', ragen: 'lora.rank', toRagen: () => 0, fromRagen: (r) => Number(r) > 0, when: (c) => !c.lora.enabled },
+  {
+    ours: 'lora.enabled',
+    ragen: 'lora.rank',
+    toRagen: () => 0,
+    fromRagen: (r) => Number(r) > 0,
+    when: (c) => !c.lora.enabled,
+  },
   { ours: 'lora.rank', ragen: 'lora.rank', fromRagen: (r) => (Number(r) > 0 ? r : 64), when: loraOn },
   { ours: 'lora.alpha', ragen: 'lora.alpha', when: loraOn },
   {
-    ours: 'lora.targetModules', ragen: 'lora.target_modules', when: loraOn,
+    ours: 'lora.targetModules',
+    ragen: 'lora.target_modules',
+    when: loraOn,
     toRagen: (v) => (LORA_TARGET_MODULES.every((m) => (v as string[]).includes(m)) ? 'all-linear' : v),
     fromRagen: (v) => (v === 'all-linear' ? [...LORA_TARGET_MODULES] : v),
   },
@@ -136,33 +147,66 @@ export const SCALAR_KEYS: readonly ScalarKey[] = [
   { ours: 'filter.type', ragen: 'actor_rollout_ref.rollout.rollout_filter_type', when: ratioStrategy },
   { ours: 'filter.strategy', ragen: 'actor_rollout_ref.rollout.rollout_filter_strategy', when: v2Strategy, v2: true },
   {
-    ours: 'filter.type', ragen: 'actor_rollout_ref.rollout.rollout_filter_type', when: v2Strategy, v2: true,
+    ours: 'filter.type',
+    ragen: 'actor_rollout_ref.rollout.rollout_filter_type',
+    when: v2Strategy,
+    v2: true,
     // RAGEN-2 spells std / std_rev as largest / smallest.
     toRagen: (v) => (v === 'std_rev' ? 'smallest' : 'largest'),
   },
   { ours: 'filter.value', ragen: 'actor_rollout_ref.rollout.rollout_filter_value', when: v2Strategy, v2: true },
-  { ours: 'filter.includeZero', ragen: 'actor_rollout_ref.rollout.rollout_filter_include_zero', when: v2Strategy, v2: true },
-  { ours: 'filter.topPProbMode', ragen: 'actor_rollout_ref.rollout.rollout_filter_top_p_prob_mode', when: v2Strategy, v2: true },
-  { ours: 'filter.selectionEps', ragen: 'actor_rollout_ref.rollout.rollout_filter_selection_eps', when: v2Strategy, v2: true },
-  { ours: 'filter.metric', ragen: 'actor_rollout_ref.rollout.rollout_filter_metric', when: v2Strategy, v2: true },
-  { ours: 'filter.lossScaling', ragen: 'actor_rollout_ref.actor.filter_loss_scaling', when: (c) => c.filter.lossScaling !== 'none', v2: true },
   {
-    ours: 'earlyStop.emptyStopSteps', ragen: 'actor_rollout_ref.rollout.rollout_filter_empty_stop_steps',
-    when: (c) => c.earlyStop.enabled, v2: true,
+    ours: 'filter.includeZero',
+    ragen: 'actor_rollout_ref.rollout.rollout_filter_include_zero',
+    when: v2Strategy,
+    v2: true,
+  },
+  {
+    ours: 'filter.topPProbMode',
+    ragen: 'actor_rollout_ref.rollout.rollout_filter_top_p_prob_mode',
+    when: v2Strategy,
+    v2: true,
+  },
+  {
+    ours: 'filter.selectionEps',
+    ragen: 'actor_rollout_ref.rollout.rollout_filter_selection_eps',
+    when: v2Strategy,
+    v2: true,
+  },
+  { ours: 'filter.metric', ragen: 'actor_rollout_ref.rollout.rollout_filter_metric', when: v2Strategy, v2: true },
+  {
+    ours: 'filter.lossScaling',
+    ragen: 'actor_rollout_ref.actor.filter_loss_scaling',
+    when: (c) => c.filter.lossScaling !== 'none',
+    v2: true,
+  },
+  {
+    ours: 'earlyStop.emptyStopSteps',
+    ragen: 'actor_rollout_ref.rollout.rollout_filter_empty_stop_steps',
+    when: (c) => c.earlyStop.enabled,
+    v2: true,
   },
   // RAGEN-2's collapse diagnostics: emitted only when on (RAGEN v1 has no such section).
   { ours: 'collapse.computeFreq', ragen: 'collapse_detection.compute_freq', when: collapseOn, v2: true },
   { ours: 'collapse.numSamples', ragen: 'collapse_detection.num_samples', when: collapseOn, v2: true },
   {
-    ours: 'collapse.firstTurn', ragen: 'collapse_detection.first_turn_enabled', when: collapseOn, v2: true,
+    ours: 'collapse.firstTurn',
+    ragen: 'collapse_detection.first_turn_enabled',
+    when: collapseOn,
+    v2: true,
     fromRagen: (v) => v === true,
   },
   {
-    ours: 'collapse.trajectory', ragen: 'collapse_detection.multi_turn_enabled', when: collapseOn, v2: true,
+    ours: 'collapse.trajectory',
+    ragen: 'collapse_detection.multi_turn_enabled',
+    when: collapseOn,
+    v2: true,
     fromRagen: (v) => v === true,
   },
   {
-    ours: 'collapse.microBatchSize', ragen: 'collapse_detection.micro_batch_size', v2: true,
+    ours: 'collapse.microBatchSize',
+    ragen: 'collapse_detection.micro_batch_size',
+    v2: true,
     when: (c) => c.collapse.enabled && c.collapse.microBatchSize !== null,
   },
   { ours: 'collapse.stdEps', ragen: 'collapse_detection.std_eps', when: collapseOn, v2: true },
@@ -172,13 +216,21 @@ export const SCALAR_KEYS: readonly ScalarKey[] = [
   { ours: 'trainer.valBeforeTrain', ragen: 'trainer.val_before_train' },
   { ours: 'trainer.saveFreq', ragen: 'trainer.save_freq', ...zeroIsNever },
   {
-    ours: 'trainer.keepCheckpoints', ragen: 'trainer.max_actor_ckpt_to_keep', when: (c) => c.trainer.keepCheckpoints > 0, v2: true,
+    ours: 'trainer.keepCheckpoints',
+    ragen: 'trainer.max_actor_ckpt_to_keep',
+    when: (c) => c.trainer.keepCheckpoints > 0,
+    v2: true,
     fromRagen: (v) => (v === null || v === undefined ? 0 : v),
   },
 ];
 
 /** The reverse direction of the filter type: v1 std / std_rev and RAGEN-2 largest / smallest. */
-const FILTER_TYPE_FROM_RAGEN: Record<string, string> = { std: 'std', std_rev: 'std_rev', largest: 'std', smallest: 'std_rev' };
+const FILTER_TYPE_FROM_RAGEN: Record<string, string> = {
+  std: 'std',
+  std_rev: 'std_rev',
+  largest: 'std',
+  smallest: 'std_rev',
+};
 
 /** Our env config key -> RAGEN's `custom_envs.<Tag>.env_config` key(s), per env family. */
 interface EnvConfigKey {
@@ -255,7 +307,10 @@ export const V2_ONLY_TAGS: ReadonlySet<string> = new Set(['CoordSokoban', 'Coord
  * this project on RAGEN v1's (p 0.8, success_rate 1/3).
  */
 export const PINNED_ENV_CONFIG: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
-  CoordFrozenLake: { p: FROZENLAKE_DEFAULTS.CoordFrozenLake.p, successRate: FROZENLAKE_DEFAULTS.CoordFrozenLake.successRate },
+  CoordFrozenLake: {
+    p: FROZENLAKE_DEFAULTS.CoordFrozenLake.p,
+    successRate: FROZENLAKE_DEFAULTS.CoordFrozenLake.successRate,
+  },
 };
 
 /** Fields the exported model directory carries (config.json, weights, tokenizer.json): no RAGEN key needed. */
@@ -291,19 +346,25 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
     sameAsRagen: (c) => c.agent.turnNumbers === 'window',
   },
   'agent.groundingBonus': {
-    why: 'RAGEN rewards only the env and the format; a bonus for true claims in the reasoning is this project\'s (the mechanism lesson)',
+    why: "RAGEN rewards only the env and the format; a bonus for true claims in the reasoning is this project's (the mechanism lesson)",
     sameAsRagen: (c) => c.agent.groundingBonus === 0,
   },
   'agent.banditPerInstanceSeed': {
     why: 'RAGEN v1 resets every member of a group with the group seed (shared Bandit draw); only RAGEN-2 offsets seeds per instance',
     sameAsRagen: (c) => !c.agent.banditPerInstanceSeed,
   },
-  'model.gradientCheckpointing': { why: 'how memory is traded for compute in the update; the maths is the same', sameAsRagen: always },
-  'rollout.maxBatchSize': { why: 'how many rollouts are generated at once; the samples are the same (vLLM schedules its own batches)', sameAsRagen: always },
+  'model.gradientCheckpointing': {
+    why: 'how memory is traded for compute in the update; the maths is the same',
+    sameAsRagen: always,
+  },
+  'rollout.maxBatchSize': {
+    why: 'how many rollouts are generated at once; the samples are the same (vLLM schedules its own batches)',
+    sameAsRagen: always,
+  },
   'filter.value': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.includeZero': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.minScore': {
-    why: 'a floor under the kept groups\' scores is ours (the echo-trap lesson); RAGEN-2 only drops zero scores (include_zero)',
+    why: "a floor under the kept groups' scores is ours (the echo-trap lesson); RAGEN-2 only drops zero scores (include_zero)",
     sameAsRagen: (c) => c.filter.strategy === 'ratio' || c.filter.minScore === 0,
   },
   'filter.topPProbMode': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
@@ -313,30 +374,63 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
     why: "GiGPO's step-level advantage is verl-agent's (algorithm.gigpo.step_advantage_w), not RAGEN's: RAGEN credits every turn of a trajectory alike",
     sameAsRagen: (c) => c.algorithm.stepAdvantage.weight === 0,
   },
-  'algorithm.stepAdvantage.gamma': { why: 'read only with stepAdvantage.weight > 0 (GiGPO, no RAGEN key)', sameAsRagen: always },
-  'algorithm.stepAdvantage.method': { why: 'read only with stepAdvantage.weight > 0 (GiGPO, no RAGEN key)', sameAsRagen: always },
+  'algorithm.stepAdvantage.gamma': {
+    why: 'read only with stepAdvantage.weight > 0 (GiGPO, no RAGEN key)',
+    sameAsRagen: always,
+  },
+  'algorithm.stepAdvantage.method': {
+    why: 'read only with stepAdvantage.weight > 0 (GiGPO, no RAGEN key)',
+    sameAsRagen: always,
+  },
   'earlyStop.enabled': {
     why: 'RAGEN v1 never stops early; RAGEN-2 applies its own fixed early-stopping rules',
     sameAsRagen: (c) => !c.earlyStop.enabled,
   },
-  'earlyStop.varianceBaselineSteps': { why: "RAGEN-2's reward-variance rule is fixed (10 steps), no key", sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.varianceBaselineSteps === 10 },
-  'earlyStop.varianceCollapseSteps': { why: "RAGEN-2's reward-variance rule is fixed (10 steps), no key", sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.varianceCollapseSteps === 10 },
-  'earlyStop.varianceCollapseRatio': { why: "RAGEN-2's reward-variance rule is fixed (10 %), no key", sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.varianceCollapseRatio === 0.1 },
-  'earlyStop.valSuccessThreshold': { why: "RAGEN-2's validation rule is fixed (1 %), no key", sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.valSuccessThreshold === 0.01 },
-  'earlyStop.valCollapseValidations': { why: "RAGEN-2's validation rule is fixed (5 validations), no key", sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.valCollapseValidations === 5 },
+  'earlyStop.varianceBaselineSteps': {
+    why: "RAGEN-2's reward-variance rule is fixed (10 steps), no key",
+    sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.varianceBaselineSteps === 10,
+  },
+  'earlyStop.varianceCollapseSteps': {
+    why: "RAGEN-2's reward-variance rule is fixed (10 steps), no key",
+    sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.varianceCollapseSteps === 10,
+  },
+  'earlyStop.varianceCollapseRatio': {
+    why: "RAGEN-2's reward-variance rule is fixed (10 %), no key",
+    sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.varianceCollapseRatio === 0.1,
+  },
+  'earlyStop.valSuccessThreshold': {
+    why: "RAGEN-2's validation rule is fixed (1 %), no key",
+    sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.valSuccessThreshold === 0.01,
+  },
+  'earlyStop.valCollapseValidations': {
+    why: "RAGEN-2's validation rule is fixed (5 validations), no key",
+    sameAsRagen: (c) => !c.earlyStop.enabled || c.earlyStop.valCollapseValidations === 5,
+  },
   'collapse.enabled': {
-    why: "RAGEN v1 has no collapse diagnostics; RAGEN-2 runs them when collapse_detection.first_turn_enabled or multi_turn_enabled is true (emitted when on)",
+    why: 'RAGEN v1 has no collapse diagnostics; RAGEN-2 runs them when collapse_detection.first_turn_enabled or multi_turn_enabled is true (emitted when on)',
     sameAsRagen: (c) => !c.collapse.enabled,
   },
   'collapse.microBatchSize': {
-    why: 'null (= actor.ppoMicroBatchSize) leaves collapse_detection.micro_batch_size at RAGEN-2\'s 128; it only bounds memory, the metrics are the same',
+    why: "null (= actor.ppoMicroBatchSize) leaves collapse_detection.micro_batch_size at RAGEN-2's 128; it only bounds memory, the metrics are the same",
     sameAsRagen: always,
   },
-  'trainer.seed': { why: 'RAGEN seeds no model initialisation or token sampling (vLLM samples unseeded); env seeds are seed.train / seed.val', sameAsRagen: always },
+  'trainer.seed': {
+    why: 'RAGEN seeds no model initialisation or token sampling (vLLM samples unseeded); env seeds are seed.train / seed.val',
+    sameAsRagen: always,
+  },
   'trainer.backend': { why: 'RAGEN runs on CUDA (FSDP + vLLM)', sameAsRagen: always },
-  'trainer.stopAfterCollapse': { why: 'RAGEN has no stop on a training-success collapse: a run trains every step', sameAsRagen: (c) => c.trainer.stopAfterCollapse === 0 },
-  'trainer.logRollouts': { why: 'RAGEN logs 20 validation generations to W&B (trainer.generations_to_log_to_wandb), not rollouts.jsonl', sameAsRagen: always },
-  'echoTrap.baselineSteps': { why: 'the echo-trap early warning is this project\'s monitoring; RAGEN logs the raw signals only', sameAsRagen: always },
+  'trainer.stopAfterCollapse': {
+    why: 'RAGEN has no stop on a training-success collapse: a run trains every step',
+    sameAsRagen: (c) => c.trainer.stopAfterCollapse === 0,
+  },
+  'trainer.logRollouts': {
+    why: 'RAGEN logs 20 validation generations to W&B (trainer.generations_to_log_to_wandb), not rollouts.jsonl',
+    sameAsRagen: always,
+  },
+  'echoTrap.baselineSteps': {
+    why: "the echo-trap early warning is this project's monitoring; RAGEN logs the raw signals only",
+    sameAsRagen: always,
+  },
   'echoTrap.fraction': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
   'echoTrap.entropyFraction': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
   'echoTrap.miFraction': { why: 'echo-trap monitoring only (no RAGEN equivalent)', sameAsRagen: always },
@@ -373,7 +467,7 @@ export const ENV_RULE_DIFFERENCES: Record<string, string> = {
     'the map and the slips come from two independent seeded streams here; RAGEN draws both from one NumPy stream ' +
     '(slips weakly correlated with the map, spec §10.16): a different map per seed in RAGEN, same map distribution and slip rule',
   CoordFrozenLake:
-    'as FrozenLake: a different map per seed in RAGEN-2; the export pins p and success_rate to this run\'s lake, since ' +
+    "as FrozenLake: a different map per seed in RAGEN-2; the export pins p and success_rate to this run's lake, since " +
     "RAGEN-2's own CoordFrozenLake defaults to its v2 lake (p 0.9, success_rate 0.8)",
 };
 
@@ -447,7 +541,8 @@ export function toRagen(c: RunConfig, opts: RagenRunOptions): RagenConfig {
   const values = new Map<string, unknown>();
   const added = new Set<string>();
   const warnings: RagenWarning[] = [];
-  const warn = (key: string, value: unknown, message: string, harmless = false) => warnings.push({ key, value, message, harmless });
+  const warn = (key: string, value: unknown, message: string, harmless = false) =>
+    warnings.push({ key, value, message, harmless });
 
   values.set('model_path', opts.modelPath);
   if (opts.criticPath) values.set('critic.model.path', opts.criticPath);
@@ -462,9 +557,12 @@ export function toRagen(c: RunConfig, opts: RagenRunOptions): RagenConfig {
   }
   const gpus = opts.gpusPerNode * opts.nodes;
   if (c.actor.ppoMiniBatchSize % gpus !== 0 || (c.actor.ppoMiniBatchSize / gpus) % c.actor.ppoMicroBatchSize !== 0) {
-    warn('actor.ppoMiniBatchSize', c.actor.ppoMiniBatchSize,
+    warn(
+      'actor.ppoMiniBatchSize',
+      c.actor.ppoMiniBatchSize,
       `veRL splits ppo_mini_batch_size across the ${gpus} GPU(s) and each share must be a multiple of micro_batch_size_per_gpu ` +
-        `(${c.actor.ppoMicroBatchSize}): ${c.actor.ppoMiniBatchSize} is not; raise it (and envGroups x groupSize x filter ratio with it)`);
+        `(${c.actor.ppoMicroBatchSize}): ${c.actor.ppoMiniBatchSize} is not; raise it (and envGroups x groupSize x filter ratio with it)`,
+    );
   }
   for (const k of SCALAR_KEYS) {
     if (k.when && !k.when(c)) continue;
@@ -472,15 +570,28 @@ export function toRagen(c: RunConfig, opts: RagenRunOptions): RagenConfig {
     values.set(k.ragen, k.toRagen ? k.toRagen(ours) : ours);
     if (k.v2) {
       added.add(k.ragen);
-      warn(k.ours, ours, `emitted as ${k.ragen}, a RAGEN-2 key: RAGEN v1 rejects or ignores it (run this export on mll-lab-nu/RAGEN)`);
+      warn(
+        k.ours,
+        ours,
+        `emitted as ${k.ragen}, a RAGEN-2 key: RAGEN v1 rejects or ignores it (run this export on mll-lab-nu/RAGEN)`,
+      );
     }
   }
 
   // Env blocks -> es_manager.<split>.env_configs, and each tag's custom_envs entry.
   const perTag = new Map<string, { from: string; entry: Record<string, unknown> }>();
-  for (const [split, blocks] of [['train', c.agent.trainEnvs], ['val', c.agent.valEnvs]] as const) {
-    values.set(`es_manager.${split}.env_configs.tags`, blocks.map((b) => b.tag));
-    values.set(`es_manager.${split}.env_configs.n_groups`, blocks.map((b) => b.nGroups));
+  for (const [split, blocks] of [
+    ['train', c.agent.trainEnvs],
+    ['val', c.agent.valEnvs],
+  ] as const) {
+    values.set(
+      `es_manager.${split}.env_configs.tags`,
+      blocks.map((b) => b.tag),
+    );
+    values.set(
+      `es_manager.${split}.env_configs.n_groups`,
+      blocks.map((b) => b.nGroups),
+    );
     blocks.forEach((b, i) => {
       const where = `agent.${split}Envs[${i}]`;
       const entry: Record<string, unknown> = {};
@@ -489,28 +600,46 @@ export function toRagen(c: RunConfig, opts: RagenRunOptions): RagenConfig {
       if (b.maxTokens !== undefined) entry.max_tokens = b.maxTokens;
       const envConfig: Record<string, unknown> = {};
       if (V2_ONLY_TAGS.has(b.tag)) {
-        warn(`${where}.tag`, b.tag, `${b.tag} is a RAGEN-2 env tag (mll-lab-nu/RAGEN config/envs.yaml): RAGEN v1 has no such custom_envs entry`);
+        warn(
+          `${where}.tag`,
+          b.tag,
+          `${b.tag} is a RAGEN-2 env tag (mll-lab-nu/RAGEN config/envs.yaml): RAGEN v1 has no such custom_envs entry`,
+        );
       }
       for (const [key, value] of Object.entries({ ...(PINNED_ENV_CONFIG[b.tag] ?? {}), ...(b.config ?? {}) })) {
         if (value === undefined) continue;
         const mapping = ENV_CONFIG_KEYS[envFamily(b.tag)].find((m) => m.ours === key);
         if (!mapping) {
-          warn(`${where}.config.${key}`, value, `${b.tag}: ${ENV_CONFIG_UNMAPPABLE[key] ?? `RAGEN has no env_config key for '${key}'`}; dropped from the RAGEN config`);
+          warn(
+            `${where}.config.${key}`,
+            value,
+            `${b.tag}: ${ENV_CONFIG_UNMAPPABLE[key] ?? `RAGEN has no env_config key for '${key}'`}; dropped from the RAGEN config`,
+          );
           continue;
         }
         Object.assign(envConfig, mapping.toRagen(value));
-        if (mapping.v2) warn(`${where}.config.${key}`, value, `${b.tag}: env_config.${mapping.ragenKeys.join('/')} is a RAGEN-2 key; RAGEN v1's ${b.tag} config rejects it`);
+        if (mapping.v2)
+          warn(
+            `${where}.config.${key}`,
+            value,
+            `${b.tag}: env_config.${mapping.ragenKeys.join('/')} is a RAGEN-2 key; RAGEN v1's ${b.tag} config rejects it`,
+          );
       }
       if (Object.keys(envConfig).length) entry.env_config = envConfig;
       const seen = perTag.get(b.tag);
       if (!seen) perTag.set(b.tag, { from: where, entry });
       else if (JSON.stringify(seen.entry) !== JSON.stringify(entry)) {
-        warn(where, entry, `${b.tag} is configured differently in ${seen.from}; RAGEN configures env tags, not blocks (custom_envs.${b.tag}), so ${seen.from}'s settings apply to both`);
+        warn(
+          where,
+          entry,
+          `${b.tag} is configured differently in ${seen.from}; RAGEN configures env tags, not blocks (custom_envs.${b.tag}), so ${seen.from}'s settings apply to both`,
+        );
       }
     });
   }
   for (const [tag, { entry }] of perTag) {
-    if (entry.max_actions_per_traj !== undefined) values.set(`custom_envs.${tag}.max_actions_per_traj`, entry.max_actions_per_traj);
+    if (entry.max_actions_per_traj !== undefined)
+      values.set(`custom_envs.${tag}.max_actions_per_traj`, entry.max_actions_per_traj);
     if (entry.max_tokens !== undefined) values.set(`custom_envs.${tag}.max_tokens`, entry.max_tokens);
     for (const [key, value] of Object.entries((entry.env_config as Record<string, unknown>) ?? {})) {
       const path = `custom_envs.${tag}.env_config.${key}`;
@@ -555,10 +684,16 @@ export function fromRagen(ragen: Record<string, unknown>): { config: RunConfigIn
     if (k.ours === 'filter.type') ours = FILTER_TYPE_FROM_RAGEN[String(value)] ?? value;
     setPath(out, k.ours, ours);
   }
-  if (get('actor_rollout_ref.rollout.rollout_filter_empty_stop_steps') !== undefined) setPath(out, 'earlyStop.enabled', true);
+  if (get('actor_rollout_ref.rollout.rollout_filter_empty_stop_steps') !== undefined)
+    setPath(out, 'earlyStop.enabled', true);
 
   const collapseSwitches = [get('collapse_detection.first_turn_enabled'), get('collapse_detection.multi_turn_enabled')];
-  if (collapseSwitches.some((v) => v !== undefined)) setPath(out, 'collapse.enabled', collapseSwitches.some((v) => v === true));
+  if (collapseSwitches.some((v) => v !== undefined))
+    setPath(
+      out,
+      'collapse.enabled',
+      collapseSwitches.some((v) => v === true),
+    );
 
   for (const split of ['train', 'val'] as const) {
     const tags = get(`es_manager.${split}.env_configs.tags`);
@@ -568,7 +703,9 @@ export function fromRagen(ragen: Record<string, unknown>): { config: RunConfigIn
     tags.forEach((tag: unknown, i: number) => {
       const name = String(tag);
       if (!ENV_TAGS.includes(name)) {
-        notImported.push(`es_manager.${split}.env_configs.tags[${i}] = ${name}: no such env here (${ENV_TAGS.join(', ')})`);
+        notImported.push(
+          `es_manager.${split}.env_configs.tags[${i}] = ${name}: no such env here (${ENV_TAGS.join(', ')})`,
+        );
         return;
       }
       const block: Record<string, unknown> = { tag: name, nGroups: Array.isArray(nGroups) ? nGroups[i] : undefined };
@@ -581,7 +718,9 @@ export function fromRagen(ragen: Record<string, unknown>): { config: RunConfigIn
           const config: Record<string, unknown> = {};
           const used = new Set<string>();
           for (const m of ENV_CONFIG_KEYS[envFamily(name)]) {
-            const raw = Object.fromEntries(m.ragenKeys.map((key) => [key, (envConfig as Record<string, unknown>)[key]]));
+            const raw = Object.fromEntries(
+              m.ragenKeys.map((key) => [key, (envConfig as Record<string, unknown>)[key]]),
+            );
             if (m.ragenKeys.every((key) => raw[key] !== undefined && raw[key] !== null)) {
               config[m.ours] = m.fromRagen(raw);
               m.ragenKeys.forEach((key) => used.add(key));
@@ -594,10 +733,12 @@ export function fromRagen(ragen: Record<string, unknown>): { config: RunConfigIn
             used.add('dim_room');
           }
           for (const key of Object.keys(envConfig)) {
-            if (!used.has(key) && !IMPLIED_BY_TAG.has(key)) notImported.push(`custom_envs.${name}.env_config.${key}: not an env config key here`);
+            if (!used.has(key) && !IMPLIED_BY_TAG.has(key))
+              notImported.push(`custom_envs.${name}.env_config.${key}: not an env config key here`);
           }
           // What an export pins only because RAGEN's default differs is this tag's default here: leave it out.
-          for (const [key, value] of Object.entries(PINNED_ENV_CONFIG[name] ?? {})) if (config[key] === value) delete config[key];
+          for (const [key, value] of Object.entries(PINNED_ENV_CONFIG[name] ?? {}))
+            if (config[key] === value) delete config[key];
           if (Object.keys(config).length) block.config = config;
         }
       }
@@ -621,6 +762,7 @@ function resolveInterpolation(root: Record<string, unknown>, value: unknown, dep
  */
 export function unwrapWandbConfig(raw: Record<string, unknown>): Record<string, unknown> {
   const entries = Object.entries(raw).filter(([k]) => !k.startsWith('_'));
-  const wrapped = entries.length > 0 && entries.every(([, v]) => v !== null && typeof v === 'object' && 'value' in (v as object));
+  const wrapped =
+    entries.length > 0 && entries.every(([, v]) => v !== null && typeof v === 'object' && 'value' in (v as object));
   return wrapped ? Object.fromEntries(entries.map(([k, v]) => [k, (v as { value: unknown }).value])) : raw;
 }

@@ -54,13 +54,17 @@ export function parseWandbHistory(fileName: string, text: string): ImportedHisto
   if (records.length === 0) throw new Error(`${fileName}: no history rows`);
   const columns = [...new Set(records.flatMap((r) => Object.keys(r)))];
   const stepColumn = STEP_COLUMNS.find((c) => columns.includes(c));
-  if (!stepColumn) throw new Error(`${fileName}: no step column (expected one of ${STEP_COLUMNS.join(', ')}; found ${columns.slice(0, 8).join(', ')}${columns.length > 8 ? ', …' : ''})`);
+  if (!stepColumn)
+    throw new Error(
+      `${fileName}: no step column (expected one of ${STEP_COLUMNS.join(', ')}; found ${columns.slice(0, 8).join(', ')}${columns.length > 8 ? ', …' : ''})`,
+    );
 
   const dropped: Record<string, string> = {};
   // A chart's CSV export: "<run> - <key>" columns with smoothing bands.
   let prefix = '';
   const metricColumns = columns.filter((c) => c !== stepColumn);
-  for (const c of metricColumns) if (/__(MIN|MAX)$/.test(c)) dropped[c] = 'W&B chart smoothing band (min/max of the smoothing window)';
+  for (const c of metricColumns)
+    if (/__(MIN|MAX)$/.test(c)) dropped[c] = 'W&B chart smoothing band (min/max of the smoothing window)';
   const plain = metricColumns.filter((c) => !dropped[c]);
   const m = plain.length ? /^(.+? - )/.exec(plain[0]) : null;
   if (m && plain.every((c) => c.startsWith(m[1]))) prefix = m[1];
@@ -93,7 +97,8 @@ export function parseWandbHistory(fileName: string, text: string): ImportedHisto
   for (const [c, values] of numbers) {
     const infinite = values.filter((v) => v === Infinity || v === -Infinity).length;
     const present = values.filter((v) => v !== undefined);
-    if (present.length > 0 && present.every((v) => !Number.isFinite(v))) notes[c] = `no finite value (${present.length} NaN or infinite): imported as null in every row`;
+    if (present.length > 0 && present.every((v) => !Number.isFinite(v)))
+      notes[c] = `no finite value (${present.length} NaN or infinite): imported as null in every row`;
     else if (infinite > 0) notes[c] = `${infinite} infinite value(s) imported as null (metrics.jsonl has no infinity)`;
   }
 
@@ -103,7 +108,9 @@ export function parseWandbHistory(fileName: string, text: string): ImportedHisto
     const step = toNumber(r[stepColumn]);
     if (step === undefined) return; // a row W&B wrote without a step (e.g. summary-only): nothing to plot
     if (step === 'bad' || !Number.isSafeInteger(step) || step < 0) {
-      throw new Error(`${fileName}: row ${i + 1} has step ${clipped(r[stepColumn])}, not a non-negative integer (at most ${Number.MAX_SAFE_INTEGER})`);
+      throw new Error(
+        `${fileName}: row ${i + 1} has step ${clipped(r[stepColumn])}, not a non-negative integer (at most ${Number.MAX_SAFE_INTEGER})`,
+      );
     }
     const row = byStep.get(step) ?? { step };
     for (const [c, values] of numbers) {
@@ -111,7 +118,8 @@ export function parseWandbHistory(fileName: string, text: string): ImportedHisto
       if (v === undefined) continue;
       const key = keyOf(c);
       const before = row[key];
-      if (typeof before === 'number' && !Object.is(before, v)) conflicts.set(step, (conflicts.get(step) ?? new Set()).add(key));
+      if (typeof before === 'number' && !Object.is(before, v))
+        conflicts.set(step, (conflicts.get(step) ?? new Set()).add(key));
       row[key] = v;
     }
     byStep.set(step, row); // W&B may split one step over several rows: merge them
@@ -167,7 +175,10 @@ function toNumber(v: Cell): number | undefined | 'bad' {
 }
 
 function csvRecords(fileName: string, text: string): Record<string, Cell>[] {
-  const parsed = Papa.parse<Record<string, string>>(text.replace(/^\uFEFF/, ''), { header: true, skipEmptyLines: true });
+  const parsed = Papa.parse<Record<string, string>>(text.replace(/^\uFEFF/, ''), {
+    header: true,
+    skipEmptyLines: true,
+  });
   const fatal = parsed.errors.find((e) => e.type !== 'FieldMismatch' || e.code === 'TooManyFields');
   if (fatal) throw new Error(`${fileName}: row ${(fatal.row ?? 0) + 2}: ${fatal.message}`);
   // pandas writes the index as an unnamed first column.
@@ -184,7 +195,9 @@ const BARE_NON_FINITE = /([:[,]\s*)(-?Infinity|NaN)(?=\s*[,\]}])/g;
 function jsonRecords(fileName: string, text: string): Record<string, Cell>[] {
   const trimmed = text.trim();
   if (jsonDepth(trimmed, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
-    throw new Error(`${fileName}: JSON nested deeper than ${MAX_JSON_DEPTH} levels: a history export holds rows of numbers`);
+    throw new Error(
+      `${fileName}: JSON nested deeper than ${MAX_JSON_DEPTH} levels: a history export holds rows of numbers`,
+    );
   }
   let value: unknown;
   try {
@@ -205,7 +218,8 @@ function jsonRecords(fileName: string, text: string): Record<string, Cell>[] {
     }
   }
   if (Array.isArray(value)) {
-    if (!value.every((r) => r !== null && typeof r === 'object' && !Array.isArray(r))) throw new Error(`${fileName}: a JSON list of history rows must hold objects`);
+    if (!value.every((r) => r !== null && typeof r === 'object' && !Array.isArray(r)))
+      throw new Error(`${fileName}: a JSON list of history rows must hold objects`);
     return value as Record<string, Cell>[];
   }
   if (value !== null && typeof value === 'object') {
@@ -218,7 +232,9 @@ function jsonRecords(fileName: string, text: string): Record<string, Cell>[] {
     if (cols.length && cols.every((c) => c !== null && typeof c === 'object' && !Array.isArray(c))) {
       // pandas' orient='columns': {key: {rowIndex: value}}.
       const index = [...new Set(cols.flatMap((c) => Object.keys(c as object)))];
-      return index.map((i) => Object.fromEntries(Object.entries(o).map(([k, c]) => [k, (c as Record<string, unknown>)[i]])));
+      return index.map((i) =>
+        Object.fromEntries(Object.entries(o).map(([k, c]) => [k, (c as Record<string, unknown>)[i]])),
+      );
     }
     return [o]; // a single row
   }

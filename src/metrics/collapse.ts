@@ -64,7 +64,9 @@ export interface CollapseSample {
  * Σ_t log p(continuation_t | prompt, continuation_<t) for each pair, by teacher forcing, in the order given. The
  * diagnostics call it once per strategy with every distinct (prompt, continuation) pair they need.
  */
-export type ContinuationScorer = (pairs: readonly { prompt: readonly number[]; continuation: readonly number[] }[]) => Promise<ArrayLike<number>>;
+export type ContinuationScorer = (
+  pairs: readonly { prompt: readonly number[]; continuation: readonly number[] }[],
+) => Promise<ArrayLike<number>>;
 
 /** The settings of the diagnostics: the run's `collapse` section (src/starpo/config/schema.ts documents each field). */
 export interface CollapseSettings {
@@ -122,7 +124,10 @@ export interface TrajectoryText {
  * Trajectories as token ids: x = the whole generation prompt, z = reasoningText(response) tokenized on its own
  * ([] when there is none). `encode` is the policy tokenizer's; identical texts are encoded once.
  */
-export function collapseTrajectories(trajectories: readonly TrajectoryText[], encode: (text: string) => number[]): CollapseTrajectory[] {
+export function collapseTrajectories(
+  trajectories: readonly TrajectoryText[],
+  encode: (text: string) => number[],
+): CollapseTrajectory[] {
   const cache = new Map<string, number[]>();
   const tokens = (text: string) => {
     let ids = cache.get(text);
@@ -146,7 +151,11 @@ function randomIndex(rng: RandomSource, n: number): number {
  * First-turn samples: every trajectory whose first turn has valid thinking, or `numSamples` of them drawn without
  * replacement when there are more. The column of a sample is its env group.
  */
-export function sampleFirstTurns(trajectories: readonly CollapseTrajectory[], numSamples: number | 'all', rng: RandomSource): CollapseSample[] {
+export function sampleFirstTurns(
+  trajectories: readonly CollapseTrajectory[],
+  numSamples: number | 'all',
+  rng: RandomSource,
+): CollapseSample[] {
   const valid = trajectories.filter((t) => t.turns.length > 0 && t.turns[0].reasoning.length > 0);
   let picked = valid;
   if (numSamples !== 'all' && numSamples < valid.length) {
@@ -166,7 +175,11 @@ export function sampleFirstTurns(trajectories: readonly CollapseTrajectory[], nu
  * and then one of its valid turns uniformly, so long and short trajectories weigh the same. A draw that lands on a
  * trajectory without valid thinking yields nothing (RAGEN-2 does the same). Every sample is its own column.
  */
-export function sampleTrajectoryUniform(trajectories: readonly CollapseTrajectory[], numSamples: number | 'all', rng: RandomSource): CollapseSample[] {
+export function sampleTrajectoryUniform(
+  trajectories: readonly CollapseTrajectory[],
+  numSamples: number | 'all',
+  rng: RandomSource,
+): CollapseSample[] {
   const validTurns = trajectories.map((t) => t.turns.filter((turn) => turn.reasoning.length > 0));
   const total = validTurns.reduce((s, v) => s + v.length, 0);
   const draws = numSamples === 'all' ? total : Math.min(numSamples, total);
@@ -207,7 +220,9 @@ export async function crossScore(samples: readonly CollapseSample[], scorer: Con
     const j = columnIndex.get(s.column)!;
     if (prompts[j] === undefined) prompts[j] = s.prompt;
     else if (signatureOf(prompts[j]) !== signatureOf(s.prompt)) {
-      throw new Error(`collapse diagnostics: the samples of column ${s.column} have different prompts (a group's first turns should share one)`);
+      throw new Error(
+        `collapse diagnostics: the samples of column ${s.column} have different prompts (a group's first turns should share one)`,
+      );
     }
   }
   const signatures = prompts.map(signatureOf);
@@ -228,7 +243,8 @@ export async function crossScore(samples: readonly CollapseSample[], scorer: Con
     }),
   );
   const scores = pairs.length > 0 ? await scorer(pairs) : [];
-  if (scores.length !== pairs.length) throw new Error(`collapse diagnostics: the scorer returned ${scores.length} scores for ${pairs.length} pairs`);
+  if (scores.length !== pairs.length)
+    throw new Error(`collapse diagnostics: the scorer returned ${scores.length} scores for ${pairs.length} pairs`);
   const sum = cell.map((row) => Float64Array.from(row, (k) => scores[k]));
   const mean = sum.map((row, i) => row.map((v) => v / samples[i].reasoning.length));
   return { sum, mean, own: samples.map((s) => columnIndex.get(s.column)!), signatures };
@@ -258,7 +274,10 @@ function logSumExp(row: ArrayLike<number>): number {
 }
 
 /** matched_i = ℓ_i,own(i) and marginal_i = logsumexp_j ℓ_ij − log N. */
-function matchedAndMarginal(matrix: readonly Float64Array[], own: readonly number[]): { matched: Float64Array; marginal: Float64Array } {
+function matchedAndMarginal(
+  matrix: readonly Float64Array[],
+  own: readonly number[],
+): { matched: Float64Array; marginal: Float64Array } {
   const n = matrix[0].length;
   return {
     matched: Float64Array.from(matrix, (row, i) => row[own[i]]),
@@ -329,7 +348,10 @@ export function collapseStats(
   const marginalMean = average(tok.marginal);
   const std = populationStd(tok.marginal);
   const stdSeq = populationStd(seq.marginal);
-  const ema = { mean: nextEma(previousEma.mean, std, settings.emaDecay), seq: nextEma(previousEma.seq, stdSeq, settings.emaDecay) };
+  const ema = {
+    mean: nextEma(previousEma.mean, std, settings.emaDecay),
+    seq: nextEma(previousEma.seq, stdSeq, settings.emaDecay),
+  };
   const zscore = (g: Float64Array, denominator: number) => average(g.map((v) => v / (denominator + settings.stdEps)));
   const metrics: Record<string, number> = {
     mi_estimate: matchedMean - marginalMean,
@@ -377,7 +399,10 @@ export async function computeCollapseMetrics(
 ): Promise<CollapseResult> {
   const metrics: Record<string, number> = {};
   const notes: string[] = [];
-  const next: CollapseState = { emaMarginalStd: { ...state.emaMarginalStd }, emaMarginalStdSeq: { ...state.emaMarginalStdSeq } };
+  const next: CollapseState = {
+    emaMarginalStd: { ...state.emaMarginalStd },
+    emaMarginalStdSeq: { ...state.emaMarginalStdSeq },
+  };
 
   const strategy = async (prefix: CollapsePrefix, samples: CollapseSample[]) => {
     const columns = new Set(samples.map((s) => s.column)).size;
@@ -393,7 +418,11 @@ export async function computeCollapseMetrics(
       notes.push(`${prefix}: ${err.message}`);
       return;
     }
-    const { metrics: m, ema } = collapseStats(matrix, { mean: state.emaMarginalStd[prefix], seq: state.emaMarginalStdSeq[prefix] }, settings);
+    const { metrics: m, ema } = collapseStats(
+      matrix,
+      { mean: state.emaMarginalStd[prefix], seq: state.emaMarginalStdSeq[prefix] },
+      settings,
+    );
     for (const [k, v] of Object.entries(m)) metrics[`${prefix}/${k}`] = v;
     next.emaMarginalStd[prefix] = ema.mean;
     next.emaMarginalStdSeq[prefix] = ema.seq;
@@ -405,7 +434,10 @@ export async function computeCollapseMetrics(
     const turns = trajectories.reduce((s, t) => s + t.turns.length, 0);
     const valid = trajectories.reduce((s, t) => s + t.turns.filter((x) => x.reasoning.length > 0).length, 0);
     if (turns > 0) metrics['collapse/valid_thinking_rate'] = valid / turns;
-    await strategy(TRAJECTORY_PREFIX, sampleTrajectoryUniform(trajectories, settings.numSamples, rngFor(TRAJECTORY_PREFIX)));
+    await strategy(
+      TRAJECTORY_PREFIX,
+      sampleTrajectoryUniform(trajectories, settings.numSamples, rngFor(TRAJECTORY_PREFIX)),
+    );
     metrics['timing_s/collapse_multi_turn_step'] = clock() - t0;
   }
   if (settings.firstTurn) {
@@ -423,10 +455,20 @@ export async function computeCollapseMetrics(
 /** Throws when `state` is not a CollapseState (e.g. a hand-edited checkpoint). */
 export function checkCollapseState(state: unknown): CollapseState {
   const isNumberMap = (v: unknown) =>
-    typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'number' && Number.isFinite(x));
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.values(v).every((x) => typeof x === 'number' && Number.isFinite(x));
   const s = state as CollapseState;
-  if (typeof state !== 'object' || state === null || !isNumberMap(s.emaMarginalStd) || !isNumberMap(s.emaMarginalStdSeq)) {
-    throw new Error('collapse diagnostics: the saved state must hold emaMarginalStd and emaMarginalStdSeq maps of finite numbers');
+  if (
+    typeof state !== 'object' ||
+    state === null ||
+    !isNumberMap(s.emaMarginalStd) ||
+    !isNumberMap(s.emaMarginalStdSeq)
+  ) {
+    throw new Error(
+      'collapse diagnostics: the saved state must hold emaMarginalStd and emaMarginalStdSeq maps of finite numbers',
+    );
   }
   return { emaMarginalStd: { ...s.emaMarginalStd }, emaMarginalStdSeq: { ...s.emaMarginalStdSeq } };
 }

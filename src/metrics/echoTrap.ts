@@ -48,7 +48,11 @@ import { isSuccessKey } from './keys';
 
 /** Which signals the warning needs besides the reward std (see the rule above). */
 export type EchoTrapSignals = 'reward_std_and_entropy_or_mi' | 'reward_std_and_entropy' | 'reward_std';
-export const ECHO_TRAP_SIGNALS: readonly EchoTrapSignals[] = ['reward_std_and_entropy_or_mi', 'reward_std_and_entropy', 'reward_std'];
+export const ECHO_TRAP_SIGNALS: readonly EchoTrapSignals[] = [
+  'reward_std_and_entropy_or_mi',
+  'reward_std_and_entropy',
+  'reward_std',
+];
 
 /** Which collapse-diagnostics sample the MI signal reads. */
 export type EchoTrapMiSample = 'first_turn' | 'trajectory';
@@ -137,7 +141,8 @@ export function miKey(sample: EchoTrapMiSample): string {
 function validateConfig(c: EchoTrapConfig): void {
   const positiveInt = (name: keyof EchoTrapConfig) => {
     const v = c[name] as number;
-    if (!Number.isInteger(v) || v < 1) throw new Error(`echo trap: ${name} must be a positive integer, got ${String(v)}`);
+    if (!Number.isInteger(v) || v < 1)
+      throw new Error(`echo trap: ${name} must be a positive integer, got ${String(v)}`);
   };
   positiveInt('baselineSteps');
   positiveInt('miBaselineValues');
@@ -149,10 +154,14 @@ function validateConfig(c: EchoTrapConfig): void {
   }
   if (!(c.gradSpikeFactor > 1)) throw new Error(`echo trap: gradSpikeFactor must be > 1, got ${c.gradSpikeFactor}`);
   if (c.gradMinHistory > c.gradMedianWindow) {
-    throw new Error(`echo trap: gradMinHistory (${c.gradMinHistory}) cannot exceed gradMedianWindow (${c.gradMedianWindow})`);
+    throw new Error(
+      `echo trap: gradMinHistory (${c.gradMinHistory}) cannot exceed gradMedianWindow (${c.gradMedianWindow})`,
+    );
   }
   if (!ECHO_TRAP_SIGNALS.includes(c.signals)) {
-    throw new Error(`echo trap: unknown signals "${String(c.signals)}" (expected ${ECHO_TRAP_SIGNALS.map((s) => `"${s}"`).join(', ')})`);
+    throw new Error(
+      `echo trap: unknown signals "${String(c.signals)}" (expected ${ECHO_TRAP_SIGNALS.map((s) => `"${s}"`).join(', ')})`,
+    );
   }
   if (c.miSample !== 'first_turn' && c.miSample !== 'trajectory') {
     throw new Error(`echo trap: unknown miSample "${String(c.miSample)}" (expected "first_turn" or "trajectory")`);
@@ -199,7 +208,14 @@ export class EchoTrapDetector {
       gradNormHistory: [],
       peakSuccess: null,
       peakSuccessStep: null,
-      report: { fired: false, convergedStep: null, firstFiredStep: null, signal: null, reason: null, firstGradNormSpikeStep: null },
+      report: {
+        fired: false,
+        convergedStep: null,
+        firstFiredStep: null,
+        signal: null,
+        reason: null,
+        firstGradNormSpikeStep: null,
+      },
     };
   }
 
@@ -221,7 +237,11 @@ export class EchoTrapDetector {
       miBaselineValues: saved.miBaselineValues ?? [],
       miRatio: saved.miRatio ?? null,
       convergedStreak: saved.convergedStreak ?? 0,
-      report: { ...saved.report, signal: saved.report.signal ?? null, convergedStep: saved.report.convergedStep ?? null },
+      report: {
+        ...saved.report,
+        signal: saved.report.signal ?? null,
+        convergedStep: saved.report.convergedStep ?? null,
+      },
     };
     return d;
   }
@@ -279,13 +299,17 @@ export class EchoTrapDetector {
 
     if (!this.baselinesReady()) {
       // This step feeds the baselines; it is never compared against a baseline it helped build.
-      if (Number.isFinite(rewardStd) && s.rewardStdBaselineValues.length < c.baselineSteps) s.rewardStdBaselineValues.push(rewardStd);
-      if (Number.isFinite(entropy) && s.entropyBaselineValues.length < c.baselineSteps) s.entropyBaselineValues.push(entropy);
+      if (Number.isFinite(rewardStd) && s.rewardStdBaselineValues.length < c.baselineSteps)
+        s.rewardStdBaselineValues.push(rewardStd);
+      if (Number.isFinite(entropy) && s.entropyBaselineValues.length < c.baselineSteps)
+        s.entropyBaselineValues.push(entropy);
       if (this.baselinesReady()) s.baselineCompleteStep = step;
     } else {
       // The entropy baseline may still be filling when the rule does not need it.
-      if (Number.isFinite(entropy) && s.entropyBaselineValues.length < c.baselineSteps) s.entropyBaselineValues.push(entropy);
-      else if (s.entropyBaselineValues.length >= c.baselineSteps) entropyRatio = ratio(entropy, mean(s.entropyBaselineValues));
+      if (Number.isFinite(entropy) && s.entropyBaselineValues.length < c.baselineSteps)
+        s.entropyBaselineValues.push(entropy);
+      else if (s.entropyBaselineValues.length >= c.baselineSteps)
+        entropyRatio = ratio(entropy, mean(s.entropyBaselineValues));
       const stdBaseline = mean(s.rewardStdBaselineValues);
       stdRatio = ratio(rewardStd, stdBaseline);
       trainedStdRatio = this.trainedStdRatio(metrics, rewardStd, stdBaseline);
@@ -300,7 +324,11 @@ export class EchoTrapDetector {
           s.report.fired = true;
           s.report.firstFiredStep = step;
           s.report.signal = low.join('+');
-          s.report.reason = this.reasonText(step, low, { reward_std: stdRatio, entropy: entropyRatio, mi_zscore_ema: miRatio });
+          s.report.reason = this.reasonText(step, low, {
+            reward_std: stdRatio,
+            entropy: entropyRatio,
+            mi_zscore_ema: miRatio,
+          });
         }
       }
     }
@@ -321,7 +349,12 @@ export class EchoTrapDetector {
    * The signals that make this step low (reward_std first), [] for a step that is not low, or null when the rule
    * cannot tell (its ratios are unknown). The reward std counts as low only when the trained-on groups' std is low too.
    */
-  private lowSignals(stdRatio: number, trainedLow: boolean, entropyRatio: number, miRatio: number): EchoTrapSignalName[] | null {
+  private lowSignals(
+    stdRatio: number,
+    trainedLow: boolean,
+    entropyRatio: number,
+    miRatio: number,
+  ): EchoTrapSignalName[] | null {
     const c = this.s.config;
     if (!Number.isFinite(stdRatio)) return null;
     const stdLow = stdRatio < c.fraction && trainedLow;
@@ -329,7 +362,10 @@ export class EchoTrapDetector {
     const candidates: [EchoTrapSignalName, number, number][] =
       c.signals === 'reward_std_and_entropy'
         ? [['entropy', entropyRatio, c.entropyFraction]]
-        : [['entropy', entropyRatio, c.entropyFraction], ['mi_zscore_ema', miRatio, c.miFraction]];
+        : [
+            ['entropy', entropyRatio, c.entropyFraction],
+            ['mi_zscore_ema', miRatio, c.miFraction],
+          ];
     const known = candidates.filter(([, r]) => Number.isFinite(r));
     if (known.length === 0) return null;
     const low = known.filter(([, r, threshold]) => r < threshold).map(([name]) => name);
@@ -353,7 +389,8 @@ export class EchoTrapDetector {
     const atPeak = Number.isFinite(success) && s.peakSuccess !== null && success >= s.peakSuccess - CONVERGED_TOLERANCE;
     const converged = stdRatio < s.config.fraction && !trainedLow && atPeak;
     s.convergedStreak = converged ? s.convergedStreak + 1 : 0;
-    if (converged && s.convergedStreak >= s.config.patience && s.report.convergedStep === null) s.report.convergedStep = step;
+    if (converged && s.convergedStreak >= s.config.patience && s.report.convergedStep === null)
+      s.report.convergedStep = step;
   }
 
   /** Folds in an MI measurement (NaN = none this step) and returns the MI ratio that stands now (NaN if none). */
@@ -370,7 +407,8 @@ export class EchoTrapDetector {
     const s = this.s;
     const c = s.config;
     if (!Number.isFinite(gradNorm)) return false; // a skipped optimizer step logs NaN
-    const spike = s.gradNormHistory.length >= c.gradMinHistory && gradNorm > c.gradSpikeFactor * median(s.gradNormHistory);
+    const spike =
+      s.gradNormHistory.length >= c.gradMinHistory && gradNorm > c.gradSpikeFactor * median(s.gradNormHistory);
     if (spike && s.report.firstGradNormSpikeStep === null) s.report.firstGradNormSpikeStep = step;
     s.gradNormHistory.push(gradNorm);
     if (s.gradNormHistory.length > c.gradMedianWindow) s.gradNormHistory.shift();
@@ -392,7 +430,11 @@ export class EchoTrapDetector {
     return success;
   }
 
-  private reasonText(step: number, low: readonly EchoTrapSignalName[], ratios: Record<EchoTrapSignalName, number>): string {
+  private reasonText(
+    step: number,
+    low: readonly EchoTrapSignalName[],
+    ratios: Record<EchoTrapSignalName, number>,
+  ): string {
     const c = this.s.config;
     const pct = (r: number) => `${(r * 100).toFixed(0)}%`;
     const what: Record<EchoTrapSignalName, string> = {

@@ -45,7 +45,10 @@ export function familyOf(tag: string): Family | null {
 
 /** The last block of at least two equally long grid rows in an observation. */
 export function gridRows(observation: string, family: Family): string[] {
-  const symbols = family === 'frozenlake' ? new Set(['P', '_', 'O', 'G', 'X', '√']) : new Set(['#', '_', 'O', '√', 'X', 'P', 'S', ...SOKOBAN_ALT]);
+  const symbols =
+    family === 'frozenlake'
+      ? new Set(['P', '_', 'O', 'G', 'X', '√'])
+      : new Set(['#', '_', 'O', '√', 'X', 'P', 'S', ...SOKOBAN_ALT]);
   const isRow = (line: string) => [...line].length >= 2 && [...line].every((c) => symbols.has(c));
   let best: string[] = [];
   let run: string[] = [];
@@ -64,13 +67,20 @@ type Cell = [number, number];
 
 function cellsOf(grid: readonly string[], chars: string): Cell[] {
   const out: Cell[] = [];
-  grid.forEach((row, r) => [...row].forEach((ch, c) => { if (chars.includes(ch)) out.push([r, c]); }));
+  grid.forEach((row, r) =>
+    [...row].forEach((ch, c) => {
+      if (chars.includes(ch)) out.push([r, c]);
+    }),
+  );
   return out;
 }
 
 /** Which way `to` lies from `from`: vertical and horizontal parts, each '' when level. */
 function heading(from: Cell, to: Cell): { v: '' | 'up' | 'down'; h: '' | 'left' | 'right' } {
-  return { v: to[0] < from[0] ? 'up' : to[0] > from[0] ? 'down' : '', h: to[1] < from[1] ? 'left' : to[1] > from[1] ? 'right' : '' };
+  return {
+    v: to[0] < from[0] ? 'up' : to[0] > from[0] ? 'down' : '',
+    h: to[1] < from[1] ? 'left' : to[1] > from[1] ? 'right' : '',
+  };
 }
 
 const DIR = String.raw`(right here|(?:straight )?(?:up|down|left|right)(?: and (?:to the )?(?:up|down|left|right))?)`;
@@ -80,10 +90,15 @@ function directionHolds(phrase: string, from: Cell, to: Cell): boolean {
   const { v, h } = heading(from, to);
   if (phrase === 'right here') return v === '' && h === '';
   const straight = phrase.startsWith('straight ');
-  const words = phrase.replace('straight ', '').replace(' to the ', ' ').split(' and ').map((w) => w.trim());
+  const words = phrase
+    .replace('straight ', '')
+    .replace(' to the ', ' ')
+    .split(' and ')
+    .map((w) => w.trim());
   const needed = [v, h].filter(Boolean);
-  if (straight || words.length === 2) return words.length === needed.length && words.every((w) => needed.includes(w as never));
-  return needed.includes(words[0] as never);   // "push the box up" when it must go up and left: one true part
+  if (straight || words.length === 2)
+    return words.length === needed.length && words.every((w) => needed.includes(w as never));
+  return needed.includes(words[0] as never); // "push the box up" when it must go up and left: one true part
 }
 
 /** Coordinate mentions "(r, c)" or "row r, col c" / "row r col c" / "row r, column c", with their positions. */
@@ -109,14 +124,23 @@ function entityBefore(text: string, from: number, to: number): string | null {
 function countClaims(think: string, family: Family, facts: StateFacts): ClaimCount {
   const text = think.toLowerCase();
   const result: ClaimCount = { checked: 0, correct: 0 };
-  const claim = (ok: boolean) => { result.checked++; if (ok) result.correct++; };
+  const claim = (ok: boolean) => {
+    result.checked++;
+    if (ok) result.correct++;
+  };
   if (family === 'bandit') {
     if (!facts.bandit) return result;
-    const hi = facts.bandit.hi.toLowerCase(), lo = facts.bandit.lo.toLowerCase();
-    const risky = 'risky|wild|bold|unpredictable|volatile|daring', safe = 'safe|steady|calm|reliable|stable|modest';
-    const re = new RegExp(String.raw`\b(\w+) (?:sounds|feels|seems|is(?: the)?) (?:an? |more )?(${risky}|${safe})\b|name (\w+) suggests an? (${risky}|${safe})`, 'g');
+    const hi = facts.bandit.hi.toLowerCase(),
+      lo = facts.bandit.lo.toLowerCase();
+    const risky = 'risky|wild|bold|unpredictable|volatile|daring',
+      safe = 'safe|steady|calm|reliable|stable|modest';
+    const re = new RegExp(
+      String.raw`\b(\w+) (?:sounds|feels|seems|is(?: the)?) (?:an? |more )?(${risky}|${safe})\b|name (\w+) suggests an? (${risky}|${safe})`,
+      'g',
+    );
     for (let m = re.exec(text); m; m = re.exec(text)) {
-      const arm = m[1] ?? m[3], word = m[2] ?? m[4];
+      const arm = m[1] ?? m[3],
+        word = m[2] ?? m[4];
       if (arm !== hi && arm !== lo) continue;
       claim(new RegExp(`^(${risky})$`).test(word) === (arm === hi));
     }
@@ -126,9 +150,10 @@ function countClaims(think: string, family: Family, facts: StateFacts): ClaimCou
   if (grid.length === 0) return result;
   const [player] = cellsOf(grid, family === 'sokoban' ? SOKOBAN.player : FROZENLAKE.player);
   const same = (a: Cell, b: Cell) => a[0] === b[0] && a[1] === b[1];
-  const sets: Record<string, Cell[]> = family === 'sokoban'
-    ? { player: player ? [player] : [], box: cellsOf(grid, SOKOBAN.box), target: cellsOf(grid, SOKOBAN.target) }
-    : { player: player ? [player] : [], goal: cellsOf(grid, FROZENLAKE.goal), hole: cellsOf(grid, FROZENLAKE.hole) };
+  const sets: Record<string, Cell[]> =
+    family === 'sokoban'
+      ? { player: player ? [player] : [], box: cellsOf(grid, SOKOBAN.box), target: cellsOf(grid, SOKOBAN.target) }
+      : { player: player ? [player] : [], goal: cellsOf(grid, FROZENLAKE.goal), hole: cellsOf(grid, FROZENLAKE.hole) };
   // Position claims.
   let previous = 0;
   for (const { at, cell } of coordinates(text)) {
@@ -137,15 +162,17 @@ function countClaims(think: string, family: Family, facts: StateFacts): ClaimCou
     if (entity && sets[entity]) claim(sets[entity].some((c) => same(c, cell)));
   }
   // Direction claims: any pair of the named kinds for which it holds (several boxes, targets).
-  const pairs = (a: Cell[], b: Cell[], phrase: string) => a.length > 0 && b.length > 0 && a.some((x) => b.some((y) => directionHolds(phrase, x, y)));
-  const relations: [RegExp, string, string][] = family === 'sokoban'
-    ? [
-        [new RegExp(String.raw`box (?:must|has to|needs to|should) (?:go|move) ${DIR}`, 'g'), 'box', 'target'],
-        [new RegExp(String.raw`push the box ${DIR}`, 'g'), 'box', 'target'],
-        [new RegExp(String.raw`target is ${DIR} of the box`, 'g'), 'box', 'target'],
-        [new RegExp(String.raw`box is ${DIR} of me`, 'g'), 'player', 'box'],
-      ]
-    : [[new RegExp(String.raw`goal is ${DIR} of me|goal ${DIR}\b`, 'g'), 'player', 'goal']];
+  const pairs = (a: Cell[], b: Cell[], phrase: string) =>
+    a.length > 0 && b.length > 0 && a.some((x) => b.some((y) => directionHolds(phrase, x, y)));
+  const relations: [RegExp, string, string][] =
+    family === 'sokoban'
+      ? [
+          [new RegExp(String.raw`box (?:must|has to|needs to|should) (?:go|move) ${DIR}`, 'g'), 'box', 'target'],
+          [new RegExp(String.raw`push the box ${DIR}`, 'g'), 'box', 'target'],
+          [new RegExp(String.raw`target is ${DIR} of the box`, 'g'), 'box', 'target'],
+          [new RegExp(String.raw`box is ${DIR} of me`, 'g'), 'player', 'box'],
+        ]
+      : [[new RegExp(String.raw`goal is ${DIR} of me|goal ${DIR}\b`, 'g'), 'player', 'goal']];
   for (const [re, from, to] of relations) {
     for (let m = re.exec(text); m; m = re.exec(text)) claim(pairs(sets[from], sets[to], (m[1] ?? m[2]).trim()));
   }
@@ -205,20 +232,33 @@ export interface GroundingEnv {
 
 /** The turns of played trajectories, with what each env says (action names, a Bandit's arms by expectation). */
 export function groundingTurnsOf(
-  trajectories: readonly { envId: number; tag: string; turns: readonly { state: string; think: string; parsedActions: readonly string[] }[] }[],
+  trajectories: readonly {
+    envId: number;
+    tag: string;
+    turns: readonly { state: string; think: string; parsedActions: readonly string[] }[];
+  }[],
   envOf: (envId: number) => GroundingEnv,
 ): GroundingTurn[] {
   return trajectories.flatMap((traj) => {
     const env = envOf(traj.envId);
     const bandit = banditArmsOf(env);
-    return traj.turns.map((t) => ({ tag: traj.tag, state: t.state, think: t.think, actions: t.parsedActions, actionNames: env.actionNames, ...(bandit ? { bandit } : {}) }));
+    return traj.turns.map((t) => ({
+      tag: traj.tag,
+      state: t.state,
+      think: t.think,
+      actions: t.parsedActions,
+      actionNames: env.actionNames,
+      ...(bandit ? { bandit } : {}),
+    }));
   });
 }
 
 /** A Bandit's arm names by expectation, read from its config (undefined for other envs). */
 function banditArmsOf(env: GroundingEnv): { hi: string; lo: string } | undefined {
   const c = env.config as { hiArmName?: unknown; loArmName?: unknown } | undefined;
-  return typeof c?.hiArmName === 'string' && typeof c?.loArmName === 'string' ? { hi: c.hiArmName, lo: c.loArmName } : undefined;
+  return typeof c?.hiArmName === 'string' && typeof c?.loArmName === 'string'
+    ? { hi: c.hiArmName, lo: c.loArmName }
+    : undefined;
 }
 
 /**
@@ -247,7 +287,12 @@ export interface GroundingTurn {
  * turn has a checkable claim / a stated choice). `blindSeed` picks the other state each claim is checked against.
  */
 export function groundingMetrics(turns: readonly GroundingTurn[], blindSeed = 0): Record<string, number> {
-  let checked = 0, correct = 0, blindChecked = 0, blindCorrect = 0, stated = 0, agreed = 0;
+  let checked = 0,
+    correct = 0,
+    blindChecked = 0,
+    blindCorrect = 0,
+    stated = 0,
+    agreed = 0;
   const byTag = new Map<string, number[]>();
   turns.forEach((t, i) => byTag.set(t.tag, [...(byTag.get(t.tag) ?? []), i]));
   let state = blindSeed >>> 0;

@@ -53,7 +53,8 @@ function nonFiniteToNull(_key: string, value: unknown): unknown {
 
 /** Check a step number: a non-negative integer. */
 export function checkStep(step: number): number {
-  if (!Number.isInteger(step) || step < 0) throw new Error(`metric step must be a non-negative integer, got ${String(step)}`);
+  if (!Number.isInteger(step) || step < 0)
+    throw new Error(`metric step must be a non-negative integer, got ${String(step)}`);
   return step;
 }
 
@@ -109,7 +110,9 @@ export function parseJsonl(text: string, source = 'jsonl'): ParsedJsonl {
           tornTail = true; // a killed writer's half line: drop it
           break;
         }
-        throw new Error(`${source}: line ${lineNo} is not valid JSON (only an unterminated last line counts as a torn write)`);
+        throw new Error(
+          `${source}: line ${lineNo} is not valid JSON (only an unterminated last line counts as a torn write)`,
+        );
       }
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         throw new Error(`${source}: line ${lineNo} is not a JSON object`);
@@ -163,7 +166,11 @@ export function parseRolloutsJsonl(text: string, source = 'rollouts.jsonl'): Sto
  * JSON-lines text keeping only the records with step <= `lastStep` (a torn last line is dropped too): what
  * `--resume` from the checkpoint of `lastStep` needs so that no step is duplicated or lost.
  */
-export function truncateJsonlText(text: string, lastStep: number, source = 'jsonl'): { text: string; kept: number; dropped: number } {
+export function truncateJsonlText(
+  text: string,
+  lastStep: number,
+  source = 'jsonl',
+): { text: string; kept: number; dropped: number } {
   checkStep(lastStep);
   const { records, lines } = parseJsonl(text, source);
   // Keep the original line text, so a truncation never rewrites the numbers of the steps it keeps.

@@ -9,7 +9,16 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { encodeJsonLine, metricRow, parseMetricsJsonl, parseRolloutsJsonl, truncateJsonlText, type MetricRow, type MetricValue, type StoredRollout } from './jsonl';
+import {
+  encodeJsonLine,
+  metricRow,
+  parseMetricsJsonl,
+  parseRolloutsJsonl,
+  truncateJsonlText,
+  type MetricRow,
+  type MetricValue,
+  type StoredRollout,
+} from './jsonl';
 import { StepGuard, rolloutRecords, type MetricSink } from './sink';
 
 export const METRICS_FILE = 'metrics.jsonl';
@@ -26,7 +35,10 @@ export function repairTornTail(file: string): 'none' | 'dropped-torn-line' | 'ad
   const buf = fs.readFileSync(file);
   if (buf.length === 0 || buf[buf.length - 1] === 0x0a) return 'none';
   const lastNewline = buf.lastIndexOf(0x0a);
-  const tail = buf.subarray(lastNewline + 1).toString('utf8').trim();
+  const tail = buf
+    .subarray(lastNewline + 1)
+    .toString('utf8')
+    .trim();
   let whole: boolean;
   try {
     const v: unknown = JSON.parse(tail);
@@ -79,7 +91,10 @@ export class JsonlSink implements MetricSink {
 
   /** Open (creating the directory and files if needed) `<runDir>/metrics.jsonl` and `<runDir>/rollouts.jsonl`
    *  for appending. Existing lines are kept: a resumed run calls truncateAfter(checkpointStep) next. */
-  constructor(readonly runDir: string, opts: JsonlSinkOptions = {}) {
+  constructor(
+    readonly runDir: string,
+    opts: JsonlSinkOptions = {},
+  ) {
     this.fsync = opts.fsync ?? true;
     this.metricsPath = path.join(runDir, METRICS_FILE);
     this.rolloutsPath = path.join(runDir, ROLLOUTS_FILE);

@@ -27,8 +27,10 @@ const added = (key: string, meaning: string): MetricKeyDoc => ({ key, meaning, m
 /** Keys every training step of every run writes (plus the per-tag success keys of `requiredMetricKeys`). */
 export const REQUIRED_FIXED_KEYS: readonly MetricKeyDoc[] = [
   { key: 'step', meaning: 'training step index (one rollout + update)', mirrors: 'step (W&B x-axis)' },
-  ragen('rollout/in_group_std',
-    'mean over env groups of the in-group std (unbiased) of trajectory reward, before filtering; the paper\'s "reward std"'),
+  ragen(
+    'rollout/in_group_std',
+    'mean over env groups of the in-group std (unbiased) of trajectory reward, before filtering; the paper\'s "reward std"',
+  ),
   ragen('rollout/chosen_in_group_std', 'the same mean, over the groups the uncertainty filter kept'),
   ragen('actor/entropy_loss', 'mean token entropy of the policy on the trained tokens; the paper\'s "entropy"'),
   ragen('actor/grad_norm', 'global gradient norm of the actor before clipping'),
@@ -36,7 +38,10 @@ export const REQUIRED_FIXED_KEYS: readonly MetricKeyDoc[] = [
   ragen('actor/pg_clipfrac', 'fraction of trained tokens whose ratio was clipped'),
   ragen('actor/ppo_kl', 'masked mean of (log pi_old - log pi_theta)'),
   ragen('response_length/mean', 'mean number of trained (assistant, loss-mask) tokens per trajectory'),
-  added('reasoning_length/mean', 'mean number of tokens inside <think>...</think> per turn (the paper\'s Fig. 11 reasoning length)'),
+  added(
+    'reasoning_length/mean',
+    "mean number of tokens inside <think>...</think> per turn (the paper's Fig. 11 reasoning length)",
+  ),
   ragen('timing_s/step', 'wall-clock seconds for the whole training step'),
   ragen('perf/throughput', 'trained tokens per second over the step'),
 ];
@@ -54,16 +59,22 @@ export const CRITIC_KEYS: readonly MetricKeyDoc[] = [
  * `collapse_trajectory_sample/`. "per token" = the log-probs divided by the reasoning length; `_seq` = summed.
  */
 const COLLAPSE_SAMPLE_METRICS: readonly [string, string][] = [
-  ['mi_estimate', 'mutual information between prompt and reasoning, mean(matched - marginal) per token (low = template collapse)'],
+  [
+    'mi_estimate',
+    'mutual information between prompt and reasoning, mean(matched - marginal) per token (low = template collapse)',
+  ],
   ['mi_upper_bound', 'log N, the most MI N prompts can carry'],
   ['mi_seq_estimate', 'the MI estimate on per-sequence log-probs'],
   ['matched_log_prob_mean', 'mean per-token log p(z | own prompt)'],
-  ['marginal_log_prob_mean', 'mean per-token log of z\'s probability under the uniform mixture of the prompts'],
+  ['marginal_log_prob_mean', "mean per-token log of z's probability under the uniform mixture of the prompts"],
   ['conditional_entropy_est', 'H(Z|X) = -mean(matched), per token (low = entropy collapse)'],
   ['reasoning_entropy_est', 'H(Z) = -mean(marginal), per token'],
   ['conditional_entropy_seq_est', 'H(Z|X) per sequence'],
   ['reasoning_entropy_seq_est', 'H(Z) per sequence'],
-  ['retrieval_accuracy', 'fraction of reasonings whose best-scoring prompt is their own (identical prompts count as correct)'],
+  [
+    'retrieval_accuracy',
+    'fraction of reasonings whose best-scoring prompt is their own (identical prompts count as correct)',
+  ],
   ['retrieval_chance_level', 'the accuracy of a random guess'],
   ['retrieval_above_chance', 'retrieval_accuracy - retrieval_chance_level'],
   ...[2, 4, 8].flatMap((k): [string, string][] => [
@@ -96,8 +107,10 @@ export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
   ragen('critic/vpred_mean', 'mean critic value on trained tokens'),
   ragen('critic/grad_norm', 'critic gradient norm before clipping'),
   ragen('critic/score/mean', 'mean trajectory score (reward + format penalty)'),
-  added('critic/step_adv/shared_turns',
-    "share of the step's turns that start from a state another turn of the env group also started from (GiGPO anchor groups; algorithm.stepAdvantage)"),
+  added(
+    'critic/step_adv/shared_turns',
+    "share of the step's turns that start from a state another turn of the env group also started from (GiGPO anchor groups; algorithm.stepAdvantage)",
+  ),
   added('critic/step_adv/abs_mean', 'mean |step-level advantage| over the turns of the step (algorithm.stepAdvantage)'),
   ragen('response_length/max', 'max trained tokens in one trajectory'),
   ragen('timing_s/gen', 'seconds spent generating rollouts'),
@@ -106,17 +119,25 @@ export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
   ragen('timing_s/testing', 'seconds spent in validation'),
   ragen('perf/total_num_tokens', 'trained tokens in the step'),
   // Reasoning diversity (src/metrics/reasoning.ts): new in this project; RAGEN-2's template collapse made visible.
-  added('reasoning/distinct_1', 'distinct unigrams / all unigrams across the step\'s think texts'),
+  added('reasoning/distinct_1', "distinct unigrams / all unigrams across the step's think texts"),
   added('reasoning/distinct_2', 'distinct bigrams / all bigrams'),
   added('reasoning/distinct_3', 'distinct trigrams / all trigrams'),
   added('reasoning/unique_fraction', 'distinct think strings / think strings (echo policy -> 1/N)'),
-  added('reasoning/pairwise_diversity', '1 - mean bigram-set Jaccard similarity over pairs of think texts (echo policy -> 0)'),
+  added(
+    'reasoning/pairwise_diversity',
+    '1 - mean bigram-set Jaccard similarity over pairs of think texts (echo policy -> 0)',
+  ),
   {
     key: 'reasoning/cross_state_shared',
-    meaning: 'fraction of think texts that also occur, verbatim, for a different initial state (ignores the input -> 1)',
+    meaning:
+      'fraction of think texts that also occur, verbatim, for a different initial state (ignores the input -> 1)',
     mirrors: 'new (proxy for RAGEN-2 MI collapse)',
   },
-  { key: 'reasoning/valid_thinking_rate', meaning: 'fraction of turns with a <think>...</think> block', mirrors: 'collapse/valid_thinking_rate (v2)' },
+  {
+    key: 'reasoning/valid_thinking_rate',
+    meaning: 'fraction of turns with a <think>...</think> block',
+    mirrors: 'collapse/valid_thinking_rate (v2)',
+  },
   // Grounding (src/metrics/grounding.ts): is the reasoning true of the board? New in this project
   // (docs/architecture.md).
   added('reasoning/grounding', 'true / checkable claims in <think> about the current observation'),
@@ -124,7 +145,7 @@ export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
   added('reasoning/grounding_claims', 'checkable claims per turn'),
   added('reasoning/answer_agreement', 'turns whose reasoning names a choice equal to the answer / turns naming one'),
   // RAGEN-2's collapse diagnostics (src/metrics/collapse.ts), on the steps that compute them.
-  ragen2('collapse/valid_thinking_rate', 'fraction of the step\'s turns whose <think> block holds reasoning'),
+  ragen2('collapse/valid_thinking_rate', "fraction of the step's turns whose <think> block holds reasoning"),
   ragen2('collapse/first_turn_num_total', 'trajectories of the step (first turns)'),
   ragen2('collapse/first_turn_num_valid', 'first turns with reasoning'),
   ragen2('collapse/first_turn_valid_rate', 'first_turn_num_valid / first_turn_num_total'),
@@ -132,20 +153,33 @@ export const OPTIONAL_FIXED_KEYS: readonly MetricKeyDoc[] = [
   ragen2('timing_s/collapse_first_turn_step', 'seconds of the first-turn sample'),
   ragen2('timing_s/collapse_multi_turn_step', 'seconds of the trajectory sample'),
   ...['collapse_first_turn_sample', 'collapse_trajectory_sample'].flatMap((prefix) =>
-    COLLAPSE_SAMPLE_METRICS.map(([name, meaning]) => ({ key: `${prefix}/${name}`, meaning, mirrors: `${prefix}/${name} (v2)` })),
+    COLLAPSE_SAMPLE_METRICS.map(([name, meaning]) => ({
+      key: `${prefix}/${name}`,
+      meaning,
+      mirrors: `${prefix}/${name} (v2)`,
+    })),
   ),
   // Echo-trap early warning (src/metrics/echoTrap.ts).
   added('echo_trap/warning', '1 from the step the early warning fired onwards, else 0'),
-  added('echo_trap/signal',
-    "what fired the warning (a text: the low signals, '+'-joined from reward_std, entropy, mi_zscore_ema), on every row from the firing step"),
-  added('echo_trap/converged',
-    '1 from the step the run counted as converged (low in-group reward std, no update trained on low-std groups, training success at its best), else 0'),
-  added('echo_trap/trained_std_ratio',
-    'rollout/chosen_in_group_std (the groups the update trained on) / the reward-std baseline; NaN when nothing was kept'),
+  added(
+    'echo_trap/signal',
+    "what fired the warning (a text: the low signals, '+'-joined from reward_std, entropy, mi_zscore_ema), on every row from the firing step",
+  ),
+  added(
+    'echo_trap/converged',
+    '1 from the step the run counted as converged (low in-group reward std, no update trained on low-std groups, training success at its best), else 0',
+  ),
+  added(
+    'echo_trap/trained_std_ratio',
+    'rollout/chosen_in_group_std (the groups the update trained on) / the reward-std baseline; NaN when nothing was kept',
+  ),
   added('echo_trap/reward_std_ratio', 'rollout/in_group_std / its early-training baseline'),
   added('echo_trap/entropy_ratio', 'actor/entropy_loss / its early-training baseline'),
   added('echo_trap/mi_ratio', 'the latest MI z-score EMA of the collapse diagnostics / its early baseline'),
-  added('echo_trap/grad_norm_spike', '1 on a step whose grad norm exceeds k x its running median ("collapse confirmed")'),
+  added(
+    'echo_trap/grad_norm_spike',
+    '1 on a step whose grad norm exceeds k x its running median ("collapse confirmed")',
+  ),
 ];
 
 /** The two metric namespaces of env metrics: training rollouts and validation rollouts. */
@@ -166,7 +200,8 @@ export function envMetricKey(split: EnvSplit, tag: string, name: string): string
 
 /** RAGEN's pass@k name: k is the group size (all members of a group start from the same initial state). */
 export function passAtName(groupSize: number): string {
-  if (!Number.isInteger(groupSize) || groupSize < 1) throw new Error(`pass@k needs a positive integer group size, got ${groupSize}`);
+  if (!Number.isInteger(groupSize) || groupSize < 1)
+    throw new Error(`pass@k needs a positive integer group size, got ${groupSize}`);
   return `pass@${groupSize}`;
 }
 

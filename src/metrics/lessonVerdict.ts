@@ -27,7 +27,13 @@ export interface LessonCriteria {
 }
 
 /** The lesson's numbers: a collapse is a fall to half the best so far; StarPO-S within 10 points of its peak and 20 above. */
-export const LESSON_CRITERIA: LessonCriteria = { window: 5, minGain: 0.1, collapseFraction: 0.5, holdTolerance: 0.1, margin: 0.2 };
+export const LESSON_CRITERIA: LessonCriteria = {
+  window: 5,
+  minGain: 0.1,
+  collapseFraction: 0.5,
+  holdTolerance: 0.1,
+  margin: 0.2,
+};
 
 /** [step, value] for every row that has `key` as a finite number. */
 export function series(rows: readonly MetricRow[], key: string): Series {
@@ -41,10 +47,11 @@ export function series(rows: readonly MetricRow[], key: string): Series {
 
 /** The env tag a run trains on, read from its metric keys (train/<Tag>/success); the first one when there are several. */
 export function trainTag(rows: readonly MetricRow[]): string | null {
-  for (const r of rows) for (const k of Object.keys(r)) {
-    const parsed = parseSuccessKey(k);
-    if (parsed?.split === 'train') return parsed.tag;
-  }
+  for (const r of rows)
+    for (const k of Object.keys(r)) {
+      const parsed = parseSuccessKey(k);
+      if (parsed?.split === 'train') return parsed.tag;
+    }
   return null;
 }
 
@@ -126,7 +133,9 @@ function curve(rows: readonly MetricRow[], window: number): { smooth: Series; ar
   const smooth = movingAverage(series(rows, `train/${tag}/success`), window);
   if (smooth.length === 0) throw new Error('lesson verdict: the run has no training steps');
   let peakIdx = 0;
-  smooth.forEach(([, v], i) => { if (v > smooth[peakIdx][1]) peakIdx = i; });
+  smooth.forEach(([, v], i) => {
+    if (v > smooth[peakIdx][1]) peakIdx = i;
+  });
   const warning = rows.find((r) => r['echo_trap/warning'] === 1);
   const signal = warning?.['echo_trap/signal'];
   const converged = rows.find((r) => r['echo_trap/converged'] === 1);
@@ -134,28 +143,41 @@ function curve(rows: readonly MetricRow[], window: number): { smooth: Series; ar
   return {
     smooth,
     arm: {
-      start: smooth[0][1], peak: smooth[peakIdx][1], peakStep: smooth[peakIdx][0], final: last[1], lastStep: last[0],
-      warningStep: warning?.step ?? null, warningSignal: typeof signal === 'string' ? signal : null,
+      start: smooth[0][1],
+      peak: smooth[peakIdx][1],
+      peakStep: smooth[peakIdx][0],
+      final: last[1],
+      lastStep: last[0],
+      warningStep: warning?.step ?? null,
+      warningSignal: typeof signal === 'string' ? signal : null,
       convergedStep: converged?.step ?? null,
     },
   };
 }
 
 /** One arm's curve on its own (start, peak, final, marks), and whether it held: StarPO-S's half of the verdict. */
-export function armVerdict(rows: readonly MetricRow[], c: LessonCriteria = LESSON_CRITERIA): ArmCurve & { holds: boolean } {
+export function armVerdict(
+  rows: readonly MetricRow[],
+  c: LessonCriteria = LESSON_CRITERIA,
+): ArmCurve & { holds: boolean } {
   const { arm } = curve(rows, c.window);
   return { ...arm, holds: arm.final >= arm.peak - c.holdTolerance };
 }
 
 /** A run's curve and the step it collapsed at, if any; its peak is the one it fell from (its overall best when it never fell). */
-export function vanillaVerdict(rows: readonly MetricRow[], c: LessonCriteria = LESSON_CRITERIA): ArmCurve & { collapseStep: number | null } {
+export function vanillaVerdict(
+  rows: readonly MetricRow[],
+  c: LessonCriteria = LESSON_CRITERIA,
+): ArmCurve & { collapseStep: number | null } {
   const v = curve(rows, c.window);
   const watch = new CollapseWatch(c);
   // The smoothed curve's steps are the raw series' steps: replaying the raw values gives the same smoothing.
   const tag = trainTag(rows)!;
   for (const [step, value] of series(rows, `train/${tag}/success`)) if (watch.observe(step, value)) break;
   const fall = watch.collapse;
-  return fall === null ? { ...v.arm, collapseStep: null } : { ...v.arm, peak: fall.peak, peakStep: fall.peakStep, collapseStep: fall.step };
+  return fall === null
+    ? { ...v.arm, collapseStep: null }
+    : { ...v.arm, peak: fall.peak, peakStep: fall.peakStep, collapseStep: fall.step };
 }
 
 /** One run of either arm, judged on its own. */
@@ -198,8 +220,13 @@ export interface LessonVerdict {
 }
 
 /** One training seed's verdict: vanilla improves, warns and collapses; StarPO-S holds and ends `margin` above it. */
-export function lessonVerdict(vanillaRows: readonly MetricRow[], starpoSRows: readonly MetricRow[], c: LessonCriteria = LESSON_CRITERIA): LessonVerdict {
-  const vanilla = vanillaVerdict(vanillaRows, c), s = curve(starpoSRows, c.window);
+export function lessonVerdict(
+  vanillaRows: readonly MetricRow[],
+  starpoSRows: readonly MetricRow[],
+  c: LessonCriteria = LESSON_CRITERIA,
+): LessonVerdict {
+  const vanilla = vanillaVerdict(vanillaRows, c),
+    s = curve(starpoSRows, c.window);
   const { collapseStep } = vanilla;
   const improves = vanilla.peak >= vanilla.start + c.minGain;
   const collapses = collapseStep !== null;
@@ -207,8 +234,13 @@ export function lessonVerdict(vanillaRows: readonly MetricRow[], starpoSRows: re
   const holds = s.arm.final >= s.arm.peak - c.holdTolerance;
   const endsAbove = s.arm.final >= vanilla.final + c.margin;
   return {
-    vanilla, starpoS: s.arm,
-    improves, warns, collapses, holds, endsAbove,
+    vanilla,
+    starpoS: s.arm,
+    improves,
+    warns,
+    collapses,
+    holds,
+    endsAbove,
     lesson: improves && warns && collapses && holds && endsAbove,
   };
 }
@@ -225,7 +257,8 @@ export interface ArmCounts {
 
 /** Count an arm's run verdicts; `endsAbove[i]` (StarPO-S only) says whether run i ended `margin` above vanilla's. */
 export function armCounts(runs: readonly RunVerdict[], endsAbove?: readonly boolean[]): ArmCounts {
-  if (endsAbove && endsAbove.length !== runs.length) throw new Error(`armCounts: ${runs.length} runs but ${endsAbove.length} endsAbove flags`);
+  if (endsAbove && endsAbove.length !== runs.length)
+    throw new Error(`armCounts: ${runs.length} runs but ${endsAbove.length} endsAbove flags`);
   const counts: ArmCounts = {
     runs: runs.length,
     collapsed: runs.filter((r) => r.collapses).length,
@@ -264,8 +297,10 @@ export function armRates(counts: ArmCounts): Record<Exclude<keyof ArmCounts, 'ru
 /** How many of the collapses came after the warning, in words: ", each after the warning", ", 2 after the warning". */
 function afterWarning(c: ArmCounts): string {
   if (c.collapsed === 0) return '';
-  if (c.collapsedAfterWarning === c.collapsed) return c.collapsed === 1 ? ', after the warning' : ', each after the warning';
-  if (c.collapsedAfterWarning === 0) return c.collapsed === 1 ? ', without the warning first' : ', none after the warning';
+  if (c.collapsedAfterWarning === c.collapsed)
+    return c.collapsed === 1 ? ', after the warning' : ', each after the warning';
+  if (c.collapsedAfterWarning === 0)
+    return c.collapsed === 1 ? ', without the warning first' : ', none after the warning';
   return `, ${c.collapsedAfterWarning} after the warning`;
 }
 
@@ -275,6 +310,8 @@ function afterWarning(c: ArmCounts): string {
  */
 export function lessonSentence(vanilla: ArmCounts, starpoS: ArmCounts): string {
   const runs = (n: number) => (n === 1 ? 'run' : 'runs');
-  return `vanilla StarPO collapsed in ${vanilla.collapsed} of ${vanilla.runs} ${runs(vanilla.runs)}${afterWarning(vanilla)}; ` +
-    `StarPO-S in ${starpoS.collapsed} of ${starpoS.runs}${afterWarning(starpoS)}`;
+  return (
+    `vanilla StarPO collapsed in ${vanilla.collapsed} of ${vanilla.runs} ${runs(vanilla.runs)}${afterWarning(vanilla)}; ` +
+    `StarPO-S in ${starpoS.collapsed} of ${starpoS.runs}${afterWarning(starpoS)}`
+  );
 }

@@ -145,14 +145,18 @@ export interface ReasoningMetricsOptions {
  * `reasoning/pairwise_diversity` and, when every sample has a stateKey, `reasoning/cross_state_shared`.
  * A statistic with no data is NaN (the sinks write it as null).
  */
-export function reasoningMetrics(samples: readonly ReasoningSample[], opts: ReasoningMetricsOptions = {}): Record<string, number> {
+export function reasoningMetrics(
+  samples: readonly ReasoningSample[],
+  opts: ReasoningMetricsOptions = {},
+): Record<string, number> {
   const countTokens = opts.countTokens ?? countWords;
   const valid = samples.filter((s): s is ReasoningSample & { think: string } => typeof s.think === 'string');
   const thinks = valid.map((s) => s.think);
   let lengthSum = 0;
   for (const t of thinks) {
     const n = countTokens(t);
-    if (!Number.isFinite(n) || n < 0) throw new Error(`token counter returned ${n} for a think text; expected a count >= 0`);
+    if (!Number.isFinite(n) || n < 0)
+      throw new Error(`token counter returned ${n} for a think text; expected a count >= 0`);
     lengthSum += n;
   }
   const metrics: Record<string, number> = {
@@ -165,7 +169,9 @@ export function reasoningMetrics(samples: readonly ReasoningSample[], opts: Reas
     'reasoning/pairwise_diversity': pairwiseDiversity(thinks),
   };
   if (samples.length > 0 && samples.every((s) => s.stateKey !== undefined)) {
-    metrics['reasoning/cross_state_shared'] = crossStateShared(valid.map((s) => ({ think: s.think, stateKey: s.stateKey! })));
+    metrics['reasoning/cross_state_shared'] = crossStateShared(
+      valid.map((s) => ({ think: s.think, stateKey: s.stateKey! })),
+    );
   }
   return metrics;
 }
@@ -184,7 +190,10 @@ export interface SampleSelection {
 }
 
 /** Reasoning samples from rollout trajectories; a turn whose format failed counts as "no think block". */
-export function reasoningSamplesFromTrajectories(trajectories: readonly TrajectoryLike[], sel: SampleSelection = {}): ReasoningSample[] {
+export function reasoningSamplesFromTrajectories(
+  trajectories: readonly TrajectoryLike[],
+  sel: SampleSelection = {},
+): ReasoningSample[] {
   const samples: ReasoningSample[] = [];
   for (const traj of trajectories) {
     const turns = sel.turns === 'first' ? traj.turns.slice(0, 1) : traj.turns;

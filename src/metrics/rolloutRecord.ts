@@ -82,10 +82,16 @@ export function toRolloutRecord(t: RecordableTrajectory, step: number, split: Ro
 }
 
 /** The sample a run logs per step: the first trajectory of each env group (groups of `groupSize`, in order), `n` at most. */
-export function sampleRolloutRecords(trajectories: readonly RecordableTrajectory[], groupSize: number, n: number,
-    step: number, split: RolloutSplit): RolloutRecord[] {
+export function sampleRolloutRecords(
+  trajectories: readonly RecordableTrajectory[],
+  groupSize: number,
+  n: number,
+  step: number,
+  split: RolloutSplit,
+): RolloutRecord[] {
   const picked: RolloutRecord[] = [];
-  for (let i = 0; i < trajectories.length && picked.length < n; i += groupSize) picked.push(toRolloutRecord(trajectories[i], step, split));
+  for (let i = 0; i < trajectories.length && picked.length < n; i += groupSize)
+    picked.push(toRolloutRecord(trajectories[i], step, split));
   return picked;
 }
 

@@ -25,7 +25,9 @@ export class StepGuard {
   advance(step: number): void {
     checkStep(step);
     if (this.lastStep !== null && step <= this.lastStep) {
-      throw new Error(`metric step ${step} is not after the last written step ${this.lastStep} (truncateAfter() before resuming?)`);
+      throw new Error(
+        `metric step ${step} is not after the last written step ${this.lastStep} (truncateAfter() before resuming?)`,
+      );
     }
     this.lastStep = step;
   }
@@ -38,9 +40,11 @@ export class StepGuard {
 export function rolloutRecords(step: number, rollouts: readonly object[]): StoredRollout[] {
   checkStep(step);
   return rollouts.map((r, i) => {
-    if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new Error(`rollout #${i} at step ${step} is not an object`);
+    if (r === null || typeof r !== 'object' || Array.isArray(r))
+      throw new Error(`rollout #${i} at step ${step} is not an object`);
     const own = (r as Record<string, unknown>).step;
-    if (own !== undefined && own !== step) throw new Error(`rollout #${i} says step ${String(own)} but was written at step ${step}`);
+    if (own !== undefined && own !== step)
+      throw new Error(`rollout #${i} says step ${String(own)} but was written at step ${step}`);
     return { ...(r as Record<string, unknown>), step };
   });
 }
@@ -66,7 +70,8 @@ export class MemorySink implements MetricSink {
 
   truncateAfter(step: number): void {
     checkStep(step);
-    const keep = <T extends { step: number }>(list: T[]) => list.splice(0, list.length, ...list.filter((r) => r.step <= step));
+    const keep = <T extends { step: number }>(list: T[]) =>
+      list.splice(0, list.length, ...list.filter((r) => r.step <= step));
     keep(this.rows);
     keep(this.rollouts);
     this.guard.lastStep = this.rows.length > 0 ? this.rows[this.rows.length - 1].step : null;

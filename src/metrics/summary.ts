@@ -44,7 +44,13 @@ export interface RunSummary {
 }
 
 /** The keys summarised besides every `train/<Tag>/success` and `val-env/<Tag>/success` in the rows. */
-export const SUMMARY_KEYS = ['rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'response_length/mean', 'reasoning_length/mean'];
+export const SUMMARY_KEYS = [
+  'rollout/in_group_std',
+  'actor/entropy_loss',
+  'actor/grad_norm',
+  'response_length/mean',
+  'reasoning_length/mean',
+];
 
 /** first / peak / min / last of one key over the rows (NaN and missing values skipped), or null if none. */
 export function summarizeSeries(rows: readonly MetricRow[], key: string): SeriesSummary | null {
@@ -93,17 +99,28 @@ function echoTrapSteps(rows: readonly MetricRow[], config: EchoTrapConfig): RunS
   if (logged) {
     const fired = rows.find((r) => r['echo_trap/warning'] === 1);
     const spike = rows.find((r) => r['echo_trap/grad_norm_spike'] === 1);
-    return { firedStep: fired?.step ?? null, signal: fired ? metricText(fired, SIGNAL_KEY) : null, gradNormSpikeStep: spike?.step ?? null, source: 'logged' };
+    return {
+      firedStep: fired?.step ?? null,
+      signal: fired ? metricText(fired, SIGNAL_KEY) : null,
+      gradNormSpikeStep: spike?.step ?? null,
+      source: 'logged',
+    };
   }
   const detector = new EchoTrapDetector(config);
   for (const row of rows) detector.update(row.step, row);
   const report = detector.report();
-  return { firedStep: report.firstFiredStep, signal: report.signal, gradNormSpikeStep: report.firstGradNormSpikeStep, source: 'replayed' };
+  return {
+    firedStep: report.firstFiredStep,
+    signal: report.signal,
+    gradNormSpikeStep: report.firstGradNormSpikeStep,
+    source: 'replayed',
+  };
 }
 
 /** A short plain-text report, one line per series, for the CLI. */
 export function formatSummary(summary: RunSummary): string {
-  const n = (v: number) => (Math.abs(v) >= 1000 || (v !== 0 && Math.abs(v) < 0.001) ? v.toExponential(2) : v.toFixed(3));
+  const n = (v: number) =>
+    Math.abs(v) >= 1000 || (v !== 0 && Math.abs(v) < 0.001) ? v.toExponential(2) : v.toFixed(3);
   const at = (p: Point) => `${n(p.value)} @${p.step}`;
   const lines = [`steps: ${summary.steps}${summary.steps > 0 ? ` (${summary.firstStep}..${summary.lastStep})` : ''}`];
   for (const [key, s] of Object.entries(summary.series)) {

@@ -10,7 +10,8 @@ export const Z95 = 1.959963984540054;
  * (0/32 gives [0, 0.107], not [0, 0]).
  */
 export function wilsonInterval(successes: number, trials: number, z = Z95): { lo: number; hi: number } {
-  if (!Number.isInteger(trials) || trials < 1) throw new Error(`wilsonInterval: trials must be a positive integer, got ${trials}`);
+  if (!Number.isInteger(trials) || trials < 1)
+    throw new Error(`wilsonInterval: trials must be a positive integer, got ${trials}`);
   if (!Number.isInteger(successes) || successes < 0 || successes > trials) {
     throw new Error(`wilsonInterval: successes must be an integer in [0, ${trials}], got ${successes}`);
   }
@@ -20,5 +21,8 @@ export function wilsonInterval(successes: number, trials: number, z = Z95): { lo
   const centre = (p + z2 / (2 * trials)) / denom;
   const half = (z / denom) * Math.sqrt((p * (1 - p)) / trials + z2 / (4 * trials * trials));
   // Clamp the floating-point dust at the ends (0/n must give exactly 0, n/n exactly 1).
-  return { lo: successes === 0 ? 0 : Math.max(0, centre - half), hi: successes === trials ? 1 : Math.min(1, centre + half) };
+  return {
+    lo: successes === 0 ? 0 : Math.max(0, centre - half),
+    hi: successes === trials ? 1 : Math.min(1, centre + half),
+  };
 }

@@ -4,14 +4,22 @@
 //   m = b1 m + (1 - b1) g;   v = b2 v + (1 - b2) g^2
 //   param -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 import * as tf from '@tensorflow/tfjs';
-import { adamWInPlace, adamWPerVariableInPlace, hasFusedAdamW, hasPerVariableAdamW, ownData, sumOfSquares, type AdamWAttrs } from './kernels/index';
+import {
+  adamWInPlace,
+  adamWPerVariableInPlace,
+  hasFusedAdamW,
+  hasPerVariableAdamW,
+  ownData,
+  sumOfSquares,
+  type AdamWAttrs,
+} from './kernels/index';
 import { hfSumOrder } from './qwen2';
 
 export interface AdamWOptions {
-  lr: number;                    // learning rate (RAGEN: actor 1e-6, critic 1e-5); may be changed between steps
-  betas?: [number, number];      // moment decay rates; default [0.9, 0.999]
-  eps?: number;                  // added to the bias-corrected sqrt(v); default 1e-8
-  weightDecay?: number;          // decoupled weight decay; default 0.01 (PyTorch's and RAGEN's)
+  lr: number; // learning rate (RAGEN: actor 1e-6, critic 1e-5); may be changed between steps
+  betas?: [number, number]; // moment decay rates; default [0.9, 0.999]
+  eps?: number; // added to the bias-corrected sqrt(v); default 1e-8
+  weightDecay?: number; // decoupled weight decay; default 0.01 (PyTorch's and RAGEN's)
   /**
    * Keep the moments per variable and update one variable at a time (see the class comment). Default: exactly when
    * the active backend has no fused in-place AdamW kernel (webgpu), where the flat buffers would cost temporaries
@@ -22,9 +30,9 @@ export interface AdamWOptions {
 
 /** Optimizer state for checkpoints. getState returns copies the caller owns; setState copies what it is given. */
 export interface AdamWState {
-  step: number;                              // number of steps taken (bias correction uses it)
-  m: Record<string, tf.Tensor>;              // first moments, by variable name
-  v: Record<string, tf.Tensor>;              // second moments, by variable name
+  step: number; // number of steps taken (bias correction uses it)
+  m: Record<string, tf.Tensor>; // first moments, by variable name
+  v: Record<string, tf.Tensor>; // second moments, by variable name
 }
 
 export class AdamW {
@@ -51,18 +59,22 @@ export class AdamW {
   /** The global norm's summation order when every gradient is given (hfSumOrder: a Qwen2Model's stacked q/k/v
    *  summed as HF's separate tensors were, so the norm keeps its bits), or null for the variables' own order. */
   private readonly sumOrder: number[] | null;
-  private readonly m: tf.Variable | null;                       // flat layout
+  private readonly m: tf.Variable | null; // flat layout
   private readonly v: tf.Variable | null;
-  private readonly mOf: Record<string, tf.Variable> | null;     // per-variable layout
+  private readonly mOf: Record<string, tf.Variable> | null; // per-variable layout
   private readonly vOf: Record<string, tf.Variable> | null;
 
-  constructor(private readonly vars: Record<string, tf.Variable>, opts: AdamWOptions) {
+  constructor(
+    private readonly vars: Record<string, tf.Variable>,
+    opts: AdamWOptions,
+  ) {
     this.lr = opts.lr;
     this.betas = opts.betas ?? [0.9, 0.999];
     this.eps = opts.eps ?? 1e-8;
     this.weightDecay = opts.weightDecay ?? 0.01;
     if (!(this.lr >= 0)) throw new Error(`AdamW: lr must be >= 0, got ${opts.lr}`);
-    for (const b of this.betas) if (!(b >= 0 && b < 1)) throw new Error(`AdamW: betas must be in [0, 1), got ${this.betas}`);
+    for (const b of this.betas)
+      if (!(b >= 0 && b < 1)) throw new Error(`AdamW: betas must be in [0, 1), got ${this.betas}`);
     if (!(this.eps > 0)) throw new Error(`AdamW: eps must be > 0, got ${this.eps}`);
     if (!(this.weightDecay >= 0)) throw new Error(`AdamW: weightDecay must be >= 0, got ${this.weightDecay}`);
     this.names = Object.keys(vars);
@@ -79,10 +91,14 @@ export class AdamW {
   }
 
   /** Whether the moments are kept per variable (see the class comment). */
-  get perVariable(): boolean { return this.mOf !== null; }
+  get perVariable(): boolean {
+    return this.mOf !== null;
+  }
 
   /** Steps taken so far. */
-  get stepsTaken(): number { return this.stepCount; }
+  get stepsTaken(): number {
+    return this.stepCount;
+  }
 
   /**
    * Global-norm clipping (clip_grad_norm_: coef = min(1, maxNorm / (norm + 1e-6))) then one update, RAGEN's
@@ -101,9 +117,15 @@ export class AdamW {
       sumSq.dispose();
       if (!Number.isFinite(norm)) return { norm, applied: false };
       const f = Math.fround;
-      const coef = Math.min(f(f(maxNorm) / f(norm + f(1e-6))), 1);   // float32, as clipGradNormOnDevice computes it
-      for (const x of [...this.names.map((n) => this.vars[n]), this.m!, this.v!]) ownData(x);   // the kernel writes in place
-      const applied = await adamWInPlace(this.names.map((n) => this.vars[n]), list, this.m!, this.v!, this.attrs(this.stepCount + 1, coef));
+      const coef = Math.min(f(f(maxNorm) / f(norm + f(1e-6))), 1); // float32, as clipGradNormOnDevice computes it
+      for (const x of [...this.names.map((n) => this.vars[n]), this.m!, this.v!]) ownData(x); // the kernel writes in place
+      const applied = await adamWInPlace(
+        this.names.map((n) => this.vars[n]),
+        list,
+        this.m!,
+        this.v!,
+        this.attrs(this.stepCount + 1, coef),
+      );
       if (applied !== null) {
         if (applied) this.stepCount++;
         return { norm, applied };
@@ -122,8 +144,15 @@ export class AdamW {
   private attrs(t: number, coef: number): AdamWAttrs {
     const [b1, b2] = this.betas;
     return {
-      coef, decay: 1 - this.lr * this.weightDecay, b1, omb1: 1 - b1, b2, omb2: 1 - b2,
-      stepSize: this.lr / (1 - b1 ** t), bc2: Math.sqrt(1 - b2 ** t), eps: this.eps,
+      coef,
+      decay: 1 - this.lr * this.weightDecay,
+      b1,
+      omb1: 1 - b1,
+      b2,
+      omb2: 1 - b2,
+      stepSize: this.lr / (1 - b1 ** t),
+      bc2: Math.sqrt(1 - b2 ** t),
+      eps: this.eps,
     };
   }
 
@@ -179,14 +208,20 @@ export class AdamW {
    * The per-variable layout's stepClipped: the global norm from one sum of squares per variable (one read-back),
    * then stepPerVariable with the clipping coefficient, computed in float32 as the fused kernels' path does.
    */
-  private async stepClippedPerVariable(grads: Record<string, tf.Tensor>, maxNorm: number): Promise<{ norm: number; applied: boolean }> {
+  private async stepClippedPerVariable(
+    grads: Record<string, tf.Tensor>,
+    maxNorm: number,
+  ): Promise<{ norm: number; applied: boolean }> {
     this.checkGrads(grads);
     const present = this.names.filter((n) => grads[n]);
     if (!present.length) throw new Error('clipGradNorm: no gradients given');
     // One fused kernel where there is one (webgpu); else summed pairwise, not with tf.addN (webgpu binds one buffer
     // per addN input, at most 8).
     const all = present.length === this.names.length;
-    let sumSq: tf.Tensor | null = sumOfSquares(present.map((n) => grads[n]), all ? this.sumOrder ?? undefined : undefined);
+    let sumSq: tf.Tensor | null = sumOfSquares(
+      present.map((n) => grads[n]),
+      all ? (this.sumOrder ?? undefined) : undefined,
+    );
     if (!sumSq) {
       sumSq = tf.scalar(0);
       for (const n of present) {
@@ -215,15 +250,28 @@ export class AdamW {
     if (hasPerVariableAdamW()) {
       const [params, ms, vs] = [this.vars, this.mOf!, this.vOf!].map((of) => present.map((n) => of[n]));
       for (const x of [...params, ...ms, ...vs]) ownData(x);
-      const applied = await adamWPerVariableInPlace(params, present.map((n) => grads[n]), ms, vs, this.attrs(t, coef));
+      const applied = await adamWPerVariableInPlace(
+        params,
+        present.map((n) => grads[n]),
+        ms,
+        vs,
+        this.attrs(t, coef),
+      );
       if (applied) this.stepCount = t;
       return applied;
     }
     let ok: tf.Tensor = tf.scalar(true, 'bool');
     for (const n of present) {
       const u = this.updateOne(n, grads[n], t, coef);
-      const next = tf.tidy(() => tf.logicalAnd(ok, tf.logicalAnd(tf.all(tf.isFinite(u.param)),
-        tf.logicalAnd(tf.all(tf.isFinite(u.m)), tf.all(tf.isFinite(u.v))))));
+      const next = tf.tidy(() =>
+        tf.logicalAnd(
+          ok,
+          tf.logicalAnd(
+            tf.all(tf.isFinite(u.param)),
+            tf.logicalAnd(tf.all(tf.isFinite(u.m)), tf.all(tf.isFinite(u.v))),
+          ),
+        ),
+      );
       tf.dispose([ok, u.param, u.m, u.v]);
       ok = next;
     }
@@ -240,9 +288,16 @@ export class AdamW {
    * written. Each op's input is freed as soon as it is used, so at most about five tensors of this variable's size
    * are alive at once. The ops and their order are update()'s.
    */
-  private updateOne(name: string, grad: tf.Tensor, t: number, coef: number): { param: tf.Tensor; m: tf.Tensor; v: tf.Tensor } {
+  private updateOne(
+    name: string,
+    grad: tf.Tensor,
+    t: number,
+    coef: number,
+  ): { param: tf.Tensor; m: tf.Tensor; v: tf.Tensor } {
     const [b1, b2] = this.betas;
-    const param = this.vars[name], m = this.mOf![name], v = this.vOf![name];
+    const param = this.vars[name],
+      m = this.mOf![name],
+      v = this.vOf![name];
     // then(x, f): f(x), freeing x unless it is one of the inputs (weights, moments, gradient).
     const inputs = new Set<tf.Tensor>([param, m, v, grad]);
     const then = <T extends tf.Tensor>(x: tf.Tensor, f: (x: tf.Tensor) => T): T => {
@@ -250,11 +305,22 @@ export class AdamW {
       if (!inputs.has(x)) x.dispose();
       return y;
     };
-    const both = (x: tf.Tensor, y: tf.Tensor, f: (x: tf.Tensor, y: tf.Tensor) => tf.Tensor) => then(x, (a) => then(y, (b) => f(a, b)));
+    const both = (x: tf.Tensor, y: tf.Tensor, f: (x: tf.Tensor, y: tf.Tensor) => tf.Tensor) =>
+      then(x, (a) => then(y, (b) => f(a, b)));
     const g = coef === 1 ? grad : grad.mul(coef);
     const newM = both(m.mul(b1), g.mul(1 - b1), (a, b) => a.add(b));
-    const newV = both(v.mul(b2), then(then(g, (x) => x.square()), (x) => x.mul(1 - b2)), (a, b) => a.add(b));
-    const denom = then(then(newV.sqrt(), (x) => x.div(Math.sqrt(1 - b2 ** t))), (x) => x.add(this.eps));
+    const newV = both(
+      v.mul(b2),
+      then(
+        then(g, (x) => x.square()),
+        (x) => x.mul(1 - b2),
+      ),
+      (a, b) => a.add(b),
+    );
+    const denom = then(
+      then(newV.sqrt(), (x) => x.div(Math.sqrt(1 - b2 ** t))),
+      (x) => x.add(this.eps),
+    );
     const step = then(newM.div(denom), (x) => x.mul(this.lr / (1 - b1 ** t)));
     denom.dispose();
     const decayed = this.weightDecay ? param.mul(1 - this.lr * this.weightDecay) : param;
@@ -277,12 +343,16 @@ export class AdamW {
     const bias2Sqrt = Math.sqrt(1 - b2 ** t);
     const all = this.names.every((n) => grads[n] !== undefined);
     // A variable without a gradient keeps its value and moments: its slots get a zero gradient and a mask of 0.
-    const flat = (ts: tf.Tensor[]) => (ts.length === 1 ? ts[0].reshape([-1]) : tf.concat(ts.map((x) => x.reshape([-1]))));
+    const flat = (ts: tf.Tensor[]) =>
+      ts.length === 1 ? ts[0].reshape([-1]) : tf.concat(ts.map((x) => x.reshape([-1])));
     const g = flat(this.names.map((n) => grads[n] ?? tf.zerosLike(this.vars[n])));
     const param = flat(this.names.map((n) => this.vars[n]));
-    const keep = all ? null : flat(this.names.map((n) => (grads[n] ? tf.onesLike(this.vars[n]) : tf.zerosLike(this.vars[n]))));
+    const keep = all
+      ? null
+      : flat(this.names.map((n) => (grads[n] ? tf.onesLike(this.vars[n]) : tf.zerosLike(this.vars[n]))));
     const decayed = this.weightDecay ? param.mul(1 - this.lr * this.weightDecay) : param;
-    const m = this.m!, v = this.v!;
+    const m = this.m!,
+      v = this.v!;
     let newM = m.mul(b1).add(g.mul(1 - b1));
     let newV = v.mul(b2).add(g.square().mul(1 - b2));
     const denom = newV.sqrt().div(bias2Sqrt).add(this.eps);
@@ -309,21 +379,27 @@ export class AdamW {
       const copy = (of: Record<string, tf.Variable>) => Object.fromEntries(this.names.map((n) => [n, of[n].clone()]));
       return { step: this.stepCount, m: copy(this.mOf!), v: copy(this.vOf!) };
     }
-    const byName = (flat: tf.Variable) => tf.tidy(() => {
-      const parts = this.names.length === 1 ? [flat.clone()] : tf.split(flat, this.sizes);
-      return Object.fromEntries(this.names.map((n, i) => [n, tf.keep(parts[i].reshape(this.vars[n].shape))]));
-    }) as Record<string, tf.Tensor>;
+    const byName = (flat: tf.Variable) =>
+      tf.tidy(() => {
+        const parts = this.names.length === 1 ? [flat.clone()] : tf.split(flat, this.sizes);
+        return Object.fromEntries(this.names.map((n, i) => [n, tf.keep(parts[i].reshape(this.vars[n].shape))]));
+      }) as Record<string, tf.Tensor>;
     return { step: this.stepCount, m: byName(this.m!), v: byName(this.v!) };
   }
 
   setState(state: AdamWState): void {
     if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`AdamW.setState: bad step ${state.step}`);
-    for (const [which, moments] of [['m', state.m], ['v', state.v]] as const) {
+    for (const [which, moments] of [
+      ['m', state.m],
+      ['v', state.v],
+    ] as const) {
       for (const name of this.names) {
         const t = moments[name];
         if (!t) throw new Error(`AdamW.setState: ${which} is missing '${name}'`);
         if (t.shape.join(',') !== this.vars[name].shape.join(',')) {
-          throw new Error(`AdamW.setState: ${which}['${name}'] has shape [${t.shape}], expected [${this.vars[name].shape}]`);
+          throw new Error(
+            `AdamW.setState: ${which}['${name}'] has shape [${t.shape}], expected [${this.vars[name].shape}]`,
+          );
         }
       }
     }
@@ -342,14 +418,20 @@ export class AdamW {
   }
 
   dispose(): void {
-    tf.dispose([this.m, this.v, ...Object.values(this.mOf ?? {}), ...Object.values(this.vOf ?? {})].filter((x): x is tf.Variable => x !== null));
+    tf.dispose(
+      [this.m, this.v, ...Object.values(this.mOf ?? {}), ...Object.values(this.vOf ?? {})].filter(
+        (x): x is tf.Variable => x !== null,
+      ),
+    );
   }
 }
 
 /** Scales gradients to a global L2 norm of at most maxNorm, on the device. Returns new tensors and the norm
  *  before clipping as a scalar tensor. Like PyTorch: coef = min(1, maxNorm / (norm + 1e-6)). */
-export function clipGradNormOnDevice(grads: Record<string, tf.Tensor>, maxNorm: number):
-    { grads: Record<string, tf.Tensor>; norm: tf.Scalar } {
+export function clipGradNormOnDevice(
+  grads: Record<string, tf.Tensor>,
+  maxNorm: number,
+): { grads: Record<string, tf.Tensor>; norm: tf.Scalar } {
   if (!(maxNorm > 0)) throw new Error(`clipGradNorm: maxNorm must be > 0, got ${maxNorm}`);
   const names = Object.keys(grads);
   if (!names.length) throw new Error('clipGradNorm: no gradients given');
@@ -372,11 +454,15 @@ export function clipGradNormOnDevice(grads: Record<string, tf.Tensor>, maxNorm: 
  * the optimizer step, as RAGEN does. Reads the norm synchronously, which webgpu cannot do in Node: on webgpu use
  * clipGradNormAsync.
  */
-export function clipGradNorm(grads: Record<string, tf.Tensor>, maxNorm: number):
-    { grads: Record<string, tf.Tensor>; norm: number } {
+export function clipGradNorm(
+  grads: Record<string, tf.Tensor>,
+  maxNorm: number,
+): { grads: Record<string, tf.Tensor>; norm: number } {
   if (tf.getBackend() === 'webgpu') {
-    throw new Error('clipGradNorm reads the norm synchronously, which the webgpu backend cannot do (in Node it ' +
-      'crashes): use clipGradNormAsync');
+    throw new Error(
+      'clipGradNorm reads the norm synchronously, which the webgpu backend cannot do (in Node it ' +
+        'crashes): use clipGradNormAsync',
+    );
   }
   const out = clipGradNormOnDevice(grads, maxNorm);
   const norm = out.norm.dataSync()[0];
@@ -385,8 +471,10 @@ export function clipGradNorm(grads: Record<string, tf.Tensor>, maxNorm: number):
 }
 
 /** clipGradNorm with an asynchronous read of the norm: works on every backend. */
-export async function clipGradNormAsync(grads: Record<string, tf.Tensor>, maxNorm: number):
-    Promise<{ grads: Record<string, tf.Tensor>; norm: number }> {
+export async function clipGradNormAsync(
+  grads: Record<string, tf.Tensor>,
+  maxNorm: number,
+): Promise<{ grads: Record<string, tf.Tensor>; norm: number }> {
   const out = clipGradNormOnDevice(grads, maxNorm);
   const norm = (await out.norm.data())[0];
   out.norm.dispose();

@@ -19,7 +19,9 @@ export * from './backendNames';
 
 export interface BackendOptions {
   /** Browser only: URLs of the wasm binaries (Vite: `import u from '.../tfjs-backend-wasm-simd.wasm?url'`). */
-  wasmPaths?: Partial<Record<'tfjs-backend-wasm.wasm' | 'tfjs-backend-wasm-simd.wasm' | 'tfjs-backend-wasm-threaded-simd.wasm', string>>;
+  wasmPaths?: Partial<
+    Record<'tfjs-backend-wasm.wasm' | 'tfjs-backend-wasm-simd.wasm' | 'tfjs-backend-wasm-threaded-simd.wasm', string>
+  >;
   /**
    * Node only: flags passed to Dawn's `create()`, e.g. ['backend=vulkan'] or ['adapter=NAME']; RAGEN_DAWN_FLAGS
    * (`dawnFlagsFromEnv`) adds to them.
@@ -44,8 +46,11 @@ export interface BackendInfo {
   softwareAdapter?: boolean;
 }
 
-const isNode = typeof process !== 'undefined' && !!process.versions?.node && typeof window === 'undefined'
-  && typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope === 'undefined';
+const isNode =
+  typeof process !== 'undefined' &&
+  !!process.versions?.node &&
+  typeof window === 'undefined' &&
+  typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope === 'undefined';
 
 let adapterDescription = '';
 let adapterIsSoftware = false;
@@ -65,12 +70,16 @@ const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|softpipe|software|basic 
 /** True for a software (CPU-emulated) WebGPU adapter: flagged as a fallback adapter, or named like one. */
 export function isSoftwareAdapter(facts: AdapterFacts): boolean {
   if (facts.isFallbackAdapter === true) return true;
-  return [facts.vendor, facts.architecture, facts.device, facts.description].some((f) => typeof f === 'string' && SOFTWARE_ADAPTER.test(f));
+  return [facts.vendor, facts.architecture, facts.device, facts.description].some(
+    (f) => typeof f === 'string' && SOFTWARE_ADAPTER.test(f),
+  );
 }
 
 /** One line naming an adapter, e.g. 'google swiftshader SwiftShader driver 5.0.0'. */
 export function describeAdapterFacts(facts: AdapterFacts): string {
-  return [facts.vendor, facts.architecture, facts.device, facts.description].filter(Boolean).join(' ') || 'unknown adapter';
+  return (
+    [facts.vendor, facts.architecture, facts.device, facts.description].filter(Boolean).join(' ') || 'unknown adapter'
+  );
 }
 
 /** The reason 'auto' gives for skipping a software adapter. */
@@ -100,13 +109,14 @@ async function installDawn(flags: string[]): Promise<void> {
 }
 
 async function describeAdapter(): Promise<string> {
-  const gpu = (globalThis as unknown as { navigator?: { gpu?: { requestAdapter(): Promise<unknown> } } }).navigator?.gpu;
+  const gpu = (globalThis as unknown as { navigator?: { gpu?: { requestAdapter(): Promise<unknown> } } }).navigator
+    ?.gpu;
   if (!gpu) throw new Error('WebGPU is not available here (navigator.gpu is undefined)');
   const adapter = (await gpu.requestAdapter()) as null | { info?: AdapterFacts; isFallbackAdapter?: boolean };
   if (!adapter) {
     const hint = isNode
       ? ' In Node, Dawn needs a Vulkan driver: install libvulkan1 and, on a machine without a GPU, point ' +
-        'VK_ICD_FILENAMES at a software driver (e.g. /usr/lib/chromium/vk_swiftshader_icd.json from Debian\'s chromium).'
+        "VK_ICD_FILENAMES at a software driver (e.g. /usr/lib/chromium/vk_swiftshader_icd.json from Debian's chromium)."
       : ' In Chromium, WebGPU needs a GPU or the --enable-unsafe-webgpu flag.';
     throw new Error('WebGPU has no adapter (requestAdapter() returned null).' + hint);
   }
@@ -174,9 +184,15 @@ export function assertNoGpuError(where: string): void {
   if (gpuErrors.length === 0) return;
   const [first, ...more] = gpuErrors;
   gpuErrors = [];
-  const text = first.split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
-  throw new Error(`WebGPU refused a command ${where}, so its results are not trustworthy: ${text}` +
-    (more.length ? ` (and ${more.length} more error(s))` : ''));
+  const text = first
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(' ');
+  throw new Error(
+    `WebGPU refused a command ${where}, so its results are not trustworthy: ${text}` +
+      (more.length ? ` (and ${more.length} more error(s))` : ''),
+  );
 }
 
 /** 'auto' passed over a backend that works but should not be used here (not a failure). */
@@ -201,7 +217,10 @@ export async function initBackend(choice: BackendChoice = 'auto', opts: BackendO
       else log(`backend: using ${name}${name === 'webgpu' ? ` on ${adapter}` : ''}`);
       return { name, adapter, fallbackReasons, softwareAdapter: name === 'webgpu' && adapterIsSoftware };
     } catch (err) {
-      const reason = err instanceof SkippedBackend ? `${name} skipped: ${err.message}` : `${name} unavailable: ${(err as Error).message}`;
+      const reason =
+        err instanceof SkippedBackend
+          ? `${name} skipped: ${err.message}`
+          : `${name} unavailable: ${(err as Error).message}`;
       if (choice !== 'auto') throw new Error(`could not start the requested backend: ${reason}`, { cause: err });
       fallbackReasons.push(reason);
     }

@@ -38,8 +38,13 @@ export interface LoadedCheckpoint {
 }
 
 /** The files of a checkpoint written by `checkpointFiles`. */
-export const CHECKPOINT_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json',
-  'generation_config.json'] as const;
+export const CHECKPOINT_FILES = [
+  'config.json',
+  'model.safetensors',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'generation_config.json',
+] as const;
 
 /** Hugging Face Qwen2Config's defaults for the keys a config.json may leave out. */
 const HF_QWEN2_DEFAULTS = {
@@ -55,37 +60,54 @@ const HF_QWEN2_DEFAULTS = {
   rope_scaling: null,
 } as const;
 
-const REQUIRED_SIZES = ['vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads',
-  'num_key_value_heads'] as const;
+const REQUIRED_SIZES = [
+  'vocab_size',
+  'hidden_size',
+  'intermediate_size',
+  'num_hidden_layers',
+  'num_attention_heads',
+  'num_key_value_heads',
+] as const;
 
 /**
  * Checks a parsed config.json and fills Hugging Face's defaults. Throws an Error naming the first problem: not a
  * qwen2 model, a missing or invalid size, head counts that do not divide, or a feature this model does not implement.
  */
 export function parseQwen2Config(raw: unknown): Qwen2Config {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('config.json: expected a JSON object');
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new Error('config.json: expected a JSON object');
   const c = { ...HF_QWEN2_DEFAULTS, ...(raw as Record<string, unknown>) } as Record<string, unknown>;
   if (c.model_type !== 'qwen2') {
-    throw new Error(`config.json: model_type is ${JSON.stringify(c.model_type)}, expected "qwen2" (a Qwen2 / Qwen2.5 model)`);
+    throw new Error(
+      `config.json: model_type is ${JSON.stringify(c.model_type)}, expected "qwen2" (a Qwen2 / Qwen2.5 model)`,
+    );
   }
   for (const key of REQUIRED_SIZES) {
     const v = c[key];
     if (v === undefined) throw new Error(`config.json: missing "${key}"`);
-    if (!Number.isInteger(v) || (v as number) <= 0) throw new Error(`config.json: "${key}" must be a positive integer, got ${JSON.stringify(v)}`);
+    if (!Number.isInteger(v) || (v as number) <= 0)
+      throw new Error(`config.json: "${key}" must be a positive integer, got ${JSON.stringify(v)}`);
   }
   const n = c as unknown as Qwen2Config;
   if (n.hidden_size % n.num_attention_heads !== 0) {
-    throw new Error(`config.json: hidden_size ${n.hidden_size} is not divisible by num_attention_heads ${n.num_attention_heads}`);
+    throw new Error(
+      `config.json: hidden_size ${n.hidden_size} is not divisible by num_attention_heads ${n.num_attention_heads}`,
+    );
   }
   if (n.num_attention_heads % n.num_key_value_heads !== 0) {
-    throw new Error(`config.json: num_attention_heads ${n.num_attention_heads} is not divisible by num_key_value_heads ` +
-      `${n.num_key_value_heads}`);
+    throw new Error(
+      `config.json: num_attention_heads ${n.num_attention_heads} is not divisible by num_key_value_heads ` +
+        `${n.num_key_value_heads}`,
+    );
   }
   for (const key of ['rope_theta', 'rms_norm_eps', 'max_position_embeddings'] as const) {
-    if (typeof c[key] !== 'number' || !((c[key] as number) > 0)) throw new Error(`config.json: "${key}" must be a positive number`);
+    if (typeof c[key] !== 'number' || !((c[key] as number) > 0))
+      throw new Error(`config.json: "${key}" must be a positive number`);
   }
-  if (typeof c.tie_word_embeddings !== 'boolean') throw new Error('config.json: "tie_word_embeddings" must be true or false');
-  if (c.hidden_act !== 'silu') throw new Error(`config.json: hidden_act ${JSON.stringify(c.hidden_act)} is not supported (only "silu")`);
+  if (typeof c.tie_word_embeddings !== 'boolean')
+    throw new Error('config.json: "tie_word_embeddings" must be true or false');
+  if (c.hidden_act !== 'silu')
+    throw new Error(`config.json: hidden_act ${JSON.stringify(c.hidden_act)} is not supported (only "silu")`);
   if (c.rope_scaling !== null && c.rope_scaling !== undefined) {
     throw new Error(`config.json: rope_scaling ${JSON.stringify(c.rope_scaling)} is not supported (only plain RoPE)`);
   }
@@ -99,7 +121,10 @@ export function parseQwen2Config(raw: unknown): Qwen2Config {
 }
 
 /** config.json as Hugging Face's Qwen2Config writes it (sorted keys, HF defaults present); weights are f32. */
-export function hfConfigJSON(config: Qwen2Config, opts: { valueHead?: boolean; bosTokenId?: number; eosTokenId?: number } = {}): Record<string, unknown> {
+export function hfConfigJSON(
+  config: Qwen2Config,
+  opts: { valueHead?: boolean; bosTokenId?: number; eosTokenId?: number } = {},
+): Record<string, unknown> {
   const merged: Record<string, unknown> = {
     ...HF_QWEN2_DEFAULTS,
     max_window_layers: config.num_hidden_layers,
@@ -119,7 +144,11 @@ export function hfConfigJSON(config: Qwen2Config, opts: { valueHead?: boolean; b
     delete merged.id2label;
     delete merged.label2id;
   }
-  return Object.fromEntries(Object.keys(merged).sort().map((k) => [k, merged[k]]));
+  return Object.fromEntries(
+    Object.keys(merged)
+      .sort()
+      .map((k) => [k, merged[k]]),
+  );
 }
 
 /**
@@ -136,7 +165,9 @@ export async function checkpointFiles(
   const config = parseQwen2Config(model.config);
   const valueHead = model.hasValueHead ?? false;
   if (tokenizer.vocabSize > config.vocab_size) {
-    throw new Error(`checkpoint: the tokenizer has ${tokenizer.vocabSize} ids but the model's vocab_size is ${config.vocab_size}`);
+    throw new Error(
+      `checkpoint: the tokenizer has ${tokenizer.vocabSize} ids but the model's vocab_size is ${config.vocab_size}`,
+    );
   }
   const expected = qwen2WeightShapes(config, { valueHead });
   const tensors: Record<string, SafetensorsInput> = {};
@@ -155,10 +186,12 @@ export async function checkpointFiles(
       }
       const raw = await v.data();
       const data = raw instanceof Float32Array ? raw : Float32Array.from(raw as ArrayLike<number>);
-      tensors[name] = model.lora && !trainable(name) && isExactBf16(data) ? { shape, data, writeAs: 'BF16' } : { shape, data };
+      tensors[name] =
+        model.lora && !trainable(name) && isExactBf16(data) ? { shape, data, writeAs: 'BF16' } : { shape, data };
     }
     const unexpected = Object.keys(hf).filter((k) => !(k in expected));
-    if (unexpected.length) throw new Error(`checkpoint: the model has weights a Qwen2 checkpoint does not: ${unexpected.join(', ')}`);
+    if (unexpected.length)
+      throw new Error(`checkpoint: the model has weights a Qwen2 checkpoint does not: ${unexpected.join(', ')}`);
   });
 
   const bos = tokenizer.tokenId('<|endoftext|>');
@@ -207,13 +240,17 @@ export function loadCheckpointFiles(files: Record<string, Uint8Array>): LoadedCh
   for (const [name, shape] of Object.entries(expected)) {
     const t = tensors[name];
     if (!t) {
-      throw new Error(`checkpoint: model.safetensors has no tensor '${name}' (expected shape [${shape}] for this config.json)`);
+      throw new Error(
+        `checkpoint: model.safetensors has no tensor '${name}' (expected shape [${shape}] for this config.json)`,
+      );
     }
     if (!sameShape(t.shape, shape)) {
       throw new Error(`checkpoint: tensor '${name}' has shape [${t.shape}] but config.json implies [${shape}]`);
     }
   }
-  const unusedWeights = Object.keys(tensors).filter((k) => !(k in expected)).sort();
+  const unusedWeights = Object.keys(tensors)
+    .filter((k) => !(k in expected))
+    .sort();
   assertNoExtraLayers(unusedWeights, config.num_hidden_layers);
 
   const tokenizerConfig = files['tokenizer_config.json'] ? readJSON(files, 'tokenizer_config.json') : undefined;
@@ -224,10 +261,13 @@ export function loadCheckpointFiles(files: Record<string, Uint8Array>): LoadedCh
     throw new Error(`checkpoint: ${(err as Error).message}`, { cause: err });
   }
   if (tokenizer.vocabSize > config.vocab_size) {
-    throw new Error(`checkpoint: tokenizer.json has ${tokenizer.vocabSize} ids but config.json's vocab_size is ${config.vocab_size}`);
+    throw new Error(
+      `checkpoint: tokenizer.json has ${tokenizer.vocabSize} ids but config.json's vocab_size is ${config.vocab_size}`,
+    );
   }
   const generationConfig = files['generation_config.json']
-    ? readJSON(files, 'generation_config.json') as Record<string, unknown> : undefined;
+    ? (readJSON(files, 'generation_config.json') as Record<string, unknown>)
+    : undefined;
 
   const weights: Record<string, tf.Tensor> = {};
   // One tensor at a time, so a large (bf16) checkpoint never holds all its float32 copies outside tfjs at once.
@@ -277,7 +317,10 @@ function readWeights(files: Record<string, Uint8Array>): Record<string, Safetens
 export function assertFinite(data: Float32Array, tensor: string, file: string): void {
   let bad = 0;
   for (let i = 0; i < data.length; i++) if (!Number.isFinite(data[i])) bad++;
-  if (bad > 0) throw new Error(`checkpoint: tensor '${tensor}' in ${file} has ${bad} non-finite value(s) (NaN or infinity) of ${data.length}`);
+  if (bad > 0)
+    throw new Error(
+      `checkpoint: tensor '${tensor}' in ${file} has ${bad} non-finite value(s) (NaN or infinity) of ${data.length}`,
+    );
 }
 
 function readJSON(files: Record<string, Uint8Array>, name: string): unknown {

@@ -32,7 +32,8 @@ export async function saveCheckpointDir(
     for (const [name, bytes] of Object.entries(files)) {
       // Flat files, and a LoRA model's adapter/ (PEFT's adapter directory).
       const base = name.startsWith(ADAPTER_DIR) ? name.slice(ADAPTER_DIR.length) : name;
-      if (base.includes('/') || base.includes('\\') || base.startsWith('.')) throw new Error(`saveCheckpointDir: bad file name '${name}'`);
+      if (base.includes('/') || base.includes('\\') || base.startsWith('.'))
+        throw new Error(`saveCheckpointDir: bad file name '${name}'`);
       if (base !== name) await fs.mkdir(path.join(tmp, ADAPTER_DIR), { recursive: true });
       const handle = await fs.open(path.join(tmp, name), 'w');
       try {
@@ -68,7 +69,8 @@ export function assertCheckpointTarget(dir: string): void {
   } catch {
     return; // missing: it will be created
   }
-  if (!stat.isDirectory()) throw new Error(`${dir} exists and is not a directory: refusing to replace it with a checkpoint`);
+  if (!stat.isDirectory())
+    throw new Error(`${dir} exists and is not a directory: refusing to replace it with a checkpoint`);
   const names = fsSync.readdirSync(dir);
   if (names.length > 0 && !names.includes('config.json')) {
     throw new Error(`refusing to replace ${dir}: it is not empty and has no config.json (not a checkpoint directory)`);
@@ -104,10 +106,13 @@ export function readCheckpointFiles(dir: string): Record<string, Uint8Array> {
       const file = path.join(subDir, name);
       const real = fsSync.realpathSync(file);
       if (!insideOf(real, root)) {
-        throw new Error(`${path.join(dir, sub, name)} is a symbolic link to ${real}, outside the checkpoint: every file of a checkpoint ` +
-          'must lie inside its directory (copy the file in)');
+        throw new Error(
+          `${path.join(dir, sub, name)} is a symbolic link to ${real}, outside the checkpoint: every file of a checkpoint ` +
+            'must lie inside its directory (copy the file in)',
+        );
       }
-      if (!fsSync.statSync(real).isFile()) throw new Error(`${path.join(dir, sub, name)} cannot be read: it is a directory, not a file`);
+      if (!fsSync.statSync(real).isFile())
+        throw new Error(`${path.join(dir, sub, name)} cannot be read: it is a directory, not a file`);
       const buf = fsSync.readFileSync(real);
       files[sub + name] = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     }
@@ -123,7 +128,10 @@ function insideOf(real: string, root: string): boolean {
 function isDirectoryInside(dir: string, root: string): boolean {
   try {
     const real = fsSync.realpathSync(dir);
-    if (!insideOf(real, root)) throw new Error(`${dir} is a symbolic link to ${real}, outside the checkpoint: every file of a checkpoint must lie inside its directory`);
+    if (!insideOf(real, root))
+      throw new Error(
+        `${dir} is a symbolic link to ${real}, outside the checkpoint: every file of a checkpoint must lie inside its directory`,
+      );
     return fsSync.statSync(real).isDirectory();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;

@@ -2,14 +2,14 @@
 // config.json from a Qwen2.5 checkpoint parses as-is and ours loads in `transformers`.
 
 export interface Qwen2Config {
-  architectures?: string[];            // ['Qwen2ForCausalLM']
+  architectures?: string[]; // ['Qwen2ForCausalLM']
   model_type: 'qwen2';
   vocab_size: number;
   hidden_size: number;
-  intermediate_size: number;           // SwiGLU inner width
+  intermediate_size: number; // SwiGLU inner width
   num_hidden_layers: number;
   num_attention_heads: number;
-  num_key_value_heads: number;         // grouped-query attention: heads share K/V in groups
+  num_key_value_heads: number; // grouped-query attention: heads share K/V in groups
   max_position_embeddings: number;
   rope_theta: number;
   rms_norm_eps: number;
@@ -18,7 +18,7 @@ export interface Qwen2Config {
   torch_dtype?: 'float32' | 'bfloat16' | 'float16';
   bos_token_id?: number;
   eos_token_id?: number;
-  [extra: string]: unknown;            // HF configs carry more keys (sliding_window, use_cache, ...); kept, ignored
+  [extra: string]: unknown; // HF configs carry more keys (sliding_window, use_cache, ...); kept, ignored
 }
 
 /** Head dimension, as Qwen2 derives it. */
@@ -34,5 +34,13 @@ export function headDim(c: Qwen2Config): number {
 export const MIN_TEMPERATURE = 1e-3;
 
 /** The linear layers of a Qwen2 decoder layer that LoRA can target ("all-linear" in PEFT's and RAGEN's words). */
-export const LORA_TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export const LORA_TARGET_MODULES = [
+  'q_proj',
+  'k_proj',
+  'v_proj',
+  'o_proj',
+  'gate_proj',
+  'up_proj',
+  'down_proj',
+] as const;
 export type LoraTargetModule = (typeof LORA_TARGET_MODULES)[number];

@@ -20,7 +20,9 @@ function envValue(name: string): string | undefined {
 function oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
   const value = envValue(name);
   if (value !== undefined && !(allowed as readonly string[]).includes(value)) {
-    throw new Error(`${name}=${value.length > 40 ? `${value.slice(0, 40)}…` : value}: expected one of ${allowed.join(', ')} (or unset)`);
+    throw new Error(
+      `${name}=${value.length > 40 ? `${value.slice(0, 40)}…` : value}: expected one of ${allowed.join(', ')} (or unset)`,
+    );
   }
   return value as T | undefined;
 }

@@ -42,16 +42,16 @@ export const CACHE_BUCKET = 64;
 export const MAX_ACTIVATION_BYTES = 512 * 1024 ** 2;
 
 export interface GenerateOptions {
-  maxNewTokens: number;          // per-turn token limit (RAGEN: 400 per turn for Qwen presets)
-  temperature: number;           // 0 = greedy; RAGEN rollouts 1.0, validation 0.5
-  topP?: number;                 // nucleus sampling threshold (default 1 = off)
-  topK?: number;                 // top-k (default off; 0 or -1 = off)
-  stopTokenIds?: number[];       // e.g. <|im_end|>; the stop token is included in the output
-  stopStrings?: string[];        // e.g. '</answer>': stop once the decoded new text contains it (needs decode)
+  maxNewTokens: number; // per-turn token limit (RAGEN: 400 per turn for Qwen presets)
+  temperature: number; // 0 = greedy; RAGEN rollouts 1.0, validation 0.5
+  topP?: number; // nucleus sampling threshold (default 1 = off)
+  topK?: number; // top-k (default off; 0 or -1 = off)
+  stopTokenIds?: number[]; // e.g. <|im_end|>; the stop token is included in the output
+  stopStrings?: string[]; // e.g. '</answer>': stop once the decoded new text contains it (needs decode)
   decode?: (ids: number[]) => string;
-  seed: number;                  // same seed + same backend => same samples
-  padTokenId: number;            // left padding, and the filler for rows that already finished
-  readEvery?: number;            // read sampled ids back every n steps (default: 8 on webgpu, 1 elsewhere)
+  seed: number; // same seed + same backend => same samples
+  padTokenId: number; // left padding, and the filler for rows that already finished
+  readEvery?: number; // read sampled ids back every n steps (default: 8 on webgpu, 1 elsewhere)
   /**
    * Largest activation a prefill may make, in bytes (default MAX_ACTIVATION_BYTES): a long prompt block over many rows
    * is prefilled in chunks of columns below it.
@@ -65,7 +65,7 @@ export interface GenerateOptions {
 }
 
 export interface GenerateResult {
-  tokens: number[][];                       // new tokens only, per prompt (stop token / stop string included)
+  tokens: number[][]; // new tokens only, per prompt (stop token / stop string included)
   finishReasons: ('stop' | 'length')[];
 }
 
@@ -87,7 +87,7 @@ interface CachedRow {
 export class GenerationSession {
   private cache: KvCache | null = null;
   private capacity = 0;
-  private fill = 0;                  // the next free cache slot (the same for every row)
+  private fill = 0; // the next free cache slot (the same for every row)
   private rows: CachedRow[] = [];
   /**
    * Prompt tokens served from the cache / prefilled / served by another row's prefill of the same prompt, over the
@@ -99,7 +99,8 @@ export class GenerationSession {
 
   async generate(prompts: number[][], opts: GenerateOptions, keys?: readonly number[]): Promise<GenerateResult> {
     validate(this.model, prompts, opts);
-    if (keys && keys.length !== prompts.length) throw new Error(`generate: ${keys.length} keys for ${prompts.length} prompts`);
+    if (keys && keys.length !== prompts.length)
+      throw new Error(`generate: ${keys.length} keys for ${prompts.length} prompts`);
     const model = this.model;
     const rows = prompts.length;
     const tokens: number[][] = prompts.map(() => []);
@@ -121,7 +122,10 @@ export class GenerationSession {
     const reusing = reuse.some((r) => r.prefix > 0);
     const start = reusing ? this.fill : 0;
     const promptLen = roundUp(Math.max(...prompts.map((p, i) => p.length - reuse[i].prefix)), PROMPT_BUCKET);
-    const capacity = Math.max(roundUp(start + promptLen + opts.maxNewTokens, CACHE_BUCKET), reusing ? this.capacity : 0);
+    const capacity = Math.max(
+      roundUp(start + promptLen + opts.maxNewTokens, CACHE_BUCKET),
+      reusing ? this.capacity : 0,
+    );
     // Rows with the same prompt and nothing cached (the members of an env group on their first turn: all reset with
     // the group's seed) share ONE prefill: only the first row of each distinct prompt runs through the model, and
     // its cache row and logits are then copied to the others. Their keys and values are what their own prefill
@@ -136,7 +140,7 @@ export class GenerationSession {
         else prefillRow[r] = first;
       });
     }
-    const distinct = prefillRow.filter((f, r) => f === r);   // the rows that are prefilled, in order
+    const distinct = prefillRow.filter((f, r) => f === r); // the rows that are prefilled, in order
     const shared = distinct.length < rows;
     this.stats.reusedTokens += reuse.reduce((n, r) => n + r.prefix, 0);
     this.stats.prefilledTokens += distinct.reduce((n, r) => n + prompts[r].length - reuse[r].prefix, 0);
@@ -171,16 +175,40 @@ export class GenerationSession {
     const tailTokens = Math.max(0, ...stopStrings.map((s) => s.length)) + 8;
     const done = prompts.map(() => false);
 
-    let unread: tf.Tensor1D[] = [];   // sampled ids [B] the host has not read yet (see readEvery below)
+    let unread: tf.Tensor1D[] = []; // sampled ids [B] the host has not read yet (see readEvery below)
     const weights = model.inferenceWeights();
-    let cache = this.takeCache(reuse.map((r) => r.from), shared ? distinct.length : rows, capacity, reusing);
+    let cache = this.takeCache(
+      reuse.map((r) => r.from),
+      shared ? distinct.length : rows,
+      capacity,
+      reusing,
+    );
     // Runs the stack on `ids` [n, T] at cache slots slot..slot+T-1 (n = rows, or the distinct rows of a shared
     // prefill, whose key masks are `masks`); returns the logits of each row's last position.
     // `logits` false: nothing is returned (an early chunk of a prefill).
-    function advance(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number, masks?: Float32Array): tf.Tensor2D;
-    function advance(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number, masks: Float32Array, logits: boolean): tf.Tensor2D | null;
-    function advance(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, slot: number,
-                     masks: Float32Array = visibleKeys, logits = true): tf.Tensor2D | null {
+    function advance(
+      ids: tf.Tensor2D,
+      positions: tf.Tensor1D,
+      maxPosition: number,
+      slot: number,
+      masks?: Float32Array,
+    ): tf.Tensor2D;
+    function advance(
+      ids: tf.Tensor2D,
+      positions: tf.Tensor1D,
+      maxPosition: number,
+      slot: number,
+      masks: Float32Array,
+      logits: boolean,
+    ): tf.Tensor2D | null;
+    function advance(
+      ids: tf.Tensor2D,
+      positions: tf.Tensor1D,
+      maxPosition: number,
+      slot: number,
+      masks: Float32Array = visibleKeys,
+      logits = true,
+    ): tf.Tensor2D | null {
       const n = ids.shape[0];
       const keyMask = tf.tensor2d(masks, [n, capacity]);
       try {
@@ -230,9 +258,16 @@ export class GenerationSession {
           distinct.forEach((r, i) => out.set(data.subarray(r * width, (r + 1) * width), i * width));
           return out;
         };
-        const prefilled = prefill(distinct.length, pick(idsData, promptLen, (n) => new Int32Array(n)),
-          pick(positionData, promptLen, (n) => new Int32Array(n)), pick(visibleKeys, capacity, (n) => new Float32Array(n)));
-        const index = tf.tensor1d(prefillRow.map((r) => distinct.indexOf(r)), 'int32');
+        const prefilled = prefill(
+          distinct.length,
+          pick(idsData, promptLen, (n) => new Int32Array(n)),
+          pick(positionData, promptLen, (n) => new Int32Array(n)),
+          pick(visibleKeys, capacity, (n) => new Float32Array(n)),
+        );
+        const index = tf.tensor1d(
+          prefillRow.map((r) => distinct.indexOf(r)),
+          'int32',
+        );
         try {
           logits = copyRows(prefilled, index);
           const spread = (t: tf.Tensor3D) => copyRows(t, index);
@@ -264,17 +299,28 @@ export class GenerationSession {
             for (let r = 0; r < rows; r++) {
               if (done[r]) continue;
               tokens[r].push(ids[r]);
-              if (stopIds.has(ids[r])) { done[r] = true; finishReasons[r] = 'stop'; continue; }
+              if (stopIds.has(ids[r])) {
+                done[r] = true;
+                finishReasons[r] = 'stop';
+                continue;
+              }
               if (stopStrings.length) {
                 const tail = opts.decode!(tokens[r].slice(-tailTokens));
-                if (stopStrings.some((s) => tail.includes(s))) { done[r] = true; finishReasons[r] = 'stop'; continue; }
+                if (stopStrings.some((s) => tail.includes(s))) {
+                  done[r] = true;
+                  finishReasons[r] = 'stop';
+                  continue;
+                }
               }
               if (tokens[r].length >= opts.maxNewTokens) done[r] = true;
             }
           }
           tf.dispose(unread.filter((t) => t !== newest));
           unread = [];
-          if (done.every(Boolean)) { newest.dispose(); break; }
+          if (done.every(Boolean)) {
+            newest.dispose();
+            break;
+          }
         }
 
         // Decode one token per row into the next slot (rows known to be done are fed padding).
@@ -284,9 +330,14 @@ export class GenerationSession {
         const anyDone = done.some(Boolean);
         logits = tf.tidy(() => {
           // While no row is known to be done the sampled ids go in as they are (two kernels fewer per step).
-          const fed = anyDone ? tf.where(tf.tensor1d(done, 'bool'), tf.fill([rows], opts.padTokenId, 'int32'), newest) : newest;
+          const fed = anyDone
+            ? tf.where(tf.tensor1d(done, 'bool'), tf.fill([rows], opts.padTokenId, 'int32'), newest)
+            : newest;
           const ids = fed.reshape([rows, 1]) as tf.Tensor2D;
-          const positions = tf.tensor1d(realLength.map((n) => n + step), 'int32');
+          const positions = tf.tensor1d(
+            realLength.map((n) => n + step),
+            'int32',
+          );
           return advance(ids, positions, Math.max(...realLength) + step, slot);
         });
         if (!unread.includes(newest)) newest.dispose();
@@ -316,7 +367,7 @@ export class GenerationSession {
         row.tokens.push(tokens[r][k]);
         row.slots.push(start + promptLen + k);
       }
-      row.tokens.length = row.slots.length;   // the tokens the slots hold, in order
+      row.tokens.length = row.slots.length; // the tokens the slots hold, in order
     });
     this.rows = nextRows;
     this.cache = cache;
@@ -340,11 +391,23 @@ export class GenerationSession {
       }
       return fresh;
     }
-    const index = tf.tensor1d(from.map((f) => Math.max(f, 0)), 'int32');   // a new row borrows row 0; it sees none of it
-    const take = (t: tf.Tensor3D) => tf.tidy(() => {
-      const picked = copyRows(t, index);
-      return (capacity > this.capacity ? tf.pad(picked, [[0, 0], [0, capacity - this.capacity], [0, 0]]) : picked) as tf.Tensor3D;
-    });
+    const index = tf.tensor1d(
+      from.map((f) => Math.max(f, 0)),
+      'int32',
+    ); // a new row borrows row 0; it sees none of it
+    const take = (t: tf.Tensor3D) =>
+      tf.tidy(() => {
+        const picked = copyRows(t, index);
+        return (
+          capacity > this.capacity
+            ? tf.pad(picked, [
+                [0, 0],
+                [0, capacity - this.capacity],
+                [0, 0],
+              ])
+            : picked
+        ) as tf.Tensor3D;
+      });
     try {
       return { k: old.k.map(take), v: old.v.map(take) };
     } finally {
@@ -382,14 +445,29 @@ function copyRows<T extends tf.Tensor>(t: T, index: tf.Tensor1D): T {
 /** Columns of an n-row prompt block per prefill chunk: as many as keep the widest activation under maxBytes. */
 export function prefillChunkColumns(model: Qwen2Model, n: number, promptLen: number, maxBytes: number): number {
   const c = model.config;
-  const widest = Math.max(2 * c.intermediate_size, (c.num_attention_heads + 2 * c.num_key_value_heads) * headDim(c), c.hidden_size);
+  const widest = Math.max(
+    2 * c.intermediate_size,
+    (c.num_attention_heads + 2 * c.num_key_value_heads) * headDim(c),
+    c.hidden_size,
+  );
   return Math.max(1, Math.min(promptLen, Math.floor(maxBytes / (n * widest * 4))));
 }
 
 /** Logits [B, V] of each row's last position (the LM head on every prompt position would be wasted work). */
-function lastPositionLogits(model: Qwen2Model, hidden: tf.Tensor2D, rows: number, weights: InferenceWeights): tf.Tensor2D {
+function lastPositionLogits(
+  model: Qwen2Model,
+  hidden: tf.Tensor2D,
+  rows: number,
+  weights: InferenceWeights,
+): tf.Tensor2D {
   const t = hidden.shape[0] / rows;
-  const last = t === 1 ? hidden : hidden.reshape([rows, t, hidden.shape[1]]).slice([0, t - 1, 0], [rows, 1, hidden.shape[1]]).reshape([rows, hidden.shape[1]]);
+  const last =
+    t === 1
+      ? hidden
+      : hidden
+          .reshape([rows, t, hidden.shape[1]])
+          .slice([0, t - 1, 0], [rows, 1, hidden.shape[1]])
+          .reshape([rows, hidden.shape[1]]);
   return model.head(last as tf.Tensor2D, weights) as tf.Tensor2D;
 }
 

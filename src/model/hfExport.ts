@@ -25,7 +25,7 @@ export function hfModelFiles(files: Record<string, Uint8Array>, dtype: ExportDty
   for (const name of ['config.json', 'tokenizer.json']) {
     if (!files[name]) throw new Error(`the checkpoint has no ${name}`);
   }
-  const weightFiles = shardedSafetensorsNames(files, 'model');   // model.safetensors, or its index and shards
+  const weightFiles = shardedSafetensorsNames(files, 'model'); // model.safetensors, or its index and shards
   if (weightFiles.length === 0) throw new Error('the checkpoint has no model.safetensors');
   const rawConfig = JSON.parse(new TextDecoder().decode(files['config.json'])) as Record<string, unknown>;
   const config = parseQwen2Config(rawConfig);
@@ -36,7 +36,8 @@ export function hfModelFiles(files: Record<string, Uint8Array>, dtype: ExportDty
   for (const [name, shape] of Object.entries(expected)) {
     const e = entries[name];
     if (!e) throw new Error(`model.safetensors has no tensor '${name}'`);
-    if (e.shape.join(',') !== shape.join(',')) throw new Error(`tensor '${name}' has shape [${e.shape}], config.json implies [${shape}]`);
+    if (e.shape.join(',') !== shape.join(','))
+      throw new Error(`tensor '${name}' has shape [${e.shape}], config.json implies [${shape}]`);
   }
 
   const out: Record<string, Uint8Array> = {};
@@ -45,12 +46,21 @@ export function hfModelFiles(files: Record<string, Uint8Array>, dtype: ExportDty
   const alreadyThere = Object.values(entries).every((e) => e.dtype === (dtype === 'f32' ? 'F32' : 'BF16'));
   if (!alreadyThere || adapter) {
     const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
-    for (const name of Object.keys(expected)) tensors[name] = { shape: entries[name].shape, data: entries[name].read() };
+    for (const name of Object.keys(expected))
+      tensors[name] = { shape: entries[name].shape, data: entries[name].read() };
     if (adapter) mergeAdapterFiles(tensors, config, adapter);
     for (const name of weightFiles) delete out[name];
-    Object.assign(out, shardedSafetensorsFiles(tensors, 'model', { metadata: { ...metadata, format: 'pt' }, dtype: dtype === 'f32' ? 'F32' : 'BF16' }));
+    Object.assign(
+      out,
+      shardedSafetensorsFiles(tensors, 'model', {
+        metadata: { ...metadata, format: 'pt' },
+        dtype: dtype === 'f32' ? 'F32' : 'BF16',
+      }),
+    );
   }
-  out['config.json'] = new TextEncoder().encode(JSON.stringify({ ...rawConfig, torch_dtype: TORCH_DTYPE[dtype] }, null, 2) + '\n');
+  out['config.json'] = new TextEncoder().encode(
+    JSON.stringify({ ...rawConfig, torch_dtype: TORCH_DTYPE[dtype] }, null, 2) + '\n',
+  );
   return out;
 }
 
@@ -61,8 +71,11 @@ export function hfModelFiles(files: Record<string, Uint8Array>, dtype: ExportDty
  * the same policy or is refused by all three. Plain loops over Float32Arrays (no tfjs here); Qwen2.5-0.5B at rank 64
  * is ~23 G multiply-adds.
  */
-function mergeAdapterFiles(tensors: Record<string, { shape: number[]; data: Float32Array }>, config: Qwen2Config,
-    files: Record<string, Uint8Array>): void {
+function mergeAdapterFiles(
+  tensors: Record<string, { shape: number[]; data: Float32Array }>,
+  config: Qwen2Config,
+  files: Record<string, Uint8Array>,
+): void {
   const { settings, entries } = readPeftAdapterFiles(config, adapterFilesOf(files) ?? {});
   const scaling = settings.alpha / settings.rank;
   for (const [key, e] of Object.entries(entries)) {
@@ -70,8 +83,10 @@ function mergeAdapterFiles(tensors: Record<string, { shape: number[]; data: Floa
     const module = key.replace(/\.lora_A\.weight$/, '');
     const w = tensors[`${module}.weight`];
     const bEntry = entries[key.replace('.lora_A.', '.lora_B.')];
-    const a = e.read(), b = bEntry.read();
-    const [out, inp] = w.shape, r = settings.rank;
+    const a = e.read(),
+      b = bEntry.read();
+    const [out, inp] = w.shape,
+      r = settings.rank;
     for (let o = 0; o < out; o++) {
       const row = o * inp;
       for (let k = 0; k < r; k++) {

@@ -24,7 +24,7 @@ export * from './tokenizer';
 export interface Policy {
   // log p(ids[i] | ids[0..i-1]) for i = 1 .. ids.length-1 (natural log); no sampling, no side effects
   tokenLogProbs(ids: readonly number[]): Promise<number[]>;
-  saveCheckpoint(dir: string): Promise<void>;   // Node: config.json + model.safetensors + tokenizer.json
+  saveCheckpoint(dir: string): Promise<void>; // Node: config.json + model.safetensors + tokenizer.json
   dispose(): void;
 }
 
@@ -61,7 +61,8 @@ export async function loadPolicy(dir: string, opts: { backend?: BackendName } = 
 
     async tokenLogProbs(ids: readonly number[]): Promise<number[]> {
       alive('tokenLogProbs');
-      if (!Array.isArray(ids) || ids.length === 0) throw new Error('Policy.tokenLogProbs: ids must be a non-empty array');
+      if (!Array.isArray(ids) || ids.length === 0)
+        throw new Error('Policy.tokenLogProbs: ids must be a non-empty array');
       const vocab = model.config.vocab_size;
       ids.forEach((id, i) => {
         if (!Number.isInteger(id) || id < 0 || id >= vocab) {

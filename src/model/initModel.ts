@@ -22,7 +22,6 @@ import { bf16LittleEndianBytes, safetensorsHeader } from './safetensors';
 import { NormalFillPool } from './parallelNormal';
 import { planShards, shardFileName } from './safetensorsShards';
 
-
 /** Left in every directory init-model writes ({ shape, layers, seed }): the sign that `replace` may replace it. */
 export const INIT_MODEL_MARKER = '.ragen-init-model.json';
 
@@ -60,8 +59,17 @@ const GENERATION_CONFIG = {
 
 /** What init-model writes into a directory: the JSON files, the weights (one file or shards and their index). */
 function isInitModelFile(name: string): boolean {
-  return ['config.json', 'generation_config.json', 'tokenizer_config.json', 'tokenizer.json', 'model.safetensors',
-    'model.safetensors.index.json', INIT_MODEL_MARKER].includes(name) || /^model-\d{5}-of-\d{5}\.safetensors$/.test(name);
+  return (
+    [
+      'config.json',
+      'generation_config.json',
+      'tokenizer_config.json',
+      'tokenizer.json',
+      'model.safetensors',
+      'model.safetensors.index.json',
+      INIT_MODEL_MARKER,
+    ].includes(name) || /^model-\d{5}-of-\d{5}\.safetensors$/.test(name)
+  );
 }
 
 /** True when `dir` is a directory that init-model wrote: its marker is there and nothing but its own files. */
@@ -72,8 +80,11 @@ export function isInitModelDir(dir: string): boolean {
   } catch {
     return false;
   }
-  return names.includes(INIT_MODEL_MARKER) && names.every(isInitModelFile)
-    && names.every((name) => fs.lstatSync(path.join(dir, name)).isFile());
+  return (
+    names.includes(INIT_MODEL_MARKER) &&
+    names.every(isInitModelFile) &&
+    names.every((name) => fs.lstatSync(path.join(dir, name)).isFile())
+  );
 }
 
 /**
@@ -85,18 +96,22 @@ export function assertInitModelTarget(dir: string, replace: boolean, shown = dir
   try {
     stat = fs.lstatSync(dir);
   } catch {
-    return;   // missing: it will be created
+    return; // missing: it will be created
   }
   if (!stat.isDirectory()) throw new Error(`${shown} exists and is not a directory (nothing was written)`);
   const names = fs.readdirSync(dir);
   if (names.length === 0) return;
   if (isInitModelDir(dir)) {
     if (replace) return;
-    throw new Error(`${shown} already holds a model written by init-model: pass --force to replace it, or choose another path (nothing was written)`);
+    throw new Error(
+      `${shown} already holds a model written by init-model: pass --force to replace it, or choose another path (nothing was written)`,
+    );
   }
   const listed = names.slice(0, 3).join(', ') + (names.length > 3 ? `, ... (${names.length} entries)` : '');
-  throw new Error(`${shown} is not empty (${listed}) and was not written by init-model: init-model writes only into a new ` +
-    `or empty directory, --force or not (nothing was written)`);
+  throw new Error(
+    `${shown} is not empty (${listed}) and was not written by init-model: init-model writes only into a new ` +
+      `or empty directory, --force or not (nothing was written)`,
+  );
 }
 
 /**
@@ -107,7 +122,7 @@ export async function writeInitModel(dir: string, opts: InitModelOptions): Promi
   const target = path.resolve(dir);
   assertInitModelTarget(target, opts.replace ?? false);
   const rawConfig = qwenShapeConfig(opts.shape, opts.layers);
-  const config = parseQwen2Config(rawConfig);   // the same checks as loading it
+  const config = parseQwen2Config(rawConfig); // the same checks as loading it
   const shapes = qwen2WeightShapes(config);
   const { tokenizer, tokenizerConfig } = qwen25TokenizerFiles();
   const progress = opts.progress ?? (() => {});
@@ -117,19 +132,25 @@ export async function writeInitModel(dir: string, opts: InitModelOptions): Promi
   fs.mkdirSync(tmp);
   const pool = new NormalFillPool();
   try {
-    const json = (name: string, value: unknown) => fs.writeFileSync(path.join(tmp, name), JSON.stringify(value, null, 2) + '\n');
+    const json = (name: string, value: unknown) =>
+      fs.writeFileSync(path.join(tmp, name), JSON.stringify(value, null, 2) + '\n');
     json('config.json', rawConfig);
     json('generation_config.json', GENERATION_CONFIG);
     json('tokenizer_config.json', tokenizerConfig);
-    json(INIT_MODEL_MARKER, { writtenBy: 'ragen init-model', shape: opts.shape, layers: config.num_hidden_layers, seed: opts.seed ?? 0 });
+    json(INIT_MODEL_MARKER, {
+      writtenBy: 'ragen init-model',
+      shape: opts.shape,
+      layers: config.num_hidden_layers,
+      seed: opts.seed ?? 0,
+    });
     fs.writeFileSync(path.join(tmp, 'tokenizer.json'), JSON.stringify(tokenizer));
 
-    const shards = planShards(shapes, 2);   // bf16
+    const shards = planShards(shapes, 2); // bf16
     const seed = opts.seed ?? 0;
-    let uniformsUsed = 0;   // of seededUniform(seed)'s stream: two per pair of samples, each tensor starting a pair
+    let uniformsUsed = 0; // of seededUniform(seed)'s stream: two per pair of samples, each tensor starting a pair
     const std = config.initializer_range as number;
-    const names = shards.length === 1 ? ['model.safetensors']
-      : shards.map((_, i) => shardFileName('model', i, shards.length));
+    const names =
+      shards.length === 1 ? ['model.safetensors'] : shards.map((_, i) => shardFileName('model', i, shards.length));
     const weightMap: Record<string, string> = {};
     let bytes = 0;
     let parameters = 0;
@@ -145,7 +166,7 @@ export async function writeInitModel(dir: string, opts: InitModelOptions): Promi
             data = new Float32Array(size);
             if (name.endsWith('norm.weight')) data.fill(1);
           } else {
-            data = await pool.draw(size, seed, uniformsUsed, std, true);   // both Box-Muller halves, on every core
+            data = await pool.draw(size, seed, uniformsUsed, std, true); // both Box-Muller halves, on every core
             uniformsUsed += 2 * Math.ceil(size / 2);
           }
           fs.writeSync(fd, bf16LittleEndianBytes(data));
@@ -159,7 +180,11 @@ export async function writeInitModel(dir: string, opts: InitModelOptions): Promi
       bytes += header.bytes.length + header.dataBytes;
       progress(`${names[i]}: ${Object.keys(shard).length} tensors, ${(header.dataBytes / 1024 ** 2).toFixed(0)} MiB`);
     }
-    if (shards.length > 1) json('model.safetensors.index.json', { metadata: { total_size: parameters * 2 }, weight_map: sortKeys(weightMap) });
+    if (shards.length > 1)
+      json('model.safetensors.index.json', {
+        metadata: { total_size: parameters * 2 },
+        weight_map: sortKeys(weightMap),
+      });
 
     // Checked again at the end: the directory may have changed during the minutes the weights took.
     assertInitModelTarget(target, opts.replace ?? false);

@@ -33,8 +33,13 @@ export const RAGEN_LORA: LoraSettings = { rank: 64, alpha: 64, targetModules: [.
 
 /** Where each module sits inside `model.layers.{i}.`. */
 const MODULE_PATH: Record<LoraTargetModule, string> = {
-  q_proj: 'self_attn.q_proj', k_proj: 'self_attn.k_proj', v_proj: 'self_attn.v_proj', o_proj: 'self_attn.o_proj',
-  gate_proj: 'mlp.gate_proj', up_proj: 'mlp.up_proj', down_proj: 'mlp.down_proj',
+  q_proj: 'self_attn.q_proj',
+  k_proj: 'self_attn.k_proj',
+  v_proj: 'self_attn.v_proj',
+  o_proj: 'self_attn.o_proj',
+  gate_proj: 'mlp.gate_proj',
+  up_proj: 'mlp.up_proj',
+  down_proj: 'mlp.down_proj',
 };
 
 /**
@@ -64,19 +69,29 @@ export const ADAPTER_DIR = 'adapter/';
 export function adapterFilesOf(files: Record<string, Uint8Array>): Record<string, Uint8Array> | null {
   if (!files[ADAPTER_DIR + ADAPTER_CONFIG_FILE]) return null;
   const out: Record<string, Uint8Array> = {};
-  for (const name of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE]) if (files[ADAPTER_DIR + name]) out[name] = files[ADAPTER_DIR + name];
+  for (const name of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE])
+    if (files[ADAPTER_DIR + name]) out[name] = files[ADAPTER_DIR + name];
   return out;
 }
 
 /** [out, in] of a module's base weight. */
 function moduleShape(c: Qwen2Config, module: LoraTargetModule): [number, number] {
-  const H = c.hidden_size, I = c.intermediate_size, hd = headDim(c);
+  const H = c.hidden_size,
+    I = c.intermediate_size,
+    hd = headDim(c);
   switch (module) {
-    case 'q_proj': return [c.num_attention_heads * hd, H];
-    case 'k_proj': case 'v_proj': return [c.num_key_value_heads * hd, H];
-    case 'o_proj': return [H, c.num_attention_heads * hd];
-    case 'gate_proj': case 'up_proj': return [I, H];
-    case 'down_proj': return [H, I];
+    case 'q_proj':
+      return [c.num_attention_heads * hd, H];
+    case 'k_proj':
+    case 'v_proj':
+      return [c.num_key_value_heads * hd, H];
+    case 'o_proj':
+      return [H, c.num_attention_heads * hd];
+    case 'gate_proj':
+    case 'up_proj':
+      return [I, H];
+    case 'down_proj':
+      return [H, I];
   }
 }
 
@@ -92,13 +107,17 @@ export function moduleName(layer: number, module: LoraTargetModule): string {
  */
 export function validateLoraSettings(s: LoraSettings, config?: Qwen2Config): void {
   if (!Number.isInteger(s.rank) || s.rank <= 0) throw new Error(`LoRA: rank must be a positive integer, got ${s.rank}`);
-  if (!(Number.isFinite(s.alpha) && s.alpha > 0)) throw new Error(`LoRA: alpha must be a positive number, got ${s.alpha}`);
+  if (!(Number.isFinite(s.alpha) && s.alpha > 0))
+    throw new Error(`LoRA: alpha must be a positive number, got ${s.alpha}`);
   if (!s.targetModules.length) throw new Error('LoRA: targetModules is empty');
   for (const m of s.targetModules) {
-    if (!LORA_TARGET_MODULES.includes(m)) throw new Error(`LoRA: unknown target module '${m}' (one of ${LORA_TARGET_MODULES.join(', ')})`);
+    if (!LORA_TARGET_MODULES.includes(m))
+      throw new Error(`LoRA: unknown target module '${m}' (one of ${LORA_TARGET_MODULES.join(', ')})`);
   }
   if (config && s.rank > config.hidden_size) {
-    throw new Error(`LoRA: rank ${s.rank} is wider than the model (hidden_size ${config.hidden_size}): choose a rank from 1 to ${config.hidden_size}`);
+    throw new Error(
+      `LoRA: rank ${s.rank} is wider than the model (hidden_size ${config.hidden_size}): choose a rank from 1 to ${config.hidden_size}`,
+    );
   }
 }
 
@@ -106,15 +125,24 @@ export function validateLoraSettings(s: LoraSettings, config?: Qwen2Config): voi
  * Throws an Error naming the first adapter weight that is missing, unexpected or of another shape than `settings`
  * give for this model (a rank in adapter_config.json that its weights do not have shows here).
  */
-export function checkLoraWeightShapes(config: Qwen2Config, settings: LoraSettings, shapes: Record<string, readonly number[]>): void {
+export function checkLoraWeightShapes(
+  config: Qwen2Config,
+  settings: LoraSettings,
+  shapes: Record<string, readonly number[]>,
+): void {
   const expected = loraWeightShapes(config, settings);
   const missing = Object.keys(expected).filter((n) => !(n in shapes));
   const unexpected = Object.keys(shapes).filter((n) => !(n in expected));
-  if (missing.length) throw new Error(`LoRA weights: missing ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}`);
+  if (missing.length)
+    throw new Error(
+      `LoRA weights: missing ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}`,
+    );
   if (unexpected.length) throw new Error(`LoRA weights: unexpected ${unexpected.slice(0, 3).join(', ')}`);
   for (const [name, shape] of Object.entries(expected)) {
     if (shapes[name].join(',') !== shape.join(',')) {
-      throw new Error(`LoRA weights: ${name} has shape [${shapes[name]}], expected [${shape}] (rank ${settings.rank} in ${ADAPTER_CONFIG_FILE})`);
+      throw new Error(
+        `LoRA weights: ${name} has shape [${shapes[name]}], expected [${shape}] (rank ${settings.rank} in ${ADAPTER_CONFIG_FILE})`,
+      );
     }
   }
 }
@@ -141,7 +169,7 @@ export function initLoraWeights(c: Qwen2Config, s: LoraSettings, seed: number): 
   for (const [name, shape] of Object.entries(loraWeightShapes(c, s))) {
     const data = new Float32Array(shape[0] * shape[1]);
     if (name.endsWith('lora_A.weight')) {
-      const bound = 1 / Math.sqrt(shape[1]);   // kaiming_uniform_(a=sqrt(5)): gain sqrt(1/3) x sqrt(3 / fan_in)
+      const bound = 1 / Math.sqrt(shape[1]); // kaiming_uniform_(a=sqrt(5)): gain sqrt(1/3) x sqrt(3 / fan_in)
       for (let j = 0; j < data.length; j++) data[j] = (2 * uniform() - 1) * bound;
     }
     out[name] = tf.tensor(data, shape, 'float32');
@@ -192,8 +220,15 @@ export class LoraAdapters {
     checkLoraWeightShapes(config, settings, Object.fromEntries(Object.entries(weights).map(([n, w]) => [n, w.shape])));
     const expected = loraWeightShapes(config, settings);
     this.config = config;
-    this.widths = Object.fromEntries(LORA_TARGET_MODULES.map((m) => [m, moduleShape(config, m)[0]])) as Record<LoraTargetModule, number>;
-    this.settings = { rank: settings.rank, alpha: settings.alpha, targetModules: LORA_TARGET_MODULES.filter((m) => settings.targetModules.includes(m)) };
+    this.widths = Object.fromEntries(LORA_TARGET_MODULES.map((m) => [m, moduleShape(config, m)[0]])) as Record<
+      LoraTargetModule,
+      number
+    >;
+    this.settings = {
+      rank: settings.rank,
+      alpha: settings.alpha,
+      targetModules: LORA_TARGET_MODULES.filter((m) => settings.targetModules.includes(m)),
+    };
     this.scaling = settings.alpha / settings.rank;
     this.variables = {};
     for (const name of Object.keys(expected)) {
@@ -215,7 +250,10 @@ export class LoraAdapters {
 
   /** Layer `i`'s adapter weight names: A then B of each targeted module, in LORA_TARGET_MODULES order. */
   layerNames(layer: number): string[] {
-    return this.settings.targetModules.flatMap((m) => [`${moduleName(layer, m)}.lora_A.weight`, `${moduleName(layer, m)}.lora_B.weight`]);
+    return this.settings.targetModules.flatMap((m) => [
+      `${moduleName(layer, m)}.lora_A.weight`,
+      `${moduleName(layer, m)}.lora_B.weight`,
+    ]);
   }
 
   /**
@@ -260,8 +298,10 @@ export type PeftTaskType = 'CAUSAL_LM' | 'TOKEN_CLS';
  * adapter_config.json + adapter_model.safetensors as PEFT's `save_pretrained` writes them (f32 weights). The
  * adapter weights only: a critic's value head is saved with the model (model.safetensors), as it always is here.
  */
-export async function peftAdapterFiles(adapters: LoraAdapters, opts: { taskType: PeftTaskType; baseModel?: string | null }):
-    Promise<Record<string, Uint8Array>> {
+export async function peftAdapterFiles(
+  adapters: LoraAdapters,
+  opts: { taskType: PeftTaskType; baseModel?: string | null },
+): Promise<Record<string, Uint8Array>> {
   const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
   for (const [name, v] of Object.entries(adapters.variables)) {
     tensors[PEFT_PREFIX + name] = { shape: v.shape.slice(), data: (await v.data()) as Float32Array };
@@ -303,7 +343,9 @@ export function loadPeftAdapterFiles(config: Qwen2Config, files: Record<string, 
     return new LoraAdapters(config, settings, weights);
   } catch (err) {
     tf.dispose(Object.values(weights));
-    throw new Error(`${(err as Error).message} (in ${ADAPTER_WEIGHTS_FILE})`.replace(/^(?!LoRA)/, 'LoRA adapter: '), { cause: err });
+    throw new Error(`${(err as Error).message} (in ${ADAPTER_WEIGHTS_FILE})`.replace(/^(?!LoRA)/, 'LoRA adapter: '), {
+      cause: err,
+    });
   }
 }
 
@@ -312,24 +354,36 @@ export function loadPeftAdapterFiles(config: Qwen2Config, files: Record<string, 
  * the weights by our name (PEFT's prefix and '.default' adapter name dropped), each of the shape those settings give
  * for this model. Loading (loadPeftAdapterFiles) and export's merge (hfExport.ts) both read adapters through this.
  */
-export function readPeftAdapterFiles(config: Qwen2Config, files: Record<string, Uint8Array>):
-    { settings: LoraSettings; entries: Record<string, SafetensorsEntry> } {
+export function readPeftAdapterFiles(
+  config: Qwen2Config,
+  files: Record<string, Uint8Array>,
+): { settings: LoraSettings; entries: Record<string, SafetensorsEntry> } {
   const raw = files[ADAPTER_CONFIG_FILE];
   if (!raw) throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is missing`);
   let c: Record<string, unknown>;
   try {
     c = JSON.parse(new TextDecoder().decode(raw)) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is not valid JSON: ${(err as Error).message}`, { cause: err });
+    throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is not valid JSON: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
-  if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is not a JSON object`);
-  if (c.peft_type !== 'LORA') throw new Error(`LoRA adapter: peft_type is ${JSON.stringify(c.peft_type)}, expected "LORA"`);
+  if (c === null || typeof c !== 'object' || Array.isArray(c))
+    throw new Error(`LoRA adapter: ${ADAPTER_CONFIG_FILE} is not a JSON object`);
+  if (c.peft_type !== 'LORA')
+    throw new Error(`LoRA adapter: peft_type is ${JSON.stringify(c.peft_type)}, expected "LORA"`);
   if (c.use_dora === true) throw new Error('LoRA adapter: DoRA (use_dora) is not supported');
   if (c.use_rslora === true) throw new Error('LoRA adapter: rsLoRA (use_rslora) is not supported');
-  if (c.bias !== undefined && c.bias !== 'none') throw new Error(`LoRA adapter: bias ${JSON.stringify(c.bias)} is not supported (only "none")`);
+  if (c.bias !== undefined && c.bias !== 'none')
+    throw new Error(`LoRA adapter: bias ${JSON.stringify(c.bias)} is not supported (only "none")`);
   const targets = c.target_modules === 'all-linear' ? [...LORA_TARGET_MODULES] : c.target_modules;
-  if (!Array.isArray(targets)) throw new Error(`LoRA adapter: target_modules ${JSON.stringify(c.target_modules)} is not a list`);
-  const settings: LoraSettings = { rank: c.r as number, alpha: c.lora_alpha as number, targetModules: targets as LoraTargetModule[] };
+  if (!Array.isArray(targets))
+    throw new Error(`LoRA adapter: target_modules ${JSON.stringify(c.target_modules)} is not a list`);
+  const settings: LoraSettings = {
+    rank: c.r as number,
+    alpha: c.lora_alpha as number,
+    targetModules: targets as LoraTargetModule[],
+  };
   try {
     validateLoraSettings(settings, config);
   } catch (err) {
@@ -344,7 +398,8 @@ export function readPeftAdapterFiles(config: Qwen2Config, files: Record<string, 
     throw new Error(`LoRA adapter: ${ADAPTER_WEIGHTS_FILE}: ${(err as Error).message}`, { cause: err });
   }
   const entries: Record<string, SafetensorsEntry> = {};
-  for (const [key, e] of Object.entries(indexed)) entries[key.replace(PEFT_PREFIX, '').replace('.default.weight', '.weight')] = e;
+  for (const [key, e] of Object.entries(indexed))
+    entries[key.replace(PEFT_PREFIX, '').replace('.default.weight', '.weight')] = e;
   try {
     checkLoraWeightShapes(config, settings, Object.fromEntries(Object.entries(entries).map(([n, e]) => [n, e.shape])));
   } catch (err) {

@@ -15,7 +15,10 @@ function readJsonFile(file: string): unknown {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new Error(`${file} cannot be read: ${e.code === 'ENOENT' ? 'it does not exist' : e.code === 'EISDIR' ? 'it is a directory' : e.message}`, { cause: err });
+    throw new Error(
+      `${file} cannot be read: ${e.code === 'ENOENT' ? 'it does not exist' : e.code === 'EISDIR' ? 'it is a directory' : e.message}`,
+      { cause: err },
+    );
   }
   try {
     return JSON.parse(text);
@@ -31,13 +34,18 @@ export function readModelContext(dir: string): ModelContext {
   const configFile = path.join(dir, 'config.json');
   const maxPositions = (readJsonFile(configFile) as { max_position_embeddings?: unknown }).max_position_embeddings;
   if (typeof maxPositions !== 'number' || !Number.isInteger(maxPositions) || maxPositions < 1) {
-    throw new Error(`${configFile}: max_position_embeddings must be a positive integer, got ${JSON.stringify(maxPositions)}`);
+    throw new Error(
+      `${configFile}: max_position_embeddings must be a positive integer, got ${JSON.stringify(maxPositions)}`,
+    );
   }
   const tokenizerFile = path.join(dir, 'tokenizer.json');
   const configPath = path.join(dir, 'tokenizer_config.json');
   let tokenizer: Tokenizer;
   try {
-    tokenizer = Tokenizer.fromJSON(readJsonFile(tokenizerFile) as object, fs.existsSync(configPath) ? (readJsonFile(configPath) as object) : undefined);
+    tokenizer = Tokenizer.fromJSON(
+      readJsonFile(tokenizerFile) as object,
+      fs.existsSync(configPath) ? (readJsonFile(configPath) as object) : undefined,
+    );
     chatTokenIds(tokenizer); // a tokenizer the sampler cannot use is refused now, not in the middle of a run
   } catch (err) {
     throw new Error(`${dir}: ${(err as Error).message}`, { cause: err });

@@ -20,8 +20,11 @@ export interface LoadedModelFiles {
 }
 
 /** A policy's or a critic's files: the Hugging Face model, and its adapters under adapter/ when it has LoRA. */
-export async function writeModelFiles(model: CheckpointableModel, tokenizer: Tokenizer, extra: Record<string, Uint8Array> = {}):
-    Promise<Record<string, Uint8Array>> {
+export async function writeModelFiles(
+  model: CheckpointableModel,
+  tokenizer: Tokenizer,
+  extra: Record<string, Uint8Array> = {},
+): Promise<Record<string, Uint8Array>> {
   return checkpointFiles(model, tokenizer, extra);
 }
 
@@ -31,8 +34,12 @@ export async function writeModelFiles(model: CheckpointableModel, tokenizer: Tok
  * wanted: a policy (a causal language model) or a critic (Qwen2ForTokenClassification); the other kind is refused with
  * an Error. `source` names the checkpoint in error messages.
  */
-export function readModelFiles(files: Record<string, Uint8Array>, opts: { valueHead: boolean; source?: string }): LoadedModelFiles {
-  const where = (err: unknown) => (opts.source === undefined ? err : new Error(`${(err as Error).message} (in ${opts.source})`));
+export function readModelFiles(
+  files: Record<string, Uint8Array>,
+  opts: { valueHead: boolean; source?: string },
+): LoadedModelFiles {
+  const where = (err: unknown) =>
+    opts.source === undefined ? err : new Error(`${(err as Error).message} (in ${opts.source})`);
   const topLevel = Object.fromEntries(Object.entries(files).filter(([name]) => !name.includes('/')));
   let loaded;
   try {
@@ -43,9 +50,11 @@ export function readModelFiles(files: Record<string, Uint8Array>, opts: { valueH
   if (loaded.valueHead !== opts.valueHead) {
     Object.values(loaded.weights).forEach((t) => t.dispose());
     const shown = opts.source ?? 'the checkpoint';
-    throw new Error(opts.valueHead
-      ? `${shown} is a policy (a causal language model), not a critic (value head)`
-      : `${shown} is a critic (value head) checkpoint, not a policy (a causal language model)`);
+    throw new Error(
+      opts.valueHead
+        ? `${shown} is a policy (a causal language model), not a critic (value head)`
+        : `${shown} is a critic (value head) checkpoint, not a policy (a causal language model)`,
+    );
   }
   const model = new Qwen2Model(loaded.config, loaded.weights, { valueHead: opts.valueHead });
   try {
@@ -69,9 +78,13 @@ export function hasModelFiles(files: Record<string, Uint8Array>): boolean {
 }
 
 /** Named tensors as `<base>.safetensors` (f32), or its shards and index past 2 GiB. */
-export async function writeTensorFiles(tensors: Record<string, tf.Tensor>, base: string): Promise<Record<string, Uint8Array>> {
+export async function writeTensorFiles(
+  tensors: Record<string, tf.Tensor>,
+  base: string,
+): Promise<Record<string, Uint8Array>> {
   const out: Record<string, { shape: number[]; data: Float32Array }> = {};
-  for (const [name, t] of Object.entries(tensors)) out[name] = { shape: t.shape.slice(), data: (await t.data()) as Float32Array };
+  for (const [name, t] of Object.entries(tensors))
+    out[name] = { shape: t.shape.slice(), data: (await t.data()) as Float32Array };
   return shardedSafetensorsFiles(out, base);
 }
 
@@ -81,7 +94,11 @@ export function hasTensorFiles(files: Record<string, Uint8Array>, base: string):
 }
 
 /** The tensors of `<base>.safetensors` (or its shards), each checked finite; the caller disposes them. */
-export function readTensorFiles(files: Record<string, Uint8Array>, base: string, where: string): Record<string, tf.Tensor> {
+export function readTensorFiles(
+  files: Record<string, Uint8Array>,
+  base: string,
+  where: string,
+): Record<string, tf.Tensor> {
   const entries = readShardedSafetensors(files, base, where);
   const file = `${base}.safetensors`;
   const out: Record<string, tf.Tensor> = {};

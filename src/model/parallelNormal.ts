@@ -41,7 +41,13 @@ export class NormalFillPool {
    * `length` samples, the numbers of fillSeededNormal(out, seed, firstUniform, std, bothHalves). A large draw is a
    * view on the pool's scratch buffer, valid until the next draw: copy it (`slice()`) to keep it.
    */
-  async draw(length: number, seed: number, firstUniform: number, std: number, bothHalves: boolean): Promise<Float32Array> {
+  async draw(
+    length: number,
+    seed: number,
+    firstUniform: number,
+    std: number,
+    bothHalves: boolean,
+  ): Promise<Float32Array> {
     if (length < PARALLEL_MIN_SAMPLES || this.workers.length === 1) {
       const out = new Float32Array(length);
       fillSeededNormal(out, seed, firstUniform, std, bothHalves);
@@ -51,20 +57,36 @@ export class NormalFillPool {
     const buffer = this.scratch;
     // Even slice lengths, so that with bothHalves every slice starts a Box-Muller pair.
     const slice = Math.ceil(length / this.workers.length / 2) * 2;
-    await Promise.all(this.workers.map((worker, w) => {
-      const start = w * slice;
-      const count = Math.min(slice, length - start);
-      if (count <= 0) return Promise.resolve();
-      // Uniforms before sample `start`: two per sample, or two per pair of samples.
-      const skipped = bothHalves ? start : 2 * start;
-      return new Promise<void>((resolve, reject) => {
-        const done = () => { worker.off('error', fail); resolve(); };
-        const fail = (err: Error) => { worker.off('message', done); reject(err); };
-        worker.once('message', done);
-        worker.once('error', fail);
-        worker.postMessage({ buffer, byteOffset: 4 * start, length: count, seed, firstUniform: firstUniform + skipped, std, bothHalves });
-      });
-    }));
+    await Promise.all(
+      this.workers.map((worker, w) => {
+        const start = w * slice;
+        const count = Math.min(slice, length - start);
+        if (count <= 0) return Promise.resolve();
+        // Uniforms before sample `start`: two per sample, or two per pair of samples.
+        const skipped = bothHalves ? start : 2 * start;
+        return new Promise<void>((resolve, reject) => {
+          const done = () => {
+            worker.off('error', fail);
+            resolve();
+          };
+          const fail = (err: Error) => {
+            worker.off('message', done);
+            reject(err);
+          };
+          worker.once('message', done);
+          worker.once('error', fail);
+          worker.postMessage({
+            buffer,
+            byteOffset: 4 * start,
+            length: count,
+            seed,
+            firstUniform: firstUniform + skipped,
+            std,
+            bothHalves,
+          });
+        });
+      }),
+    );
     return new Float32Array(buffer, 0, length);
   }
 
@@ -77,7 +99,11 @@ export class NormalFillPool {
  * initQwen2Weights (src/model/qwen2.ts) drawn on every core: the same weights for the same seed, bit for bit.
  * For the benches and device tools that build a full-size model with random weights.
  */
-export async function initQwen2WeightsParallel(config: Qwen2Config, seed: number, opts: { valueHead?: boolean } = {}): Promise<WeightMap> {
+export async function initQwen2WeightsParallel(
+  config: Qwen2Config,
+  seed: number,
+  opts: { valueHead?: boolean } = {},
+): Promise<WeightMap> {
   const plan = qwen2InitPlan(config, opts);
   const pool = new NormalFillPool();
   const weights: WeightMap = {};

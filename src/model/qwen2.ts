@@ -43,17 +43,27 @@ export type WeightMap = Record<string, tf.Tensor>;
 // Config checks and weight shapes
 
 export function validateQwen2Config(c: Qwen2Config): void {
-  const positive = ['vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads',
-    'num_key_value_heads'] as const;
+  const positive = [
+    'vocab_size',
+    'hidden_size',
+    'intermediate_size',
+    'num_hidden_layers',
+    'num_attention_heads',
+    'num_key_value_heads',
+  ] as const;
   for (const key of positive) {
     const v = c[key];
     if (!Number.isInteger(v) || v <= 0) throw new Error(`Qwen2 config: ${key} must be a positive integer, got ${v}`);
   }
   if (c.hidden_size % c.num_attention_heads !== 0) {
-    throw new Error(`Qwen2 config: hidden_size ${c.hidden_size} is not divisible by num_attention_heads ${c.num_attention_heads}`);
+    throw new Error(
+      `Qwen2 config: hidden_size ${c.hidden_size} is not divisible by num_attention_heads ${c.num_attention_heads}`,
+    );
   }
   if (c.num_attention_heads % c.num_key_value_heads !== 0) {
-    throw new Error(`Qwen2 config: num_attention_heads ${c.num_attention_heads} is not divisible by num_key_value_heads ${c.num_key_value_heads}`);
+    throw new Error(
+      `Qwen2 config: num_attention_heads ${c.num_attention_heads} is not divisible by num_key_value_heads ${c.num_key_value_heads}`,
+    );
   }
   if (headDim(c) % 2 !== 0) throw new Error(`Qwen2 config: head dimension ${headDim(c)} must be even for RoPE`);
   if (!(c.rope_theta > 0)) throw new Error(`Qwen2 config: rope_theta must be positive, got ${c.rope_theta}`);
@@ -65,7 +75,10 @@ export function validateQwen2Config(c: Qwen2Config): void {
 
 /** Every weight's HF name and shape, in HF order. */
 export function qwen2WeightShapes(c: Qwen2Config, opts: { valueHead?: boolean } = {}): Record<string, number[]> {
-  const H = c.hidden_size, hd = headDim(c), nH = c.num_attention_heads, nKV = c.num_key_value_heads;
+  const H = c.hidden_size,
+    hd = headDim(c),
+    nH = c.num_attention_heads,
+    nKV = c.num_key_value_heads;
   const shapes: Record<string, number[]> = { 'model.embed_tokens.weight': [c.vocab_size, H] };
   for (let i = 0; i < c.num_hidden_layers; i++) {
     const p = `model.layers.${i}.`;
@@ -97,7 +110,8 @@ export function qwen2WeightShapes(c: Qwen2Config, opts: { valueHead?: boolean } 
 
 /** Layer `i`'s stacked weights and the HF weights each stacks, in row order. */
 function stackedGroups(i: number): Array<{ name: string; parts: string[] }> {
-  const a = `model.layers.${i}.self_attn.`, m = `model.layers.${i}.mlp.`;
+  const a = `model.layers.${i}.self_attn.`,
+    m = `model.layers.${i}.mlp.`;
   return [
     { name: a + 'qkv_proj.weight', parts: [a + 'q_proj.weight', a + 'k_proj.weight', a + 'v_proj.weight'] },
     { name: a + 'qkv_proj.bias', parts: [a + 'q_proj.bias', a + 'k_proj.bias', a + 'v_proj.bias'] },
@@ -145,8 +159,14 @@ export function stackHfWeights(weights: Record<string, tf.Tensor>, opts: { consu
  * into its parts (q: nH hd rows, k and v: nKV hd each; gate and up: I each), new tensors in the stacked one's place;
  * every other entry passes through as the same tensor object. `consume`: dispose the stacked inputs once split.
  */
-export function splitStackedWeights(config: Qwen2Config, weights: Record<string, tf.Tensor>, opts: { consume?: boolean } = {}): WeightMap {
-  const hd = headDim(config), q = config.num_attention_heads * hd, kv = config.num_key_value_heads * hd;
+export function splitStackedWeights(
+  config: Qwen2Config,
+  weights: Record<string, tf.Tensor>,
+  opts: { consume?: boolean } = {},
+): WeightMap {
+  const hd = headDim(config),
+    q = config.num_attention_heads * hd,
+    kv = config.num_key_value_heads * hd;
   const out: WeightMap = {};
   for (const [name, t] of Object.entries(weights)) {
     const layer = STACKED_NAME.exec(name);
@@ -157,9 +177,13 @@ export function splitStackedWeights(config: Qwen2Config, weights: Record<string,
     const group = stackedGroups(Number(layer[1])).find((g) => g.name === name)!;
     const rows = group.parts.length === 3 ? [q, kv, kv] : [config.intermediate_size, config.intermediate_size];
     if (t.shape[0] !== rows.reduce((a, b) => a + b, 0)) {
-      throw new Error(`Qwen2 weights: ${name} has shape [${t.shape}], expected ${rows.reduce((a, b) => a + b, 0)} rows for this config`);
+      throw new Error(
+        `Qwen2 weights: ${name} has shape [${t.shape}], expected ${rows.reduce((a, b) => a + b, 0)} rows for this config`,
+      );
     }
-    tf.split(t, rows, 0).forEach((part, k) => { out[group.parts[k]] = part; });
+    tf.split(t, rows, 0).forEach((part, k) => {
+      out[group.parts[k]] = part;
+    });
     if (opts.consume) t.dispose();
   }
   return out;
@@ -169,8 +193,11 @@ export function splitStackedWeights(config: Qwen2Config, weights: Record<string,
  * Runs `fn` on `weights` by HF name (splitStackedWeights without copying what needs no split) and frees the split
  * parts afterwards: for readers that take HF names (checkpoint files, the helper thread's transfer).
  */
-export async function withHfWeights<T>(config: Qwen2Config, weights: Record<string, tf.Tensor>,
-                                       fn: (hf: WeightMap) => Promise<T>): Promise<T> {
+export async function withHfWeights<T>(
+  config: Qwen2Config,
+  weights: Record<string, tf.Tensor>,
+  fn: (hf: WeightMap) => Promise<T>,
+): Promise<T> {
   const hf = splitStackedWeights(config, weights);
   try {
     return await fn(hf);
@@ -204,7 +231,7 @@ export function hfSumOrder(names: readonly string[], vars: Record<string, tf.Ten
       segments.push(i, 0, vars[name].size);
       continue;
     }
-    const biasName = name.replace(/\.weight$/, '.bias');   // qkv_proj's; gate_up_proj has none
+    const biasName = name.replace(/\.weight$/, '.bias'); // qkv_proj's; gate_up_proj has none
     const bias = name.endsWith('.weight') && index.has(biasName) ? index.get(biasName)! : -1;
     if (bias >= 0) inPairs.add(biasName);
     const width = vars[name].shape[1] ?? 1;
@@ -258,7 +285,7 @@ export interface WeightInit {
 export function qwen2InitPlan(config: Qwen2Config, opts: { valueHead?: boolean } = {}): WeightInit[] {
   validateQwen2Config(config);
   const std = typeof config.initializer_range === 'number' ? config.initializer_range : 0.02;
-  let drawn = 0;   // samples of the stream used so far (two uniforms each)
+  let drawn = 0; // samples of the stream used so far (two uniforms each)
   return Object.entries(qwen2WeightShapes(config, opts)).map(([name, shape]) => {
     const size = shape.reduce((a, b) => a * b, 1);
     const fill = name.endsWith('norm.weight') ? 'ones' : name.endsWith('.bias') ? 'zeros' : 'normal';
@@ -292,12 +319,12 @@ export function positionsFromMask(mask: tf.Tensor2D): tf.Tensor2D {
 /** One decoder layer's weights, the q/k/v and gate/up matrices stacked. `transposed`: stored [in, out]. */
 interface LayerWeights {
   inputNorm: tf.Tensor1D;
-  qkv: tf.Tensor2D;        // [(nH + 2 nKV) hd, H]  (or its transpose)
+  qkv: tf.Tensor2D; // [(nH + 2 nKV) hd, H]  (or its transpose)
   qkvBias: tf.Tensor1D;
-  o: tf.Tensor2D;          // [H, nH hd]
+  o: tf.Tensor2D; // [H, nH hd]
   postNorm: tf.Tensor1D;
-  gateUp: tf.Tensor2D;     // [2 I, H]
-  down: tf.Tensor2D;       // [H, I]
+  gateUp: tf.Tensor2D; // [2 I, H]
+  down: tf.Tensor2D; // [H, I]
   /** The layer's LoRA adapters, run as their own low-rank matmuls (training and scoring; generation merges them). */
   lora?: LayerAdapters;
 }
@@ -364,9 +391,12 @@ export class Qwen2Model {
       if (w.dtype !== 'float32') throw new Error(`Qwen2 weights: ${name} has dtype ${w.dtype}, expected float32`);
     }
     // In HF order, so stacking frees each group's parts as it goes (a model's worth of copies never coexists).
-    const stacked = stackHfWeights(Object.fromEntries(Object.keys(expected).map((n) => [n, weights[n]])), { consume: true });
+    const stacked = stackHfWeights(Object.fromEntries(Object.keys(expected).map((n) => [n, weights[n]])), {
+      consume: true,
+    });
     this.variables = {};
-    const hd = headDim(config), qkvRows = [config.num_attention_heads * hd, config.num_key_value_heads * hd, config.num_key_value_heads * hd];
+    const hd = headDim(config),
+      qkvRows = [config.num_attention_heads * hd, config.num_key_value_heads * hd, config.num_key_value_heads * hd];
     const gateUpRows = [config.intermediate_size, config.intermediate_size];
     for (const name of Object.keys(qwen2VariableShapes(config, opts))) {
       // Unnamed variables: tfjs names must be unique per process, and actor, critic and reference coexist.
@@ -376,7 +406,11 @@ export class Qwen2Model {
       if (/\.gate_up_proj\.weight$/.test(name)) STACK_ROWS.set(this.variables[name], gateUpRows);
     }
     this.rope = new RopeTables(headDim(config), config.rope_theta);
-    this.heads = { numHeads: config.num_attention_heads, numKvHeads: config.num_key_value_heads, headDim: headDim(config) };
+    this.heads = {
+      numHeads: config.num_attention_heads,
+      numKvHeads: config.num_key_value_heads,
+      headDim: headDim(config),
+    };
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -403,7 +437,8 @@ export class Qwen2Model {
     if (this.adapters) throw new Error('Qwen2Model: the model already has LoRA adapters');
     if (!this.ownsWeights) throw new Error('Qwen2Model: a baseModel() view cannot take adapters');
     this.adapters = adapters;
-    for (const [name, v] of Object.entries(this.variables)) v.trainable = this.hasValueHead && name.startsWith('score.');
+    for (const [name, v] of Object.entries(this.variables))
+      v.trainable = this.hasValueHead && name.startsWith('score.');
   }
 
   /** Folds the adapters into the base weights (W += scaling * B A) and drops them: a plain model computing the same. */
@@ -482,7 +517,7 @@ export class Qwen2Model {
   hidden(ids: tf.Tensor2D, mask?: tf.Tensor2D): tf.Tensor2D {
     if (ids.dtype !== 'int32') throw new Error(`Qwen2Model.forward: ids must be int32, got ${ids.dtype}`);
     return tf.tidy(() => {
-      const m = mask ? mask.toFloat() as tf.Tensor2D : tf.onesLike(ids).toFloat() as tf.Tensor2D;
+      const m = mask ? (mask.toFloat() as tf.Tensor2D) : (tf.onesLike(ids).toFloat() as tf.Tensor2D);
       if (m.shape.join(',') !== ids.shape.join(',')) {
         throw new Error(`Qwen2Model.forward: mask shape [${m.shape}] differs from ids shape [${ids.shape}]`);
       }
@@ -490,7 +525,14 @@ export class Qwen2Model {
       const positions = positionsFromMask(m).reshape([b * t]) as tf.Tensor1D;
       const attend = (_layer: number, qkv: tf.Tensor2D) => attention(qkv, m, this.heads);
       if (!this.gradientCheckpointing) {
-        return this.stack(ids.reshape([b * t]) as tf.Tensor1D, positions, t - 1, this.layerWeights(), trainingLinear, attend);
+        return this.stack(
+          ids.reshape([b * t]) as tf.Tensor1D,
+          positions,
+          t - 1,
+          this.layerWeights(),
+          trainingLinear,
+          attend,
+        );
       }
       const { cos, sin } = this.rope.tables(t - 1);
       let x = embed(this.variables['model.embed_tokens.weight'] as tf.Tensor2D, ids.reshape([b * t]) as tf.Tensor1D);
@@ -504,21 +546,39 @@ export class Qwen2Model {
    * the ops inside), and whose backward recomputes the layer under a tape of its own to get the gradients of x and
    * of the layer's weights.
    */
-  private checkpointedLayer(i: number, x: tf.Tensor2D, positions: tf.Tensor1D, cos: tf.Tensor2D, sin: tf.Tensor2D, mask: tf.Tensor2D): tf.Tensor2D {
+  private checkpointedLayer(
+    i: number,
+    x: tf.Tensor2D,
+    positions: tf.Tensor1D,
+    cos: tf.Tensor2D,
+    sin: tf.Tensor2D,
+    mask: tf.Tensor2D,
+  ): tf.Tensor2D {
     // With LoRA the op's weights are the layer's adapters only: the frozen base weights need no gradient, so they
     // stay out of the op (read from the variables, which outlive the backward) and nothing computes one for them.
     const lora = this.adapters;
     const names = lora ? lora.layerNames(i) : layerWeightNames(i);
     const weights = names.map((n) => (lora ? lora.variables[n] : this.variables[n]) as tf.Tensor);
     const n = weights.length;
-    const layerOf = (ws: tf.Tensor[]) => (lora
-      ? { ...layerWeightsOf(layerWeightNames(i).map((name) => this.variables[name])), lora: lora.layerAdapters(i, ws) }
-      : layerWeightsOf(ws));
+    const layerOf = (ws: tf.Tensor[]) =>
+      lora
+        ? {
+            ...layerWeightsOf(layerWeightNames(i).map((name) => this.variables[name])),
+            lora: lora.layerAdapters(i, ws),
+          }
+        : layerWeightsOf(ws);
     // The layer from its inputs in op order: x, the n weights, positions, cos, sin, mask. The backward must use the
     // copies customGrad saved: the forward's own positions and mask are freed when the forward pass ends.
     const body = (input: tf.Tensor, ws: tf.Tensor[], [pos, c, s, msk]: tf.Tensor[]) =>
-      this.layer(input as tf.Tensor2D, layerOf(ws), pos as tf.Tensor1D, c as tf.Tensor2D, s as tf.Tensor2D,
-        trainingLinear, (qkv) => attention(qkv, msk as tf.Tensor2D, this.heads));
+      this.layer(
+        input as tf.Tensor2D,
+        layerOf(ws),
+        pos as tf.Tensor1D,
+        c as tf.Tensor2D,
+        s as tf.Tensor2D,
+        trainingLinear,
+        (qkv) => attention(qkv, msk as tf.Tensor2D, this.heads),
+      );
     const op = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
       const save = args[args.length - 1] as tf.GradSaveFunc;
       const inputs = args.slice(0, -1) as tf.Tensor[];
@@ -527,9 +587,11 @@ export class Qwen2Model {
         value: body(inputs[0], inputs.slice(1, 1 + n), inputs.slice(1 + n)),
         gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
           const [xIn, ...rest] = saved;
-          const ws = rest.slice(0, n), others = rest.slice(n);
+          const ws = rest.slice(0, n),
+            others = rest.slice(n);
           const grads = withOwnTape(() =>
-            tf.grads((...xs: tf.Tensor[]) => body(xs[0], xs.slice(1), others))([xIn, ...ws], dy as tf.Tensor));
+            tf.grads((...xs: tf.Tensor[]) => body(xs[0], xs.slice(1), others))([xIn, ...ws], dy as tf.Tensor),
+          );
           // positions, the RoPE tables and the mask are never on a gradient's path, so the tape never reads these
           // zeros; tf.zeros makes them on the host (nothing reaches the GPU unless read), where zerosLike would be
           // one kernel dispatch each, 4 per layer per update.
@@ -546,18 +608,32 @@ export class Qwen2Model {
    * positions [B*T] int32. Returns hidden states [B*T, H] and the updated cache (the old one must not be used
    * again: on wasm and cpu the new one shares its memory).
    */
-  hiddenWithCache(ids: tf.Tensor2D, positions: tf.Tensor1D, maxPosition: number, keyMask: tf.Tensor2D, slot: number,
-                  cache: KvCache, weights: InferenceWeights): { hidden: tf.Tensor2D; cache: KvCache } {
+  hiddenWithCache(
+    ids: tf.Tensor2D,
+    positions: tf.Tensor1D,
+    maxPosition: number,
+    keyMask: tf.Tensor2D,
+    slot: number,
+    cache: KvCache,
+    weights: InferenceWeights,
+  ): { hidden: tf.Tensor2D; cache: KvCache } {
     const next: KvCache = { k: [], v: [] };
     const linear: Linear = (x, wT, bias, residual) => fusedLinear(x, wT, false, bias, residual);
     const hidden = tf.tidy(() => {
       const [b, t] = ids.shape;
-      return this.stack(ids.reshape([b * t]) as tf.Tensor1D, positions, maxPosition, weights.layers, linear, (layer, qkv) => {
-        const [out, k, v] = cachedAttention(qkv, cache.k[layer], cache.v[layer], keyMask, slot, this.heads);
-        next.k[layer] = tf.keep(k);
-        next.v[layer] = tf.keep(v);
-        return out;
-      });
+      return this.stack(
+        ids.reshape([b * t]) as tf.Tensor1D,
+        positions,
+        maxPosition,
+        weights.layers,
+        linear,
+        (layer, qkv) => {
+          const [out, k, v] = cachedAttention(qkv, cache.k[layer], cache.v[layer], keyMask, slot, this.heads);
+          next.k[layer] = tf.keep(k);
+          next.v[layer] = tf.keep(v);
+          return out;
+        },
+      );
     });
     return { hidden, cache: next };
   }
@@ -569,18 +645,29 @@ export class Qwen2Model {
       return tf.matMul(hidden, v['score.weight'], false, true).add(v['score.bias']).reshape([hidden.shape[0]]);
     }
     if (weights?.headT) return tf.matMul(hidden, weights.headT);
-    return tf.matMul(hidden, v[this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'], false, true);
+    return tf.matMul(
+      hidden,
+      v[this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'],
+      false,
+      true,
+    );
   }
 
   /** Stacked and transposed weights for generate(), adapters folded in; the caller disposes them
    *  (disposeInferenceWeights). */
   inferenceWeights(): InferenceWeights {
     let result: InferenceWeights | undefined;
-    tf.tidy(() => {   // everything kept is in `result`; the stacked-but-untransposed intermediates are freed
+    tf.tidy(() => {
+      // everything kept is in `result`; the stacked-but-untransposed intermediates are freed
       const t = (w: tf.Tensor2D) => tf.keep(w.transpose() as tf.Tensor2D);
       const layers = this.layerWeights(true).map((l) => ({
-        inputNorm: l.inputNorm, postNorm: l.postNorm,
-        qkv: t(l.qkv), qkvBias: l.qkvBias, o: t(l.o), gateUp: t(l.gateUp), down: t(l.down),
+        inputNorm: l.inputNorm,
+        postNorm: l.postNorm,
+        qkv: t(l.qkv),
+        qkvBias: l.qkvBias,
+        o: t(l.o),
+        gateUp: t(l.gateUp),
+        down: t(l.down),
       }));
       const out = this.variables[this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'];
       result = { layers, headT: this.hasValueHead ? null : t(out as tf.Tensor2D) };
@@ -614,7 +701,8 @@ export class Qwen2Model {
    * its modules has an adapter (or a bias: adapters adapt weights only).
    */
   private mergedVariable(i: number, name: string): tf.Tensor {
-    const lora = this.adapters, v = this.variables[name];
+    const lora = this.adapters,
+      v = this.variables[name];
     if (!lora || name.endsWith('.bias')) return v;
     if (!isStackedWeightName(name)) {
       const m = loraModuleOf(name);
@@ -626,7 +714,12 @@ export class Qwen2Model {
       tf.dispose(Object.values(parts));
       return v;
     }
-    return tf.tidy(() => tf.concat(Object.keys(parts).map((p, k) => lora.merge(i, modules[k], parts[p] as tf.Tensor2D)), 0));
+    return tf.tidy(() =>
+      tf.concat(
+        Object.keys(parts).map((p, k) => lora.merge(i, modules[k], parts[p] as tf.Tensor2D)),
+        0,
+      ),
+    );
   }
 
   /**
@@ -637,9 +730,14 @@ export class Qwen2Model {
    * `linear(x, w, bias, residual)` multiplies by the weight as the caller stores it; `attend` is full causal
    * attention or the KV cache's.
    */
-  private stack(ids: tf.Tensor1D, positions: tf.Tensor1D, maxPosition: number, layers: LayerWeights[],
-                linear: Linear,
-                attend: (layer: number, qkv: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
+  private stack(
+    ids: tf.Tensor1D,
+    positions: tf.Tensor1D,
+    maxPosition: number,
+    layers: LayerWeights[],
+    linear: Linear,
+    attend: (layer: number, qkv: tf.Tensor2D) => tf.Tensor2D,
+  ): tf.Tensor2D {
     const eps = this.config.rms_norm_eps;
     const { cos, sin } = this.rope.tables(maxPosition);
     let x = embed(this.variables['model.embed_tokens.weight'] as tf.Tensor2D, ids);
@@ -657,18 +755,37 @@ export class Qwen2Model {
    *   x += o( attention( rope( qkv(rmsnorm(x)) ) ) )
    *   x += down( swiglu( gateUp(rmsnorm(x)) ) )
    */
-  private layer(x: tf.Tensor2D, l: LayerWeights, positions: tf.Tensor1D, cos: tf.Tensor2D, sin: tf.Tensor2D,
-                linear: Linear,
-                attend: (qkv: tf.Tensor2D) => tf.Tensor2D): tf.Tensor2D {
+  private layer(
+    x: tf.Tensor2D,
+    l: LayerWeights,
+    positions: tf.Tensor1D,
+    cos: tf.Tensor2D,
+    sin: tf.Tensor2D,
+    linear: Linear,
+    attend: (qkv: tf.Tensor2D) => tf.Tensor2D,
+  ): tf.Tensor2D {
     const eps = this.config.rms_norm_eps;
-    const rotated = this.heads.numHeads + this.heads.numKvHeads;   // RoPE turns queries and keys, not values
+    const rotated = this.heads.numHeads + this.heads.numKvHeads; // RoPE turns queries and keys, not values
     // `linear`, plus the group's LoRA path when the layer has adapters (then the residual is added after it).
-    const proj = (input: tf.Tensor2D, w: tf.Tensor2D, bias: tf.Tensor1D | undefined, group: LoraGroup, residual?: tf.Tensor2D) => {
+    const proj = (
+      input: tf.Tensor2D,
+      w: tf.Tensor2D,
+      bias: tf.Tensor1D | undefined,
+      group: LoraGroup,
+      residual?: tf.Tensor2D,
+    ) => {
       const delta = l.lora ? loraPath(l.lora, group, input) : null;
       if (!delta) return linear(input, w, bias, residual);
       return addResidual(linear(input, w, bias).add(delta) as tf.Tensor2D, residual);
     };
-    const qkv = rope(proj(rmsNorm(x, l.inputNorm, eps), l.qkv, l.qkvBias, 'qkv'), positions, cos, sin, rotated, this.heads.headDim);
+    const qkv = rope(
+      proj(rmsNorm(x, l.inputNorm, eps), l.qkv, l.qkvBias, 'qkv'),
+      positions,
+      cos,
+      sin,
+      rotated,
+      this.heads.headDim,
+    );
     const h = proj(attend(qkv), l.o, undefined, 'o', x);
     return proj(swiGlu(proj(rmsNorm(h, l.postNorm, eps), l.gateUp, undefined, 'gateUp')), l.down, undefined, 'down', h);
   }
@@ -700,7 +817,13 @@ const addsInMatMul = () => tf.getBackend() === 'webgpu';
  * the residual too where addsInMatMul, as [1, M, N], the shape of the kernel's own output (as [M, N] its gradient
  * would cost a Sum kernel over that leading axis of 1), and otherwise after it.
  */
-function fusedLinear(x: tf.Tensor2D, w: tf.Tensor2D, transposeB: boolean, bias?: tf.Tensor1D, residual?: tf.Tensor2D): tf.Tensor2D {
+function fusedLinear(
+  x: tf.Tensor2D,
+  w: tf.Tensor2D,
+  transposeB: boolean,
+  bias?: tf.Tensor1D,
+  residual?: tf.Tensor2D,
+): tf.Tensor2D {
   if (residual && !bias && addsInMatMul()) {
     return tf.fused.matMul({ a: x, b: w, transposeB, bias: residual.reshape([1, ...residual.shape]) }) as tf.Tensor2D;
   }
@@ -709,7 +832,7 @@ function fusedLinear(x: tf.Tensor2D, w: tf.Tensor2D, transposeB: boolean, bias?:
 
 /** residual + y, in this order (the decoder layer's x.add(branch), HF's `residual + hidden_states`), or y alone. */
 function addResidual(y: tf.Tensor2D, residual?: tf.Tensor2D): tf.Tensor2D {
-  return residual ? residual.add(y) as tf.Tensor2D : y;
+  return residual ? (residual.add(y) as tf.Tensor2D) : y;
 }
 
 /** HF `linear` for training: y = x W^T + b with W as HF stores it, [out, in] (+ the residual, see Linear). On webgpu
@@ -723,15 +846,23 @@ const trainingLinear: Linear = (x, w, bias, residual) => {
 
 /** Layer `i`'s variables in the order layerWeightsOf takes them. */
 function layerWeightNames(i: number): string[] {
-  const p = `model.layers.${i}.`, a = p + 'self_attn.';
-  return [p + 'input_layernorm.weight', a + 'qkv_proj.weight', a + 'qkv_proj.bias', a + 'o_proj.weight',
-    p + 'post_attention_layernorm.weight', p + 'mlp.gate_up_proj.weight', p + 'mlp.down_proj.weight'];
+  const p = `model.layers.${i}.`,
+    a = p + 'self_attn.';
+  return [
+    p + 'input_layernorm.weight',
+    a + 'qkv_proj.weight',
+    a + 'qkv_proj.bias',
+    a + 'o_proj.weight',
+    p + 'post_attention_layernorm.weight',
+    p + 'mlp.gate_up_proj.weight',
+    p + 'mlp.down_proj.weight',
+  ];
 }
 
 /** The LoRA target module a weight name belongs to ('model.layers.3.mlp.up_proj.weight' -> 'up_proj'), or null. */
 function loraModuleOf(name: string): LoraTargetModule | null {
   const m = /\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)\.weight$/.exec(name);
-  return m ? m[1] as LoraTargetModule : null;
+  return m ? (m[1] as LoraTargetModule) : null;
 }
 
 /** One layer's weights from its variables in layerWeightNames order (no copies: q/k/v and gate/up are stored stacked). */

@@ -10,8 +10,8 @@ export type QwenShapeName = (typeof QWEN_SHAPE_NAMES)[number];
 const QWEN25_COMMON = {
   architectures: ['Qwen2ForCausalLM'],
   attention_dropout: 0.0,
-  bos_token_id: 151643,          // <|endoftext|>
-  eos_token_id: 151645,          // <|im_end|> (Instruct)
+  bos_token_id: 151643, // <|endoftext|>
+  eos_token_id: 151645, // <|im_end|> (Instruct)
   hidden_act: 'silu',
   initializer_range: 0.02,
   max_position_embeddings: 32768,
@@ -23,18 +23,28 @@ const QWEN25_COMMON = {
   torch_dtype: 'bfloat16',
   use_cache: true,
   use_sliding_window: false,
-  vocab_size: 151936,            // 151,665 used ids padded to a multiple of 128 (Qwen's own padding)
+  vocab_size: 151936, // 151,665 used ids padded to a multiple of 128 (Qwen's own padding)
 } as const;
 
 /** config.json of Qwen/Qwen2.5-0.5B-Instruct and Qwen/Qwen2.5-3B-Instruct. */
 export const QWEN_SHAPES: Record<QwenShapeName, Record<string, unknown>> = {
   'qwen2.5-0.5b': {
-    ...QWEN25_COMMON, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14,
-    num_key_value_heads: 2, max_window_layers: 21,
+    ...QWEN25_COMMON,
+    hidden_size: 896,
+    intermediate_size: 4864,
+    num_hidden_layers: 24,
+    num_attention_heads: 14,
+    num_key_value_heads: 2,
+    max_window_layers: 21,
   },
   'qwen2.5-3b': {
-    ...QWEN25_COMMON, hidden_size: 2048, intermediate_size: 11008, num_hidden_layers: 36, num_attention_heads: 16,
-    num_key_value_heads: 2, max_window_layers: 70,
+    ...QWEN25_COMMON,
+    hidden_size: 2048,
+    intermediate_size: 11008,
+    num_hidden_layers: 36,
+    num_attention_heads: 16,
+    num_key_value_heads: 2,
+    max_window_layers: 70,
   },
 };
 

@@ -24,64 +24,69 @@ export const QWEN25_SPECIAL_IDS = { '<|endoftext|>': 151643, '<|im_start|>': 151
  * QWEN_CHAT_TEMPLATE (src/model/tokenizer.ts, which our TypeScript follows) renders.
  */
 export const QWEN25_CHAT_TEMPLATE = [
-  "{%- if tools %}",
+  '{%- if tools %}',
   "    {{- '<|im_start|>system\\n' }}",
   "    {%- if messages[0]['role'] == 'system' %}",
   "        {{- messages[0]['content'] }}",
-  "    {%- else %}",
+  '    {%- else %}',
   "        {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}",
-  "    {%- endif %}",
-  "    {{- \"\\n\\n# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\nYou are provided with function signatures within <tools></tools> XML tags:\\n<tools>\" }}",
-  "    {%- for tool in tools %}",
-  "        {{- \"\\n\" }}",
-  "        {{- tool | tojson }}",
-  "    {%- endfor %}",
-  "    {{- \"\\n</tools>\\n\\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\\"name\\\": <function-name>, \\\"arguments\\\": <args-json-object>}\\n</tool_call><|im_end|>\\n\" }}",
-  "{%- else %}",
+  '    {%- endif %}',
+  '    {{- "\\n\\n# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\nYou are provided with function signatures within <tools></tools> XML tags:\\n<tools>" }}',
+  '    {%- for tool in tools %}',
+  '        {{- "\\n" }}',
+  '        {{- tool | tojson }}',
+  '    {%- endfor %}',
+  '    {{- "\\n</tools>\\n\\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\"name\\": <function-name>, \\"arguments\\": <args-json-object>}\\n</tool_call><|im_end|>\\n" }}',
+  '{%- else %}',
   "    {%- if messages[0]['role'] == 'system' %}",
   "        {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}",
-  "    {%- else %}",
+  '    {%- else %}',
   "        {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}",
-  "    {%- endif %}",
-  "{%- endif %}",
-  "{%- for message in messages %}",
-  "    {%- if (message.role == \"user\") or (message.role == \"system\" and not loop.first) or (message.role == \"assistant\" and not message.tool_calls) %}",
+  '    {%- endif %}',
+  '{%- endif %}',
+  '{%- for message in messages %}',
+  '    {%- if (message.role == "user") or (message.role == "system" and not loop.first) or (message.role == "assistant" and not message.tool_calls) %}',
   "        {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}",
-  "    {%- elif message.role == \"assistant\" %}",
+  '    {%- elif message.role == "assistant" %}',
   "        {{- '<|im_start|>' + message.role }}",
-  "        {%- if message.content %}",
+  '        {%- if message.content %}',
   "            {{- '\\n' + message.content }}",
-  "        {%- endif %}",
-  "        {%- for tool_call in message.tool_calls %}",
-  "            {%- if tool_call.function is defined %}",
-  "                {%- set tool_call = tool_call.function %}",
-  "            {%- endif %}",
-  "            {{- '\\n<tool_call>\\n{\"name\": \"' }}",
-  "            {{- tool_call.name }}",
-  "            {{- '\", \"arguments\": ' }}",
-  "            {{- tool_call.arguments | tojson }}",
+  '        {%- endif %}',
+  '        {%- for tool_call in message.tool_calls %}',
+  '            {%- if tool_call.function is defined %}',
+  '                {%- set tool_call = tool_call.function %}',
+  '            {%- endif %}',
+  '            {{- \'\\n<tool_call>\\n{"name": "\' }}',
+  '            {{- tool_call.name }}',
+  '            {{- \'", "arguments": \' }}',
+  '            {{- tool_call.arguments | tojson }}',
   "            {{- '}\\n</tool_call>' }}",
-  "        {%- endfor %}",
+  '        {%- endfor %}',
   "        {{- '<|im_end|>\\n' }}",
-  "    {%- elif message.role == \"tool\" %}",
-  "        {%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != \"tool\") %}",
+  '    {%- elif message.role == "tool" %}',
+  '        {%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != "tool") %}',
   "            {{- '<|im_start|>user' }}",
-  "        {%- endif %}",
+  '        {%- endif %}',
   "        {{- '\\n<tool_response>\\n' }}",
-  "        {{- message.content }}",
+  '        {{- message.content }}',
   "        {{- '\\n</tool_response>' }}",
-  "        {%- if loop.last or (messages[loop.index0 + 1].role != \"tool\") %}",
+  '        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}',
   "            {{- '<|im_end|>\\n' }}",
-  "        {%- endif %}",
-  "    {%- endif %}",
-  "{%- endfor %}",
-  "{%- if add_generation_prompt %}",
+  '        {%- endif %}',
+  '    {%- endif %}',
+  '{%- endfor %}',
+  '{%- if add_generation_prompt %}',
   "    {{- '<|im_start|>assistant\\n' }}",
-  "{%- endif %}",
+  '{%- endif %}',
   '',
 ].join('\n');
 
-interface AddedToken { id: number; content: string; special: boolean; [key: string]: unknown }
+interface AddedToken {
+  id: number;
+  content: string;
+  special: boolean;
+  [key: string]: unknown;
+}
 
 /** Where the package's tokenizer.json lies (resolved through the package's exports). */
 function packagedTokenizerPath(): string {
@@ -92,27 +97,40 @@ function packagedTokenizerPath(): string {
  * Qwen2.5's tokenizer.json and tokenizer_config.json (as objects). Throws an Error naming the problem when the
  * package's file is not the vocabulary described above (a changed package would otherwise give wrong ids silently).
  */
-export function qwen25TokenizerFiles(): { tokenizer: Record<string, unknown>; tokenizerConfig: Record<string, unknown> } {
+export function qwen25TokenizerFiles(): {
+  tokenizer: Record<string, unknown>;
+  tokenizerConfig: Record<string, unknown>;
+} {
   const file = packagedTokenizerPath();
   const json = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-    model: { type: string; vocab: Record<string, number>; merges: unknown[] }; added_tokens: AddedToken[];
+    model: { type: string; vocab: Record<string, number>; merges: unknown[] };
+    added_tokens: AddedToken[];
   };
   const vocabSize = Object.keys(json.model.vocab).length;
   if (json.model.type !== 'BPE' || vocabSize !== 151643 || json.model.merges.length !== 151387) {
-    throw new Error(`${file}: expected Qwen's byte-level BPE (151,643 entries, 151,387 merges), found ${json.model.type} ` +
-      `with ${vocabSize} entries and ${json.model.merges.length} merges`);
+    throw new Error(
+      `${file}: expected Qwen's byte-level BPE (151,643 entries, 151,387 merges), found ${json.model.type} ` +
+        `with ${vocabSize} entries and ${json.model.merges.length} merges`,
+    );
   }
   const added = json.added_tokens.filter((t) => t.id <= QWEN25_LAST_TOKEN_ID);
   for (const [content, id] of Object.entries(QWEN25_SPECIAL_IDS)) {
-    if (!added.some((t) => t.id === id && t.content === content)) throw new Error(`${file}: ${content} is not at id ${id}`);
+    if (!added.some((t) => t.id === id && t.content === content))
+      throw new Error(`${file}: ${content} is not at id ${id}`);
   }
-  if (added.length !== QWEN25_LAST_TOKEN_ID - 151643 + 1) throw new Error(`${file}: expected 22 added tokens up to id ${QWEN25_LAST_TOKEN_ID}, found ${added.length}`);
+  if (added.length !== QWEN25_LAST_TOKEN_ID - 151643 + 1)
+    throw new Error(`${file}: expected 22 added tokens up to id ${QWEN25_LAST_TOKEN_ID}, found ${added.length}`);
   const tokenizer = { ...json, added_tokens: added } as Record<string, unknown>;
 
   const addedTokensDecoder: Record<string, object> = {};
   for (const t of added) {
     addedTokensDecoder[String(t.id)] = {
-      content: t.content, lstrip: false, normalized: false, rstrip: false, single_word: false, special: t.special,
+      content: t.content,
+      lstrip: false,
+      normalized: false,
+      rstrip: false,
+      single_word: false,
+      special: t.special,
     };
   }
   const tokenizerConfig: Record<string, unknown> = {

@@ -9,12 +9,15 @@
 import * as tf from '@tensorflow/tfjs';
 
 export class RopeTables {
-  private cosTable: tf.Tensor2D | null = null;   // [length, headDim]
+  private cosTable: tf.Tensor2D | null = null; // [length, headDim]
   private sinTable: tf.Tensor2D | null = null;
   private length = 0;
-  private readonly invFreq: Float32Array;        // [headDim / 2]
+  private readonly invFreq: Float32Array; // [headDim / 2]
 
-  constructor(private readonly headDim: number, theta: number) {
+  constructor(
+    private readonly headDim: number,
+    theta: number,
+  ) {
     if (headDim % 2 !== 0) throw new Error(`RoPE needs an even head dimension, got ${headDim}`);
     if (!(theta > 0)) throw new Error(`rope_theta must be positive, got ${theta}`);
     this.invFreq = new Float32Array(headDim / 2);

@@ -27,7 +27,19 @@ export interface SafetensorsInput {
 
 /** Bytes per element of each dtype we can read. Anything else (F8_*, complex, ...) is refused by name. */
 const DTYPE_BYTES: Record<string, number> = {
-  BOOL: 1, U8: 1, I8: 1, I16: 2, U16: 2, F16: 2, BF16: 2, I32: 4, U32: 4, F32: 4, I64: 8, U64: 8, F64: 8,
+  BOOL: 1,
+  U8: 1,
+  I8: 1,
+  I16: 2,
+  U16: 2,
+  F16: 2,
+  BF16: 2,
+  I32: 4,
+  U32: 4,
+  F32: 4,
+  I64: 8,
+  U64: 8,
+  F64: 8,
 };
 
 const HOST_IS_LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
@@ -55,8 +67,10 @@ export function indexSafetensors(bytes: Uint8Array): {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = Number(view.getBigUint64(0, true));
   if (8 + headerLength > bytes.length) {
-    throw new Error(`safetensors: truncated file: the header is ${headerLength} bytes but the file has only ` +
-      `${bytes.length - 8} bytes after the length field`);
+    throw new Error(
+      `safetensors: truncated file: the header is ${headerLength} bytes but the file has only ` +
+        `${bytes.length - 8} bytes after the length field`,
+    );
   }
   const header = parseHeader(bytes.subarray(8, 8 + headerLength));
   const data = bytes.subarray(8 + headerLength);
@@ -83,23 +97,31 @@ export function indexSafetensors(bytes: Uint8Array): {
   let previous = '';
   for (const e of byOffset) {
     if (e.end > data.length) {
-      throw new Error(`safetensors: truncated file: tensor '${e.name}' needs data bytes [${e.begin}, ${e.end}) but ` +
-        `the data section has only ${data.length} bytes`);
+      throw new Error(
+        `safetensors: truncated file: tensor '${e.name}' needs data bytes [${e.begin}, ${e.end}) but ` +
+          `the data section has only ${data.length} bytes`,
+      );
     }
     if (e.begin < expectedBegin) {
-      throw new Error(`safetensors: mislabelled file: tensor '${e.name}' data_offsets [${e.begin}, ${e.end}) overlap ` +
-        `tensor '${previous}' (which ends at ${expectedBegin})`);
+      throw new Error(
+        `safetensors: mislabelled file: tensor '${e.name}' data_offsets [${e.begin}, ${e.end}) overlap ` +
+          `tensor '${previous}' (which ends at ${expectedBegin})`,
+      );
     }
     if (e.begin > expectedBegin) {
-      throw new Error(`safetensors: mislabelled file: ${e.begin - expectedBegin} unaccounted bytes before tensor ` +
-        `'${e.name}' (data_offsets start at ${e.begin}, expected ${expectedBegin})`);
+      throw new Error(
+        `safetensors: mislabelled file: ${e.begin - expectedBegin} unaccounted bytes before tensor ` +
+          `'${e.name}' (data_offsets start at ${e.begin}, expected ${expectedBegin})`,
+      );
     }
     expectedBegin = e.end;
     previous = e.name;
   }
   if (expectedBegin !== data.length) {
-    throw new Error(`safetensors: mislabelled file: the tensors cover ${expectedBegin} data bytes but the data section ` +
-      `has ${data.length} (${data.length - expectedBegin} bytes unaccounted for)`);
+    throw new Error(
+      `safetensors: mislabelled file: the tensors cover ${expectedBegin} data bytes but the data section ` +
+        `has ${data.length} (${data.length - expectedBegin} bytes unaccounted for)`,
+    );
   }
 
   const entries: Record<string, SafetensorsEntry> = {};
@@ -154,7 +176,9 @@ export function serializeSafetensors(
     checkShape(name, shape);
     const count = shape.reduce((a, b) => a * b, 1);
     if (count !== data.length) {
-      throw new Error(`safetensors: tensor '${name}' has shape [${shape}] (${count} elements) but ${data.length} values`);
+      throw new Error(
+        `safetensors: tensor '${name}' has shape [${shape}] (${count} elements) but ${data.length} values`,
+      );
     }
     const byteLength = data.length * bytesPerValueOf(dtypes.get(name)!);
     header[name] = { dtype: dtypes.get(name), shape: [...shape], data_offsets: [offset, offset + byteLength] };
@@ -170,7 +194,8 @@ export function serializeSafetensors(
   let at = 8 + padded;
   for (const name of names) {
     const { data } = tensors[name];
-    const raw = dtypes.get(name) === 'F32' ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : bf16Bytes(data);
+    const raw =
+      dtypes.get(name) === 'F32' ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : bf16Bytes(data);
     out.set(raw, at);
     if (!HOST_IS_LITTLE_ENDIAN) swapBytes(out.subarray(at, at + raw.length), bytesPerValueOf(dtypes.get(name)!));
     at += raw.length;
@@ -285,19 +310,27 @@ function checkEntry(name: string, raw: unknown): { dtype: string; shape: number[
   if (typeof dtype !== 'string') throw new Error(`safetensors: bad header: tensor '${name}' has no dtype`);
   const size = DTYPE_BYTES[dtype];
   if (size === undefined) {
-    throw new Error(`safetensors: tensor '${name}' has unsupported dtype '${dtype}' ` +
-      `(supported: ${Object.keys(DTYPE_BYTES).join(', ')})`);
+    throw new Error(
+      `safetensors: tensor '${name}' has unsupported dtype '${dtype}' ` +
+        `(supported: ${Object.keys(DTYPE_BYTES).join(', ')})`,
+    );
   }
   checkShape(name, shape);
-  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)
-    || offsets[0] > offsets[1]) {
+  if (
+    !Array.isArray(offsets) ||
+    offsets.length !== 2 ||
+    !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) ||
+    offsets[0] > offsets[1]
+  ) {
     throw new Error(`safetensors: bad header: tensor '${name}' has invalid data_offsets ${JSON.stringify(offsets)}`);
   }
   const [begin, end] = offsets as [number, number];
   const count = shape.reduce((a, b) => a * b, 1);
   if (count * size !== end - begin) {
-    throw new Error(`safetensors: mislabelled tensor '${name}': dtype ${dtype} with shape [${shape}] needs ` +
-      `${count * size} bytes but data_offsets [${begin}, ${end}) span ${end - begin}`);
+    throw new Error(
+      `safetensors: mislabelled tensor '${name}': dtype ${dtype} with shape [${shape}] needs ` +
+        `${count * size} bytes but data_offsets [${begin}, ${end}) span ${end - begin}`,
+    );
   }
   return { dtype, shape, begin, end };
 }
@@ -328,17 +361,28 @@ function decode(dtype: string, raw: Uint8Array): Float32Array {
       for (let i = 0; i < n; i++) out[i] = table[src[i]];
       return new Float32Array(out.buffer);
     }
-    case 'F64': return Float32Array.from(new Float64Array(buf));
-    case 'I64': return Float32Array.from(new BigInt64Array(buf), (v) => Number(v));
-    case 'U64': return Float32Array.from(new BigUint64Array(buf), (v) => Number(v));
-    case 'I32': return Float32Array.from(new Int32Array(buf));
-    case 'U32': return Float32Array.from(new Uint32Array(buf));
-    case 'I16': return Float32Array.from(new Int16Array(buf));
-    case 'U16': return Float32Array.from(new Uint16Array(buf));
-    case 'I8': return Float32Array.from(new Int8Array(buf));
-    case 'U8': return Float32Array.from(bytes);
-    case 'BOOL': return Float32Array.from(bytes, (b) => (b ? 1 : 0));
-    default: throw new Error(`safetensors: unsupported dtype '${dtype}'`);
+    case 'F64':
+      return Float32Array.from(new Float64Array(buf));
+    case 'I64':
+      return Float32Array.from(new BigInt64Array(buf), (v) => Number(v));
+    case 'U64':
+      return Float32Array.from(new BigUint64Array(buf), (v) => Number(v));
+    case 'I32':
+      return Float32Array.from(new Int32Array(buf));
+    case 'U32':
+      return Float32Array.from(new Uint32Array(buf));
+    case 'I16':
+      return Float32Array.from(new Int16Array(buf));
+    case 'U16':
+      return Float32Array.from(new Uint16Array(buf));
+    case 'I8':
+      return Float32Array.from(new Int8Array(buf));
+    case 'U8':
+      return Float32Array.from(bytes);
+    case 'BOOL':
+      return Float32Array.from(bytes, (b) => (b ? 1 : 0));
+    default:
+      throw new Error(`safetensors: unsupported dtype '${dtype}'`);
   }
 }
 
@@ -362,7 +406,10 @@ function halfToFloatBits(): Uint32Array {
     } else {
       // Subnormal half: renormalise (every half subnormal is a normal float32).
       let e = -14;
-      while ((mant & 0x400) === 0) { mant <<= 1; e--; }
+      while ((mant & 0x400) === 0) {
+        mant <<= 1;
+        e--;
+      }
       bits = sign | ((e + 127) << 23) | ((mant & 0x3ff) << 13);
     }
     halfTable[h] = bits >>> 0;

@@ -6,7 +6,12 @@
 // 2 GiB, so a single 7.9 GB optimizer.safetensors (AdamW's moments of a Qwen2.5-0.5B actor and critic) can be neither
 // built nor read back. Shards of at most SHARD_BYTES keep every file under both limits. Browser-safe (no Node module).
 import {
-  bytesPerValueOf, indexSafetensors, serializeSafetensors, type SafetensorsEntry, type SafetensorsInput, type SafetensorsWriteDtype,
+  bytesPerValueOf,
+  indexSafetensors,
+  serializeSafetensors,
+  type SafetensorsEntry,
+  type SafetensorsInput,
+  type SafetensorsWriteDtype,
 } from './safetensors';
 
 /** Largest shard's data. Qwen's own shards reach 4 GB; Node's fs.readFile (our loader) reads at most 2 GiB per file. */
@@ -26,7 +31,9 @@ export function planShards<T extends readonly number[]>(
   const shards: Record<string, T>[] = [{}];
   let used = 0;
   for (const name of Object.keys(shapes).sort()) {
-    const size = shapes[name].reduce((a, b) => a * b, 1) * (typeof bytesPerValue === 'number' ? bytesPerValue : bytesPerValue(name));
+    const size =
+      shapes[name].reduce((a, b) => a * b, 1) *
+      (typeof bytesPerValue === 'number' ? bytesPerValue : bytesPerValue(name));
     if (used > 0 && used + size > maxBytes) {
       shards.push({});
       used = 0;
@@ -113,12 +120,15 @@ function readIndex(files: Record<string, Uint8Array>, indexName: string, where =
     throw new Error(`${where}: ${indexName} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   const map = index?.weight_map;
-  if (!map || typeof map !== 'object' || Array.isArray(map)) throw new Error(`${where}: ${indexName} has no weight_map`);
+  if (!map || typeof map !== 'object' || Array.isArray(map))
+    throw new Error(`${where}: ${indexName} has no weight_map`);
   const shards = Object.values(map as Record<string, unknown>);
   // A shard is a file beside the index: no path, so nothing outside the checkpoint is ever read.
   const bad = shards.find((s) => typeof s !== 'string' || !/^[^/\\]+\.safetensors$/.test(s) || s.startsWith('.'));
   if (bad !== undefined) {
-    throw new Error(`${where}: ${indexName} names ${JSON.stringify(bad)}: a shard must be a .safetensors file beside the index (a file name, no path)`);
+    throw new Error(
+      `${where}: ${indexName} names ${JSON.stringify(bad)}: a shard must be a .safetensors file beside the index (a file name, no path)`,
+    );
   }
   return [...new Set(shards as string[])].sort();
 }

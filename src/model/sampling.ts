@@ -9,16 +9,19 @@ import { MIN_TEMPERATURE } from './config';
 import { sample } from './kernels/index';
 
 export interface SamplingOptions {
-  temperature: number;   // 0 = greedy (argmax); RAGEN rolls out at 1.0 and validates at 0.5
-  topP?: number;         // nucleus: keep the most likely tokens until their probability reaches topP (1 = off)
-  topK?: number;         // keep only the k most likely tokens (0, -1 or undefined = off, as vLLM's -1)
+  temperature: number; // 0 = greedy (argmax); RAGEN rolls out at 1.0 and validates at 0.5
+  topP?: number; // nucleus: keep the most likely tokens until their probability reaches topP (1 = off)
+  topK?: number; // keep only the k most likely tokens (0, -1 or undefined = off, as vLLM's -1)
 }
 
 export function validateSamplingOptions(o: SamplingOptions): void {
   if (!Number.isFinite(o.temperature) || !(o.temperature === 0 || o.temperature >= MIN_TEMPERATURE)) {
-    throw new Error(`sampling: temperature must be 0 (greedy) or a finite number >= ${MIN_TEMPERATURE}, got ${o.temperature}`);
+    throw new Error(
+      `sampling: temperature must be 0 (greedy) or a finite number >= ${MIN_TEMPERATURE}, got ${o.temperature}`,
+    );
   }
-  if (o.topP !== undefined && !(o.topP > 0 && o.topP <= 1)) throw new Error(`sampling: topP must be in (0, 1], got ${o.topP}`);
+  if (o.topP !== undefined && !(o.topP > 0 && o.topP <= 1))
+    throw new Error(`sampling: topP must be in (0, 1], got ${o.topP}`);
   if (o.topK !== undefined && !(Number.isInteger(o.topK) && o.topK >= -1)) {
     throw new Error(`sampling: topK must be an integer >= -1 (0 or -1 = off), got ${o.topK}`);
   }
@@ -31,10 +34,10 @@ export function validateSamplingOptions(o: SamplingOptions): void {
  */
 export function sampleOnDevice(logits: tf.Tensor2D, o: SamplingOptions, uniforms: number[]): tf.Tensor1D | null {
   const vocab = logits.shape[1];
-  if (o.temperature === 0) return tf.argMax(logits, 1) as tf.Tensor1D;   // int32 already
+  if (o.temperature === 0) return tf.argMax(logits, 1) as tf.Tensor1D; // int32 already
   const topK = o.topK !== undefined && o.topK > 0 ? Math.min(o.topK, vocab) : vocab;
   if (topK !== vocab || (o.topP ?? 1) < 1) return null;
-  return tf.tidy(() => sample(logits, tf.tensor1d(uniforms), o.temperature));   // int32, as argMax's
+  return tf.tidy(() => sample(logits, tf.tensor1d(uniforms), o.temperature)); // int32, as argMax's
 }
 
 /** Next token per row from logits [B, V], using uniforms[b] as row b's random number. Does not dispose logits. */
@@ -63,9 +66,11 @@ export async function sampleNextTokens(logits: tf.Tensor2D, o: SamplingOptions, 
       sum += p;
     }
     // Nucleus: keep tokens while the mass before them is below topP (so at least the best one stays).
-    let kept = 0, keptMass = 0;
+    let kept = 0,
+      keptMass = 0;
     while (kept < topK && keptMass < topP * sum) keptMass += probs[kept++];
-    let target = uniforms[r] * keptMass, j = 0;
+    let target = uniforms[r] * keptMass,
+      j = 0;
     while (j < kept - 1 && target >= probs[j]) target -= probs[j++];
     out.push(idx[r * topK + j]);
   }

@@ -42,7 +42,13 @@ export function mixSeed(...parts: number[]): number {
  *
  * Self-contained on purpose (no closures, no imports): parallelNormal.ts runs its source text in worker threads.
  */
-export function fillSeededNormal(out: Float32Array, seed: number, firstUniform: number, std: number, bothHalves: boolean): void {
+export function fillSeededNormal(
+  out: Float32Array,
+  seed: number,
+  firstUniform: number,
+  std: number,
+  bothHalves: boolean,
+): void {
   const step = 0x6d2b79f5;
   let state = ((seed >>> 0) + Math.imul(firstUniform % 4294967296, step)) >>> 0;
   const n = out.length;

@@ -16,7 +16,13 @@ export const QWEN_CHAT_TEMPLATE =
 /** Special tokens of the tiny vocabularies. The `<|...|>` ones are Qwen's chat tokens (marked `special`, so
  *  `skipSpecialTokens` drops them); the format tags are single tokens but ordinary text, as in Qwen's vocabulary. */
 export const DEFAULT_SPECIAL_TOKENS: readonly string[] = [
-  '<|endoftext|>', '<|im_start|>', '<|im_end|>', '<think>', '</think>', '<answer>', '</answer>',
+  '<|endoftext|>',
+  '<|im_start|>',
+  '<|im_end|>',
+  '<think>',
+  '</think>',
+  '<answer>',
+  '</answer>',
 ];
 
 /** Qwen2's pre-tokenizer regex (Oniguruma syntax, as in its tokenizer.json): contractions, letter runs with one
@@ -27,7 +33,12 @@ const QWEN2_SPLIT_REGEX =
 type Json = Record<string, unknown>;
 
 interface AddedTokenJSON {
-  id: number; content: string; single_word: boolean; lstrip: boolean; rstrip: boolean; normalized: boolean;
+  id: number;
+  content: string;
+  single_word: boolean;
+  lstrip: boolean;
+  rstrip: boolean;
+  normalized: boolean;
   special: boolean;
 }
 
@@ -44,7 +55,10 @@ export class Tokenizer {
     try {
       // clean_up_tokenization_spaces would rewrite " ." to "." on decode and break exact round trips; Qwen's own
       // config turns it off, and the library's default is on, so we pass Qwen's choice unless told otherwise.
-      this.inner = new HFTokenizer(json, { ...config, clean_up_tokenization_spaces: config.clean_up_tokenization_spaces ?? false });
+      this.inner = new HFTokenizer(json, {
+        ...config,
+        clean_up_tokenization_spaces: config.clean_up_tokenization_spaces ?? false,
+      });
     } catch (err) {
       throw new Error(`invalid tokenizer.json: ${(err as Error).message}`, { cause: err });
     }
@@ -64,8 +78,16 @@ export class Tokenizer {
       throw new Error('invalid tokenizer.json: missing "model" (with a "type" such as "BPE")');
     }
     // The library insists on these keys; Hugging Face's writer always emits them, possibly as null.
-    const complete: Json = { added_tokens: [], normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, ...j };
-    if (!Array.isArray(complete.added_tokens)) throw new Error('invalid tokenizer.json: "added_tokens" must be an array');
+    const complete: Json = {
+      added_tokens: [],
+      normalizer: null,
+      pre_tokenizer: null,
+      post_processor: null,
+      decoder: null,
+      ...j,
+    };
+    if (!Array.isArray(complete.added_tokens))
+      throw new Error('invalid tokenizer.json: "added_tokens" must be an array');
     if (config !== undefined && (config === null || typeof config !== 'object' || Array.isArray(config))) {
       throw new Error('invalid tokenizer_config.json: expected a JSON object');
     }
@@ -88,7 +110,8 @@ export class Tokenizer {
     if (typeof text !== 'string') throw new Error(`Tokenizer.encode: expected a string, got ${typeof text}`);
     const { ids, tokens } = this.inner.encode(text, { add_special_tokens: false });
     const bad = ids.findIndex((id) => id === undefined || id === null);
-    if (bad >= 0) throw new Error(`Tokenizer.encode: piece '${tokens[bad]}' has no id and the vocabulary has no unk token`);
+    if (bad >= 0)
+      throw new Error(`Tokenizer.encode: piece '${tokens[bad]}' has no id and the vocabulary has no unk token`);
     return ids;
   }
 
@@ -98,7 +121,8 @@ export class Tokenizer {
    *  one above all, does draw those padding ids. Negative or fractional ids are a bug and throw. */
   decode(ids: readonly number[], opts: { skipSpecialTokens?: boolean } = {}): string {
     for (const id of ids) {
-      if (!Number.isInteger(id) || id < 0) throw new Error(`Tokenizer.decode: token id ${id} is not a non-negative integer`);
+      if (!Number.isInteger(id) || id < 0)
+        throw new Error(`Tokenizer.decode: token id ${id} is not a non-negative integer`);
     }
     const known = ids.filter((id) => id < this.vocabSize);
     if (known.length === 0) return '';
@@ -128,7 +152,7 @@ export class Tokenizer {
   private configTokenId(key: string): number | undefined {
     const v = this.config[key];
     // tokenizer_config stores a token either as a string or as an AddedToken object { content, ... }.
-    const content = typeof v === 'string' ? v : (v && typeof v === 'object' ? (v as Json).content : undefined);
+    const content = typeof v === 'string' ? v : v && typeof v === 'object' ? (v as Json).content : undefined;
     return typeof content === 'string' ? this.tokenId(content) : undefined;
   }
 }
@@ -175,8 +199,10 @@ export function buildTinyTokenizer(corpus: readonly string[], opts: TinyTokenize
     throw new Error('buildTinyTokenizer: specialTokens must be non-empty strings');
   }
   if (!Number.isInteger(opts.vocabSize) || opts.vocabSize < 256 + specials.length) {
-    throw new Error(`buildTinyTokenizer: vocabSize ${opts.vocabSize} must be an integer >= 256 byte tokens + ` +
-      `${specials.length} special tokens = ${256 + specials.length}`);
+    throw new Error(
+      `buildTinyTokenizer: vocabSize ${opts.vocabSize} must be an integer >= 256 byte tokens + ` +
+        `${specials.length} special tokens = ${256 + specials.length}`,
+    );
   }
   if (!Array.isArray(corpus) || corpus.some((s) => typeof s !== 'string')) {
     throw new Error('buildTinyTokenizer: corpus must be an array of strings');
@@ -205,15 +231,28 @@ export function buildTinyTokenizer(corpus: readonly string[], opts: TinyTokenize
     const [a, b] = best;
     merges.push([a, b]);
     const merged = a + b;
-    if (!known.has(merged)) { known.add(merged); vocab.push([merged, vocab.length]); }
+    if (!known.has(merged)) {
+      known.add(merged);
+      vocab.push([merged, vocab.length]);
+    }
     for (const w of words) w.symbols = applyMerge(w.symbols, a, b);
   }
 
   const added: AddedTokenJSON[] = specials.map((content, i) => ({
-    id: vocab.length + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false,
+    id: vocab.length + i,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
     special: /^<\|.*\|>$/.test(content),
   }));
-  const json = qwen2StyleJSON(Object.fromEntries(vocab), merges.map(([a, b]) => `${a} ${b}`), added, isolate);
+  const json = qwen2StyleJSON(
+    Object.fromEntries(vocab),
+    merges.map(([a, b]) => `${a} ${b}`),
+    added,
+    isolate,
+  );
   return Tokenizer.fromJSON(json, qwen2StyleConfig(added, opts.modelMaxLength ?? 32768));
 }
 
@@ -227,8 +266,14 @@ function qwen2StyleConfig(added: AddedTokenJSON[], modelMaxLength: number): Json
   const has = (t: string) => added.some((a) => a.content === t);
   const decoder: Json = {};
   for (const a of added) {
-    decoder[String(a.id)] = { content: a.content, lstrip: a.lstrip, normalized: a.normalized, rstrip: a.rstrip,
-      single_word: a.single_word, special: a.special };
+    decoder[String(a.id)] = {
+      content: a.content,
+      lstrip: a.lstrip,
+      normalized: a.normalized,
+      rstrip: a.rstrip,
+      single_word: a.single_word,
+      special: a.special,
+    };
   }
   return {
     add_bos_token: false,
@@ -263,7 +308,9 @@ function qwen2StyleJSON(vocab: Record<string, number>, merges: string[], added: 
     pre_tokenizer: {
       type: 'Sequence',
       pretokenizers: [
-        ...(isolate ? [{ type: 'Split', pattern: { Regex: charClass(isolate) }, behavior: 'Isolated', invert: false }] : []),
+        ...(isolate
+          ? [{ type: 'Split', pattern: { Regex: charClass(isolate) }, behavior: 'Isolated', invert: false }]
+          : []),
         { type: 'Split', pattern: { Regex: QWEN2_SPLIT_REGEX }, behavior: 'Isolated', invert: false },
         { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
       ],
@@ -271,8 +318,16 @@ function qwen2StyleJSON(vocab: Record<string, number>, merges: string[], added: 
     post_processor: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true }, // as Qwen2.5's
     model: {
-      type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges,
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges,
     },
   };
 }

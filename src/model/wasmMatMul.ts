@@ -8,7 +8,11 @@
 import * as tf from '@tensorflow/tfjs';
 
 type TensorInfo = { dataId: object; shape: number[]; dtype: string };
-type KernelArgs = { inputs: Record<string, TensorInfo>; backend: { disposeData(id: object): void }; attrs: Record<string, unknown> };
+type KernelArgs = {
+  inputs: Record<string, TensorInfo>;
+  backend: { disposeData(id: object): void };
+  attrs: Record<string, unknown>;
+};
 type KernelFn = (args: KernelArgs) => TensorInfo;
 
 let installed = false;

@@ -24,7 +24,8 @@ type AdapterLike = {
 
 /** The capabilities of the adapter navigator.gpu hands out now, or null without WebGPU or an adapter. */
 export async function webgpuAdapterCapabilities(): Promise<WebgpuAdapterCapabilities | null> {
-  const gpu = (globalThis as unknown as { navigator?: { gpu?: { requestAdapter(): Promise<unknown> } } }).navigator?.gpu;
+  const gpu = (globalThis as unknown as { navigator?: { gpu?: { requestAdapter(): Promise<unknown> } } }).navigator
+    ?.gpu;
   if (!gpu) return null;
   const adapter = (await gpu.requestAdapter()) as AdapterLike | null;
   if (!adapter) return null;
@@ -55,6 +56,8 @@ export function describeMatmulFeatures(c: WebgpuAdapterCapabilities): string {
   const wanted = ['shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix', 'timestamp-query'];
   const has = wanted.map((f) => `${f} ${c.features.includes(f) ? 'yes' : 'no'}`);
   const buffer = c.limits.maxStorageBufferBindingSize;
-  return `${has.join(', ')}; subgroup size ${c.subgroupMinSize ?? '?'}-${c.subgroupMaxSize ?? '?'}; ` +
-    `max storage buffer binding ${buffer !== undefined ? `${(buffer / 1024 ** 2).toFixed(0)} MiB` : '?'}`;
+  return (
+    `${has.join(', ')}; subgroup size ${c.subgroupMinSize ?? '?'}-${c.subgroupMaxSize ?? '?'}; ` +
+    `max storage buffer binding ${buffer !== undefined ? `${(buffer / 1024 ** 2).toFixed(0)} MiB` : '?'}`
+  );
 }

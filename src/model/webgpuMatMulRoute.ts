@@ -52,25 +52,35 @@ function matrixOf(shape: number[]): [number, number] | null {
 }
 
 /** [..., N] with every dimension before N 1: a bias row. */
-const isRow = (shape: number[], N: number) => shape.length >= 1 && shape[shape.length - 1] === N && shape.slice(0, -1).every((d) => d === 1);
+const isRow = (shape: number[], N: number) =>
+  shape.length >= 1 && shape[shape.length - 1] === N && shape.slice(0, -1).every((d) => d === 1);
 /** [..., M, N] with every dimension before them 1: a whole matrix added to the product (the model's residual). */
 const isMatrix = (shape: number[], M: number, N: number) => matrixOf(shape)?.join() === `${M},${N}`;
 
 /** Runs op(a) op(b) (+ bias) in the tiled kernel, or returns null when it does not apply to these inputs. */
 function tiled(args: Args): Info | null {
   const { a, b, bias, preluActivationWeights } = args.inputs;
-  const { transposeA, transposeB, activation } = args.attrs as { transposeA: boolean; transposeB: boolean; activation?: string };
+  const { transposeA, transposeB, activation } = args.attrs as {
+    transposeA: boolean;
+    transposeB: boolean;
+    activation?: string;
+  };
   if (mode !== 'tiled' || preluActivationWeights || (activation !== undefined && activation !== 'linear')) return null;
   if (a.dtype !== 'float32' || b.dtype !== 'float32') return null;
-  const ma = matrixOf(a.shape), mb = matrixOf(b.shape);
+  const ma = matrixOf(a.shape),
+    mb = matrixOf(b.shape);
   if (!ma || !mb) return null;
   const [M, K] = transposeA ? [ma[1], ma[0]] : ma;
   const N = transposeB ? mb[0] : mb[1];
   if (M < MIN_TILED_ROWS || N === 0 || K === 0) return null;
   if (bias && (bias.dtype !== 'float32' || !(isRow(bias.shape, N) || isMatrix(bias.shape, M, N)))) return null;
   const inputs: Args['inputs'] = { a: { ...a, shape: ma }, b: { ...b, shape: mb } };
-  if (bias) inputs.bias = bias;   // added in the kernel's own output pass
-  const out = webGpuMatmulKernels.tiledMatMul({ inputs, backend: args.backend, attrs: { transposeA, transposeB, ...TILED } });
+  if (bias) inputs.bias = bias; // added in the kernel's own output pass
+  const out = webGpuMatmulKernels.tiledMatMul({
+    inputs,
+    backend: args.backend,
+    attrs: { transposeA, transposeB, ...TILED },
+  });
   const rank = Math.max(a.shape.length, b.shape.length);
   return { ...out, shape: [...new Array(rank - 2).fill(1), M, N] };
 }
@@ -82,7 +92,10 @@ function install(): void {
     if (!stock) throw new Error(`webgpu matmul: tfjs's webgpu backend has no ${name} kernel to route`);
     const tfjsKernel = stock.kernelFunc as unknown as (args: Args) => Info;
     tf.unregisterKernel(name, 'webgpu');
-    tf.registerKernel({ ...stock, kernelFunc: ((args: Args) => tiled(args) ?? tfjsKernel(args)) as unknown as tf.KernelFunc });
+    tf.registerKernel({
+      ...stock,
+      kernelFunc: ((args: Args) => tiled(args) ?? tfjsKernel(args)) as unknown as tf.KernelFunc,
+    });
   }
   installed = true;
 }

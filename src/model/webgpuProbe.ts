@@ -19,9 +19,7 @@ import {
 
 /** What the child process found. */
 export type WebgpuProbe =
-  | { kind: 'gpu'; adapter: string }
-  | { kind: 'software'; adapter: string }
-  | { kind: 'none'; reason: string };
+  { kind: 'gpu'; adapter: string } | { kind: 'software'; adapter: string } | { kind: 'none'; reason: string };
 
 /** The child's program: create Dawn, ask for an adapter, print its facts as one JSON line, exit. */
 const PROBE_SCRIPT = `
@@ -53,9 +51,13 @@ export function probeWebgpu(dawnFlags: string[] = [], timeoutMs = PROBE_TIMEOUT_
     return Promise.resolve({ kind: 'none', reason: "the 'webgpu' package (Dawn for Node) is not installed" });
   }
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', PROBE_SCRIPT, webgpuUrl, JSON.stringify(dawnFlags)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', PROBE_SCRIPT, webgpuUrl, JSON.stringify(dawnFlags)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -98,16 +100,21 @@ export async function chooseCliBackend(
 ): Promise<BackendInfo> {
   if (choice !== 'auto') {
     const info = await initBackend(choice, { dawnFlags: opts.dawnFlags });
-    print(`backend: ${info.name}${info.name === 'webgpu' ? ` on ${info.adapter}` : ''} (asked for with --backend ${choice})`);
+    print(
+      `backend: ${info.name}${info.name === 'webgpu' ? ` on ${info.adapter}` : ''} (asked for with --backend ${choice})`,
+    );
     return info;
   }
   const probe = await (opts.probe ?? (() => probeWebgpu(opts.dawnFlags)))();
-  const skipWebgpu = probe.kind === 'none' ? probe.reason : probe.kind === 'software' ? softwareAdapterReason(probe.adapter) : undefined;
+  const skipWebgpu =
+    probe.kind === 'none' ? probe.reason : probe.kind === 'software' ? softwareAdapterReason(probe.adapter) : undefined;
   const info = await initBackend('auto', { dawnFlags: opts.dawnFlags, skipWebgpu });
   if (info.name === 'webgpu') print(`backend: webgpu on ${info.adapter} (auto: a GPU adapter was found)`);
   else {
     const why = info.fallbackReasons.map((r) => r.replace(/^webgpu (skipped|unavailable): /, '')).join('; ');
-    print(`backend: ${info.name} (auto: ${why}; ${info.name === 'wasm' ? 'wasm is the fastest CPU backend' : 'the slowest, reference backend'})`);
+    print(
+      `backend: ${info.name} (auto: ${why}; ${info.name === 'wasm' ? 'wasm is the fastest CPU backend' : 'the slowest, reference backend'})`,
+    );
   }
   return info;
 }

@@ -33,5 +33,9 @@ export function spawnHelperThread(): HelperThread {
 
 /** Helper threads for a run (see helpersFor: the browser decides the same way). */
 export function helperThreads(workers: number | 'auto', backend: string, config: RunConfig): number {
-  return helpersFor(workers as WorkersChoice, { cores: os.availableParallelism(), backend, pretrained: config.model.pretrained !== null });
+  return helpersFor(workers as WorkersChoice, {
+    cores: os.availableParallelism(),
+    backend,
+    pretrained: config.model.pretrained !== null,
+  });
 }

@@ -143,7 +143,8 @@ export function readCheckpointStep(dir: string): number {
     throw new Error(`${file} cannot be read: ${(err as Error).message}`, { cause: err });
   }
   const step = (state as { step?: unknown } | null)?.step;
-  if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) throw new Error(`${file} holds no step count (got ${JSON.stringify(step)})`);
+  if (typeof step !== 'number' || !Number.isInteger(step) || step < 0)
+    throw new Error(`${file} holds no step count (got ${JSON.stringify(step)})`);
   return step;
 }
 
@@ -197,7 +198,9 @@ export function assertResumable(out: string, config: RunConfig): void {
   const saved = parseRunConfig(readRunConfig(out), path.join(out, 'config.json'));
   const diffs = configDifferences(config, saved).filter(([key]) => key !== 'trainer.totalSteps');
   if (diffs.length > 0) {
-    throw new Error(`--resume: the config differs from the one ${out} was started with, at ${diffs.map(([k]) => k).join(', ')}`);
+    throw new Error(
+      `--resume: the config differs from the one ${out} was started with, at ${diffs.map(([k]) => k).join(', ')}`,
+    );
   }
   const checkpoint = latestCheckpoint(out);
   if (!checkpoint) {
@@ -216,7 +219,9 @@ export function assertResumable(out: string, config: RunConfig): void {
   }
   const recorded = readCheckpointStep(checkpoint.dir);
   if (recorded !== checkpoint.step) {
-    throw new Error(`--resume: ${path.join(checkpoint.dir, 'trainer_state.json')} records step ${recorded}, not the step ${checkpoint.step} its folder names`);
+    throw new Error(
+      `--resume: ${path.join(checkpoint.dir, 'trainer_state.json')} records step ${recorded}, not the step ${checkpoint.step} its folder names`,
+    );
   }
   if (config.trainer.totalSteps < checkpoint.step) {
     throw new Error(
@@ -225,7 +230,9 @@ export function assertResumable(out: string, config: RunConfig): void {
   }
   const metricsFile = path.join(out, METRICS_FILE);
   if (!fs.existsSync(metricsFile)) {
-    throw new Error(`--resume: ${metricsFile} is missing, so steps 1-${checkpoint.step} would have no metrics; nothing was changed`);
+    throw new Error(
+      `--resume: ${metricsFile} is missing, so steps 1-${checkpoint.step} would have no metrics; nothing was changed`,
+    );
   }
   const logged = new Set(readMetricsJsonl(metricsFile).map((r) => r.step));
   const missing = Array.from({ length: checkpoint.step }, (_, i) => i + 1).filter((step) => !logged.has(step));

@@ -98,8 +98,12 @@ function takeOverStale(file: string, owner: LockOwner | null): void {
     throw err;
   }
   const renamed = readOwner(aside);
-  const same = owner === null ? renamed === null : renamed !== null && renamed.pid === owner.pid && renamed.started === owner.started;
-  if (!same && !fs.existsSync(file)) fs.renameSync(aside, file); // we moved a fresh lock of another process: put it back
+  const same =
+    owner === null
+      ? renamed === null
+      : renamed !== null && renamed.pid === owner.pid && renamed.started === owner.started;
+  if (!same && !fs.existsSync(file))
+    fs.renameSync(aside, file); // we moved a fresh lock of another process: put it back
   else fs.rmSync(aside, { force: true });
 }
 

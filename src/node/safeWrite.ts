@@ -48,7 +48,12 @@ function probeWritable(flag: string, shown: string, dir: string): void {
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EEXIST') return;
-    const why = e.code === 'EACCES' || e.code === 'EPERM' ? 'permission denied' : e.code === 'EROFS' ? 'read-only file system' : (e.code ?? e.message);
+    const why =
+      e.code === 'EACCES' || e.code === 'EPERM'
+        ? 'permission denied'
+        : e.code === 'EROFS'
+          ? 'read-only file system'
+          : (e.code ?? e.message);
     throw new Error(`${flag} ${shown}: nothing can be created in ${dir} (${why})`, { cause: err });
   }
   fs.rmdirSync(probe);
@@ -56,7 +61,11 @@ function probeWritable(flag: string, shown: string, dir: string): void {
 
 /** True when `dir` is a training run's directory: it has metrics, checkpoints, a run lock or a run config. */
 export function isRunDir(dir: string): boolean {
-  if (statOrNull(path.join(dir, 'metrics.jsonl')) || statOrNull(path.join(dir, CHECKPOINTS_DIR))?.isDirectory() || statOrNull(path.join(dir, '.ragen.lock'))) {
+  if (
+    statOrNull(path.join(dir, 'metrics.jsonl')) ||
+    statOrNull(path.join(dir, CHECKPOINTS_DIR))?.isDirectory() ||
+    statOrNull(path.join(dir, '.ragen.lock'))
+  ) {
     return true;
   }
   try {
@@ -73,14 +82,19 @@ export function isRunDir(dir: string): boolean {
  */
 export function assertNotRunOwned(flag: string, target: string): void {
   const real = realPathOf(path.resolve(target));
-  if (isRunDir(real)) throw new Error(`${flag} ${target} already holds a run: only ragen train writes there (choose another path)`);
+  if (isRunDir(real))
+    throw new Error(`${flag} ${target} already holds a run: only ragen train writes there (choose another path)`);
   const parent = path.dirname(real);
   if ((RUN_OWNED_FILES as readonly string[]).includes(path.basename(real)) && isRunDir(parent)) {
-    throw new Error(`${flag} ${target} is the ${path.basename(real)} of the run ${parent}: only ragen train writes it (choose another path)`);
+    throw new Error(
+      `${flag} ${target} is the ${path.basename(real)} of the run ${parent}: only ragen train writes it (choose another path)`,
+    );
   }
   for (let dir = real; path.dirname(dir) !== dir; dir = path.dirname(dir)) {
     if (path.basename(dir) === CHECKPOINTS_DIR && isRunDir(path.dirname(dir))) {
-      throw new Error(`${flag} ${target} lies inside the checkpoints of the run ${path.dirname(dir)}: only ragen train writes there (choose another path)`);
+      throw new Error(
+        `${flag} ${target} lies inside the checkpoints of the run ${path.dirname(dir)}: only ragen train writes there (choose another path)`,
+      );
     }
   }
 }
@@ -103,7 +117,10 @@ export function checkOutputFile(flag: string, file: string, opts: OutputOptions 
   if (!parentStat) throw new Error(`${flag} ${file}: the directory ${path.dirname(file)} does not exist`);
   if (!parentStat.isDirectory()) throw new Error(`${flag} ${file}: ${parent} is a file, not a directory`);
   assertNotRunOwned(flag, file);
-  if (stat && !opts.force) throw new Error(`${flag} ${file} already exists: pass --force to replace it, or choose another path (nothing was written)`);
+  if (stat && !opts.force)
+    throw new Error(
+      `${flag} ${file} already exists: pass --force to replace it, or choose another path (nothing was written)`,
+    );
   probeWritable(flag, file, parent);
 }
 
@@ -116,12 +133,18 @@ export function checkOutputDir(flag: string, dir: string, opts: OutputOptions & 
   const abs = path.resolve(dir);
   const { dir: existing, stat } = nearestExisting(abs);
   if (!stat.isDirectory()) {
-    throw new Error(existing === abs ? `${flag} ${dir} exists and is not a directory` : `${flag} ${dir}: ${existing} is a file, not a directory`);
+    throw new Error(
+      existing === abs
+        ? `${flag} ${dir} exists and is not a directory`
+        : `${flag} ${dir}: ${existing} is a file, not a directory`,
+    );
   }
   if (opts.fresh) {
     assertNotRunOwned(flag, dir);
     if (existing === abs && fs.readdirSync(abs).length > 0 && !opts.force) {
-      throw new Error(`${flag} ${dir} already exists and is not empty: pass --force to replace what is in it, or choose another path (nothing was written)`);
+      throw new Error(
+        `${flag} ${dir} already exists and is not empty: pass --force to replace what is in it, or choose another path (nothing was written)`,
+      );
     }
   }
   probeWritable(flag, dir, existing);
@@ -212,7 +235,8 @@ export function writeDirAtomic(dir: string, files: Record<string, string | Uint8
   try {
     for (const [name, data] of Object.entries(files)) {
       const parts = name.split('/');
-      if (parts.some((p) => p === '' || p === '.' || p === '..') || name.includes('\\')) throw new Error(`writeDirAtomic: bad file name '${name}'`);
+      if (parts.some((p) => p === '' || p === '.' || p === '..') || name.includes('\\'))
+        throw new Error(`writeDirAtomic: bad file name '${name}'`);
       const file = path.join(tmp, ...parts);
       fs.mkdirSync(path.dirname(file), { recursive: true });
       writeSynced(file, data);

@@ -11,7 +11,12 @@ export function describePhase(phase: StepPhase, done: number, total: number): st
     // Counted in tokens of the longest possible dialogue: a share reads better than a token count.
     return `${phase} ${total > 0 ? Math.min(100, Math.floor((100 * done) / total)) : 0} %`;
   }
-  const what = phase === 'update' ? 'update, optimizer step' : phase === 'scoring' ? 'scoring, micro-batch' : 'collapse diagnostics';
+  const what =
+    phase === 'update'
+      ? 'update, optimizer step'
+      : phase === 'scoring'
+        ? 'scoring, micro-batch'
+        : 'collapse diagnostics';
   return `${what} ${done}/${total}`;
 }
 
@@ -71,12 +76,16 @@ export class StepProgress {
 export const MAX_PROGRESS_SECONDS = 86_400;
 
 /** RAGEN_PROGRESS_SECONDS: seconds from 0 to a day, or undefined where it is unset or empty. */
-export function progressSecondsFromEnv(text: string | undefined = process.env.RAGEN_PROGRESS_SECONDS): number | undefined {
+export function progressSecondsFromEnv(
+  text: string | undefined = process.env.RAGEN_PROGRESS_SECONDS,
+): number | undefined {
   if (text === undefined || text.trim() === '') return undefined;
   const seconds = Number(text);
   if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_PROGRESS_SECONDS) {
     const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
-    throw new Error(`RAGEN_PROGRESS_SECONDS=${shown}: expected a number of seconds from 0 to ${MAX_PROGRESS_SECONDS} (or unset)`);
+    throw new Error(
+      `RAGEN_PROGRESS_SECONDS=${shown}: expected a number of seconds from 0 to ${MAX_PROGRESS_SECONDS} (or unset)`,
+    );
   }
   return seconds;
 }

@@ -36,13 +36,16 @@ const ZERO_STD_THRESHOLD = 1e-6;
 function checkMaskRow(mask: ArrayLike<number>, row: number): void {
   for (let t = 0; t < mask.length; t++) {
     const m = mask[t];
-    if (m !== 0 && m !== 1) throw new Error(`loss mask row ${row} position ${t} is ${m}: a loss mask holds only 0 or 1`);
+    if (m !== 0 && m !== 1)
+      throw new Error(`loss mask row ${row} position ${t} is ${m}: a loss mask holds only 0 or 1`);
   }
 }
 
 function checkSameShape(name: string, rows: TokenRows, mask: TokenRows): void {
   if (rows.length !== mask.length) {
-    throw new Error(`${name} has ${rows.length} rows but the loss mask has ${mask.length}: they must describe the same batch`);
+    throw new Error(
+      `${name} has ${rows.length} rows but the loss mask has ${mask.length}: they must describe the same batch`,
+    );
   }
   for (let i = 0; i < rows.length; i++) {
     if (rows[i].length !== mask[i].length) {
@@ -114,9 +117,14 @@ export function gae(
 
 /** The mean of `rows` over all loss tokens of the batch (NaN when there is none): what the trainer logs. */
 export function lossTokenMean(rows: TokenRows, mask: TokenRows): number {
-  let s = 0, n = 0;
+  let s = 0,
+    n = 0;
   rows.forEach((row, i) => {
-    for (let j = 0; j < row.length; j++) if (mask[i][j]) { s += row[j]; n++; }
+    for (let j = 0; j < row.length; j++)
+      if (mask[i][j]) {
+        s += row[j];
+        n++;
+      }
   });
   return n ? s / n : NaN;
 }
@@ -195,7 +203,11 @@ export function placeTerminalReward(scores: readonly number[], mask: TokenRows):
  * @param lengthWeight RAGEN's `grpo_advantage_length_weight` (default false): divide each trajectory's advantage by
  *   its loss-token count relative to the batch's mean count, so long trajectories do not dominate a token mean.
  */
-export function broadcastOverLossTokens(scalars: readonly number[], mask: TokenRows, lengthWeight = false): Float32Array[] {
+export function broadcastOverLossTokens(
+  scalars: readonly number[],
+  mask: TokenRows,
+  lengthWeight = false,
+): Float32Array[] {
   if (scalars.length !== mask.length) {
     throw new Error(`broadcastOverLossTokens: ${scalars.length} advantages for ${mask.length} trajectories`);
   }
@@ -285,7 +297,9 @@ export function normalizeScores(
 ): number[] {
   const scores = trajectories.map((x) => x.score);
   if (how.method === 'identity') return scores;
-  const ids = trajectories.map((x) => (how.grouping === 'state' ? x.groupId : how.grouping === 'inductive' ? x.tag : 0));
+  const ids = trajectories.map((x) =>
+    how.grouping === 'state' ? x.groupId : how.grouping === 'inductive' ? x.tag : 0,
+  );
   return grpoNormalize(scores, ids, how.method);
 }
 
@@ -324,13 +338,23 @@ export function returnsToGo(turnRewards: readonly number[], gamma: number): numb
  *
  * @returns one advantage per turn, in the order given, and the share of turns whose anchor group has another member.
  */
-export function stepLevelAdvantages(turns: readonly AnchorTurn[], method: 'mean_std' | 'mean'): { advantages: number[]; sharedShare: number } {
+export function stepLevelAdvantages(
+  turns: readonly AnchorTurn[],
+  method: 'mean_std' | 'mean',
+): { advantages: number[]; sharedShare: number } {
   const keys = turns.map((t) => `${t.groupId}\u0000${t.state}`);
   const counts = new Map<string, number>();
   for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
   const shared = keys.filter((k) => counts.get(k)! > 1).length;
   // (grpoNormalize returns raw scores when every sample is alone; here a turn without a peer has no advantage.)
-  const advantages = shared === 0 ? turns.map(() => 0) : grpoNormalize(turns.map((t) => t.returnToGo), keys, method);
+  const advantages =
+    shared === 0
+      ? turns.map(() => 0)
+      : grpoNormalize(
+          turns.map((t) => t.returnToGo),
+          keys,
+          method,
+        );
   return { advantages, sharedShare: turns.length ? shared / turns.length : 0 };
 }
 
@@ -346,11 +370,17 @@ export function trajectoryStepAdvantages(
   const turns: AnchorTurn[] = [];
   for (const traj of trajectories) {
     if ((traj.turnSamples ?? []).length !== traj.turns.length) {
-      throw new Error(`Trainer: trajectory ${traj.envId} has ${traj.turns.length} turns but ${traj.turnSamples?.length ?? 0} turn samples`);
+      throw new Error(
+        `Trainer: trajectory ${traj.envId} has ${traj.turns.length} turns but ${traj.turnSamples?.length ?? 0} turn samples`,
+      );
     }
     // The format penalty is the trajectory's (score - totalReward): counted in its last turn.
-    const rewards = traj.turns.map((t, k) => t.reward + (k === traj.turns.length - 1 ? traj.score - traj.totalReward : 0));
-    returnsToGo(rewards, how.gamma).forEach((g, k) => turns.push({ groupId: traj.groupId, state: traj.turns[k].state, returnToGo: g }));
+    const rewards = traj.turns.map(
+      (t, k) => t.reward + (k === traj.turns.length - 1 ? traj.score - traj.totalReward : 0),
+    );
+    returnsToGo(rewards, how.gamma).forEach((g, k) =>
+      turns.push({ groupId: traj.groupId, state: traj.turns[k].state, returnToGo: g }),
+    );
   }
   const { advantages, sharedShare } = stepLevelAdvantages(turns, how.method);
   let at = 0;
@@ -379,7 +409,8 @@ export function trainingSamples<Seq>(
     tokenize: (sample: RenderedPrompt) => Seq;
   },
 ): { seqs: Seq[]; scores: number[]; metrics: Record<string, number> } {
-  if (how.contextWindowMode !== 'single_turn') return { seqs: kept.map((i) => sequences[i]), scores: kept.map((i) => scores[i]), metrics: {} };
+  if (how.contextWindowMode !== 'single_turn')
+    return { seqs: kept.map((i) => sequences[i]), scores: kept.map((i) => scores[i]), metrics: {} };
   const { weight } = how.stepAdvantage;
   const stepLevel = weight > 0 ? trajectoryStepAdvantages(trajectories, how.stepAdvantage) : null;
   const seqs: Seq[] = [];

@@ -32,7 +32,8 @@ export function tokenizeTrajectory(tokenizer: Tokenizer, rendered: RenderedPromp
       positionMask.push(segment.trainable);
     }
   }
-  if (ids.length < 2) throw new Error(`tokenizeTrajectory: a training sequence needs at least 2 tokens, got ${ids.length}`);
+  if (ids.length < 2)
+    throw new Error(`tokenizeTrajectory: a training sequence needs at least 2 tokens, got ${ids.length}`);
   const lossMask = Uint8Array.from(targetMaskFromPositionMask(positionMask), (on) => (on ? 1 : 0));
   return { ids, lossMask };
 }
@@ -113,7 +114,8 @@ export function disposeBatch(batch: PaddedBatch): void {
 export function padRows(rows: readonly ArrayLike<number>[], width: number): tf.Tensor2D {
   const out = new Float32Array(rows.length * width);
   rows.forEach((row, r) => {
-    if (row.length > width) throw new Error(`padRows: row ${r} has ${row.length} entries, more than the width ${width}`);
+    if (row.length > width)
+      throw new Error(`padRows: row ${r} has ${row.length} entries, more than the width ${width}`);
     for (let j = 0; j < row.length; j++) out[r * width + j] = row[j];
   });
   return tf.tensor2d(out, [rows.length, width]);
@@ -122,7 +124,8 @@ export function padRows(rows: readonly ArrayLike<number>[], width: number): tf.T
 /** Reads a [B, width] tensor back as one row per trajectory, each cut to that trajectory's own length. */
 export async function unpadRows(t: tf.Tensor, lengths: readonly number[]): Promise<Float32Array[]> {
   const [rows, width] = t.shape;
-  if (rows !== lengths.length) throw new Error(`unpadRows: tensor has ${rows} rows but ${lengths.length} lengths were given`);
+  if (rows !== lengths.length)
+    throw new Error(`unpadRows: tensor has ${rows} rows but ${lengths.length} lengths were given`);
   const data = (await t.data()) as Float32Array;
   return lengths.map((n, r) => {
     if (n > (width as number)) throw new Error(`unpadRows: row ${r} wants ${n} entries, the tensor is ${width} wide`);
@@ -161,14 +164,21 @@ export async function scoreLogProbs(
     const items = part.map((i) => seqs[i]);
     const batch = padBatch(items, padId);
     const lengths = items.map((x) => x.ids.length - 1);
-    const out = tf.tidy(() => tokenLogProbs(model, batch.ids, batch.attention, temperature, { fromTarget: batch.firstLossTarget }));
+    const out = tf.tidy(() =>
+      tokenLogProbs(model, batch.ids, batch.attention, temperature, { fromTarget: batch.firstLossTarget }),
+    );
     try {
       logProbs.push(...(await unpadRows(out.logProbs, lengths)));
       const ent = await unpadRows(out.entropy, lengths);
       ent.forEach((row, r) => {
         const mask = items[r].lossMask;
-        let s = 0, n = 0;
-        for (let j = 0; j < row.length; j++) if (mask[j]) { s += row[j]; n++; }
+        let s = 0,
+          n = 0;
+        for (let j = 0; j < row.length; j++)
+          if (mask[j]) {
+            s += row[j];
+            n++;
+          }
         entropyMeans.push(n ? s / n : 0);
       });
     } finally {
@@ -198,7 +208,10 @@ export async function scoreValues(
       return v.slice([0, 0], [items.length, batch.length - 1]);
     });
     try {
-      const rows = await unpadRows(out, items.map((x) => x.ids.length - 1));
+      const rows = await unpadRows(
+        out,
+        items.map((x) => x.ids.length - 1),
+      );
       rows.forEach((row, r) => {
         for (let j = 0; j < row.length; j++) if (!items[r].lossMask[j]) row[j] = 0;
       });

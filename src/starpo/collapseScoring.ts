@@ -13,7 +13,12 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Trajectory } from '../agent/index';
 import {
-  FIRST_TURN_PREFIX, collapseTrajectories, computeCollapseMetrics, shouldComputeCollapse, type CollapseResult, type CollapseState,
+  FIRST_TURN_PREFIX,
+  collapseTrajectories,
+  computeCollapseMetrics,
+  shouldComputeCollapse,
+  type CollapseResult,
+  type CollapseState,
 } from '../metrics/collapse';
 import { headDim } from '../model/config';
 import { embed, tokenLogProbs as fusedTokenLogProbs } from '../model/kernels/index';
@@ -30,7 +35,9 @@ const now = () => (typeof performance !== 'undefined' ? performance.now() : Date
 /** Whether RAGEN-2's collapse diagnostics run at training step `step`: on, with reasoning to diagnose, and on schedule. */
 export function collapseDue(config: RunConfig, step: number): boolean {
   const c = config.collapse;
-  return c.enabled && config.model.enableThink && (c.firstTurn || c.trajectory) && shouldComputeCollapse(step, c.computeFreq);
+  return (
+    c.enabled && config.model.enableThink && (c.firstTurn || c.trajectory) && shouldComputeCollapse(step, c.computeFreq)
+  );
 }
 
 /**
@@ -57,7 +64,8 @@ export async function collapseDiagnostics(
   const result = await computeCollapseMetrics(
     collapseTrajectories(trajectories, (text) => tokenizer.encode(text)),
     (pairs) => continuationLogProbSums(actor, pairs, { microBatchSize, padId: o.padId, onProgress: o.onProgress }),
-    (prefix) => seededUniform(mixSeed(o.config.trainer.seed, o.step, COLLAPSE_STREAM, prefix === FIRST_TURN_PREFIX ? 1 : 2)),
+    (prefix) =>
+      seededUniform(mixSeed(o.config.trainer.seed, o.step, COLLAPSE_STREAM, prefix === FIRST_TURN_PREFIX ? 1 : 2)),
     c,
     o.state,
     now,
@@ -85,13 +93,18 @@ export interface ContinuationScoringOptions {
  * Σ log p(continuation | prompt) of each pair, in the order given (float64 sums of float32 log-probs). Every prompt
  * and continuation needs at least one token.
  */
-export async function continuationLogProbSums(model: Qwen2Model, pairs: readonly ContinuationPair[], opts: ContinuationScoringOptions): Promise<Float64Array> {
+export async function continuationLogProbSums(
+  model: Qwen2Model,
+  pairs: readonly ContinuationPair[],
+  opts: ContinuationScoringOptions,
+): Promise<Float64Array> {
   if (model.hasValueHead) throw new Error('continuationLogProbSums: this model has a value head, not an LM head');
   const out = new Float64Array(pairs.length);
   // Group by prompt; within a prompt, similar continuation lengths share a micro-batch (less padding).
   const byPrompt = new Map<string, number[]>();
   pairs.forEach((p, i) => {
-    if (p.prompt.length === 0 || p.continuation.length === 0) throw new Error(`continuationLogProbSums: pair ${i} has an empty prompt or continuation`);
+    if (p.prompt.length === 0 || p.continuation.length === 0)
+      throw new Error(`continuationLogProbSums: pair ${i} has an empty prompt or continuation`);
     const key = p.prompt.join(',');
     const list = byPrompt.get(key);
     if (list) list.push(i);
@@ -111,7 +124,13 @@ export async function continuationLogProbSums(model: Qwen2Model, pairs: readonly
       const prefix = prefillPrompt(model, weights, prompt, bucketLength(prompt.length - 1 + longest));
       try {
         for (const micro of microBatches) {
-          const sums = await scoreContinuations(model, weights, prefix, micro.map((i) => pairs[i].continuation), opts.padId);
+          const sums = await scoreContinuations(
+            model,
+            weights,
+            prefix,
+            micro.map((i) => pairs[i].continuation),
+            opts.padId,
+          );
           micro.forEach((i, r) => (out[i] = sums[r]));
           await opts.onProgress?.(++done, total);
         }
@@ -134,7 +153,12 @@ interface PromptPrefix {
   lastToken: number;
 }
 
-function prefillPrompt(model: Qwen2Model, weights: InferenceWeights, prompt: readonly number[], capacity: number): PromptPrefix {
+function prefillPrompt(
+  model: Qwen2Model,
+  weights: InferenceWeights,
+  prompt: readonly number[],
+  capacity: number,
+): PromptPrefix {
   const c = model.config;
   const width = c.num_key_value_heads * headDim(c);
   let cache: KvCache = { k: [], v: [] };
@@ -146,7 +170,10 @@ function prefillPrompt(model: Qwen2Model, weights: InferenceWeights, prompt: rea
   if (filled > 0) {
     const ids = tf.tensor2d(prompt.slice(0, filled) as number[], [1, filled], 'int32');
     const positions = tf.range(0, filled, 1, 'int32') as tf.Tensor1D;
-    const keyMask = tf.tensor2d(Float32Array.from({ length: capacity }, (_, s) => (s < filled ? 1 : 0)), [1, capacity]);
+    const keyMask = tf.tensor2d(
+      Float32Array.from({ length: capacity }, (_, s) => (s < filled ? 1 : 0)),
+      [1, capacity],
+    );
     try {
       const out = model.hiddenWithCache(ids, positions, filled - 1, keyMask, 0, cache, weights);
       out.hidden.dispose();
@@ -160,7 +187,13 @@ function prefillPrompt(model: Qwen2Model, weights: InferenceWeights, prompt: rea
 }
 
 /** One micro-batch: continuations of the prefilled prompt. */
-async function scoreContinuations(model: Qwen2Model, weights: InferenceWeights, prefix: PromptPrefix, continuations: readonly (readonly number[])[], padId: number): Promise<Float64Array> {
+async function scoreContinuations(
+  model: Qwen2Model,
+  weights: InferenceWeights,
+  prefix: PromptPrefix,
+  continuations: readonly (readonly number[])[],
+  padId: number,
+): Promise<Float64Array> {
   const rows = continuations.length;
   const longest = Math.max(...continuations.map((z) => z.length));
   const { capacity, filled } = prefix;
@@ -186,7 +219,8 @@ async function scoreContinuations(model: Qwen2Model, weights: InferenceWeights, 
   // gathers cache rows: tfjs-wasm's Tile and GatherV2 are an order of magnitude slower).
   const rowsCache: KvCache = tf.tidy(() => {
     const index = tf.zeros([rows], 'int32') as tf.Tensor1D;
-    const copy = (t: tf.Tensor3D) => embed(t.reshape([1, t.shape[1] * t.shape[2]]), index).reshape([rows, t.shape[1], t.shape[2]]) as tf.Tensor3D;
+    const copy = (t: tf.Tensor3D) =>
+      embed(t.reshape([1, t.shape[1] * t.shape[2]]), index).reshape([rows, t.shape[1], t.shape[2]]) as tf.Tensor3D;
     return { k: prefix.cache.k.map(copy), v: prefix.cache.v.map(copy) };
   });
   let sums: tf.Tensor2D | null = null;
@@ -194,7 +228,11 @@ async function scoreContinuations(model: Qwen2Model, weights: InferenceWeights, 
     const out = model.hiddenWithCache(idsT, positionsT, filled + longest - 1, keyMaskT, filled, rowsCache, weights);
     disposeCache(out.cache);
     sums = tf.tidy(() => {
-      const [logProbs] = fusedTokenLogProbs(model.head(out.hidden, weights) as tf.Tensor2D, tf.tensor1d(targets, 'int32'), 1);
+      const [logProbs] = fusedTokenLogProbs(
+        model.head(out.hidden, weights) as tf.Tensor2D,
+        tf.tensor1d(targets, 'int32'),
+        1,
+      );
       out.hidden.dispose();
       return logProbs.reshape([rows, longest]).mul(tf.tensor2d(targetMask, [rows, longest])) as tf.Tensor2D;
     });

@@ -7,7 +7,11 @@ import { agentFormatFromConfig, envBlocks, type RunConfig } from './config';
  * Throws an Error naming the env block (`agent.trainEnvs[i]` / `agent.valEnvs[i]`) whose prompt plus responses
  * cannot fit `maxPositions` tokens (the model's max_position_embeddings) under this run's agent settings.
  */
-export function assertRunFitsContext(config: RunConfig, countTokens: (text: string) => number, maxPositions: number): void {
+export function assertRunFitsContext(
+  config: RunConfig,
+  countTokens: (text: string) => number,
+  maxPositions: number,
+): void {
   for (const split of ['train', 'val'] as const) {
     const key = split === 'train' ? 'agent.trainEnvs' : 'agent.valEnvs';
     assertDialoguesFit({

@@ -33,7 +33,8 @@ import type { EarlyStopSettings } from './config';
 /** The run's `earlyStop` section: its fields, their meaning and defaults are declared in config/schema.ts. */
 export type EarlyStopConfig = EarlyStopSettings;
 
-export type EarlyStopReason = 'empty_after_filter' | 'reward_variance_collapse' | 'validation_collapse' | 'success_collapse';
+export type EarlyStopReason =
+  'empty_after_filter' | 'reward_variance_collapse' | 'validation_collapse' | 'success_collapse';
 
 export interface EarlyStopDecision {
   stop: boolean;
@@ -56,13 +57,20 @@ export interface EarlyStopState {
 }
 
 function checkConfig(c: EarlyStopConfig): void {
-  const counts: (keyof EarlyStopConfig)[] = ['emptyStopSteps', 'varianceBaselineSteps', 'varianceCollapseSteps', 'valCollapseValidations'];
+  const counts: (keyof EarlyStopConfig)[] = [
+    'emptyStopSteps',
+    'varianceBaselineSteps',
+    'varianceCollapseSteps',
+    'valCollapseValidations',
+  ];
   for (const k of counts) {
     const v = c[k] as number;
     if (!Number.isInteger(v) || v < 0) throw new Error(`early stop: ${k} must be an integer >= 0, got ${v}`);
   }
-  if (!(c.varianceCollapseRatio >= 0)) throw new Error(`early stop: varianceCollapseRatio must be >= 0, got ${c.varianceCollapseRatio}`);
-  if (!(c.valSuccessThreshold >= 0)) throw new Error(`early stop: valSuccessThreshold must be >= 0, got ${c.valSuccessThreshold}`);
+  if (!(c.varianceCollapseRatio >= 0))
+    throw new Error(`early stop: varianceCollapseRatio must be >= 0, got ${c.varianceCollapseRatio}`);
+  if (!(c.valSuccessThreshold >= 0))
+    throw new Error(`early stop: valSuccessThreshold must be >= 0, got ${c.valSuccessThreshold}`);
 }
 
 export class EarlyStopper {
@@ -70,7 +78,10 @@ export class EarlyStopper {
   private watch = new CollapseWatch();
 
   /** `stopAfterCollapse`: rule (d)'s K (`trainer.stopAfterCollapse`), 0 = off. */
-  constructor(config: EarlyStopConfig, private readonly stopAfterCollapse = 0) {
+  constructor(
+    config: EarlyStopConfig,
+    private readonly stopAfterCollapse = 0,
+  ) {
     checkConfig(config);
     if (!Number.isInteger(stopAfterCollapse) || stopAfterCollapse < 0) {
       throw new Error(`early stop: stopAfterCollapse must be an integer >= 0, got ${stopAfterCollapse}`);
@@ -123,7 +134,12 @@ export class EarlyStopper {
    * Rules (a), (b) and (d); call once per training step. `trainSuccess` is the step's training success
    * (`train/<Tag>/success` of the run's first train env); rule (d) needs it and `step`.
    */
-  observeStep(step: { emptyAfterFilter: boolean; inGroupRewardStd: number; step?: number; trainSuccess?: number }): EarlyStopDecision {
+  observeStep(step: {
+    emptyAfterFilter: boolean;
+    inGroupRewardStd: number;
+    step?: number;
+    trainSuccess?: number;
+  }): EarlyStopDecision {
     const c = this.s.config;
     if (!Number.isFinite(step.inGroupRewardStd)) {
       throw new Error(`early stop: in-group reward std is ${step.inGroupRewardStd}: expected a finite number`);
@@ -142,22 +158,38 @@ export class EarlyStopper {
       }
     }
 
-    const fell = step.step !== undefined && step.trainSuccess !== undefined ? this.watch.observe(step.step, step.trainSuccess) : this.watch.collapse;
-    if (this.stopAfterCollapse > 0 && fell && step.step !== undefined && step.step >= fell.step + this.stopAfterCollapse) {
+    const fell =
+      step.step !== undefined && step.trainSuccess !== undefined
+        ? this.watch.observe(step.step, step.trainSuccess)
+        : this.watch.collapse;
+    if (
+      this.stopAfterCollapse > 0 &&
+      fell &&
+      step.step !== undefined &&
+      step.step >= fell.step + this.stopAfterCollapse
+    ) {
       // Rule (d) is asked for by its own setting, so `earlyStop.enabled` does not gate it.
       this.s.stopped = 'success_collapse';
       return {
         stop: true,
         reason: 'success_collapse',
-        detail: `the training success collapsed at step ${fell.step} (its ${LESSON_CRITERIA.window}-step mean fell to ` +
+        detail:
+          `the training success collapsed at step ${fell.step} (its ${LESSON_CRITERIA.window}-step mean fell to ` +
           `${LESSON_CRITERIA.collapseFraction} of its best, ${fell.peak.toFixed(2)} at step ${fell.peakStep}, or less); ` +
           `${this.stopAfterCollapse} steps after it`,
       };
     }
     if (c.emptyStopSteps > 0 && this.s.consecutiveEmpty >= c.emptyStopSteps) {
-      return this.decide('empty_after_filter', `the filter kept no group for ${this.s.consecutiveEmpty} consecutive steps`);
+      return this.decide(
+        'empty_after_filter',
+        `the filter kept no group for ${this.s.consecutiveEmpty} consecutive steps`,
+      );
     }
-    if (c.varianceCollapseSteps > 0 && this.s.baseline !== null && this.s.consecutiveLowVariance >= c.varianceCollapseSteps) {
+    if (
+      c.varianceCollapseSteps > 0 &&
+      this.s.baseline !== null &&
+      this.s.consecutiveLowVariance >= c.varianceCollapseSteps
+    ) {
       return this.decide(
         'reward_variance_collapse',
         `in-group reward std stayed below ${c.varianceCollapseRatio} x baseline ${this.s.baseline} for ` +

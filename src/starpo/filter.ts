@@ -38,8 +38,10 @@ export interface GroupStats {
 }
 
 export function groupStats(values: readonly number[], numGroups: number, groupSize: number): GroupStats {
-  if (!Number.isInteger(numGroups) || numGroups < 1) throw new Error(`filter: numGroups must be a positive integer, got ${numGroups}`);
-  if (!Number.isInteger(groupSize) || groupSize < 1) throw new Error(`filter: groupSize must be a positive integer, got ${groupSize}`);
+  if (!Number.isInteger(numGroups) || numGroups < 1)
+    throw new Error(`filter: numGroups must be a positive integer, got ${numGroups}`);
+  if (!Number.isInteger(groupSize) || groupSize < 1)
+    throw new Error(`filter: groupSize must be a positive integer, got ${groupSize}`);
   if (values.length !== numGroups * groupSize) {
     throw new Error(
       `filter: got ${values.length} trajectory values but numGroups x groupSize = ${numGroups} x ${groupSize} = ${numGroups * groupSize}`,
@@ -110,7 +112,12 @@ export function keptGroupCountV1(ratio: number, numGroups: number): number {
  *   to RAGEN's product whenever ratio x numGroups is whole (the default 8 x 16 x 0.25 = 32 = 32), and stricter when
  *   it is not (3 groups x 4 x 0.5 = 6 passes RAGEN's assert but keeps only 1 group = 4 trajectories).
  */
-export function checkFilterConfigV1(args: { numGroups: number; groupSize: number; ratio: number; miniBatchSize: number }): void {
+export function checkFilterConfigV1(args: {
+  numGroups: number;
+  groupSize: number;
+  ratio: number;
+  miniBatchSize: number;
+}): void {
   const { numGroups, groupSize, ratio, miniBatchSize } = args;
   checkRatio(ratio);
   const k = keptGroupCountV1(ratio, numGroups);
@@ -133,7 +140,12 @@ export function checkFilterConfigV1(args: { numGroups: number; groupSize: number
  * RAGEN's in-group statistics (std, max, mean), averaged over all groups and over the kept ones:
  * `rollout/in_group_std`, ..., or with a family `rollout/in_group_<family>_std`, ...
  */
-function inGroupMetrics(stats: GroupStats, all: readonly number[], kept: readonly number[], family?: string): Record<string, number> {
+function inGroupMetrics(
+  stats: GroupStats,
+  all: readonly number[],
+  kept: readonly number[],
+  family?: string,
+): Record<string, number> {
   const infix = family ? `${family}_` : '';
   return {
     [`rollout/in_group_${infix}std`]: meanOf(stats.std, all),
@@ -205,9 +217,18 @@ export type FilterMetric = FilterSettings['metric'];
  * prefix of the sorted probabilities whose cumulative mass reaches value. `includeZero` false: groups whose score is
  * 0 (|score| <= 1e-10) are never kept. `minScore` > 0 (not a RAGEN key): groups scoring below it are never kept either.
  */
-const FilterV2Schema = FilterSchema.pick({ value: true, includeZero: true, minScore: true, topPProbMode: true, selectionEps: true, metric: true }).extend({
+const FilterV2Schema = FilterSchema.pick({
+  value: true,
+  includeZero: true,
+  minScore: true,
+  topPProbMode: true,
+  selectionEps: true,
+  metric: true,
+}).extend({
   strategy: FilterSchema.shape.strategy.exclude(['ratio']),
-  type: z.enum(['largest', 'smallest']).describe("RAGEN-2's `rollout_filter_type`: keep the 'largest' scores (high signal) or the 'smallest'."),
+  type: z
+    .enum(['largest', 'smallest'])
+    .describe("RAGEN-2's `rollout_filter_type`: keep the 'largest' scores (high signal) or the 'smallest'."),
 });
 export type RolloutFilterV2Config = z.output<typeof FilterV2Schema>;
 
@@ -233,7 +254,9 @@ function checkV2Config(c: RolloutFilterV2Config): void {
   const result = FilterV2Schema.safeParse(c);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new Error(`rollout filter ${issue.path.join('.')}: ${issue.message}, got ${JSON.stringify(c[issue.path[0] as keyof RolloutFilterV2Config])}`);
+    throw new Error(
+      `rollout filter ${issue.path.join('.')}: ${issue.message}, got ${JSON.stringify(c[issue.path[0] as keyof RolloutFilterV2Config])}`,
+    );
   }
 }
 
@@ -296,10 +319,18 @@ export function selectGroupsByScore(scores: readonly number[], config: RolloutFi
   const candScores = candidates.map((g) => scores[g]);
   if (type === 'largest') {
     const threshold = Math.max(...candScores) * value;
-    return rankGroups(scores, candidates.filter((g) => scores[g] >= threshold - ZERO_SCORE), 'largest');
+    return rankGroups(
+      scores,
+      candidates.filter((g) => scores[g] >= threshold - ZERO_SCORE),
+      'largest',
+    );
   }
   const threshold = Math.min(...candScores) / (value + ZERO_SCORE);
-  return rankGroups(scores, candidates.filter((g) => scores[g] <= threshold + ZERO_SCORE), 'smallest');
+  return rankGroups(
+    scores,
+    candidates.filter((g) => scores[g] <= threshold + ZERO_SCORE),
+    'smallest',
+  );
 }
 
 function metricFamily(metric: FilterMetric): 'reward' | 'entropy' | 'length' {
@@ -353,7 +384,8 @@ export function filterGroupsV2(
  * also takes a smaller step. 'none' -> 1, 'linear' -> kept ratio, 'sqrt' -> sqrt(kept ratio).
  */
 export function filterLossScale(mode: 'none' | 'linear' | 'sqrt', keptRatio: number): number {
-  if (!(keptRatio >= 0 && keptRatio <= 1)) throw new Error(`filterLossScale: kept ratio must be in [0, 1], got ${keptRatio}`);
+  if (!(keptRatio >= 0 && keptRatio <= 1))
+    throw new Error(`filterLossScale: kept ratio must be in [0, 1], got ${keptRatio}`);
   if (mode === 'none') return 1;
   if (mode === 'linear') return keptRatio;
   if (mode === 'sqrt') return Math.sqrt(keptRatio);
@@ -370,7 +402,8 @@ export async function filterGroupsByConfig(
   groupSize: number,
   values: { rawRewards: readonly number[]; lossTokens: () => number[]; entropyMeans: () => Promise<number[]> },
 ): Promise<FilterResult> {
-  if (f.strategy === 'ratio') return filterGroupsV1(values.rawRewards, numGroups, groupSize, { ratio: f.ratio, type: f.type });
+  if (f.strategy === 'ratio')
+    return filterGroupsV1(values.rawRewards, numGroups, groupSize, { ratio: f.ratio, type: f.type });
   let perTrajectory = values.rawRewards;
   if (f.metric === 'length') perTrajectory = values.lossTokens();
   if (f.metric === 'entropy' || f.metric === 'entropy_variance') perTrajectory = await values.entropyMeans();

@@ -82,18 +82,25 @@ export interface HelperApi {
   setCritic(state: ModelState): Promise<void>;
   criticValues(seqs: TokenizedTrajectory[]): Promise<Float32Array[]>;
   /** ppoEpochs x mini-batches of critic updates, in order; returns the new critic and the logged metrics. */
-  criticTrain(seqs: TokenizedTrajectory[], miniBatches: number[][], epochs: number, oldValues: Float32Array[], returns: Float32Array[]): Promise<CriticTrainResult>;
+  criticTrain(
+    seqs: TokenizedTrajectory[],
+    miniBatches: number[][],
+    epochs: number,
+    oldValues: Float32Array[],
+    returns: Float32Array[],
+  ): Promise<CriticTrainResult>;
 }
 
 /** Copies a model's variables (and optimizer state) out as plain arrays, by HF name (the stacked q/k/v and gate/up
  *  split, withHfWeights). A LoRA model's weights go out with the adapters folded in: the helper generates with them
  *  (a LoRA critic is not sent: Trainer.remoteCritic). */
 export async function modelState(model: Qwen2Model, optimizer?: AdamW): Promise<ModelState> {
-  const arrays = (tensors: Record<string, tf.Tensor>) => withHfWeights(model.config, tensors, async (hf) => {
-    const out: NamedArrays = {};
-    for (const [name, t] of Object.entries(hf)) out[name] = (await t.data()) as Float32Array;
-    return out;
-  });
+  const arrays = (tensors: Record<string, tf.Tensor>) =>
+    withHfWeights(model.config, tensors, async (hf) => {
+      const out: NamedArrays = {};
+      for (const [name, t] of Object.entries(hf)) out[name] = (await t.data()) as Float32Array;
+      return out;
+    });
   const merged = model.lora ? model.mergedWeights() : null;
   let state: ModelState;
   try {
@@ -116,17 +123,26 @@ export async function modelState(model: Qwen2Model, optimizer?: AdamW): Promise<
 export function loadModelState(model: Qwen2Model, state: ModelState, optimizer?: AdamW): void {
   const shapes = qwen2WeightShapes(model.config, { valueHead: model.hasValueHead });
   // HF name -> tensor for every weight, then stacked into the model's layout (stackHfWeights).
-  const tensors = (arrays: NamedArrays) => tf.tidy(() => stackHfWeights(Object.fromEntries(Object.entries(shapes).map(([name, shape]) => {
-    if (!arrays[name]) throw new Error(`helper: the weights lack '${name}'`);
-    return [name, tf.tensor(arrays[name], shape, 'float32')];
-  })), { consume: true }));
+  const tensors = (arrays: NamedArrays) =>
+    tf.tidy(() =>
+      stackHfWeights(
+        Object.fromEntries(
+          Object.entries(shapes).map(([name, shape]) => {
+            if (!arrays[name]) throw new Error(`helper: the weights lack '${name}'`);
+            return [name, tf.tensor(arrays[name], shape, 'float32')];
+          }),
+        ),
+        { consume: true },
+      ),
+    );
   tf.tidy(() => {
     const w = tensors(state.weights);
     for (const [name, v] of Object.entries(model.variables)) v.assign(w[name]);
   });
   if (optimizer && state.optimizer) {
     const s = state.optimizer;
-    const m = tensors(s.m), v = tensors(s.v);
+    const m = tensors(s.m),
+      v = tensors(s.v);
     try {
       optimizer.setState({ step: s.step, m, v });
     } finally {
@@ -181,7 +197,11 @@ export function createHelper(): HelperApi {
         rollout?.fn.release?.();
         rollout = {
           key,
-          fn: policyGenerateFn(actor, tokenizer, { ...setup.sampling, temperature, seedForCall: (call) => mixSeed(...seedParts, call) }),
+          fn: policyGenerateFn(actor, tokenizer, {
+            ...setup.sampling,
+            temperature,
+            seedForCall: (call) => mixSeed(...seedParts, call),
+          }),
         };
       }
       return rollout.fn(prompts, context);
@@ -207,7 +227,15 @@ export function createHelper(): HelperApi {
     async criticValues(seqs) {
       const c = ready().setup.critic;
       if (!critic || !c) throw new Error('helper: criticValues() before setCritic()');
-      return scoreValues(critic, seqs, chunks(seqs.map((_, i) => i), c.microBatchSize), c.padId);
+      return scoreValues(
+        critic,
+        seqs,
+        chunks(
+          seqs.map((_, i) => i),
+          c.microBatchSize,
+        ),
+        c.padId,
+      );
     },
 
     async criticTrain(seqs, miniBatches, epochs, oldValues, returns) {
@@ -216,7 +244,14 @@ export function createHelper(): HelperApi {
       const start = performance.now();
       const stats: Record<string, number[]> = {};
       let skipped = 0;
-      const options = { model: critic, optimizer: criticOptim, microBatchSize: c.microBatchSize, gradClip: c.gradClip, padId: c.padId, gradNormKey: 'critic/grad_norm' };
+      const options = {
+        model: critic,
+        optimizer: criticOptim,
+        microBatchSize: c.microBatchSize,
+        gradClip: c.gradClip,
+        padId: c.padId,
+        gradNormKey: 'critic/grad_norm',
+      };
       const loss = criticLoss(critic, c, oldValues, returns);
       for (let epoch = 0; epoch < epochs; epoch++) {
         for (const mini of miniBatches) {
@@ -225,7 +260,12 @@ export function createHelper(): HelperApi {
           for (const [k, v] of Object.entries(r.stats)) (stats[k] ??= []).push(v);
         }
       }
-      return { state: await modelState(critic, criticOptim), stats, skipped, seconds: (performance.now() - start) / 1000 };
+      return {
+        state: await modelState(critic, criticOptim),
+        stats,
+        skipped,
+        seconds: (performance.now() - start) / 1000,
+      };
     },
   };
 }

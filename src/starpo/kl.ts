@@ -55,7 +55,9 @@ export function klEstimate(logProb: number, refLogProb: number, estimator: KlEst
 export function klPenalty(logProbs: tf.Tensor, refLogProbs: tf.Tensor, estimator: KlEstimator): tf.Tensor {
   checkEstimator(estimator);
   if (logProbs.shape.join(',') !== refLogProbs.shape.join(',')) {
-    throw new Error(`KL: logProbs shape [${logProbs.shape.join(', ')}] differs from refLogProbs [${refLogProbs.shape.join(', ')}]`);
+    throw new Error(
+      `KL: logProbs shape [${logProbs.shape.join(', ')}] differs from refLogProbs [${refLogProbs.shape.join(', ')}]`,
+    );
   }
   return tf.tidy(() => {
     const d = tf.sub(logProbs, refLogProbs);
@@ -99,12 +101,20 @@ export function applyKlInReward(
   estimator: KlEstimator = 'kl',
 ): { rewards: Float32Array[]; metrics: { 'critic/kl': number; 'critic/kl_coeff': number } } {
   checkEstimator(estimator);
-  if (!(beta >= 0 && Number.isFinite(beta))) throw new Error(`reward-KL coefficient beta must be a finite number >= 0, got ${beta}`);
-  for (const [name, rows] of [['rewards', rewards], ['oldLogProbs', oldLogProbs], ['refLogProbs', refLogProbs]] as const) {
-    if (rows.length !== mask.length) throw new Error(`applyKlInReward: ${name} has ${rows.length} rows, the loss mask ${mask.length}`);
+  if (!(beta >= 0 && Number.isFinite(beta)))
+    throw new Error(`reward-KL coefficient beta must be a finite number >= 0, got ${beta}`);
+  for (const [name, rows] of [
+    ['rewards', rewards],
+    ['oldLogProbs', oldLogProbs],
+    ['refLogProbs', refLogProbs],
+  ] as const) {
+    if (rows.length !== mask.length)
+      throw new Error(`applyKlInReward: ${name} has ${rows.length} rows, the loss mask ${mask.length}`);
     rows.forEach((r, i) => {
       if (r.length !== mask[i].length) {
-        throw new Error(`applyKlInReward: ${name} row ${i} has length ${r.length}, the loss mask row ${mask[i].length}`);
+        throw new Error(
+          `applyKlInReward: ${name} row ${i} has length ${r.length}, the loss mask row ${mask[i].length}`,
+        );
       }
     });
   }

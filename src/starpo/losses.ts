@@ -41,7 +41,9 @@ export { LOSS_AGG_MODES, type LossAggMode };
 
 function check2d(name: string, t: tf.Tensor, shape: readonly number[]): void {
   if (t.rank !== 2 || t.shape[0] !== shape[0] || t.shape[1] !== shape[1]) {
-    throw new Error(`${name} has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}] (the loss mask's [B, T])`);
+    throw new Error(
+      `${name} has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}] (the loss mask's [B, T])`,
+    );
   }
 }
 
@@ -65,12 +67,7 @@ export function maskedMean(x: tf.Tensor, mask: tf.Tensor): tf.Scalar {
 }
 
 /** Aggregates a [B, T] matrix of per-token losses over the loss mask; see `LossAggMode`. */
-export function aggregateLoss(
-  lossMat: tf.Tensor,
-  mask: tf.Tensor,
-  mode: LossAggMode,
-  normDivisor?: number,
-): tf.Scalar {
+export function aggregateLoss(lossMat: tf.Tensor, mask: tf.Tensor, mode: LossAggMode, normDivisor?: number): tf.Scalar {
   checkMask(mask);
   check2d('per-token loss', lossMat, mask.shape);
   if (!(LOSS_AGG_MODES as readonly string[]).includes(mode)) {
@@ -143,7 +140,8 @@ export function policyLoss(args: PolicyLossArgs): PolicyLossResult {
   check2d('oldLogProbs', oldLogProbs, mask.shape);
   check2d('advantages', advantages, mask.shape);
   if (!(clipLow >= 0 && clipLow < 1)) throw new Error(`clipLow (epsilon_low) must be in [0, 1), got ${clipLow}`);
-  if (!(clipHigh >= 0 && Number.isFinite(clipHigh))) throw new Error(`clipHigh (epsilon_high) must be >= 0, got ${clipHigh}`);
+  if (!(clipHigh >= 0 && Number.isFinite(clipHigh)))
+    throw new Error(`clipHigh (epsilon_high) must be >= 0, got ${clipHigh}`);
   if (!(clipRatioC > 1 && Number.isFinite(clipRatioC))) {
     throw new Error(`clipRatioC (dual-clip c) must be a finite number > 1, got ${clipRatioC}`);
   }
@@ -171,7 +169,12 @@ export function policyLoss(args: PolicyLossArgs): PolicyLossResult {
  * `actor/entropy_loss`: the per-token entropy of the full softmax (computed by the model) aggregated like the
  * policy loss. It is a quantity to MAXIMISE: the actor loss subtracts entropyCoeff times it (see `actorLoss`).
  */
-export function entropyLoss(entropy: tf.Tensor, mask: tf.Tensor, aggMode: LossAggMode = 'token-mean', normDivisor?: number): tf.Scalar {
+export function entropyLoss(
+  entropy: tf.Tensor,
+  mask: tf.Tensor,
+  aggMode: LossAggMode = 'token-mean',
+  normDivisor?: number,
+): tf.Scalar {
   return aggregateLoss(entropy, mask, aggMode, normDivisor);
 }
 
@@ -218,13 +221,17 @@ export function valueLoss(args: ValueLossArgs): { loss: tf.Scalar; clipfrac: tf.
   check2d('values', values, mask.shape);
   check2d('oldValues', oldValues, mask.shape);
   check2d('returns', returns, mask.shape);
-  if (!(clipRange > 0 && Number.isFinite(clipRange))) throw new Error(`value clipRange must be a finite number > 0, got ${clipRange}`);
+  if (!(clipRange > 0 && Number.isFinite(clipRange)))
+    throw new Error(`value clipRange must be a finite number > 0, got ${clipRange}`);
   return tf.tidy(() => {
     const clippedValues = tf.minimum(tf.maximum(values, tf.sub(oldValues, clipRange)), tf.add(oldValues, clipRange));
     const err = tf.square(tf.sub(values, returns));
     const errClipped = tf.square(tf.sub(clippedValues, returns));
     const perToken = tf.maximum(err, errClipped);
-    const loss = tf.mul(aggregateLoss(perToken, mask, args.aggMode ?? 'token-mean', args.normDivisor), 0.5) as tf.Scalar;
+    const loss = tf.mul(
+      aggregateLoss(perToken, mask, args.aggMode ?? 'token-mean', args.normDivisor),
+      0.5,
+    ) as tf.Scalar;
     const clipfrac = maskedMean(tf.cast(tf.greater(errClipped, err), 'float32'), mask);
     return { loss, clipfrac };
   });

@@ -69,7 +69,17 @@ export function criticWorkHere(o: {
   log: UpdateLog;
 }): CriticWork {
   return {
-    values: async (seqs) => () => scoreValues(o.critic, seqs, chunks(seqs.map((_, i) => i), o.microBatchSize), o.padId, o.afterScoring),
+    values: async (seqs) => () =>
+      scoreValues(
+        o.critic,
+        seqs,
+        chunks(
+          seqs.map((_, i) => i),
+          o.microBatchSize,
+        ),
+        o.padId,
+        o.afterScoring,
+      ),
     update: async (seqs, miniBatches, epochs, oldValues, returns) => {
       const lossOf = criticLoss(o.critic, o.lossConfig, oldValues, returns);
       const values: Float32Array[] = [];
@@ -96,21 +106,40 @@ export class HelperLink {
   /** Hands the helper what it needs to generate and to train the critic (it loads tfjs on the same backend). */
   static async start(
     helper: HelperApi,
-    o: { config: RunConfig; actor: Qwen2Model; critic: Qwen2Model | null; tokenizer: Tokenizer; padId: number; criticStaysHere: boolean },
+    o: {
+      config: RunConfig;
+      actor: Qwen2Model;
+      critic: Qwen2Model | null;
+      tokenizer: Tokenizer;
+      padId: number;
+      criticStaysHere: boolean;
+    },
   ): Promise<HelperLink> {
     const backend = tf.getBackend();
-    if (backend !== 'wasm' && backend !== 'cpu') throw new Error(`Trainer: a helper runs on wasm or cpu, not ${backend}`);
+    if (backend !== 'wasm' && backend !== 'cpu')
+      throw new Error(`Trainer: a helper runs on wasm or cpu, not ${backend}`);
     const c = o.config;
     await helper.init({
       backend,
       modelConfig: o.actor.config,
       tokenizer: { json: o.tokenizer.toJSON(), config: o.tokenizer.configJSON() },
-      sampling: { maxNewTokens: c.rollout.maxNewTokens, topP: c.rollout.topP, topK: c.rollout.topK, maxBatchSize: c.rollout.maxBatchSize },
+      sampling: {
+        maxNewTokens: c.rollout.maxNewTokens,
+        topP: c.rollout.topP,
+        topK: c.rollout.topK,
+        maxBatchSize: c.rollout.maxBatchSize,
+      },
       critic: o.critic
         ? {
-            lr: c.critic.lr, betas: c.critic.betas, weightDecay: c.critic.weightDecay, gradClip: c.critic.gradClip,
-            cliprangeValue: c.critic.cliprangeValue, lossAggMode: c.actor.lossAggMode,
-            microBatchSize: c.actor.ppoMicroBatchSize, padId: o.padId, gradientCheckpointing: c.model.gradientCheckpointing,
+            lr: c.critic.lr,
+            betas: c.critic.betas,
+            weightDecay: c.critic.weightDecay,
+            gradClip: c.critic.gradClip,
+            cliprangeValue: c.critic.cliprangeValue,
+            lossAggMode: c.actor.lossAggMode,
+            microBatchSize: c.actor.ppoMicroBatchSize,
+            padId: o.padId,
+            gradientCheckpointing: c.model.gradientCheckpointing,
           }
         : null,
     });
@@ -126,14 +155,20 @@ export class HelperLink {
    * `local` with the dialogues of odd env ids generated on the helper, at the same time, sampled as `local` would
    * with seeds mixSeed(...seedParts, call) at `temperature` (the helper first gets the actor's weights if they changed).
    */
-  async splitGeneration(local: GenerateFn, actor: Qwen2Model, temperature: number, seedParts: number[]): Promise<GenerateFn> {
+  async splitGeneration(
+    local: GenerateFn,
+    actor: Qwen2Model,
+    temperature: number,
+    seedParts: number[],
+  ): Promise<GenerateFn> {
     const helper = this.helper;
     if (this.stale.actor) {
       await helper.setActor((await modelState(actor)).weights);
       this.stale.actor = false;
     }
     // Only data crosses to the worker: the progress callback stays here (the local half reports for both).
-    const remote: GenerateFn = (prompts, context) => helper.generate(prompts, { keys: [...context!.keys], turn: context!.turn }, temperature, seedParts);
+    const remote: GenerateFn = (prompts, context) =>
+      helper.generate(prompts, { keys: [...context!.keys], turn: context!.turn }, temperature, seedParts);
     remote.release = () => void helper.release();
     return splitGenerateFn(local, remote, (envId) => envId % 2 === 1);
   }
@@ -176,9 +211,13 @@ export function splitGenerateFn(local: GenerateFn, remote: GenerateFn, isRemote:
     if (!context) return local(prompts);
     const sides = { local: [] as number[], remote: [] as number[] };
     context.keys.forEach((key, i) => sides[isRemote(key) ? 'remote' : 'local'].push(i));
-    const part = (idx: number[]) => ({ prompts: idx.map((i) => prompts[i]), context: { ...context, keys: idx.map((i) => context.keys[i]) } });
+    const part = (idx: number[]) => ({
+      prompts: idx.map((i) => prompts[i]),
+      context: { ...context, keys: idx.map((i) => context.keys[i]) },
+    });
     // Post the remote half first: the local half then runs on this thread while the worker computes its own.
-    const r = part(sides.remote), l = part(sides.local);
+    const r = part(sides.remote),
+      l = part(sides.local);
     const remoteOut = sides.remote.length ? remote(r.prompts, r.context) : Promise.resolve([]);
     const localOut = sides.local.length ? await local(l.prompts, l.context) : [];
     const remoteDone = await remoteOut;

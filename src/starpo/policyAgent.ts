@@ -54,8 +54,8 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
   const maxBatch = opts.maxBatchSize ?? Infinity;
   if (!(maxBatch >= 1)) throw new Error(`policyGenerateFn: maxBatchSize must be at least 1, got ${opts.maxBatchSize}`);
   let call = 0;
-  let sessions: GenerationSession[] = [];   // one per batch of dialogues
-  const batchOf = new Map<number, number>();   // env id -> its batch (its session), fixed at turn 1
+  let sessions: GenerationSession[] = []; // one per batch of dialogues
+  const batchOf = new Map<number, number>(); // env id -> its batch (its session), fixed at turn 1
   const release = () => {
     sessions.forEach((s) => s.dispose());
     sessions = [];
@@ -65,25 +65,31 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
     if (!context || context.turn === 1) release();
     // Without a context every row is its own dialogue, keyed by its place (generate()'s default keys).
     const keys = context?.keys ?? prompts.map((_, i) => i);
-    const seed = opts.seedForCall(context ? context.turn - 1 : call++);   // per turn, so a split batch seeds alike
-    keys.forEach((key, i) => { if (!batchOf.has(key)) batchOf.set(key, Math.floor(i / maxBatch)); });
-    const rowsOf = new Map<number, number[]>();   // batch -> this call's rows in it, in order
+    const seed = opts.seedForCall(context ? context.turn - 1 : call++); // per turn, so a split batch seeds alike
+    keys.forEach((key, i) => {
+      if (!batchOf.has(key)) batchOf.set(key, Math.floor(i / maxBatch));
+    });
+    const rowsOf = new Map<number, number[]>(); // batch -> this call's rows in it, in order
     keys.forEach((key, i) => rowsOf.set(batchOf.get(key)!, [...(rowsOf.get(batchOf.get(key)!) ?? []), i]));
     const texts = new Array<string>(prompts.length);
     for (const [b, rows] of [...rowsOf].sort((x, y) => x[0] - y[0])) {
       sessions[b] ??= new GenerationSession(model);
-      const result = await sessions[b].generate(rows.map((i) => tokenizer.encode(prompts[i])), {
-        maxNewTokens: opts.maxNewTokens,
-        temperature: opts.temperature,
-        topP: opts.topP,
-        topK: opts.topK,
-        stopTokenIds: [imEnd],
-        stopStrings: STOP_STRINGS,
-        decode: (t) => tokenizer.decode(t),
-        seed,
-        padTokenId: pad,
-        onDecodeStep: context?.onTokens ? (decoded) => context.onTokens!(decoded, opts.maxNewTokens) : undefined,
-      }, rows.map((i) => keys[i]));
+      const result = await sessions[b].generate(
+        rows.map((i) => tokenizer.encode(prompts[i])),
+        {
+          maxNewTokens: opts.maxNewTokens,
+          temperature: opts.temperature,
+          topP: opts.topP,
+          topK: opts.topK,
+          stopTokenIds: [imEnd],
+          stopStrings: STOP_STRINGS,
+          decode: (t) => tokenizer.decode(t),
+          seed,
+          padTokenId: pad,
+          onDecodeStep: context?.onTokens ? (decoded) => context.onTokens!(decoded, opts.maxNewTokens) : undefined,
+        },
+        rows.map((i) => keys[i]),
+      );
       if (opts.onTokens) for (const t of result.tokens) opts.onTokens(t.length);
       rows.forEach((i, k) => (texts[i] = tokenizer.decode(result.tokens[k], { skipSpecialTokens: true })));
     }

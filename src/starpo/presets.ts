@@ -32,7 +32,15 @@ const TINY: RunConfigInput = {
   model: {
     pretrained: null,
     promptStyle: 'compact',
-    tiny: { hiddenSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 192, ropeTheta: 10000, maxPositions: 1024 },
+    tiny: {
+      hiddenSize: 64,
+      numLayers: 2,
+      numHeads: 4,
+      numKvHeads: 2,
+      intermediateSize: 192,
+      ropeTheta: 10000,
+      maxPositions: 1024,
+    },
   },
   // 8 groups x 4 rollouts = 32 trajectories per step (RAGEN 128); 4 per prompt was the paper's best (Table 2).
   // Validation: 32 fixed initial states instead of 256, so a validation pass stays cheap on a CPU.
@@ -214,7 +222,9 @@ export const ECHO_TRAP_LESSON_SEEDS: readonly number[] = [2, 3, 8, 9];
 // would never act here: with it StarPO-S trains on lone-deviant groups, whose whitened noise templates its reasoning
 // on 4 of the 10 fresh seeds 400-409. With 0.55 its MI stays up on 10 of 10 fresh seeds (600-609), at 63-75 %
 // success instead of 88-100 % (docs/lab/echo-trap-probes.md, "A sixth probe" and "third fresh-seed check").
-const MECHANISM_STARPO_S_FILTER: RunConfigInput = mergeConfigInput(LESSON_STARPO_S_FILTER, { filter: { minScore: 0.55 } });
+const MECHANISM_STARPO_S_FILTER: RunConfigInput = mergeConfigInput(LESSON_STARPO_S_FILTER, {
+  filter: { minScore: 0.55 },
+});
 const lake = (...map: string[]) => ({ tag: 'FrozenLake', nGroups: 1, config: { ...GRID_COORD, successRate: 1, map } });
 const ECHO_TRAP_FROZENLAKE_BASE: RunConfigInput = mergeConfigInput(ECHO_TRAP_BASE, {
   model: { warmStart: 'warmstart/frozenlake-tiny' },
@@ -265,33 +275,39 @@ const PRESETS = {
     arms: { 'bandit-tiny': BANDIT_TINY },
   },
   'frozenlake-tiny': {
-    summary: 'FrozenLake 4x4 (slippery) as coordinates and grid, one turn per prompt, up to 5 turns and 10 actions, tiny model, StarPO-S.',
+    summary:
+      'FrozenLake 4x4 (slippery) as coordinates and grid, one turn per prompt, up to 5 turns and 10 actions, tiny model, StarPO-S.',
     arms: { 'frozenlake-tiny': FROZENLAKE_TINY },
   },
   'frozenlake-noslip-tiny': {
-    summary: "FrozenLake 4x4 without slipping (RAGEN-2's setting), from frozenlake-tiny's warm start: StarPO-S visibly learns, from 18 % to about 70 % held-out success in 300 steps (3-5 min on 2 CPU cores).",
+    summary:
+      "FrozenLake 4x4 without slipping (RAGEN-2's setting), from frozenlake-tiny's warm start: StarPO-S visibly learns, from 18 % to about 70 % held-out success in 300 steps (3-5 min on 2 CPU cores).",
     arms: { 'frozenlake-noslip-tiny': FROZENLAKE_NOSLIP_TINY },
   },
   'sokoban-tiny': {
-    summary: 'SimpleSokoban 6x6 with one box, coordinates and grid, one turn per prompt, up to 10 turns and 10 actions, tiny model, StarPO-S.',
+    summary:
+      'SimpleSokoban 6x6 with one box, coordinates and grid, one turn per prompt, up to 10 turns and 10 actions, tiny model, StarPO-S.',
     arms: { 'sokoban-tiny': SOKOBAN_TINY },
   },
   'echo-trap': {
-    summary: 'Vanilla StarPO vs StarPO-S on Bandit (Dragon always pays) at a high learning rate, same seeds: vanilla improves, the reward-variance warning fires, then its reasoning and format break and success falls to 0; StarPO-S (RAGEN-2 filter with a std floor) holds. Small runs (4 env groups, 80 steps, about a minute of one core each), so that a class trains several per arm at once; how often this shows on fresh seeds is in docs/echo-trap.md.',
+    summary:
+      'Vanilla StarPO vs StarPO-S on Bandit (Dragon always pays) at a high learning rate, same seeds: vanilla improves, the reward-variance warning fires, then its reasoning and format break and success falls to 0; StarPO-S (RAGEN-2 filter with a std floor) holds. Small runs (4 env groups, 80 steps, about a minute of one core each), so that a class trains several per arm at once; how often this shows on fresh seeds is in docs/echo-trap.md.',
     arms: {
       starpo: mergeConfigInput(ECHO_TRAP_LESSON, VANILLA_STARPO),
       'starpo-s': mergeConfigInput(ECHO_TRAP_LESSON, LESSON_STARPO_S_FILTER),
     },
   },
   'echo-trap-frozenlake': {
-    summary: "The echo trap's mechanism: vanilla StarPO vs StarPO-S on 8 FrozenLake lakes (no slipping), 200 steps, with RAGEN-2's input-dependence signal (MI between prompt and reasoning): vanilla's reasoning becomes one template for every lake and its MI falls before its success does; StarPO-S's stays up. How often this shows on fresh seeds is in docs/echo-trap.md.",
+    summary:
+      "The echo trap's mechanism: vanilla StarPO vs StarPO-S on 8 FrozenLake lakes (no slipping), 200 steps, with RAGEN-2's input-dependence signal (MI between prompt and reasoning): vanilla's reasoning becomes one template for every lake and its MI falls before its success does; StarPO-S's stays up. How often this shows on fresh seeds is in docs/echo-trap.md.",
     arms: {
       starpo: mergeConfigInput(ECHO_TRAP_FROZENLAKE_BASE, VANILLA_STARPO),
       'starpo-s': mergeConfigInput(ECHO_TRAP_FROZENLAKE_BASE, MECHANISM_STARPO_S_FILTER),
     },
   },
   'sokoban-qwen': {
-    summary: "RAGEN's paper configuration: Qwen2.5-0.5B-Instruct (local copy via --set model=PATH) on SimpleSokoban, 8x16, StarPO-S.",
+    summary:
+      "RAGEN's paper configuration: Qwen2.5-0.5B-Instruct (local copy via --set model=PATH) on SimpleSokoban, 8x16, StarPO-S.",
     arms: { 'sokoban-qwen': SOKOBAN_QWEN },
   },
 } satisfies Record<string, PresetDefinition>;
@@ -314,14 +330,21 @@ export interface ResolvedPreset {
 
 function definition(name: string): PresetDefinition {
   if (!Object.hasOwn(PRESETS, name)) {
-    throw new ConfigError(`unknown preset '${name}'${didYouMean(name, PRESET_NAMES)} (presets: ${PRESET_NAMES.join(', ')})`, []);
+    throw new ConfigError(
+      `unknown preset '${name}'${didYouMean(name, PRESET_NAMES)} (presets: ${PRESET_NAMES.join(', ')})`,
+      [],
+    );
   }
   return PRESETS[name as PresetName];
 }
 
 /** Every preset with its summary and arm names, for menus and `--help`. */
 export function listPresets(): { name: PresetName; summary: string; armNames: string[] }[] {
-  return PRESET_NAMES.map((name) => ({ name, summary: PRESETS[name].summary, armNames: Object.keys(PRESETS[name].arms) }));
+  return PRESET_NAMES.map((name) => ({
+    name,
+    summary: PRESETS[name].summary,
+    armNames: Object.keys(PRESETS[name].arms),
+  }));
 }
 
 /** The one-arm presets of a tiny model that starts from a shipped warm start (what the playground and `ragen bench` train). */

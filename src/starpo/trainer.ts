@@ -32,7 +32,16 @@
 // What differs from RAGEN, on purpose: the reference model is only built when a KL term is on (RAGEN also computes
 // it just to log `rollout/ref_log_prob`); mini-batches are taken in order, as veRL with shuffle off.
 import type * as tf from '@tensorflow/tfjs';
-import { EnvGroupManager, envRegistry, runRollouts, summarizeEnvMetrics, type AgentFormat, type GenerateFn, type RolloutOptions, type Trajectory } from '../agent/index';
+import {
+  EnvGroupManager,
+  envRegistry,
+  runRollouts,
+  summarizeEnvMetrics,
+  type AgentFormat,
+  type GenerateFn,
+  type RolloutOptions,
+  type Trajectory,
+} from '../agent/index';
 import { AdamW } from '../model/adamw';
 import { assertNoGpuError } from '../model/backend';
 import type { Qwen2Model } from '../model/qwen2';
@@ -46,8 +55,23 @@ import { groundingMetrics, groundingTurnsOf } from '../metrics/grounding';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
 import { sampleRolloutRecords } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
-import { broadcastOverLossTokens, gae, lossTokenMean, normalizeScores, placeTerminalReward, trainingSamples, whiten } from './advantages';
-import { chunks, firstLossTarget, lossTokenCount, scoreLogProbs, tokenizeTrajectory, type TokenizedTrajectory } from './batch';
+import {
+  broadcastOverLossTokens,
+  gae,
+  lossTokenMean,
+  normalizeScores,
+  placeTerminalReward,
+  trainingSamples,
+  whiten,
+} from './advantages';
+import {
+  chunks,
+  firstLossTarget,
+  lossTokenCount,
+  scoreLogProbs,
+  tokenizeTrajectory,
+  type TokenizedTrajectory,
+} from './batch';
 import { collapseDiagnostics, collapseDue } from './collapseScoring';
 import { agentFormatFromConfig, envGroupsConfig, type RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
@@ -57,7 +81,12 @@ import { HelperLink, criticWorkHere, type CriticLog, type CriticWork } from './p
 import { policyGenerateFn } from './policyAgent';
 import { actorUpdateLoss, usesKlLoss, type MiniBatchUpdateOptions } from './update';
 import { UpdateTracker } from './updateTracker';
-import { assembleTrainerModels, disposeTrainerModels, restoreOptimizers, trainerCheckpointFiles } from './trainerCheckpoint';
+import {
+  assembleTrainerModels,
+  disposeTrainerModels,
+  restoreOptimizers,
+  trainerCheckpointFiles,
+} from './trainerCheckpoint';
 import type { TrainerModels, TrainerState } from './trainerCheckpoint';
 import { probedGeneration, type WorkloadProbe } from './workloadProbe';
 import { warmupLrFactor } from './lrSchedule';
@@ -109,7 +138,13 @@ export class Trainer {
   private lastValidation: Record<string, number> = {};
   private disposed = false;
 
-  private constructor(config: RunConfig, models: TrainerModels, stopper: EarlyStopper, echoTrap: EchoTrapDetector, opts: TrainerOptions) {
+  private constructor(
+    config: RunConfig,
+    models: TrainerModels,
+    stopper: EarlyStopper,
+    echoTrap: EchoTrapDetector,
+    opts: TrainerOptions,
+  ) {
     this.config = config;
     this.actor = models.actor;
     this.critic = models.critic;
@@ -128,14 +163,23 @@ export class Trainer {
     this.workloadProbe = opts.workloadProbe;
     const imEnd = models.tokenizer.tokenId('<|im_end|>');
     const pad = models.tokenizer.padTokenId;
-    if (imEnd === undefined) throw new Error('Trainer: the tokenizer has no <|im_end|> token (the chat template needs it)');
+    if (imEnd === undefined)
+      throw new Error('Trainer: the tokenizer has no <|im_end|> token (the chat template needs it)');
     if (pad === undefined) throw new Error('Trainer: the tokenizer has no pad token (tokenizer_config.json pad_token)');
     this.padId = pad;
     const a = config.actor;
     // With LoRA only the adapters (and the critic's value head) train: moments for those alone.
-    this.actorOptim = new AdamW(this.actor.trainableVariables, { lr: a.lr, betas: a.betas, weightDecay: a.weightDecay });
+    this.actorOptim = new AdamW(this.actor.trainableVariables, {
+      lr: a.lr,
+      betas: a.betas,
+      weightDecay: a.weightDecay,
+    });
     this.criticOptim = this.critic
-      ? new AdamW(this.critic.trainableVariables, { lr: config.critic.lr, betas: config.critic.betas, weightDecay: config.critic.weightDecay })
+      ? new AdamW(this.critic.trainableVariables, {
+          lr: config.critic.lr,
+          betas: config.critic.betas,
+          weightDecay: config.critic.weightDecay,
+        })
       : null;
     this.format = agentFormatFromConfig(config);
     const registry = envRegistry({ responseLength: this.format.responseLength });
@@ -152,12 +196,21 @@ export class Trainer {
     try {
       const k = config.trainer.stopAfterCollapse;
       const stopper = state ? EarlyStopper.fromState(state.earlyStop, k) : new EarlyStopper(config.earlyStop, k);
-      const echoTrap = state ? EchoTrapDetector.fromState(state.echoTrap, config.echoTrap) : new EchoTrapDetector(config.echoTrap);
+      const echoTrap = state
+        ? EchoTrapDetector.fromState(state.echoTrap, config.echoTrap)
+        : new EchoTrapDetector(config.echoTrap);
       const trainer = new Trainer(config, models, stopper, echoTrap, opts);
       if (state) trainer.restore(state, opts.resumeFiles!);
       if (opts.helper) {
         const { actor, critic, tokenizer } = models;
-        trainer.helper = await HelperLink.start(opts.helper, { config, actor, critic, tokenizer, padId: trainer.padId, criticStaysHere: !!opts.lossHook || !!critic?.lora });
+        trainer.helper = await HelperLink.start(opts.helper, {
+          config,
+          actor,
+          critic,
+          tokenizer,
+          padId: trainer.padId,
+          criticStaysHere: !!opts.lossHook || !!critic?.lora,
+        });
       }
       return trainer;
     } catch (err) {
@@ -210,7 +263,10 @@ export class Trainer {
   async step(): Promise<StepResult> {
     this.checkAlive();
     this.stepKeptSomething = false;
-    if (this.finished) throw new Error(`Trainer.step: the run is finished (${this.stopped ? `early stop: ${this.stopped}` : `${this.stepCount} steps done`})`);
+    if (this.finished)
+      throw new Error(
+        `Trainer.step: the run is finished (${this.stopped ? `early stop: ${this.stopped}` : `${this.stepCount} steps done`})`,
+      );
     const c = this.config;
     if (this.stepCount === 0 && c.trainer.valBeforeTrain && !this.initialValidationDone) {
       const val = await this.validate(0);
@@ -237,7 +293,11 @@ export class Trainer {
     let collapse: CollapseResult | null = null;
     if (collapseDue(c, step)) {
       collapse = await collapseDiagnostics(this.actor, this.tokenizer, trajectories, {
-        config: c, step, padId: this.padId, state: this.collapseState, log: this.log,
+        config: c,
+        step,
+        padId: this.padId,
+        state: this.collapseState,
+        log: this.log,
         onProgress: (done, total) => this.progress('collapse', done, total),
       });
       Object.assign(metrics, collapse.metrics);
@@ -262,7 +322,11 @@ export class Trainer {
 
     // 5-7. Advantages and the update (skipped when the filter kept nothing).
     if (kept.length > 0) {
-      const { seqs: keptSeqs, scores: keptScores, metrics: sampleMetrics } = trainingSamples(trajectories, sequences, kept, scores, {
+      const {
+        seqs: keptSeqs,
+        scores: keptScores,
+        metrics: sampleMetrics,
+      } = trainingSamples(trajectories, sequences, kept, scores, {
         contextWindowMode: c.agent.contextWindowMode,
         stepAdvantage: c.algorithm.stepAdvantage,
         tokenize: (sample) => tokenizeTrajectory(this.tokenizer, sample),
@@ -272,12 +336,23 @@ export class Trainer {
       metrics['response_length/mean'] = mean(lossTokens);
       metrics['response_length/max'] = Math.max(...lossTokens);
       const realTokens = keptSeqs.reduce((s, x) => s + x.ids.length, 0);
-      this.workloadProbe?.trainBatch(keptSeqs.map((x) => x.ids.length), keptSeqs.map((x) => Math.max(0, firstLossTarget(x))));
+      this.workloadProbe?.trainBatch(
+        keptSeqs.map((x) => x.ids.length),
+        keptSeqs.map((x) => Math.max(0, firstLossTarget(x))),
+      );
       metrics['perf/total_num_tokens'] = realTokens;
       Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter));
       assertNoGpuError(`in step ${step}'s update`);
     } else {
-      for (const k of ['response_length/mean', 'actor/pg_loss', 'actor/pg_clipfrac', 'actor/ppo_kl', 'actor/entropy_loss', 'actor/grad_norm']) metrics[k] = NaN;
+      for (const k of [
+        'response_length/mean',
+        'actor/pg_loss',
+        'actor/pg_clipfrac',
+        'actor/ppo_kl',
+        'actor/entropy_loss',
+        'actor/grad_norm',
+      ])
+        metrics[k] = NaN;
       if (this.critic) metrics['critic/vf_loss'] = NaN;
       metrics['perf/total_num_tokens'] = 0;
       this.log(`step ${step}: the filter kept no env group; no update`);
@@ -286,8 +361,13 @@ export class Trainer {
     // Reasoning: length in tokens, diversity, input dependence, and whether its claims are true of the board.
     Object.assign(
       metrics,
-      reasoningMetrics(reasoningSamplesFromTrajectories(trajectories), { countTokens: (text) => this.tokenizer.encode(text).length }),
-      groundingMetrics(groundingTurnsOf(trajectories, (id) => this.trainManager.entries[id].env), step),
+      reasoningMetrics(reasoningSamplesFromTrajectories(trajectories), {
+        countTokens: (text) => this.tokenizer.encode(text).length,
+      }),
+      groundingMetrics(
+        groundingTurnsOf(trajectories, (id) => this.trainManager.entries[id].env),
+        step,
+      ),
     );
     this.stepKeptSomething = true; // (also when the filter kept nothing and no update ran)
     await this.writeSampleRollouts(step, 'train', trajectories);
@@ -379,7 +459,11 @@ export class Trainer {
   }
 
   /** A few trajectories per step (one per env group, in group order) with their think / answer text per turn. */
-  private async writeSampleRollouts(step: number, split: 'train' | 'val', trajectories: readonly Trajectory[]): Promise<void> {
+  private async writeSampleRollouts(
+    step: number,
+    split: 'train' | 'val',
+    trajectories: readonly Trajectory[],
+  ): Promise<void> {
     const n = this.config.trainer.logRollouts;
     if (n === 0 || !this.sink.writeRollouts) return;
     const groupSize = split === 'train' ? this.config.agent.groupSize : this.config.agent.valGroupSize;
@@ -395,7 +479,13 @@ export class Trainer {
     return filterGroupsByConfig(this.config.filter, envGroups, groupSize, {
       rawRewards,
       lossTokens: () => sequences.map(lossTokenCount),
-      entropyMeans: async () => (await this.scoreActor(sequences, sequences.map((_, i) => i))).entropyMeans,
+      entropyMeans: async () =>
+        (
+          await this.scoreActor(
+            sequences,
+            sequences.map((_, i) => i),
+          )
+        ).entropyMeans,
     });
   }
 
@@ -406,8 +496,20 @@ export class Trainer {
    * Log-probs (and mean loss-token entropy) of the actor (or the reference) on `indices`, in the same micro-batches
    * the update uses, so the first update of a step sees exactly ratio 1 (identical shapes, identical arithmetic).
    */
-  private scoreActor(seqs: readonly TokenizedTrajectory[], indices: readonly number[], model: Qwen2Model = this.actor, afterEach?: () => Promise<void>) {
-    return scoreLogProbs(model, seqs, chunks(indices, this.config.actor.ppoMicroBatchSize), this.padId, afterEach, this.config.rollout.temperature);
+  private scoreActor(
+    seqs: readonly TokenizedTrajectory[],
+    indices: readonly number[],
+    model: Qwen2Model = this.actor,
+    afterEach?: () => Promise<void>,
+  ) {
+    return scoreLogProbs(
+      model,
+      seqs,
+      chunks(indices, this.config.actor.ppoMicroBatchSize),
+      this.padId,
+      afterEach,
+      this.config.rollout.temperature,
+    );
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -424,7 +526,14 @@ export class Trainer {
     const c = this.config;
     const gaeOk = c.algorithm.advEstimator !== 'gae' || (c.algorithm.gamma === 1 && c.algorithm.lambda === 1);
     // With the critic on a helper, scoring and updating side by side beats reusing the update's forward pass.
-    return this.reuseUpdateForward && !this.helper?.runsCritic && c.actor.ppoEpochs === 1 && trajectories <= c.actor.ppoMiniBatchSize && this.ref === null && gaeOk;
+    return (
+      this.reuseUpdateForward &&
+      !this.helper?.runsCritic &&
+      c.actor.ppoEpochs === 1 &&
+      trajectories <= c.actor.ppoMiniBatchSize &&
+      this.ref === null &&
+      gaeOk
+    );
   }
 
   /**
@@ -432,7 +541,12 @@ export class Trainer {
    * the update's own forward pass: reusesUpdateForward), returns and the critic's update, advantages, then the actor's
    * update. The critic's work runs here or on the helper (CriticWork, parallel.ts); the steps are the same.
    */
-  private async update(step: number, seqs: TokenizedTrajectory[], scores: number[], filter: FilterResult): Promise<Record<string, number>> {
+  private async update(
+    step: number,
+    seqs: TokenizedTrajectory[],
+    scores: number[],
+    filter: FilterResult,
+  ): Promise<Record<string, number>> {
     const c = this.config;
     const metrics: Record<string, number> = {};
     const masks = seqs.map((s) => s.lossMask);
@@ -477,12 +591,25 @@ export class Trainer {
       let oldValues = valuesLater ? await valuesLater() : null;
       let rewards = placeTerminalReward(scores, masks);
       if (c.algorithm.useKlInReward && refLogProbs) {
-        const withKl = applyKlInReward(rewards, oldLogProbs!, refLogProbs, masks, c.algorithm.klCoef, c.algorithm.klEstimator);
+        const withKl = applyKlInReward(
+          rewards,
+          oldLogProbs!,
+          refLogProbs,
+          masks,
+          c.algorithm.klCoef,
+          c.algorithm.klEstimator,
+        );
         rewards = withKl.rewards;
         Object.assign(metrics, withKl.metrics);
       }
       // Without old values (reused forward pass) gamma = lambda = 1: every return is the trajectory's score anyway.
-      let g = gae(rewards, oldValues ?? masks.map((m) => new Float32Array(m.length)), masks, c.algorithm.gamma, c.algorithm.lambda);
+      let g = gae(
+        rewards,
+        oldValues ?? masks.map((m) => new Float32Array(m.length)),
+        masks,
+        c.algorithm.gamma,
+        c.algorithm.lambda,
+      );
       criticDone = (await critic!.update(seqs, miniBatches, c.actor.ppoEpochs, oldValues, g.returns)).finished;
       if (!oldValues) {
         oldValues = (await criticDone).values!.map((row, i) => row.map((v, j) => (masks[i][j] ? v : 0))); // as veRL: 0 off the mask
@@ -503,7 +630,13 @@ export class Trainer {
 
     // 7. The actor's update. Without old log-probs (reused forward pass) its own, detached, are the old ones.
     this.actorOptim.lr = c.actor.lr * warmupLrFactor(step, c.actor.lrWarmupStepsRatio, c.trainer.totalSteps);
-    const actorLoss = actorUpdateLoss(this.actor, { actor: c.actor, temperature: c.rollout.temperature }, oldLogProbs, advantages, refLogProbs);
+    const actorLoss = actorUpdateLoss(
+      this.actor,
+      { actor: c.actor, temperature: c.rollout.temperature },
+      oldLogProbs,
+      advantages,
+      refLogProbs,
+    );
     for (let epoch = 0; epoch < c.actor.ppoEpochs; epoch++) {
       for (const mini of miniBatches) {
         const rows = await tracker.run('actor', mini, actorLoss);
@@ -515,7 +648,8 @@ export class Trainer {
     const log = tracker.log;
     if (criticDone) log.critic = await criticDone;
     this.helper?.actorChanged();
-    for (const [k, v] of [...Object.entries(log.actor.stats), ...Object.entries(log.critic.stats)]) metrics[k] = mean(v);
+    for (const [k, v] of [...Object.entries(log.actor.stats), ...Object.entries(log.critic.stats)])
+      metrics[k] = mean(v);
     if (usesKlLoss(c.actor, refLogProbs)) metrics['actor/kl_coef'] = c.actor.klLossCoef;
     metrics['actor/nan_skipped'] = log.actor.skipped;
     metrics['actor/lr'] = this.actorOptim.lr;
@@ -534,8 +668,12 @@ export class Trainer {
     const c = this.config;
     const withCritic = c.algorithm.advEstimator === 'gae';
     const plan = {
-      seqs, miniBatches, epochs: c.actor.ppoEpochs, microBatchSize: c.actor.ppoMicroBatchSize,
-      scores: { actor: !reuse, ref: this.ref !== null, critic: withCritic && !reuse }, trainsCritic: this.critic !== null,
+      seqs,
+      miniBatches,
+      epochs: c.actor.ppoEpochs,
+      microBatchSize: c.actor.ppoMicroBatchSize,
+      scores: { actor: !reuse, ref: this.ref !== null, critic: withCritic && !reuse },
+      trainsCritic: this.critic !== null,
     };
     return new UpdateTracker(plan, {
       progress: (phase, done, total) => this.progress(phase, done, total),
@@ -551,8 +689,13 @@ export class Trainer {
     if (this.critic === null) return null;
     if (this.helper?.runsCritic) return this.helper.criticWork(this.critic, this.criticOptim!);
     return criticWorkHere({
-      critic: this.critic, lossConfig: this.criticLossConfig(), microBatchSize: this.config.actor.ppoMicroBatchSize, padId: this.padId,
-      afterScoring: tracker.scoredOne, run: (mini, lossOf) => tracker.run('critic', mini, lossOf), log: tracker.log.critic,
+      critic: this.critic,
+      lossConfig: this.criticLossConfig(),
+      microBatchSize: this.config.actor.ppoMicroBatchSize,
+      padId: this.padId,
+      afterScoring: tracker.scoredOne,
+      run: (mini, lossOf) => tracker.run('critic', mini, lossOf),
+      log: tracker.log.critic,
     });
   }
 
@@ -585,16 +728,20 @@ export class Trainer {
    */
   async checkpointFiles(): Promise<Record<string, Uint8Array>> {
     this.checkAlive();
-    return trainerCheckpointFiles(this.models(), { actor: this.actorOptim, critic: this.criticOptim }, {
-      step: this.stepCount,
-      initialValidationDone: this.initialValidationDone,
-      stoppedBy: this.stopped,
-      earlyStop: this.stopper.state(),
-      echoTrap: this.echoTrap.toState(),
-      collapse: this.collapseState,
-      nextTrainSeed: this.trainSeedBase(this.stepCount + 1),
-      lastValidation: this.lastValidation,
-    });
+    return trainerCheckpointFiles(
+      this.models(),
+      { actor: this.actorOptim, critic: this.criticOptim },
+      {
+        step: this.stepCount,
+        initialValidationDone: this.initialValidationDone,
+        stoppedBy: this.stopped,
+        earlyStop: this.stopper.state(),
+        echoTrap: this.echoTrap.toState(),
+        collapse: this.collapseState,
+        nextTrainSeed: this.trainSeedBase(this.stepCount + 1),
+        lastValidation: this.lastValidation,
+      },
+    );
   }
 
   private restore(state: TrainerState, files: Record<string, Uint8Array>): void {
@@ -622,4 +769,3 @@ export class Trainer {
     if (this.disposed) throw new Error('Trainer: used after dispose()');
   }
 }
-

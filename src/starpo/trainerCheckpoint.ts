@@ -32,7 +32,15 @@ import type { CollapseState } from '../metrics/collapse';
 import type { EchoTrapState } from '../metrics/echoTrap';
 import type { AdamW } from '../model/adamw';
 import { LoraAdapters, type LoraSettings } from '../model/lora';
-import { hasModelFiles, hasTensorFiles, loadPolicyFiles, readModelFiles, readTensorFiles, writeModelFiles, writeTensorFiles } from '../model/modelFiles';
+import {
+  hasModelFiles,
+  hasTensorFiles,
+  loadPolicyFiles,
+  readModelFiles,
+  readTensorFiles,
+  writeModelFiles,
+  writeTensorFiles,
+} from '../model/modelFiles';
 import { Qwen2Model, splitStackedWeights, stackHfWeights, withHfWeights, type WeightMap } from '../model/qwen2';
 import { mixSeed, seededNormal } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
@@ -92,7 +100,10 @@ export type TrainerProgress = Omit<TrainerState, 'format' | 'actorOptimizerSteps
 
 /** True when a KL term needs the reference policy. */
 export function usesReference(config: RunConfig): boolean {
-  return (config.algorithm.useKlInReward && config.algorithm.klCoef > 0) || (config.actor.useKlLoss && config.actor.klLossCoef > 0);
+  return (
+    (config.algorithm.useKlInReward && config.algorithm.klCoef > 0) ||
+    (config.actor.useKlLoss && config.actor.klLossCoef > 0)
+  );
 }
 
 /**
@@ -100,9 +111,15 @@ export function usesReference(config: RunConfig): boolean {
  * resuming (null otherwise). Needs an initialised tfjs backend. On an error nothing is left allocated except the
  * caller's own `source.model`.
  */
-export function assembleTrainerModels(config: RunConfig, source: TrainerSource): { models: TrainerModels; state: TrainerState | null } {
-  const given = [source.policyFiles !== undefined, source.model !== undefined, source.resumeFiles !== undefined].filter(Boolean).length;
-  if (given !== 1) throw new Error('Trainer.create: give exactly one of policyFiles, model (+ tokenizer) or resumeFiles');
+export function assembleTrainerModels(
+  config: RunConfig,
+  source: TrainerSource,
+): { models: TrainerModels; state: TrainerState | null } {
+  const given = [source.policyFiles !== undefined, source.model !== undefined, source.resumeFiles !== undefined].filter(
+    Boolean,
+  ).length;
+  if (given !== 1)
+    throw new Error('Trainer.create: give exactly one of policyFiles, model (+ tokenizer) or resumeFiles');
   if (source.model && !source.tokenizer) throw new Error('Trainer.create: an in-memory model needs its tokenizer');
   const needRef = usesReference(config);
   const needCritic = config.algorithm.advEstimator === 'gae';
@@ -123,7 +140,8 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       owned.push(actor);
       if (needCritic) {
         const criticFiles = prefixedFiles(files, CRITIC_PREFIX);
-        if (!hasModelFiles(criticFiles)) throw new Error(`Trainer: the checkpoint has no ${CRITIC_PREFIX}model.safetensors (critic) to resume PPO`);
+        if (!hasModelFiles(criticFiles))
+          throw new Error(`Trainer: the checkpoint has no ${CRITIC_PREFIX}model.safetensors (critic) to resume PPO`);
         try {
           ({ model: critic } = readModelFiles(criticFiles, { valueHead: true }));
         } catch (err) {
@@ -136,7 +154,8 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       if (needRef && lora) {
         ref = actor.baseModel();
       } else if (needRef) {
-        if (!hasTensorFiles(files, REF)) throw new Error(`Trainer: the checkpoint has no ${REF}.safetensors, but this config uses a KL term`);
+        if (!hasTensorFiles(files, REF))
+          throw new Error(`Trainer: the checkpoint has no ${REF}.safetensors, but this config uses a KL term`);
         ref = new Qwen2Model(actor.config, readTensorFiles(files, REF, 'trainer checkpoint'));
         owned.push(ref);
       }
@@ -149,7 +168,7 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       }
       owned.push(actor);
       if (actor.hasValueHead) throw new Error('Trainer: the policy model has a value head, not an LM head');
-      actor.mergeAdapters();   // a policy trained with LoRA starts as trained: its adapters folded into its weights
+      actor.mergeAdapters(); // a policy trained with LoRA starts as trained: its adapters folded into its weights
       if (needCritic) {
         const weights = cloneWeights(actor, (n) => n === 'lm_head.weight');
         weights['score.weight'] = valueHeadInit(actor.config.hidden_size, config.trainer.seed);
@@ -169,7 +188,9 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
       }
     }
     if (tokenizer.vocabSize > actor.config.vocab_size) {
-      throw new Error(`Trainer: the tokenizer has ${tokenizer.vocabSize} ids but the model's vocab_size is ${actor.config.vocab_size}`);
+      throw new Error(
+        `Trainer: the tokenizer has ${tokenizer.vocabSize} ids but the model's vocab_size is ${actor.config.vocab_size}`,
+      );
     }
     return { models: { actor, critic, ref, tokenizer }, state };
   } catch (err) {
@@ -181,14 +202,24 @@ export function assembleTrainerModels(config: RunConfig, source: TrainerSource):
 /** Throws unless a resumed model's adapters are what the config asks for (a run cannot switch LoRA on or off). */
 function checkResumedLora(model: Qwen2Model, lora: LoraSettings | null, which: 'actor' | 'critic'): void {
   const has = model.lora?.settings ?? null;
-  if (lora && !has) throw new Error(`Trainer: lora.enabled is true but the checkpoint's ${which} has no LoRA adapters (a full fine-tuning run)`);
-  if (!lora && has) throw new Error(`Trainer: the checkpoint's ${which} has LoRA adapters but lora.enabled is false (resume with --set lora.enabled=true)`);
+  if (lora && !has)
+    throw new Error(
+      `Trainer: lora.enabled is true but the checkpoint's ${which} has no LoRA adapters (a full fine-tuning run)`,
+    );
+  if (!lora && has)
+    throw new Error(
+      `Trainer: the checkpoint's ${which} has LoRA adapters but lora.enabled is false (resume with --set lora.enabled=true)`,
+    );
   if (lora && has) {
-    const same = lora.rank === has.rank && lora.alpha === has.alpha &&
+    const same =
+      lora.rank === has.rank &&
+      lora.alpha === has.alpha &&
       [...lora.targetModules].sort().join(',') === [...has.targetModules].sort().join(',');
     if (!same) {
-      throw new Error(`Trainer: the checkpoint's ${which} adapters have rank ${has.rank}, alpha ${has.alpha}, targets ` +
-        `${has.targetModules.join(',')}; the config asks for rank ${lora.rank}, alpha ${lora.alpha}, targets ${lora.targetModules.join(',')}`);
+      throw new Error(
+        `Trainer: the checkpoint's ${which} adapters have rank ${has.rank}, alpha ${has.alpha}, targets ` +
+          `${has.targetModules.join(',')}; the config asks for rank ${lora.rank}, alpha ${lora.alpha}, targets ${lora.targetModules.join(',')}`,
+      );
     }
   }
 }
@@ -206,7 +237,8 @@ export async function trainerCheckpointFiles(
 ): Promise<Record<string, Uint8Array>> {
   const files: Record<string, Uint8Array> = { ...(await writeModelFiles(models.actor, models.tokenizer)) };
   if (models.critic) {
-    for (const [name, bytes] of Object.entries(await writeModelFiles(models.critic, models.tokenizer))) files[CRITIC_PREFIX + name] = bytes;
+    for (const [name, bytes] of Object.entries(await writeModelFiles(models.critic, models.tokenizer)))
+      files[CRITIC_PREFIX + name] = bytes;
   }
   // Under LoRA the reference is the actor's base, already in model.safetensors.
   // Every file speaks HF's names (the reference's weights, the moments: actor.m.<HF name>), whatever the model's own
@@ -248,7 +280,11 @@ export async function trainerCheckpointFiles(
 }
 
 /** Puts the AdamW moments and step counts of a checkpoint back into the optimizers. */
-export function restoreOptimizers(files: Record<string, Uint8Array>, state: TrainerState, optimizers: { actor: AdamW; critic: AdamW | null }): void {
+export function restoreOptimizers(
+  files: Record<string, Uint8Array>,
+  state: TrainerState,
+  optimizers: { actor: AdamW; critic: AdamW | null },
+): void {
   const moments = readTensorFiles(files, OPTIMIZER, 'trainer checkpoint');
   try {
     // The file's moments are by HF name (whichever layout wrote them); the optimizers' follow the model's variables.
@@ -256,7 +292,7 @@ export function restoreOptimizers(files: Record<string, Uint8Array>, state: Trai
       const out: Record<string, tf.Tensor> = {};
       for (const [name, t] of Object.entries(moments)) if (name.startsWith(prefix)) out[name.slice(prefix.length)] = t;
       const stacked = stackHfWeights(out);
-      for (const [name, t] of Object.entries(stacked)) if (out[name] !== t) moments[`${prefix}${name}`] = t;   // freed below
+      for (const [name, t] of Object.entries(stacked)) if (out[name] !== t) moments[`${prefix}${name}`] = t; // freed below
       return stacked;
     };
     optimizers.actor.setState({ step: state.actorOptimizerSteps, m: pick('actor.m.'), v: pick('actor.v.') });
@@ -280,8 +316,12 @@ function readTrainerState(files: Record<string, Uint8Array>): TrainerState {
   } catch (err) {
     throw new Error(`trainer checkpoint: ${STATE_FILE} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
-  if (state.format !== STATE_FORMAT) throw new Error(`trainer checkpoint: ${STATE_FILE} has format ${JSON.stringify(state.format)}, expected "${STATE_FORMAT}"`);
-  if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`trainer checkpoint: bad step ${state.step} in ${STATE_FILE}`);
+  if (state.format !== STATE_FORMAT)
+    throw new Error(
+      `trainer checkpoint: ${STATE_FILE} has format ${JSON.stringify(state.format)}, expected "${STATE_FORMAT}"`,
+    );
+  if (!Number.isInteger(state.step) || state.step < 0)
+    throw new Error(`trainer checkpoint: bad step ${state.step} in ${STATE_FILE}`);
   if (!hasTensorFiles(files, OPTIMIZER)) throw new Error(`trainer checkpoint: ${OPTIMIZER}.safetensors is missing`);
   return state;
 }
@@ -293,7 +333,10 @@ function readTrainerState(files: Record<string, Uint8Array>): TrainerState {
  */
 function valueHeadInit(hidden: number, seed: number): tf.Tensor {
   const normal = seededNormal(mixSeed(seed, VALUE_HEAD_STREAM));
-  return tf.tensor2d(Float32Array.from({ length: hidden }, () => 0.02 * normal()), [1, hidden]);
+  return tf.tensor2d(
+    Float32Array.from({ length: hidden }, () => 0.02 * normal()),
+    [1, hidden],
+  );
 }
 
 /** Names the value head's random stream (the bytes of "vhd0"), and the fresh LoRA adapters' ("lra0", "lrc0"). */
@@ -308,7 +351,8 @@ function cloneWeights(model: Qwen2Model, skip: (name: string) => boolean = () =>
 
 function prefixedFiles(files: Record<string, Uint8Array>, prefix: string): Record<string, Uint8Array> {
   const out: Record<string, Uint8Array> = {};
-  for (const [name, bytes] of Object.entries(files)) if (name.startsWith(prefix)) out[name.slice(prefix.length)] = bytes;
+  for (const [name, bytes] of Object.entries(files))
+    if (name.startsWith(prefix)) out[name.slice(prefix.length)] = bytes;
   return out;
 }
 

@@ -5,7 +5,15 @@ import * as tf from '@tensorflow/tfjs';
 import type { AdamW } from '../model/adamw';
 import type { Qwen2Model } from '../model/qwen2';
 import { accumulateGrads, namedVariableGrads, stopGradient, tokenLogProbs } from '../model/scoring';
-import { chunks, disposeBatch, padBatch, padRows, unpadRows, type PaddedBatch, type TokenizedTrajectory } from './batch';
+import {
+  chunks,
+  disposeBatch,
+  padBatch,
+  padRows,
+  unpadRows,
+  type PaddedBatch,
+  type TokenizedTrajectory,
+} from './batch';
 import type { ActorConfig, LossAggMode } from './config';
 import { klLoss } from './kl';
 import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
@@ -15,8 +23,10 @@ import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
  * micro-batches of a mini-batch) and, optionally, per-token rows [micro, T-1] to read back (the values or log-probs
  * the forward pass computed anyway). Called inside the gradient computation.
  */
-export type MicroBatchLoss = (batch: PaddedBatch, micro: readonly number[]) =>
-  { loss: tf.Scalar; stats: Record<string, tf.Scalar>; rows?: Record<string, tf.Tensor2D> };
+export type MicroBatchLoss = (
+  batch: PaddedBatch,
+  micro: readonly number[],
+) => { loss: tf.Scalar; stats: Record<string, tf.Scalar>; rows?: Record<string, tf.Tensor2D> };
 
 /** Rows a mini-batch update read back, by name, one Float32Array per trajectory of the mini-batch (in its order). */
 export type UpdateRows = Record<string, Float32Array[]>;
@@ -41,8 +51,12 @@ export interface MiniBatchUpdateOptions {
  * micro-batches. Clipped to the global grad norm, and skipped (nothing written) when the loss, the grad norm or any
  * updated weight or moment is not finite (a huge lr or weight decay can do that to finite gradients).
  */
-export async function miniBatchUpdate(o: MiniBatchUpdateOptions, seqs: readonly TokenizedTrajectory[], mini: readonly number[],
-                                      lossOf: MicroBatchLoss): Promise<{ applied: boolean; stats: Record<string, number>; rows: UpdateRows }> {
+export async function miniBatchUpdate(
+  o: MiniBatchUpdateOptions,
+  seqs: readonly TokenizedTrajectory[],
+  mini: readonly number[],
+  lossOf: MicroBatchLoss,
+): Promise<{ applied: boolean; stats: Record<string, number>; rows: UpdateRows }> {
   const micros = chunks(mini, o.microBatchSize);
   let grads: Record<string, tf.Tensor> | null = null;
   let lossSum = 0;
@@ -50,7 +64,10 @@ export async function miniBatchUpdate(o: MiniBatchUpdateOptions, seqs: readonly 
   const rowsRead: UpdateRows = {};
   try {
     for (const micro of micros) {
-      const batch = padBatch(micro.map((i) => seqs[i]), o.padId);
+      const batch = padBatch(
+        micro.map((i) => seqs[i]),
+        o.padId,
+      );
       // Filled inside the gradient computation: the names of the logged parts, and their values with the loss
       // stacked into one tensor (one read-back per micro-batch), and any rows to read back, kept past the
       // gradient's tidy.
@@ -70,7 +87,8 @@ export async function miniBatchUpdate(o: MiniBatchUpdateOptions, seqs: readonly 
         log.names.forEach((name, k) => (parts[name] ??= []).push(values[k]));
         lossSum += values[log.names.length];
         const lengths = micro.map((i) => seqs[i].ids.length - 1);
-        for (const [name, t] of Object.entries(log.rows)) (rowsRead[name] ??= []).push(...(await unpadRows(t, lengths)));
+        for (const [name, t] of Object.entries(log.rows))
+          (rowsRead[name] ??= []).push(...(await unpadRows(t, lengths)));
       } finally {
         tf.dispose([...(log.readout ? [log.readout] : []), ...Object.values(log.rows)]);
         disposeBatch(batch);
@@ -95,15 +113,27 @@ export async function miniBatchUpdate(o: MiniBatchUpdateOptions, seqs: readonly 
  * `oldValues` null the old values are the forward pass's own (Trainer.reusesUpdateForward), detached and read back
  * as rows 'values'.
  */
-export function criticLoss(critic: Qwen2Model, cfg: { cliprangeValue: number; lossAggMode: LossAggMode },
-                           oldValues: readonly Float32Array[] | null, returns: readonly Float32Array[]): MicroBatchLoss {
+export function criticLoss(
+  critic: Qwen2Model,
+  cfg: { cliprangeValue: number; lossAggMode: LossAggMode },
+  oldValues: readonly Float32Array[] | null,
+  returns: readonly Float32Array[],
+): MicroBatchLoss {
   return (batch, micro) => {
     const width = batch.length - 1;
     const values = (critic.forward(batch.ids, batch.attention) as tf.Tensor2D).slice([0, 0], [micro.length, width]);
     const vf = valueLoss({
       values,
-      oldValues: oldValues ? padRows(micro.map((i) => oldValues[i]), width) : stopGradient(values),
-      returns: padRows(micro.map((i) => returns[i]), width),
+      oldValues: oldValues
+        ? padRows(
+            micro.map((i) => oldValues[i]),
+            width,
+          )
+        : stopGradient(values),
+      returns: padRows(
+        micro.map((i) => returns[i]),
+        width,
+      ),
       mask: batch.lossMask,
       clipRange: cfg.cliprangeValue,
       aggMode: cfg.lossAggMode,
@@ -139,11 +169,21 @@ export function actorUpdateLoss(
   const useKlLoss = usesKlLoss(a, refLogProbs);
   return (batch, micro) => {
     const width = batch.length - 1;
-    const { logProbs, entropy } = tokenLogProbs(actor, batch.ids, batch.attention, cfg.temperature, { fromTarget: batch.firstLossTarget });
+    const { logProbs, entropy } = tokenLogProbs(actor, batch.ids, batch.attention, cfg.temperature, {
+      fromTarget: batch.firstLossTarget,
+    });
     const pg = policyLoss({
       logProbs,
-      oldLogProbs: oldLogProbs ? padRows(micro.map((i) => oldLogProbs[i]), width) : stopGradient(logProbs),
-      advantages: padRows(micro.map((i) => advantages[i]), width),
+      oldLogProbs: oldLogProbs
+        ? padRows(
+            micro.map((i) => oldLogProbs[i]),
+            width,
+          )
+        : stopGradient(logProbs),
+      advantages: padRows(
+        micro.map((i) => advantages[i]),
+        width,
+      ),
       mask: batch.lossMask,
       clipLow: a.clipRatioLow,
       clipHigh: a.clipRatioHigh,
@@ -151,9 +191,26 @@ export function actorUpdateLoss(
       aggMode: a.lossAggMode,
     });
     const ent = entropyLoss(entropy, batch.lossMask, a.lossAggMode);
-    const kl = useKlLoss ? klLoss(logProbs, padRows(micro.map((i) => refLogProbs![i]), width), batch.lossMask, a.klLossType, a.lossAggMode) : undefined;
+    const kl = useKlLoss
+      ? klLoss(
+          logProbs,
+          padRows(
+            micro.map((i) => refLogProbs![i]),
+            width,
+          ),
+          batch.lossMask,
+          a.klLossType,
+          a.lossAggMode,
+        )
+      : undefined;
     return {
-      loss: actorLoss({ pgLoss: pg.loss, entropyLoss: ent, entropyCoeff: a.entropyCoeff, klLoss: kl, klCoef: a.klLossCoef }),
+      loss: actorLoss({
+        pgLoss: pg.loss,
+        entropyLoss: ent,
+        entropyCoeff: a.entropyCoeff,
+        klLoss: kl,
+        klCoef: a.klLossCoef,
+      }),
       stats: {
         'actor/pg_loss': pg.loss,
         'actor/pg_clipfrac': pg.clipfrac,

@@ -47,7 +47,12 @@ export class UpdateTracker {
   ) {
     const s = plan.scores;
     const scoringPasses = (s.actor ? 1 : 0) + (s.ref ? 1 : 0) + (s.critic ? 1 : 0);
-    this.scoringTotal = scoringPasses * chunks(plan.seqs.map((_, i) => i), plan.microBatchSize).length;
+    this.scoringTotal =
+      scoringPasses *
+      chunks(
+        plan.seqs.map((_, i) => i),
+        plan.microBatchSize,
+      ).length;
     this.optimizerSteps = plan.miniBatches * plan.epochs * (plan.trainsCritic ? 2 : 1);
   }
 
@@ -77,6 +82,9 @@ export class UpdateTracker {
   skippedLines(step: number): string[] {
     return (['actor', 'critic'] as const)
       .filter((kind) => this.log[kind].skipped)
-      .map((kind) => `step ${step}: skipped ${this.log[kind].skipped} ${kind} update(s) with a non-finite loss, gradient norm or updated weights`);
+      .map(
+        (kind) =>
+          `step ${step}: skipped ${this.log[kind].skipped} ${kind} update(s) with a non-finite loss, gradient norm or updated weights`,
+      );
   }
 }

@@ -20,7 +20,11 @@ export interface StarpoSwitches {
 /** StarPO-S (RAGEN's default): filter 25 %, no KL, clip-higher 0.28. */
 export const STARPO_S_SWITCHES = { filterRatio: 0.25, klCoef: 0, clipHigh: 0.28 } as const satisfies StarpoSwitches;
 /** Vanilla StarPO as the paper ran it: no filter, KL 0.001 in the reward, symmetric clip 0.2. */
-export const VANILLA_STARPO_SWITCHES = { filterRatio: 1, klCoef: 0.001, clipHigh: 0.2 } as const satisfies StarpoSwitches;
+export const VANILLA_STARPO_SWITCHES = {
+  filterRatio: 1,
+  klCoef: 0.001,
+  clipHigh: 0.2,
+} as const satisfies StarpoSwitches;
 
 /** The config a set of switches writes: the ratio filter, the KL in the reward (k1, on when klCoef > 0), ε_high. */
 export function switchesConfig(s: StarpoSwitches): RunConfigInput {

@@ -5,7 +5,13 @@
 // placing its listed cells on the board (a Sokoban coord state lists no walls, so unlisted cells are drawn as
 // "floor or wall"; a FrozenLake one lists everything that is not plain ice).
 // Pure TypeScript: unit-tested in Node; Board.svelte only paints what this returns.
-import { ALTERNATIVE_VOCAB, DEFAULT_VOCAB, envFamily, splitObservation, type ParsedCoordinates } from '../../envs/index';
+import {
+  ALTERNATIVE_VOCAB,
+  DEFAULT_VOCAB,
+  envFamily,
+  splitObservation,
+  type ParsedCoordinates,
+} from '../../envs/index';
 
 /** What one cell of a grid shows. */
 export type Tile =
@@ -29,7 +35,15 @@ export type Board =
   | { kind: 'text'; text: string };
 
 /** Sokoban cell codes 0..6 (envs/sokoban/grid.ts order) as tiles. */
-const SOKOBAN_TILES: readonly Tile[] = ['wall', 'floor', 'target', 'box-on-target', 'box', 'player', 'player-on-target'];
+const SOKOBAN_TILES: readonly Tile[] = [
+  'wall',
+  'floor',
+  'target',
+  'box-on-target',
+  'box',
+  'player',
+  'player-on-target',
+];
 
 function vocabMap(symbols: readonly string[]): Map<string, Tile> {
   return new Map(symbols.map((s, code) => [s, SOKOBAN_TILES[code]]));
@@ -65,14 +79,29 @@ function tileMap(tag: string): Map<string, Tile> | null {
 }
 
 /** Coordinate-block labels (envs/sokoban/grid.ts, envs/frozenlake.ts) as tiles, in drawing order, per family. */
-const COORDINATE_TILES: Readonly<Record<'sokoban' | 'frozenlake', { background: Tile; labels: Readonly<Record<string, Tile>> }>> = {
+const COORDINATE_TILES: Readonly<
+  Record<'sokoban' | 'frozenlake', { background: Tile; labels: Readonly<Record<string, Tile>> }>
+> = {
   sokoban: {
     background: 'unlisted',
-    labels: { Targets: 'target', Boxes: 'box', 'Boxes on target': 'box-on-target', Player: 'player', 'Player on target': 'player-on-target' },
+    labels: {
+      Targets: 'target',
+      Boxes: 'box',
+      'Boxes on target': 'box-on-target',
+      Player: 'player',
+      'Player on target': 'player-on-target',
+    },
   },
   frozenlake: {
     background: 'ice',
-    labels: { Start: 'ice', Goal: 'goal', Holes: 'hole', Player: 'player', 'Player on goal': 'player-on-goal', 'Player in hole': 'player-in-hole' },
+    labels: {
+      Start: 'ice',
+      Goal: 'goal',
+      Holes: 'hole',
+      Player: 'player',
+      'Player on goal': 'player-on-goal',
+      'Player in hole': 'player-in-hole',
+    },
   },
 };
 
@@ -86,9 +115,10 @@ function tilesFromCoordinates(tag: string, coords: ParsedCoordinates): Tile[][] 
     if (!Object.hasOwn(labels, label)) throw new Error(`${tag} state: unknown coordinate line '${label}'`);
   }
   // Holes before the player in a hole, targets before the boxes and the player on them.
-  const order = family === 'sokoban'
-    ? ['Targets', 'Boxes', 'Boxes on target', 'Player', 'Player on target']
-    : ['Start', 'Holes', 'Goal', 'Player', 'Player on goal', 'Player in hole'];
+  const order =
+    family === 'sokoban'
+      ? ['Targets', 'Boxes', 'Boxes on target', 'Player', 'Player on target']
+      : ['Start', 'Holes', 'Goal', 'Player', 'Player on goal', 'Player in hole'];
   for (const label of order) for (const [r, c] of coords.categories.get(label) ?? []) tiles[r][c] = labels[label];
   return tiles;
 }
@@ -106,7 +136,10 @@ export function parseGrid(tag: string, state: string): { rows: number; cols: num
     const tiles = tilesFromCoordinates(tag, split.coordinates!);
     return { rows: tiles.length, cols: tiles[0]?.length ?? 0, tiles };
   }
-  const lines = split.grid.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
+  const lines = split.grid
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l !== '');
   if (lines.length === 0) throw new Error(`empty ${tag} state`);
   const tiles = lines.map((line, r) =>
     [...line].map((symbol, c) => {
@@ -117,7 +150,8 @@ export function parseGrid(tag: string, state: string): { rows: number; cols: num
   );
   const cols = tiles[0].length;
   tiles.forEach((row, r) => {
-    if (row.length !== cols) throw new Error(`${tag} state is not rectangular: row ${r + 1} has ${row.length} cells, row 1 has ${cols}`);
+    if (row.length !== cols)
+      throw new Error(`${tag} state is not rectangular: row ${r + 1} has ${row.length} cells, row 1 has ${cols}`);
   });
   return { rows: tiles.length, cols, tiles };
 }

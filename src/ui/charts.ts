@@ -47,14 +47,21 @@ function successMeaning(tag: string): string {
     return 'Success = the agent picked the arm with the higher expected reward (one pull’s reward is random, so a success can pay 0).';
   }
   if (tag.includes('Sokoban')) return 'Success = every box pushed onto a target within the turn budget.';
-  if (tag.includes('FrozenLake')) return 'Success = reached the goal without falling into a hole (the ice is slippery).';
+  if (tag.includes('FrozenLake'))
+    return 'Success = reached the goal without falling into a hole (the ice is slippery).';
   return 'Success = the episode was solved.';
 }
 
 const solid = (key: string, label: string): SeriesSpec => ({ key, label, dashed: false });
 const dashed = (key: string, label: string): SeriesSpec => ({ key, label, dashed: true });
 /** A chart named by its main series, the first one. */
-const chart = (title: string, yLabel: string, series: SeriesSpec[], watch: string): ChartSpec => ({ key: series[0].key, title, series, yLabel, watch });
+const chart = (title: string, yLabel: string, series: SeriesSpec[], watch: string): ChartSpec => ({
+  key: series[0].key,
+  title,
+  series,
+  yLabel,
+  watch,
+});
 
 /** RAGEN-2's input-dependence signal: the mutual information between a first turn's prompt and its reasoning. */
 export const INPUT_DEPENDENCE_KEY = 'collapse_first_turn_sample/mi_estimate';
@@ -64,10 +71,14 @@ export function hasInputDependence(rows: readonly MetricRow[]): boolean {
   return rows.some((row) => Number.isFinite(row[INPUT_DEPENDENCE_KEY]));
 }
 
-const inputDependenceChart = (): ChartSpec => chart('input dependence of the reasoning', 'MI, nats',
-  [solid(INPUT_DEPENDENCE_KEY, 'prompt ↔ reasoning')],
-  'How much the reasoning depends on which prompt it sees (RAGEN-2’s mutual information, every few steps). A fall ' +
-    'while success holds means the reasoning has become a template that ignores its input: the echo trap’s first stage.');
+const inputDependenceChart = (): ChartSpec =>
+  chart(
+    'input dependence of the reasoning',
+    'MI, nats',
+    [solid(INPUT_DEPENDENCE_KEY, 'prompt ↔ reasoning')],
+    'How much the reasoning depends on which prompt it sees (RAGEN-2’s mutual information, every few steps). A fall ' +
+      'while success holds means the reasoning has become a template that ignores its input: the echo trap’s first stage.',
+  );
 
 /**
  * The playground's charts: success, reward mean and in-group std, entropy, gradient norm, response and reasoning
@@ -76,28 +87,58 @@ const inputDependenceChart = (): ChartSpec => chart('input dependence of the rea
  */
 export function chartSpecs(trainTags: readonly string[], inputDependence = false): ChartSpec[] {
   const success: ChartSpec[] = trainTags.map((tag) => ({
-    ...chart(`${tag} success`, 'success rate', [solid(`train/${tag}/success`, 'training'), dashed(`val-env/${tag}/success`, 'validation')],
-      `${successMeaning(tag)} It should rise; validation (dashed) plays fixed held-out states.`),
+    ...chart(
+      `${tag} success`,
+      'success rate',
+      [solid(`train/${tag}/success`, 'training'), dashed(`val-env/${tag}/success`, 'validation')],
+      `${successMeaning(tag)} It should rise; validation (dashed) plays fixed held-out states.`,
+    ),
     range: [0, 1],
   }));
   return [
     ...success,
     ...(inputDependence ? [inputDependenceChart()] : []),
     // RAGEN logs the groups' mean reward as rollout/in_group_mean; critic/score/mean adds the format penalty.
-    chart('reward mean', 'reward / episode',
-      [solid('rollout/in_group_mean', 'env reward, all groups'), dashed('critic/score/mean', 'trained score, kept groups only (with format penalty)')],
+    chart(
+      'reward mean',
+      'reward / episode',
+      [
+        solid('rollout/in_group_mean', 'env reward, all groups'),
+        dashed('critic/score/mean', 'trained score, kept groups only (with format penalty)'),
+      ],
       'Average reward of this step’s episodes. The dashed line is what training sees: the format penalty included, ' +
-        'averaged over the groups the filter kept only, so it can sit above the env reward of all groups.'),
-    chart('in-group reward std', 'reward std', [solid('rollout/in_group_std', 'all groups'), dashed('rollout/chosen_in_group_std', 'groups kept by the filter')],
-      'How much the N rollouts of one starting state disagree. An early fall towards 0 is the echo-trap warning sign.'),
-    chart('entropy', 'nats / token', [solid('actor/entropy_loss', 'policy entropy')],
-      'How unsure the policy is per token. A collapse means it keeps repeating the same answers.'),
-    chart('gradient norm', 'L2 norm', [solid('actor/grad_norm', 'actor gradient')],
-      'Size of each update. Spikes tend to come with a collapse, after the warning signs.'),
-    chart('response length', 'tokens / answer', [solid('response_length/mean', 'response')],
-      'Tokens the policy writes per answer (think + answer).'),
-    chart('reasoning length', 'tokens / think', [solid('reasoning_length/mean', 'inside <think>')],
-      'Shrinking reasoning can mean the policy is settling on fixed templates.'),
+        'averaged over the groups the filter kept only, so it can sit above the env reward of all groups.',
+    ),
+    chart(
+      'in-group reward std',
+      'reward std',
+      [solid('rollout/in_group_std', 'all groups'), dashed('rollout/chosen_in_group_std', 'groups kept by the filter')],
+      'How much the N rollouts of one starting state disagree. An early fall towards 0 is the echo-trap warning sign.',
+    ),
+    chart(
+      'entropy',
+      'nats / token',
+      [solid('actor/entropy_loss', 'policy entropy')],
+      'How unsure the policy is per token. A collapse means it keeps repeating the same answers.',
+    ),
+    chart(
+      'gradient norm',
+      'L2 norm',
+      [solid('actor/grad_norm', 'actor gradient')],
+      'Size of each update. Spikes tend to come with a collapse, after the warning signs.',
+    ),
+    chart(
+      'response length',
+      'tokens / answer',
+      [solid('response_length/mean', 'response')],
+      'Tokens the policy writes per answer (think + answer).',
+    ),
+    chart(
+      'reasoning length',
+      'tokens / think',
+      [solid('reasoning_length/mean', 'inside <think>')],
+      'Shrinking reasoning can mean the policy is settling on fixed templates.',
+    ),
   ];
 }
 
@@ -107,7 +148,13 @@ export function chartSpecs(trainTags: readonly string[], inputDependence = false
  * (gradient-norm spikes, shrinking reasoning). Fewer and larger than the playground's, for a projector.
  */
 export function lessonChartSpecs(trainTags: readonly string[], inputDependence = false): ChartSpec[] {
-  const order = [...(inputDependence ? [INPUT_DEPENDENCE_KEY] : []), 'rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean'];
+  const order = [
+    ...(inputDependence ? [INPUT_DEPENDENCE_KEY] : []),
+    'rollout/in_group_std',
+    'actor/entropy_loss',
+    'actor/grad_norm',
+    'reasoning_length/mean',
+  ];
   const all = chartSpecs(trainTags, inputDependence);
   return [...all.filter((s) => isSuccessKey(s.key, 'train')), ...order.map((key) => all.find((s) => s.key === key)!)];
 }
@@ -261,13 +308,17 @@ const SIGNAL_WORDS: Record<string, { words: string; ratio: (m: EchoTrapMark) => 
 export function echoTrapExplanation(mark: EchoTrapMark): string {
   const pct = (r: number) => `${Math.round(r * 100)}%`;
   const named = mark.signal ? mark.signal.split('+').filter((n) => n in SIGNAL_WORDS) : [];
-  const names = named.length ? named : ['reward_std', 'entropy'].filter((n) => Number.isFinite(SIGNAL_WORDS[n].ratio(mark)));
+  const names = named.length
+    ? named
+    : ['reward_std', 'entropy'].filter((n) => Number.isFinite(SIGNAL_WORDS[n].ratio(mark)));
   const parts = names
     .filter((n) => Number.isFinite(SIGNAL_WORDS[n].ratio(mark)))
     .map((n, i) => `${SIGNAL_WORDS[n].words}${i === 0 ? ' fell' : ''} to ${pct(SIGNAL_WORDS[n].ratio(mark))}`);
   const what =
-    parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]} of their early level`
-      : parts.length === 1 ? `${parts[0]} of its early level`
+    parts.length > 1
+      ? `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]} of their early level`
+      : parts.length === 1
+        ? `${parts[0]} of its early level`
         : 'in-group reward std and entropy fell far below their early level';
   return `fired at step ${mark.step}: ${what}${mark.signal ? ` (signal: ${mark.signal})` : ''}`;
 }

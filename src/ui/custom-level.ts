@@ -8,7 +8,8 @@ export const CUSTOM_BOARD_TAGS = { SimpleSokoban: 'level', FrozenLake: 'map' } a
 export type CustomBoardTag = keyof typeof CUSTOM_BOARD_TAGS;
 
 export const CUSTOM_BOARD_HELP: Record<CustomBoardTag, string> = {
-  SimpleSokoban: '# wall, _ floor, O target, X box, * (or √) box on target, P player, S player on target; walls all round',
+  SimpleSokoban:
+    '# wall, _ floor, O target, X box, * (or √) box on target, P player, S player on target; walls all round',
   FrozenLake: 'P start, _ frozen, O hole, G goal (or the usual S F H G)',
 };
 
@@ -57,7 +58,10 @@ export function checkCustomBoard(tag: string, text: string): CustomBoard {
   if (!Object.hasOwn(CUSTOM_BOARD_TAGS, tag)) {
     throw new Error(`custom boards are for ${Object.keys(CUSTOM_BOARD_TAGS).join(' and ')}, not '${tag}'`);
   }
-  let rows = text.split('\n').map((r) => r.trim()).filter((r) => r !== '');
+  let rows = text
+    .split('\n')
+    .map((r) => r.trim())
+    .filter((r) => r !== '');
   if (rows.length === 0) throw new Error(`the ${tag} board is empty: type one row per line`);
   const aliases = tag === 'SimpleSokoban' ? SOKOBAN_ALIASES : FROZENLAKE_ALIASES;
   rows = rows.map((r) => [...r].map((c) => aliases[c] ?? c).join(''));

@@ -42,7 +42,10 @@ export function seedCurves(table: FreshSeedTable, metric: CurveMetric): SeedCurv
   });
   const meanOf = (arm: CurveArm) =>
     steps.map((_, i) => {
-      const xs = curves.filter((c) => c.arm === arm).map((c) => c.values[i]).filter((v): v is number => v !== null);
+      const xs = curves
+        .filter((c) => c.arm === arm)
+        .map((c) => c.values[i])
+        .filter((v): v is number => v !== null);
       return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
     });
   return { metric, steps, curves, mean: { vanilla: meanOf('vanilla'), starpoS: meanOf('starpoS') } };

@@ -4,7 +4,19 @@
 // arms end together.
 import * as Comlink from 'comlink';
 import { startTrainerWorker, type TrainerClient } from './trainer-client';
-import { armPriors, interleave, LESSON_SEEDS, lessonSeeds, profileSeconds, runKey, scheduleRuns, STEPS_AFTER_COLLAPSE, stopStep, type ArmPrior, type PlannedRun } from './lessonRuns';
+import {
+  armPriors,
+  interleave,
+  LESSON_SEEDS,
+  lessonSeeds,
+  profileSeconds,
+  runKey,
+  scheduleRuns,
+  STEPS_AFTER_COLLAPSE,
+  stopStep,
+  type ArmPrior,
+  type PlannedRun,
+} from './lessonRuns';
 import { runConfigFor, presetArms } from './settings';
 import type { MetricRow, RunStatus, StoredRollout, TrainingListener } from '../../workers/protocol';
 import type { PresetName } from '../starpo/presets';
@@ -66,8 +78,14 @@ export function showRecordedRuns(lesson: RecordedLesson): void {
   stopLessonRuns();
   const firstRollouts = new Map(lesson.arms.map((a) => [a.name, a.rollouts]));
   lessonRuns.runs = lesson.runs.map((r) => ({
-    arm: r.arm, seed: r.seed, rows: r.rows, rollouts: r.seed === lesson.manifest.seed ? (firstRollouts.get(r.arm) ?? []) : [],
-    status: null, stopAt: null, stepSeconds: [], startup: null,
+    arm: r.arm,
+    seed: r.seed,
+    rows: r.rows,
+    rollouts: r.seed === lesson.manifest.seed ? (firstRollouts.get(r.arm) ?? []) : [],
+    status: null,
+    stopAt: null,
+    stepSeconds: [],
+    startup: null,
   }));
   lessonRuns.source = 'recorded';
   lessonRuns.error = null;
@@ -77,7 +95,9 @@ export function showRecordedRuns(lesson: RecordedLesson): void {
 export function setPriors(lesson: RecordedLesson): void {
   // Each step's own time as the runs logged it; the estimate rescales it to this computer.
   const time = (row: MetricRow) => (typeof row['timing_s/step'] === 'number' ? row['timing_s/step'] : 0);
-  lessonRuns.priors = armPriors(lesson.runs.map((r) => ({ arm: r.arm, seed: r.seed, times: r.rows.filter((row) => row.step >= 1).map(time) })));
+  lessonRuns.priors = armPriors(
+    lesson.runs.map((r) => ({ arm: r.arm, seed: r.seed, times: r.rows.filter((row) => row.step >= 1).map(time) })),
+  );
 }
 
 /** How many workers the live lesson trains in: one run per core on wasm (at most 4), two on a GPU. */
@@ -103,12 +123,25 @@ export async function startLessonRuns(preset: PresetName, runsPerArm: number): P
     const p = lessonRuns.priors[runKey(arm, seed)] ?? lessonRuns.priors[arm];
     return { arm, seed, expectedSeconds: p ? profileSeconds(p, 0, Math.min(total, Math.round(p.steps))) : total };
   });
-  lessonRuns.runs = interleave(arms, seeds).map(({ arm, seed }) => ({ arm, seed, rows: [], rollouts: [], status: null, stopAt: null, stepSeconds: [], startup: null }));
+  lessonRuns.runs = interleave(arms, seeds).map(({ arm, seed }) => ({
+    arm,
+    seed,
+    rows: [],
+    rollouts: [],
+    status: null,
+    stopAt: null,
+    stepSeconds: [],
+    startup: null,
+  }));
   lessonRuns.source = 'live';
   lessonRuns.error = null;
   lessonRuns.startedAt = Date.now();
   lessonRuns.endedAt = null;
-  const n = lessonWorkers(planned.length, backend, typeof navigator !== 'undefined' ? navigator.hardwareConcurrency || 2 : 2);
+  const n = lessonWorkers(
+    planned.length,
+    backend,
+    typeof navigator !== 'undefined' ? navigator.hardwareConcurrency || 2 : 2,
+  );
   lessonRuns.workers = n;
   queue = scheduleRuns(planned, n);
   const mine = Array.from({ length: n }, () => startTrainerWorker());
@@ -126,7 +159,13 @@ export async function startLessonRuns(preset: PresetName, runsPerArm: number): P
 }
 
 /** One worker: takes the next run from the queue until none is left. */
-async function workLoop(c: TrainerClient, preset: PresetName, settings: typeof playground.settings, backend: string, workers: number): Promise<void> {
+async function workLoop(
+  c: TrainerClient,
+  preset: PresetName,
+  settings: typeof playground.settings,
+  backend: string,
+  workers: number,
+): Promise<void> {
   const call = <T>(p: Promise<T>) => Promise.race([p, c.crashed]);
   await call(c.api.init(backend as never));
   for (let next = queue.shift(); next && clients.includes(c); next = queue.shift()) {
@@ -163,14 +202,25 @@ async function workLoop(c: TrainerClient, preset: PresetName, settings: typeof p
       checkpoint() {},
     };
     try {
-      await call(c.api.createRun({ config, siteBase: siteBase(), workers: settings.workers, runs: workers, checkpoints: false }, Comlink.proxy(listener)));
+      await call(
+        c.api.createRun(
+          { config, siteBase: siteBase(), workers: settings.workers, runs: workers, checkpoints: false },
+          Comlink.proxy(listener),
+        ),
+      );
       await call(c.api.play());
       await Promise.race([over, c.crashed]);
     } catch (err) {
-      view.status = { phase: 'failed', step: view.status?.step ?? 0, totalSteps: config.trainer.totalSteps, message: messageOf(err) };
+      view.status = {
+        phase: 'failed',
+        step: view.status?.step ?? 0,
+        totalSteps: config.trainer.totalSteps,
+        message: messageOf(err),
+      };
       throw new Error(`${view.arm} seed ${view.seed}: ${messageOf(err)}`, { cause: err });
     }
-    if (view.status?.phase === 'failed') throw new Error(`${view.arm} seed ${view.seed}: ${view.status.message ?? 'training failed'}`);
+    if (view.status?.phase === 'failed')
+      throw new Error(`${view.arm} seed ${view.seed}: ${view.status.message ?? 'training failed'}`);
   }
 }
 
@@ -181,6 +231,7 @@ export function stopLessonRuns(): void {
   endWorkers();
   if (lessonRuns.source === 'live') {
     lessonRuns.endedAt = Date.now();
-    for (const r of lessonRuns.runs) if (r.status && !ENDED.has(r.status.phase)) r.status = { ...r.status, phase: 'stopped' };
+    for (const r of lessonRuns.runs)
+      if (r.status && !ENDED.has(r.status.phase)) r.status = { ...r.status, phase: 'stopped' };
   }
 }

@@ -23,17 +23,20 @@ export const LESSON_WATCH: readonly WatchItem[] = [
       'Both arms first learn to pick Dragon, the arm that pays. Then the 8 answers to each question agree more and more ' +
       '(the “disagree” chart falls towards 0) for',
     arm: 'vanilla',
-    after: ': when all 8 answers agree they earn the same reward, so there is nothing left to learn from them. The ⚠ marks that early warning.',
+    after:
+      ': when all 8 answers agree they earn the same reward, so there is nothing left to learn from them. The ⚠ marks that early warning.',
   },
   {
-    before: 'It keeps updating anyway, on noise: its reasoning shrinks, its answers stop following the format and success falls. That is the echo trap.',
+    before:
+      'It keeps updating anyway, on noise: its reasoning shrinks, its answers stop following the format and success falls. That is the echo trap.',
     arm: null,
     after: '',
   },
   {
     before: '',
     arm: 'stabilised',
-    after: ' learns only from questions whose answers still disagree; when none do, it makes no update at all. It holds.',
+    after:
+      ' learns only from questions whose answers still disagree; when none do, it makes no update at all. It holds.',
   },
   {
     before:
@@ -59,10 +62,12 @@ export const MECHANISM_WATCH: readonly WatchItem[] = [
       'between the lake a turn sees and the reasoning it writes (measured every 5 steps): high while the reasoning talks ' +
       'about the lake in front of it. Watch it fall first for',
     arm: 'vanilla',
-    after: ', while its success still holds: its reasoning becomes one template for every lake (“different boards, the same step” below: one text on every lake).',
+    after:
+      ', while its success still holds: its reasoning becomes one template for every lake (“different boards, the same step” below: one text on every lake).',
   },
   {
-    before: 'Only later does its success fall (on some seeds it climbs part of the way back). Its reward std had fallen long before (the ⚠): its groups agree, so what it trains on is mostly noise.',
+    before:
+      'Only later does its success fall (on some seeds it climbs part of the way back). Its reward std had fallen long before (the ⚠): its groups agree, so what it trains on is mostly noise.',
     arm: null,
     after: '',
   },
@@ -74,7 +79,8 @@ export const MECHANISM_WATCH: readonly WatchItem[] = [
       'below vanilla’s peak (a lake whose rollouts split three to one is no longer trained on).',
   },
   {
-    before: 'This recording and a live run of the default seed show it; how often other seeds do is in the table below.',
+    before:
+      'This recording and a live run of the default seed show it; how often other seeds do is in the table below.',
     arm: null,
     after: '',
   },
@@ -89,12 +95,23 @@ export const MECHANISM_IF_NOT_SHOWN: readonly string[] = [
 ];
 
 /** Each lesson's title, what to watch for, what to do when a live run does not show it, and the link to the other one. */
-export const LESSON_TEXTS: Record<LessonPreset, { title: string; watch: readonly WatchItem[]; ifNotShown: readonly string[]; other: { preset: LessonPreset; label: string } }> = {
+export const LESSON_TEXTS: Record<
+  LessonPreset,
+  {
+    title: string;
+    watch: readonly WatchItem[];
+    ifNotShown: readonly string[];
+    other: { preset: LessonPreset; label: string };
+  }
+> = {
   'echo-trap': {
     title: 'The Echo Trap',
     watch: LESSON_WATCH,
     ifNotShown: LESSON_IF_NOT_SHOWN,
-    other: { preset: 'echo-trap-frozenlake', label: 'The mechanism: the reasoning stops reading the input first (FrozenLake)' },
+    other: {
+      preset: 'echo-trap-frozenlake',
+      label: 'The mechanism: the reasoning stops reading the input first (FrozenLake)',
+    },
   },
   'echo-trap-frozenlake': {
     title: 'The Echo Trap: the mechanism',

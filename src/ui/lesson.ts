@@ -99,39 +99,53 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** Reads manifest.json; a missing or mistyped field is an Error naming it and the file. */
 export function parseLessonManifest(raw: unknown, source = 'manifest.json'): LessonManifest {
   if (!isObject(raw)) throw new Error(`${source}: not a JSON object`);
-  const need = <T>(obj: Record<string, unknown>, key: string, ok: (v: unknown) => boolean, what: string, where: string): T => {
+  const need = <T>(
+    obj: Record<string, unknown>,
+    key: string,
+    ok: (v: unknown) => boolean,
+    what: string,
+    where: string,
+  ): T => {
     if (!ok(obj[key])) throw new Error(`${where}: field '${key}' should be ${what}, got ${JSON.stringify(obj[key])}`);
     return obj[key] as T;
   };
   const str = (v: unknown) => typeof v === 'string' && v.length > 0;
   const count = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  if (raw.format !== 1) throw new Error(`${source}: format ${JSON.stringify(raw.format)} is not one this page reads (1)`);
-  const arms = need<unknown[]>(raw, 'arms', (v) => Array.isArray(v) && v.length > 0, 'a non-empty list', source).map((arm, i) => {
-    const where = `${source}: arms[${i}]`;
-    if (!isObject(arm)) throw new Error(`${where}: not an object`);
-    return {
-      name: need<string>(arm, 'name', str, 'an arm name', where),
-      metrics: need<string>(arm, 'metrics', str, 'a path', where),
-      rollouts: need<string>(arm, 'rollouts', str, 'a path', where),
-      steps: need<number>(arm, 'steps', count, 'a step count', where),
-      trainCommand: need<string>(arm, 'trainCommand', str, 'a command line', where),
-      seconds: need<number>(arm, 'seconds', (v) => typeof v === 'number' && v >= 0, 'a number of seconds', where),
-    };
-  });
-  const runs = raw.runs === undefined ? undefined : need<unknown[]>(raw, 'runs', Array.isArray, 'a list', source).map((run, i) => {
-    const where = `${source}: runs[${i}]`;
-    if (!isObject(run)) throw new Error(`${where}: not an object`);
-    return {
-      name: need<string>(run, 'name', str, 'an arm name', where),
-      seed: need<number>(run, 'seed', count, 'a seed', where),
-      metrics: need<string>(run, 'metrics', str, 'a path', where),
-      rollouts: need<string>(run, 'rollouts', str, 'a path', where),
-      steps: need<number>(run, 'steps', count, 'a step count', where),
-      trainCommand: need<string>(run, 'trainCommand', str, 'a command line', where),
-      seconds: need<number>(run, 'seconds', (v) => typeof v === 'number' && v >= 0, 'a number of seconds', where),
-      ...(run.collapseStep === undefined ? {} : { collapseStep: need<number>(run, 'collapseStep', count, 'a step', where) }),
-    };
-  });
+  if (raw.format !== 1)
+    throw new Error(`${source}: format ${JSON.stringify(raw.format)} is not one this page reads (1)`);
+  const arms = need<unknown[]>(raw, 'arms', (v) => Array.isArray(v) && v.length > 0, 'a non-empty list', source).map(
+    (arm, i) => {
+      const where = `${source}: arms[${i}]`;
+      if (!isObject(arm)) throw new Error(`${where}: not an object`);
+      return {
+        name: need<string>(arm, 'name', str, 'an arm name', where),
+        metrics: need<string>(arm, 'metrics', str, 'a path', where),
+        rollouts: need<string>(arm, 'rollouts', str, 'a path', where),
+        steps: need<number>(arm, 'steps', count, 'a step count', where),
+        trainCommand: need<string>(arm, 'trainCommand', str, 'a command line', where),
+        seconds: need<number>(arm, 'seconds', (v) => typeof v === 'number' && v >= 0, 'a number of seconds', where),
+      };
+    },
+  );
+  const runs =
+    raw.runs === undefined
+      ? undefined
+      : need<unknown[]>(raw, 'runs', Array.isArray, 'a list', source).map((run, i) => {
+          const where = `${source}: runs[${i}]`;
+          if (!isObject(run)) throw new Error(`${where}: not an object`);
+          return {
+            name: need<string>(run, 'name', str, 'an arm name', where),
+            seed: need<number>(run, 'seed', count, 'a seed', where),
+            metrics: need<string>(run, 'metrics', str, 'a path', where),
+            rollouts: need<string>(run, 'rollouts', str, 'a path', where),
+            steps: need<number>(run, 'steps', count, 'a step count', where),
+            trainCommand: need<string>(run, 'trainCommand', str, 'a command line', where),
+            seconds: need<number>(run, 'seconds', (v) => typeof v === 'number' && v >= 0, 'a number of seconds', where),
+            ...(run.collapseStep === undefined
+              ? {}
+              : { collapseStep: need<number>(run, 'collapseStep', count, 'a step', where) }),
+          };
+        });
   return {
     format: 1,
     preset: need<string>(raw, 'preset', str, 'a preset name', source),
@@ -146,14 +160,17 @@ export function parseLessonManifest(raw: unknown, source = 'manifest.json'): Les
     dirty: need<boolean>(raw, 'dirty', (v) => typeof v === 'boolean', 'true or false', source),
     date: need<string>(raw, 'date', str, 'an ISO date', source),
     command: need<string>(raw, 'command', str, 'a command line', source),
-    ...(raw.marksReplayed === undefined ? {} : { marksReplayed: parseMarksReplayed(raw.marksReplayed, `${source}: marksReplayed`) }),
+    ...(raw.marksReplayed === undefined
+      ? {}
+      : { marksReplayed: parseMarksReplayed(raw.marksReplayed, `${source}: marksReplayed`) }),
   };
 }
 
 function parseMarksReplayed(raw: unknown, where: string): NonNullable<LessonManifest['marksReplayed']> {
   if (!isObject(raw)) throw new Error(`${where}: not an object`);
   const text = (key: string) => {
-    if (typeof raw[key] !== 'string' || raw[key] === '') throw new Error(`${where}: field '${key}' should be a text, got ${JSON.stringify(raw[key])}`);
+    if (typeof raw[key] !== 'string' || raw[key] === '')
+      throw new Error(`${where}: field '${key}' should be a text, got ${JSON.stringify(raw[key])}`);
     return raw[key] as string;
   };
   return { commit: text('commit'), date: text('date'), command: text('command') };
@@ -163,7 +180,10 @@ function parseMarksReplayed(raw: unknown, where: string): NonNullable<LessonMani
  * The first `perStep` records of each (step, split) in file order: a run logs `trainer.logRollouts` trajectories per
  * step and split, and a recording that ships with the site keeps only a few of them.
  */
-export function keepFewRollouts<T extends { step: number; split?: unknown }>(records: readonly T[], perStep: number): T[] {
+export function keepFewRollouts<T extends { step: number; split?: unknown }>(
+  records: readonly T[],
+  perStep: number,
+): T[] {
   const seen = new Map<string, number>();
   return records.filter((r) => {
     const key = `${r.step}|${String(r.split ?? '')}`;
@@ -195,7 +215,10 @@ export async function fetchRecordedLesson(base: string, preset: string = LESSON_
     } catch (err) {
       throw new Error(`could not fetch ${lessonFolder(preset)}/${file}: ${(err as Error).message}`, { cause: err });
     }
-    if (!response.ok) throw new Error(`${lessonFolder(preset)}/${file} is not on this site (HTTP ${response.status}): record it with experiments/record-lesson.ts`);
+    if (!response.ok)
+      throw new Error(
+        `${lessonFolder(preset)}/${file} is not on this site (HTTP ${response.status}): record it with experiments/record-lesson.ts`,
+      );
     return response.text();
   };
   const manifestName = `${lessonFolder(preset)}/manifest.json`;
@@ -206,7 +229,8 @@ export async function fetchRecordedLesson(base: string, preset: string = LESSON_
     throw err instanceof SyntaxError ? new Error(`${manifestName} is not valid JSON (${err.message})`) : err;
   }
   const manifest = parseLessonManifest(raw, manifestName);
-  if (manifest.preset !== preset) throw new Error(`${manifestName} records preset '${manifest.preset}', not '${preset}'`);
+  if (manifest.preset !== preset)
+    throw new Error(`${manifestName} records preset '${manifest.preset}', not '${preset}'`);
   const arms = await Promise.all(
     manifest.arms.map(async (arm) => ({
       name: arm.name,
@@ -217,7 +241,13 @@ export async function fetchRecordedLesson(base: string, preset: string = LESSON_
   const more = (manifest.runs ?? []).filter((r) => !manifest.arms.some((a) => a.metrics === r.metrics));
   const runs = [
     ...arms.map((a) => ({ arm: a.name, seed: manifest.seed, rows: a.rows })),
-    ...(await Promise.all(more.map(async (r) => ({ arm: r.name, seed: r.seed, rows: parseMetricsJsonl(await text(r.metrics), `${lessonFolder(preset)}/${r.metrics}`) })))),
+    ...(await Promise.all(
+      more.map(async (r) => ({
+        arm: r.name,
+        seed: r.seed,
+        rows: parseMetricsJsonl(await text(r.metrics), `${lessonFolder(preset)}/${r.metrics}`),
+      })),
+    )),
   ];
   return { manifest, arms, runs };
 }

@@ -42,7 +42,14 @@ const FreshSeedRow = z.strictObject({
    * window): vanilla's over steps 10-30 and over the 20 steps before its collapse (its last 20 when none), StarPO-S's
    * over steps 10-30 and its last 20 (experiments/lab/lesson-mi-verdict.ts).
    */
-  mi: z.strictObject({ vanillaEarly: z.number().nullable(), vanillaLate: z.number().nullable(), starpoSEarly: z.number().nullable(), starpoSLate: z.number().nullable() }).optional(),
+  mi: z
+    .strictObject({
+      vanillaEarly: z.number().nullable(),
+      vanillaLate: z.number().nullable(),
+      starpoSEarly: z.number().nullable(),
+      starpoSLate: z.number().nullable(),
+    })
+    .optional(),
   /** Both arms' curves, as the lab scripts write them (optional: a table without them shows no curves). */
   series: z.strictObject({ vanilla: ArmSeries, starpoS: ArmSeries }).optional(),
   /**

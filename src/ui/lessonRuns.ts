@@ -1,7 +1,16 @@
 // The lesson over several runs per arm: which training seeds each arm runs, in what order two workers take them, how
 // each run's curve and each arm's mean are drawn, how long the whole lesson has left, and the count a class reads.
 // Pure TypeScript: the live lesson (lesson-runs.svelte.ts), the recorded one and the tests share it.
-import { armCounts, CollapseWatch, LESSON_CRITERIA, lessonSentence, runVerdict, trainTag, type ArmCounts, type RunVerdict } from '../metrics/lessonVerdict';
+import {
+  armCounts,
+  CollapseWatch,
+  LESSON_CRITERIA,
+  lessonSentence,
+  runVerdict,
+  trainTag,
+  type ArmCounts,
+  type RunVerdict,
+} from '../metrics/lessonVerdict';
 import type { MetricRow } from '../metrics/jsonl';
 import { ECHO_TRAP_LESSON_SEEDS } from '../starpo/presets';
 import { armColour } from './charts';
@@ -107,12 +116,19 @@ export interface LessonCount {
  * `finished(run)` says whether a run is over; an unfinished run is counted once it collapsed (that cannot change),
  * otherwise not yet, so the sentence says "of N" only for runs whose outcome is known.
  */
-export function lessonCount(runs: readonly LessonRunRows[], vanillaArm: string, finished: (run: LessonRunRows) => boolean = () => true): LessonCount {
+export function lessonCount(
+  runs: readonly LessonRunRows[],
+  vanillaArm: string,
+  finished: (run: LessonRunRows) => boolean = () => true,
+): LessonCount {
   const judged = (arm: (name: string) => boolean) =>
     runs
       .filter((r) => arm(r.arm))
       .map((r) => ({ run: r, verdict: verdictOf(r.rows) }))
-      .filter((x): x is { run: LessonRunRows; verdict: RunVerdict } => x.verdict !== null && (finished(x.run) || x.verdict.collapses))
+      .filter(
+        (x): x is { run: LessonRunRows; verdict: RunVerdict } =>
+          x.verdict !== null && (finished(x.run) || x.verdict.collapses),
+      )
       .map((x) => x.verdict);
   const vanilla = armCounts(judged((a) => a === vanillaArm));
   const starpoS = armCounts(judged((a) => a !== vanillaArm));
@@ -147,7 +163,9 @@ export interface RunLines {
  * end (a run stopped after its collapse stays collapsed in the mean), as lesson-captions.ts armCurve reads it.
  */
 export function runLines(runs: readonly LessonRunRows[], key: string, arms: readonly string[]): RunLines {
-  const steps = [...new Set(runs.flatMap((r) => r.rows.filter((row) => Number.isFinite(row[key])).map((row) => row.step)))].sort((a, b) => a - b);
+  const steps = [
+    ...new Set(runs.flatMap((r) => r.rows.filter((row) => Number.isFinite(row[key])).map((row) => row.step))),
+  ].sort((a, b) => a - b);
   const index = new Map(steps.map((s, i) => [s, i]));
   const colour = (arm: string) => armColour(Math.max(0, arms.indexOf(arm)));
   const perRun: RunLine[] = runs.map((r) => {
@@ -162,12 +180,15 @@ export function runLines(runs: readonly LessonRunRows[], key: string, arms: read
     .filter((arm) => perRun.some((l) => l.arm === arm))
     .map((arm) => {
       const carry = /^train\/[^/]+\/success$/.test(key);
-      const mine = perRun.map((l, j) => ({ l, run: runs[j] })).filter(({ l }) => l.arm === arm).map(({ l, run }) => {
-        if (!carry || !run.over) return l.values;
-        let end = l.values.length - 1;
-        while (end >= 0 && l.values[end] === null) end--;
-        return end < 0 ? l.values : l.values.map((v, i) => (i > end ? l.values[end] : v));
-      });
+      const mine = perRun
+        .map((l, j) => ({ l, run: runs[j] }))
+        .filter(({ l }) => l.arm === arm)
+        .map(({ l, run }) => {
+          if (!carry || !run.over) return l.values;
+          let end = l.values.length - 1;
+          while (end >= 0 && l.values[end] === null) end--;
+          return end < 0 ? l.values : l.values.map((v, i) => (i > end ? l.values[end] : v));
+        });
       const values = steps.map((_, i) => {
         const xs = mine.map((l) => l[i]).filter((v): v is number => v !== null);
         return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -207,14 +228,20 @@ export interface ArmPrior {
 export const runKey = (arm: string, seed: number) => `${arm}#${seed}`;
 
 /** Each arm's prior from finished runs' step times (`timing_s/step` of steps 1, 2, ...), and each run's own. */
-export function armPriors(runs: readonly { arm: string; seed?: number; times: readonly number[] }[]): Record<string, ArmPrior> {
+export function armPriors(
+  runs: readonly { arm: string; seed?: number; times: readonly number[] }[],
+): Record<string, ArmPrior> {
   const out: Record<string, ArmPrior> = {};
-  for (const r of runs) if (r.seed !== undefined && r.times.length > 0) out[runKey(r.arm, r.seed)] = { steps: r.times.length, profile: [...r.times] };
+  for (const r of runs)
+    if (r.seed !== undefined && r.times.length > 0)
+      out[runKey(r.arm, r.seed)] = { steps: r.times.length, profile: [...r.times] };
   for (const arm of new Set(runs.map((r) => r.arm))) {
     const mine = runs.filter((r) => r.arm === arm && r.times.length > 0);
     if (mine.length === 0) continue;
     const longest = Math.max(...mine.map((r) => r.times.length));
-    const profile = Array.from({ length: longest }, (_, i) => mean(mine.filter((r) => i < r.times.length).map((r) => r.times[i])));
+    const profile = Array.from({ length: longest }, (_, i) =>
+      mean(mine.filter((r) => i < r.times.length).map((r) => r.times[i])),
+    );
     out[arm] = { steps: mean(mine.map((r) => r.times.length)), profile };
   }
   return out;
@@ -242,9 +269,14 @@ function mean(xs: readonly number[]): number {
  * without one, each arm's mean step time so far. A run of a seed the recording holds is priced as that run, its
  * length included (on the recording's backend it replays it step for step); another, as its arm's mean run.
  */
-export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number, priors: Record<string, ArmPrior> = {}): number | null {
+export function lessonSecondsLeft(
+  runs: readonly RunProgress[],
+  workers: number,
+  priors: Record<string, ArmPrior> = {},
+): number | null {
   if (runs.every((r) => r.stepSeconds.length === 0)) return null;
-  const priorOf = (r: RunProgress): ArmPrior | undefined => (r.seed !== undefined ? priors[runKey(r.arm, r.seed)] : undefined) ?? priors[r.arm];
+  const priorOf = (r: RunProgress): ArmPrior | undefined =>
+    (r.seed !== undefined ? priors[runKey(r.arm, r.seed)] : undefined) ?? priors[r.arm];
   // This computer against the recording, on the steps timed here (2 = twice as slow): per arm once the arm has steps
   // timed (the arms' steps differ in how much is generation, which a recording's helper core sped up, and how much
   // update), else over all arms.
@@ -260,7 +292,9 @@ export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number,
     return there > 0 ? here / there : null;
   };
   const overall = ratio(runs);
-  const armSpeed = new Map([...new Set(runs.map((r) => r.arm))].map((arm) => [arm, ratio(runs.filter((r) => r.arm === arm)) ?? overall]));
+  const armSpeed = new Map(
+    [...new Set(runs.map((r) => r.arm))].map((arm) => [arm, ratio(runs.filter((r) => r.arm === arm)) ?? overall]),
+  );
   const allSteps = runs.flatMap((r) => r.stepSeconds);
   const ownPace = (arm: string) => {
     const xs = runs.filter((r) => r.arm === arm).flatMap((r) => r.stepSeconds);
@@ -280,7 +314,8 @@ export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number,
     const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, Math.round(length(r))));
     const p = priorOf(r);
     const speed = armSpeed.get(r.arm) ?? null;
-    const steps = p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm);
+    const steps =
+      p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm);
     return (started(r) ? 0 : startup) + steps;
   };
   // The workers as the page fills them: the runs under way first, then each waiting run, most expensive first, to
@@ -288,7 +323,10 @@ export function lessonSecondsLeft(runs: readonly RunProgress[], workers: number,
   const free: number[] = Array(Math.max(1, workers)).fill(0);
   const soonest = () => free.indexOf(Math.min(...free));
   for (const r of runs.filter((x) => !x.over && started(x))) free[soonest()] += left(r);
-  const waiting = runs.filter((x) => !x.over && !started(x)).map(left).sort((a, b) => b - a);
+  const waiting = runs
+    .filter((x) => !x.over && !started(x))
+    .map(left)
+    .sort((a, b) => b - a);
   for (const seconds of waiting) free[soonest()] += seconds;
   return Math.max(...free);
 }

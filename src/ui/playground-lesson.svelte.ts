@@ -12,7 +12,16 @@ export async function loadRecordedLesson(preset: string = LESSON_PRESET): Promis
   try {
     const lesson = await fetchRecordedLesson(siteBase(), preset);
     showRuns(
-      lesson.arms.map((a) => ({ arm: a.name, runId: null, status: null, rows: a.rows, rollouts: a.rollouts, checkpointStep: null, progress: null, halting: null })),
+      lesson.arms.map((a) => ({
+        arm: a.name,
+        runId: null,
+        status: null,
+        rows: a.rows,
+        rollouts: a.rollouts,
+        checkpointStep: null,
+        progress: null,
+        halting: null,
+      })),
     );
     showRecordedRuns(lesson);
     playground.lesson = lesson.manifest;

@@ -23,7 +23,14 @@ export async function refreshStoredRuns(): Promise<void> {
 export async function restoreLatestRun(search: string): Promise<void> {
   await refreshStoredRuns();
   const newest = playground.storedRuns[0];
-  if (!newest || playground.arms.length > 0 || newest.group !== null || newest.preset === 'imported' || newest.search !== search) return;
+  if (
+    !newest ||
+    playground.arms.length > 0 ||
+    newest.group !== null ||
+    newest.preset === 'imported' ||
+    newest.search !== search
+  )
+    return;
   const loaded = await store.loadRun(newest.id);
   if (playground.arms.length === 0) showRuns([viewOf(loaded)]);
 }
@@ -86,15 +93,38 @@ export function showImportedRun(name: string, contents: RunContents): Promise<vo
     if (contents.config) {
       runId = store.newRunId('imported');
       await store.saveRun({
-        id: runId, name: `${name} (imported)`, createdAt: Date.now(), preset: 'imported', arm: name, group: null, search: '',
-        config: contents.config, status: null,
+        id: runId,
+        name: `${name} (imported)`,
+        createdAt: Date.now(),
+        preset: 'imported',
+        arm: name,
+        group: null,
+        search: '',
+        config: contents.config,
+        status: null,
       });
       for (const row of contents.rows) await store.appendMetrics(runId, row);
       const steps = [...new Set(contents.rollouts.map((r) => r.step))];
-      for (const step of steps) await store.appendRollouts(runId, step, contents.rollouts.filter((r) => r.step === step));
+      for (const step of steps)
+        await store.appendRollouts(
+          runId,
+          step,
+          contents.rollouts.filter((r) => r.step === step),
+        );
       if (contents.checkpoint) await store.saveCheckpoint({ runId, ...contents.checkpoint });
       await refreshStoredRuns();
     }
-    showRuns([{ arm: name, runId, status: null, rows: contents.rows, rollouts: contents.rollouts, checkpointStep: contents.checkpoint?.step ?? null, progress: null, halting: null }]);
+    showRuns([
+      {
+        arm: name,
+        runId,
+        status: null,
+        rows: contents.rows,
+        rollouts: contents.rollouts,
+        checkpointStep: contents.checkpoint?.step ?? null,
+        progress: null,
+        halting: null,
+      },
+    ]);
   });
 }

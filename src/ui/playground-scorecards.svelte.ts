@@ -9,7 +9,9 @@ import { answer, armClients, firstLiveClient, firstWorker } from './playground-w
 import { createRuns } from './playground-training.svelte';
 
 /** Asks the worker for a scorecard of `source`, keeping progress and the result (or the error) in the state. */
-async function computeScorecard(pick: () => Promise<{ client: TrainerClient; source: ScorecardSource }>): Promise<void> {
+async function computeScorecard(
+  pick: () => Promise<{ client: TrainerClient; source: ScorecardSource }>,
+): Promise<void> {
   if (playground.scoring) return;
   playground.scoring = true;
   playground.scorecardError = null;
@@ -43,7 +45,9 @@ export function scoreCurrentPolicy(): Promise<void> {
 async function currentPolicyClient(): Promise<TrainerClient> {
   if (playground.phase !== 'ready') throw new Error('the trainer worker is not ready yet');
   if (playground.running) throw new Error('pause the run first: the policy is being trained');
-  const liveArm = playground.arms.find((a) => a.status !== null && a.status.phase !== 'failed' && armClients.has(a.arm));
+  const liveArm = playground.arms.find(
+    (a) => a.status !== null && a.status.phase !== 'failed' && armClients.has(a.arm),
+  );
   if (!liveArm) {
     await guarded(() => createRuns());
     if (playground.trainingError) throw new Error(playground.trainingError);
@@ -67,8 +71,12 @@ export function scoreStoredRun(runId: string): Promise<void> {
   return computeScorecard(async () => {
     if (!firstWorker() || playground.phase !== 'ready') throw new Error('the trainer worker is not ready yet');
     const loaded = await store.loadRun(runId);
-    if (!loaded.run.config) throw new Error(`run '${loaded.run.name}' has no config: cannot tell which suites to score it on`);
-    if (!loaded.checkpoint) throw new Error(`run '${loaded.run.name}' has no stored checkpoint yet (one is kept at every pause, stop and end)`);
+    if (!loaded.run.config)
+      throw new Error(`run '${loaded.run.name}' has no config: cannot tell which suites to score it on`);
+    if (!loaded.checkpoint)
+      throw new Error(
+        `run '${loaded.run.name}' has no stored checkpoint yet (one is kept at every pause, stop and end)`,
+      );
     const name = `${loaded.run.name} (checkpoint of step ${loaded.checkpoint.step})`;
     return { client: firstWorker()!, source: { files: loaded.checkpoint.files, config: loaded.run.config, name } };
   });

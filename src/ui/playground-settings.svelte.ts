@@ -59,7 +59,10 @@ export function setKnobText(name: keyof Knobs, raw: string, presetValue: Knobs[k
   const check = badInput ? { ok: false as const, error: '' } : checkKnob(name, raw);
   if (!check.ok) {
     playground.drafts = { ...playground.drafts, [name]: raw };
-    playground.fieldErrors = { ...playground.fieldErrors, [name]: badInput ? knobNotANumber(name) : `${KNOB_SPECS[name].label} ${check.error}` };
+    playground.fieldErrors = {
+      ...playground.fieldErrors,
+      [name]: badInput ? knobNotANumber(name) : `${KNOB_SPECS[name].label} ${check.error}`,
+    };
     return;
   }
   clearField(name);

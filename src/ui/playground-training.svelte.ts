@@ -73,7 +73,12 @@ function listenerFor(view: ArmView): TrainingListener {
  * Builds one run per arm of the current settings in the worker(s), optionally resuming each from a stored
  * checkpoint. The views are put on screen first, so the UI shows 'loading' while the warm start is fetched.
  */
-export async function createRuns(resume?: { run: store.StoredRun; checkpoint: store.StoredCheckpoint | null; rows: MetricRow[]; rollouts: StoredRollout[] }): Promise<void> {
+export async function createRuns(resume?: {
+  run: store.StoredRun;
+  checkpoint: store.StoredCheckpoint | null;
+  rows: MetricRow[];
+  rollouts: StoredRollout[];
+}): Promise<void> {
   const settings = playground.settings;
   const arms = resume ? [resume.run.arm] : presetArms(settings.preset);
   const configs = resume ? [resume.run.config!] : arms.map((arm) => runConfigFor(settings, arm));
@@ -81,7 +86,12 @@ export async function createRuns(resume?: { run: store.StoredRun; checkpoint: st
   const views: ArmView[] = arms.map((arm, i) => ({
     arm,
     runId: resume ? resume.run.id : store.newRunId(arm),
-    status: { phase: 'loading', step: resume?.checkpoint?.step ?? 0, totalSteps: configs[i].trainer.totalSteps, message: null },
+    status: {
+      phase: 'loading',
+      step: resume?.checkpoint?.step ?? 0,
+      totalSteps: configs[i].trainer.totalSteps,
+      message: null,
+    },
     rows: resume ? resume.rows.filter((r) => r.step <= (resume.checkpoint?.step ?? 0)) : [],
     rollouts: resume ? resume.rollouts.filter((r) => r.step <= (resume.checkpoint?.step ?? 0)) : [],
     checkpointStep: resume?.checkpoint?.step ?? null,
@@ -99,8 +109,15 @@ export async function createRuns(resume?: { run: store.StoredRun; checkpoint: st
       } else {
         const date = new Date().toLocaleString();
         await store.saveRun({
-          id: view.runId!, name: `${settings.preset}${arms.length > 1 ? ` · ${view.arm}` : ''} · ${date}`,
-          createdAt: Date.now(), preset: settings.preset, arm: view.arm, group, search, config: configs[i], status: view.status,
+          id: view.runId!,
+          name: `${settings.preset}${arms.length > 1 ? ` · ${view.arm}` : ''} · ${date}`,
+          createdAt: Date.now(),
+          preset: settings.preset,
+          arm: view.arm,
+          group,
+          search,
+          config: configs[i],
+          status: view.status,
         });
       }
       try {
@@ -207,7 +224,13 @@ async function stopArm(view: ArmView): Promise<TrainerClient | null> {
   if (!c || !phase || phase === 'stopped' || phase === 'done' || phase === 'failed') return null;
   view.halting = 'stop';
   try {
-    const answered = await Promise.race([c.api.stop().then(() => true, () => true), sleep(STOP_GRACE_MS).then(() => false)]);
+    const answered = await Promise.race([
+      c.api.stop().then(
+        () => true,
+        () => true,
+      ),
+      sleep(STOP_GRACE_MS).then(() => false),
+    ]);
     if (answered) return null;
     c.terminate();
     armClients.delete(view.arm);
@@ -219,7 +242,9 @@ async function stopArm(view: ArmView): Promise<TrainerClient | null> {
       totalSteps: view.status?.totalSteps ?? done,
       message:
         `stopped during step ${done + 1}, whose update was still running (it was dropped); ` +
-        (checkpoint !== null ? `resume continues from the checkpoint of step ${checkpoint}` : 'no checkpoint was kept yet'),
+        (checkpoint !== null
+          ? `resume continues from the checkpoint of step ${checkpoint}`
+          : 'no checkpoint was kept yet'),
     };
     view.progress = null;
     if (view.runId) await store.updateRunStatus(view.runId, $state.snapshot(view.status));
@@ -238,7 +263,8 @@ export function resumeStoredRun(runId: string): Promise<void> {
     if (!loaded.run.config) throw new Error(`run '${loaded.run.name}' has no config to resume from`);
     if (!loaded.checkpoint) throw new Error(`run '${loaded.run.name}' has no checkpoint yet: start a new run instead`);
     const total = loaded.run.config.trainer.totalSteps;
-    if (loaded.checkpoint.step >= total) throw new Error(`run '${loaded.run.name}' is finished (${total} of ${total} steps): nothing to resume`);
+    if (loaded.checkpoint.step >= total)
+      throw new Error(`run '${loaded.run.name}' is finished (${total} of ${total} steps): nothing to resume`);
     await createRuns({ run: loaded.run, checkpoint: loaded.checkpoint, rows: loaded.rows, rollouts: loaded.rollouts });
     await Promise.all(liveClients().map((c) => answer(c, c.api.play())));
   });

@@ -41,7 +41,8 @@ export async function startFirstWorker(requested: BackendChoice): Promise<void> 
     playground.matmul = await answer(client, client.api.matmulCheck(MATMUL_CHECK_SIZE));
     playground.phase = playground.matmulPassed ? 'ready' : 'failed';
     if (!playground.matmulPassed) {
-      playground.error = `the ${playground.matmul.backend} backend computed a wrong matmul ` +
+      playground.error =
+        `the ${playground.matmul.backend} backend computed a wrong matmul ` +
         `(max abs error ${playground.matmul.maxAbsError} > ${MATMUL_TOLERANCE})`;
     }
   } catch (err) {
@@ -115,7 +116,8 @@ export function watchForCrash(c: TrainerClient): void {
       if (owner !== c) continue;
       armClients.delete(arm);
       const view = playground.arms.find((a) => a.arm === arm);
-      if (view && view.status && !['done', 'stopped', 'failed'].includes(view.status.phase)) await markFailed(view, message);
+      if (view && view.status && !['done', 'stopped', 'failed'].includes(view.status.phase))
+        await markFailed(view, message);
     }
     playground.trainingError = message;
     // A worker that dies while starting up is reported by startFirstWorker itself (restarting it would loop).

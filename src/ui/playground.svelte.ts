@@ -108,7 +108,9 @@ class PlaygroundState {
   /** True while any arm's worker is training. */
   running = $derived(this.arms.some((a) => a.status?.phase === 'running' || a.status?.phase === 'loading'));
   /** Live arms that can be resumed or single-stepped. */
-  resumable = $derived(this.arms.length > 0 && this.arms.every((a) => a.status?.phase === 'paused' || a.status?.phase === 'ready'));
+  resumable = $derived(
+    this.arms.length > 0 && this.arms.every((a) => a.status?.phase === 'paused' || a.status?.phase === 'ready'),
+  );
   /**
    * The run on screen that can go on from its stored checkpoint (stopped, or left by a reload), or null: then the
    * big button says Resume and continues it; a new run is the separate "New run" button.

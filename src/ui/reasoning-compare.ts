@@ -58,14 +58,20 @@ export function promptHistories(byStep: ReadonlyMap<number, readonly ViewedTraje
   }
   return [...found.values()]
     .filter((h) => h.steps.length >= 2)
-    .sort((a, b) => (SPLIT_ORDER[a.split ?? ''] ?? 2) - (SPLIT_ORDER[b.split ?? ''] ?? 2) || (a.seed ?? Infinity) - (b.seed ?? Infinity) || a.key.localeCompare(b.key));
+    .sort(
+      (a, b) =>
+        (SPLIT_ORDER[a.split ?? ''] ?? 2) - (SPLIT_ORDER[b.split ?? ''] ?? 2) ||
+        (a.seed ?? Infinity) - (b.seed ?? Infinity) ||
+        a.key.localeCompare(b.key),
+    );
 }
 
 /** The prompt's name in the picker, e.g. "validation map, seed 123 (steps 0, 10, 20)". */
 export function promptLabel(h: PromptHistory): string {
   const what = h.split === 'val' ? 'validation' : h.split === 'train' ? 'training' : (h.split ?? 'sample');
   const board = h.tag.startsWith('Bandit') ? 'prompt' : 'board';
-  const steps = h.steps.length > 6 ? `${h.steps.length} steps, ${h.steps[0]}–${h.steps.at(-1)}` : `steps ${h.steps.join(', ')}`;
+  const steps =
+    h.steps.length > 6 ? `${h.steps.length} steps, ${h.steps[0]}–${h.steps.at(-1)}` : `steps ${h.steps.join(', ')}`;
   return `${what} ${board}${h.seed !== null ? `, seed ${h.seed}` : ''} (${steps})`;
 }
 
@@ -80,7 +86,10 @@ export interface Comparison {
  * The comparison to show: the picked one where it still exists in the data (a step that is gone falls back to the
  * prompt's first / last step), otherwise the first prompt's first and last step. Null when no prompt was logged twice.
  */
-export function chooseComparison(histories: readonly PromptHistory[], picked: Partial<Comparison> = {}): Comparison | null {
+export function chooseComparison(
+  histories: readonly PromptHistory[],
+  picked: Partial<Comparison> = {},
+): Comparison | null {
   const h = histories.find((x) => x.key === picked.key) ?? histories[0];
   if (!h) return null;
   const early = picked.early !== undefined && h.byStep.has(picked.early) ? picked.early : h.steps[0];
@@ -115,7 +124,16 @@ export function boardsAtStep(byStep: ReadonlyMap<number, readonly ViewedTrajecto
     const first = t.turns[0];
     if (first?.state === undefined) continue;
     const key = `${t.split ?? ''}|${t.tag}|${first.state}`;
-    if (!boards.has(key)) boards.set(key, { key, split: t.split, tag: t.tag, initialState: first.state, think: first.think, answer: first.answer, success: t.success });
+    if (!boards.has(key))
+      boards.set(key, {
+        key,
+        split: t.split,
+        tag: t.tag,
+        initialState: first.state,
+        think: first.think,
+        answer: first.answer,
+        success: t.success,
+      });
   }
   const list = [...boards.values()];
   return { step, boards: list, distinctThinks: new Set(list.map((b) => b.think.trim())).size };

@@ -3,7 +3,13 @@
 // model.safetensors, tokenizer.json, ...}. Import takes such an archive back, a bare metrics.jsonl written by the
 // headless CLI, or a RAGEN run's W&B history export (.csv / .json / wandb-history.jsonl; charts only, see
 // src/interop/wandbHistory.ts). Pure TypeScript.
-import { encodeJsonLine, parseMetricsJsonl, parseRolloutsJsonl, type MetricRow, type StoredRollout } from '../metrics/jsonl';
+import {
+  encodeJsonLine,
+  parseMetricsJsonl,
+  parseRolloutsJsonl,
+  type MetricRow,
+  type StoredRollout,
+} from '../metrics/jsonl';
 import { parseWandbHistory } from '../interop/wandbHistory';
 import { parseRunConfig, type RunConfig } from '../starpo/config';
 import { indexSafetensors } from '../model/safetensors';
@@ -26,7 +32,8 @@ const jsonl = (records: readonly ({ step: number } & Record<string, unknown>)[])
 /** The tar archive of a run, in the CLI's run-directory layout. */
 export function exportRunArchive(run: RunContents): Uint8Array {
   const files: { path: string; bytes: Uint8Array }[] = [];
-  if (run.config) files.push({ path: 'config.json', bytes: encoder.encode(JSON.stringify(run.config, null, 2) + '\n') });
+  if (run.config)
+    files.push({ path: 'config.json', bytes: encoder.encode(JSON.stringify(run.config, null, 2) + '\n') });
   files.push({ path: 'metrics.jsonl', bytes: jsonl(run.rows) });
   files.push({ path: 'rollouts.jsonl', bytes: jsonl(run.rollouts) });
   if (run.checkpoint) {
@@ -46,11 +53,17 @@ export function importRunFile(fileName: string, bytes: Uint8Array): RunContents 
   if (/\.jsonl$/i.test(fileName)) {
     const text = decoder.decode(bytes);
     // W&B's wandb-history.jsonl counts steps in `_step`; our metrics.jsonl in `step`.
-    return charts(/^\s*\{[^\n]*"_step"/.test(text) && !/^\s*\{"step"/.test(text) ? parseWandbHistory(fileName, text).rows : parseMetricsJsonl(text, fileName));
+    return charts(
+      /^\s*\{[^\n]*"_step"/.test(text) && !/^\s*\{"step"/.test(text)
+        ? parseWandbHistory(fileName, text).rows
+        : parseMetricsJsonl(text, fileName),
+    );
   }
   if (/\.(csv|json)$/i.test(fileName)) return charts(parseWandbHistory(fileName, decoder.decode(bytes)).rows);
   if (!/\.tar$/i.test(fileName)) {
-    throw new Error(`cannot import '${fileName}': expected a run archive (.tar), a metrics.jsonl, or a RAGEN W&B history export (.csv, .json)`);
+    throw new Error(
+      `cannot import '${fileName}': expected a run archive (.tar), a metrics.jsonl, or a RAGEN W&B history export (.csv, .json)`,
+    );
   }
   const entries = readTar(bytes);
   // An archive made with `tar -cf run.tar runs/abc` has every path under one top folder: strip it.

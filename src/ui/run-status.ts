@@ -61,7 +61,8 @@ export function progressHelp(progress: StepProgress | null): string {
   const what: Record<StepPhase, string> = {
     validation: 'playing the fixed validation envs; tokens generated of the budget (turns x tokens per turn)',
     rollout: 'playing the env groups; tokens generated of the budget (turns x tokens per turn)',
-    collapse: 'collapse diagnostics: scoring sampled reasoning under every prompt of the sample, micro-batch by micro-batch (once per sample strategy)',
+    collapse:
+      'collapse diagnostics: scoring sampled reasoning under every prompt of the sample, micro-batch by micro-batch (once per sample strategy)',
     scoring: 'computing old log-probs (and reference log-probs, critic values), micro-batch by micro-batch',
     update: 'PPO optimizer steps (critic and actor) over the kept trajectories',
   };
@@ -70,6 +71,7 @@ export function progressHelp(progress: StepProgress | null): string {
 
 /** The transport bar's time line, e.g. "4.2 steps/min · about 3 min left". */
 export function timeText(estimate: TimeEstimate): string {
-  const pace = estimate.stepsPerMinute >= 10 ? Math.round(estimate.stepsPerMinute) : Math.round(estimate.stepsPerMinute * 10) / 10;
+  const pace =
+    estimate.stepsPerMinute >= 10 ? Math.round(estimate.stepsPerMinute) : Math.round(estimate.stepsPerMinute * 10) / 10;
   return `${pace} steps/min · ${estimate.secondsLeft > 0 ? `about ${formatDuration(estimate.secondsLeft)} left` : 'last step'}`;
 }

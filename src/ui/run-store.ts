@@ -36,8 +36,16 @@ export interface StoredCheckpoint {
 
 interface PlaygroundDB extends DBSchema {
   runs: { key: string; value: StoredRun };
-  metrics: { key: [string, number]; value: { runId: string; step: number; row: MetricRow }; indexes: { runId: string } };
-  rollouts: { key: [string, number]; value: { runId: string; step: number; records: StoredRollout[] }; indexes: { runId: string } };
+  metrics: {
+    key: [string, number];
+    value: { runId: string; step: number; row: MetricRow };
+    indexes: { runId: string };
+  };
+  rollouts: {
+    key: [string, number];
+    value: { runId: string; step: number; records: StoredRollout[] };
+    indexes: { runId: string };
+  };
   checkpoints: { key: string; value: StoredCheckpoint };
 }
 
@@ -100,7 +108,10 @@ export async function listRuns(): Promise<StoredRun[]> {
   const runs = await d.getAll('runs');
   const withCheckpoint = new Set(await d.getAllKeys('checkpoints'));
   return runs
-    .map((r) => ({ ...r, checkpointStep: withCheckpoint.has(r.id) ? (r.checkpointStep ?? r.status?.step ?? null) : null }))
+    .map((r) => ({
+      ...r,
+      checkpointStep: withCheckpoint.has(r.id) ? (r.checkpointStep ?? r.status?.step ?? null) : null,
+    }))
     .sort((a, b) => b.createdAt - a.createdAt);
 }
 

@@ -63,14 +63,20 @@ export const DEFAULT_PRESET: PresetName = 'bandit-tiny';
  * only the CLI can give it; the tab would otherwise fall back to a fresh tiny model and fail on the context.
  */
 export function browserPresetProblem(preset: PresetName): string | null {
-  const config = resolvePreset(preset).arms.map((a) => a.config).find((c) => c.model.pretrained !== null || c.model.path !== null);
+  const config = resolvePreset(preset)
+    .arms.map((a) => a.config)
+    .find((c) => c.model.pretrained !== null || c.model.path !== null);
   if (!config) return null;
-  return `${preset} needs ${config.model.pretrained ?? 'a pretrained model'}'s weights from a local copy, which a browser tab cannot load: ` +
-    `run it with the CLI (ragen train --preset ${preset} --set model=PATH)`;
+  return (
+    `${preset} needs ${config.model.pretrained ?? 'a pretrained model'}'s weights from a local copy, which a browser tab cannot load: ` +
+    `run it with the CLI (ragen train --preset ${preset} --set model=PATH)`
+  );
 }
 
 /** The presets the playground offers: every preset that can train in a tab. */
-export const BROWSER_PRESETS: readonly PresetName[] = PRESET_NAMES.filter((name) => browserPresetProblem(name) === null);
+export const BROWSER_PRESETS: readonly PresetName[] = PRESET_NAMES.filter(
+  (name) => browserPresetProblem(name) === null,
+);
 
 // The StarPO-S and vanilla StarPO buttons set the three knobs to these (src/starpo/variants.ts).
 export { STARPO_S_SWITCHES, VANILLA_STARPO_SWITCHES } from '../starpo/variants';
@@ -94,38 +100,99 @@ interface KnobSpec {
 export const KNOB_SPECS: { readonly [K in keyof Required<Knobs>]: KnobSpec } = {
   env: { param: 'env', kind: 'env', label: 'environment', help: 'The game the agent learns to play.' },
   algorithm: {
-    param: 'algo', kind: 'algorithm', label: 'algorithm',
+    param: 'algo',
+    kind: 'algorithm',
+    label: 'algorithm',
     help: 'PPO learns a critic that predicts rewards; GRPO instead compares the rollouts of each env group with each other.',
   },
   filterRatio: {
-    param: 'filter', kind: 'number', label: 'filter ratio', min: 0.01, max: 1, step: 0.05,
+    param: 'filter',
+    kind: 'number',
+    label: 'filter ratio',
+    min: 0.01,
+    max: 1,
+    step: 0.05,
     help: 'StarPO-S trains only on this fraction of env groups: those whose rollouts disagree most (highest reward std). 1 = keep all (vanilla StarPO).',
   },
   klCoef: {
-    param: 'kl', kind: 'number', label: 'KL coef', min: 0, max: 1, step: 0.001,
+    param: 'kl',
+    kind: 'number',
+    label: 'KL coef',
+    min: 0,
+    max: 1,
+    step: 0.001,
     help: 'How strongly the reward punishes drifting away from the starting policy. 0 = off (StarPO-S).',
   },
   clipHigh: {
-    param: 'clipHigh', kind: 'number', label: 'clip high ε', min: 0.01, max: 1, step: 0.01,
+    param: 'clipHigh',
+    kind: 'number',
+    label: 'clip high ε',
+    min: 0.01,
+    max: 1,
+    step: 0.01,
     help: 'PPO lets the probability ratio of an answer grow to 1 + ε per update. 0.28 ("clip-higher", StarPO-S) lets rare good answers grow faster than the symmetric 0.2.',
   },
   envGroups: {
-    param: 'groups', kind: 'int', label: 'env groups (P)', min: 1, max: 64, step: 1,
+    param: 'groups',
+    kind: 'int',
+    label: 'env groups (P)',
+    min: 1,
+    max: 64,
+    step: 1,
     help: 'P: how many different starting states each training step plays.',
   },
   groupSize: {
-    param: 'groupSize', kind: 'int', label: 'group size (N)', min: 1, max: 32, step: 1,
+    param: 'groupSize',
+    kind: 'int',
+    label: 'group size (N)',
+    min: 1,
+    max: 32,
+    step: 1,
     help: 'N: how many times the agent plays each starting state; StarPO compares these rollouts with each other.',
   },
-  maxTurn: { param: 'turns', kind: 'int', label: 'turns (K)', min: 1, max: 20, step: 1, help: 'K: most answers (turns) the agent gives per episode.' },
+  maxTurn: {
+    param: 'turns',
+    kind: 'int',
+    label: 'turns (K)',
+    min: 1,
+    max: 20,
+    step: 1,
+    help: 'K: most answers (turns) the agent gives per episode.',
+  },
   maxActionsPerTurn: {
-    param: 'actions', kind: 'int', label: 'actions / turn', min: 1, max: 20, step: 1,
+    param: 'actions',
+    kind: 'int',
+    label: 'actions / turn',
+    min: 1,
+    max: 20,
+    step: 1,
     help: 'Most game moves taken from one answer.',
   },
-  seed: { param: 'seed', kind: 'int', label: 'seed', min: 0, max: 2 ** 31 - 1, step: 1, help: 'Same seed, same backend: the same run, step for step.' },
-  totalSteps: { param: 'steps', kind: 'int', label: 'steps', min: 1, max: 10_000, step: 1, help: 'Training steps (rollout, then update) of the run.' },
+  seed: {
+    param: 'seed',
+    kind: 'int',
+    label: 'seed',
+    min: 0,
+    max: 2 ** 31 - 1,
+    step: 1,
+    help: 'Same seed, same backend: the same run, step for step.',
+  },
+  totalSteps: {
+    param: 'steps',
+    kind: 'int',
+    label: 'steps',
+    min: 1,
+    max: 10_000,
+    step: 1,
+    help: 'Training steps (rollout, then update) of the run.',
+  },
   valGroups: {
-    param: 'val', kind: 'int', label: 'validation groups', min: 1, max: 256, step: 1,
+    param: 'val',
+    kind: 'int',
+    label: 'validation groups',
+    min: 1,
+    max: 256,
+    step: 1,
     help: 'How many fixed starting states each validation plays (the val curve: before training, every 10 steps, after the last). Fewer is faster; more gives a steadier curve.',
   },
 };
@@ -158,16 +225,21 @@ export function checkKnob(name: keyof Knobs, raw: string): KnobCheck {
   const spec = KNOB_SPECS[name];
   const text = raw.trim();
   if (spec.kind === 'env') {
-    return ENV_TAGS.includes(text) ? { ok: true, value: text } : { ok: false, error: `'${raw}' is not an environment here (choose one of ${ENV_TAGS.join(', ')})` };
+    return ENV_TAGS.includes(text)
+      ? { ok: true, value: text }
+      : { ok: false, error: `'${raw}' is not an environment here (choose one of ${ENV_TAGS.join(', ')})` };
   }
   if (spec.kind === 'algorithm') {
-    return text === 'ppo' || text === 'grpo' ? { ok: true, value: text } : { ok: false, error: `'${raw}' is not an algorithm here (choose ppo or grpo)` };
+    return text === 'ppo' || text === 'grpo'
+      ? { ok: true, value: text }
+      : { ok: false, error: `'${raw}' is not an algorithm here (choose ppo or grpo)` };
   }
   const wanted = knobWants(name);
   const value = Number(text);
   if (text === '') return { ok: false, error: `needs ${wanted}; the field is empty` };
   if (!Number.isFinite(value)) return { ok: false, error: `needs ${wanted}; '${raw}' is not a number` };
-  if (spec.kind === 'int' && !Number.isInteger(value)) return { ok: false, error: `needs ${wanted}; ${raw} is not a whole number` };
+  if (spec.kind === 'int' && !Number.isInteger(value))
+    return { ok: false, error: `needs ${wanted}; ${raw} is not a whole number` };
   if (value < spec.min!) return { ok: false, error: `needs ${wanted}; ${raw} is too small` };
   if (value > spec.max!) return { ok: false, error: `needs ${wanted}; ${raw} is too large` };
   return { ok: true, value };
@@ -226,7 +298,11 @@ export function readSettingsSearch(search: string): SettingsReading {
     if (check.ok) (knobs as Record<string, unknown>)[name] = check.value;
     else bad(name, raw, `${spec.label} (URL parameter '${spec.param}') ${check.error}`);
   }
-  return { settings: { preset: preset as PresetName, backend: backend as BackendChoice, workers, knobs }, drafts, problems };
+  return {
+    settings: { preset: preset as PresetName, backend: backend as BackendChoice, workers, knobs },
+    drafts,
+    problems,
+  };
 }
 
 /** Settings from a URL query string. Throws an Error with the first problem (readSettingsSearch reports them all). */
@@ -264,7 +340,7 @@ export function settingsProblem(settings: PlaygroundSettings): SettingsProblem |
     const groups = k.envGroups ?? config.agent.envGroups;
     if (config.filter.strategy === 'ratio' && Math.floor(ratio * groups + 1e-9) < 1) {
       const minGroups = Math.ceil(1 / ratio - 1e-9);
-      const minRatio = Math.ceil((100 / groups) - 1e-9) / 100;
+      const minRatio = Math.ceil(100 / groups - 1e-9) / 100;
       return classroom
         ? {
             fields: ['envGroups'],
@@ -282,7 +358,8 @@ export function settingsProblem(settings: PlaygroundSettings): SettingsProblem |
     if (algorithm === 'grpo' && (k.groupSize ?? config.agent.groupSize) < 2) {
       return {
         fields: ['groupSize', 'algorithm'],
-        message: 'GRPO compares the rollouts of each env group with each other, so it needs a group size (N) of at least 2.',
+        message:
+          'GRPO compares the rollouts of each env group with each other, so it needs a group size (N) of at least 2.',
       };
     }
   }
@@ -347,7 +424,13 @@ export function runConfigFor(settings: PlaygroundSettings, arm?: string): RunCon
   const base = presetConfig(settings.preset, arm);
   const k = settings.knobs;
   const armsFixSwitches = presetArms(settings.preset).length > 1;
-  const over: RunConfigInput = { agent: {}, algorithm: {}, actor: {}, filter: {}, trainer: { backend: settings.backend } };
+  const over: RunConfigInput = {
+    agent: {},
+    algorithm: {},
+    actor: {},
+    filter: {},
+    trainer: { backend: settings.backend },
+  };
 
   const envGroups = k.envGroups ?? base.agent.envGroups;
   if (k.env !== undefined || k.envGroups !== undefined) {
@@ -406,7 +489,10 @@ export function runConfigFor(settings: PlaygroundSettings, arm?: string): RunCon
     over.actor!.ppoMicroBatchSize = trajectories;
   }
 
-  return parseRunConfig(mergeConfigInput(base, over), `playground settings (preset '${settings.preset}'${arm ? ` arm '${arm}'` : ''})`);
+  return parseRunConfig(
+    mergeConfigInput(base, over),
+    `playground settings (preset '${settings.preset}'${arm ? ` arm '${arm}'` : ''})`,
+  );
 }
 
 /**
@@ -423,7 +509,11 @@ export function spreadGroups<B extends { nGroups: number }>(blocks: readonly B[]
 }
 
 /** Settings with one knob changed (undefined = back to the preset's value). */
-export function withKnob<K extends keyof Knobs>(settings: PlaygroundSettings, name: K, value: Knobs[K] | undefined): PlaygroundSettings {
+export function withKnob<K extends keyof Knobs>(
+  settings: PlaygroundSettings,
+  name: K,
+  value: Knobs[K] | undefined,
+): PlaygroundSettings {
   const knobs = { ...settings.knobs };
   if (value === undefined) delete knobs[name];
   else knobs[name] = value;

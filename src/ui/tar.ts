@@ -37,12 +37,16 @@ function splitPath(path: string): { prefix: string; name: string } {
 }
 
 /** A tar archive holding `files` (path -> bytes) in the given order. */
-export function writeTar(files: readonly { path: string; bytes: Uint8Array }[], mtimeSeconds = Math.floor(Date.now() / 1000)): Uint8Array {
+export function writeTar(
+  files: readonly { path: string; bytes: Uint8Array }[],
+  mtimeSeconds = Math.floor(Date.now() / 1000),
+): Uint8Array {
   const size = files.reduce((sum, f) => sum + BLOCK + Math.ceil(f.bytes.length / BLOCK) * BLOCK, 2 * BLOCK);
   const out = new Uint8Array(size);
   let at = 0;
   for (const file of files) {
-    if (!file.path || file.path.startsWith('/') || file.path.split('/').includes('..')) throw new Error(`tar: unsafe path '${file.path}'`);
+    if (!file.path || file.path.startsWith('/') || file.path.split('/').includes('..'))
+      throw new Error(`tar: unsafe path '${file.path}'`);
     const header = out.subarray(at, at + BLOCK);
     const { prefix, name } = splitPath(file.path);
     writeString(header, 0, 100, name);
@@ -77,7 +81,9 @@ function readString(block: Uint8Array, offset: number, length: number): string {
 function readOctal(header: Uint8Array, offset: number, length: number, what: string, at: number): number {
   const text = readString(header, offset, length).replace(/^ +| +$/g, '');
   if (!/^[0-7]+$/.test(text)) {
-    throw new Error(`tar: bad ${what} field ${JSON.stringify(text)} in the header at byte ${at} (expected octal digits)`);
+    throw new Error(
+      `tar: bad ${what} field ${JSON.stringify(text)} in the header at byte ${at} (expected octal digits)`,
+    );
   }
   return parseInt(text, 8);
 }
@@ -106,14 +112,18 @@ export function readTar(archive: Uint8Array): Map<string, Uint8Array> {
     const stored = readString(header, 148, 8).trim();
     let sum = 0;
     for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : header[i];
-    if (!/^[0-7]+$/.test(stored) || parseInt(stored, 8) !== sum) throw new Error(`tar: bad header checksum at byte ${at} (is this a tar file?)`);
+    if (!/^[0-7]+$/.test(stored) || parseInt(stored, 8) !== sum)
+      throw new Error(`tar: bad header checksum at byte ${at} (is this a tar file?)`);
     const size = readOctal(header, 124, 12, 'size', at);
     const type = String.fromCharCode(header[156] || 0x30);
     const prefix = readString(header, 345, 155);
     const name = readString(header, 0, 100);
     const path = longName ?? (prefix ? `${prefix}/${name}` : name);
     const dataEnd = at + BLOCK + size;
-    if (dataEnd > archive.length) throw new Error(`tar: '${path}' is cut off (archive truncated at byte ${archive.length}, the entry at byte ${at} needs ${dataEnd})`);
+    if (dataEnd > archive.length)
+      throw new Error(
+        `tar: '${path}' is cut off (archive truncated at byte ${archive.length}, the entry at byte ${at} needs ${dataEnd})`,
+      );
     const data = archive.subarray(at + BLOCK, dataEnd);
     longName = undefined;
     if (type === 'L') longName = readString(data, 0, data.length);

@@ -23,9 +23,15 @@ export function startTrainerWorker(): TrainerClient {
   const crashed = new Promise<never>((_, reject) => {
     worker.addEventListener('error', (e) => {
       e.preventDefault();
-      reject(new Error(`the trainer worker crashed${e.message ? `: ${e.message}` : ' (no reason given; the tab may be out of memory)'}`));
+      reject(
+        new Error(
+          `the trainer worker crashed${e.message ? `: ${e.message}` : ' (no reason given; the tab may be out of memory)'}`,
+        ),
+      );
     });
-    worker.addEventListener('messageerror', () => reject(new Error('the trainer worker sent a message the page could not read')));
+    worker.addEventListener('messageerror', () =>
+      reject(new Error('the trainer worker sent a message the page could not read')),
+    );
   });
   crashed.catch(() => undefined); // handled by whoever races it; never an unhandled rejection
   return {

@@ -27,7 +27,13 @@ export interface ViewedTrajectory {
   finalState: string | null;
 }
 
-function field<T>(record: Record<string, unknown>, key: string, check: (v: unknown) => v is T, what: string, where: string): T {
+function field<T>(
+  record: Record<string, unknown>,
+  key: string,
+  check: (v: unknown) => v is T,
+  what: string,
+  where: string,
+): T {
   const value = record[key];
   if (!check(value)) throw new Error(`${where}: field '${key}' should be ${what}, got ${JSON.stringify(value)}`);
   return value;
@@ -73,7 +79,10 @@ export function readTrajectory(record: StoredRollout, where = `rollout at step $
 }
 
 /** Trajectories grouped by training step, steps ascending; records that cannot be read are counted, not shown. */
-export function groupByStep(records: readonly StoredRollout[]): { byStep: Map<number, ViewedTrajectory[]>; unreadable: string[] } {
+export function groupByStep(records: readonly StoredRollout[]): {
+  byStep: Map<number, ViewedTrajectory[]>;
+  unreadable: string[];
+} {
   const byStep = new Map<number, ViewedTrajectory[]>();
   const unreadable: string[] = [];
   for (const record of records) {

@@ -37,7 +37,15 @@ import {
   type SokobanState,
 } from '../../envs/index';
 import { BOX, BOX_ON_TARGET, TARGET } from '../../envs/sokoban/grid';
-import { EnvGroupManager, buildPrompt, envRegistry, parseResponse, turnTrainingSamples, type RenderedPrompt, type TurnNumbers } from '../agent/index';
+import {
+  EnvGroupManager,
+  buildPrompt,
+  envRegistry,
+  parseResponse,
+  turnTrainingSamples,
+  type RenderedPrompt,
+  type TurnNumbers,
+} from '../agent/index';
 
 /** First env seed of the demonstrations: far above RAGEN's train (10000+) and val (123 … 378) seeds. */
 export const DEMO_SEED_BASE = 1_000_000;
@@ -164,11 +172,14 @@ function checkConfig(c: DemonstrationConfig): void {
     throw new Error(`demonstrations: imperfectFraction must be in [0, 1], got ${c.imperfectFraction}`);
   }
   const alt = c.alternateArmPairFraction ?? 0;
-  if (!(alt >= 0 && alt <= 1)) throw new Error(`demonstrations: alternateArmPairFraction must be in [0, 1], got ${alt}`);
+  if (!(alt >= 0 && alt <= 1))
+    throw new Error(`demonstrations: alternateArmPairFraction must be in [0, 1], got ${alt}`);
   if (c.actionsPerAnswer) {
     const [lo, hi] = c.actionsPerAnswer;
     if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo < 1 || hi < lo) {
-      throw new Error(`demonstrations: actionsPerAnswer must be [fewest, most] with 1 <= fewest <= most, got [${lo}, ${hi}]`);
+      throw new Error(
+        `demonstrations: actionsPerAnswer must be [fewest, most] with 1 <= fewest <= most, got [${lo}, ${hi}]`,
+      );
     }
   }
   if (c.firstSeed !== undefined && !Number.isSafeInteger(c.firstSeed)) {
@@ -226,7 +237,13 @@ function playEpisode(config: DemonstrationConfig, seed: number): Demonstration {
   }
 
   const [state] = manager.rolloutStates();
-  const promptOptions = { style: 'compact', mode: 'training', actionSep, responseMaskOnly: config.responseMaskOnly ?? true, turnNumbers: config.turnNumbers } as const;
+  const promptOptions = {
+    style: 'compact',
+    mode: 'training',
+    actionSep,
+    responseMaskOnly: config.responseMaskOnly ?? true,
+    turnNumbers: config.turnNumbers,
+  } as const;
   const training = buildPrompt(entry.info, state.history, promptOptions);
   const window = config.maxContextWindow ?? -1;
   return {
@@ -238,7 +255,10 @@ function playEpisode(config: DemonstrationConfig, seed: number): Demonstration {
     totalReward: state.totalReward,
     penalty: state.penalty,
     training,
-    samples: window < 1 ? [training] : turnTrainingSamples(entry.info, state.history, { ...promptOptions, maxContextWindow: window }),
+    samples:
+      window < 1
+        ? [training]
+        : turnTrainingSamples(entry.info, state.history, { ...promptOptions, maxContextWindow: window }),
   };
 }
 
@@ -282,7 +302,11 @@ function banditAnswer(env: BanditEnv, imperfectFraction: number, rng: Rng): Answ
   const { loArmName: lo, hiArmName: hi } = env.config;
   const imperfect = rng.float() < imperfectFraction;
   const chosen = imperfect ? lo : hi;
-  return { think: banditThink(lo, hi, chosen === hi, rng), actions: [chosen], kinds: [imperfect ? 'imperfect' : 'plan'] };
+  return {
+    think: banditThink(lo, hi, chosen === hi, rng),
+    actions: [chosen],
+    kinds: [imperfect ? 'imperfect' : 'plan'],
+  };
 }
 
 /** Reasoning that names which arm sounds risky and which safe, then argues for the chosen one. */
@@ -330,7 +354,13 @@ function relativeDirection(r0: number, c0: number, r1: number, c1: number): stri
 // ---------------------------------------------------------------------------------------------------------------
 // FrozenLake
 
-function frozenLakeAnswer(env: FrozenLakeEnv, wanted: number, actionsLeft: number, imperfectFraction: number, rng: Rng): Answer {
+function frozenLakeAnswer(
+  env: FrozenLakeEnv,
+  wanted: number,
+  actionsLeft: number,
+  imperfectFraction: number,
+  rng: Rng,
+): Answer {
   const map = env.map;
   const planner = planFrozenLake(map, env.config.successRate, actionsLeft);
   let position = env.position;
@@ -395,7 +425,13 @@ export function frozenLakeThink(map: FrozenLakeMap, position: number, _actions: 
 // ---------------------------------------------------------------------------------------------------------------
 // Sokoban
 
-function sokobanAnswer(env: SokobanEnv, wanted: number, actionsLeft: number, imperfectFraction: number, rng: Rng): Answer {
+function sokobanAnswer(
+  env: SokobanEnv,
+  wanted: number,
+  actionsLeft: number,
+  imperfectFraction: number,
+  rng: Rng,
+): Answer {
   const sim = cloneState(env.state);
   const actions: string[] = [];
   const kinds: ActionKind[] = [];

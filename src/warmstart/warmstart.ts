@@ -35,7 +35,13 @@ import { Qwen2Model, initQwen2Weights } from '../model/qwen2';
 import { namedVariableGrads } from '../model/scoring';
 import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer, type Tokenizer } from '../model/tokenizer';
 import { agentFormatFromConfig, envBlocks, type RunConfig } from '../starpo/config';
-import { DEMO_SEED_BASE, demonstrationStats, generateDemonstrations, type Demonstration, type DemonstrationStats } from './demonstrations';
+import {
+  DEMO_SEED_BASE,
+  demonstrationStats,
+  generateDemonstrations,
+  type Demonstration,
+  type DemonstrationStats,
+} from './demonstrations';
 import { presetConfig, resolvePreset } from '../starpo/presets';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -164,7 +170,9 @@ export const WARMSTART_RECIPES = {
     // points between two moves are buried in the slips, while the value of using the budget is not. 40 steps, not
     // more: they leave about 1 % of answers with a second move, which RL finds and amplifies; after 300 steps none
     // are left and RL never finds them (23.7 % -> 23.2 %).
-    laterCycles: [{ episodes: 1024, imperfectFraction: 0, actionsPerAnswer: [1, 1], steps: 40, lr: 1e-3, warmupSteps: 20, seed: 1 }],
+    laterCycles: [
+      { episodes: 1024, imperfectFraction: 0, actionsPerAnswer: [1, 1], steps: 40, lr: 1e-3, warmupSteps: 20, seed: 1 },
+    ],
   },
   'sokoban-tiny': {
     // One sample per turn (the preset's single_turn mode), one move per turn: 8,192 episodes give about 35,000
@@ -293,11 +301,21 @@ export function tokenizerCorpus(demos: readonly Demonstration[], tags: readonly 
 /** Every grid symbol the tags' boards use (their prompt vocabularies): each is always a token of its own. */
 export function gridSymbols(tags: readonly string[]): string {
   const registry = envRegistry();
-  return [...new Set(tags.flatMap((tag) => (registry.promptInfo(tag).gridVocab ?? []).map(([symbol]) => symbol)))].join('');
+  return [...new Set(tags.flatMap((tag) => (registry.promptInfo(tag).gridVocab ?? []).map(([symbol]) => symbol)))].join(
+    '',
+  );
 }
 
-export function buildWarmStartTokenizer(demos: readonly Demonstration[], tags: readonly string[], vocabSize: number): Tokenizer {
-  return buildTinyTokenizer(tokenizerCorpus(demos, tags), { vocabSize, specialTokens: DEFAULT_SPECIAL_TOKENS, isolate: gridSymbols(tags) });
+export function buildWarmStartTokenizer(
+  demos: readonly Demonstration[],
+  tags: readonly string[],
+  vocabSize: number,
+): Tokenizer {
+  return buildTinyTokenizer(tokenizerCorpus(demos, tags), {
+    vocabSize,
+    specialTokens: DEFAULT_SPECIAL_TOKENS,
+    isolate: gridSymbols(tags),
+  });
 }
 
 /** A Hugging Face Qwen2 config for the preset's tiny shape and the tokenizer's vocabulary. */
@@ -407,9 +425,15 @@ export function sftLoss(model: Qwen2Model, batch: SftBatch): tf.Scalar {
  * An endless, seeded stream of batches: each epoch shuffles the examples, groups them by length bucket (so a batch
  * pads little), cuts each bucket into batches of `batchSize` and shuffles the batch order.
  */
-export function* batchStream(examples: readonly SftExample[], batchSize: number, seed: number, bucket = LENGTH_BUCKET): Generator<SftExample[]> {
+export function* batchStream(
+  examples: readonly SftExample[],
+  batchSize: number,
+  seed: number,
+  bucket = LENGTH_BUCKET,
+): Generator<SftExample[]> {
   if (examples.length === 0) throw new Error('batchStream: no examples');
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchStream: batchSize must be a positive integer, got ${batchSize}`);
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new Error(`batchStream: batchSize must be a positive integer, got ${batchSize}`);
   const rng = Rng.fromSeed(seed, 'warmstart/batches');
   for (;;) {
     const byBucket = new Map<number, SftExample[]>();
@@ -456,13 +480,23 @@ export function learningRate(step: number, opts: Pick<SftOptions, 'steps' | 'lr'
  * Supervised fine-tuning: mean cross-entropy over the masked target tokens of each batch, AdamW, gradient clipping.
  * Returns the per-step losses.
  */
-export async function trainSft(model: Qwen2Model, examples: readonly SftExample[], padTokenId: number, opts: SftOptions): Promise<number[]> {
-  if (!Number.isInteger(opts.steps) || opts.steps < 1) throw new Error(`trainSft: steps must be a positive integer, got ${opts.steps}`);
+export async function trainSft(
+  model: Qwen2Model,
+  examples: readonly SftExample[],
+  padTokenId: number,
+  opts: SftOptions,
+): Promise<number[]> {
+  if (!Number.isInteger(opts.steps) || opts.steps < 1)
+    throw new Error(`trainSft: steps must be a positive integer, got ${opts.steps}`);
   if (!(opts.lr > 0)) throw new Error(`trainSft: lr must be > 0, got ${opts.lr}`);
   const maxPositions = model.config.max_position_embeddings;
   const tooLong = examples.find((e) => e.ids.length > maxPositions);
-  if (tooLong) throw new Error(`trainSft: a sequence has ${tooLong.ids.length} tokens, more than the model's ${maxPositions} positions`);
-  if (examples.some((e) => !e.targetMask.some(Boolean))) throw new Error('trainSft: an example has no trained token (empty loss mask)');
+  if (tooLong)
+    throw new Error(
+      `trainSft: a sequence has ${tooLong.ids.length} tokens, more than the model's ${maxPositions} positions`,
+    );
+  if (examples.some((e) => !e.targetMask.some(Boolean)))
+    throw new Error('trainSft: an example has no trained token (empty loss mask)');
 
   const optimizer = new AdamW(model.variables, { lr: opts.lr, weightDecay: opts.weightDecay ?? 0.01 });
   const batches = batchStream(examples, opts.batchSize, opts.seed);
@@ -522,11 +556,17 @@ export interface PolicyCheck extends CheckRates {
 }
 
 /** Plays validation episodes with the model and measures format validity, action validity and success. */
-export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, config: RunConfig, opts: PolicyCheckOptions): Promise<PolicyCheck> {
+export async function checkPolicy(
+  model: Qwen2Model,
+  tokenizer: Tokenizer,
+  config: RunConfig,
+  opts: PolicyCheckOptions,
+): Promise<PolicyCheck> {
   const split = opts.split ?? 'val';
   let blocks = envBlocks(config, split);
   const episodes = opts.episodes ?? config.agent.valGroups;
-  if (!Number.isInteger(episodes) || episodes < 1) throw new Error(`checkPolicy: episodes must be a positive integer, got ${episodes}`);
+  if (!Number.isInteger(episodes) || episodes < 1)
+    throw new Error(`checkPolicy: episodes must be a positive integer, got ${episodes}`);
   // Spread the episodes over the blocks in proportion to their group counts (at least one each).
   const total = blocks.reduce((s, b) => s + b.nGroups, 0);
   blocks = blocks.map((b, i) => ({
@@ -538,7 +578,14 @@ export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, confi
   const envGroups = blocks.reduce((s, b) => s + b.nGroups, 0);
 
   const manager = new EnvGroupManager(
-    { mode: 'val', envGroups, groupSize: 1, tags: blocks, baseSeed: config.agent.seedVal, formatPenalty: config.agent.formatPenalty },
+    {
+      mode: 'val',
+      envGroups,
+      groupSize: 1,
+      tags: blocks,
+      baseSeed: config.agent.seedVal,
+      formatPenalty: config.agent.formatPenalty,
+    },
     envRegistry(),
   );
   let newTokens = 0;
@@ -560,7 +607,8 @@ export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, confi
         turns++;
         if (!turn.formatOk) continue;
         formatOk++;
-        if (turn.parsedActions.length > 0 && turn.parsedActions.every((a) => names.has(a.toLowerCase()))) validActions++;
+        if (turn.parsedActions.length > 0 && turn.parsedActions.every((a) => names.has(a.toLowerCase())))
+          validActions++;
       }
     }
     return {
@@ -576,8 +624,17 @@ export async function checkPolicy(model: Qwen2Model, tokenizer: Tokenizer, confi
     perTag[tag] = rates(result.trajectories.filter((t) => t.tag === tag));
   }
   const all = rates(result.trajectories);
-  const reasoning = groundingMetrics(groundingTurnsOf(result.trajectories, (id) => manager.entries[id].env), opts.seed);
-  return { ...all, perTag, reasoning, meanResponseTokens: all.turns ? newTokens / all.turns : 0, trajectories: result.trajectories };
+  const reasoning = groundingMetrics(
+    groundingTurnsOf(result.trajectories, (id) => manager.entries[id].env),
+    opts.seed,
+  );
+  return {
+    ...all,
+    perTag,
+    reasoning,
+    meanResponseTokens: all.turns ? newTokens / all.turns : 0,
+    trajectories: result.trajectories,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -627,13 +684,17 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
   const name = warmStartRecipeName(preset);
   const recipe: WarmStartRecipe = { ...WARMSTART_RECIPES[name], ...opts.recipe };
   const config = opts.config ?? warmStartRunConfig(name);
-  if (config.model.promptStyle !== 'compact') throw new Error(`warm start: preset '${name}' does not use the compact prompt`);
-  if (!config.model.enableThink) throw new Error(`warm start: preset '${name}' disables <think>; the demonstrations always think`);
+  if (config.model.promptStyle !== 'compact')
+    throw new Error(`warm start: preset '${name}' does not use the compact prompt`);
+  if (!config.model.enableThink)
+    throw new Error(`warm start: preset '${name}' disables <think>; the demonstrations always think`);
   const later = recipe.laterCycles ?? [];
   const seeds = [recipe.seed, ...later.map((cycle) => cycle.seed)];
   const repeated = seeds.find((seed, i) => seeds.indexOf(seed) !== i);
   if (repeated !== undefined) {
-    throw new Error(`warm start: recipe '${name}': two cycles have seed ${repeated}; every cycle needs a seed of its own, or both see the same demonstrations`);
+    throw new Error(
+      `warm start: recipe '${name}': two cycles have seed ${repeated}; every cycle needs a seed of its own, or both see the same demonstrations`,
+    );
   }
 
   opts.onPhase?.('demonstrations', `${recipe.episodes} episodes per training env block`);
@@ -641,7 +702,16 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
   opts.onPhase?.('tokenizer', `byte-level BPE, ${recipe.vocabSize} ids`);
   const tokenizer = buildWarmStartTokenizer(demos, warmStartTags(config), recipe.vocabSize);
   const cycles: { demos: Demonstration[]; sft: SftOptions }[] = [
-    { demos, sft: { steps: recipe.steps, batchSize: recipe.batchSize, lr: recipe.lr, warmupSteps: recipe.warmupSteps, seed: recipe.seed } },
+    {
+      demos,
+      sft: {
+        steps: recipe.steps,
+        batchSize: recipe.batchSize,
+        lr: recipe.lr,
+        warmupSteps: recipe.warmupSteps,
+        seed: recipe.seed,
+      },
+    },
   ];
   for (const [i, cycle] of later.entries()) {
     opts.onPhase?.('demonstrations', `cycle ${i + 2}: ${cycle.episodes} episodes per training env block`);
@@ -654,10 +724,18 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
     };
     cycles.push({
       demos: demonstrationsForRun(config, cycleRecipe),
-      sft: { steps: cycle.steps, batchSize: recipe.batchSize, lr: cycle.lr, warmupSteps: cycle.warmupSteps, seed: cycle.seed },
+      sft: {
+        steps: cycle.steps,
+        batchSize: recipe.batchSize,
+        lr: cycle.lr,
+        warmupSteps: cycle.warmupSteps,
+        seed: cycle.seed,
+      },
     });
   }
-  const examples = cycles.map((cycle) => cycle.demos.flatMap((d) => d.samples.map((sample) => tokenizeRendered(tokenizer, sample))));
+  const examples = cycles.map((cycle) =>
+    cycle.demos.flatMap((d) => d.samples.map((sample) => tokenizeRendered(tokenizer, sample))),
+  );
   const maxResponseTokens = Math.max(...cycles.map((cycle) => longestResponse(tokenizer, cycle.demos)));
   if (maxResponseTokens > config.rollout.maxNewTokens) {
     throw new Error(
@@ -674,7 +752,7 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
   const losses: number[] = [];
   try {
     for (const [i, cycle] of cycles.entries()) {
-      const before = losses.length;   // steps are numbered across the cycles, 1 .. totalSteps
+      const before = losses.length; // steps are numbered across the cycles, 1 .. totalSteps
       losses.push(
         ...(await trainSft(model, examples[i], tokenizer.padTokenId!, {
           ...cycle.sft,
@@ -699,7 +777,9 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
     model,
     tokenizer,
     demonstrations: demonstrationStats(demos),
-    ...(later.length > 0 ? { laterCycleDemonstrations: cycles.slice(1).map((cycle) => demonstrationStats(cycle.demos)) } : {}),
+    ...(later.length > 0
+      ? { laterCycleDemonstrations: cycles.slice(1).map((cycle) => demonstrationStats(cycle.demos)) }
+      : {}),
     maxResponseTokens,
     maxSequenceTokens: Math.max(...examples.flat().map((e) => e.ids.length)),
     losses,
@@ -712,7 +792,8 @@ export async function buildWarmStart(preset: string, opts: WarmStartOptions = {}
 function longestResponse(tokenizer: Tokenizer, demos: readonly Demonstration[]): number {
   let longest = 0;
   for (const d of demos) {
-    for (const turn of d.turns) longest = Math.max(longest, tokenizer.encode(turn.response.slice('<think>'.length)).length + 1);
+    for (const turn of d.turns)
+      longest = Math.max(longest, tokenizer.encode(turn.response.slice('<think>'.length)).length + 1);
   }
   return longest;
 }

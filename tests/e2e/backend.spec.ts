@@ -5,7 +5,9 @@
 import { expect, test } from '@playwright/test';
 import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
 
-test('backend: auto passes over the software WebGPU adapter (SwiftShader) for wasm, and says why', async ({ page }, testInfo) => {
+test('backend: auto passes over the software WebGPU adapter (SwiftShader) for wasm, and says why', async ({
+  page,
+}, testInfo) => {
   const errors = watchErrors(page);
   await page.goto('./');
   await expect(page.getByTestId('backend'), `page errors: ${errors.join(' | ')}`).toHaveText('wasm');
@@ -19,7 +21,9 @@ test('backend: auto passes over the software WebGPU adapter (SwiftShader) for wa
   await saveScreenshot(page, testInfo, 'backend-auto-skips-swiftshader');
 });
 
-test('backend: the backend-select restarts the worker on webgpu, wasm or cpu and writes the URL', async ({ page }, testInfo) => {
+test('backend: the backend-select restarts the worker on webgpu, wasm or cpu and writes the URL', async ({
+  page,
+}, testInfo) => {
   const errors = watchErrors(page);
   await page.goto('./');
   await expect(page.getByTestId('backend')).toHaveText('wasm');
@@ -50,7 +54,9 @@ test('backend: ?backend=wasm gives wasm and its matmul is correct', async ({ pag
   await saveScreenshot(page, testInfo, 'backend-wasm');
 });
 
-test('backend: an unknown ?backend= value is reported on the backend field, and the page starts with auto', async ({ page }) => {
+test('backend: an unknown ?backend= value is reported on the backend field, and the page starts with auto', async ({
+  page,
+}) => {
   await page.goto('./?backend=metal');
   await expect(page.getByTestId('error-backend')).toContainText("unknown backend 'metal'");
   await expect(page.getByTestId('backend-select')).toHaveAttribute('aria-invalid', 'true');

@@ -26,7 +26,9 @@ function collapsingRun(extra: (step: number) => Record<string, unknown> = () => 
 }
 
 async function importMetrics(page: Page, text: string): Promise<void> {
-  await page.getByTestId('import-file').setInputFiles({ name: 'metrics.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(text) });
+  await page
+    .getByTestId('import-file')
+    .setInputFiles({ name: 'metrics.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(text) });
 }
 
 test('charts: before a run each card says what it will show, with no empty plot', async ({ page }, testInfo) => {
@@ -42,7 +44,9 @@ test('charts: before a run each card says what it will show, with no empty plot'
   await saveScreenshot(page, testInfo, 'charts-before-a-run');
 });
 
-test('charts: labelled axes, success fixed at 0-1, values in the legend without hovering', async ({ page }, testInfo) => {
+test('charts: labelled axes, success fixed at 0-1, values in the legend without hovering', async ({
+  page,
+}, testInfo) => {
   await page.goto('./?backend=wasm');
   await importMetrics(page, collapsingRun());
   const success = page.getByTestId('chart-train/Bandit/success');
@@ -57,7 +61,13 @@ test('charts: labelled axes, success fixed at 0-1, values in the legend without 
   expect(lo).toBeGreaterThan(0.5);
   expect(hi).toBeLessThan(3);
   // Every chart with data labels its y axis (with a unit) and shows its series' newest values.
-  for (const key of ['train/Bandit/success', 'rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'response_length/mean']) {
+  for (const key of [
+    'train/Bandit/success',
+    'rollout/in_group_std',
+    'actor/entropy_loss',
+    'actor/grad_norm',
+    'response_length/mean',
+  ]) {
     const chart = page.getByTestId(`chart-${key}`);
     expect((await chart.getAttribute('data-y-label'))!.length, key).toBeGreaterThan(3);
     await expect(chart.getByTestId('chart-series-value').first()).not.toHaveText('–');
@@ -73,7 +83,9 @@ test('charts: labelled axes, success fixed at 0-1, values in the legend without 
   await expect(success.getByTestId('chart-series-value').first()).toHaveText('0.41');
   await expect(success).toContainText('at step 1');
   // Series colours: dark enough for text (>= 4.5:1 on white), so lines are more than enough (3:1).
-  for (const colour of await page.locator('[data-testid="chart-series"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-colour')!))) {
+  for (const colour of await page
+    .locator('[data-testid="chart-series"]')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-colour')!))) {
     expect(contrastOnWhite(colour), colour).toBeGreaterThanOrEqual(4.5);
   }
   await saveScreenshot(page, testInfo, 'charts-imported');
@@ -84,7 +96,9 @@ test('charts: the echo-trap warning is a marker on every chart with one line say
   // First a run without the Trainer's echo_trap keys: the page runs the same detector.
   await importMetrics(page, collapsingRun());
   const warning = page.getByTestId('echo-trap-warning');
-  await expect(warning).toContainText('fired at step 8: in-group reward std fell to 5% and entropy to 5% of their early level');
+  await expect(warning).toContainText(
+    'fired at step 8: in-group reward std fell to 5% and entropy to 5% of their early level',
+  );
   for (const key of ['rollout/in_group_std', 'actor/entropy_loss', 'train/Bandit/success']) {
     const marker = page.getByTestId(`chart-${key}`).getByTestId('echo-trap-marker');
     await expect(marker, key).toHaveCount(1);
@@ -107,5 +121,8 @@ test('charts: the echo-trap warning is a marker on every chart with one line say
   await expect(warning).toContainText(
     'fired at step 10: in-group reward std fell to 5% and the input dependence of the reasoning (MI z-score) to 10% of their early level (signal: reward_std+mi_zscore_ema)',
   );
-  await expect(page.getByTestId('chart-actor/grad_norm').getByTestId('echo-trap-marker')).toHaveAttribute('data-step', '10');
+  await expect(page.getByTestId('chart-actor/grad_norm').getByTestId('echo-trap-marker')).toHaveAttribute(
+    'data-step',
+    '10',
+  );
 });

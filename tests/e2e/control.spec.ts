@@ -81,7 +81,9 @@ async function msUntilStatus(page: Page, status: string): Promise<number> {
   );
 }
 
-test('control: step-progress moves inside a step; Stop before the update stops at once and keeps the last checkpoint', async ({ page }, testInfo) => {
+test('control: step-progress moves inside a step; Stop before the update stops at once and keeps the last checkpoint', async ({
+  page,
+}, testInfo) => {
   test.setTimeout(400_000);
   const errors = watchErrors(page);
   await page.goto(`./?${BIG_BATCH}`);
@@ -96,13 +98,19 @@ test('control: step-progress moves inside a step; Stop before the update stops a
   await expect(page.getByTestId('step-count')).not.toHaveText('0', { timeout: 240_000 });
   const seen = await takeProgressTexts(page);
   testInfo.annotations.push({ type: 'step-progress texts of step 1', description: seen.join(' | ') });
-  expect(seen.filter((t) => t.startsWith('rollout')).every((t) => /^rollout \d+\/48 tokens$/.test(t)), seen.join(' | ')).toBe(true);
+  expect(
+    seen.filter((t) => t.startsWith('rollout')).every((t) => /^rollout \d+\/48 tokens$/.test(t)),
+    seen.join(' | '),
+  ).toBe(true);
   const phases = seen.map((t) => t.split(' ')[0]).filter((p, i, a) => p !== a[i - 1]);
   expect(phases, seen.join(' | ')).toEqual(['validation', 'rollout', 'scoring', 'update']);
   // The worker always sends a phase's first count (0) and its changes after each optimizer step: the count moves.
   const updates = seen.filter((t) => t.startsWith('update'));
   expect(updates.length, seen.join(' | ')).toBeGreaterThanOrEqual(2);
-  expect(updates.every((t) => /^update \d+\/32 optimizer steps$/.test(t)), seen.join(' | ')).toBe(true);
+  expect(
+    updates.every((t) => /^update \d+\/32 optimizer steps$/.test(t)),
+    seen.join(' | '),
+  ).toBe(true);
 
   // Stop while step 2 is scoring (nothing of the step is kept yet): the worker drops that step and stops at once.
   await waitForPhase(page, 1, 'scoring');
@@ -127,7 +135,9 @@ test('control: step-progress moves inside a step; Stop before the update stops a
   expect(errors).toEqual([]);
 });
 
-test('control: Stop during an update ends the busy worker within ~2 s; the run resumes from its last checkpoint', async ({ page }, testInfo) => {
+test('control: Stop during an update ends the busy worker within ~2 s; the run resumes from its last checkpoint', async ({
+  page,
+}, testInfo) => {
   test.setTimeout(400_000);
   const errors = watchErrors(page);
   await page.goto(`./?${BIG_BATCH}`);
@@ -175,7 +185,9 @@ test('control: a short run ends as done', async ({ page }) => {
   await expect(page.getByTestId('start')).toBeEnabled(); // a new run can start
 });
 
-test('control: a run that cannot be built ends as failed with the reason, and the page stays usable', async ({ page }) => {
+test('control: a run that cannot be built ends as failed with the reason, and the page stays usable', async ({
+  page,
+}) => {
   test.setTimeout(300_000);
   // A preset a tab cannot train is not offered, and a link to one says what it needs before anything starts.
   await page.goto('./?preset=sokoban-qwen&backend=wasm');
@@ -184,12 +196,22 @@ test('control: a run that cannot be built ends as failed with the reason, and th
 
   // The warm start's weights served broken (a half-uploaded site): the worker cannot build the run.
   const weights = '**/warmstart/bandit-tiny/model.safetensors';
-  await page.context().route(weights, (route) => route.fulfill({ status: 200, contentType: 'application/octet-stream', body: Buffer.from('not a safetensors file') }));
+  await page
+    .context()
+    .route(weights, (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/octet-stream',
+        body: Buffer.from('not a safetensors file'),
+      }),
+    );
   await page.goto('./?backend=wasm&groups=4&groupSize=2&val=2&steps=1');
   await expectWorkingMatmul(page);
   await page.getByTestId('start').click();
   await expect(page.getByTestId('run-status')).toHaveText('failed');
-  await expect(page.getByTestId('training-error')).toContainText('the warm-start checkpoint warmstart/bandit-tiny on this site could not be loaded');
+  await expect(page.getByTestId('training-error')).toContainText(
+    'the warm-start checkpoint warmstart/bandit-tiny on this site could not be loaded',
+  );
   await expect(page.getByTestId('run-item').first()).toHaveAttribute('data-state', 'failed');
   // Usable again: Start (a new run, not a resume), the setup, no Stop to press.
   await expect(page.getByTestId('start')).toHaveText('Start');

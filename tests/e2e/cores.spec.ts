@@ -17,11 +17,12 @@ async function newestRunStep1(page: Page): Promise<Row | null> {
       req.onsuccess = () => resolve(req.result);
       req.onerror = () => reject(req.error);
     });
-    const all = <T,>(store: string) => new Promise<T[]>((resolve, reject) => {
-      const req = db.transaction(store).objectStore(store).getAll();
-      req.onsuccess = () => resolve(req.result as T[]);
-      req.onerror = () => reject(req.error);
-    });
+    const all = <T>(store: string) =>
+      new Promise<T[]>((resolve, reject) => {
+        const req = db.transaction(store).objectStore(store).getAll();
+        req.onsuccess = () => resolve(req.result as T[]);
+        req.onerror = () => reject(req.error);
+      });
     const runs = (await all<{ id: string; createdAt: number }>('runs')).sort((a, b) => b.createdAt - a.createdAt);
     const rows = await all<{ runId: string; step: number; row: Record<string, unknown> }>('metrics');
     db.close();
@@ -36,12 +37,16 @@ async function trainOneStep(page: Page, workers: 1 | 2): Promise<Row> {
   await expect(page.getByTestId('backend'), `page errors: ${errors.join(' | ')}`).toHaveText('wasm');
   await expectWorkingMatmul(page);
   await page.getByTestId('start').click();
-  await expect(page.getByTestId('run-status'), `page errors: ${errors.join(' | ')}`).toHaveText('done', { timeout: 150_000 });
+  await expect(page.getByTestId('run-status'), `page errors: ${errors.join(' | ')}`).toHaveText('done', {
+    timeout: 150_000,
+  });
   await expect(page.getByTestId('training-error')).toHaveCount(0);
   await expect(page.getByTestId('cores-in-use')).toHaveText(String(workers));
   // The page stores the row as it arrives; wait for the write rather than race it.
   let row: Row | null = null;
-  await expect.poll(async () => (row = await newestRunStep1(page)) !== null, { message: 'step-1 metrics in IndexedDB' }).toBe(true);
+  await expect
+    .poll(async () => (row = await newestRunStep1(page)) !== null, { message: 'step-1 metrics in IndexedDB' })
+    .toBe(true);
   return row!;
 }
 
@@ -49,7 +54,9 @@ async function trainOneStep(page: Page, workers: 1 | 2): Promise<Row> {
 const withoutTimings = (row: Row) =>
   Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput'));
 
-test('cores: the page is cross-origin isolated, and a helper worker trains the same first step as one core', async ({ page }) => {
+test('cores: the page is cross-origin isolated, and a helper worker trains the same first step as one core', async ({
+  page,
+}) => {
   test.setTimeout(360_000);
   const response = await page.goto('./');
   expect(response?.headers()['cross-origin-opener-policy']).toBe('same-origin');
@@ -65,7 +72,9 @@ test('cores: the page is cross-origin isolated, and a helper worker trains the s
   expect(withoutTimings(two)).toEqual(withoutTimings(one));
 });
 
-test('cores: served without COOP/COEP, the page says it is not isolated and still trains on two cores', async ({ page }) => {
+test('cores: served without COOP/COEP, the page says it is not isolated and still trains on two cores', async ({
+  page,
+}) => {
   test.setTimeout(240_000);
   // A static host that cannot set headers: every response arrives without the two isolation headers.
   await page.route('**/*', async (route) => {
@@ -86,7 +95,9 @@ test('cores: served without COOP/COEP, the page says it is not isolated and stil
 
 test('cores: the cores select writes the URL, and a bad workers value is named on its field', async ({ page }) => {
   await page.goto('./?workers=3');
-  await expect(page.getByTestId('error-workers')).toContainText("cores (URL parameter 'workers') must be 1, 2 or auto, not '3'");
+  await expect(page.getByTestId('error-workers')).toContainText(
+    "cores (URL parameter 'workers') must be 1, 2 or auto, not '3'",
+  );
   await expect(page.getByTestId('workers-select')).toHaveValue('auto');
   await page.getByTestId('workers-select').selectOption('1');
   await expect(page.getByTestId('error-workers')).toHaveCount(0);

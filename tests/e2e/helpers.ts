@@ -48,7 +48,10 @@ export async function lowContrastText(page: Page, root = 'body'): Promise<LowCon
     const parse = (c: string): [number, number, number, number] => {
       const m = /rgba?\(([^)]+)\)/.exec(c);
       if (!m) return [0, 0, 0, 0];
-      const p = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+      const p = m[1]
+        .split(/[ ,/]+/)
+        .filter(Boolean)
+        .map(Number);
       return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
     };
     const lum = ([r, g, b]: number[]) => {
@@ -68,7 +71,11 @@ export async function lowContrastText(page: Page, root = 'body'): Promise<LowCon
     const out: { text: string; ratio: number; colour: string; background: string }[] = [];
     const root = document.querySelector(rootSelector)!;
     for (const el of root.querySelectorAll('*')) {
-      const own = [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent!.trim()).join(' ').trim();
+      const own = [...el.childNodes]
+        .filter((n) => n.nodeType === Node.TEXT_NODE)
+        .map((n) => n.textContent!.trim())
+        .join(' ')
+        .trim();
       if (!own) continue;
       const style = getComputedStyle(el);
       const box = (el as HTMLElement).getBoundingClientRect();
@@ -80,7 +87,13 @@ export async function lowContrastText(page: Page, root = 'body'): Promise<LowCon
       const ratio = (l1 + 0.05) / (l2 + 0.05);
       const size = parseFloat(style.fontSize);
       const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
-      if (ratio < (large ? 3 : 4.5)) out.push({ text: own.slice(0, 60), ratio: Math.round(ratio * 100) / 100, colour: style.color, background: `rgb(${bg.slice(0, 3).join(', ')})` });
+      if (ratio < (large ? 3 : 4.5))
+        out.push({
+          text: own.slice(0, 60),
+          ratio: Math.round(ratio * 100) / 100,
+          colour: style.color,
+          background: `rgb(${bg.slice(0, 3).join(', ')})`,
+        });
     }
     return out;
   }, root);
@@ -88,7 +101,9 @@ export async function lowContrastText(page: Page, root = 'body'): Promise<LowCon
 
 /** WCAG contrast ratio of a hex colour against white. */
 export function contrastOnWhite(hex: string): number {
-  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((s) => (s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4));
+  const [r, g, b] = [1, 3, 5]
+    .map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+    .map((s) => (s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4));
   const l = 0.2126 * r + 0.7152 * g + 0.0722 * b;
   return 1.05 / (l + 0.05);
 }

@@ -4,7 +4,9 @@
 import { expect, test } from '@playwright/test';
 import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
 
-test('layout: the first visit explains the page; dismissed, it stays closed after a reload and can be reopened', async ({ page }) => {
+test('layout: the first visit explains the page; dismissed, it stays closed after a reload and can be reopened', async ({
+  page,
+}) => {
   await page.goto('./?backend=wasm');
   const explainer = page.getByTestId('explainer');
   await expect(explainer).toBeVisible();
@@ -19,7 +21,9 @@ test('layout: the first visit explains the page; dismissed, it stays closed afte
   await expect(explainer).toBeVisible();
 });
 
-test('layout: every text on the page reaches AA contrast, before and after a run is on the charts', async ({ page }) => {
+test('layout: every text on the page reaches AA contrast, before and after a run is on the charts', async ({
+  page,
+}) => {
   await page.goto('./?backend=wasm');
   await expect(page.getByTestId('matmul-check')).toHaveAttribute('data-status', 'pass');
   expect(await lowContrastText(page)).toEqual([]);
@@ -27,21 +31,42 @@ test('layout: every text on the page reaches AA contrast, before and after a run
   const lines = [];
   for (let step = 1; step <= 12; step++) {
     const level = step <= 6 ? 1 : 0.05;
-    lines.push(JSON.stringify({ step, 'rollout/in_group_std': level, 'actor/entropy_loss': 2 * level, 'actor/grad_norm': 1, 'train/Bandit/success': 0.4 + step / 100 }));
+    lines.push(
+      JSON.stringify({
+        step,
+        'rollout/in_group_std': level,
+        'actor/entropy_loss': 2 * level,
+        'actor/grad_norm': 1,
+        'train/Bandit/success': 0.4 + step / 100,
+      }),
+    );
   }
-  await page.getByTestId('import-file').setInputFiles({ name: 'metrics.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(lines.join('\n') + '\n') });
+  await page
+    .getByTestId('import-file')
+    .setInputFiles({
+      name: 'metrics.jsonl',
+      mimeType: 'application/jsonl',
+      buffer: Buffer.from(lines.join('\n') + '\n'),
+    });
   await expect(page.getByTestId('echo-trap-warning')).toBeVisible();
   expect(await lowContrastText(page)).toEqual([]);
 });
 
-test('layout: the active variant button is pressed (aria-pressed, filled), unlike the focus ring; the board field has a label', async ({ page }) => {
+test('layout: the active variant button is pressed (aria-pressed, filled), unlike the focus ring; the board field has a label', async ({
+  page,
+}) => {
   await page.goto('./?backend=wasm');
   const starpoS = page.getByTestId('variant-starpo-s');
   const vanilla = page.getByTestId('variant-starpo');
   await expect(starpoS).toHaveAttribute('aria-pressed', 'true');
   await expect(vanilla).toHaveAttribute('aria-pressed', 'false');
   const look = (id: string) =>
-    page.getByTestId(id).evaluate((el) => ({ background: getComputedStyle(el).backgroundColor, outline: getComputedStyle(el).outlineStyle }));
+    page
+      .getByTestId(id)
+      .evaluate((el) => ({
+        background: getComputedStyle(el).backgroundColor,
+        outline: getComputedStyle(el).outlineStyle,
+      }));
   const pressed = await look('variant-starpo-s');
   const unpressed = await look('variant-starpo');
   expect(pressed.background).not.toBe(unpressed.background);
@@ -61,7 +86,9 @@ test('layout: the active variant button is pressed (aria-pressed, filled), unlik
   await expect(page.getByLabel(/level, one row per line/)).toHaveAttribute('data-testid', 'custom-level-input');
 });
 
-test('layout: on a 390 px phone the page is short tabs under a sticky bar with Start and Stop', async ({ page }, testInfo) => {
+test('layout: on a 390 px phone the page is short tabs under a sticky bar with Start and Stop', async ({
+  page,
+}, testInfo) => {
   const errors = watchErrors(page);
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto('./?backend=wasm');

@@ -20,24 +20,46 @@ import { lowContrastText, saveScreenshot, watchErrors } from './helpers';
 /** The chart cards (their test id is `chart-<metric key>`; legend entries' ids also start with `chart-`). */
 const CHARTS = 'figure[data-testid^="chart-"]';
 const RECORDING = new URL('../../public/lessons/echo-trap/', import.meta.url);
-const manifest = parseLessonManifest(JSON.parse(readFileSync(new URL('manifest.json', RECORDING), 'utf8')), 'manifest.json');
+const manifest = parseLessonManifest(
+  JSON.parse(readFileSync(new URL('manifest.json', RECORDING), 'utf8')),
+  'manifest.json',
+);
 const jsonl = (file: string) =>
-  readFileSync(new URL(file, RECORDING), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown> & { step: number });
-const recorded = manifest.arms.map((arm) => ({ name: arm.name, rows: jsonl(arm.metrics), rollouts: jsonl(arm.rollouts) }));
+  readFileSync(new URL(file, RECORDING), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown> & { step: number });
+const recorded = manifest.arms.map((arm) => ({
+  name: arm.name,
+  rows: jsonl(arm.metrics),
+  rollouts: jsonl(arm.rollouts),
+}));
 /** Every run of the recording (one per arm in a recording of one seed). */
 const recordedRuns = (manifest.runs ?? manifest.arms.map((a) => ({ ...a, seed: manifest.seed }))).map((r) => ({
-  arm: r.name, seed: r.seed, rows: parseMetricsJsonl(readFileSync(new URL(r.metrics, RECORDING), 'utf8')), over: true,
+  arm: r.name,
+  seed: r.seed,
+  rows: parseMetricsJsonl(readFileSync(new URL(r.metrics, RECORDING), 'utf8')),
+  over: true,
 }));
 /** The steps each arm's recorded runs warned at, and the middle one (where the page puts the arm's ⚠). */
 const warningsOf = (runs: typeof recordedRuns) =>
   ['starpo', 'starpo-s'].map((arm) => {
     const mine = runs.filter((r) => r.arm === arm);
-    const steps = mine.map((r) => firedAt(r.rows)).filter((s): s is number => s !== null).sort((a, b) => a - b);
-    return { arm, runs: mine.length, steps, median: steps.length > 0 ? steps[Math.floor((steps.length - 1) / 2)] : null };
+    const steps = mine
+      .map((r) => firedAt(r.rows))
+      .filter((s): s is number => s !== null)
+      .sort((a, b) => a - b);
+    return {
+      arm,
+      runs: mine.length,
+      steps,
+      median: steps.length > 0 ? steps[Math.floor((steps.length - 1) / 2)] : null,
+    };
   });
 
 /** Where the Trainer's early warning fired in a recorded arm: the first step with echo_trap/warning = 1. */
-const firedAt = (rows: { step: number; [k: string]: unknown }[]) => rows.find((r) => r['echo_trap/warning'] === 1)?.step ?? null;
+const firedAt = (rows: { step: number; [k: string]: unknown }[]) =>
+  rows.find((r) => r['echo_trap/warning'] === 1)?.step ?? null;
 
 async function loadRecorded(page: Page): Promise<void> {
   await page.goto('./?lesson&backend=wasm');
@@ -47,15 +69,19 @@ async function loadRecorded(page: Page): Promise<void> {
 
 /** Every chart, series and swatch of the charts panel tagged with an arm: arm -> the colours it was drawn in. */
 async function coloursByArm(page: Page): Promise<Map<string, Set<string>>> {
-  const tagged = await page.locator('[aria-label="Charts"] [data-arm][data-colour]').evaluateAll((els) =>
-    els.map((e) => ({ arm: e.getAttribute('data-arm')!, colour: e.getAttribute('data-colour')! })),
-  );
+  const tagged = await page
+    .locator('[aria-label="Charts"] [data-arm][data-colour]')
+    .evaluateAll((els) =>
+      els.map((e) => ({ arm: e.getAttribute('data-arm')!, colour: e.getAttribute('data-colour')! })),
+    );
   const colours = new Map<string, Set<string>>();
   for (const t of tagged) colours.set(t.arm, (colours.get(t.arm) ?? new Set()).add(t.colour));
   return colours;
 }
 
-test('lesson-recorded: both arms load at once, one colour per arm on every chart, markers where the recording fired', async ({ page }, testInfo) => {
+test('lesson-recorded: both arms load at once, one colour per arm on every chart, markers where the recording fired', async ({
+  page,
+}, testInfo) => {
   const errors = watchErrors(page);
   await page.goto('./?lesson&backend=wasm');
   // The preset's own summary says what will happen (src/starpo/presets.ts, shown as it is).
@@ -80,15 +106,24 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
 
   const charts = page.locator(CHARTS);
   const keys = await charts.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.slice('chart-'.length)));
-  expect(keys).toEqual(['train/Bandit/success', 'rollout/in_group_std', 'actor/entropy_loss', 'actor/grad_norm', 'reasoning_length/mean']);
+  expect(keys).toEqual([
+    'train/Bandit/success',
+    'rollout/in_group_std',
+    'actor/entropy_loss',
+    'actor/grad_norm',
+    'reasoning_length/mean',
+  ]);
   const arms = recorded.map((a) => a.name);
   expect(arms).toEqual(['starpo', 'starpo-s']);
   for (const key of keys) {
     const chart = page.getByTestId(`chart-${key}`);
     // Both arms' means in the legend of every chart; every run drawn, over every step some run logged the metric.
-    for (const arm of arms) await expect(chart.locator(`[data-testid="chart-series"][data-arm="${arm}"]`), `${key} ${arm}`).toHaveCount(1);
+    for (const arm of arms)
+      await expect(chart.locator(`[data-testid="chart-series"][data-arm="${arm}"]`), `${key} ${arm}`).toHaveCount(1);
     await expect(chart, key).toHaveAttribute('data-runs', String(recordedRuns.length));
-    const logged = recordedRuns.flatMap((r) => r.rows.filter((row) => typeof row[key] === 'number' && Number.isFinite(row[key])).map((row) => row.step));
+    const logged = recordedRuns.flatMap((r) =>
+      r.rows.filter((row) => typeof row[key] === 'number' && Number.isFinite(row[key])).map((row) => row.step),
+    );
     await expect(chart, key).toHaveAttribute('data-points', String(new Set(logged).size));
     // The caption is the lesson's (its claims are checked against this recording by tests/unit/ui/lesson-captions.test.ts).
     await expect(chart.locator('.watch')).toHaveText(LESSON_CAPTIONS['echo-trap'].find((c) => c.key === key)!.text);
@@ -111,12 +146,18 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   for (const key of keys) {
     const markers = page.getByTestId(`chart-${key}`).getByTestId('echo-trap-marker');
     await expect(markers, key).toHaveCount(fired.length);
-    for (const f of fired) await expect(markers.and(page.locator(`[data-arm="${f.arm}"]`))).toHaveAttribute('data-step', String(f.median));
+    for (const f of fired)
+      await expect(markers.and(page.locator(`[data-arm="${f.arm}"]`))).toHaveAttribute('data-step', String(f.median));
   }
-  for (const f of fired) await expect(page.getByTestId('echo-trap-warning')).toContainText(`${f.arm}: in ${f.steps.length} of ${f.runs} run${f.runs === 1 ? '' : 's'}, at step${f.steps.length === 1 ? '' : 's'} ${f.steps.join(', ')}.`);
+  for (const f of fired)
+    await expect(page.getByTestId('echo-trap-warning')).toContainText(
+      `${f.arm}: in ${f.steps.length} of ${f.runs} run${f.runs === 1 ? '' : 's'}, at step${f.steps.length === 1 ? '' : 's'} ${f.steps.join(', ')}.`,
+    );
   // The count in words, by the shared verdict; StarPO-S's steps without an update, counted.
   await expect(page.getByTestId('lesson-count')).toHaveText(`${runsCount(recordedRuns, 'starpo').sentence}.`);
-  const idle = recordedRuns.filter((r) => r.arm === 'starpo-s').reduce((n, r) => n + stepsWithoutUpdate(r.rows).count, 0);
+  const idle = recordedRuns
+    .filter((r) => r.arm === 'starpo-s')
+    .reduce((n, r) => n + stepsWithoutUpdate(r.rows).count, 0);
   if (idle > 0) {
     await expect(page.getByTestId('lesson-no-update')).toHaveAttribute('data-steps', String(idle));
     await expect(page.getByTestId('lesson-no-update')).toContainText('every question’s answers agreed');
@@ -129,19 +170,36 @@ test('lesson-recorded: both arms load at once, one colour per arm on every chart
   await saveScreenshot(page, testInfo, 'lesson-recorded');
 });
 
-test('lesson-recorded: a warning in the recorded metrics is a marker in its arm\'s colour on every lesson chart', async ({ page }) => {
+test("lesson-recorded: a warning in the recorded metrics is a marker in its arm's colour on every lesson chart", async ({
+  page,
+}) => {
   // The shipped recording with the Trainer's warning keys set from step 12 on in the starpo arm, and cleared before it
   // (as a run whose detector fired there logs them), served in place of the file: the page must mark step 12.
   const starpo = manifest.arms.find((a) => a.name === 'starpo')!;
   // The recording's first run of each arm only, so the arm's ⚠ is that run's.
   const { runs: _runs, ...oneSeed } = manifest;
-  await page.route('**/lessons/echo-trap/manifest.json', (route) => route.fulfill({ contentType: 'application/json', body: JSON.stringify(oneSeed) }));
+  await page.route('**/lessons/echo-trap/manifest.json', (route) =>
+    route.fulfill({ contentType: 'application/json', body: JSON.stringify(oneSeed) }),
+  );
   await page.route(`**/lessons/echo-trap/${starpo.metrics}`, (route) =>
     route.fulfill({
       contentType: 'application/jsonl',
-      body: recorded[0].rows
-        .map((r) => JSON.stringify(r.step >= 12 ? { ...r, 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+entropy', 'echo_trap/reward_std_ratio': 0.2, 'echo_trap/entropy_ratio': 0.25 } : { ...r, 'echo_trap/warning': 0 }))
-        .join('\n') + '\n',
+      body:
+        recorded[0].rows
+          .map((r) =>
+            JSON.stringify(
+              r.step >= 12
+                ? {
+                    ...r,
+                    'echo_trap/warning': 1,
+                    'echo_trap/signal': 'reward_std+entropy',
+                    'echo_trap/reward_std_ratio': 0.2,
+                    'echo_trap/entropy_ratio': 0.25,
+                  }
+                : { ...r, 'echo_trap/warning': 0 },
+            ),
+          )
+          .join('\n') + '\n',
     }),
   );
   await loadRecorded(page);
@@ -158,16 +216,22 @@ test('lesson-recorded: a warning in the recorded metrics is a marker in its arm\
   }
 });
 
-test('lesson-recorded: a recording missing from the site is one line naming the file and how to make it', async ({ page }) => {
+test('lesson-recorded: a recording missing from the site is one line naming the file and how to make it', async ({
+  page,
+}) => {
   await page.route('**/lessons/echo-trap/manifest.json', (route) => route.fulfill({ status: 404, body: 'not found' }));
   await page.goto('./?lesson&backend=wasm');
   await page.getByTestId('lesson-recorded').click();
-  await expect(page.getByTestId('lesson-error')).toHaveText('lessons/echo-trap/manifest.json is not on this site (HTTP 404): record it with experiments/record-lesson.ts');
+  await expect(page.getByTestId('lesson-error')).toHaveText(
+    'lessons/echo-trap/manifest.json is not on this site (HTTP 404): record it with experiments/record-lesson.ts',
+  );
   await expect(page.getByTestId('lesson-source')).toHaveCount(0);
   await expect(page.locator(`${CHARTS} canvas`)).toHaveCount(0);
 });
 
-test('lesson: the same board\'s reasoning side by side at an early and a late step, for each arm', async ({ page }, testInfo) => {
+test("lesson: the same board's reasoning side by side at an early and a late step, for each arm", async ({
+  page,
+}, testInfo) => {
   await loadRecorded(page);
   const compares = page.getByTestId('reasoning-compare');
   await expect(compares).toHaveCount(2);
@@ -195,21 +259,30 @@ test('lesson: the same board\'s reasoning side by side at an early and a late st
       await compare.getByTestId('compare-late').selectOption(String(steps[1]));
       await expect(columns.nth(1)).toHaveAttribute('data-step', String(steps[1]));
       const record = val.find((r) => r.seed === seed && r.step === steps[1])!;
-      await expect(columns.nth(1).getByTestId('compare-think').first()).toHaveText((record.turns as { think: string }[])[0].think || EMPTY_REASONING);
+      await expect(columns.nth(1).getByTestId('compare-think').first()).toHaveText(
+        (record.turns as { think: string }[])[0].think || EMPTY_REASONING,
+      );
     }
   }
   await page.locator('[data-testid="reasoning-compare"]').first().scrollIntoViewIfNeeded();
   await saveScreenshot(page, testInfo, 'lesson-reasoning');
 });
 
-test('playground: the rollout viewer also puts one board\'s reasoning at two steps side by side (an imported run)', async ({ page }) => {
+test("playground: the rollout viewer also puts one board's reasoning at two steps side by side (an imported run)", async ({
+  page,
+}) => {
   // The recording's starpo arm as a run archive (metrics.jsonl + rollouts.jsonl), imported on the playground page.
   const arm = manifest.arms[0];
-  const archive = writeTar(['metrics', 'rollouts'].map((kind) => ({
-    path: `${kind}.jsonl`, bytes: new Uint8Array(readFileSync(new URL(kind === 'metrics' ? arm.metrics : arm.rollouts, RECORDING))),
-  })));
+  const archive = writeTar(
+    ['metrics', 'rollouts'].map((kind) => ({
+      path: `${kind}.jsonl`,
+      bytes: new Uint8Array(readFileSync(new URL(kind === 'metrics' ? arm.metrics : arm.rollouts, RECORDING))),
+    })),
+  );
   await page.goto('./?backend=wasm');
-  await page.getByTestId('import-file').setInputFiles({ name: 'starpo.tar', mimeType: 'application/x-tar', buffer: Buffer.from(archive) });
+  await page
+    .getByTestId('import-file')
+    .setInputFiles({ name: 'starpo.tar', mimeType: 'application/x-tar', buffer: Buffer.from(archive) });
   const compare = page.getByTestId('rollout-viewer').getByTestId('reasoning-compare');
   const val = recorded[0].rollouts.filter((r) => r.split === 'val');
   const seed = Math.min(...val.map((r) => r.seed as number));
@@ -221,10 +294,13 @@ test('playground: the rollout viewer also puts one board\'s reasoning at two ste
   // Another board: the next validation seed, at its own steps.
   await compare.getByTestId('compare-prompt').selectOption({ index: 1 });
   await expect(compare).toHaveAttribute('data-seed', String(seed + 1));
-  for (const column of await compare.getByTestId('compare-column').all()) await expect(column).toHaveAttribute('data-seed', String(seed + 1));
+  for (const column of await compare.getByTestId('compare-column').all())
+    await expect(column).toHaveAttribute('data-seed', String(seed + 1));
 });
 
-test('lesson-start: one click trains every run of both arms in workers, counts them in words, and says how long it took', async ({ page }, testInfo) => {
+test('lesson-start: one click trains every run of both arms in workers, counts them in words, and says how long it took', async ({
+  page,
+}, testInfo) => {
   test.setTimeout(420_000);
   const errors = watchErrors(page);
   // steps=2 caps the lesson for the test (the same URL knobs as the playground); a small batch keeps a step short.
@@ -245,7 +321,10 @@ test('lesson-start: one click trains every run of both arms in workers, counts t
   // Several runs at a time, each in a worker of its own (ended once the lesson is over).
   await expect(page.getByTestId('lesson-source')).toContainText(/Trained live on [2-4] workers/);
   // Every run on the charts, and the count of each arm's runs in words.
-  await expect(page.getByTestId('chart-train/Bandit/success')).toHaveAttribute('data-runs', String(2 * LESSON_RUNS_PER_ARM));
+  await expect(page.getByTestId('chart-train/Bandit/success')).toHaveAttribute(
+    'data-runs',
+    String(2 * LESSON_RUNS_PER_ARM),
+  );
   await expect(page.getByTestId('lesson-count')).toHaveAttribute('data-vanilla-runs', String(LESSON_RUNS_PER_ARM));
   await expect(page.getByTestId('lesson-count')).toHaveAttribute('data-starpo-s-runs', String(LESSON_RUNS_PER_ARM));
   await expect(page.getByTestId('lesson-count')).toContainText(`of ${LESSON_RUNS_PER_ARM}`);
@@ -261,22 +340,35 @@ test('lesson: sized for a projector, readable (AA contrast), and no wider than a
   await loadRecorded(page);
   // Body text of the lesson (what to watch, chart legends, the reasoning) is at least 18 px; the playground's is 16.
   const sizes = await page.evaluate(() =>
-    ['[data-testid="lesson-watch"] li', '[data-testid="chart-series"] .label', '.watch', '[data-testid="compare-think"]'].map((sel) => [
-      sel, parseFloat(getComputedStyle(document.querySelector(sel)!).fontSize),
-    ]),
+    [
+      '[data-testid="lesson-watch"] li',
+      '[data-testid="chart-series"] .label',
+      '.watch',
+      '[data-testid="compare-think"]',
+    ].map((sel) => [sel, parseFloat(getComputedStyle(document.querySelector(sel)!).fontSize)]),
   );
   for (const [sel, px] of sizes) expect(px, String(sel)).toBeGreaterThanOrEqual(18);
   // The charts' axis text (drawn on the canvas, so set in px) is at least 14 px, and so is every text on a chart card.
   for (const chart of await page.locator(CHARTS).all()) {
     expect(Number(await chart.getAttribute('data-axis-font-px'))).toBeGreaterThanOrEqual(14);
     const smallest = await chart.evaluate((el) =>
-      Math.min(...[...el.querySelectorAll('*')].filter((e) => e.childNodes.length > 0 && [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent!.trim() !== '') && (e as HTMLElement).offsetParent !== null)
-        .map((e) => parseFloat(getComputedStyle(e).fontSize))),
+      Math.min(
+        ...[...el.querySelectorAll('*')]
+          .filter(
+            (e) =>
+              e.childNodes.length > 0 &&
+              [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent!.trim() !== '') &&
+              (e as HTMLElement).offsetParent !== null,
+          )
+          .map((e) => parseFloat(getComputedStyle(e).fontSize)),
+      ),
     );
     expect(smallest).toBeGreaterThanOrEqual(14);
   }
   // Two charts side by side on a 1280 px projector.
-  const [a, b] = await page.locator(CHARTS).evaluateAll((els) => els.slice(0, 2).map((e) => e.getBoundingClientRect().top));
+  const [a, b] = await page
+    .locator(CHARTS)
+    .evaluateAll((els) => els.slice(0, 2).map((e) => e.getBoundingClientRect().top));
   expect(a).toBe(b);
   expect(await lowContrastText(page)).toEqual([]);
   await page.setViewportSize({ width: 390, height: 844 });

@@ -9,11 +9,18 @@ import { watchErrors } from './helpers';
 /** A run archive (config.json + metrics.jsonl) whose entropy runs at `level`, over 6 steps. */
 function archive(level: number): Buffer {
   const encoder = new TextEncoder();
-  const rows = Array.from({ length: 6 }, (_, i) => ({ step: i + 1, 'actor/entropy_loss': level - 0.1 * i, 'train/Bandit/success': 0.1 * i, 'actor/grad_norm': 1 }));
-  return Buffer.from(writeTar([
-    { path: 'config.json', bytes: encoder.encode(JSON.stringify(presetConfig('bandit-tiny'))) },
-    { path: 'metrics.jsonl', bytes: encoder.encode(rows.map((r) => JSON.stringify(r)).join('\n') + '\n') },
-  ]));
+  const rows = Array.from({ length: 6 }, (_, i) => ({
+    step: i + 1,
+    'actor/entropy_loss': level - 0.1 * i,
+    'train/Bandit/success': 0.1 * i,
+    'actor/grad_norm': 1,
+  }));
+  return Buffer.from(
+    writeTar([
+      { path: 'config.json', bytes: encoder.encode(JSON.stringify(presetConfig('bandit-tiny'))) },
+      { path: 'metrics.jsonl', bytes: encoder.encode(rows.map((r) => JSON.stringify(r)).join('\n') + '\n') },
+    ]),
+  );
 }
 
 test('present: ?present hides setup and backend, draws charts large, and a shared link keeps it', async ({ page }) => {
@@ -47,11 +54,17 @@ test('present: ?present hides setup and backend, draws charts large, and a share
   expect(errors).toEqual([]);
 });
 
-test('compare: two saved runs overlaid on the same charts, one colour each, the legend by run name', async ({ page }) => {
+test('compare: two saved runs overlaid on the same charts, one colour each, the legend by run name', async ({
+  page,
+}) => {
   const errors = watchErrors(page);
   await page.goto('./?backend=wasm');
-  await page.getByTestId('import-file').setInputFiles({ name: 'low.tar', mimeType: 'application/x-tar', buffer: archive(1) });
-  await page.getByTestId('import-file').setInputFiles({ name: 'high.tar', mimeType: 'application/x-tar', buffer: archive(2) });
+  await page
+    .getByTestId('import-file')
+    .setInputFiles({ name: 'low.tar', mimeType: 'application/x-tar', buffer: archive(1) });
+  await page
+    .getByTestId('import-file')
+    .setInputFiles({ name: 'high.tar', mimeType: 'application/x-tar', buffer: archive(2) });
   await expect(page.getByTestId('run-item')).toHaveCount(2);
   const overlay = page.getByTestId('runs-overlay');
   await expect(overlay).toBeDisabled(); // nothing ticked yet
@@ -62,9 +75,9 @@ test('compare: two saved runs overlaid on the same charts, one colour each, the 
   for (const name of ['low.tar (imported)', 'high.tar (imported)']) {
     await expect(chart.locator(`[data-testid="chart-series"][data-arm="${name}"]`)).toBeVisible();
   }
-  const colours = await page.locator('[aria-label="Charts"] .arms [data-arm]').evaluateAll((els) =>
-    els.map((e) => [e.getAttribute('data-arm'), e.getAttribute('data-colour')]),
-  );
+  const colours = await page
+    .locator('[aria-label="Charts"] .arms [data-arm]')
+    .evaluateAll((els) => els.map((e) => [e.getAttribute('data-arm'), e.getAttribute('data-colour')]));
   expect(colours.map(([arm]) => arm).sort()).toEqual(['high.tar (imported)', 'low.tar (imported)']);
   expect(new Set(colours.map(([, c]) => c)).size).toBe(2);
   expect(errors).toEqual([]);

@@ -9,7 +9,9 @@ import { expectWorkingMatmul, watchErrors } from './helpers';
 const TINY_PRESETS = tinyPresetNames();
 
 test('presets: the list covers the tiny board presets', () => {
-  expect(TINY_PRESETS).toEqual(expect.arrayContaining(['bandit-tiny', 'frozenlake-tiny', 'frozenlake-noslip-tiny', 'sokoban-tiny']));
+  expect(TINY_PRESETS).toEqual(
+    expect.arrayContaining(['bandit-tiny', 'frozenlake-tiny', 'frozenlake-noslip-tiny', 'sokoban-tiny']),
+  );
 });
 
 for (const preset of TINY_PRESETS) {
@@ -27,7 +29,8 @@ for (const preset of TINY_PRESETS) {
     await expect(viewer).toHaveAttribute('data-steps', /^[1-9]/);
     await expect(viewer).not.toHaveAttribute('data-trajectories', '0');
     // The board games show the board the agent saw (Bandit has none).
-    if (presetConfig(preset).agent.trainEnvs[0].tag !== 'Bandit') await expect(viewer.getByTestId('board').first()).toBeVisible();
+    if (presetConfig(preset).agent.trainEnvs[0].tag !== 'Bandit')
+      await expect(viewer.getByTestId('board').first()).toBeVisible();
     expect(errors).toEqual([]);
   });
 }

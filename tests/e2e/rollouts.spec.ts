@@ -32,13 +32,26 @@ function solvedSokobanArchive(): Buffer {
     success,
     reward,
     score: reward,
-    turns: [{ turn: 1, state: start, think: 'The box is right of me and the target right of it: push twice.', answer: 'Right || Right', formatOk: true, actions: ['Right', 'Right'], reward }],
+    turns: [
+      {
+        turn: 1,
+        state: start,
+        think: 'The box is right of me and the target right of it: push twice.',
+        answer: 'Right || Right',
+        formatOk: true,
+        actions: ['Right', 'Right'],
+        reward,
+      },
+    ],
     finalState: env.render(),
   };
   const enc = new TextEncoder();
   return Buffer.from(
     writeTar([
-      { path: 'metrics.jsonl', bytes: enc.encode(JSON.stringify({ step: 1, 'train/SimpleSokoban/success': 1 }) + '\n') },
+      {
+        path: 'metrics.jsonl',
+        bytes: enc.encode(JSON.stringify({ step: 1, 'train/SimpleSokoban/success': 1 }) + '\n'),
+      },
       { path: 'rollouts.jsonl', bytes: enc.encode(JSON.stringify(record) + '\n') },
     ]),
   );
@@ -46,7 +59,9 @@ function solvedSokobanArchive(): Buffer {
 
 test('rollouts: a solved episode ends on its solved board, with a legend of the tiles', async ({ page }, testInfo) => {
   await page.goto('./?backend=wasm');
-  await page.getByTestId('import-file').setInputFiles({ name: 'solved.tar', mimeType: 'application/x-tar', buffer: solvedSokobanArchive() });
+  await page
+    .getByTestId('import-file')
+    .setInputFiles({ name: 'solved.tar', mimeType: 'application/x-tar', buffer: solvedSokobanArchive() });
   const viewer = page.getByTestId('rollout-viewer');
   await expect(viewer).toHaveAttribute('data-steps', '1');
   await expect(viewer.getByTestId('turn-position')).toHaveText('turn 1 of 1');
@@ -62,18 +77,24 @@ test('rollouts: a solved episode ends on its solved board, with a legend of the 
   await saveScreenshot(page, testInfo, 'rollouts-solved-board');
 });
 
-test('rollouts: the viewer keeps the turn being looked at when a new step arrives; Bandit success is explained', async ({ page }, testInfo) => {
+test('rollouts: the viewer keeps the turn being looked at when a new step arrives; Bandit success is explained', async ({
+  page,
+}, testInfo) => {
   test.setTimeout(300_000);
   await page.goto('./?backend=wasm&groups=4&groupSize=2&val=2');
   await expectWorkingMatmul(page);
   await page.getByTestId('start').click();
   const viewer = page.getByTestId('rollout-viewer');
-  await expect.poll(async () => Number(await viewer.getAttribute('data-steps')), { timeout: 240_000 }).toBeGreaterThanOrEqual(2);
+  await expect
+    .poll(async () => Number(await viewer.getAttribute('data-steps')), { timeout: 240_000 })
+    .toBeGreaterThanOrEqual(2);
   // Following the newest step: go to the end of the episode (Bandit: one turn, then the final state).
   await viewer.getByTestId('turn-next').click();
   await expect(viewer.getByTestId('turn-position')).toHaveText(/^final state/);
   const steps = Number(await viewer.getAttribute('data-steps'));
-  await expect.poll(async () => Number(await viewer.getAttribute('data-steps')), { timeout: 240_000 }).toBeGreaterThan(steps);
+  await expect
+    .poll(async () => Number(await viewer.getAttribute('data-steps')), { timeout: 240_000 })
+    .toBeGreaterThan(steps);
   // New data came in and is shown, but the view did not jump back to turn 1.
   await expect(viewer.getByTestId('turn-position')).toHaveText(/^final state/);
   await page.getByTestId('pause').click();

@@ -8,7 +8,9 @@ async function stepCount(page: Page): Promise<number> {
   return Number(await page.getByTestId('step-count').textContent());
 }
 
-test('runs: the list follows the live run, and after a reload nothing is listed as running', async ({ page }, testInfo) => {
+test('runs: the list follows the live run, and after a reload nothing is listed as running', async ({
+  page,
+}, testInfo) => {
   test.setTimeout(300_000);
   await page.goto('./?backend=wasm&groups=4&groupSize=4&val=2');
   await expectWorkingMatmul(page);
@@ -16,7 +18,9 @@ test('runs: the list follows the live run, and after a reload nothing is listed 
   await expect.poll(() => stepCount(page), { timeout: 240_000 }).toBeGreaterThanOrEqual(2);
   const item = page.getByTestId('run-item').first();
   // Live: the item's step is the counter's, and it says running.
-  await expect.poll(async () => Number(await item.getAttribute('data-step')) - (await stepCount(page)), { timeout: 5000 }).toBe(0);
+  await expect
+    .poll(async () => Number(await item.getAttribute('data-step')) - (await stepCount(page)), { timeout: 5000 })
+    .toBe(0);
   await expect(item.getByTestId('run-state')).toContainText('running, step');
   await expect(item.getByTestId('run-state')).toContainText('checkpoint of step');
   await saveScreenshot(page, testInfo, 'runs-live');
@@ -32,7 +36,9 @@ test('runs: the list follows the live run, and after a reload nothing is listed 
   await expect(page.getByTestId('start')).toHaveText('Resume');
 });
 
-test('runs: resume only where a checkpoint and steps are left; delete asks first; open restores the settings', async ({ page }, testInfo) => {
+test('runs: resume only where a checkpoint and steps are left; delete asks first; open restores the settings', async ({
+  page,
+}, testInfo) => {
   test.setTimeout(400_000);
   await page.goto('./?backend=wasm&groups=4&groupSize=2&val=2&steps=1');
   await expectWorkingMatmul(page);
@@ -54,7 +60,11 @@ test('runs: resume only where a checkpoint and steps are left; delete asks first
   await expect.poll(() => new URL(page.url()).searchParams.get('groupSize')).toBe('32');
   await page.getByTestId('start').click();
   await expect(items).toHaveCount(2);
-  await page.waitForFunction(() => (document.querySelector('[data-testid="step-progress"]') as HTMLElement).dataset.phase !== '', null, { timeout: 120_000 });
+  await page.waitForFunction(
+    () => (document.querySelector('[data-testid="step-progress"]') as HTMLElement).dataset.phase !== '',
+    null,
+    { timeout: 120_000 },
+  );
   await page.getByTestId('stop').click();
   await expect(page.getByTestId('run-status')).toHaveText('stopped', { timeout: 10_000 });
   const runB = page.locator(`[data-testid="run-item"]:not([data-run-id="${idA}"])`);

@@ -8,7 +8,9 @@ import { expectWorkingMatmul, saveScreenshot, watchErrors } from './helpers';
 /** A success cell: "37.5% [13.7%, 69.4%]" (rate and its 95% interval, each within 0..100%). */
 const SUCCESS_CELL = /^(\d{1,3}\.\d)% \[(\d{1,3}\.\d)%, (\d{1,3}\.\d)%\]$/;
 
-test('scorecard: the current bandit-tiny policy is scored as `ragen eval` scores it, and so is a stored checkpoint', async ({ page }, testInfo) => {
+test('scorecard: the current bandit-tiny policy is scored as `ragen eval` scores it, and so is a stored checkpoint', async ({
+  page,
+}, testInfo) => {
   test.setTimeout(120_000);
   const errors = watchErrors(page);
   // Small training steps, so the stored-checkpoint part below needs only seconds.
@@ -28,7 +30,11 @@ test('scorecard: the current bandit-tiny policy is scored as `ragen eval` scores
   // Bandit's default suites: the training env on held-out seeds, RAGEN's test arm names, the swapped names.
   const rows = table.getByTestId('scorecard-row');
   await expect(rows).toHaveCount(3);
-  expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-suite')))).toEqual(['Bandit', 'BanditTest', 'Bandit-Swapped']);
+  expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-suite')))).toEqual([
+    'Bandit',
+    'BanditTest',
+    'Bandit-Swapped',
+  ]);
   for (const suite of ['Bandit', 'BanditTest', 'Bandit-Swapped']) {
     const row = table.locator(`[data-suite="${suite}"]`);
     const success = (await row.getByTestId('scorecard-success').textContent())!.trim();
@@ -48,16 +54,37 @@ test('scorecard: the current bandit-tiny policy is scored as `ragen eval` scores
   }
   await saveScreenshot(page, testInfo, 'scorecard-current-policy');
 
-
   // The same scorecard as the CLI: `ragen eval` of the warm start, same size, same backend, gives the same counts.
   const cliOut = testInfo.outputPath('cli-scorecard.json');
-  execFileSync('node', ['bin/ragen.js', 'eval', '--checkpoint', 'public/warmstart/bandit-tiny', '--episodes', '8', '--backend', 'wasm', '--quiet', '--out', cliOut], {
-    timeout: 60_000,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  type CliSuite = { suite: string; success: { successes: number }; grounding: { rate: number | null; answerAgreement: number | null } };
+  execFileSync(
+    'node',
+    [
+      'bin/ragen.js',
+      'eval',
+      '--checkpoint',
+      'public/warmstart/bandit-tiny',
+      '--episodes',
+      '8',
+      '--backend',
+      'wasm',
+      '--quiet',
+      '--out',
+      cliOut,
+    ],
+    {
+      timeout: 60_000,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  type CliSuite = {
+    suite: string;
+    success: { successes: number };
+    grounding: { rate: number | null; answerAgreement: number | null };
+  };
   const cli = JSON.parse(readFileSync(cliOut, 'utf8')) as { suites: CliSuite[] };
-  const browser = await rows.evaluateAll((els) => els.map((e) => ({ suite: e.getAttribute('data-suite'), successes: Number(e.getAttribute('data-successes')) })));
+  const browser = await rows.evaluateAll((els) =>
+    els.map((e) => ({ suite: e.getAttribute('data-suite'), successes: Number(e.getAttribute('data-successes')) })),
+  );
   expect(browser).toEqual(cli.suites.map((s) => ({ suite: s.suite, successes: s.success.successes })));
   // Is the reasoning about the state: the same grounding and answer agreement as the CLI's (null there is '-' here).
   const pct = (x: number | null) => (x === null ? '-' : `${(100 * x).toFixed(1)}%`);
@@ -68,7 +95,9 @@ test('scorecard: the current bandit-tiny policy is scored as `ragen eval` scores
     await expect(row.getByTestId('scorecard-answer-agreement')).toHaveText(pct(s.grounding.answerAgreement));
   }
   // The warm start talks about Dragon and Phoenix, the held-out suite's arms: there its claims are checked.
-  await expect(grounding.locator('[data-suite="Bandit"]').getByTestId('scorecard-grounding')).toHaveText(/^\d{1,3}\.\d%$/);
+  await expect(grounding.locator('[data-suite="Bandit"]').getByTestId('scorecard-grounding')).toHaveText(
+    /^\d{1,3}\.\d%$/,
+  );
 
   // The run the scorecard built sits in Saved runs at step 0, without a checkpoint yet: scoring it says so.
   const item = page.getByTestId('run-item').first();
@@ -83,7 +112,9 @@ test('scorecard: the current bandit-tiny policy is scored as `ragen eval` scores
   await expect(panel.getByTestId('scorecard-policy')).toContainText('checkpoint of step 1', { timeout: 60_000 });
   await expect(panel.getByTestId('scorecard-error')).toHaveCount(0);
   await expect(rows).toHaveCount(3);
-  await expect(table.locator('[data-suite="Bandit-Swapped"]').getByTestId('scorecard-success')).toHaveText(SUCCESS_CELL);
+  await expect(table.locator('[data-suite="Bandit-Swapped"]').getByTestId('scorecard-success')).toHaveText(
+    SUCCESS_CELL,
+  );
   await saveScreenshot(page, testInfo, 'scorecard-stored-checkpoint');
   expect(errors.filter((e) => !e.includes('favicon'))).toEqual([]);
 });

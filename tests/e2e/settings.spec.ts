@@ -5,7 +5,9 @@ import { expect, test } from '@playwright/test';
 import { saveScreenshot } from './helpers';
 import { KNOB_SPECS } from '../../src/ui/settings';
 
-test('settings: controls write the URL, and the URL restores the controls after a reload', async ({ page }, testInfo) => {
+test('settings: controls write the URL, and the URL restores the controls after a reload', async ({
+  page,
+}, testInfo) => {
   await page.goto('./?backend=wasm');
   await expect(page.getByTestId('preset-select')).toHaveValue('bandit-tiny');
   await page.getByTestId('preset-select').selectOption('frozenlake-tiny');
@@ -30,15 +32,35 @@ test('settings: controls write the URL, and the URL restores the controls after 
   await saveScreenshot(page, testInfo, 'settings-from-url');
 });
 
-test('settings: a shared link with out-of-range values opens a working page; each field is fixed in place', async ({ page }, testInfo) => {
+test('settings: a shared link with out-of-range values opens a working page; each field is fixed in place', async ({
+  page,
+}, testInfo) => {
   await page.goto('./?backend=wasm&groups=100000&steps=1e9&turns=50&groupSize=2');
   // The backend starts anyway: a bad knob is not a reason for a dead page.
   await expect(page.getByTestId('backend')).toHaveText('wasm');
   await expect(page.getByTestId('group-size')).toHaveValue('2'); // the good value was kept
   const bad = [
-    { param: 'groups', testid: 'knob-envGroups', value: '100000', fix: '4', message: 'env groups (P) (URL parameter \'groups\') needs a whole number from 1 to 64; 100000 is too large' },
-    { param: 'steps', testid: 'knob-totalSteps', value: '1e9', fix: '5', message: 'needs a whole number from 1 to 10000; 1e9 is too large' },
-    { param: 'turns', testid: 'knob-maxTurn', value: '50', fix: '1', message: 'needs a whole number from 1 to 20; 50 is too large' },
+    {
+      param: 'groups',
+      testid: 'knob-envGroups',
+      value: '100000',
+      fix: '4',
+      message: "env groups (P) (URL parameter 'groups') needs a whole number from 1 to 64; 100000 is too large",
+    },
+    {
+      param: 'steps',
+      testid: 'knob-totalSteps',
+      value: '1e9',
+      fix: '5',
+      message: 'needs a whole number from 1 to 10000; 1e9 is too large',
+    },
+    {
+      param: 'turns',
+      testid: 'knob-maxTurn',
+      value: '50',
+      fix: '1',
+      message: 'needs a whole number from 1 to 20; 50 is too large',
+    },
   ];
   for (const b of bad) {
     await expect(page.getByTestId(b.testid), b.param).toHaveAttribute('aria-invalid', 'true');
@@ -60,7 +82,12 @@ test('settings: a shared link with out-of-range values opens a working page; eac
   await expect(page.getByTestId('start')).toBeEnabled();
   const params = new URL(page.url()).searchParams;
   // turns 1 is the preset's own value, so the link no longer needs it.
-  expect([params.get('groups'), params.get('steps'), params.get('turns'), params.get('groupSize')]).toEqual(['4', '5', null, '2']);
+  expect([params.get('groups'), params.get('steps'), params.get('turns'), params.get('groupSize')]).toEqual([
+    '4',
+    '5',
+    null,
+    '2',
+  ]);
 });
 
 test('settings: the form refuses exactly what the URL refuses, with the same limits and words', async ({ page }) => {
@@ -76,7 +103,9 @@ test('settings: the form refuses exactly what the URL refuses, with the same lim
   // Typed: groups 100000 is refused with the words a link with groups=100000 gets.
   await page.getByTestId('knob-envGroups').fill('100000');
   await page.getByTestId('knob-envGroups').press('Enter');
-  await expect(page.getByTestId('error-groups')).toHaveText('env groups (P) needs a whole number from 1 to 64; 100000 is too large');
+  await expect(page.getByTestId('error-groups')).toHaveText(
+    'env groups (P) needs a whole number from 1 to 64; 100000 is too large',
+  );
   await expect(page.getByTestId('start')).toBeDisabled();
   expect(new URL(page.url()).searchParams.get('groups')).toBeNull(); // a refused value never reaches the URL
   await page.getByTestId('knob-envGroups').fill('64');
@@ -85,7 +114,9 @@ test('settings: the form refuses exactly what the URL refuses, with the same lim
   await expect.poll(() => new URL(page.url()).searchParams.get('groups')).toBe('64');
 });
 
-test('settings: a filter that keeps no env group is explained in plain words on both fields, and fixed in place', async ({ page }) => {
+test('settings: a filter that keeps no env group is explained in plain words on both fields, and fixed in place', async ({
+  page,
+}) => {
   await page.goto('./?backend=wasm&filter=0.05');
   const error = page.getByTestId('settings-error');
   await expect(error).toHaveText(
@@ -104,7 +135,9 @@ test('settings: a filter that keeps no env group is explained in plain words on 
   await expect(page.getByTestId('start')).toBeEnabled();
 });
 
-test('settings: an unknown preset in the URL is reported on its field, and the page works with the default', async ({ page }) => {
+test('settings: an unknown preset in the URL is reported on its field, and the page works with the default', async ({
+  page,
+}) => {
   await page.goto('./?preset=chess-tiny&backend=wasm');
   await expect(page.getByTestId('error-preset')).toContainText("unknown preset 'chess-tiny'");
   await expect(page.getByTestId('preset-select')).toHaveAttribute('aria-invalid', 'true');

@@ -13,10 +13,14 @@ async function stepCount(page: Page): Promise<number> {
 }
 
 async function waitForSteps(page: Page, atLeast: number, timeout = 120_000): Promise<void> {
-  await expect.poll(() => stepCount(page), { timeout, message: `step-count should reach ${atLeast}` }).toBeGreaterThanOrEqual(atLeast);
+  await expect
+    .poll(() => stepCount(page), { timeout, message: `step-count should reach ${atLeast}` })
+    .toBeGreaterThanOrEqual(atLeast);
 }
 
-test('training: bandit-tiny on wasm trains, fills charts and rollouts, pauses, resumes, and survives a reload', async ({ page }, testInfo) => {
+test('training: bandit-tiny on wasm trains, fills charts and rollouts, pauses, resumes, and survives a reload', async ({
+  page,
+}, testInfo) => {
   test.setTimeout(360_000);
   const errors = watchErrors(page);
   await page.goto(`./?${SMALL}&backend=wasm`);
@@ -31,12 +35,22 @@ test('training: bandit-tiny on wasm trains, fills charts and rollouts, pauses, r
   await expect(page.getByTestId('training-error'), `page errors: ${errors.join(' | ')}`).toHaveCount(0);
 
   // Charts: every paper indicator has points (step 0 is the validation row, so success has 1 more).
-  for (const key of ['actor/entropy_loss', 'actor/grad_norm', 'rollout/in_group_std', 'response_length/mean', 'reasoning_length/mean']) {
+  for (const key of [
+    'actor/entropy_loss',
+    'actor/grad_norm',
+    'rollout/in_group_std',
+    'response_length/mean',
+    'reasoning_length/mean',
+  ]) {
     const chart = page.getByTestId(`chart-${key}`);
-    await expect.poll(async () => Number(await chart.getAttribute('data-points')), { message: key }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => Number(await chart.getAttribute('data-points')), { message: key })
+      .toBeGreaterThanOrEqual(2);
     await expect(chart.locator('canvas')).toBeVisible();
   }
-  await expect.poll(async () => Number(await page.getByTestId('chart-train/Bandit/success').getAttribute('data-series'))).toBeGreaterThanOrEqual(1);
+  await expect
+    .poll(async () => Number(await page.getByTestId('chart-train/Bandit/success').getAttribute('data-series')))
+    .toBeGreaterThanOrEqual(1);
 
   // Rollout viewer: trajectories of the latest step, drawn as a bandit board with the model's text.
   const viewer = page.getByTestId('rollout-viewer');

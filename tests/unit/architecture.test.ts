@@ -9,7 +9,7 @@ const ROOT = path.join(__dirname, '../..');
 
 /** Folder -> the folders of ours it may import from (docs/architecture.md's table). */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  'envs': [],
+  envs: [],
   'src/metrics': [],
   'src/model': [],
   'src/agent': ['envs'],
@@ -19,15 +19,36 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'src/eval': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/node'],
   'src/warmstart': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo'],
   'src/bench': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/node', 'src/eval'],
-  'src/cli': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/node', 'src/interop', 'src/eval', 'src/warmstart', 'src/bench'],
-  'workers': ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/interop', 'src/eval', 'src/warmstart'],
+  'src/cli': [
+    'envs',
+    'src/agent',
+    'src/model',
+    'src/metrics',
+    'src/starpo',
+    'src/node',
+    'src/interop',
+    'src/eval',
+    'src/warmstart',
+    'src/bench',
+  ],
+  workers: ['envs', 'src/agent', 'src/model', 'src/metrics', 'src/starpo', 'src/interop', 'src/eval', 'src/warmstart'],
   'src/ui': ['envs', 'src/model', 'src/metrics', 'src/starpo', 'src/interop', 'workers'],
 };
 const NO_TFJS = ['envs', 'src/agent', 'src/metrics'];
 /** Where `node:*` modules may be imported: whole folders, and single Node-only files elsewhere. */
 const NODE_FOLDERS = ['src/cli', 'src/bench', 'src/node'];
-const NODE_FILES = ['src/metrics/jsonlSink.ts', 'src/model/checkpointDir.ts', 'src/model/initModel.ts', 'src/model/modelContext.ts',
-  'src/model/webgpuProbe.ts', 'src/eval/episodeFile.ts', 'src/model/parallelNormal.ts', 'src/model/qwenTokenizer.ts', 'src/eval/load.ts', 'src/interop/exportReadme.ts'];
+const NODE_FILES = [
+  'src/metrics/jsonlSink.ts',
+  'src/model/checkpointDir.ts',
+  'src/model/initModel.ts',
+  'src/model/modelContext.ts',
+  'src/model/webgpuProbe.ts',
+  'src/eval/episodeFile.ts',
+  'src/model/parallelNormal.ts',
+  'src/model/qwenTokenizer.ts',
+  'src/eval/load.ts',
+  'src/interop/exportReadme.ts',
+];
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
@@ -44,8 +65,11 @@ function layerOf(rel: string): string | null {
 
 /** Every module specifier a file imports or re-exports (static and dynamic). */
 function importsOf(text: string): string[] {
-  return [...text.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s+['"]([^'"]+)['"]/gm)]
-    .map((m) => m[1] ?? m[2] ?? m[3]);
+  return [
+    ...text.matchAll(
+      /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s+['"]([^'"]+)['"]/gm,
+    ),
+  ].map((m) => m[1] ?? m[2] ?? m[3]);
 }
 
 const files = Object.keys(MAY_IMPORT).flatMap(sourceFiles);
@@ -76,7 +100,8 @@ describe('the layers of docs/architecture.md', () => {
     for (const file of files) {
       const specs = importsOf(fs.readFileSync(path.join(ROOT, file), 'utf8'));
       const layer = layerOf(file)!;
-      if (NO_TFJS.includes(layer) && specs.some((s) => s.startsWith('@tensorflow/'))) wrong.push(`${file} imports tfjs`);
+      if (NO_TFJS.includes(layer) && specs.some((s) => s.startsWith('@tensorflow/')))
+        wrong.push(`${file} imports tfjs`);
       const nodeOk = NODE_FOLDERS.includes(layer) || NODE_FILES.includes(file);
       if (!nodeOk && specs.some((s) => s.startsWith('node:'))) wrong.push(`${file} imports a Node module`);
     }

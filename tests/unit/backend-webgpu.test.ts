@@ -10,7 +10,9 @@ describe('initBackend(webgpu) through Dawn', () => {
     // A GPU server may already point the loader at its driver; otherwise use the software one.
     if (!process.env.VK_ICD_FILENAMES && !process.env.VK_DRIVER_FILES) {
       if (!existsSync(SWIFTSHADER_ICD)) {
-        throw new Error(`no Vulkan driver for Dawn: ${SWIFTSHADER_ICD} is missing (apt-get install chromium libvulkan1)`);
+        throw new Error(
+          `no Vulkan driver for Dawn: ${SWIFTSHADER_ICD} is missing (apt-get install chromium libvulkan1)`,
+        );
       }
       process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
     }
@@ -37,7 +39,10 @@ describe('initBackend(webgpu) through Dawn', () => {
 describe('RAGEN_DAWN_FLAGS', () => {
   it('adds Dawn flags from the environment, separated by spaces', async () => {
     const { dawnFlagsFromEnv } = await import('../../src/model/backend');
-    expect(dawnFlagsFromEnv({ RAGEN_DAWN_FLAGS: ' enable-dawn-features=a,b  backend=vulkan ' })).toEqual(['enable-dawn-features=a,b', 'backend=vulkan']);
+    expect(dawnFlagsFromEnv({ RAGEN_DAWN_FLAGS: ' enable-dawn-features=a,b  backend=vulkan ' })).toEqual([
+      'enable-dawn-features=a,b',
+      'backend=vulkan',
+    ]);
     expect(dawnFlagsFromEnv({})).toEqual([]);
     // The suite runs with the flag that skips the zero-fill of workgroup memory, unless told otherwise (vitest.config.ts).
     if (process.env.RAGEN_DAWN_FLAGS === 'enable-dawn-features=disable_workgroup_init') {

@@ -50,8 +50,15 @@ describe.each(['cpu', 'wasm'] as const)('initBackend(%s)', (name) => {
   it('agrees with tfjs on a non-square product checked element by element', async () => {
     await initBackend(name);
     // A 2x3 by 3x2 product, so a kernel that mixes up rows and columns cannot pass by symmetry.
-    const a = tf.tensor2d([[1, -2, 3], [0.5, 4, -1]]);
-    const b = tf.tensor2d([[2, 0], [1, -1], [-3, 5]]);
+    const a = tf.tensor2d([
+      [1, -2, 3],
+      [0.5, 4, -1],
+    ]);
+    const b = tf.tensor2d([
+      [2, 0],
+      [1, -1],
+      [-3, 5],
+    ]);
     const c = tf.matMul(a, b);
     // Row 1: 1*2 + -2*1 + 3*-3 = -9, 1*0 + -2*-1 + 3*5 = 17; row 2: 1 + 4 + 3 = 8, 0 - 4 - 5 = -9.
     expect(Array.from(await c.data())).toEqual([-9, 17, 8, -9]);

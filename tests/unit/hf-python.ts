@@ -51,7 +51,13 @@ export function hfChecks(requests: readonly HfRequest[]): HfReport[] {
   const out = execFileSync(HF_PYTHON, [HF_CHECK], {
     input: JSON.stringify(requests),
     encoding: 'utf8',
-    env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', TRANSFORMERS_VERBOSITY: 'error', TOKENIZERS_PARALLELISM: 'false' },
+    env: {
+      ...process.env,
+      HF_HUB_OFFLINE: '1',
+      TRANSFORMERS_OFFLINE: '1',
+      TRANSFORMERS_VERBOSITY: 'error',
+      TOKENIZERS_PARALLELISM: 'false',
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
     maxBuffer: 64 * 1024 * 1024,
   });

@@ -20,10 +20,18 @@ const WAIT_MS = 600_000;
 export function qwenInitModel2Layers(): Promise<{ dir: string; made: RagenResult }> {
   // "qwen" in the path: RAGEN tells a Qwen tokenizer by its path.
   return sharedFixture('qwen2.5-0.5b-2layers', (dir) =>
-    ragenProcess(path.dirname(dir), ['init-model', '--shape', 'qwen2.5-0.5b', '--layers', '2', '--out', dir, '--quiet'], 300_000));
+    ragenProcess(
+      path.dirname(dir),
+      ['init-model', '--shape', 'qwen2.5-0.5b', '--layers', '2', '--out', dir, '--quiet'],
+      300_000,
+    ),
+  );
 }
 
-async function sharedFixture(name: string, make: (dir: string) => Promise<RagenResult>): Promise<{ dir: string; made: RagenResult }> {
+async function sharedFixture(
+  name: string,
+  make: (dir: string) => Promise<RagenResult>,
+): Promise<{ dir: string; made: RagenResult }> {
   const root = inject('sharedScratch');
   const dir = path.join(root, name);
   const resultFile = `${dir}.result.json`;
@@ -34,13 +42,17 @@ async function sharedFixture(name: string, make: (dir: string) => Promise<RagenR
     // Another test file is making it: wait for the result it writes (also when making it failed).
     const deadline = Date.now() + WAIT_MS;
     while (!fs.existsSync(resultFile)) {
-      if (Date.now() > deadline) throw new Error(`shared fixture ${name}: not made within ${WAIT_MS / 1000} s by the test file holding ${dir}.lock`, { cause: err });
+      if (Date.now() > deadline)
+        throw new Error(
+          `shared fixture ${name}: not made within ${WAIT_MS / 1000} s by the test file holding ${dir}.lock`,
+          { cause: err },
+        );
       await sleep(250);
     }
     return { dir, made: JSON.parse(fs.readFileSync(resultFile, 'utf8')) as RagenResult };
   }
   const made = await make(dir);
   fs.writeFileSync(`${resultFile}.tmp`, JSON.stringify(made));
-  fs.renameSync(`${resultFile}.tmp`, resultFile);   // whole or absent for a waiting reader
+  fs.renameSync(`${resultFile}.tmp`, resultFile); // whole or absent for a waiting reader
   return { dir, made };
 }

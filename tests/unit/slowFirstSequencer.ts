@@ -26,6 +26,9 @@ export default class SlowFirstSequencer extends BaseSequencer {
       const i = SLOW_FIRST.findIndex((file) => spec.moduleId.endsWith(file));
       return i < 0 ? SLOW_FIRST.length : i;
     };
-    return sorted.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i).map(({ spec }) => spec);
+    return sorted
+      .map((spec, i) => ({ spec, i }))
+      .sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i)
+      .map(({ spec }) => spec);
   }
 }

@@ -11,7 +11,8 @@ import * as fs from 'node:fs';
 import { chromium, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../tests/e2e/chromium';
 
-const arg = (name: string, fallback: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
+const arg = (name: string, fallback: string) =>
+  process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback;
 const preset = arg('--preset', 'bandit-tiny');
 const steps = Number(arg('--steps', '3'));
 const settings = arg('--workers', '1,2').split(',');
@@ -40,7 +41,8 @@ function treeCpuSeconds(root: number): number {
       continue; // exited meanwhile
     }
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pid = Number(entry), ppid = Number(fields[1]);
+    const pid = Number(entry),
+      ppid = Number(fields[1]);
     own.set(pid, (Number(fields[11]) + Number(fields[12])) / ticksPerSecond);
     children.set(ppid, [...(children.get(ppid) ?? []), pid]);
   }
@@ -79,10 +81,20 @@ async function newestRunRows(page: Page): Promise<Record<string, number>[]> {
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-const server = spawn(process.execPath, ['node_modules/vite/bin/vite.js', 'preview', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'], { stdio: 'ignore' });
+const server = spawn(
+  process.execPath,
+  ['node_modules/vite/bin/vite.js', 'preview', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'],
+  { stdio: 'ignore' },
+);
 try {
   for (let i = 0; i < 50; i++) {
-    if (await fetch(base).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(base).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     await new Promise((r) => setTimeout(r, 200));
   }
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] });
@@ -99,18 +111,33 @@ try {
     const t0 = performance.now();
     await page.getByTestId('start').click();
     // From the end of step 1 on, a step's cost without the run's start-up (model, helper, step-0 validation).
-    await page.locator('[data-testid="step-count"]').filter({ hasText: /^[1-9]\d*$/ }).waitFor({ timeout: 1_800_000 });
-    const cpu1 = treeCpuSeconds(browserPid), t1 = performance.now();
+    await page
+      .locator('[data-testid="step-count"]')
+      .filter({ hasText: /^[1-9]\d*$/ })
+      .waitFor({ timeout: 1_800_000 });
+    const cpu1 = treeCpuSeconds(browserPid),
+      t1 = performance.now();
     const stepsAfter1 = steps - Number(await page.getByTestId('step-count').textContent());
-    await page.locator('[data-testid="run-status"]').filter({ hasText: /^(done|failed)$/ }).waitFor({ timeout: 1_800_000 });
-    const t2 = performance.now(), cpu2 = treeCpuSeconds(browserPid);
+    await page
+      .locator('[data-testid="run-status"]')
+      .filter({ hasText: /^(done|failed)$/ })
+      .waitFor({ timeout: 1_800_000 });
+    const t2 = performance.now(),
+      cpu2 = treeCpuSeconds(browserPid);
     const wall = (t2 - t0) / 1000;
     const cpu = cpu2 - cpu0;
-    const later = stepsAfter1 > 0
-      ? `; steps after the first: ${((t2 - t1) / 1000 / stepsAfter1).toFixed(2)} s wall, ${((cpu2 - cpu1) / stepsAfter1).toFixed(2)} s CPU each`
-      : '';
+    const later =
+      stepsAfter1 > 0
+        ? `; steps after the first: ${((t2 - t1) / 1000 / stepsAfter1).toFixed(2)} s wall, ${((cpu2 - cpu1) / stepsAfter1).toFixed(2)} s CPU each`
+        : '';
     const status = await page.getByTestId('run-status').textContent();
-    if (status !== 'done') throw new Error(`workers=${workers}: the run ${status}: ${await page.getByTestId('training-error').textContent().catch(() => '')}`);
+    if (status !== 'done')
+      throw new Error(
+        `workers=${workers}: the run ${status}: ${await page
+          .getByTestId('training-error')
+          .textContent()
+          .catch(() => '')}`,
+      );
     const inUse = await page.getByTestId('cores-in-use').textContent();
     const rows = await newestRunRows(page);
     const t = (key: string) => mean(rows.map((r) => r[key] ?? 0));

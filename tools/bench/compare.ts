@@ -22,8 +22,18 @@ const CONFIGS: Record<string, string[]> = {
   'bandit-tiny': ['--presets', 'bandit-tiny'],
   'frozenlake-tiny': ['--presets', 'frozenlake-tiny'],
   'sokoban-tiny': ['--presets', 'sokoban-tiny'],
-  'echo-trap-starpo': ['--presets', 'frozenlake-tiny', ...['filter.ratio=1', 'algorithm.useKlInReward=true', 'algorithm.klCoef=0.001',
-    'algorithm.klEstimator=kl', 'actor.clipRatioHigh=0.2', 'trainer.seed=0'].flatMap((s) => ['--step-set', s])],
+  'echo-trap-starpo': [
+    '--presets',
+    'frozenlake-tiny',
+    ...[
+      'filter.ratio=1',
+      'algorithm.useKlInReward=true',
+      'algorithm.klCoef=0.001',
+      'algorithm.klEstimator=kl',
+      'actor.clipRatioHigh=0.2',
+      'trainer.seed=0',
+    ].flatMap((s) => ['--step-set', s]),
+  ],
 };
 
 const program = new Command()
@@ -34,22 +44,45 @@ const program = new Command()
   .option('--new-args <args>', 'extra arguments for the working tree\'s bench (e.g. "--workers 1")', '')
   .option('--json <file>', 'write the figures and the command as JSON')
   .parse();
-const o = program.opts<{ old: string; rounds: string; repeats: string; configs: string; newArgs: string; json?: string }>();
+const o = program.opts<{
+  old: string;
+  rounds: string;
+  repeats: string;
+  configs: string;
+  newArgs: string;
+  json?: string;
+}>();
 const configs = o.configs.split(',');
-for (const c of configs) if (!CONFIGS[c]) throw new Error(`unknown config '${c}' (expected: ${Object.keys(CONFIGS).join(', ')})`);
+for (const c of configs)
+  if (!CONFIGS[c]) throw new Error(`unknown config '${c}' (expected: ${Object.keys(CONFIGS).join(', ')})`);
 
 const oldDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ragen-old-'));
 execFileSync('git', ['-C', REPO, 'worktree', 'add', '--detach', '--quiet', oldDir, o.old], { stdio: 'inherit' });
 fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(oldDir, 'node_modules'));
 const oldCommit = execFileSync('git', ['-C', oldDir, 'rev-parse', '--short', 'HEAD']).toString().trim();
-const newCommit = execFileSync('git', ['-C', REPO, 'rev-parse', '--short', 'HEAD']).toString().trim() +
+const newCommit =
+  execFileSync('git', ['-C', REPO, 'rev-parse', '--short', 'HEAD']).toString().trim() +
   (execFileSync('git', ['-C', REPO, 'status', '--porcelain']).toString().trim() ? '+changes' : '');
 
 /** Seconds per step of one config on one side: one `ragen bench --only step` process. */
 function secondsPerStep(dir: string, config: string, extra: string[]): number {
   const json = path.join(os.tmpdir(), `ragen-compare-${process.pid}.json`);
-  execFileSync(process.execPath, [path.join(dir, 'bin/ragen.js'), 'bench', '--only', 'step', '--step-repeats', o.repeats,
-    '--json', json, ...CONFIGS[config], ...extra], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(dir, 'bin/ragen.js'),
+      'bench',
+      '--only',
+      'step',
+      '--step-repeats',
+      o.repeats,
+      '--json',
+      json,
+      ...CONFIGS[config],
+      ...extra,
+    ],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const report = JSON.parse(fs.readFileSync(json, 'utf8')) as { results: { step: Record<string, number> } };
   const key = Object.keys(report.results.step).find((k) => k.endsWith(' step s'));
   if (!key) throw new Error(`no step figure in ${json}`);
@@ -64,7 +97,9 @@ try {
       const f = (figures[config] ??= { old: [], new: [] });
       f.old.push(secondsPerStep(oldDir, config, []));
       f.new.push(secondsPerStep(REPO, config, o.newArgs.split(' ').filter(Boolean)));
-      console.log(`round ${round} ${config}: old ${f.old.at(-1)!.toFixed(2)} s/step, new ${f.new.at(-1)!.toFixed(2)} s/step`);
+      console.log(
+        `round ${round} ${config}: old ${f.old.at(-1)!.toFixed(2)} s/step, new ${f.new.at(-1)!.toFixed(2)} s/step`,
+      );
     }
   }
 } finally {
@@ -72,7 +107,9 @@ try {
 }
 
 const command = `npx tsx tools/bench/compare.ts ${process.argv.slice(2).join(' ')}`;
-console.log(`\n${command}\nold ${oldCommit}, new ${newCommit}; median of ${o.rounds} rounds, ${o.repeats} timed steps each; ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}`);
+console.log(
+  `\n${command}\nold ${oldCommit}, new ${newCommit}; median of ${o.rounds} rounds, ${o.repeats} timed steps each; ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}`,
+);
 console.log('| config | old s/step | new s/step | speed-up |\n|---|---:|---:|---:|');
 const rows: Record<string, { old: number; new: number; speedup: number }> = {};
 for (const config of configs) {
@@ -81,4 +118,8 @@ for (const config of configs) {
   rows[config] = r;
   console.log(`| ${config} | ${r.old.toFixed(2)} | ${r.new.toFixed(2)} | ${r.speedup.toFixed(2)}x |`);
 }
-if (o.json) fs.writeFileSync(o.json, JSON.stringify({ command, oldCommit, newCommit, date: new Date().toISOString(), rows, figures }, null, 2) + '\n');
+if (o.json)
+  fs.writeFileSync(
+    o.json,
+    JSON.stringify({ command, oldCommit, newCommit, date: new Date().toISOString(), rows, figures }, null, 2) + '\n',
+  );

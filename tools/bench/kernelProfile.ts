@@ -20,7 +20,8 @@ export async function profileKernels(work: () => Promise<void>): Promise<KernelP
   const byName = new Map<string, { n: number; ms: number }>();
   for (const k of prof.kernels) {
     const e = byName.get(k.name) ?? { n: 0, ms: 0 };
-    e.n++; e.ms += typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
+    e.n++;
+    e.ms += typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0;
     byName.set(k.name, e);
   }
   const totalMs = [...byName.values()].reduce((a, e) => a + e.ms, 0);
@@ -30,6 +31,8 @@ export async function profileKernels(work: () => Promise<void>): Promise<KernelP
 /** One line per kernel name for the `top` costliest: calls, ms and share of the kernel time. */
 export function printKernelRows(p: KernelProfile, top: number, nameWidth: number, callsWidth: number): void {
   for (const [name, e] of p.byName.slice(0, top)) {
-    console.log(`  ${name.padEnd(nameWidth)} ${String(e.n).padStart(callsWidth)} calls ${e.ms.toFixed(1).padStart(8)} ms ${(100 * e.ms / p.totalMs).toFixed(1).padStart(5)} %`);
+    console.log(
+      `  ${name.padEnd(nameWidth)} ${String(e.n).padStart(callsWidth)} calls ${e.ms.toFixed(1).padStart(8)} ms ${((100 * e.ms) / p.totalMs).toFixed(1).padStart(5)} %`,
+    );
   }
 }

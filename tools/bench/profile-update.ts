@@ -16,16 +16,20 @@ const model = new Qwen2Model(shape.config, initQwen2Weights(shape.config, 0));
 const ids = tf.randomUniformInt([w.trainBatch, w.trainSeq], 0, shape.config.vocab_size) as tf.Tensor2D;
 const opt = new AdamW(model.variables, { lr: 1e-6 });
 const update = async () => {
-  const { value, grads } = namedVariableGrads(model.variables, () => tf.tidy(() => {
-    const { logProbs, entropy } = tokenLogProbs(model, ids);
-    return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
-  }));
+  const { value, grads } = namedVariableGrads(model.variables, () =>
+    tf.tidy(() => {
+      const { logProbs, entropy } = tokenLogProbs(model, ids);
+      return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
+    }),
+  );
   await opt.stepClipped(grads, 1.0);
   tf.dispose([value, ...Object.values(grads)]);
 };
 await update();
 const prof = await profileKernels(update);
-console.log(`${shape.name}: ${prof.kernels} kernels per update, kernel time ${prof.totalMs.toFixed(0)} ms, wall ${prof.wallMs.toFixed(0)} ms (profiled)`);
+console.log(
+  `${shape.name}: ${prof.kernels} kernels per update, kernel time ${prof.totalMs.toFixed(0)} ms, wall ${prof.wallMs.toFixed(0)} ms (profiled)`,
+);
 printKernelRows(prof, 40, 22, 5);
 
 const probe = model.variables['model.norm.weight'];

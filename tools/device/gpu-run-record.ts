@@ -11,8 +11,11 @@ import { buildGpuRunRecord, recordPath } from './gpuRunRecord';
 
 const { values: args } = parseArgs({
   options: {
-    from: { type: 'string' }, command: { type: 'string' }, tiny: { type: 'boolean', default: false },
-    out: { type: 'string' }, into: { type: 'string' },
+    from: { type: 'string' },
+    command: { type: 'string' },
+    tiny: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    into: { type: 'string' },
   },
 });
 if (!args.from || !args.command) {

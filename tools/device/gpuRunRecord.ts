@@ -46,7 +46,11 @@ export const GpuRunRecord = z.strictObject({
   gen128TokensPerSecond: figure,
   torchGen128TokensPerSecond: figure,
   /** The PyTorch figures in f32 (no autocast), measured in the same torch_step.py call. */
-  torchF32: z.strictObject({ paperStepSeconds: figure, trainTokensPerSecond1x1536: figure, gen128TokensPerSecond: figure }),
+  torchF32: z.strictObject({
+    paperStepSeconds: figure,
+    trainTokensPerSecond1x1536: figure,
+    gen128TokensPerSecond: figure,
+  }),
   peakGiB: figure,
   adapterFeatures: z.array(z.string()).nullable(),
   /** Where each figure comes from, and what was not measured and why. */
@@ -71,12 +75,31 @@ export interface BuildOptions {
 }
 
 /** The parts of full-run.sh's files the record reads; any of them may be missing (a section may write less). */
-interface Adapter { features?: string[]; description?: string; device?: string; vendor?: string }
-interface BenchJson { results?: { model?: Record<string, unknown> }; adapter?: Adapter }
-interface TorchJson { torch?: string; device?: string; results?: Record<string, unknown> }
-interface ProfileJson { report?: { tokens: number; gradsS?: unknown; adamwS?: unknown }[] }
-interface MemoryJson { memory?: { phase: string; peakBytes: number; layers: number; extrapolatedFrom?: unknown }[] }
-interface RunConfigJson { agent?: { envGroups?: number; groupSize?: number; maxTurn?: number }; rollout?: { maxNewTokens?: number } }
+interface Adapter {
+  features?: string[];
+  description?: string;
+  device?: string;
+  vendor?: string;
+}
+interface BenchJson {
+  results?: { model?: Record<string, unknown> };
+  adapter?: Adapter;
+}
+interface TorchJson {
+  torch?: string;
+  device?: string;
+  results?: Record<string, unknown>;
+}
+interface ProfileJson {
+  report?: { tokens: number; gradsS?: unknown; adamwS?: unknown }[];
+}
+interface MemoryJson {
+  memory?: { phase: string; peakBytes: number; layers: number; extrapolatedFrom?: unknown }[];
+}
+interface RunConfigJson {
+  agent?: { envGroups?: number; groupSize?: number; maxTurn?: number };
+  rollout?: { maxNewTokens?: number };
+}
 
 /** The record of the full-run.sh output in `dir`, checked against the schema. */
 export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord {
@@ -97,13 +120,23 @@ export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord
   const env = existsSync(file('env.txt')) ? readFileSync(file('env.txt'), 'utf8') : '';
   const started = /^date (\d{4}-\d{2}-\d{2})T/m.exec(env)?.[1];
   const commit = /; git ([0-9a-f]{7,40})\b/.exec(env)?.[1];
-  if (!started || !commit) throw new Error(`${file('env.txt')}: no "date ...; git <commit>" line (is ${dir} full-run.sh's $OUT?)`);
+  if (!started || !commit)
+    throw new Error(`${file('env.txt')}: no "date ...; git <commit>" line (is ${dir} full-run.sh's $OUT?)`);
 
-  const benches = ['bench-speed.json', 'bench-matmul.json', 'bench-step.json'].map((name) => ({ name, report: json<BenchJson>(name) }));
+  const benches = ['bench-speed.json', 'bench-matmul.json', 'bench-step.json'].map((name) => ({
+    name,
+    report: json<BenchJson>(name),
+  }));
   const adapter = benches.find((b) => b.report?.adapter)?.report?.adapter;
 
   // paperStep: the train section's last step, when it is the paper's.
-  const paperStep = { seconds: null, rolloutSeconds: null, actorUpdateSeconds: null, criticUpdateSeconds: null, tokensTrained: null } as GpuRunRecord['paperStep'];
+  const paperStep = {
+    seconds: null,
+    rolloutSeconds: null,
+    actorUpdateSeconds: null,
+    criticUpdateSeconds: null,
+    tokensTrained: null,
+  } as GpuRunRecord['paperStep'];
   const rows = readJsonl(file('train-metrics.jsonl'));
   const config = json<RunConfigJson>('train-config.json');
   const layers = Number(/; layers (\d+);/.exec(env)?.[1] ?? NaN);
@@ -113,22 +146,30 @@ export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord
   else {
     const last = rows[rows.length - 1];
     Object.assign(paperStep, {
-      seconds: num(last['timing_s/step']), rolloutSeconds: num(last['timing_s/gen']),
-      actorUpdateSeconds: num(last['timing_s/update_actor']), criticUpdateSeconds: num(last['timing_s/update_critic']),
+      seconds: num(last['timing_s/step']),
+      rolloutSeconds: num(last['timing_s/gen']),
+      actorUpdateSeconds: num(last['timing_s/update_actor']),
+      criticUpdateSeconds: num(last['timing_s/update_critic']),
       tokensTrained: num(last['perf/total_num_tokens']),
     });
-    notes.push(`paperStep: train-metrics.jsonl step ${String(last.step)} of ${rows.length} (timing_s/step, /gen, /update_actor, ` +
-      `/update_critic, perf/total_num_tokens)`);
+    notes.push(
+      `paperStep: train-metrics.jsonl step ${String(last.step)} of ${rows.length} (timing_s/step, /gen, /update_actor, ` +
+        `/update_critic, perf/total_num_tokens)`,
+    );
   }
 
   // PyTorch: torch_step.py --paper, bf16 autocast and f32.
   const torch = json<TorchJson>('torch-paper.json');
   const t = torch?.results ?? {};
   const torchFigure = (what: string, dtype: 'bf16' | 'f32') => num(t[what.replace('DT', dtype)]);
-  const stepKey = 'paper DT step s', trainKey = `train 1x${sizes.trainTokens} DT tokens/s`, genKey = `generate b${sizes.genBatch} DT tokens/s`;
+  const stepKey = 'paper DT step s',
+    trainKey = `train 1x${sizes.trainTokens} DT tokens/s`,
+    genKey = `generate b${sizes.genBatch} DT tokens/s`;
   if (torch) {
-    notes.push(`torch: torch-paper.json (PyTorch ${torch.torch} ${torch.device}; "${stepKey}", "${trainKey}", "${genKey}" ` +
-      'with DT = bf16 autocast, f32 in torchF32)');
+    notes.push(
+      `torch: torch-paper.json (PyTorch ${torch.torch} ${torch.device}; "${stepKey}", "${trainKey}", "${genKey}" ` +
+        'with DT = bf16 autocast, f32 in torchF32)',
+    );
     const torchTokens = num(t['paper bf16 train tokens']);
     if (paperStep.tokensTrained !== null && torchTokens !== null && torchTokens !== paperStep.tokensTrained) {
       notes.push(`torch trained ${torchTokens} tokens where the tfjs step trained ${paperStep.tokensTrained}`);
@@ -139,24 +180,35 @@ export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord
   const speed = benches[0].report;
   const genKeyTfjs = `${sizes.shape} generate b${sizes.genBatch} tokens/s`;
   const gen = num(speed?.results?.model?.[genKeyTfjs]);
-  notes.push(gen === null ? `gen128: not measured (no "${genKeyTfjs}" in bench-speed.json)` : `gen128: bench-speed.json "${genKeyTfjs}"`);
+  notes.push(
+    gen === null
+      ? `gen128: not measured (no "${genKeyTfjs}" in bench-speed.json)`
+      : `gen128: bench-speed.json "${genKeyTfjs}"`,
+  );
   const profile = ['update-1536.json', 'update-profile.json']
     .map((name) => ({ name, row: json<ProfileJson>(name)?.report?.find((r) => r.tokens === sizes.trainTokens) }))
     .find((p) => p.row);
   const [grads, adamw] = [num(profile?.row?.gradsS), num(profile?.row?.adamwS)];
   const updateSeconds = grads !== null && adamw !== null ? grads + adamw : null;
   const train = updateSeconds ? sizes.trainTokens / updateSeconds : null;
-  notes.push(train === null ? `train 1x${sizes.trainTokens}: not measured (no update-1536.json row)` :
-    `train 1x${sizes.trainTokens}: ${profile!.name}, ${sizes.trainTokens} / (gradsS + adamwS)`);
+  notes.push(
+    train === null
+      ? `train 1x${sizes.trainTokens}: not measured (no update-1536.json row)`
+      : `train 1x${sizes.trainTokens}: ${profile!.name}, ${sizes.trainTokens} / (gradsS + adamwS)`,
+  );
 
   // Peak tensor memory: the deepest measured step row (the largest phase).
   const memory = json<MemoryJson>('bench-memory.json')?.memory ?? [];
   const step = memory.filter((r) => r.phase === 'step' && !r.extrapolatedFrom).sort((a, b) => b.layers - a.layers)[0];
   const peakGiB = step ? step.peakBytes / 2 ** 30 : null;
-  notes.push(step ? `peakGiB: bench-memory.json "step" row, ${step.layers} layers` : 'peakGiB: not measured (no bench-memory.json step row)');
+  notes.push(
+    step
+      ? `peakGiB: bench-memory.json "step" row, ${step.layers} layers`
+      : 'peakGiB: not measured (no bench-memory.json step row)',
+  );
 
   notes.push(...failedSections(file('summary.txt')));
-  if (opts.tiny) notes.unshift('FULL_RUN_TINY: tiny sizes, a plumbing check; no figure here is the paper\'s');
+  if (opts.tiny) notes.unshift("FULL_RUN_TINY: tiny sizes, a plumbing check; no figure here is the paper's");
 
   return GpuRunRecord.parse({
     date: started,
@@ -201,7 +253,10 @@ function deviceOf(env: string, adapter?: { description?: string; device?: string
 
 function readJsonl(file: string): Record<string, unknown>[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** summary.txt's sections that failed or were skipped, as notes. */

@@ -17,7 +17,10 @@ import { generate } from '../../src/model/generate';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
 
 /** Kernel name -> dispatches of one layer, and of everything outside the layers. */
-export interface Census { perLayer: Map<string, number>; constant: Map<string, number> }
+export interface Census {
+  perLayer: Map<string, number>;
+  constant: Map<string, number>;
+}
 
 const tally = (names: string[]) => names.reduce((m, n) => m.set(n, (m.get(n) ?? 0) + 1), new Map<string, number>());
 
@@ -30,9 +33,15 @@ export async function kernelCensus(base: Qwen2Config, what: 'decode' | 'update')
     try {
       if (what === 'decode') {
         // One decoded token: generating 5 tokens minus generating 4 (the same prefill, one more step).
-        const prompts = [[1, 2, 3, 4, 5, 6, 7, 8], [3, 4, 5, 6, 7, 8, 9, 10]];
-        const run = (n: number) => computingKernelNames(async () => { await generate(model, prompts, { maxNewTokens: n, temperature: 1, seed: 0, padTokenId: 0 }); });
-        await run(2);   // the model's lazily built tables
+        const prompts = [
+          [1, 2, 3, 4, 5, 6, 7, 8],
+          [3, 4, 5, 6, 7, 8, 9, 10],
+        ];
+        const run = (n: number) =>
+          computingKernelNames(async () => {
+            await generate(model, prompts, { maxNewTokens: n, temperature: 1, seed: 0, padTokenId: 0 });
+          });
+        await run(2); // the model's lazily built tables
         const [four, five] = [tally(await run(4)), tally(await run(5))];
         counts.push(new Map([...five].map(([n, c]) => [n, c - (four.get(n) ?? 0)])));
       } else {
@@ -53,7 +62,8 @@ export async function kernelCensus(base: Qwen2Config, what: 'decode' | 'update')
     }
   }
   const [one, two] = counts;
-  const perLayer = new Map<string, number>(), constant = new Map<string, number>();
+  const perLayer = new Map<string, number>(),
+    constant = new Map<string, number>();
   for (const name of new Set([...one.keys(), ...two.keys()])) {
     const layer = (two.get(name) ?? 0) - (one.get(name) ?? 0);
     const rest = (one.get(name) ?? 0) - layer;
@@ -66,16 +76,21 @@ export async function kernelCensus(base: Qwen2Config, what: 'decode' | 'update')
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values: args } = parseArgs({ options: { backend: { type: 'string', default: 'webgpu' }, shape: { type: 'string', default: 'qwen0.5b' } } });
+  const { values: args } = parseArgs({
+    options: { backend: { type: 'string', default: 'webgpu' }, shape: { type: 'string', default: 'qwen0.5b' } },
+  });
   const info = await initBackend(args.backend as 'webgpu');
   const config = benchShape(args.shape!).config;
   console.log(`kernel-census: ${args.shape} widths on ${info.adapter ?? info.name}`);
   for (const what of ['decode', 'update'] as const) {
     const c = await kernelCensus(config, what);
     const layers = config.num_hidden_layers;
-    console.log(`${what === 'decode' ? 'per decoded token' : 'per checkpointed update (1 x 8 tokens, AdamW included)'}: ` +
-      `${sum(c.perLayer)} per layer + ${sum(c.constant)} = ${sum(c.perLayer) * layers + sum(c.constant)} at ${layers} layers`);
-    for (const [name, n] of [...c.perLayer].sort((a, b) => b[1] - a[1])) console.log(`  ${name.padEnd(26)} ${n} per layer`);
+    console.log(
+      `${what === 'decode' ? 'per decoded token' : 'per checkpointed update (1 x 8 tokens, AdamW included)'}: ` +
+        `${sum(c.perLayer)} per layer + ${sum(c.constant)} = ${sum(c.perLayer) * layers + sum(c.constant)} at ${layers} layers`,
+    );
+    for (const [name, n] of [...c.perLayer].sort((a, b) => b[1] - a[1]))
+      console.log(`  ${name.padEnd(26)} ${n} per layer`);
     console.log(`  outside the layers: ${[...c.constant].map(([n, k]) => `${n} ${k}`).join(', ')}`);
   }
 }

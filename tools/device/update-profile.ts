@@ -18,21 +18,32 @@ import { initBackend } from '../../src/model/backend';
 import { Qwen2Model, initQwen2Weights } from '../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../src/model/scoring';
 
-const { values: args } = parseArgs({ options: {
-  backend: { type: 'string', default: 'webgpu' }, shape: { type: 'string', default: 'qwen0.5b' }, tokens: { type: 'string', default: '32,1536' },
-  prefill: { type: 'string', default: '' }, layers: { type: 'string' }, json: { type: 'string' },
-} });
+const { values: args } = parseArgs({
+  options: {
+    backend: { type: 'string', default: 'webgpu' },
+    shape: { type: 'string', default: 'qwen0.5b' },
+    tokens: { type: 'string', default: '32,1536' },
+    prefill: { type: 'string', default: '' },
+    layers: { type: 'string' },
+    json: { type: 'string' },
+  },
+});
 const info = await initBackend(args.backend as 'webgpu');
 // (Imported on demand: full-run.sh's baseline section runs this file inside older commits, which lack the router.)
 const route = await import('../../src/model/webgpuMatMulRoute').catch(() => null);
 const matmul = info.name === 'webgpu' && route ? route.webGpuMatMul() : 'tfjs';
-console.log(`update-profile: ${info.adapter ?? args.backend}; matmul: ${matmul} (RAGEN_WEBGPU_MATMUL=tiled|tfjs chooses on webgpu)`);
+console.log(
+  `update-profile: ${info.adapter ?? args.backend}; matmul: ${matmul} (RAGEN_WEBGPU_MATMUL=tiled|tfjs chooses on webgpu)`,
+);
 const base = benchShape(args.shape!).config;
 const config = args.layers ? { ...base, num_hidden_layers: Number(args.layers) } : base;
 // The same weights drawn on every core where the tree has parallelNormal.ts (older commits of the baseline section
 // draw them on one thread: tens of seconds of the lent GPU's time at qwen0.5b).
 const parallelInit = await import('../../src/model/parallelNormal').catch(() => null);
-const model = new Qwen2Model(config, parallelInit ? await parallelInit.initQwen2WeightsParallel(config, 0) : initQwen2Weights(config, 0));
+const model = new Qwen2Model(
+  config,
+  parallelInit ? await parallelInit.initQwen2WeightsParallel(config, 0) : initQwen2Weights(config, 0),
+);
 const optimizer = new AdamW(model.variables, { lr: 1e-6 });
 const probe = model.variables['model.norm.weight'];
 const report: Record<string, unknown>[] = [];
@@ -41,10 +52,13 @@ for (const tokens of args.tokens!.split(',').map(Number)) {
   // Seeded by the string 'int32' (tfjs seeds its generator with a string as with a number): the same ids every run.
   const ids = tf.tidy(() => tf.randomUniformInt([1, tokens], 0, config.vocab_size, 'int32')) as tf.Tensor2D;
   // src/bench/model.ts's benchLossGrads, written out: full-run.sh's baseline section runs this file in older commits.
-  const gradients = () => namedVariableGrads(model.variables, () => tf.tidy(() => {
-    const { logProbs, entropy } = tokenLogProbs(model, ids);
-    return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
-  }));
+  const gradients = () =>
+    namedVariableGrads(model.variables, () =>
+      tf.tidy(() => {
+        const { logProbs, entropy } = tokenLogProbs(model, ids);
+        return logProbs.mean().neg().sub(entropy.mean().mul(0.001)) as tf.Scalar;
+      }),
+    );
   // webgpu queues work: reading a value waits for everything before it.
   const sync = async (t: tf.Tensor) => {
     const first = tf.tidy(() => t.reshape([-1]).slice(0, 1));
@@ -68,16 +82,31 @@ for (const tokens of args.tokens!.split(',').map(Number)) {
   const mean = (k: 'gradsS' | 'adamwS') => (warm[0][k] + warm[1][k]) / 2;
   const tensors = tf.memory().numTensors;
   const t0 = performance.now();
-  const prof = await tf.profile(async () => { await update(); });
+  const prof = await tf.profile(async () => {
+    await update();
+  });
   const profiledS = (performance.now() - t0) / 1000;
   const kernels = byKernel(prof);
   const gpuMs = kernels.reduce((s, k) => s + k.ms, 0);
   const count = kernels.reduce((s, k) => s + k.count, 0);
-  console.log(`update-profile: ${tokens} tokens: forward+backward ${mean('gradsS').toFixed(3)} s, AdamW + clipping ` +
-    `${mean('adamwS').toFixed(3)} s (mean of 2 warm updates); profiled update ${profiledS.toFixed(2)} s wall, ` +
-    `${count} kernels, ${(gpuMs / 1000).toFixed(3)} s kernel time; tensors before/after ${tensors}/${tf.memory().numTensors}`);
-  for (const k of kernels.slice(0, 15)) console.log(`  ${k.name.padEnd(28)} ${String(k.count).padStart(6)} x  ${k.ms.toFixed(1).padStart(9)} ms`);
-  report.push({ tokens, cold, warm, gradsS: mean('gradsS'), adamwS: mean('adamwS'), profiledS, kernelCount: count, kernelMs: gpuMs, kernels });
+  console.log(
+    `update-profile: ${tokens} tokens: forward+backward ${mean('gradsS').toFixed(3)} s, AdamW + clipping ` +
+      `${mean('adamwS').toFixed(3)} s (mean of 2 warm updates); profiled update ${profiledS.toFixed(2)} s wall, ` +
+      `${count} kernels, ${(gpuMs / 1000).toFixed(3)} s kernel time; tensors before/after ${tensors}/${tf.memory().numTensors}`,
+  );
+  for (const k of kernels.slice(0, 15))
+    console.log(`  ${k.name.padEnd(28)} ${String(k.count).padStart(6)} x  ${k.ms.toFixed(1).padStart(9)} ms`);
+  report.push({
+    tokens,
+    cold,
+    warm,
+    gradsS: mean('gradsS'),
+    adamwS: mean('adamwS'),
+    profiledS,
+    kernelCount: count,
+    kernelMs: gpuMs,
+    kernels,
+  });
   ids.dispose();
 }
 
@@ -108,17 +137,38 @@ for (const length of args.prefill!.split(',').filter(Boolean).map(Number)) {
     }
   };
   const cold = await run();
-  const warm = cold < 10 ? await run() : null;   // a slow prompt is run twice, not three times
+  const warm = cold < 10 ? await run() : null; // a slow prompt is run twice, not three times
   let profiledS = 0;
-  const prof = await tf.profile(async () => { profiledS = await run(); });
+  const prof = await tf.profile(async () => {
+    profiledS = await run();
+  });
   const kernels = byKernel(prof);
   const gpuMs = kernels.reduce((s, k) => s + k.ms, 0);
-  console.log(`update-profile: generate, prompt ${length} + 4 new: cold ${cold.toFixed(2)} s, warm ${warm?.toFixed(2) ?? '-'} s, ` +
-    `profiled ${profiledS.toFixed(2)} s wall / ${(gpuMs / 1000).toFixed(3)} s kernel time`);
-  for (const k of kernels.slice(0, 8)) console.log(`  ${k.name.padEnd(28)} ${String(k.count).padStart(6)} x  ${k.ms.toFixed(1).padStart(9)} ms`);
+  console.log(
+    `update-profile: generate, prompt ${length} + 4 new: cold ${cold.toFixed(2)} s, warm ${warm?.toFixed(2) ?? '-'} s, ` +
+      `profiled ${profiledS.toFixed(2)} s wall / ${(gpuMs / 1000).toFixed(3)} s kernel time`,
+  );
+  for (const k of kernels.slice(0, 8))
+    console.log(`  ${k.name.padEnd(28)} ${String(k.count).padStart(6)} x  ${k.ms.toFixed(1).padStart(9)} ms`);
   prefill.push({ length, cold, warm, profiledS, kernelMs: gpuMs, kernels });
 }
-if (args.json) writeFileSync(args.json, JSON.stringify({ adapter: info.adapter, backend: args.backend, matmul, shape: args.shape, layers: config.num_hidden_layers, report, prefill }, null, 1));
+if (args.json)
+  writeFileSync(
+    args.json,
+    JSON.stringify(
+      {
+        adapter: info.adapter,
+        backend: args.backend,
+        matmul,
+        shape: args.shape,
+        layers: config.num_hidden_layers,
+        report,
+        prefill,
+      },
+      null,
+      1,
+    ),
+  );
 optimizer.dispose();
 model.dispose();
-process.exit(0);   // Dawn's device can keep Node's event loop alive
+process.exit(0); // Dawn's device can keep Node's event loop alive

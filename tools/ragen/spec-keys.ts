@@ -49,7 +49,9 @@ export function extractSpecKeys(text: string): SpecKeys {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const file = process.argv[2];
   if (!file || !fs.existsSync(file)) {
-    console.error('usage: npx tsx tools/ragen/spec-keys.ts PATH/TO/ragen-reference.md > tests/fixtures/ragen/spec-keys.json');
+    console.error(
+      'usage: npx tsx tools/ragen/spec-keys.ts PATH/TO/ragen-reference.md > tests/fixtures/ragen/spec-keys.json',
+    );
     process.exit(2);
   }
   process.stdout.write(JSON.stringify(extractSpecKeys(fs.readFileSync(file, 'utf8')), null, 1) + '\n');

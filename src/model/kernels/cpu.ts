@@ -16,7 +16,9 @@ const vals = (b: CpuBackend, t: Info) => b.data.get(t.dataId).values as Float32A
 
 function rmsNorm({ inputs: { x, weight }, backend, attrs }: Args): Info {
   const [rows, H] = x.shape;
-  const X = vals(backend, x), w = vals(backend, weight), y = new Float32Array(rows * H);
+  const X = vals(backend, x),
+    w = vals(backend, weight),
+    y = new Float32Array(rows * H);
   const eps = attrs.eps as number;
   for (let r = 0; r < rows; r++) {
     let ss = 0;
@@ -29,12 +31,20 @@ function rmsNorm({ inputs: { x, weight }, backend, attrs }: Args): Info {
 
 function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[] {
   const [rows, H] = x.shape;
-  const X = vals(backend, x), D = vals(backend, dy), w = vals(backend, weight);
-  const dx = new Float32Array(rows * H), dw = new Float64Array(H);
+  const X = vals(backend, x),
+    D = vals(backend, dy),
+    w = vals(backend, weight);
+  const dx = new Float32Array(rows * H),
+    dw = new Float64Array(H);
   const eps = attrs.eps as number;
   for (let r = 0; r < rows; r++) {
-    let ss = 0, g = 0;
-    for (let i = 0; i < H; i++) { const xi = X[r * H + i]; ss += xi * xi; g += w[i] * D[r * H + i] * xi; }
+    let ss = 0,
+      g = 0;
+    for (let i = 0; i < H; i++) {
+      const xi = X[r * H + i];
+      ss += xi * xi;
+      g += w[i] * D[r * H + i] * xi;
+    }
     const inv = 1 / Math.sqrt(ss / H + eps);
     const c = (g * inv ** 3) / H;
     for (let i = 0; i < H; i++) {
@@ -42,20 +52,31 @@ function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[
       dw[i] += D[r * H + i] * X[r * H + i] * inv;
     }
   }
-  return [backend.makeTensorInfo(x.shape, 'float32', dx), backend.makeTensorInfo([H], 'float32', Float32Array.from(dw))];
+  return [
+    backend.makeTensorInfo(x.shape, 'float32', dx),
+    backend.makeTensorInfo([H], 'float32', Float32Array.from(dw)),
+  ];
 }
 
 function rope({ inputs: { x, positions, cos, sin }, backend, attrs }: Args): Info {
   const [rows, W] = x.shape;
   const { rotatedHeads, headDim: hd, inverse } = attrs as { rotatedHeads: number; headDim: number; inverse: boolean };
-  const X = vals(backend, x), P = backend.data.get(positions.dataId).values, C = vals(backend, cos), S = vals(backend, sin);
-  const y = new Float32Array(rows * W), half = hd / 2, sign = inverse ? -1 : 1;
+  const X = vals(backend, x),
+    P = backend.data.get(positions.dataId).values,
+    C = vals(backend, cos),
+    S = vals(backend, sin);
+  const y = new Float32Array(rows * W),
+    half = hd / 2,
+    sign = inverse ? -1 : 1;
   for (let r = 0; r < rows; r++) {
     const p = P[r] * hd;
     for (let h = 0; h < rotatedHeads; h++) {
       const o = r * W + h * hd;
       for (let i = 0; i < half; i++) {
-        const a = X[o + i], b = X[o + half + i], c = C[p + i], s = sign * S[p + i];
+        const a = X[o + i],
+          b = X[o + half + i],
+          c = C[p + i],
+          s = sign * S[p + i];
         y[o + i] = a * c - b * s;
         y[o + half + i] = b * c + a * s;
       }
@@ -68,20 +89,31 @@ function rope({ inputs: { x, positions, cos, sin }, backend, attrs }: Args): Inf
 const sigmoid = (g: number) => 1 / (1 + Math.exp(-g));
 
 function swiGlu({ inputs: { gu }, backend }: Args): Info {
-  const [rows, I2] = gu.shape, I = I2 / 2;
-  const G = vals(backend, gu), y = new Float32Array(rows * I);
+  const [rows, I2] = gu.shape,
+    I = I2 / 2;
+  const G = vals(backend, gu),
+    y = new Float32Array(rows * I);
   for (let r = 0; r < rows; r++) {
-    for (let i = 0; i < I; i++) { const g = G[r * I2 + i]; y[r * I + i] = g * sigmoid(g) * G[r * I2 + I + i]; }
+    for (let i = 0; i < I; i++) {
+      const g = G[r * I2 + i];
+      y[r * I + i] = g * sigmoid(g) * G[r * I2 + I + i];
+    }
   }
   return backend.makeTensorInfo([rows, I], 'float32', y);
 }
 
 function swiGluGrad({ inputs: { dy, gu }, backend }: Args): Info {
-  const [rows, I2] = gu.shape, I = I2 / 2;
-  const G = vals(backend, gu), D = vals(backend, dy), out = new Float32Array(rows * I2);
+  const [rows, I2] = gu.shape,
+    I = I2 / 2;
+  const G = vals(backend, gu),
+    D = vals(backend, dy),
+    out = new Float32Array(rows * I2);
   for (let r = 0; r < rows; r++) {
     for (let i = 0; i < I; i++) {
-      const g = G[r * I2 + i], u = G[r * I2 + I + i], d = D[r * I + i], s = sigmoid(g);
+      const g = G[r * I2 + i],
+        u = G[r * I2 + I + i],
+        d = D[r * I + i],
+        s = sigmoid(g);
       out[r * I2 + i] = d * u * s * (1 + g * (1 - s));
       out[r * I2 + I + i] = d * g * s;
     }
@@ -97,14 +129,20 @@ function rowStats(Z: Float32Array, o: number, V: number, invT: number): { lse: n
   for (let i = 0; i < V; i++) s += Math.exp(Z[o + i] * invT - m);
   const lse = m + Math.log(s);
   let pz = 0;
-  for (let i = 0; i < V; i++) { const z = Z[o + i] * invT; pz += Math.exp(z - lse) * z; }
+  for (let i = 0; i < V; i++) {
+    const z = Z[o + i] * invT;
+    pz += Math.exp(z - lse) * z;
+  }
   return { lse, pz };
 }
 
 function logProbs({ inputs: { logits, targets }, backend, attrs }: Args): Info[] {
   const [rows, V] = logits.shape;
-  const Z = vals(backend, logits), tgt = backend.data.get(targets.dataId).values, invT = 1 / (attrs.temperature as number);
-  const lp = new Float32Array(rows), ent = new Float32Array(rows);
+  const Z = vals(backend, logits),
+    tgt = backend.data.get(targets.dataId).values,
+    invT = 1 / (attrs.temperature as number);
+  const lp = new Float32Array(rows),
+    ent = new Float32Array(rows);
   for (let r = 0; r < rows; r++) {
     const { lse, pz } = rowStats(Z, r * V, V, invT);
     ent[r] = lse - pz;
@@ -115,12 +153,16 @@ function logProbs({ inputs: { logits, targets }, backend, attrs }: Args): Info[]
 
 function logProbsGrad({ inputs: { dLogProbs, dEntropy, logits, targets }, backend, attrs }: Args): Info {
   const [rows, V] = logits.shape;
-  const Z = vals(backend, logits), tgt = backend.data.get(targets.dataId).values, invT = 1 / (attrs.temperature as number);
-  const g = vals(backend, dLogProbs), ge = vals(backend, dEntropy), dz = new Float32Array(rows * V);
+  const Z = vals(backend, logits),
+    tgt = backend.data.get(targets.dataId).values,
+    invT = 1 / (attrs.temperature as number);
+  const g = vals(backend, dLogProbs),
+    ge = vals(backend, dEntropy),
+    dz = new Float32Array(rows * V);
   for (let r = 0; r < rows; r++) {
     const { lse, pz } = rowStats(Z, r * V, V, invT);
     const H = lse - pz;
-    const gr = tgt[r] >= 0 ? g[r] : 0;   // without a target, lp is the constant 0
+    const gr = tgt[r] >= 0 ? g[r] : 0; // without a target, lp is the constant 0
     for (let i = 0; i < V; i++) {
       const logp = Z[r * V + i] * invT - lse;
       dz[r * V + i] = invT * -(Math.exp(logp) * (gr + ge[r] * (logp + H)));
@@ -139,21 +181,31 @@ const dot = (a: Float32Array, ao: number, b: Float32Array, bo: number, n: number
 function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
   const { numHeads: nH, numKvHeads: nKV, headDim: hd } = attrs as unknown as HeadAttrs;
   const [B, T] = mask.shape;
-  const W = (nH + 2 * nKV) * hd, group = nH / nKV, scale = 1 / Math.sqrt(hd);
-  const X = vals(backend, qkv), M = vals(backend, mask);
-  const out = new Float32Array(B * T * nH * hd), lse = new Float32Array(B * nH * T), scores = new Float64Array(T);
+  const W = (nH + 2 * nKV) * hd,
+    group = nH / nKV,
+    scale = 1 / Math.sqrt(hd);
+  const X = vals(backend, qkv),
+    M = vals(backend, mask);
+  const out = new Float32Array(B * T * nH * hd),
+    lse = new Float32Array(B * nH * T),
+    scores = new Float64Array(T);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < nH; h++) {
-      const kOff = (nH + Math.floor(h / group)) * hd, vOff = (nH + nKV + Math.floor(h / group)) * hd;
+      const kOff = (nH + Math.floor(h / group)) * hd,
+        vOff = (nH + nKV + Math.floor(h / group)) * hd;
       for (let i = 0; i < T; i++) {
-        const q = (b * T + i) * W + h * hd, o = (b * T + i) * nH * hd + h * hd;
+        const q = (b * T + i) * W + h * hd,
+          o = (b * T + i) * nH * hd + h * hd;
         let mx = -Infinity;
         for (let j = 0; j <= i; j++) {
           if (!M[b * T + j]) continue;
           scores[j] = dot(X, q, X, (b * T + j) * W + kOff, hd) * scale;
           mx = Math.max(mx, scores[j]);
         }
-        if (mx === -Infinity) { lse[(b * nH + h) * T + i] = -Infinity; continue; }
+        if (mx === -Infinity) {
+          lse[(b * nH + h) * T + i] = -Infinity;
+          continue;
+        }
         let sum = 0;
         const acc = new Float64Array(hd);
         for (let j = 0; j <= i; j++) {
@@ -173,20 +225,29 @@ function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
 function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }: Args): Info {
   const { numHeads: nH, numKvHeads: nKV, headDim: hd } = attrs as unknown as HeadAttrs;
   const [B, T] = mask.shape;
-  const W = (nH + 2 * nKV) * hd, group = nH / nKV, scale = 1 / Math.sqrt(hd);
-  const X = vals(backend, qkv), M = vals(backend, mask), dO = vals(backend, dOut), O = vals(backend, out), L = vals(backend, lse);
+  const W = (nH + 2 * nKV) * hd,
+    group = nH / nKV,
+    scale = 1 / Math.sqrt(hd);
+  const X = vals(backend, qkv),
+    M = vals(backend, mask),
+    dO = vals(backend, dOut),
+    O = vals(backend, out),
+    L = vals(backend, lse);
   const dX = new Float64Array(B * T * W);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < nH; h++) {
-      const kOff = (nH + Math.floor(h / group)) * hd, vOff = (nH + nKV + Math.floor(h / group)) * hd;
+      const kOff = (nH + Math.floor(h / group)) * hd,
+        vOff = (nH + nKV + Math.floor(h / group)) * hd;
       for (let i = 0; i < T; i++) {
         const l = L[(b * nH + h) * T + i];
         if (l === -Infinity) continue;
-        const q = (b * T + i) * W + h * hd, o = (b * T + i) * nH * hd + h * hd;
+        const q = (b * T + i) * W + h * hd,
+          o = (b * T + i) * nH * hd + h * hd;
         const D = dot(dO, o, O, o, hd);
         for (let j = 0; j <= i; j++) {
           if (!M[b * T + j]) continue;
-          const k = (b * T + j) * W + kOff, v = (b * T + j) * W + vOff;
+          const k = (b * T + j) * W + kOff,
+            v = (b * T + j) * W + vOff;
           const p = Math.exp(dot(X, q, X, k, hd) * scale - l);
           const ds = p * (dot(dO, o, X, v, hd) - D) * scale;
           for (let d = 0; d < hd; d++) {
@@ -205,8 +266,15 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
 function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs }: Args): Info[] {
   const { numHeads: nH, numKvHeads: nKV, headDim: hd, slot } = attrs as unknown as HeadAttrs & { slot: number };
   const [B, C] = mask.shape;
-  const T = qkv.shape[0] / B, W = (nH + 2 * nKV) * hd, KW = nKV * hd, group = nH / nKV, scale = 1 / Math.sqrt(hd);
-  const X = vals(backend, qkv), M = vals(backend, mask), CK = vals(backend, cacheK), CV = vals(backend, cacheV);
+  const T = qkv.shape[0] / B,
+    W = (nH + 2 * nKV) * hd,
+    KW = nKV * hd,
+    group = nH / nKV,
+    scale = 1 / Math.sqrt(hd);
+  const X = vals(backend, qkv),
+    M = vals(backend, mask),
+    CK = vals(backend, cacheK),
+    CV = vals(backend, cacheV);
   for (let b = 0; b < B; b++) {
     for (let t = 0; t < T; t++) {
       for (let d = 0; d < KW; d++) {
@@ -215,12 +283,14 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
       }
     }
   }
-  const out = new Float32Array(B * T * nH * hd), scores = new Float64Array(C);
+  const out = new Float32Array(B * T * nH * hd),
+    scores = new Float64Array(C);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < nH; h++) {
       const kv = Math.floor(h / group) * hd;
       for (let t = 0; t < T; t++) {
-        const q = (b * T + t) * W + h * hd, o = (b * T + t) * nH * hd + h * hd;
+        const q = (b * T + t) * W + h * hd,
+          o = (b * T + t) * nH * hd + h * hd;
         let mx = -Infinity;
         for (let j = 0; j <= slot + t; j++) {
           if (!M[b * C + j]) continue;
@@ -247,31 +317,42 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
 
 function embed({ inputs: { table, ids }, backend }: Args): Info {
   const [, H] = table.shape;
-  const E = vals(backend, table), I = backend.data.get(ids.dataId).values, out = new Float32Array(I.length * H);
+  const E = vals(backend, table),
+    I = backend.data.get(ids.dataId).values,
+    out = new Float32Array(I.length * H);
   for (let i = 0; i < I.length; i++) out.set(E.subarray(I[i] * H, I[i] * H + H), i * H);
   return backend.makeTensorInfo([I.length, H], 'float32', out);
 }
 
 function embedGrad({ inputs: { dy, ids }, backend, attrs }: Args): Info {
-  const H = dy.shape[1], V = attrs.vocabSize as number;
-  const D = vals(backend, dy), I = backend.data.get(ids.dataId).values, out = new Float32Array(V * H);
+  const H = dy.shape[1],
+    V = attrs.vocabSize as number;
+  const D = vals(backend, dy),
+    I = backend.data.get(ids.dataId).values,
+    out = new Float32Array(V * H);
   for (let i = 0; i < I.length; i++) for (let d = 0; d < H; d++) out[I[i] * H + d] += D[i * H + d];
   return backend.makeTensorInfo([V, H], 'float32', out);
 }
 
 function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
   const [rows, V] = logits.shape;
-  const Z = vals(backend, logits), U = vals(backend, uniforms), invT = 1 / (attrs.temperature as number);
+  const Z = vals(backend, logits),
+    U = vals(backend, uniforms),
+    invT = 1 / (attrs.temperature as number);
   const out = new Int32Array(rows);
   for (let r = 0; r < rows; r++) {
     let m = -Infinity;
     for (let i = 0; i < V; i++) m = Math.max(m, Z[r * V + i] * invT);
     let total = 0;
     for (let i = 0; i < V; i++) total += Math.exp(Z[r * V + i] * invT - m);
-    let cum = 0, pick = V - 1;
+    let cum = 0,
+      pick = V - 1;
     for (let i = 0; i < V; i++) {
       cum += Math.exp(Z[r * V + i] * invT - m);
-      if (cum >= U[r] * total) { pick = i; break; }
+      if (cum >= U[r] * total) {
+        pick = i;
+        break;
+      }
     }
     out[r] = pick;
   }
@@ -296,11 +377,13 @@ function sumSquares({ inputs, backend, attrs }: Args): Info {
 function adamW({ inputs, backend, attrs }: Args): Info {
   const a = attrs as unknown as AdamWAttrs & { n: number };
   const f = Math.fround;
-  const M = vals(backend, inputs.m), V = vals(backend, inputs.v);
+  const M = vals(backend, inputs.m),
+    V = vals(backend, inputs.v);
   for (const write of [false, true]) {
     let off = 0;
     for (let t = 0; t < a.n; t++) {
-      const P = vals(backend, inputs[`p${t}`]), G = vals(backend, inputs[`g${t}`]);
+      const P = vals(backend, inputs[`p${t}`]),
+        G = vals(backend, inputs[`g${t}`]);
       for (let i = 0; i < P.length; i++, off++) {
         // Rounded to float32 after every operation, as the float32 kernels do.
         const g = f(G[i] * a.coef);
@@ -309,9 +392,12 @@ function adamW({ inputs, backend, attrs }: Args): Info {
         const den = f(f(f(Math.sqrt(v)) / a.bc2) + a.eps);
         const p = f(f(P[i] * a.decay) - f(f(m / den) * a.stepSize));
         if (!write) {
-          if (!Number.isFinite(p) || !Number.isFinite(m) || !Number.isFinite(v)) return backend.makeTensorInfo([1], 'int32', Int32Array.of(0) as unknown as Float32Array);
+          if (!Number.isFinite(p) || !Number.isFinite(m) || !Number.isFinite(v))
+            return backend.makeTensorInfo([1], 'int32', Int32Array.of(0) as unknown as Float32Array);
         } else {
-          P[i] = p; M[off] = m; V[off] = v;
+          P[i] = p;
+          M[off] = m;
+          V[off] = v;
         }
       }
     }
@@ -322,7 +408,20 @@ function adamW({ inputs, backend, attrs }: Args): Info {
 /** Registers the fused kernels for the cpu backend (idempotent). */
 export function registerCpuKernels(): void {
   registerKernelTable('cpu', {
-    sumSquares, adamW, embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention,
-    attentionGrad, cachedAttention, logProbs, logProbsGrad,
+    sumSquares,
+    adamW,
+    embed,
+    embedGrad,
+    sample,
+    rmsNorm,
+    rmsNormGrad,
+    rope,
+    swiGlu,
+    swiGluGrad,
+    attention,
+    attentionGrad,
+    cachedAttention,
+    logProbs,
+    logProbsGrad,
   });
 }

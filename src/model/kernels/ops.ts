@@ -41,7 +41,10 @@ export const K = {
  * Registers a backend's table of fused kernels, keyed by the short names of `K` (`{ embed, rmsNorm, ... }`: each
  * backend names its kernel functions after them); kernels already there stay.
  */
-export function registerKernelTable(backendName: string, table: Partial<Record<keyof typeof K, (args: never) => unknown>>): void {
+export function registerKernelTable(
+  backendName: string,
+  table: Partial<Record<keyof typeof K, (args: never) => unknown>>,
+): void {
   for (const [name, fn] of Object.entries(table)) {
     const kernelName = K[name as keyof typeof K];
     if (tf.getKernel(kernelName, backendName)) continue;
@@ -54,19 +57,22 @@ export function registerKernelTable(backendName: string, table: Partial<Record<k
  *   g = grad coef;  p = p decay;  m = b1 m + omb1 g;  v = b2 v + omb2 g^2;  p = p - stepSize (m / (sqrt(v) / bc2 + eps))
  */
 export interface AdamWAttrs {
-  coef: number;       // gradient scale (global-norm clipping)
-  decay: number;      // 1 - lr weightDecay
-  b1: number; omb1: number; b2: number; omb2: number;
-  stepSize: number;   // lr / (1 - b1^t)
-  bc2: number;        // sqrt(1 - b2^t)
+  coef: number; // gradient scale (global-norm clipping)
+  decay: number; // 1 - lr weightDecay
+  b1: number;
+  omb1: number;
+  b2: number;
+  omb2: number;
+  stepSize: number; // lr / (1 - b1^t)
+  bc2: number; // sqrt(1 - b2^t)
   eps: number;
 }
 
 /** Head layout of a packed qkv row (attrs of the attention and RoPE kernels). */
 export interface HeadAttrs {
-  numHeads: number;     // nH, query heads
-  numKvHeads: number;   // nKV, key/value heads (nH is a multiple)
-  headDim: number;      // hd (even; a multiple of 4 for the SIMD kernels)
+  numHeads: number; // nH, query heads
+  numKvHeads: number; // nKV, key/value heads (nH is a multiple)
+  headDim: number; // hd (even; a multiple of 4 for the SIMD kernels)
 }
 
 const has = (name: string) => tf.getKernel(name, tf.getBackend()) !== undefined;
@@ -92,7 +98,7 @@ export const unfused = {
         value: tf.gather(tbl, flatIds),
         gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
           tf.scatterND(saved[0].expandDims(1), dy, [vocab, hidden]),
-          tf.zeros(saved[0].shape),   // ids are integers: no gradient, but customGrad wants one per input
+          tf.zeros(saved[0].shape), // ids are integers: no gradient, but customGrad wants one per input
         ],
       };
     });
@@ -107,8 +113,11 @@ export const unfused = {
     return tf.tidy(() => {
       const [rows, vocab] = logits.shape;
       const cdf = tf.cumsum(tf.softmax(logits.div(temperature)), 1);
-      const total = cdf.slice([0, vocab - 1], [rows, 1]);        // ~1, but use it so rounding cannot overshoot
-      const below = tf.less(cdf, uniforms.reshape([rows, 1]).mul(total)).toInt().sum(1);
+      const total = cdf.slice([0, vocab - 1], [rows, 1]); // ~1, but use it so rounding cannot overshoot
+      const below = tf
+        .less(cdf, uniforms.reshape([rows, 1]).mul(total))
+        .toInt()
+        .sum(1);
       return tf.minimum(below, tf.scalar(vocab - 1, 'int32')) as tf.Tensor1D;
     });
   },
@@ -118,15 +127,26 @@ export const unfused = {
   },
 
   /** Rotates the first `rotatedHeads` heads of each row by its position; the rest of the row passes through. */
-  rope(x: tf.Tensor2D, positions: tf.Tensor1D, cos: tf.Tensor2D, sin: tf.Tensor2D, rotatedHeads: number, headDim: number): tf.Tensor2D {
+  rope(
+    x: tf.Tensor2D,
+    positions: tf.Tensor1D,
+    cos: tf.Tensor2D,
+    sin: tf.Tensor2D,
+    rotatedHeads: number,
+    headDim: number,
+  ): tf.Tensor2D {
     return tf.tidy(() => {
       const [rows, width] = x.shape;
-      const rot = rotatedHeads * headDim, half = headDim / 2;
+      const rot = rotatedHeads * headDim,
+        half = headDim / 2;
       const heads = x.slice([0, 0], [rows, rot]).reshape([rows, rotatedHeads, headDim]);
       const c = tf.gather(cos, positions).reshape([rows, 1, headDim]);
       const s = tf.gather(sin, positions).reshape([rows, 1, headDim]);
       const [x1, x2] = tf.split(heads, [half, half], 2);
-      const rotated = heads.mul(c).add(tf.concat([tf.neg(x2), x1], 2).mul(s)).reshape([rows, rot]);
+      const rotated = heads
+        .mul(c)
+        .add(tf.concat([tf.neg(x2), x1], 2).mul(s))
+        .reshape([rows, rot]);
       return (rot === width ? rotated : tf.concat([rotated, x.slice([0, rot], [rows, width - rot])], 1)) as tf.Tensor2D;
     });
   },
@@ -152,22 +172,41 @@ export const unfused = {
    * Attention for generation: writes the keys and values of qkv [B*T, W] into cache slots slot..slot+T-1 (as new
    * tensors), then attends over the whole cache [B, C, nKV*hd] with mask [B, C]. Returns [out, newK, newV].
    */
-  cachedAttention(qkv: tf.Tensor2D, cacheK: tf.Tensor3D, cacheV: tf.Tensor3D, mask: tf.Tensor2D, slot: number, a: HeadAttrs):
-      [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D] {
+  cachedAttention(
+    qkv: tf.Tensor2D,
+    cacheK: tf.Tensor3D,
+    cacheV: tf.Tensor3D,
+    mask: tf.Tensor2D,
+    slot: number,
+    a: HeadAttrs,
+  ): [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D] {
     return tf.tidy(() => {
       const [b, c] = mask.shape;
       const t = qkv.shape[0] / b;
-      const kw = a.numKvHeads * a.headDim, qw = a.numHeads * a.headDim;
+      const kw = a.numKvHeads * a.headDim,
+        qw = a.numHeads * a.headDim;
       const place = (cache: tf.Tensor3D, fresh: tf.Tensor2D) => {
-        const padded = tf.pad(fresh.reshape([b, t, kw]), [[0, 0], [slot, c - slot - t], [0, 0]]);
-        const inSlots = tf.pad(tf.ones([1, t, 1]), [[0, 0], [slot, c - slot - t], [0, 0]]);
+        const padded = tf.pad(fresh.reshape([b, t, kw]), [
+          [0, 0],
+          [slot, c - slot - t],
+          [0, 0],
+        ]);
+        const inSlots = tf.pad(tf.ones([1, t, 1]), [
+          [0, 0],
+          [slot, c - slot - t],
+          [0, 0],
+        ]);
         return cache.mul(tf.sub(1, inSlots)).add(padded) as tf.Tensor3D;
       };
       const newK = place(cacheK, qkv.slice([0, qw], [b * t, kw]));
       const newV = place(cacheV, qkv.slice([0, qw + kw], [b * t, kw]));
-      const heads = (x: tf.Tensor, n: number, len: number) => x.reshape([b, len, n, a.headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
+      const heads = (x: tf.Tensor, n: number, len: number) =>
+        x.reshape([b, len, n, a.headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
       const q = heads(qkv.slice([0, 0], [b * t, qw]), a.numHeads, t);
-      const visible = tf.linalg.bandPart(tf.ones([t, c]), -1, slot).reshape([1, 1, t, c]).mul(mask.reshape([b, 1, 1, c]));
+      const visible = tf.linalg
+        .bandPart(tf.ones([t, c]), -1, slot)
+        .reshape([1, 1, t, c])
+        .mul(mask.reshape([b, 1, 1, c]));
       const out = attend(q, heads(newK, a.numKvHeads, c), heads(newV, a.numKvHeads, c), visible as tf.Tensor4D, a);
       return [out, newK, newV] as [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D];
     });
@@ -203,10 +242,16 @@ function attend(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, visible: tf.Tens
   // Heads of one KV group sit side by side along the query axis: each K/V head serves its group in one matmul.
   const groupedQ = q.reshape([b, a.numKvHeads, group * t, hd]);
   const groupedVisible = group > 1 ? tf.concat(new Array<tf.Tensor4D>(group).fill(visible), 2) : visible;
-  const scores = tf.matMul(groupedQ, k, false, true).mul(1 / Math.sqrt(hd)).add(tf.sub(1, groupedVisible).mul(-1e9));
-  const anyVisible = groupedVisible.max(-1, true);   // a query that sees no key outputs zeros
+  const scores = tf
+    .matMul(groupedQ, k, false, true)
+    .mul(1 / Math.sqrt(hd))
+    .add(tf.sub(1, groupedVisible).mul(-1e9));
+  const anyVisible = groupedVisible.max(-1, true); // a query that sees no key outputs zeros
   const out = tf.matMul(tf.softmax(scores, -1), v).mul(anyVisible);
-  return out.reshape([b, nH, t, hd]).transpose([0, 2, 1, 3]).reshape([b * t, nH * hd]) as tf.Tensor2D;
+  return out
+    .reshape([b, nH, t, hd])
+    .transpose([0, 2, 1, 3])
+    .reshape([b * t, nH * hd]) as tf.Tensor2D;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -217,7 +262,9 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
 }
 
 export function sample(logits: tf.Tensor2D, uniforms: tf.Tensor1D, temperature: number): tf.Tensor1D {
-  return has(K.sample) ? run(K.sample, { logits, uniforms }, { temperature }) : unfused.sample(logits, uniforms, temperature);
+  return has(K.sample)
+    ? run(K.sample, { logits, uniforms }, { temperature })
+    : unfused.sample(logits, uniforms, temperature);
 }
 
 /**
@@ -229,8 +276,11 @@ export function sample(logits: tf.Tensor2D, uniforms: tf.Tensor1D, temperature: 
  */
 export function sumOfSquares(tensors: readonly tf.Tensor[], segments?: readonly number[]): tf.Scalar | null {
   if (!has(K.sumSquares)) return null;
-  return run<tf.Scalar>(K.sumSquares, Object.fromEntries(tensors.map((t, i) => [`t${i}`, t])),
-    segments ? { n: tensors.length, segments: [...segments] } : { n: tensors.length });
+  return run<tf.Scalar>(
+    K.sumSquares,
+    Object.fromEntries(tensors.map((t, i) => [`t${i}`, t])),
+    segments ? { n: tensors.length, segments: [...segments] } : { n: tensors.length },
+  );
 }
 
 /** Whether the active backend has the fused in-place AdamW kernel over the flat moments (cpu and wasm do; webgpu has the per-variable one). */
@@ -242,11 +292,19 @@ export function hasFusedAdamW(): boolean {
  * AdamW over `params` IN PLACE (their data, and the flat moments m and v, are overwritten), unless some new value
  * would be non-finite: then nothing changes. Returns whether it applied, or null without a fused kernel.
  */
-export async function adamWInPlace(params: readonly tf.Variable[], grads: readonly tf.Tensor[], m: tf.Variable, v: tf.Variable,
-                                   attrs: AdamWAttrs): Promise<boolean | null> {
+export async function adamWInPlace(
+  params: readonly tf.Variable[],
+  grads: readonly tf.Tensor[],
+  m: tf.Variable,
+  v: tf.Variable,
+  attrs: AdamWAttrs,
+): Promise<boolean | null> {
   if (!has(K.adamW)) return null;
   const inputs: tf.NamedTensorMap = { m, v };
-  params.forEach((p, i) => { inputs[`p${i}`] = p; inputs[`g${i}`] = grads[i]; });
+  params.forEach((p, i) => {
+    inputs[`p${i}`] = p;
+    inputs[`g${i}`] = grads[i];
+  });
   const flag = run<tf.Tensor>(K.adamW, inputs, { ...attrs, n: params.length });
   try {
     return (await flag.data())[0] === 1;
@@ -265,11 +323,21 @@ export function hasPerVariableAdamW(): boolean {
  * new value would be non-finite: then nothing changes. Returns whether it applied. Needs the kernels
  * (hasPerVariableAdamW); no other tensor may share the data of a weight or moment (see ownData).
  */
-export async function adamWPerVariableInPlace(params: readonly tf.Variable[], grads: readonly tf.Tensor[], ms: readonly tf.Variable[],
-                                              vs: readonly tf.Variable[], attrs: AdamWAttrs): Promise<boolean> {
-  if (!hasPerVariableAdamW()) throw new Error(`adamWPerVariableInPlace: the ${tf.getBackend()} backend has no per-variable AdamW kernels (webgpu only)`);
+export async function adamWPerVariableInPlace(
+  params: readonly tf.Variable[],
+  grads: readonly tf.Tensor[],
+  ms: readonly tf.Variable[],
+  vs: readonly tf.Variable[],
+  attrs: AdamWAttrs,
+): Promise<boolean> {
+  if (!hasPerVariableAdamW())
+    throw new Error(
+      `adamWPerVariableInPlace: the ${tf.getBackend()} backend has no per-variable AdamW kernels (webgpu only)`,
+    );
   const inputs: tf.NamedTensorMap = {};
-  params.forEach((p, i) => Object.assign(inputs, { [`p${i}`]: p, [`g${i}`]: grads[i], [`m${i}`]: ms[i], [`v${i}`]: vs[i] }));
+  params.forEach((p, i) =>
+    Object.assign(inputs, { [`p${i}`]: p, [`g${i}`]: grads[i], [`m${i}`]: ms[i], [`v${i}`]: vs[i] }),
+  );
   const all = { ...attrs, n: params.length };
   const flag = run<tf.Tensor>(K.adamWCheck, inputs, all);
   try {
@@ -289,14 +357,21 @@ export async function adamWPerVariableInPlace(params: readonly tf.Variable[], gr
 export function ownData(v: tf.Variable): void {
   const backend = tf.engine().backend as unknown as { refCount?(dataId: object): number };
   if ((backend.refCount?.(v.dataId) ?? 1) <= 1) return;
-  tf.tidy(() => v.assign(tf.mul(v, tf.scalar(1, v.dtype))));   // x 1 keeps -0 and NaN bits, + 0 would not
+  tf.tidy(() => v.assign(tf.mul(v, tf.scalar(1, v.dtype)))); // x 1 keeps -0 and NaN bits, + 0 would not
 }
 
 export function rmsNorm(x: tf.Tensor2D, weight: tf.Tensor1D, eps: number): tf.Tensor2D {
   return has(K.rmsNorm) ? run(K.rmsNorm, { x, weight }, { eps }) : unfused.rmsNorm(x, weight, eps);
 }
 
-export function rope(x: tf.Tensor2D, positions: tf.Tensor1D, cos: tf.Tensor2D, sin: tf.Tensor2D, rotatedHeads: number, headDim: number): tf.Tensor2D {
+export function rope(
+  x: tf.Tensor2D,
+  positions: tf.Tensor1D,
+  cos: tf.Tensor2D,
+  sin: tf.Tensor2D,
+  rotatedHeads: number,
+  headDim: number,
+): tf.Tensor2D {
   return has(K.rope)
     ? run(K.rope, { x, positions, cos, sin }, { rotatedHeads, headDim, inverse: false })
     : unfused.rope(x, positions, cos, sin, rotatedHeads, headDim);
@@ -312,14 +387,24 @@ const simdHeads = (a: HeadAttrs) => a.headDim % 4 === 0;
 export function attention(qkv: tf.Tensor2D, mask: tf.Tensor2D, a: HeadAttrs): tf.Tensor2D {
   if (!has(K.attention) || !simdHeads(a)) return unfused.attention(qkv, mask, a);
   const [out, lse] = run<tf.Tensor[]>(K.attention, { qkv, mask }, { ...a });
-  lse.dispose();   // kept by the engine for the gradient when one is being recorded
+  lse.dispose(); // kept by the engine for the gradient when one is being recorded
   return out as tf.Tensor2D;
 }
 
-export function cachedAttention(qkv: tf.Tensor2D, cacheK: tf.Tensor3D, cacheV: tf.Tensor3D, mask: tf.Tensor2D, slot: number, a: HeadAttrs):
-    [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D] {
+export function cachedAttention(
+  qkv: tf.Tensor2D,
+  cacheK: tf.Tensor3D,
+  cacheV: tf.Tensor3D,
+  mask: tf.Tensor2D,
+  slot: number,
+  a: HeadAttrs,
+): [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D] {
   if (!has(K.cachedAttention) || !simdHeads(a)) return unfused.cachedAttention(qkv, cacheK, cacheV, mask, slot, a);
-  return run<tf.Tensor[]>(K.cachedAttention, { qkv, cacheK, cacheV, mask }, { ...a, slot }) as [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D];
+  return run<tf.Tensor[]>(K.cachedAttention, { qkv, cacheK, cacheV, mask }, { ...a, slot }) as [
+    tf.Tensor2D,
+    tf.Tensor3D,
+    tf.Tensor3D,
+  ];
 }
 
 export function tokenLogProbs(logits: tf.Tensor2D, targets: tf.Tensor1D, temperature = 1): [tf.Tensor1D, tf.Tensor1D] {
@@ -328,8 +413,13 @@ export function tokenLogProbs(logits: tf.Tensor2D, targets: tf.Tensor1D, tempera
 }
 
 /** The gradient of tokenLogProbs with respect to its logits, or null where the backend has no fused kernel for it. */
-export function tokenLogProbsGrad(dLogProbs: tf.Tensor1D, dEntropy: tf.Tensor1D, logits: tf.Tensor2D, targets: tf.Tensor1D,
-                                  temperature: number): tf.Tensor2D | null {
+export function tokenLogProbsGrad(
+  dLogProbs: tf.Tensor1D,
+  dEntropy: tf.Tensor1D,
+  logits: tf.Tensor2D,
+  targets: tf.Tensor1D,
+  temperature: number,
+): tf.Tensor2D | null {
   if (!has(K.logProbs) || !has(K.logProbsGrad)) return null;
   return run<tf.Tensor2D>(K.logProbsGrad, { dLogProbs, dEntropy, logits, targets }, { temperature });
 }
@@ -364,14 +454,22 @@ export interface TiledMatMulOptions {
  * either way.
  */
 export function tiledMatMul(a: tf.Tensor2D, b: tf.Tensor2D, o: TiledMatMulOptions = {}): tf.Tensor2D {
-  if (!has(K.tiledMatMul)) throw new Error(`tiledMatMul: the ${tf.getBackend()} backend has no tiled matmul kernel (webgpu only)`);
+  if (!has(K.tiledMatMul))
+    throw new Error(`tiledMatMul: the ${tf.getBackend()} backend has no tiled matmul kernel (webgpu only)`);
   const { transposeA = false, transposeB = false, tileRows = 64, tileCols = 64, splitK = 0, bias } = o;
-  return run<tf.Tensor2D>(K.tiledMatMul, bias ? { a, b, bias } : { a, b }, { transposeA, transposeB, tileRows, tileCols, splitK });
+  return run<tf.Tensor2D>(K.tiledMatMul, bias ? { a, b, bias } : { a, b }, {
+    transposeA,
+    transposeB,
+    tileRows,
+    tileCols,
+    splitK,
+  });
 }
 
 /** x float32 [R, C] (C a multiple of 4) rounded to f16, two to an int32 word: int32 [R, C / 2], for tiledMatMul. */
 export function packHalf(x: tf.Tensor2D): tf.Tensor2D {
-  if (!has(K.packHalf)) throw new Error(`packHalf: the ${tf.getBackend()} backend has no f16 packing kernel (webgpu only)`);
+  if (!has(K.packHalf))
+    throw new Error(`packHalf: the ${tf.getBackend()} backend has no f16 packing kernel (webgpu only)`);
   return run<tf.Tensor2D>(K.packHalf, { x }, {});
 }
 

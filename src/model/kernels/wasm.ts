@@ -38,20 +38,95 @@ type Args = { inputs: Record<string, Info>; backend: WasmBackend; attrs: Record<
 interface Exports {
   rmsnorm_fwd(x: number, w: number, y: number, rows: number, H: number, eps: number): void;
   rmsnorm_bwd(dy: number, x: number, w: number, dx: number, dw: number, rows: number, H: number, eps: number): void;
-  rope(x: number, pos: number, cos: number, sin: number, y: number, rows: number, W: number, nRot: number, hd: number, inverse: number): void;
+  rope(
+    x: number,
+    pos: number,
+    cos: number,
+    sin: number,
+    y: number,
+    rows: number,
+    W: number,
+    nRot: number,
+    hd: number,
+    inverse: number,
+  ): void;
   swiglu_fwd(gu: number, y: number, rows: number, I: number): void;
   swiglu_bwd(dy: number, gu: number, dgu: number, rows: number, I: number): void;
   logprob_fwd(z: number, target: number, lp: number, ent: number, rows: number, V: number, invT: number): void;
-  logprob_bwd(dlp: number, dent: number, z: number, target: number, dz: number, rows: number, V: number, invT: number): void;
-  attn_fwd(qkv: number, mask: number, out: number, lse: number, scratch: number, B: number, T: number, nH: number, nKV: number, hd: number, scale: number): void;
-  attn_bwd(dout: number, qkv: number, mask: number, out: number, lse: number, dqkv: number, B: number, T: number, nH: number, nKV: number, hd: number, scale: number): void;
+  logprob_bwd(
+    dlp: number,
+    dent: number,
+    z: number,
+    target: number,
+    dz: number,
+    rows: number,
+    V: number,
+    invT: number,
+  ): void;
+  attn_fwd(
+    qkv: number,
+    mask: number,
+    out: number,
+    lse: number,
+    scratch: number,
+    B: number,
+    T: number,
+    nH: number,
+    nKV: number,
+    hd: number,
+    scale: number,
+  ): void;
+  attn_bwd(
+    dout: number,
+    qkv: number,
+    mask: number,
+    out: number,
+    lse: number,
+    dqkv: number,
+    B: number,
+    T: number,
+    nH: number,
+    nKV: number,
+    hd: number,
+    scale: number,
+  ): void;
   embed_fwd(table: number, ids: number, out: number, n: number, H: number): void;
   embed_bwd(dy: number, ids: number, dtable: number, n: number, V: number, H: number): void;
   sample_rows(z: number, u: number, out: number, rows: number, V: number, invT: number): void;
   sum_squares(ptrs: number, sizes: number, n: number, out: number): void;
-  adamw_step(pptrs: number, gptrs: number, sizes: number, n: number, m: number, v: number, coef: number, decay: number,
-             b1: number, omb1: number, b2: number, omb2: number, stepSize: number, bc2: number, eps: number): number;
-  attn_cached(qkv: number, cacheK: number, cacheV: number, mask: number, out: number, scratch: number, B: number, T: number, C: number, slot: number, nH: number, nKV: number, hd: number, scale: number): void;
+  adamw_step(
+    pptrs: number,
+    gptrs: number,
+    sizes: number,
+    n: number,
+    m: number,
+    v: number,
+    coef: number,
+    decay: number,
+    b1: number,
+    omb1: number,
+    b2: number,
+    omb2: number,
+    stepSize: number,
+    bc2: number,
+    eps: number,
+  ): number;
+  attn_cached(
+    qkv: number,
+    cacheK: number,
+    cacheV: number,
+    mask: number,
+    out: number,
+    scratch: number,
+    B: number,
+    T: number,
+    C: number,
+    slot: number,
+    nH: number,
+    nKV: number,
+    hd: number,
+    scale: number,
+  ): void;
 }
 
 let compiled: WebAssembly.Module | null = null;
@@ -101,7 +176,11 @@ function withScratch(b: WasmBackend, n: number, f: (ptr: number) => void): void 
 function contentsChanged(b: WasmBackend, t: Info): void {
   const { id, memoryOffset } = b.dataIdMap.get(t.dataId);
   b.wasm.tfjs.disposeData(id);
-  b.wasm.tfjs.registerTensor(id, t.shape.reduce((x, y) => x * y, 1), memoryOffset);
+  b.wasm.tfjs.registerTensor(
+    id,
+    t.shape.reduce((x, y) => x * y, 1),
+    memoryOffset,
+  );
 }
 
 const heads = (attrs: Record<string, unknown>) => attrs as unknown as HeadAttrs;
@@ -125,8 +204,8 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const out = b.makeOutput([], 'float32');
     // Each segment is summed as a tensor of its own (a pointer into its tensor and a length: see sumOfSquares).
     const seg = attrs.segments as number[] | undefined;
-    const ptrs = seg ? [] as number[] : ts.map((t) => addr(b, t));
-    const sizes = seg ? [] as number[] : ts.map((t) => t.shape.reduce((x, y) => x * y, 1));
+    const ptrs = seg ? ([] as number[]) : ts.map((t) => addr(b, t));
+    const sizes = seg ? ([] as number[]) : ts.map((t) => t.shape.reduce((x, y) => x * y, 1));
     for (let s = 0; seg && s < seg.length; s += 3) {
       ptrs.push(addr(b, ts[seg[s]]) + 4 * seg[s + 1]);
       sizes.push(seg[s + 2]);
@@ -139,10 +218,28 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
   },
   adamW: ({ inputs, backend: b, attrs }) => {
     const a = attrs as unknown as AdamWAttrs & { n: number };
-    const ps = Array.from({ length: a.n }, (_, i) => inputs[`p${i}`]), gs = Array.from({ length: a.n }, (_, i) => inputs[`g${i}`]);
+    const ps = Array.from({ length: a.n }, (_, i) => inputs[`p${i}`]),
+      gs = Array.from({ length: a.n }, (_, i) => inputs[`g${i}`]);
     const sizes = ps.map((t) => t.shape.reduce((x, y) => x * y, 1));
     const applied = withTables(b, [ps.map((t) => addr(b, t)), gs.map((t) => addr(b, t)), sizes], ([pp, gp, sz]) =>
-      kernels(b).adamw_step(pp, gp, sz, a.n, addr(b, inputs.m), addr(b, inputs.v), a.coef, a.decay, a.b1, a.omb1, a.b2, a.omb2, a.stepSize, a.bc2, a.eps));
+      kernels(b).adamw_step(
+        pp,
+        gp,
+        sz,
+        a.n,
+        addr(b, inputs.m),
+        addr(b, inputs.v),
+        a.coef,
+        a.decay,
+        a.b1,
+        a.omb1,
+        a.b2,
+        a.omb2,
+        a.stepSize,
+        a.bc2,
+        a.eps,
+      ),
+    );
     if (applied) for (const t of [...ps, inputs.m, inputs.v]) contentsChanged(b, t);
     const flag = b.makeOutput([1], 'int32');
     new Int32Array(b.wasm.asm.memory.buffer, addr(b, flag), 1)[0] = applied;
@@ -161,7 +258,14 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
   },
   sample: ({ inputs: { logits, uniforms }, backend: b, attrs }) => {
     const out = b.makeOutput([logits.shape[0]], 'int32');
-    kernels(b).sample_rows(addr(b, logits), addr(b, uniforms), addr(b, out), logits.shape[0], logits.shape[1], 1 / (attrs.temperature as number));
+    kernels(b).sample_rows(
+      addr(b, logits),
+      addr(b, uniforms),
+      addr(b, out),
+      logits.shape[0],
+      logits.shape[1],
+      1 / (attrs.temperature as number),
+    );
     return out;
   },
   rmsNorm: ({ inputs: { x, weight }, backend: b, attrs }) => {
@@ -170,14 +274,35 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     return y;
   },
   rmsNormGrad: ({ inputs: { dy, x, weight }, backend: b, attrs }) => {
-    const dx = b.makeOutput(x.shape, 'float32'), dw = b.makeOutput(weight.shape, 'float32');
-    kernels(b).rmsnorm_bwd(addr(b, dy), addr(b, x), addr(b, weight), addr(b, dx), addr(b, dw), x.shape[0], x.shape[1], attrs.eps as number);
+    const dx = b.makeOutput(x.shape, 'float32'),
+      dw = b.makeOutput(weight.shape, 'float32');
+    kernels(b).rmsnorm_bwd(
+      addr(b, dy),
+      addr(b, x),
+      addr(b, weight),
+      addr(b, dx),
+      addr(b, dw),
+      x.shape[0],
+      x.shape[1],
+      attrs.eps as number,
+    );
     return [dx, dw];
   },
   rope: ({ inputs: { x, positions, cos, sin }, backend: b, attrs }) => {
     const y = b.makeOutput(x.shape, 'float32');
     const { rotatedHeads, headDim, inverse } = attrs as { rotatedHeads: number; headDim: number; inverse: boolean };
-    kernels(b).rope(addr(b, x), addr(b, positions), addr(b, cos), addr(b, sin), addr(b, y), x.shape[0], x.shape[1], rotatedHeads, headDim, inverse ? 1 : 0);
+    kernels(b).rope(
+      addr(b, x),
+      addr(b, positions),
+      addr(b, cos),
+      addr(b, sin),
+      addr(b, y),
+      x.shape[0],
+      x.shape[1],
+      rotatedHeads,
+      headDim,
+      inverse ? 1 : 0,
+    );
     return y;
   },
   swiGlu: ({ inputs: { gu }, backend: b }) => {
@@ -192,29 +317,74 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
   },
   logProbs: ({ inputs: { logits, targets }, backend: b, attrs }) => {
     const [rows, V] = logits.shape;
-    const lp = b.makeOutput([rows], 'float32'), ent = b.makeOutput([rows], 'float32');
-    kernels(b).logprob_fwd(addr(b, logits), addr(b, targets), addr(b, lp), addr(b, ent), rows, V, 1 / (attrs.temperature as number));
+    const lp = b.makeOutput([rows], 'float32'),
+      ent = b.makeOutput([rows], 'float32');
+    kernels(b).logprob_fwd(
+      addr(b, logits),
+      addr(b, targets),
+      addr(b, lp),
+      addr(b, ent),
+      rows,
+      V,
+      1 / (attrs.temperature as number),
+    );
     return [lp, ent];
   },
   logProbsGrad: ({ inputs: { dLogProbs, dEntropy, logits, targets }, backend: b, attrs }) => {
     const [rows, V] = logits.shape;
     const dz = b.makeOutput(logits.shape, 'float32');
-    kernels(b).logprob_bwd(addr(b, dLogProbs), addr(b, dEntropy), addr(b, logits), addr(b, targets), addr(b, dz), rows, V, 1 / (attrs.temperature as number));
+    kernels(b).logprob_bwd(
+      addr(b, dLogProbs),
+      addr(b, dEntropy),
+      addr(b, logits),
+      addr(b, targets),
+      addr(b, dz),
+      rows,
+      V,
+      1 / (attrs.temperature as number),
+    );
     return dz;
   },
   attention: ({ inputs: { qkv, mask }, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
     const [B, T] = mask.shape;
-    const out = b.makeOutput([B * T, nH * hd], 'float32'), lse = b.makeOutput([B, nH, T], 'float32');
+    const out = b.makeOutput([B * T, nH * hd], 'float32'),
+      lse = b.makeOutput([B, nH, T], 'float32');
     withScratch(b, T + 4, (scratch) =>
-      kernels(b).attn_fwd(addr(b, qkv), addr(b, mask), addr(b, out), addr(b, lse), scratch, B, T, nH, nKV, hd, 1 / Math.sqrt(hd)));
+      kernels(b).attn_fwd(
+        addr(b, qkv),
+        addr(b, mask),
+        addr(b, out),
+        addr(b, lse),
+        scratch,
+        B,
+        T,
+        nH,
+        nKV,
+        hd,
+        1 / Math.sqrt(hd),
+      ),
+    );
     return [out, lse];
   },
   attentionGrad: ({ inputs: { dOut, qkv, mask, out, lse }, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
     const [B, T] = mask.shape;
     const d = b.makeOutput(qkv.shape, 'float32');
-    kernels(b).attn_bwd(addr(b, dOut), addr(b, qkv), addr(b, mask), addr(b, out), addr(b, lse), addr(b, d), B, T, nH, nKV, hd, 1 / Math.sqrt(hd));
+    kernels(b).attn_bwd(
+      addr(b, dOut),
+      addr(b, qkv),
+      addr(b, mask),
+      addr(b, out),
+      addr(b, lse),
+      addr(b, d),
+      B,
+      T,
+      nH,
+      nKV,
+      hd,
+      1 / Math.sqrt(hd),
+    );
     return d;
   },
   cachedAttention: ({ inputs: { qkv, cacheK, cacheV, mask }, backend: b, attrs }) => {
@@ -223,8 +393,23 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const T = qkv.shape[0] / B;
     const out = b.makeOutput([B * T, nH * hd], 'float32');
     withScratch(b, C + 4, (scratch) =>
-      kernels(b).attn_cached(addr(b, qkv), addr(b, cacheK), addr(b, cacheV), addr(b, mask), addr(b, out), scratch,
-        B, T, C, attrs.slot as number, nH, nKV, hd, 1 / Math.sqrt(hd)));
+      kernels(b).attn_cached(
+        addr(b, qkv),
+        addr(b, cacheK),
+        addr(b, cacheV),
+        addr(b, mask),
+        addr(b, out),
+        scratch,
+        B,
+        T,
+        C,
+        attrs.slot as number,
+        nH,
+        nKV,
+        hd,
+        1 / Math.sqrt(hd),
+      ),
+    );
     b.incRef(cacheK.dataId);
     b.incRef(cacheV.dataId);
     return [out, { ...cacheK }, { ...cacheV }];

@@ -20,11 +20,27 @@
 import { registerKernelTable, type HeadAttrs } from './ops';
 import { webGpuAdamWKernels } from './webgpuAdamW';
 import { webGpuMatmulKernels } from './webgpuMatmul';
-import { WG, perItem, workgroupReduceFn, type Args, type Info, type Program, type Uniform, type WebGpuBackend } from './webgpuProgram';
+import {
+  WG,
+  perItem,
+  workgroupReduceFn,
+  type Args,
+  type Info,
+  type Program,
+  type Uniform,
+  type WebGpuBackend,
+} from './webgpuProgram';
 import { ATTENTION_GROUPINGS, attentionGroupingFromEnv, type AttentionGrouping } from '../envSettings';
 
 /** A program with one workgroup of 64 invocations per row, which cooperate through workgroup memory. */
-function perRow(key: string, variableNames: string[], outputShape: number[], rows: number, code: string, uniforms?: string): Program {
+function perRow(
+  key: string,
+  variableNames: string[],
+  outputShape: number[],
+  rows: number,
+  code: string,
+  uniforms?: string,
+): Program {
   return perItem(key, variableNames, outputShape, rows * WG, code, uniforms);
 }
 
@@ -64,7 +80,8 @@ const NEG = '-3.0e38';
 // Embedding lookup (also the generation session's row copy) and its gradient
 
 function embed({ inputs: { table, ids }, backend }: Args): Info {
-  const n = ids.shape[0], H = table.shape[1];
+  const n = ids.shape[0],
+    H = table.shape[1];
   // One invocation per output element: row i of the output is row ids[i] of the table.
   const code = `
   fn main(index : i32) {
@@ -77,7 +94,8 @@ function embed({ inputs: { table, ids }, backend }: Args): Info {
 }
 
 function embedGrad({ inputs: { dy, ids }, backend, attrs }: Args): Info {
-  const [n, H] = dy.shape, V = attrs.vocabSize as number;
+  const [n, H] = dy.shape,
+    V = attrs.vocabSize as number;
   // Rows of dy with the same id are summed in index order (as on cpu), without atomics, so the result is the same
   // on every run. One invocation per token i: whether i is its id's first occurrence, and the next occurrence.
   // Output [n, 2] int32: (next index with the same id or -1, 1 if i is the first occurrence).
@@ -116,7 +134,13 @@ function embedGrad({ inputs: { dy, ids }, backend, attrs }: Args): Info {
     for (var j = i; j >= 0; j = links[2 * j]) { s = s + dy[j * H + d]; }
     result[i32(ids[i]) * H + d] = s;
   }`;
-  backend.runWebGPUProgram(perItem('embed_grad_sum', ['dy', 'ids', 'links'], [V, H], n * H, sumCode), [dy, ids, links], 'float32', undefined, grad);
+  backend.runWebGPUProgram(
+    perItem('embed_grad_sum', ['dy', 'ids', 'links'], [V, H], n * H, sumCode),
+    [dy, ids, links],
+    'float32',
+    undefined,
+    grad,
+  );
   disposeIntermediate(backend, links);
   return grad;
 }
@@ -136,8 +160,12 @@ function rmsNorm({ inputs: { x, weight }, backend, attrs }: Args): Info {
       for (var i = tid; i < H; i = i + WG) { result[r * H + i] = x[r * H + i] * inv * weight[i]; }
     }
   }`;
-  return backend.runWebGPUProgram(perRow('rmsnorm', ['x', 'weight'], x.shape, rows, code, 'eps : f32,'), [x, weight], 'float32',
-    [f32(attrs.eps as number)]);
+  return backend.runWebGPUProgram(
+    perRow('rmsnorm', ['x', 'weight'], x.shape, rows, code, 'eps : f32,'),
+    [x, weight],
+    'float32',
+    [f32(attrs.eps as number)],
+  );
 }
 
 function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[] {
@@ -156,8 +184,12 @@ function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[
     let c = workgroupSum(tid, g) * inv * inv * inv / f32(H);
     if (row < rows && tid == 0) { result[2 * r] = inv; result[2 * r + 1] = c; }
   }`;
-  const rowStats = backend.runWebGPUProgram(perRow('rmsnorm_grad_stats', ['dy', 'x', 'weight'], [rows, 2], rows, stats, 'eps : f32,'),
-    [dy, x, weight], 'float32', [f32(attrs.eps as number)]);
+  const rowStats = backend.runWebGPUProgram(
+    perRow('rmsnorm_grad_stats', ['dy', 'x', 'weight'], [rows, 2], rows, stats, 'eps : f32,'),
+    [dy, x, weight],
+    'float32',
+    [f32(attrs.eps as number)],
+  );
   // One invocation per element of x: dx = inv w dy - c x.
   const dxCode = `
   fn main(index : i32) {
@@ -167,8 +199,11 @@ function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[
     let i = index - r * H;
     result[index] = rowStats[2 * r] * weight[i] * dy[index] - rowStats[2 * r + 1] * x[index];
   }`;
-  const dx = backend.runWebGPUProgram(perItem('rmsnorm_grad_dx', ['dy', 'x', 'weight', 'rowStats'], x.shape, rows * H, dxCode),
-    [dy, x, weight, rowStats], 'float32');
+  const dx = backend.runWebGPUProgram(
+    perItem('rmsnorm_grad_dx', ['dy', 'x', 'weight', 'rowStats'], x.shape, rows * H, dxCode),
+    [dy, x, weight, rowStats],
+    'float32',
+  );
   // One invocation per column i of the weight: dw[i] = sum over rows of dy x inv.
   const dwCode = `
   fn main(index : i32) {
@@ -179,7 +214,11 @@ function rmsNormGrad({ inputs: { dy, x, weight }, backend, attrs }: Args): Info[
     for (var r = 0; r < rows; r = r + 1) { s = s + dy[r * H + index] * x[r * H + index] * rowStats[2 * r]; }
     result[index] = s;
   }`;
-  const dw = backend.runWebGPUProgram(perItem('rmsnorm_grad_dw', ['dy', 'x', 'rowStats'], [H], H, dwCode), [dy, x, rowStats], 'float32');
+  const dw = backend.runWebGPUProgram(
+    perItem('rmsnorm_grad_dw', ['dy', 'x', 'rowStats'], [H], H, dwCode),
+    [dy, x, rowStats],
+    'float32',
+  );
   disposeIntermediate(backend, rowStats);
   return [dx, dw];
 }
@@ -216,14 +255,26 @@ function rope({ inputs: { x, positions, cos, sin }, backend, attrs }: Args): Inf
       result[index] = x[index] * c + x[index - HALF] * s;
     }
   }`;
-  return backend.runWebGPUProgram(perItem(`rope_${hd}`, ['x', 'positions', 'cosTable', 'sinTable'], x.shape, rows * W, code, 'rotated : i32, sign : f32,'),
-    [x, positions, cos, sin], 'float32', [i32(rotatedHeads), f32(inverse ? -1 : 1)]);
+  return backend.runWebGPUProgram(
+    perItem(
+      `rope_${hd}`,
+      ['x', 'positions', 'cosTable', 'sinTable'],
+      x.shape,
+      rows * W,
+      code,
+      'rotated : i32, sign : f32,',
+    ),
+    [x, positions, cos, sin],
+    'float32',
+    [i32(rotatedHeads), f32(inverse ? -1 : 1)],
+  );
 }
 
 const SIGMOID = 'fn sigmoid(g : f32) -> f32 { return 1.0 / (1.0 + exp(-g)); }';
 
 function swiGlu({ inputs: { gu }, backend }: Args): Info {
-  const [rows, I2] = gu.shape, I = I2 / 2;
+  const [rows, I2] = gu.shape,
+    I = I2 / 2;
   // One invocation per output element: silu(gate) * up, gate and up being the two halves of the row.
   const code = `${SIGMOID}
   fn main(index : i32) {
@@ -307,11 +358,17 @@ function logitStats(backend: WebGpuBackend, logits: Info, invT: number): Info {
     }
   }`;
   const rows = logits.shape[0];
-  return backend.runWebGPUProgram(perRow('logit_stats', ['logits'], [rows, 2], rows, code, 'invT : f32,'), [logits], 'float32', [f32(invT)]);
+  return backend.runWebGPUProgram(
+    perRow('logit_stats', ['logits'], [rows, 2], rows, code, 'invT : f32,'),
+    [logits],
+    'float32',
+    [f32(invT)],
+  );
 }
 
 function logProbs({ inputs: { logits, targets }, backend, attrs }: Args): Info[] {
-  const rows = logits.shape[0], invT = 1 / (attrs.temperature as number);
+  const rows = logits.shape[0],
+    invT = 1 / (attrs.temperature as number);
   const stats = logitStats(backend, logits, invT);
   // One invocation per row: log p(target) = z[target] / T - lse, or 0 without a target.
   const lpCode = `
@@ -322,21 +379,30 @@ function logProbs({ inputs: { logits, targets }, backend, attrs }: Args): Info[]
     let picked = logits[index * V + max(t, 0)] * uniforms.invT - rowStats[2 * index];
     result[index] = select(0.0, picked, t >= 0);
   }`;
-  const lp = backend.runWebGPUProgram(perItem('logprob_pick', ['logits', 'targetIds', 'rowStats'], [rows], rows, lpCode, 'invT : f32,'),
-    [logits, targets, stats], 'float32', [f32(invT)]);
+  const lp = backend.runWebGPUProgram(
+    perItem('logprob_pick', ['logits', 'targetIds', 'rowStats'], [rows], rows, lpCode, 'invT : f32,'),
+    [logits, targets, stats],
+    'float32',
+    [f32(invT)],
+  );
   // One invocation per row: the entropy column of the row statistics.
   const entCode = `
   fn main(index : i32) {
     if (index >= uniforms.outShape) { return; }
     result[index] = rowStats[2 * index + 1];
   }`;
-  const ent = backend.runWebGPUProgram(perItem('logprob_entropy', ['rowStats'], [rows], rows, entCode), [stats], 'float32');
+  const ent = backend.runWebGPUProgram(
+    perItem('logprob_entropy', ['rowStats'], [rows], rows, entCode),
+    [stats],
+    'float32',
+  );
   disposeIntermediate(backend, stats);
   return [lp, ent];
 }
 
 function logProbsGrad({ inputs: { dLogProbs, dEntropy, logits, targets }, backend, attrs }: Args): Info {
-  const [rows, V] = logits.shape, invT = 1 / (attrs.temperature as number);
+  const [rows, V] = logits.shape,
+    invT = 1 / (attrs.temperature as number);
   const stats = logitStats(backend, logits, invT);
   // One invocation per logit: with log p = z/T - lse and H the entropy,
   // dz = -(p (g + gH (log p + H))) / T, plus g / T at the target (g = 0 for a row without target).
@@ -354,14 +420,26 @@ function logProbsGrad({ inputs: { dLogProbs, dEntropy, logits, targets }, backen
     if (i == t) { d = d + g; }
     result[index] = uniforms.invT * d;
   }`;
-  const dz = backend.runWebGPUProgram(perItem('logprob_grad', ['dLogProbs', 'dEntropy', 'logits', 'targetIds', 'rowStats'], [rows, V], rows * V, code, 'invT : f32,'),
-    [dLogProbs, dEntropy, logits, targets, stats], 'float32', [f32(invT)]);
+  const dz = backend.runWebGPUProgram(
+    perItem(
+      'logprob_grad',
+      ['dLogProbs', 'dEntropy', 'logits', 'targetIds', 'rowStats'],
+      [rows, V],
+      rows * V,
+      code,
+      'invT : f32,',
+    ),
+    [dLogProbs, dEntropy, logits, targets, stats],
+    'float32',
+    [f32(invT)],
+  );
   disposeIntermediate(backend, stats);
   return dz;
 }
 
 function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
-  const rows = logits.shape[0], invT = 1 / (attrs.temperature as number);
+  const rows = logits.shape[0],
+    invT = 1 / (attrs.temperature as number);
   // One workgroup per row: the first token whose cumulative exp(z/T - max) reaches u times the total (else V - 1).
   // Each invocation owns a contiguous chunk of the vocabulary: chunk maxima and sums, a prefix over the chunks, then
   // each invocation scans its own chunk from its prefix and the workgroup takes the smallest crossing.
@@ -405,7 +483,12 @@ function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
     }
     if (row < rows && tid == 0) { result[r] = i32(partial3[0]); }
   }`;
-  return backend.runWebGPUProgram(perRow('sample', ['logits', 'draws'], [rows], rows, code, 'invT : f32,'), [logits, uniforms], 'int32', [f32(invT)]);
+  return backend.runWebGPUProgram(
+    perRow('sample', ['logits', 'draws'], [rows], rows, code, 'invT : f32,'),
+    [logits, uniforms],
+    'int32',
+    [f32(invT)],
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -424,8 +507,17 @@ function sample({ inputs: { logits, uniforms }, backend, attrs }: Args): Info {
  * heads. A query that sees no key leaves sum = 0 and m = NEG. The forward attention, its log-sum-exp and the KV-cache
  * attention all use it.
  */
-function tiledSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: (j: string) => string;
-                           values?: { buffer: string; at: (j: string) => string } }, hpw: number, dpt: number): string {
+function tiledSoftmax(
+  o: {
+    last: string;
+    maskRow: string;
+    keys: string;
+    keyAt: (j: string) => string;
+    values?: { buffer: string; at: (j: string) => string };
+  },
+  hpw: number,
+  dpt: number,
+): string {
   const v = o.values;
   const tree = (op: (a: string, b: string) => string) => `
       for (var stride = WG / 2; stride > 0; stride = stride / 2) {
@@ -470,7 +562,9 @@ function tiledSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: (
         sum[hh] = sum[hh] * rescale[hh] + gRed[hh * WG];
         m[hh] = mNew[hh];
       }
-      workgroupBarrier();${v ? `
+      workgroupBarrier();${
+        v
+          ? `
       let n = min(WG, lastU - j0 + 1);
       for (var e = 0; e < HPW * DPT; e = e + 1) { acc[e] = acc[e] * rescale[e / DPT]; }
       for (var t = 0; t < n; t = t + 1) {
@@ -486,7 +580,9 @@ function tiledSoftmax(o: { last: string; maskRow: string; keys: string; keyAt: (
           }
         }
       }
-      workgroupBarrier();` : ''}
+      workgroupBarrier();`
+          : ''
+      }
     }`;
 }
 
@@ -531,7 +627,8 @@ const GROUPINGS = ATTENTION_GROUPINGS;
 let grouping: AttentionGrouping = 'auto';
 
 export function setWebGpuAttentionGrouping(next: AttentionGrouping): void {
-  if (!GROUPINGS.includes(next)) throw new Error(`webgpu attention grouping must be one of ${GROUPINGS.join(', ')}, got '${String(next)}'`);
+  if (!GROUPINGS.includes(next))
+    throw new Error(`webgpu attention grouping must be one of ${GROUPINGS.join(', ')}, got '${String(next)}'`);
   grouping = next;
 }
 
@@ -609,7 +706,8 @@ function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
     let lastU = uniformValue(tid, i);   // (also the barrier after the row load)`;
   const keysSeen = { last: 'i', maskRow: 'b * T', keys: 'qkv', keyAt: (j: string) => `(b * T + ${j}) * W + kOff` };
   const head = `${hc.wgsl}${attentionHeader(hd)}${softmaxHeader(hpw, hd)}`;
-  const dpt = Math.ceil(hd / WG), workgroups = B * T * (nH / hpw);
+  const dpt = Math.ceil(hd / WG),
+    workgroups = B * T * (nH / hpw);
   // The log-sum-exp of each query's scaled scores over the keys it sees, or -infinity when it sees none.
   // Output [B, nH, T].
   const lseCode = `${head}
@@ -620,13 +718,21 @@ function attention({ inputs: { qkv, mask }, backend, attrs }: Args): Info[] {
       }
     }
   }`;
-  const lse = backend.runWebGPUProgram(perRow(`attn_lse${hpw}_${hc.key}`, ['qkv', 'mask'], [B, nH, T], workgroups, lseCode), [qkv, mask], 'float32');
+  const lse = backend.runWebGPUProgram(
+    perRow(`attn_lse${hpw}_${hc.key}`, ['qkv', 'mask'], [B, nH, T], workgroups, lseCode),
+    [qkv, mask],
+    'float32',
+  );
   // The softmax-weighted sum of the values each query sees; zeros when it sees no key. Output [B T, nH hd].
   const outCode = `${head}
   fn main(index : i32) {${query}${tiledSoftmax({ ...keysSeen, values: { buffer: 'qkv', at: (j: string) => `(b * T + ${j}) * W + vOff` } }, hpw, dpt)}
 ${softmaxOutput('bi')}
   }`;
-  const out = backend.runWebGPUProgram(perRow(`attn_out${hpw}_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], workgroups, outCode), [qkv, mask], 'float32');
+  const out = backend.runWebGPUProgram(
+    perRow(`attn_out${hpw}_${hc.key}`, ['qkv', 'mask'], [B * T, nH * hd], workgroups, outCode),
+    [qkv, mask],
+    'float32',
+  );
   return [out, lse];
 }
 
@@ -666,8 +772,12 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
     for (var d = 0; d < HD; d = d + 1) { D = D + dOut[o + d] * attnOut[o + d]; }
     result[(b * NH + h) * uniforms.T + bi - b * uniforms.T] = D;
   }`;
-  const dInfo = backend.runWebGPUProgram(perItem(`attn_grad_d_${hc.key}`, ['dOut', 'attnOut'], [B, nH, T], B * T * nH, dCode, 'B : i32, T : i32,'),
-    [dOut, out], 'float32', [i32(B), i32(T)]);
+  const dInfo = backend.runWebGPUProgram(
+    perItem(`attn_grad_d_${hc.key}`, ['dOut', 'attnOut'], [B, nH, T], B * T * nH, dCode, 'B : i32, T : i32,'),
+    [dOut, out],
+    'float32',
+    [i32(B), i32(T)],
+  );
   // dq: one workgroup per (b, i) and block of HPW query heads, tiles of keys j = j0 .. j0 + WG - 1 <= i. HPW is the
   // group (the heads sharing a KV head) where its rows fit in workgroup memory: each key and value row is then read
   // once for all of them instead of once per head (7 times for Qwen2.5-0.5B); else 1 (a workgroup per head). Per head
@@ -742,7 +852,11 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
   }`;
   const inputs = [dOut, qkv, mask, lse, dInfo];
   const names = ['dOut', 'qkv', 'mask', 'lse', 'Dt'];
-  const dqkv = backend.runWebGPUProgram(perRow(`attn_grad_q${hpw}_${hc.key}`, names, qkv.shape, B * T * (nH / hpw), dqCode), inputs, 'float32');
+  const dqkv = backend.runWebGPUProgram(
+    perRow(`attn_grad_q${hpw}_${hc.key}`, names, qkv.shape, B * T * (nH / hpw), dqCode),
+    inputs,
+    'float32',
+  );
   // dk, dv: workgroup (b, j, g); for each query head h of group g, tiles of queries i = i0 .. i0 + WG - 1 >= j.
   const dkvCode = `${common}
   fn main(index : i32) {${workgroupRow({ per: 'NKV', head: 'g', packed: 'bj', pos: 'j' })}
@@ -796,7 +910,13 @@ function attentionGrad({ inputs: { dOut, qkv, mask, out, lse }, backend, attrs }
       }
     }
   }`;
-  backend.runWebGPUProgram(perRow(`attn_grad_kv_${hc.key}`, names, qkv.shape, B * T * nKV, dkvCode), inputs, 'float32', undefined, dqkv);
+  backend.runWebGPUProgram(
+    perRow(`attn_grad_kv_${hc.key}`, names, qkv.shape, B * T * nKV, dkvCode),
+    inputs,
+    'float32',
+    undefined,
+    dqkv,
+  );
   disposeIntermediate(backend, dInfo);
   return dqkv;
 }
@@ -805,7 +925,8 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
   const a = attrs as unknown as HeadAttrs & { slot: number };
   const { numHeads: nH, numKvHeads: nKV, headDim: hd, slot } = a;
   const [B] = mask.shape;
-  const T = qkv.shape[0] / B, KW = nKV * hd;
+  const T = qkv.shape[0] / B,
+    KW = nKV * hd;
   const hc = headConstants(a);
   // One invocation per (batch, new row t, float of a KV row): copies the new key (or value) of qkv row b T + t into
   // cache slot `slot + t`. The cache tensor is the program's output, so only those slots change.
@@ -820,9 +941,14 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
     let t = bt - b * T;
     result[(b * uniforms.outShape[1] + uniforms.slot + t) * KW + d] = qkv[bt * W + uniforms.srcCol + d];
   }`;
-  const write = (cache: Info, srcCol: number) => backend.runWebGPUProgram(
-    perItem(`cache_write_${hc.key}`, ['qkv'], cache.shape, B * T * KW, writeCode, 'slot : i32, srcCol : i32,'),
-    [qkv], 'float32', [i32(slot), i32(srcCol)], cache);
+  const write = (cache: Info, srcCol: number) =>
+    backend.runWebGPUProgram(
+      perItem(`cache_write_${hc.key}`, ['qkv'], cache.shape, B * T * KW, writeCode, 'slot : i32, srcCol : i32,'),
+      [qkv],
+      'float32',
+      [i32(slot), i32(srcCol)],
+      cache,
+    );
   write(cacheK, nH * hd);
   write(cacheV, nH * hd + KW);
   // The backend keeps a CPU copy of a tensor it has read back, and would answer the next read from it: drop it, the
@@ -841,12 +967,32 @@ function cachedAttention({ inputs: { qkv, cacheK, cacheV, mask }, backend, attrs
     let h0 = hb * HPW;   // the block's first query head
     let kv = (h0 / GROUP) * HD;
     for (var e = tid; e < HPW * HD; e = e + WG) { qRows[e] = qkv[bt * W + h0 * HD + e]; }
-    let lastU = uniformValue(tid, uniforms.slot + t);${tiledSoftmax({ last: 'uniforms.slot + t', maskRow: 'b * C', keys: 'cacheK',
-      keyAt: (j: string) => `(b * C + ${j}) * KW + kv`, values: { buffer: 'cacheV', at: (j: string) => `(b * C + ${j}) * KW + kv` } }, hpw, Math.ceil(hd / WG))}
+    let lastU = uniformValue(tid, uniforms.slot + t);${tiledSoftmax(
+      {
+        last: 'uniforms.slot + t',
+        maskRow: 'b * C',
+        keys: 'cacheK',
+        keyAt: (j: string) => `(b * C + ${j}) * KW + kv`,
+        values: { buffer: 'cacheV', at: (j: string) => `(b * C + ${j}) * KW + kv` },
+      },
+      hpw,
+      Math.ceil(hd / WG),
+    )}
 ${softmaxOutput('bt')}
   }`;
-  const out = backend.runWebGPUProgram(perRow(`attn_cached${hpw}_${hc.key}`, ['qkv', 'cacheK', 'cacheV', 'mask'], [B * T, nH * hd], B * T * (nH / hpw), code, 'slot : i32,'),
-    [qkv, cacheK, cacheV, mask], 'float32', [i32(slot)]);
+  const out = backend.runWebGPUProgram(
+    perRow(
+      `attn_cached${hpw}_${hc.key}`,
+      ['qkv', 'cacheK', 'cacheV', 'mask'],
+      [B * T, nH * hd],
+      B * T * (nH / hpw),
+      code,
+      'slot : i32,',
+    ),
+    [qkv, cacheK, cacheV, mask],
+    'float32',
+    [i32(slot)],
+  );
   backend.incRef(cacheK.dataId);
   backend.incRef(cacheV.dataId);
   return [out, { ...cacheK }, { ...cacheV }];
@@ -860,9 +1006,20 @@ export function registerWebGpuKernels(): void {
   const env = attentionGroupingFromEnv();
   if (env) grouping = env;
   registerKernelTable('webgpu', {
-    embed, embedGrad, sample, rmsNorm, rmsNormGrad, rope, swiGlu, swiGluGrad, attention, attentionGrad,
-    cachedAttention, logProbs, logProbsGrad,
-    ...webGpuAdamWKernels,    // AdamW's per-variable layout: its gradient norm and the update in place
-    ...webGpuMatmulKernels,   // the tiled matmul (webgpuMatMulRoute.ts routes the model's matmuls to it on a GPU)
+    embed,
+    embedGrad,
+    sample,
+    rmsNorm,
+    rmsNormGrad,
+    rope,
+    swiGlu,
+    swiGluGrad,
+    attention,
+    attentionGrad,
+    cachedAttention,
+    logProbs,
+    logProbsGrad,
+    ...webGpuAdamWKernels, // AdamW's per-variable layout: its gradient norm and the update in place
+    ...webGpuMatmulKernels, // the tiled matmul (webgpuMatMulRoute.ts routes the model's matmuls to it on a GPU)
   });
 }

@@ -41,8 +41,17 @@ function sumSquares({ inputs, backend, attrs }: Args): Info {
   const tensors = Array.from({ length: n }, (_, i) => flatInfo(inputs[`t${i}`]));
   const groups = tensors.map((t) => groupsFor(t.shape[0]));
   const total = groups.reduce((a, b) => a + b, 0);
-  const partials = backend.runWebGPUProgram(perItem('sumsq_zero', [], [total], total,
-    `fn main(index : i32) { if (index < uniforms.outShape) { result[index] = 0.0; } }`), [], 'float32');
+  const partials = backend.runWebGPUProgram(
+    perItem(
+      'sumsq_zero',
+      [],
+      [total],
+      total,
+      `fn main(index : i32) { if (index < uniforms.outShape) { result[index] = 0.0; } }`,
+    ),
+    [],
+    'float32',
+  );
   const partialCode = `${WORKGROUP_SUM}
   fn main(index : i32) {
     let tid = i32(localId.x);
@@ -54,8 +63,13 @@ function sumSquares({ inputs, backend, attrs }: Args): Info {
   let offset = 0;
   tensors.forEach((t, i) => {
     if (t.shape[0] > 0) {
-      backend.runWebGPUProgram(perItem('sumsq_partial', ['x'], [total], groups[i] * WG, partialCode, 'offset : i32, groups : i32,'),
-        [t], 'float32', [i32(offset), i32(groups[i])], partials);
+      backend.runWebGPUProgram(
+        perItem('sumsq_partial', ['x'], [total], groups[i] * WG, partialCode, 'offset : i32, groups : i32,'),
+        [t],
+        'float32',
+        [i32(offset), i32(groups[i])],
+        partials,
+      );
     }
     offset += groups[i];
   });
@@ -72,9 +86,19 @@ function sumSquares({ inputs, backend, attrs }: Args): Info {
   return { ...out, shape: [] };
 }
 
-const ADAMW_UNIFORMS = 'coef : f32, decay : f32, b1 : f32, omb1 : f32, b2 : f32, omb2 : f32, stepSize : f32, bc2 : f32, eps : f32,';
-const adamWUniforms = (a: AdamWAttrs) => [f32(a.coef), f32(a.decay), f32(a.b1), f32(a.omb1), f32(a.b2), f32(a.omb2),
-  f32(a.stepSize), f32(a.bc2), f32(a.eps)];
+const ADAMW_UNIFORMS =
+  'coef : f32, decay : f32, b1 : f32, omb1 : f32, b2 : f32, omb2 : f32, stepSize : f32, bc2 : f32, eps : f32,';
+const adamWUniforms = (a: AdamWAttrs) => [
+  f32(a.coef),
+  f32(a.decay),
+  f32(a.b1),
+  f32(a.omb1),
+  f32(a.b2),
+  f32(a.omb2),
+  f32(a.stepSize),
+  f32(a.bc2),
+  f32(a.eps),
+];
 
 // The update of one element, in the order and float32 roundings of cpu.ts's adamW (and of AdamW.updateOne).
 const UPDATE = `
@@ -98,7 +122,11 @@ function variableInputs(inputs: Args['inputs'], i: number) {
  */
 function adamWCheck({ inputs, backend, attrs }: Args): Info {
   const a = attrs as unknown as AdamWAttrs & { n: number };
-  const flag = backend.runWebGPUProgram(perItem('adamw_flag', [], [1], 1, `fn main(index : i32) { if (index < uniforms.outShape) { result[index] = 1; } }`), [], 'int32');
+  const flag = backend.runWebGPUProgram(
+    perItem('adamw_flag', [], [1], 1, `fn main(index : i32) { if (index < uniforms.outShape) { result[index] = 1; } }`),
+    [],
+    'int32',
+  );
   const code = `${UPDATE}
   fn main(index : i32) {
     if (index >= uniforms.p1Shape) { return; }
@@ -112,8 +140,13 @@ function adamWCheck({ inputs, backend, attrs }: Args): Info {
     const { p, g, m, v, size } = variableInputs(inputs, i);
     if (size === 0) continue;
     // (Inputs p1, m1, v1 rather than p, m, v, which would clash with the local names of the WGSL.)
-    backend.runWebGPUProgram(perItem('adamw_check', ['p1', 'grad', 'm1', 'v1'], [1], size, code, ADAMW_UNIFORMS),
-      [p, g, m, v], 'int32', adamWUniforms(a), flag);
+    backend.runWebGPUProgram(
+      perItem('adamw_check', ['p1', 'grad', 'm1', 'v1'], [1], size, code, ADAMW_UNIFORMS),
+      [p, g, m, v],
+      'int32',
+      adamWUniforms(a),
+      flag,
+    );
   }
   return flag;
 }
@@ -144,9 +177,27 @@ function adamWWrite({ inputs, backend, attrs }: Args): Info {
   for (let i = 0; i < a.n; i++) {
     const { p, g, m, v, size } = variableInputs(inputs, i);
     if (size === 0) continue;
-    backend.runWebGPUProgram(perItem('adamw_write_p', ['grad', 'm1', 'v1'], [size], size, weight, ADAMW_UNIFORMS), [g, m, v], 'float32', u, p);
-    backend.runWebGPUProgram(perItem('adamw_write_m', ['grad'], [size], size, moment1, ADAMW_UNIFORMS), [g], 'float32', u, m);
-    backend.runWebGPUProgram(perItem('adamw_write_v', ['grad'], [size], size, moment2, ADAMW_UNIFORMS), [g], 'float32', u, v);
+    backend.runWebGPUProgram(
+      perItem('adamw_write_p', ['grad', 'm1', 'v1'], [size], size, weight, ADAMW_UNIFORMS),
+      [g, m, v],
+      'float32',
+      u,
+      p,
+    );
+    backend.runWebGPUProgram(
+      perItem('adamw_write_m', ['grad'], [size], size, moment1, ADAMW_UNIFORMS),
+      [g],
+      'float32',
+      u,
+      m,
+    );
+    backend.runWebGPUProgram(
+      perItem('adamw_write_v', ['grad'], [size], size, moment2, ADAMW_UNIFORMS),
+      [g],
+      'float32',
+      u,
+      v,
+    );
     // A CPU copy kept from an earlier read-back would now be stale (runWebGPUProgram uploaded it before writing).
     for (const t of [p, m, v]) backend.tensorMap.get(t.dataId).values = null;
   }

@@ -39,7 +39,9 @@ export interface TiledMatMulAttrs {
 }
 
 /** Workgroups that keep a large GPU busy (an H100 has 132 streaming multiprocessors), and the least K per split. */
-const BUSY_WORKGROUPS = 256, MIN_K_PER_SPLIT = 1024, MAX_SPLIT_K = 64;
+const BUSY_WORKGROUPS = 256,
+  MIN_K_PER_SPLIT = 1024,
+  MAX_SPLIT_K = 64;
 
 /** The split-K the kernel uses by default: enough K ranges to reach BUSY_WORKGROUPS, each at least MIN_K_PER_SPLIT. */
 export function autoSplitK(M: number, N: number, K: number, tileRows: number, tileCols: number): number {
@@ -48,7 +50,8 @@ export function autoSplitK(M: number, N: number, K: number, tileRows: number, ti
   return Math.max(1, Math.min(Math.ceil(BUSY_WORKGROUPS / tiles), Math.floor(K / MIN_K_PER_SPLIT), MAX_SPLIT_K));
 }
 
-const BK = 16, THREADS = 256;
+const BK = 16,
+  THREADS = 256;
 
 /** The element type an operand is stored as: f32, or f16 packed two to an int32 word (packHalf). */
 type Storage = 'f32' | 'f16';
@@ -60,7 +63,8 @@ type Storage = 'f32' | 'f16';
 function readFour(x: string, rows: string, cols: string, storage: Storage, vec: boolean): string {
   const head = `fn read${x.toUpperCase()}4(r : i32, c : i32) -> vec4<f32> {
     if (r >= ${rows} || c >= ${cols}) { return vec4<f32>(0.0); }`;
-  if (storage === 'f16') {   // vec2<i32>: four f16
+  if (storage === 'f16') {
+    // vec2<i32>: four f16
     return `${head}
     let p = ${x}[(r * ${cols} + c) / 4];
     return vec4<f32>(unpack2x16float(bitcast<u32>(p.x)), unpack2x16float(bitcast<u32>(p.y)));
@@ -89,7 +93,9 @@ function loadTile(x: string, width: number, kMajor: boolean, row0: string): stri
     const t = p === 0 ? 'tid' : `(tid + ${p * THREADS})`;
     if (kMajor) {
       // Stored [K, width]: invocation t reads row k0 + t / W4, columns row0 + 4 (t % W4).
-      lines.push(`tile${x.toUpperCase()}[${t}] = read${x.toUpperCase()}4(k0 + ${t} / ${w4}, ${row0} + 4 * (${t} % ${w4}));`);
+      lines.push(
+        `tile${x.toUpperCase()}[${t}] = read${x.toUpperCase()}4(k0 + ${t} / ${w4}, ${row0} + 4 * (${t} % ${w4}));`,
+      );
     } else {
       // Stored [width, K]: invocation t reads row row0 + t / 4, columns k0 + 4 (t % 4), and scatters the 4 values
       // down the k axis of the tile.
@@ -110,11 +116,20 @@ type BiasKind = 'none' | 'row' | 'full';
  * The program for C = op(A) op(B) (+ bias) with C [M, N]; with S K ranges (workgroup layer z sums k in
  * [z KS, (z + 1) KS)), the output is the S partial products, [S M, N], without the bias.
  */
-function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, storage: Storage, vecA: boolean, vecB: boolean,
-                      biasKind: BiasKind): Program {
+function tiledProgram(
+  M: number,
+  N: number,
+  S: number,
+  attrs: TiledMatMulAttrs,
+  storage: Storage,
+  vecA: boolean,
+  vecB: boolean,
+  biasKind: BiasKind,
+): Program {
   const hasBias = biasKind !== 'none';
   const { transposeA, transposeB, tileRows: BM, tileCols: BN } = attrs;
-  const TM = BM / 16, TN4 = BN / 64;   // per invocation: TM output rows, TN4 vec4s of columns
+  const TM = BM / 16,
+    TN4 = BN / 64; // per invocation: TM output rows, TN4 vec4s of columns
   const vecC = N % 4 === 0;
   const cols = Array.from({ length: TN4 }, (_, q) => q);
   // Stored shapes: A [M, K] or, transposed, [K, M]; B [K, N] or [N, K].
@@ -162,11 +177,17 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
     let M = uniforms.M;
     let N = uniforms.N;
     if (m >= M || n >= N) { return; }
-    var c = v;${hasBias ? `
-    for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { c[j] = c[j] + bias[${biasKind === 'full' ? 'm * N + ' : ''}n + j]; } }` : ''}
-    ${vecC
-      ? 'result[(base + m * N + n) / 4] = c;'
-      : 'for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { result[base + m * N + n + j] = c[j]; } }'}
+    var c = v;${
+      hasBias
+        ? `
+    for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { c[j] = c[j] + bias[${biasKind === 'full' ? 'm * N + ' : ''}n + j]; } }`
+        : ''
+    }
+    ${
+      vecC
+        ? 'result[(base + m * N + n) / 4] = c;'
+        : 'for (var j = 0; j < 4; j = j + 1) { if (n + j < N) { result[base + m * N + n + j] = c[j]; } }'
+    }
   }`;
   const components = storage === 'f16' ? 2 : 4;
   return {
@@ -188,31 +209,52 @@ function tiledProgram(M: number, N: number, S: number, attrs: TiledMatMulAttrs, 
  *  added element by element (the residual stream, which a layer's o and down projections end by adding). */
 function tiledMatMul({ inputs: { a, b, bias }, backend, attrs }: Args): Info {
   const { transposeA, transposeB, tileRows, tileCols, splitK } = attrs as unknown as TiledMatMulAttrs;
-  if (a.shape.length !== 2 || b.shape.length !== 2) throw new Error(`tiledMatMul: 2-D operands only, got [${a.shape}] and [${b.shape}]`);
-  for (const [name, v] of [['tileRows', tileRows], ['tileCols', tileCols]] as const) {
+  if (a.shape.length !== 2 || b.shape.length !== 2)
+    throw new Error(`tiledMatMul: 2-D operands only, got [${a.shape}] and [${b.shape}]`);
+  for (const [name, v] of [
+    ['tileRows', tileRows],
+    ['tileCols', tileCols],
+  ] as const) {
     if (v !== 64 && v !== 128) throw new Error(`tiledMatMul: ${name} must be 64 or 128, got ${v}`);
   }
-  if (a.dtype !== b.dtype) throw new Error(`tiledMatMul: both operands f32 or both packed f16, got ${a.dtype} and ${b.dtype}`);
+  if (a.dtype !== b.dtype)
+    throw new Error(`tiledMatMul: both operands f32 or both packed f16, got ${a.dtype} and ${b.dtype}`);
   const storage: Storage = a.dtype === 'int32' ? 'f16' : 'f32';
   // Logical (unpacked) stored shapes: a packed operand holds two values per element of its last axis.
   const widen = (s: number[]) => (storage === 'f16' ? [s[0], 2 * s[1]] : s);
-  const [aR, aC] = widen(a.shape), [bR, bC] = widen(b.shape);
+  const [aR, aC] = widen(a.shape),
+    [bR, bC] = widen(b.shape);
   const [M, K] = transposeA ? [aC, aR] : [aR, aC];
   const [Kb, N] = transposeB ? [bC, bR] : [bR, bC];
   if (K !== Kb) throw new Error(`tiledMatMul: inner sizes differ (${K} and ${Kb}) for [${a.shape}] x [${b.shape}]`);
-  if (!Number.isInteger(splitK) || splitK < 0) throw new Error(`tiledMatMul: splitK must be an integer >= 0, got ${splitK}`);
+  if (!Number.isInteger(splitK) || splitK < 0)
+    throw new Error(`tiledMatMul: splitK must be an integer >= 0, got ${splitK}`);
   const S = Math.min(splitK || autoSplitK(M, N, K, tileRows, tileCols), Math.max(1, Math.ceil(K / BK)));
   const KS = Math.ceil(K / S / BK) * BK;
   const biasSize = bias ? bias.shape.reduce((p, d) => p * d, 1) : 0;
   if (bias && (bias.dtype !== 'float32' || (biasSize !== N && biasSize !== M * N))) {
-    throw new Error(`tiledMatMul: the bias must be float32 with N = ${N} or M x N = ${M * N} values, got ${bias.dtype} [${bias.shape}]`);
+    throw new Error(
+      `tiledMatMul: the bias must be float32 with N = ${N} or M x N = ${M * N} values, got ${bias.dtype} [${bias.shape}]`,
+    );
   }
   const biasKind: BiasKind = !bias ? 'none' : biasSize === N ? 'row' : 'full';
   const flatBias = bias ? [{ ...bias, shape: [biasSize] }] : [];
-  const program = tiledProgram(M, N, S, { transposeA, transposeB, tileRows, tileCols, splitK: S }, storage, aC % 4 === 0, bC % 4 === 0,
-    S === 1 ? biasKind : 'none');
-  const out = backend.runWebGPUProgram(program, [a, b, ...(S === 1 ? flatBias : [])], 'float32',
-    [{ type: 'int32', data: [M] }, { type: 'int32', data: [N] }, { type: 'int32', data: [K] }, { type: 'int32', data: [KS] }]);
+  const program = tiledProgram(
+    M,
+    N,
+    S,
+    { transposeA, transposeB, tileRows, tileCols, splitK: S },
+    storage,
+    aC % 4 === 0,
+    bC % 4 === 0,
+    S === 1 ? biasKind : 'none',
+  );
+  const out = backend.runWebGPUProgram(program, [a, b, ...(S === 1 ? flatBias : [])], 'float32', [
+    { type: 'int32', data: [M] },
+    { type: 'int32', data: [N] },
+    { type: 'int32', data: [K] },
+    { type: 'int32', data: [KS] },
+  ]);
   if (S === 1) return out;
   // The S partial products [S M, N], summed in order of s (then the bias): one invocation per element of C.
   const code = `
@@ -223,8 +265,17 @@ function tiledMatMul({ inputs: { a, b, bias }, backend, attrs }: Args): Info {
     for (var s = 0; s < ${S}; s = s + 1) { sum = sum + partial[s * MN + index]; }
     result[index] = sum${biasKind === 'row' ? ' + bias[index % uniforms.outShape[1]]' : biasKind === 'full' ? ' + bias[index]' : ''};
   }`;
-  const sum = backend.runWebGPUProgram(perItem(`split_k_sum_${S}${bias ? `_${biasKind}_bias` : ''}`, bias ? ['partial', 'bias'] : ['partial'], [M, N], M * N, code),
-    [out, ...flatBias], 'float32');
+  const sum = backend.runWebGPUProgram(
+    perItem(
+      `split_k_sum_${S}${bias ? `_${biasKind}_bias` : ''}`,
+      bias ? ['partial', 'bias'] : ['partial'],
+      [M, N],
+      M * N,
+      code,
+    ),
+    [out, ...flatBias],
+    'float32',
+  );
   backend.disposeData(out.dataId);
   return sum;
 }
@@ -235,7 +286,8 @@ function tiledMatMul({ inputs: { a, b, bias }, backend, attrs }: Args): Info {
  */
 function packHalf({ inputs: { x }, backend }: Args): Info {
   const [R, C] = x.shape;
-  if (x.shape.length !== 2 || C % 4 !== 0) throw new Error(`packHalf: a 2-D tensor whose rows are a multiple of 4 long, got [${x.shape}]`);
+  if (x.shape.length !== 2 || C % 4 !== 0)
+    throw new Error(`packHalf: a 2-D tensor whose rows are a multiple of 4 long, got [${x.shape}]`);
   const words = (R * C) / 2;
   const code = `
   fn main(index : i32) {

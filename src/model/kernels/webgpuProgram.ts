@@ -35,9 +35,18 @@ export type Args = { inputs: Record<string, Info>; backend: WebGpuBackend; attrs
 export const WG = 64;
 
 /** A program with one invocation per work item (`items` of them), 64 to a workgroup. */
-export function perItem(key: string, variableNames: string[], outputShape: number[], items: number, code: string, uniforms?: string): Program {
+export function perItem(
+  key: string,
+  variableNames: string[],
+  outputShape: number[],
+  items: number,
+  code: string,
+  uniforms?: string,
+): Program {
   return {
-    variableNames, outputShape, uniforms,
+    variableNames,
+    outputShape,
+    uniforms,
     shaderKey: `ragen_${key}`,
     dispatchLayout: { x: outputShape.map((_, i) => i) },
     dispatch: [Math.max(1, Math.ceil(items / WG)), 1, 1],

@@ -11,7 +11,14 @@ import type { RunConfig } from './schema';
 export function envBlocks(
   c: RunConfig,
   split: 'train' | 'val',
-): { tag: string; nGroups: number; config?: Record<string, unknown>; maxActionsPerTraj?: number; maxTokens?: number; seedOffsetPerInstance?: boolean }[] {
+): {
+  tag: string;
+  nGroups: number;
+  config?: Record<string, unknown>;
+  maxActionsPerTraj?: number;
+  maxTokens?: number;
+  seedOffsetPerInstance?: boolean;
+}[] {
   const blocks = split === 'train' ? c.agent.trainEnvs : c.agent.valEnvs;
   return blocks.map((b) => {
     const out: ReturnType<typeof envBlocks>[number] = { tag: b.tag, nGroups: b.nGroups };
@@ -92,5 +99,13 @@ export function customBoardBlock(c: RunConfig, tag: string, board: Record<string
 
 /** One env group of one env playing a custom board's `block`, laid out like a validation episode of the run. */
 export function customBoardEnvGroups(c: RunConfig, block: TagBlock): EnvGroupsConfig {
-  return { mode: 'val', envGroups: 1, groupSize: 1, tags: [block], baseSeed: 0, formatPenalty: c.agent.formatPenalty, reasoningReward: groundingReward(c.agent.groundingBonus) };
+  return {
+    mode: 'val',
+    envGroups: 1,
+    groupSize: 1,
+    tags: [block],
+    baseSeed: 0,
+    formatPenalty: c.agent.formatPenalty,
+    reasoningReward: groundingReward(c.agent.groundingBonus),
+  };
 }

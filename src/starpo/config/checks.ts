@@ -7,7 +7,8 @@ import { RunConfigFieldsSchema, type EnvBlock, type RunConfig } from './schema';
 
 /** The whole RunConfig schema: every field (./schema.ts), then the cross-field rules below, each naming its key. */
 export const RunConfigSchema = RunConfigFieldsSchema.superRefine((config, ctx) => {
-  for (const problem of crossFieldProblems(config)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+  for (const problem of crossFieldProblems(config))
+    ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
 });
 
 interface Problem {
@@ -24,10 +25,17 @@ function crossFieldProblems(c: RunConfig): Problem[] {
   for (const split of ['trainEnvs', 'valEnvs'] as const) {
     c.agent[split].forEach((block, i) => {
       if (!ENV_TAGS.includes(block.tag)) {
-        add(['agent', split, i, 'tag'], `unknown env tag '${block.tag}'${didYouMean(block.tag, ENV_TAGS)} (valid tags: ${ENV_TAGS.join(', ')})`);
+        add(
+          ['agent', split, i, 'tag'],
+          `unknown env tag '${block.tag}'${didYouMean(block.tag, ENV_TAGS)} (valid tags: ${ENV_TAGS.join(', ')})`,
+        );
       } else if (block.config !== undefined) {
         try {
-          assertEnvPlayable(block.tag, block.config, split === 'trainEnvs' ? (c.agent.seedTrain ?? 0) : c.agent.seedVal);
+          assertEnvPlayable(
+            block.tag,
+            block.config,
+            split === 'trainEnvs' ? (c.agent.seedTrain ?? 0) : c.agent.seedVal,
+          );
         } catch (err) {
           add(['agent', split, i, 'config'], `env ${block.tag} rejects this config: ${(err as Error).message}`);
         }
@@ -36,10 +44,16 @@ function crossFieldProblems(c: RunConfig): Problem[] {
   }
   const sumGroups = (blocks: readonly EnvBlock[]) => blocks.reduce((sum, b) => sum + b.nGroups, 0);
   if (sumGroups(c.agent.trainEnvs) !== c.agent.envGroups) {
-    add(['agent', 'trainEnvs'], `the nGroups of trainEnvs sum to ${sumGroups(c.agent.trainEnvs)}, but agent.envGroups is ${c.agent.envGroups}`);
+    add(
+      ['agent', 'trainEnvs'],
+      `the nGroups of trainEnvs sum to ${sumGroups(c.agent.trainEnvs)}, but agent.envGroups is ${c.agent.envGroups}`,
+    );
   }
   if (sumGroups(c.agent.valEnvs) !== c.agent.valGroups) {
-    add(['agent', 'valEnvs'], `the nGroups of valEnvs sum to ${sumGroups(c.agent.valEnvs)}, but agent.valGroups is ${c.agent.valGroups}`);
+    add(
+      ['agent', 'valEnvs'],
+      `the nGroups of valEnvs sum to ${sumGroups(c.agent.valEnvs)}, but agent.valGroups is ${c.agent.valGroups}`,
+    );
   }
 
   // Tiny model shape: heads split the width evenly, K/V heads are shared by whole groups of query heads, and
@@ -48,38 +62,62 @@ function crossFieldProblems(c: RunConfig): Problem[] {
   if (t.hiddenSize % t.numHeads !== 0) {
     add(['model', 'tiny', 'numHeads'], `numHeads ${t.numHeads} must divide hiddenSize ${t.hiddenSize}`);
   } else if ((t.hiddenSize / t.numHeads) % 2 !== 0) {
-    add(['model', 'tiny', 'hiddenSize'], `head size hiddenSize/numHeads = ${t.hiddenSize / t.numHeads} must be even (rotary embeddings)`);
+    add(
+      ['model', 'tiny', 'hiddenSize'],
+      `head size hiddenSize/numHeads = ${t.hiddenSize / t.numHeads} must be even (rotary embeddings)`,
+    );
   }
-  if (t.numHeads % t.numKvHeads !== 0) add(['model', 'tiny', 'numKvHeads'], `numKvHeads ${t.numKvHeads} must divide numHeads ${t.numHeads}`);
+  if (t.numHeads % t.numKvHeads !== 0)
+    add(['model', 'tiny', 'numKvHeads'], `numKvHeads ${t.numKvHeads} must divide numHeads ${t.numHeads}`);
 
   // Batching: veRL asserts mini % micro == 0; RAGEN asserts the filtered batch fills at least one mini-batch.
   const { ppoMiniBatchSize: mini, ppoMicroBatchSize: micro } = c.actor;
-  if (mini % micro !== 0) add(['actor', 'ppoMicroBatchSize'], `ppoMicroBatchSize ${micro} must divide ppoMiniBatchSize ${mini}`);
+  if (mini % micro !== 0)
+    add(['actor', 'ppoMicroBatchSize'], `ppoMicroBatchSize ${micro} must divide ppoMiniBatchSize ${mini}`);
   const trajectories = c.agent.envGroups * c.agent.groupSize;
   if (c.filter.strategy === 'ratio') {
     try {
-      checkFilterConfigV1({ numGroups: c.agent.envGroups, groupSize: c.agent.groupSize, ratio: c.filter.ratio, miniBatchSize: mini });
+      checkFilterConfigV1({
+        numGroups: c.agent.envGroups,
+        groupSize: c.agent.groupSize,
+        ratio: c.filter.ratio,
+        miniBatchSize: mini,
+      });
     } catch (err) {
       add(['filter', 'ratio'], (err as Error).message);
     }
   } else {
     if (trajectories < mini) {
-      add(['actor', 'ppoMiniBatchSize'], `ppoMiniBatchSize ${mini} exceeds the ${trajectories} trajectories of a step (envGroups × groupSize)`);
+      add(
+        ['actor', 'ppoMiniBatchSize'],
+        `ppoMiniBatchSize ${mini} exceeds the ${trajectories} trajectories of a step (envGroups × groupSize)`,
+      );
     }
     const v = c.filter.value;
-    if (c.filter.strategy === 'top_k' && v > 1) add(['filter', 'value'], `top_k keeps a fraction of the groups: value must be in (0, 1], got ${v}`);
+    if (c.filter.strategy === 'top_k' && v > 1)
+      add(['filter', 'value'], `top_k keeps a fraction of the groups: value must be in (0, 1], got ${v}`);
     if (c.filter.strategy === 'top_k_abs' && (!Number.isInteger(v) || v > c.agent.envGroups)) {
-      add(['filter', 'value'], `top_k_abs keeps a number of groups: value must be an integer from 1 to envGroups ${c.agent.envGroups}, got ${v}`);
+      add(
+        ['filter', 'value'],
+        `top_k_abs keeps a number of groups: value must be an integer from 1 to envGroups ${c.agent.envGroups}, got ${v}`,
+      );
     }
-    if (c.filter.strategy === 'min_p' && v > 1) add(['filter', 'value'], `min_p is a ratio to the best score: value must be in (0, 1], got ${v}`);
+    if (c.filter.strategy === 'min_p' && v > 1)
+      add(['filter', 'value'], `min_p is a ratio to the best score: value must be in (0, 1], got ${v}`);
   }
 
   if (c.algorithm.stepAdvantage.weight > 0) {
     if (c.algorithm.advEstimator !== 'grpo') {
-      add(['algorithm', 'stepAdvantage', 'weight'], `stepAdvantage.weight ${c.algorithm.stepAdvantage.weight} adds to GRPO's episode-level advantage: it needs advEstimator 'grpo', not '${c.algorithm.advEstimator}'`);
+      add(
+        ['algorithm', 'stepAdvantage', 'weight'],
+        `stepAdvantage.weight ${c.algorithm.stepAdvantage.weight} adds to GRPO's episode-level advantage: it needs advEstimator 'grpo', not '${c.algorithm.advEstimator}'`,
+      );
     }
     if (c.agent.contextWindowMode !== 'single_turn') {
-      add(['algorithm', 'stepAdvantage', 'weight'], "stepAdvantage.weight > 0 credits each turn on its own: it needs agent.contextWindowMode 'single_turn' (one training sample per turn)");
+      add(
+        ['algorithm', 'stepAdvantage', 'weight'],
+        "stepAdvantage.weight > 0 credits each turn on its own: it needs agent.contextWindowMode 'single_turn' (one training sample per turn)",
+      );
     }
   }
 
@@ -110,15 +148,27 @@ function crossFieldProblems(c: RunConfig): Problem[] {
  */
 export function configWarnings(c: RunConfig): string[] {
   const warnings: string[] = [];
-  if (c.algorithm.useKlInReward && c.algorithm.klCoef === 0) warnings.push('algorithm.useKlInReward is true but klCoef is 0: no KL penalty is applied');
+  if (c.algorithm.useKlInReward && c.algorithm.klCoef === 0)
+    warnings.push('algorithm.useKlInReward is true but klCoef is 0: no KL penalty is applied');
   if (!c.algorithm.useKlInReward && c.algorithm.klCoef > 0) {
-    warnings.push(`algorithm.klCoef is ${c.algorithm.klCoef} but useKlInReward is false: the coefficient is ignored (spec §4.6)`);
+    warnings.push(
+      `algorithm.klCoef is ${c.algorithm.klCoef} but useKlInReward is false: the coefficient is ignored (spec §4.6)`,
+    );
   }
-  if (c.actor.useKlLoss && c.actor.klLossCoef === 0) warnings.push('actor.useKlLoss is true but klLossCoef is 0: no KL loss is applied');
-  if (!c.actor.useKlLoss && c.actor.klLossCoef > 0) warnings.push(`actor.klLossCoef is ${c.actor.klLossCoef} but useKlLoss is false: the coefficient is ignored`);
-  if (c.model.path !== null && c.model.warmStart !== null) warnings.push('model.path is set, so model.warmStart is ignored');
-  if (c.collapse.enabled && !c.model.enableThink) warnings.push('collapse.enabled is true but model.enableThink is false: there is no reasoning to diagnose, so nothing is computed (as RAGEN-2)');
-  if (c.collapse.enabled && !c.collapse.firstTurn && !c.collapse.trajectory) warnings.push('collapse.enabled is true but both collapse.firstTurn and collapse.trajectory are false: nothing is computed');
+  if (c.actor.useKlLoss && c.actor.klLossCoef === 0)
+    warnings.push('actor.useKlLoss is true but klLossCoef is 0: no KL loss is applied');
+  if (!c.actor.useKlLoss && c.actor.klLossCoef > 0)
+    warnings.push(`actor.klLossCoef is ${c.actor.klLossCoef} but useKlLoss is false: the coefficient is ignored`);
+  if (c.model.path !== null && c.model.warmStart !== null)
+    warnings.push('model.path is set, so model.warmStart is ignored');
+  if (c.collapse.enabled && !c.model.enableThink)
+    warnings.push(
+      'collapse.enabled is true but model.enableThink is false: there is no reasoning to diagnose, so nothing is computed (as RAGEN-2)',
+    );
+  if (c.collapse.enabled && !c.collapse.firstTurn && !c.collapse.trajectory)
+    warnings.push(
+      'collapse.enabled is true but both collapse.firstTurn and collapse.trajectory are false: nothing is computed',
+    );
   return warnings;
 }
 

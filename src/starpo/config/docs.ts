@@ -17,7 +17,13 @@ export interface ConfigDocRow {
 }
 
 function typeName(schema: AnySchema): string {
-  const def = schema._zod.def as { type: string; innerType?: AnySchema; entries?: Record<string, string>; items?: AnySchema[]; element?: AnySchema };
+  const def = schema._zod.def as {
+    type: string;
+    innerType?: AnySchema;
+    entries?: Record<string, string>;
+    items?: AnySchema[];
+    element?: AnySchema;
+  };
   switch (def.type) {
     case 'nullable':
       return `${typeName(def.innerType!)} | null`;
@@ -27,13 +33,16 @@ function typeName(schema: AnySchema): string {
       // With its range, so that docs/config.md documents every bound of the schema (./limits.ts).
       const n = schema as unknown as { isInt?: boolean; minValue?: number | null; maxValue?: number | null };
       const kind = n.isInt ? 'integer' : 'number';
-      const shown = (v: number | null | undefined) => (v === undefined || v === null || !Number.isFinite(v) || Math.abs(v) >= Number.MAX_SAFE_INTEGER ? null : v);
+      const shown = (v: number | null | undefined) =>
+        v === undefined || v === null || !Number.isFinite(v) || Math.abs(v) >= Number.MAX_SAFE_INTEGER ? null : v;
       const [min, max] = [shown(n.minValue), shown(n.maxValue)];
       if (max === null) return min === null ? kind : `${kind} ≥ ${min}`;
       return `${kind} ${min === null ? '≤' : `${min} …`} ${max}`;
     }
     case 'enum':
-      return Object.values(def.entries!).map((v) => `'${v}'`).join(' | ');
+      return Object.values(def.entries!)
+        .map((v) => `'${v}'`)
+        .join(' | ');
     case 'tuple':
       return `[${def.items!.map(typeName).join(', ')}]`;
     case 'array':
@@ -43,7 +52,9 @@ function typeName(schema: AnySchema): string {
     case 'union':
       return (def as unknown as { options: AnySchema[] }).options.map(typeName).join(' | ');
     case 'literal':
-      return (def as unknown as { values: unknown[] }).values.map((v) => JSON.stringify(v).replace(/"/g, "'")).join(' | ');
+      return (def as unknown as { values: unknown[] }).values
+        .map((v) => JSON.stringify(v).replace(/"/g, "'"))
+        .join(' | ');
     case 'object':
       return 'section';
     default:
@@ -75,13 +86,19 @@ export function describeConfig(): ConfigDocRow[] {
       }
       return;
     }
-    rows.push({ key, type: typeName(schema), default: inList ? '' : JSON.stringify(defaultValue), description: descriptionOf(schema) });
+    rows.push({
+      key,
+      type: typeName(schema),
+      default: inList ? '' : JSON.stringify(defaultValue),
+      description: descriptionOf(schema),
+    });
     if (def.type === 'array' && unwrap(def.element!)._zod.def.type === 'object') {
       const itemShape = (unwrap(def.element!)._zod.def as unknown as { shape: Record<string, AnySchema> }).shape;
       for (const [k, child] of Object.entries(itemShape)) visit(child, `${key}[].${k}`, undefined, true);
     }
   };
-  for (const [section, schema] of Object.entries(RunConfigFieldsSchema.shape)) visit(schema, section, defaults[section], false);
+  for (const [section, schema] of Object.entries(RunConfigFieldsSchema.shape))
+    visit(schema, section, defaults[section], false);
   return rows;
 }
 
@@ -105,7 +122,9 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
  * The text of docs/config.md: how configs are given, the rules checked, a table per section, and each preset's
  * departures from the defaults (pass the resolved presets; the config does not import presets.ts).
  */
-export function renderConfigDoc(presets: readonly { name: string; summary: string; arms: readonly { name: string; config: RunConfig }[] }[] = []): string {
+export function renderConfigDoc(
+  presets: readonly { name: string; summary: string; arms: readonly { name: string; config: RunConfig }[] }[] = [],
+): string {
   const lines: string[] = [
     '# Run configuration reference',
     '',
@@ -133,13 +152,13 @@ export function renderConfigDoc(presets: readonly { name: string; summary: strin
     '',
     "- unknown keys, with a suggestion for typos and RAGEN's snake_case spellings (`clip_ratio_high` → `clipRatioHigh`);",
     '- wrongly typed or out-of-range values, and unknown choices;',
-    '- env tags must exist and each block\'s `config` must be accepted by the environment;',
+    "- env tags must exist and each block's `config` must be accepted by the environment;",
     '- the `nGroups` of `agent.trainEnvs` must sum to `agent.envGroups`, those of `agent.valEnvs` to `agent.valGroups`;',
     '- filter `ratio`: floor(ratio × envGroups) ≥ 1 group, and the kept trajectories must fill one `actor.ppoMiniBatchSize`',
     "  (RAGEN's assert envGroups × groupSize × ratio ≥ ppo_mini_batch_size, checked on the kept count really produced);",
     '- `actor.ppoMicroBatchSize` must divide `actor.ppoMiniBatchSize`;',
-    "- `algorithm.advEstimator: grpo` requires reward normalisation (`mean_std` = GRPO, `mean` = Dr.GRPO): with `identity`",
-    "  RAGEN v1 silently trains GRPO on raw rewards; we refuse it. With grouping `state` it also needs groupSize > 1;",
+    '- `algorithm.advEstimator: grpo` requires reward normalisation (`mean_std` = GRPO, `mean` = Dr.GRPO): with `identity`',
+    '  RAGEN v1 silently trains GRPO on raw rewards; we refuse it. With grouping `state` it also needs groupSize > 1;',
     '- the tiny model shape: numHeads divides hiddenSize with an even head size, numKvHeads divides numHeads.',
     '',
     'Legal but suspicious settings produce warnings (`configWarnings`, printed by `ragen train`), e.g. a KL coefficient',
@@ -151,10 +170,19 @@ export function renderConfigDoc(presets: readonly { name: string; summary: strin
   const rows = describeConfig();
   rows.forEach((row, i) => {
     if (!row.key.includes('.')) {
-      lines.push(`## \`${row.key}\``, '', cell(row.description), '', '| key | type | default | meaning |', '|---|---|---|---|');
+      lines.push(
+        `## \`${row.key}\``,
+        '',
+        cell(row.description),
+        '',
+        '| key | type | default | meaning |',
+        '|---|---|---|---|',
+      );
     } else {
       const type = row.type === 'section' ? 'section' : cell(row.type);
-      lines.push(`| \`${row.key}\` | ${type} | ${row.default ? `\`${cell(row.default)}\`` : ''} | ${cell(row.description)} |`);
+      lines.push(
+        `| \`${row.key}\` | ${type} | ${row.default ? `\`${cell(row.default)}\`` : ''} | ${cell(row.description)} |`,
+      );
     }
     const next = rows[i + 1];
     if (next === undefined || !next.key.includes('.')) lines.push('');

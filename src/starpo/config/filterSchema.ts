@@ -26,7 +26,7 @@ export const FilterSchema = z.strictObject({
     .enum(['std', 'std_rev'])
     .describe(
       "'std' keeps the most uncertain groups (largest score), 'std_rev' the least (an ablation) (RAGEN " +
-        "`rollout_filter_type`, std; v2 spells them largest / smallest).",
+        '`rollout_filter_type`, std; v2 spells them largest / smallest).',
     ),
   value: z
     .number()
@@ -38,7 +38,9 @@ export const FilterSchema = z.strictObject({
     ),
   includeZero: z
     .boolean()
-    .describe('v2 only: false = never keep a group whose score is 0 (RAGEN-2 `rollout_filter_include_zero`, true; recommended false).'),
+    .describe(
+      'v2 only: false = never keep a group whose score is 0 (RAGEN-2 `rollout_filter_include_zero`, true; recommended false).',
+    ),
   minScore: z
     .number()
     .min(0)
@@ -50,8 +52,16 @@ export const FilterSchema = z.strictObject({
     ),
   topPProbMode: z
     .enum(['linear', 'softmax'])
-    .describe("v2 top_p only: cumulative share of the raw scores ('linear') or of their softmax (RAGEN-2 `rollout_filter_top_p_prob_mode`, linear)."),
-  selectionEps: z.number().min(0).max(CONFIG_LIMITS.real).describe('v2 linear top_p only: the threshold is value·Σscores − eps (RAGEN-2 `rollout_filter_selection_eps`, 0.01).'),
+    .describe(
+      "v2 top_p only: cumulative share of the raw scores ('linear') or of their softmax (RAGEN-2 `rollout_filter_top_p_prob_mode`, linear).",
+    ),
+  selectionEps: z
+    .number()
+    .min(0)
+    .max(CONFIG_LIMITS.real)
+    .describe(
+      'v2 linear top_p only: the threshold is value·Σscores − eps (RAGEN-2 `rollout_filter_selection_eps`, 0.01).',
+    ),
   metric: z
     .enum(['reward_variance', 'reward', 'reward_sum', 'entropy', 'entropy_variance', 'length'])
     .describe(
@@ -60,8 +70,9 @@ export const FilterSchema = z.strictObject({
     ),
   lossScaling: z
     .enum(['none', 'linear', 'sqrt'])
-    .describe('v2 only: scale advantages by the kept fraction of groups or its square root (RAGEN-2 `filter_loss_scaling`, none).'),
+    .describe(
+      'v2 only: scale advantages by the kept fraction of groups or its square root (RAGEN-2 `filter_loss_scaling`, none).',
+    ),
 });
-
 
 export type FilterConfig = z.output<typeof FilterSchema>;

@@ -14,13 +14,28 @@
 //   * docs.ts: describeConfig / renderConfigDoc, the reference tables of docs/config.md;
 //   * agent.ts: what the agent reads from a config (envBlocks, envGroupsConfig, agentFormatFromConfig, custom boards).
 // Presets live in ../presets.ts. Import from this index, not from the files inside.
-export { agentFormatFromConfig, customBoardBlock, customBoardEnvGroups, envBlocks, envGroupsConfig, trainedTags } from './agent';
+export {
+  agentFormatFromConfig,
+  customBoardBlock,
+  customBoardEnvGroups,
+  envBlocks,
+  envGroupsConfig,
+  trainedTags,
+} from './agent';
 export { RunConfigSchema, assertRunnable, configNotes, configWarnings } from './checks';
 export { defaultRunConfig } from './defaults';
 export { CONFIG_LIMITS } from './limits';
 export { configDifferences, describeConfig, renderConfigDoc, type ConfigDocRow } from './docs';
 export { ConfigError, didYouMean } from './messages';
-export { applyOverrides, shownOverride, checkConfigShape, loadConfigText, mergeConfigInput, parseRunConfig, readConfigText } from './parse';
+export {
+  applyOverrides,
+  shownOverride,
+  checkConfigShape,
+  loadConfigText,
+  mergeConfigInput,
+  parseRunConfig,
+  readConfigText,
+} from './parse';
 export {
   KL_ESTIMATORS,
   LOSS_AGG_MODES,

@@ -14,7 +14,10 @@ export class ConfigError extends Error {
 
 /** A key path as users write it: `agent.trainEnvs[0].tag`. */
 export function keyName(path: readonly PropertyKey[]): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }
 
 /** A value in a few words for an error message: `string "abc"`, `an array [1,2]`, `null`. */

@@ -44,11 +44,18 @@ export function checkConfigShape(obj: unknown, source?: string): void {
     const { value, path } = stack.pop()!;
     if (typeof value !== 'object' || value === null) continue;
     if (path.length >= MAX_CONFIG_DEPTH) {
-      throw new ConfigError(`invalid run config${where}: nested deeper than ${MAX_CONFIG_DEPTH} levels at '${truncate(keyName(path))}'`, []);
+      throw new ConfigError(
+        `invalid run config${where}: nested deeper than ${MAX_CONFIG_DEPTH} levels at '${truncate(keyName(path))}'`,
+        [],
+      );
     }
     for (const key of Object.keys(value)) {
-      if (key === '__proto__') throw new ConfigError(`invalid run config${where}: config key '${keyName([...path, key])}' is not allowed`, []);
-      stack.push({ value: (value as Record<string, unknown>)[key], path: [...path, Array.isArray(value) ? Number(key) : key] });
+      if (key === '__proto__')
+        throw new ConfigError(`invalid run config${where}: config key '${keyName([...path, key])}' is not allowed`, []);
+      stack.push({
+        value: (value as Record<string, unknown>)[key],
+        path: [...path, Array.isArray(value) ? Number(key) : key],
+      });
     }
   }
 }
@@ -85,7 +92,10 @@ export function loadConfigText(text: string, format: 'yaml' | 'json', source?: s
  */
 export function readConfigText(text: string, format: 'yaml' | 'json', source?: string): unknown {
   const fail = (why: string) =>
-    new ConfigError(`could not read the run config${source ? ` ${source}` : ''} as ${format.toUpperCase()}: ${why.split('\n')[0].replace(/:$/, '')}`, []);
+    new ConfigError(
+      `could not read the run config${source ? ` ${source}` : ''} as ${format.toUpperCase()}: ${why.split('\n')[0].replace(/:$/, '')}`,
+      [],
+    );
   if (format === 'json') {
     try {
       return JSON.parse(text);
@@ -122,7 +132,8 @@ function describeIssue(issue: z.core.$ZodIssue): string[] {
     case 'invalid_type': {
       const schema = schemaAt(issue.path);
       const isInt = schema !== undefined && (unwrap(schema) as unknown as { isInt?: boolean }).isInt === true;
-      const expected = issue.expected === 'int' || isInt ? 'an integer' : issue.expected === 'object' ? 'an object' : issue.expected;
+      const expected =
+        issue.expected === 'int' || isInt ? 'an integer' : issue.expected === 'object' ? 'an object' : issue.expected;
       const nullable = schema?._zod.def.type === 'nullable' ? ' or null' : '';
       return [`${at}: expected ${expected}${nullable}, got ${describeValue(issue.input)}`];
     }
@@ -135,7 +146,10 @@ function describeIssue(issue: z.core.$ZodIssue): string[] {
     case 'too_big': {
       const small = issue.code === 'too_small';
       const bound = small ? issue.minimum : issue.maximum;
-      if (issue.origin === 'array') return [`${at}: expected ${small ? 'at least' : 'at most'} ${bound} item(s), got ${describeValue(issue.input)}`];
+      if (issue.origin === 'array')
+        return [
+          `${at}: expected ${small ? 'at least' : 'at most'} ${bound} item(s), got ${describeValue(issue.input)}`,
+        ];
       if (issue.origin === 'string') return [`${at}: must not be empty`];
       const op = small ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
       return [`${at}: must be ${op} ${bound}, got ${describeValue(issue.input)}`];
@@ -148,7 +162,6 @@ function describeIssue(issue: z.core.$ZodIssue): string[] {
 }
 
 // --- `--set` overrides ---
-
 
 /**
  * Applies `--set key.path=value` overrides and re-validates. Values are read as YAML (`0.28`, `1e-6`, `true`,
@@ -184,20 +197,34 @@ function checkOverridePath(path: string[], override: string): void {
   let schema: AnySchema = RunConfigSchema;
   for (let i = 0; i < path.length; i++) {
     const segment = path[i];
-    if (segment === '__proto__') throw new ConfigError(`config key '${path.slice(0, i + 1).join('.')}' in --set ${shownOverride(override)} is not allowed`, []);
+    if (segment === '__proto__')
+      throw new ConfigError(
+        `config key '${path.slice(0, i + 1).join('.')}' in --set ${shownOverride(override)} is not allowed`,
+        [],
+      );
     const child = childSchema(schema, segment);
     if (!child) {
       const parent = path.slice(0, i).join('.');
       const shape = objectShapeAt(path.slice(0, i));
       const valid = shape ? Object.keys(shape) : [];
-      const what = valid.length ? `valid keys${parent ? ` under '${parent}'` : ''}: ${valid.join(', ')}` : `'${parent}' has no sub-keys`;
-      throw new ConfigError(`unknown config key '${path.slice(0, i + 1).join('.')}' in --set ${shownOverride(override)}${didYouMean(segment, valid)}; ${what}`, []);
+      const what = valid.length
+        ? `valid keys${parent ? ` under '${parent}'` : ''}: ${valid.join(', ')}`
+        : `'${parent}' has no sub-keys`;
+      throw new ConfigError(
+        `unknown config key '${path.slice(0, i + 1).join('.')}' in --set ${shownOverride(override)}${didYouMean(segment, valid)}; ${what}`,
+        [],
+      );
     }
     schema = child;
   }
 }
 
-function setAtPath(root: Record<string, unknown>, path: string[], value: unknown, override: string): Record<string, unknown> {
+function setAtPath(
+  root: Record<string, unknown>,
+  path: string[],
+  value: unknown,
+  override: string,
+): Record<string, unknown> {
   let node: unknown = root;
   for (let i = 0; i < path.length; i++) {
     const container = node as Record<string, unknown>;
@@ -217,7 +244,10 @@ function setAtPath(root: Record<string, unknown>, path: string[], value: unknown
     if (container[segment] === undefined) container[segment] = {};
     node = container[segment];
     if (typeof node !== 'object' || node === null) {
-      throw new ConfigError(`cannot apply --set ${shownOverride(override)}: '${path.slice(0, i + 1).join('.')}' is ${describeValue(node)}, not a section`, []);
+      throw new ConfigError(
+        `cannot apply --set ${shownOverride(override)}: '${path.slice(0, i + 1).join('.')}' is ${describeValue(node)}, not a section`,
+        [],
+      );
     }
   }
   return root;
@@ -227,5 +257,7 @@ function setAtPath(root: Record<string, unknown>, path: string[], value: unknown
 export function shownOverride(override: string): string {
   const eq = override.indexOf('=');
   const value = eq < 0 ? '' : override.slice(eq + 1);
-  return value.length <= 60 ? override : `${override.slice(0, eq + 1)}${value.slice(0, 57)}... (${value.length} characters)`;
+  return value.length <= 60
+    ? override
+    : `${override.slice(0, eq + 1)}${value.slice(0, 57)}... (${value.length} characters)`;
 }

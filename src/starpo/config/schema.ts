@@ -15,7 +15,12 @@ import { FilterSchema } from './filterSchema';
 import { nonNegativeInt, positiveInt, probability } from './bounded';
 
 /** veRL's `loss_agg_mode`s: how per-token losses become one number (each is explained at losses.ts aggregateLoss). */
-export const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
+export const LOSS_AGG_MODES = [
+  'token-mean',
+  'seq-mean-token-mean',
+  'seq-mean-token-sum',
+  'seq-mean-token-sum-norm',
+] as const;
 export type LossAggMode = (typeof LOSS_AGG_MODES)[number];
 
 /** KL estimators of the in-reward penalty and the KL loss (each is explained at the top of kl.ts). */
@@ -28,11 +33,15 @@ const L = CONFIG_LIMITS;
 const TinyModelSchema = z.strictObject({
   hiddenSize: positiveInt(L.width).describe('Width of the residual stream (HF `hidden_size`; Qwen2.5-0.5B: 896).'),
   numLayers: positiveInt(1_000).describe('Decoder layers (HF `num_hidden_layers`; Qwen2.5-0.5B: 24).'),
-  numHeads: positiveInt(1_024).describe('Query heads (HF `num_attention_heads`; Qwen2.5-0.5B: 14). Must divide hiddenSize.'),
+  numHeads: positiveInt(1_024).describe(
+    'Query heads (HF `num_attention_heads`; Qwen2.5-0.5B: 14). Must divide hiddenSize.',
+  ),
   numKvHeads: positiveInt(1_024).describe(
     'Key/value heads of grouped-query attention (HF `num_key_value_heads`; Qwen2.5-0.5B: 2). Must divide numHeads.',
   ),
-  intermediateSize: positiveInt(L.width * 4).describe('Inner width of the SwiGLU MLP (HF `intermediate_size`; Qwen2.5-0.5B: 4864).'),
+  intermediateSize: positiveInt(L.width * 4).describe(
+    'Inner width of the SwiGLU MLP (HF `intermediate_size`; Qwen2.5-0.5B: 4864).',
+  ),
   ropeTheta: z.number().positive().max(1e12).describe('Rotary embedding base (HF `rope_theta`; Qwen2.5: 1000000).'),
   maxPositions: positiveInt().describe(
     'Longest sequence in tokens, prompt and all turns together (HF `max_position_embeddings`; RAGEN `max_model_len` 3600).',
@@ -75,7 +84,7 @@ const ModelSchema = z.strictObject({
     .enum(['ragen', 'compact'])
     .describe(
       "'ragen' = RAGEN's exact prompt text and the Qwen chat template (for Qwen checkpoints); 'compact' = a short " +
-        'prompt over the tiny vocabulary built from the environments\' text (for tiny models). No RAGEN key.',
+        "prompt over the tiny vocabulary built from the environments' text (for tiny models). No RAGEN key.",
     ),
   enableThink: z
     .boolean()
@@ -96,14 +105,16 @@ const ModelSchema = z.strictObject({
 /** One block of env groups sharing a tag (RAGEN `es_manager.<split>.env_configs.tags` / `n_groups`). */
 const EnvBlockSchema = z.strictObject({
   tag: z.string().describe(`Environment tag, one of: ${ENV_TAGS.join(', ')} (RAGEN \`custom_envs\` key).`),
-  nGroups: positiveInt().describe('Env groups of this tag (RAGEN `n_groups`); the blocks of a split must sum to its group count.'),
+  nGroups: positiveInt().describe(
+    'Env groups of this tag (RAGEN `n_groups`); the blocks of a split must sum to its group count.',
+  ),
   config: z
     .record(z.string(), z.unknown())
     .optional()
     .describe(
       "Env config, camelCase of RAGEN's `custom_envs.<Tag>.env_config` (e.g. Sokoban `dimRoom`, `numBoxes`; FrozenLake " +
         "`size`, `p`, `successRate`; both `observationFormat`: 'grid', 'coord' or 'grid_coord', RAGEN-2's " +
-        '`observation_format`; Bandit arm names/scores). Omitted = the tag\'s RAGEN defaults. Checked by the env ' +
+        "`observation_format`; Bandit arm names/scores). Omitted = the tag's RAGEN defaults. Checked by the env " +
         'before any work, with one trial reset: rooms and maps at most 20 cells a side, Sokoban `numBoxes` ≤ 50, ' +
         '`searchDepth` ≤ 1000, `maxSteps` ≤ 10000, Bandit scores within ±10⁶; a `level` must be solvable, a `map` must ' +
         'have a path, and the generator must build a level within its search budget (a few seconds; a big room with ' +
@@ -111,10 +122,14 @@ const EnvBlockSchema = z.strictObject({
     ),
   maxActionsPerTraj: positiveInt(L.actions)
     .optional()
-    .describe('Primitive-action budget per episode for this block (RAGEN `custom_envs.<Tag>.max_actions_per_traj`). Omitted = agent.maxActionsPerTraj, else the tag\'s default.'),
+    .describe(
+      "Primitive-action budget per episode for this block (RAGEN `custom_envs.<Tag>.max_actions_per_traj`). Omitted = agent.maxActionsPerTraj, else the tag's default.",
+    ),
   maxTokens: positiveInt()
     .optional()
-    .describe('N of "Max response length: N words (tokens)." in the prompt (RAGEN `custom_envs.<Tag>.max_tokens`; grid envs 100). Omitted = the tag\'s default.'),
+    .describe(
+      'N of "Max response length: N words (tokens)." in the prompt (RAGEN `custom_envs.<Tag>.max_tokens`; grid envs 100). Omitted = the tag\'s default.',
+    ),
 });
 
 const AgentSchema = z.strictObject({
@@ -133,9 +148,13 @@ const AgentSchema = z.strictObject({
     'N: rollouts per env group, all reset with the same seed (RAGEN `es_manager.train.group_size`, 16). P × N ' +
       'trajectories per step.',
   ),
-  valGroups: positiveInt(100_000).describe('Validation env groups = fixed initial states, seeds seedVal … seedVal+valGroups−1 (RAGEN `es_manager.val.env_groups`, 256).'),
+  valGroups: positiveInt(100_000).describe(
+    'Validation env groups = fixed initial states, seeds seedVal … seedVal+valGroups−1 (RAGEN `es_manager.val.env_groups`, 256).',
+  ),
   valGroupSize: positiveInt(1_000).describe('Rollouts per validation group (RAGEN `es_manager.val.group_size`, 1).'),
-  maxTurn: positiveInt(L.turns).describe('K: most turns (LLM calls) per episode (RAGEN `agent_proxy.max_turn`, 5; Bandit 1).'),
+  maxTurn: positiveInt(L.turns).describe(
+    'K: most turns (LLM calls) per episode (RAGEN `agent_proxy.max_turn`, 5; Bandit 1).',
+  ),
   maxActionsPerTurn: positiveInt(L.actions).describe(
     'Most primitive actions kept from one answer (split on actionSep); extra ones are dropped (RAGEN ' +
       '`agent_proxy.max_actions_per_turn`, 5; v2: 2).',
@@ -144,9 +163,12 @@ const AgentSchema = z.strictObject({
     .nullable()
     .describe(
       'Primitive-action budget per episode for every block without its own (RAGEN `custom_envs.<Tag>.max_actions_per_traj`). ' +
-        'null = each tag\'s RAGEN default: Sokoban and FrozenLake 10, Bandit 1.',
+        "null = each tag's RAGEN default: Sokoban and FrozenLake 10, Bandit 1.",
     ),
-  actionSep: z.string().min(1).describe('Separator between actions in an answer (RAGEN `agent_proxy.action_sep`, `||`).'),
+  actionSep: z
+    .string()
+    .min(1)
+    .describe('Separator between actions in an answer (RAGEN `agent_proxy.action_sep`, `||`).'),
   formatPenalty: z
     .number()
     .min(-L.real)
@@ -163,7 +185,7 @@ const AgentSchema = z.strictObject({
       "A reasoning-aware reward (not RAGEN's; 0 = off, as in RAGEN): added to a turn's env reward when its reasoning " +
         'makes at least one checkable claim about the state it saw (where the player, goal, a hole or a box is, which ' +
         'way one lies from another; `src/metrics/grounding.ts`) and every such claim is true. It is part of the ' +
-        "reward the uncertainty filter sees, so a group whose rollouts differ only in grounding still carries signal; " +
+        'reward the uncertainty filter sees, so a group whose rollouts differ only in grounding still carries signal; ' +
         "success is still the env's. The mechanism lesson uses it so that a reasoning template costs reward.",
     ),
   maxContextWindow: z
@@ -197,12 +219,14 @@ const AgentSchema = z.strictObject({
       'Base seed of training resets: reset k gives group i the seed seedTrain + envGroups·k + i (RAGEN `seed.train`, ' +
         '10000). null = a random base seed per reset, as RAGEN without a seed.',
     ),
-  seedVal: nonNegativeInt(L.seed).describe('Base seed of the fixed validation set (RAGEN `seed.val`, 123 → seeds 123…378).'),
+  seedVal: nonNegativeInt(L.seed).describe(
+    'Base seed of the fixed validation set (RAGEN `seed.val`, 123 → seeds 123…378).',
+  ),
   banditPerInstanceSeed: z
     .boolean()
     .describe(
       'false = RAGEN v1: every member of a group is reset with the group seed, so in Bandit all N rollouts see the ' +
-        'same hi-arm draw (spec §10.10). true = RAGEN v2\'s fix: member j uses group seed + j. Bandit tags only.',
+        "same hi-arm draw (spec §10.10). true = RAGEN v2's fix: member j uses group seed + j. Bandit tags only.",
     ),
 });
 
@@ -215,7 +239,11 @@ const RolloutSchema = z.strictObject({
       `Sampling temperature of training rollouts, at least ${MIN_TEMPERATURE}; the update scores the actor and the reference ` +
         'at it too, as veRL does (RAGEN `actor_rollout_ref.rollout.temperature`, 1.0).',
     ),
-  topP: z.number().gt(0).max(1).describe('Nucleus sampling mass; 1 = off (RAGEN `actor_rollout_ref.rollout.top_p`, 1.0).'),
+  topP: z
+    .number()
+    .gt(0)
+    .max(1)
+    .describe('Nucleus sampling mass; 1 = off (RAGEN `actor_rollout_ref.rollout.top_p`, 1.0).'),
   topK: z
     .int()
     .max(L.count)
@@ -235,7 +263,9 @@ const RolloutSchema = z.strictObject({
     ),
   valDoSample: z
     .boolean()
-    .describe('Sample during validation; false = greedy (RAGEN `actor_rollout_ref.rollout.val_kwargs.do_sample`, true).'),
+    .describe(
+      'Sample during validation; false = greedy (RAGEN `actor_rollout_ref.rollout.val_kwargs.do_sample`, true).',
+    ),
   maxBatchSize: positiveInt().describe(
     'Most rollouts generated together in one batch (one batched prefill and decode, each batch keeping its KV cache ' +
       'across turns; batches run one after another). Bounds the prefill and decode temporaries, which grow with it; ' +
@@ -253,7 +283,9 @@ const AlgorithmSchema = z.strictObject({
         'or mean (Dr.GRPO) (RAGEN `algorithm.adv_estimator`, gae).',
     ),
   gamma: probability().describe('Discount γ of GAE over tokens (RAGEN `algorithm.gamma`, 1.0).'),
-  lambda: probability().describe('GAE λ (RAGEN `algorithm.lam`, 1.0). With γ = λ = 1 and a terminal reward, A_t = R − V_t.'),
+  lambda: probability().describe(
+    'GAE λ (RAGEN `algorithm.lam`, 1.0). With γ = λ = 1 and a terminal reward, A_t = R − V_t.',
+  ),
   rewardNormalization: z
     .strictObject({
       grouping: z
@@ -290,7 +322,9 @@ const AlgorithmSchema = z.strictObject({
       gamma: probability().describe('Discount γ of the turn rewards in the return-to-go of each turn (GiGPO 0.95).'),
       method: z
         .enum(['mean_std', 'mean'])
-        .describe("Normalisation of the returns-to-go within an anchor-state group: 'mean_std' or 'mean' (GiGPO mean_std_norm / mean_norm)."),
+        .describe(
+          "Normalisation of the returns-to-go within an anchor-state group: 'mean_std' or 'mean' (GiGPO mean_std_norm / mean_norm).",
+        ),
     })
     .describe(
       "GiGPO's step-level credit (Feng et al. 2025; verl-agent, not RAGEN): turns of one env group that start from the " +
@@ -307,16 +341,20 @@ const AlgorithmSchema = z.strictObject({
     .boolean()
     .describe(
       'Fold a KL penalty −klCoef·KL(π_old‖π_ref) into the per-token reward (RAGEN `algorithm.use_kl_in_reward`, ' +
-        "false). Vanilla StarPO (PPO) as run for the paper: true with klCoef 0.001.",
+        'false). Vanilla StarPO (PPO) as run for the paper: true with klCoef 0.001.',
     ),
   klCoef: z
     .number()
     .min(0)
     .max(L.real)
-    .describe('Coefficient β of the in-reward KL penalty, fixed controller (RAGEN `algorithm.kl_ctrl.kl_coef`, 0.0; vanilla 0.001).'),
+    .describe(
+      'Coefficient β of the in-reward KL penalty, fixed controller (RAGEN `algorithm.kl_ctrl.kl_coef`, 0.0; vanilla 0.001).',
+    ),
   klEstimator: z
     .enum(KL_ESTIMATORS)
-    .describe("KL estimator of the in-reward penalty: 'kl' = k1 (log π − log π_ref), 'low_var_kl' = k3 (RAGEN `algorithm.kl_penalty`, kl)."),
+    .describe(
+      "KL estimator of the in-reward penalty: 'kl' = k1 (log π − log π_ref), 'low_var_kl' = k3 (RAGEN `algorithm.kl_penalty`, kl).",
+    ),
 });
 
 const betas = () =>
@@ -325,24 +363,42 @@ const betas = () =>
     .describe('AdamW (β1, β2) (veRL optim default [0.9, 0.999]).');
 
 const ActorSchema = z.strictObject({
-  lr: z.number().positive().max(1).describe('AdamW learning rate of the policy, constant after the warm-up (RAGEN `actor_rollout_ref.actor.optim.lr`, 1e−6).'),
+  lr: z
+    .number()
+    .positive()
+    .max(1)
+    .describe(
+      'AdamW learning rate of the policy, constant after the warm-up (RAGEN `actor_rollout_ref.actor.optim.lr`, 1e−6).',
+    ),
   lrWarmupStepsRatio: z
     .number()
     .min(0)
     .max(1)
     .describe(
       'Linear learning-rate warm-up of the policy over this share of trainer.totalSteps, from 0 at step 1 to actor.lr ' +
-        '(veRL\'s schedule: step k of W warm-up steps trains at (k − 1) / W of the rate); the critic keeps a constant rate ' +
+        "(veRL's schedule: step k of W warm-up steps trains at (k − 1) / W of the rate); the critic keeps a constant rate " +
         '(RAGEN `actor_rollout_ref.actor.optim.lr_warmup_steps_ratio`, 0: no warm-up).',
     ),
   betas: betas(),
-  weightDecay: z.number().min(0).max(1).describe('AdamW decoupled weight decay (veRL `actor.optim.weight_decay`, 0.01).'),
-  gradClip: z.number().positive().max(L.real).describe('Clip the global gradient norm to this; a non-finite norm skips the step (RAGEN `actor_rollout_ref.actor.grad_clip`, 1.0).'),
+  weightDecay: z
+    .number()
+    .min(0)
+    .max(1)
+    .describe('AdamW decoupled weight decay (veRL `actor.optim.weight_decay`, 0.01).'),
+  gradClip: z
+    .number()
+    .positive()
+    .max(L.real)
+    .describe(
+      'Clip the global gradient norm to this; a non-finite norm skips the step (RAGEN `actor_rollout_ref.actor.grad_clip`, 1.0).',
+    ),
   clipRatioLow: z
     .number()
     .positive()
     .lt(1)
-    .describe('ε_low: the importance ratio is clipped below at 1 − ε_low (RAGEN `actor_rollout_ref.actor.clip_ratio_low`, 0.2).'),
+    .describe(
+      'ε_low: the importance ratio is clipped below at 1 − ε_low (RAGEN `actor_rollout_ref.actor.clip_ratio_low`, 0.2).',
+    ),
   clipRatioHigh: z
     .number()
     .positive()
@@ -355,17 +411,33 @@ const ActorSchema = z.strictObject({
     .number()
     .gt(1)
     .max(L.real)
-    .describe('Dual-clip constant c (> 1): for A < 0 the token loss is capped at −A·c (RAGEN `actor_rollout_ref.actor.clip_ratio_c`, 3.0).'),
-  entropyCoeff: z.number().min(0).max(L.real).describe('Entropy bonus: actor loss = pg_loss − coeff·entropy (RAGEN `actor_rollout_ref.actor.entropy_coeff`, 0.001).'),
-  useKlLoss: z.boolean().describe('Add a KL(π‖π_ref) term to the actor loss, as GRPO runs do (RAGEN `actor_rollout_ref.actor.use_kl_loss`, false).'),
-  klLossCoef: z.number().min(0).max(L.real).describe('Coefficient of that KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_coef`, 0.0; vanilla GRPO 0.001).'),
+    .describe(
+      'Dual-clip constant c (> 1): for A < 0 the token loss is capped at −A·c (RAGEN `actor_rollout_ref.actor.clip_ratio_c`, 3.0).',
+    ),
+  entropyCoeff: z
+    .number()
+    .min(0)
+    .max(L.real)
+    .describe(
+      'Entropy bonus: actor loss = pg_loss − coeff·entropy (RAGEN `actor_rollout_ref.actor.entropy_coeff`, 0.001).',
+    ),
+  useKlLoss: z
+    .boolean()
+    .describe(
+      'Add a KL(π‖π_ref) term to the actor loss, as GRPO runs do (RAGEN `actor_rollout_ref.actor.use_kl_loss`, false).',
+    ),
+  klLossCoef: z
+    .number()
+    .min(0)
+    .max(L.real)
+    .describe('Coefficient of that KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_coef`, 0.0; vanilla GRPO 0.001).'),
   klLossType: z
     .enum(KL_ESTIMATORS)
     .describe('Estimator of the KL loss (RAGEN `actor_rollout_ref.actor.kl_loss_type`, kl).'),
   lossAggMode: z
     .enum(LOSS_AGG_MODES)
     .describe(
-      'How token losses become one number: token-mean over the micro-batch\'s loss tokens (RAGEN default), or a mean ' +
+      "How token losses become one number: token-mean over the micro-batch's loss tokens (RAGEN default), or a mean " +
         'over sequences of token means / sums (RAGEN `actor_rollout_ref.actor.loss_agg_mode`, token-mean).',
     ),
   ppoMiniBatchSize: positiveInt().describe(
@@ -381,15 +453,29 @@ const ActorSchema = z.strictObject({
 
 const CriticSchema = z
   .strictObject({
-    lr: z.number().positive().max(1).describe('AdamW learning rate of the value model (RAGEN `critic.optim.lr`, 1e−5).'),
+    lr: z
+      .number()
+      .positive()
+      .max(1)
+      .describe('AdamW learning rate of the value model (RAGEN `critic.optim.lr`, 1e−5).'),
     betas: betas(),
-    weightDecay: z.number().min(0).max(1).describe('AdamW weight decay of the critic (veRL `critic.optim.weight_decay`, 0.01).'),
-    gradClip: z.number().positive().max(L.real).describe('Global gradient-norm clip of the critic (RAGEN `critic.grad_clip`, 1.0).'),
+    weightDecay: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe('AdamW weight decay of the critic (veRL `critic.optim.weight_decay`, 0.01).'),
+    gradClip: z
+      .number()
+      .positive()
+      .max(L.real)
+      .describe('Global gradient-norm clip of the critic (RAGEN `critic.grad_clip`, 1.0).'),
     cliprangeValue: z
       .number()
       .positive()
       .max(L.real)
-      .describe('Value clipping: V is kept within V_old ± this in the clipped value loss (RAGEN `critic.cliprange_value`, 0.5).'),
+      .describe(
+        'Value clipping: V is kept within V_old ± this in the clipped value loss (RAGEN `critic.cliprange_value`, 0.5).',
+      ),
   })
   .describe('The value model of PPO (advEstimator gae); mini/micro-batching follow the actor. Ignored by grpo.');
 
@@ -398,52 +484,84 @@ const LoraSchema = z
     enabled: z
       .boolean()
       .describe(
-        'Train LoRA adapters instead of every weight (RAGEN `lora.rank` > 0, as config/base-lora.yaml; base.yaml\'s rank 0 ' +
+        "Train LoRA adapters instead of every weight (RAGEN `lora.rank` > 0, as config/base-lora.yaml; base.yaml's rank 0 " +
           '= off, the default). The actor and the critic get adapters on their linear layers and their base weights are ' +
-          'frozen (no gradients, no AdamW moments: the memory saving); the critic\'s value head still trains; the ' +
+          "frozen (no gradients, no AdamW moments: the memory saving); the critic's value head still trains; the " +
           'reference policy is the actor with its adapters off (no copy of the weights). RAGEN raises both learning ' +
           'rates 10x with LoRA (base-lora.yaml: actor.lr 1e−5, critic.lr 1e−4): set them too. Checkpoints keep the ' +
-          'adapters in PEFT\'s format under adapter/.',
+          "adapters in PEFT's format under adapter/.",
       ),
     rank: positiveInt(L.width).describe('r, the inner width of each adapter (RAGEN `lora.rank`; base-lora.yaml 64).'),
     alpha: z
       .number()
       .positive()
       .max(L.real)
-      .describe('The adapters\' output is scaled by alpha / rank (RAGEN `lora.alpha`; base-lora.yaml 64, base.yaml 16).'),
+      .describe(
+        "The adapters' output is scaled by alpha / rank (RAGEN `lora.alpha`; base-lora.yaml 64, base.yaml 16).",
+      ),
     targetModules: z
       .array(z.enum(LORA_TARGET_MODULES))
       .min(1)
       .describe(
-        'The linear layers that get adapters; all seven is PEFT\'s and RAGEN\'s `all-linear` (RAGEN `lora.target_modules`, ' +
-          'all-linear). No dropout: RAGEN sets none (PEFT\'s default 0).',
+        "The linear layers that get adapters; all seven is PEFT's and RAGEN's `all-linear` (RAGEN `lora.target_modules`, " +
+          "all-linear). No dropout: RAGEN sets none (PEFT's default 0).",
       ),
   })
-  .describe('LoRA (Hu et al., 2021) as RAGEN configures it in config/base-lora.yaml and applies it through PEFT (src/model/lora.ts).');
+  .describe(
+    'LoRA (Hu et al., 2021) as RAGEN configures it in config/base-lora.yaml and applies it through PEFT (src/model/lora.ts).',
+  );
 
 const EarlyStopSchema = z.strictObject({
   enabled: z
     .boolean()
-    .describe('Stop a run that entered a regime it cannot learn from (RAGEN-2 trainer; off here by default for parity with RAGEN v1).'),
-  emptyStopSteps: nonNegativeInt().describe('Stop after this many consecutive steps whose filter kept nothing; 0 = never (RAGEN-2 `rollout_filter_empty_stop_steps`, 5).'),
-  varianceBaselineSteps: nonNegativeInt().describe('Reward-variance collapse: baseline = mean in-group reward std of the first this-many steps; 0 = rule off (RAGEN-2, 10).'),
-  varianceCollapseSteps: positiveInt().describe('…stop when this many consecutive later steps are below the threshold (RAGEN-2, 10).'),
+    .describe(
+      'Stop a run that entered a regime it cannot learn from (RAGEN-2 trainer; off here by default for parity with RAGEN v1).',
+    ),
+  emptyStopSteps: nonNegativeInt().describe(
+    'Stop after this many consecutive steps whose filter kept nothing; 0 = never (RAGEN-2 `rollout_filter_empty_stop_steps`, 5).',
+  ),
+  varianceBaselineSteps: nonNegativeInt().describe(
+    'Reward-variance collapse: baseline = mean in-group reward std of the first this-many steps; 0 = rule off (RAGEN-2, 10).',
+  ),
+  varianceCollapseSteps: positiveInt().describe(
+    '…stop when this many consecutive later steps are below the threshold (RAGEN-2, 10).',
+  ),
   varianceCollapseRatio: probability().describe('…threshold as a fraction of the baseline (RAGEN-2, 0.1).'),
-  valSuccessThreshold: probability().describe('Validation collapse: a success rate below this counts as collapsed (RAGEN-2, 0.01).'),
-  valCollapseValidations: nonNegativeInt().describe('…stop after this many consecutive collapsed validations of one env; 0 = rule off (RAGEN-2, 5).'),
+  valSuccessThreshold: probability().describe(
+    'Validation collapse: a success rate below this counts as collapsed (RAGEN-2, 0.01).',
+  ),
+  valCollapseValidations: nonNegativeInt().describe(
+    '…stop after this many consecutive collapsed validations of one env; 0 = rule off (RAGEN-2, 5).',
+  ),
 });
 
 const TrainerSchema = z.strictObject({
-  totalSteps: positiveInt().describe('Rollout-then-update iterations (RAGEN `trainer.total_training_steps`, 200). CLI `--steps`.'),
-  testFreq: nonNegativeInt().describe('Validate every k steps and after the last one; 0 = never (RAGEN `trainer.test_freq`, 10).'),
-  valBeforeTrain: z.boolean().describe('Validate once before the first update (RAGEN `trainer.val_before_train`, true).'),
+  totalSteps: positiveInt().describe(
+    'Rollout-then-update iterations (RAGEN `trainer.total_training_steps`, 200). CLI `--steps`.',
+  ),
+  testFreq: nonNegativeInt().describe(
+    'Validate every k steps and after the last one; 0 = never (RAGEN `trainer.test_freq`, 10).',
+  ),
+  valBeforeTrain: z
+    .boolean()
+    .describe('Validate once before the first update (RAGEN `trainer.val_before_train`, true).'),
   saveFreq: nonNegativeInt().describe(
     'Write checkpoints/step-N every k steps and after the last one; 0 = never (RAGEN `trainer.save_freq`, −1 = never).',
   ),
-  keepCheckpoints: nonNegativeInt().describe('Keep only the newest k checkpoints; 0 = keep all (RAGEN-2 `max_actor_ckpt_to_keep`, all).'),
-  seed: nonNegativeInt(L.seed).describe('Seed of model initialisation and token sampling (RAGEN: none; env seeds are agent.seedTrain/seedVal). CLI `--seed`.'),
-  backend: z.enum(BACKEND_CHOICES).describe("tfjs backend; 'auto' = webgpu on a GPU adapter (a software one such as SwiftShader is passed over), else wasm, else cpu, announced (no RAGEN equivalent). CLI `--backend`."),
-  logRollouts: nonNegativeInt().describe('Sample trajectories per step written to rollouts.jsonl with their think/answer text (RAGEN logs 20 val generations).'),
+  keepCheckpoints: nonNegativeInt().describe(
+    'Keep only the newest k checkpoints; 0 = keep all (RAGEN-2 `max_actor_ckpt_to_keep`, all).',
+  ),
+  seed: nonNegativeInt(L.seed).describe(
+    'Seed of model initialisation and token sampling (RAGEN: none; env seeds are agent.seedTrain/seedVal). CLI `--seed`.',
+  ),
+  backend: z
+    .enum(BACKEND_CHOICES)
+    .describe(
+      "tfjs backend; 'auto' = webgpu on a GPU adapter (a software one such as SwiftShader is passed over), else wasm, else cpu, announced (no RAGEN equivalent). CLI `--backend`.",
+    ),
+  logRollouts: nonNegativeInt().describe(
+    'Sample trajectories per step written to rollouts.jsonl with their think/answer text (RAGEN logs 20 val generations).',
+  ),
   stopAfterCollapse: nonNegativeInt().describe(
     "End the run this many steps after its training success collapsed (the Echo Trap lesson's rule: the 5-step mean " +
       'at half its best so far or less, once 0.1 above its start; src/metrics/lessonVerdict.ts); logs ' +
@@ -456,14 +574,22 @@ const TrainerSchema = z.strictObject({
  * (RunConfigSchema); they do not change the type.
  */
 export const RunConfigFieldsSchema = z.strictObject({
-  model: ModelSchema.describe('The policy: a tiny model or a local Hugging Face Qwen2 checkpoint, and its prompt format.'),
-  agent: AgentSchema.describe("The multi-turn agent: env groups, turn and action budgets, seeds (RAGEN `es_manager` + `agent_proxy`)."),
+  model: ModelSchema.describe(
+    'The policy: a tiny model or a local Hugging Face Qwen2 checkpoint, and its prompt format.',
+  ),
+  agent: AgentSchema.describe(
+    'The multi-turn agent: env groups, turn and action budgets, seeds (RAGEN `es_manager` + `agent_proxy`).',
+  ),
   rollout: RolloutSchema.describe('Token sampling during rollouts (RAGEN `actor_rollout_ref.rollout`).'),
-  algorithm: AlgorithmSchema.describe('Advantages, reward normalisation, loss mask and KL-in-reward (RAGEN `algorithm` + `agent_proxy`).'),
+  algorithm: AlgorithmSchema.describe(
+    'Advantages, reward normalisation, loss mask and KL-in-reward (RAGEN `algorithm` + `agent_proxy`).',
+  ),
   actor: ActorSchema.describe('The PPO policy update (RAGEN `actor_rollout_ref.actor`).'),
   critic: CriticSchema,
   lora: LoraSchema,
-  filter: FilterSchema.describe('StarPO-S uncertainty filtering of env groups by in-group reward std (spec §4.5, §4.7).'),
+  filter: FilterSchema.describe(
+    'StarPO-S uncertainty filtering of env groups by in-group reward std (spec §4.5, §4.7).',
+  ),
   earlyStop: EarlyStopSchema.describe("RAGEN-2's early stopping (spec §4.7); consumed by src/starpo/earlyStop.ts."),
   trainer: TrainerSchema.describe('The training loop, validation, checkpoints and backend (RAGEN `trainer`).'),
   collapse: CollapseSchema,

@@ -10,15 +10,26 @@ export function unwrap(schema: AnySchema): AnySchema {
   let s = schema;
   for (;;) {
     const def = s._zod.def as { type: string; innerType?: AnySchema; in?: AnySchema };
-    if (def.innerType && ['optional', 'nullable', 'default', 'prefault', 'readonly', 'nonoptional', 'catch'].includes(def.type)) s = def.innerType;
+    if (
+      def.innerType &&
+      ['optional', 'nullable', 'default', 'prefault', 'readonly', 'nonoptional', 'catch'].includes(def.type)
+    )
+      s = def.innerType;
     else if (def.type === 'pipe' && def.in) s = def.in;
     else return s;
   }
 }
 
 export function childSchema(schema: AnySchema, segment: PropertyKey): AnySchema | undefined {
-  const def = unwrap(schema)._zod.def as { type: string; shape?: Record<string, AnySchema>; element?: AnySchema; items?: AnySchema[]; valueType?: AnySchema };
-  if (def.type === 'object') return def.shape && Object.hasOwn(def.shape, String(segment)) ? def.shape[String(segment)] : undefined;
+  const def = unwrap(schema)._zod.def as {
+    type: string;
+    shape?: Record<string, AnySchema>;
+    element?: AnySchema;
+    items?: AnySchema[];
+    valueType?: AnySchema;
+  };
+  if (def.type === 'object')
+    return def.shape && Object.hasOwn(def.shape, String(segment)) ? def.shape[String(segment)] : undefined;
   if (def.type === 'array' && /^\d+$/.test(String(segment))) return def.element;
   if (def.type === 'tuple' && /^\d+$/.test(String(segment))) return def.items?.[Number(segment)];
   if (def.type === 'record') return def.valueType;

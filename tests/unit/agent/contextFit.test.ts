@@ -1,7 +1,14 @@
 // The dialogue-length estimate behind "prompt length vs the model's positions": exact for one turn, an upper
 // bound for several, and a refusal that names the env block.
 import { describe, expect, it } from 'vitest';
-import { assertDialoguesFit, buildPrompt, dialogueLengths, envRegistry, type AgentFormat, type ContextFitOptions } from '../../../src/agent/index';
+import {
+  assertDialoguesFit,
+  buildPrompt,
+  dialogueLengths,
+  envRegistry,
+  type AgentFormat,
+  type ContextFitOptions,
+} from '../../../src/agent/index';
 import { makeEnv } from '../../../envs/index';
 import { agentFormat } from '../agentFormat';
 
@@ -9,7 +16,9 @@ import { agentFormat } from '../agentFormat';
 const chars = (text: string) => text.length;
 
 /** FrozenLake, one turn of at most 64 tokens; `format` overrides the agent format, the rest the options. */
-function options(over: Partial<Omit<ContextFitOptions, 'format'>> & { format?: Partial<AgentFormat> } = {}): ContextFitOptions {
+function options(
+  over: Partial<Omit<ContextFitOptions, 'format'>> & { format?: Partial<AgentFormat> } = {},
+): ContextFitOptions {
   const { format, ...rest } = over;
   return {
     blocks: [{ name: 'agent.trainEnvs[0]', block: { tag: 'FrozenLake', nGroups: 8 } }],
@@ -26,7 +35,10 @@ describe('dialogueLengths', () => {
     const [d] = dialogueLengths(options());
     const env = makeEnv('FrozenLake');
     const info = { ...envRegistry({ responseLength: 64 }).promptInfo('FrozenLake') };
-    const prompt = buildPrompt(info, [{ state: env.reset(10000), actionsLeft: 10 }], { style: 'compact', mode: 'generation' }).text;
+    const prompt = buildPrompt(info, [{ state: env.reset(10000), actionsLeft: 10 }], {
+      style: 'compact',
+      mode: 'generation',
+    }).text;
     expect(d.firstPrompt).toBe(prompt.length);
     expect(d.longest).toBe(prompt.length + 64);
   });
@@ -41,7 +53,9 @@ describe('dialogueLengths', () => {
 
   it('a bigger custom board makes a longer prompt', () => {
     const map = ['P' + '_'.repeat(19), ...Array(18).fill('_'.repeat(20)), '_'.repeat(19) + 'G'];
-    const big = dialogueLengths(options({ blocks: [{ name: 'custom board', block: { tag: 'FrozenLake', nGroups: 1, config: { map } } }] }))[0];
+    const big = dialogueLengths(
+      options({ blocks: [{ name: 'custom board', block: { tag: 'FrozenLake', nGroups: 1, config: { map } } }] }),
+    )[0];
     expect(big.firstPrompt).toBeGreaterThan(dialogueLengths(options())[0].firstPrompt + 19 * 20);
   });
 });
@@ -50,7 +64,9 @@ describe('assertDialoguesFit', () => {
   it('names the block, the numbers and what to change, for the first prompt and for the whole dialogue', () => {
     const first = dialogueLengths(options())[0].firstPrompt;
     expect(() => assertDialoguesFit(options({ maxPositions: first + 63 }))).toThrow(
-      new RegExp(`^agent\\.trainEnvs\\[0\\] \\(FrozenLake\\): the first prompt is ${first} tokens, plus up to 64 new tokens \\(rollout\\.maxNewTokens\\) that is more than the model's ${first + 63} positions`),
+      new RegExp(
+        `^agent\\.trainEnvs\\[0\\] \\(FrozenLake\\): the first prompt is ${first} tokens, plus up to 64 new tokens \\(rollout\\.maxNewTokens\\) that is more than the model's ${first + 63} positions`,
+      ),
     );
     expect(() => assertDialoguesFit(options({ maxPositions: first + 64 }))).not.toThrow();
     const longest = dialogueLengths(options({ format: { maxTurn: 3 } }))[0].longest;

@@ -5,21 +5,42 @@ import { CorridorEnv, corridorRegistry } from './fakeEnv';
 
 function manager(overrides: Partial<EnvGroupsConfig> = {}) {
   const registry = corridorRegistry();
-  const config: EnvGroupsConfig = { mode: 'train', envGroups: 2, groupSize: 3, tags: [{ tag: 'Corridor', nGroups: 2 }], ...overrides };
+  const config: EnvGroupsConfig = {
+    mode: 'train',
+    envGroups: 2,
+    groupSize: 3,
+    tags: [{ tag: 'Corridor', nGroups: 2 }],
+    ...overrides,
+  };
   return { m: new EnvGroupManager(config, registry), registry };
 }
 function turn(envId: number, actions: string[]): EnvTurnInput {
-  return { envId, actions, llmResponse: `<think>t</think><answer>${actions.join(' || ')}</answer>`, llmRawResponse: 'raw' };
+  return {
+    envId,
+    actions,
+    llmResponse: `<think>t</think><answer>${actions.join(' || ')}</answer>`,
+    llmRawResponse: 'raw',
+  };
 }
 const envOf = (m: EnvGroupManager, id: number) => m.entries[id].env as CorridorEnv;
 
 describe('EnvGroupManager: construction', () => {
   it('builds envGroups x groupSize envs with contiguous tag blocks and group ids', () => {
-    const { m } = manager({ envGroups: 3, groupSize: 2, tags: [{ tag: 'Corridor', nGroups: 1 }, { tag: 'Corridor2', nGroups: 2 }] });
+    const { m } = manager({
+      envGroups: 3,
+      groupSize: 2,
+      tags: [
+        { tag: 'Corridor', nGroups: 1 },
+        { tag: 'Corridor2', nGroups: 2 },
+      ],
+    });
     expect(m.entries.map((e) => [e.envId, e.groupId, e.tag])).toEqual([
-      [0, 0, 'Corridor'], [1, 0, 'Corridor'],
-      [2, 1, 'Corridor2'], [3, 1, 'Corridor2'],
-      [4, 2, 'Corridor2'], [5, 2, 'Corridor2'],
+      [0, 0, 'Corridor'],
+      [1, 0, 'Corridor'],
+      [2, 1, 'Corridor2'],
+      [3, 1, 'Corridor2'],
+      [4, 2, 'Corridor2'],
+      [5, 2, 'Corridor2'],
     ]);
     expect(new Set(m.entries.map((e) => e.env)).size).toBe(6); // separate instances
   });
@@ -27,7 +48,7 @@ describe('EnvGroupManager: construction', () => {
   it('rejects tag blocks that do not sum to envGroups, and bad sizes', () => {
     expect(() => manager({ envGroups: 3 })).toThrow(/sum to 2, but envGroups is 3/);
     expect(() => manager({ groupSize: 0 })).toThrow(/groupSize/);
-    expect(() => manager({ tags: [] , envGroups: 1})).toThrow(/tags is empty/);
+    expect(() => manager({ tags: [], envGroups: 1 })).toThrow(/tags is empty/);
     expect(() => manager({ tags: [{ tag: 'Nope', nGroups: 2 }] })).toThrow(/Nope/);
   });
 
@@ -92,7 +113,12 @@ describe('EnvGroupManager: step rule', () => {
     expect(envOf(m, 0).received).toEqual(['Right', 'Right']);
     const r = m.allRollouts()[0];
     expect(r.history).toHaveLength(2);
-    expect(r.history[0]).toMatchObject({ state: 'OP___G', actionsLeft: 10, actions: ['Right', 'Right'], llmRawResponse: 'raw' });
+    expect(r.history[0]).toMatchObject({
+      state: 'OP___G',
+      actionsLeft: 10,
+      actions: ['Right', 'Right'],
+      llmRawResponse: 'raw',
+    });
     expect(r.history[0].reward).toBeCloseTo(-0.2, 12);
     expect(r.history[1]).toEqual({ state: 'O__P_G', actionsLeft: 8 });
     expect(r.penalty).toBe(0);
@@ -165,7 +191,14 @@ describe('EnvGroupManager: rollout states and metrics', () => {
     const { m } = manager();
     m.reset(2); // group 0 starts at cell 3, group 1 (seed 3) at cell 1
     // env 0: a bad turn, then success in one more turn.
-    m.step([turn(0, ['Jump']), turn(1, ['Wait', 'Wait']), turn(2, ['Left']), turn(3, ['Right']), turn(4, []), turn(5, ['Left'])]);
+    m.step([
+      turn(0, ['Jump']),
+      turn(1, ['Wait', 'Wait']),
+      turn(2, ['Left']),
+      turn(3, ['Right']),
+      turn(4, []),
+      turn(5, ['Left']),
+    ]);
     m.step([turn(0, ['Right', 'Right']), turn(1, ['Right'])]);
     const states = m.rolloutStates();
     const s0 = states[0].metrics;
@@ -186,7 +219,14 @@ describe('EnvGroupManager: rollout states and metrics', () => {
   });
 
   it('summarises metrics as batch means per tag, with non-zero means', () => {
-    const { m } = manager({ envGroups: 2, groupSize: 2, tags: [{ tag: 'Corridor', nGroups: 1 }, { tag: 'Corridor2', nGroups: 1 }] });
+    const { m } = manager({
+      envGroups: 2,
+      groupSize: 2,
+      tags: [
+        { tag: 'Corridor', nGroups: 1 },
+        { tag: 'Corridor2', nGroups: 1 },
+      ],
+    });
     m.reset(2); // group 0 (Corridor) at cell 3, group 1 (Corridor2) at cell 1
     m.step([turn(0, ['Right', 'Right']), turn(1, ['Wait']), turn(2, ['Left']), turn(3, ['Wait'])]);
     const summary = summarizeEnvMetrics(m.rolloutStates(), 'train');

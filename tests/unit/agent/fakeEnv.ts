@@ -31,7 +31,12 @@ export class CorridorEnv implements Env {
     this.received.push(action);
     const name = this.actionNames.find((a) => a.toLowerCase() === action.toLowerCase());
     if (name === undefined) {
-      return { observation: this.render(), reward: 0, done: false, info: { success: false, actionIsValid: false, actionIsEffective: false } };
+      return {
+        observation: this.render(),
+        reward: 0,
+        done: false,
+        info: { success: false, actionIsValid: false, actionIsEffective: false },
+      };
     }
     const before = this.position;
     if (name === 'Left') this.position -= 1;
@@ -77,7 +82,8 @@ export function corridorRegistry(tags: string[] = ['Corridor', 'Corridor2']): En
     made,
     makeEnv(tag: string, config?: Record<string, unknown>): Env {
       if (!tags.includes(tag)) throw new Error(`unknown tag ${tag}`);
-      if (config !== undefined && Object.keys(config).length > 0) throw new Error(`unknown config key ${Object.keys(config)[0]}`);
+      if (config !== undefined && Object.keys(config).length > 0)
+        throw new Error(`unknown config key ${Object.keys(config)[0]}`);
       const env = new CorridorEnv(tag);
       made.push(env);
       return env;

@@ -37,7 +37,7 @@ describe('formatPythonFloat', () => {
     let seed = 12345;
     for (let i = 0; i < 60; i++) {
       seed = (seed * 1103515245 + 12345) % 2147483648;
-      values.push(((seed / 2147483648) - 0.5) * 10 ** ((i % 30) - 12));
+      values.push((seed / 2147483648 - 0.5) * 10 ** ((i % 30) - 12));
     }
     const script = 'import sys\nfor line in sys.stdin.read().split():\n    print(str(float(line)))';
     const input = values.map((v) => v.toPrecision(17)).join('\n');

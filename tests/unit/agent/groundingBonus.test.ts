@@ -12,11 +12,19 @@ const LAKE = { observationFormat: 'grid_coord', successRate: 1, map: ['PG__', '_
 
 async function firstTurnRewards(groundingBonus: number | undefined, thinks: string[], answer = 'Left') {
   const m = new EnvGroupManager(
-    { mode: 'train', envGroups: 1, groupSize: thinks.length, tags: [{ tag: 'FrozenLake', nGroups: 1, config: LAKE, maxActionsPerTraj: 1 }], reasoningReward: groundingReward(groundingBonus ?? 0) },
+    {
+      mode: 'train',
+      envGroups: 1,
+      groupSize: thinks.length,
+      tags: [{ tag: 'FrozenLake', nGroups: 1, config: LAKE, maxActionsPerTraj: 1 }],
+      reasoningReward: groundingReward(groundingBonus ?? 0),
+    },
     envRegistry(),
   );
   let i = 0;
-  const result = await runRollouts(m, async (prompts) => prompts.map(() => `${thinks[i++]}</think><answer>${answer}</answer>`));
+  const result = await runRollouts(m, async (prompts) =>
+    prompts.map(() => `${thinks[i++]}</think><answer>${answer}</answer>`),
+  );
   return result.trajectories.map((t) => t.totalReward);
 }
 
@@ -37,12 +45,23 @@ describe('agent.groundingBonus', () => {
 
   it("adds to the env's own reward, and success stays the env's", async () => {
     const m = new EnvGroupManager(
-      { mode: 'train', envGroups: 1, groupSize: 2, tags: [{ tag: 'FrozenLake', nGroups: 1, config: LAKE }], reasoningReward: groundingReward(0.5) },
+      {
+        mode: 'train',
+        envGroups: 1,
+        groupSize: 2,
+        tags: [{ tag: 'FrozenLake', nGroups: 1, config: LAKE }],
+        reasoningReward: groundingReward(0.5),
+      },
       envRegistry(),
     );
     let i = 0;
-    const result = await runRollouts(m, async (prompts) => prompts.map(() => `${thinks[2 * i++]}</think><answer>Right</answer>`));
-    expect(result.trajectories.map((t) => [t.totalReward, t.success])).toEqual([[1.5, true], [1, true]]);
+    const result = await runRollouts(m, async (prompts) =>
+      prompts.map(() => `${thinks[2 * i++]}</think><answer>Right</answer>`),
+    );
+    expect(result.trajectories.map((t) => [t.totalReward, t.success])).toEqual([
+      [1.5, true],
+      [1, true],
+    ]);
   });
 
   it('is a config key that reaches the env groups, and a negative bonus is refused', () => {

@@ -14,7 +14,12 @@ describe('parseResponse (think mode)', () => {
   });
 
   it('keeps the raw text and yields no actions when tags are missing', () => {
-    for (const raw of ['Right', '<think>no closing think<answer>Up</answer>', '<think>x</think> Up', '<answer>Up</answer>']) {
+    for (const raw of [
+      'Right',
+      '<think>no closing think<answer>Up</answer>',
+      '<think>x</think> Up',
+      '<answer>Up</answer>',
+    ]) {
       const p = parseResponse(raw);
       expect(p.formatOk).toBe(false);
       expect(p.actions).toEqual([]);
@@ -35,7 +40,9 @@ describe('parseResponse (think mode)', () => {
   });
 
   it('matches across newlines (dot matches newline) and uses the first answer', () => {
-    const p = parseResponse('<think>line one\nline two</think><answer>Down</answer><think>again</think><answer>Up</answer>');
+    const p = parseResponse(
+      '<think>line one\nline two</think><answer>Down</answer><think>again</think><answer>Up</answer>',
+    );
     expect(p.think).toBe('line one\nline two');
     expect(p.actions).toEqual(['Down']);
   });
@@ -52,7 +59,9 @@ describe('parseResponse (think mode)', () => {
   it('keeps the answer text as written when nothing is cut (RAGEN v1), or rebuilds it on request', () => {
     const raw = '<think>t</think><answer>Up||Down</answer>';
     expect(parseResponse(raw).reconstructed).toBe('<think>t</think><answer>Up||Down</answer>');
-    expect(parseResponse(raw, { rejoinActions: 'always' }).reconstructed).toBe('<think>t</think><answer>Up || Down</answer>');
+    expect(parseResponse(raw, { rejoinActions: 'always' }).reconstructed).toBe(
+      '<think>t</think><answer>Up || Down</answer>',
+    );
   });
 
   it('drops empty actions between separators', () => {
@@ -88,13 +97,21 @@ describe('parseResponse (think mode)', () => {
 describe('parseResponse (no-think mode)', () => {
   it('reads only the answer', () => {
     const p = parseResponse('<answer>Left || Up</answer> trailing', { enableThink: false });
-    expect(p).toEqual({ think: '', answer: 'Left || Up', actions: ['Left', 'Up'], formatOk: true, reconstructed: '<answer>Left || Up</answer>' });
+    expect(p).toEqual({
+      think: '',
+      answer: 'Left || Up',
+      actions: ['Left', 'Up'],
+      formatOk: true,
+      reconstructed: '<answer>Left || Up</answer>',
+    });
   });
 });
 
 describe('restoreForcedPrefix', () => {
   it('puts back the forced tag and drops chat markers', () => {
-    expect(restoreForcedPrefix('go right</think><answer>Right</answer><|im_end|>')).toBe('<think>go right</think><answer>Right</answer>');
+    expect(restoreForcedPrefix('go right</think><answer>Right</answer><|im_end|>')).toBe(
+      '<think>go right</think><answer>Right</answer>',
+    );
     expect(restoreForcedPrefix('Up</answer><|endoftext|>', false)).toBe('<answer>Up</answer>');
     const p = parseResponse(restoreForcedPrefix('go</think><answer>Right</answer>'));
     expect(p.actions).toEqual(['Right']);

@@ -1,12 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { buildPrompt, compactPromptFixedText, targetMaskFromPositionMask, turnTrainingSamples } from '../../../src/agent/prompt';
+import {
+  buildPrompt,
+  compactPromptFixedText,
+  targetMaskFromPositionMask,
+  turnTrainingSamples,
+} from '../../../src/agent/prompt';
 import type { HistoryRecord } from '../../../src/agent/types';
 import { corridorInfo } from './fakeEnv';
 
 // Expected strings are written by hand from spec §3.2 (RAGEN v1 prompt + Qwen chat template).
-const info = corridorInfo('Corridor', { instruction: 'Walk to the goal.', gridVocab: [['P', 'player'], ['G', 'goal']], actionNames: ['Left', 'Right'], maxActionsPerTraj: 4, maxTokens: 50 });
+const info = corridorInfo('Corridor', {
+  instruction: 'Walk to the goal.',
+  gridVocab: [
+    ['P', 'player'],
+    ['G', 'goal'],
+  ],
+  actionNames: ['Left', 'Right'],
+  maxActionsPerTraj: 4,
+  maxTokens: 50,
+});
 const okInfo = { success: false, actionIsValid: true, actionIsEffective: true };
-const FORMAT_LINE = 'Always output: <think> [Your thoughts] </think> <answer> [your answer] </answer> with no extra text. Strictly follow this format. Max response length: 50 words (tokens).';
+const FORMAT_LINE =
+  'Always output: <think> [Your thoughts] </think> <answer> [your answer] </answer> with no extra text. Strictly follow this format. Max response length: 50 words (tokens).';
 
 const SYSTEM = "<|im_start|>system\nYou're a helpful assistant. <|im_end|>\n";
 const PREFIX =
@@ -15,14 +30,28 @@ const PREFIX =
 
 function oneTurnHistory(): HistoryRecord[] {
   return [
-    { state: 'P_G', actionsLeft: 4, actions: ['Right'], reward: -0.1, info: okInfo, llmResponse: '<think>a</think><answer>Right</answer>' },
+    {
+      state: 'P_G',
+      actionsLeft: 4,
+      actions: ['Right'],
+      reward: -0.1,
+      info: okInfo,
+      llmResponse: '<think>a</think><answer>Right</answer>',
+    },
     { state: '_PG', actionsLeft: 3 },
   ];
 }
 function twoTurnHistory(): HistoryRecord[] {
   return [
     ...oneTurnHistory().slice(0, 1),
-    { state: '_PG', actionsLeft: 3, actions: [], reward: 0, info: null, llmResponse: '<think>b</think><answer>Jump</answer>' },
+    {
+      state: '_PG',
+      actionsLeft: 3,
+      actions: [],
+      reward: 0,
+      info: null,
+      llmResponse: '<think>b</think><answer>Jump</answer>',
+    },
     { state: '_PG', actionsLeft: 3 },
   ];
 }
@@ -75,7 +104,9 @@ describe('buildPrompt: RAGEN style', () => {
     expect(full.text).toContain('\nTurn 3:\n');
     const last1 = buildPrompt(info, twoTurnHistory(), { maxContextWindow: 1 });
     expect(last1.text).toBe(
-      SYSTEM + `<|im_start|>user\n${PREFIX}\nTurn 1:\nState:\n_PG\nYou have 3 actions left. ${FORMAT_LINE}\n<|im_end|>\n` + '<|im_start|>assistant\n<think>',
+      SYSTEM +
+        `<|im_start|>user\n${PREFIX}\nTurn 1:\nState:\n_PG\nYou have 3 actions left. ${FORMAT_LINE}\n<|im_end|>\n` +
+        '<|im_start|>assistant\n<think>',
     );
     const last2 = buildPrompt(info, twoTurnHistory(), { maxContextWindow: 2 });
     expect(last2.text).toContain('\nTurn 1:\nState:\n_PG\nYou have 3 actions left.');
@@ -93,9 +124,15 @@ describe('buildPrompt: RAGEN style', () => {
     expect(last1.text).toContain('\nTurn 3:\nState:\n_PG\nYou have 3 actions left.');
     expect(last1.text).not.toContain('Turn 1:');
     // Without a window, the numbers are the same either way.
-    expect(buildPrompt(info, twoTurnHistory(), { turnNumbers: 'episode' }).text).toBe(buildPrompt(info, twoTurnHistory()).text);
+    expect(buildPrompt(info, twoTurnHistory(), { turnNumbers: 'episode' }).text).toBe(
+      buildPrompt(info, twoTurnHistory()).text,
+    );
     // The compact prompt and single_turn samples: turn 2's sample says turn 2.
-    const compact = turnTrainingSamples(info, twoTurnHistory(), { style: 'compact', maxContextWindow: 1, turnNumbers: 'episode' })[1];
+    const compact = turnTrainingSamples(info, twoTurnHistory(), {
+      style: 'compact',
+      maxContextWindow: 1,
+      turnNumbers: 'episode',
+    })[1];
     expect(compact.text).toContain('turn 2\nstate:\n_PG');
     expect(compact.segments.filter((seg) => seg.trainable).map((seg) => seg.turn)).toEqual([2]);
   });
@@ -108,7 +145,9 @@ describe('buildPrompt: RAGEN style', () => {
     expect(first).toEqual(buildPrompt(info, history.slice(0, 2), { mode: 'training' }));
     // Turn 2's sample shows turn 1 as context (full history), but trains only turn 2's response.
     expect(second.text).toBe(buildPrompt(info, history, { mode: 'training' }).text);
-    expect(second.segments.filter((seg) => seg.trainable).map((seg) => [seg.turn, seg.text.includes('Jump')])).toEqual([[2, true]]);
+    expect(second.segments.filter((seg) => seg.trainable).map((seg) => [seg.turn, seg.text.includes('Jump')])).toEqual([
+      [2, true],
+    ]);
     expect(second.segments.some((seg) => seg.turn === 1 && !seg.trainable)).toBe(true);
     // With a window of 1, turn 2's sample holds only turn 2 (renumbered as turn 1 in the text).
     const windowed = turnTrainingSamples(info, history, { maxContextWindow: 1 })[1];
@@ -126,7 +165,13 @@ describe('buildPrompt: RAGEN style', () => {
   });
 
   it('omits the vocabulary and action blocks when the env has none (Bandit)', () => {
-    const bandit = corridorInfo('Bandit', { instruction: '', gridVocab: null, actionNames: null, maxActionsPerTraj: 1, maxTokens: 100 });
+    const bandit = corridorInfo('Bandit', {
+      instruction: '',
+      gridVocab: null,
+      actionNames: null,
+      maxActionsPerTraj: 1,
+      maxTokens: 100,
+    });
     const r = buildPrompt(bandit, [{ state: 'pick an arm', actionsLeft: 1 }]);
     expect(r.messages[1].content.startsWith('\nTurn 1:\nState:\npick an arm\nYou have 1 actions left.')).toBe(true);
   });
@@ -160,7 +205,11 @@ describe('buildPrompt: segments and loss mask', () => {
   it('marks nothing trainable in generation mode', () => {
     const r = buildPrompt(info, oneTurnHistory());
     expect(r.segments.some((s) => s.trainable)).toBe(false);
-    expect(r.segments[r.segments.length - 1]).toEqual({ text: '<|im_start|>assistant\n<think>', role: 'generation', trainable: false });
+    expect(r.segments[r.segments.length - 1]).toEqual({
+      text: '<|im_start|>assistant\n<think>',
+      role: 'generation',
+      trainable: false,
+    });
   });
 
   it('shifts a position mask onto prediction targets', () => {
@@ -183,26 +232,44 @@ describe('buildPrompt: compact style', () => {
 
   it('falls back to the built-in instruction for known tags and refuses unknown ones', () => {
     const sokoban = corridorInfo('SimpleSokoban', { compactInstruction: undefined });
-    expect(buildPrompt(sokoban, [{ state: '#', actionsLeft: 10 }], { style: 'compact' }).messages[0].content).toBe('push every box onto a target.');
+    expect(buildPrompt(sokoban, [{ state: '#', actionsLeft: 10 }], { style: 'compact' }).messages[0].content).toBe(
+      'push every box onto a target.',
+    );
     const unknown = corridorInfo('Mystery', { compactInstruction: undefined });
     expect(() => buildPrompt(unknown, [{ state: '#', actionsLeft: 10 }], { style: 'compact' })).toThrow(/Mystery/);
   });
 
   it('lists the fixed words of the compact template', () => {
     const text = compactPromptFixedText(info);
-    for (const word of ['walk', 'symbols:', 'actions:', 'turn', 'state:', 'left', 'reward', '<think>', '</answer>', '||']) expect(text).toContain(word);
+    for (const word of [
+      'walk',
+      'symbols:',
+      'actions:',
+      'turn',
+      'state:',
+      'left',
+      'reward',
+      '<think>',
+      '</answer>',
+      '||',
+    ])
+      expect(text).toContain(word);
   });
 });
 
 describe('buildPrompt: bad input', () => {
   it('names the problem', () => {
     expect(() => buildPrompt(info, [])).toThrow(/history is empty/);
-    expect(() => buildPrompt(info, [{ state: 'P_G', actionsLeft: 4 }], { mode: 'training' })).toThrow(/at least one finished turn/);
+    expect(() => buildPrompt(info, [{ state: 'P_G', actionsLeft: 4 }], { mode: 'training' })).toThrow(
+      /at least one finished turn/,
+    );
     const withMarker = oneTurnHistory();
     withMarker[0].llmResponse = '<think>a</think><answer>Up</answer><|im_end|>';
     expect(() => buildPrompt(info, withMarker)).toThrow(/chat marker/);
     expect(() => buildPrompt(info, oneTurnHistory(), { style: 'tiny' as never })).toThrow(/prompt style/);
     expect(() => buildPrompt(info, oneTurnHistory(), { maxContextWindow: 1.5 })).toThrow(/maxContextWindow/);
-    expect(() => buildPrompt(info, oneTurnHistory(), { turnNumbers: 'trajectory' as never })).toThrow(/turnNumbers 'trajectory'/);
+    expect(() => buildPrompt(info, oneTurnHistory(), { turnNumbers: 'trajectory' as never })).toThrow(
+      /turnNumbers 'trajectory'/,
+    );
   });
 });

@@ -30,7 +30,9 @@ describe('runRollouts over the fake corridor', () => {
       const n = moves[traj.groupId];
       expect(traj.success).toBe(true);
       expect(traj.turns).toHaveLength(n);
-      expect(traj.turns.every((t) => t.think === 'go right' && t.formatOk && t.executedActions[0] === 'Right')).toBe(true);
+      expect(traj.turns.every((t) => t.think === 'go right' && t.formatOk && t.executedActions[0] === 'Right')).toBe(
+        true,
+      );
       expect(traj.totalReward).toBeCloseTo(1 - 0.1 * n, 10);
       expect(traj.penalty).toBe(0);
       expect(traj.status.numActions).toBe(n);
@@ -55,7 +57,9 @@ describe('runRollouts over the fake corridor', () => {
 
   it('executes several actions per turn and stops at done', async () => {
     const m = corridorManager();
-    const result = await runRollouts(m, async (prompts) => prompts.map(() => 'all the way</think><answer>Right || Right || Right || Right || Left</answer>'));
+    const result = await runRollouts(m, async (prompts) =>
+      prompts.map(() => 'all the way</think><answer>Right || Right || Right || Right || Left</answer>'),
+    );
     expect(result.turnsPlayed).toBe(1);
     for (const traj of result.trajectories) {
       const n = CORRIDOR_LENGTH - 1 - startCell(10000, traj.groupId);
@@ -84,15 +88,23 @@ describe('runRollouts over the fake corridor', () => {
   it('builds training text whose segments concatenate to it and whose assistant turns are the responses', async () => {
     const m = corridorManager(2, 2);
     let call = 0;
-    const result = await runRollouts(m, async (prompts) => {
-      call++;
-      return prompts.map((_, i) => (i % 2 === 0 ? `step ${call}</think><answer>Right</answer> extra words` : `wait</think><answer>wait</answer>`));
-    }, { maxTurn: 2 });
+    const result = await runRollouts(
+      m,
+      async (prompts) => {
+        call++;
+        return prompts.map((_, i) =>
+          i % 2 === 0 ? `step ${call}</think><answer>Right</answer> extra words` : `wait</think><answer>wait</answer>`,
+        );
+      },
+      { maxTurn: 2 },
+    );
     for (const traj of result.trajectories) {
       const training = traj.training!;
       expect(training.segments.map((s) => s.text).join('')).toBe(training.text);
       const assistant = training.segments.filter((s) => s.role === 'assistant');
-      expect(assistant.map((s) => s.text)).toEqual(traj.turns.map((t) => `<|im_start|>assistant\n${t.response}<|im_end|>\n`));
+      expect(assistant.map((s) => s.text)).toEqual(
+        traj.turns.map((t) => `<|im_start|>assistant\n${t.response}<|im_end|>\n`),
+      );
       expect(assistant.every((s) => s.trainable)).toBe(true);
       expect(training.text.endsWith(`${traj.turns[traj.turns.length - 1].response}<|im_end|>\n`)).toBe(true);
       expect(training.text).not.toContain('extra words');
@@ -102,10 +114,14 @@ describe('runRollouts over the fake corridor', () => {
   it('supports the compact prompt and a context window', async () => {
     const m = corridorManager(1, 1);
     const prompts: string[] = [];
-    await runRollouts(m, async (batch) => {
-      prompts.push(...batch);
-      return batch.map(() => 'r</think><answer>Right</answer>');
-    }, { promptStyle: 'compact', maxContextWindow: 1 });
+    await runRollouts(
+      m,
+      async (batch) => {
+        prompts.push(...batch);
+        return batch.map(() => 'r</think><answer>Right</answer>');
+      },
+      { promptStyle: 'compact', maxContextWindow: 1 },
+    );
     expect(prompts.length).toBeGreaterThan(1);
     for (const p of prompts) {
       expect(p.startsWith('<|im_start|>system\nwalk to the goal.<|im_end|>\n')).toBe(true);
@@ -117,7 +133,9 @@ describe('runRollouts over the fake corridor', () => {
   it('rejects a generate function that returns the wrong number of outputs', async () => {
     const m = corridorManager();
     await expect(runRollouts(m, async () => ['only one'])).rejects.toThrow(/returned 1 outputs for 6 prompts/);
-    await expect(runRollouts(m, async (p) => p.map(() => 7 as unknown as string))).rejects.toThrow(/output 0 is number/);
+    await expect(runRollouts(m, async (p) => p.map(() => 7 as unknown as string))).rejects.toThrow(
+      /output 0 is number/,
+    );
   });
 
   it('advances train seeds between calls', async () => {

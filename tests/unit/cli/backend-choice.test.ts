@@ -16,19 +16,31 @@ import { tinyBanditConfig, tinyPolicy } from '../starpo/trainer-fixture';
 describe('readProbeOutput', () => {
   it('tells a GPU, a software adapter, no adapter and a crashed probe apart', () => {
     const line = (adapter: unknown) => `${JSON.stringify({ adapter })}\n`;
-    expect(readProbeOutput(line({ vendor: 'nvidia', architecture: 'hopper', description: 'NVIDIA H100', isFallbackAdapter: false }), '')).toEqual({
+    expect(
+      readProbeOutput(
+        line({ vendor: 'nvidia', architecture: 'hopper', description: 'NVIDIA H100', isFallbackAdapter: false }),
+        '',
+      ),
+    ).toEqual({
       kind: 'gpu',
       adapter: 'nvidia hopper NVIDIA H100',
     });
     // Dawn on Chromium's SwiftShader ICD: flagged as a fallback adapter.
-    expect(readProbeOutput(line({ vendor: 'google', architecture: 'swiftshader', isFallbackAdapter: true }), '').kind).toBe('software');
+    expect(
+      readProbeOutput(line({ vendor: 'google', architecture: 'swiftshader', isFallbackAdapter: true }), '').kind,
+    ).toBe('software');
     // Mesa's llvmpipe does not always set the flag: its name gives it away.
-    expect(readProbeOutput(line({ vendor: 'mesa', device: 'llvmpipe (LLVM 15.0.6, 256 bits)' }), '').kind).toBe('software');
+    expect(readProbeOutput(line({ vendor: 'mesa', device: 'llvmpipe (LLVM 15.0.6, 256 bits)' }), '').kind).toBe(
+      'software',
+    );
     expect(readProbeOutput(line(null), 'error: XDG_RUNTIME_DIR is invalid')).toEqual({
       kind: 'none',
       reason: 'no GPU adapter found (Dawn needs a Vulkan driver for a GPU)',
     });
-    expect(readProbeOutput('', 'Segmentation fault\nmore')).toEqual({ kind: 'none', reason: 'the WebGPU probe crashed (Segmentation fault)' });
+    expect(readProbeOutput('', 'Segmentation fault\nmore')).toEqual({
+      kind: 'none',
+      reason: 'the WebGPU probe crashed (Segmentation fault)',
+    });
   });
 });
 
@@ -40,12 +52,16 @@ describe('chooseCliBackend', () => {
     });
     expect(info.name).toBe('wasm');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^backend: wasm \(auto: the only WebGPU adapter is a software renderer \(google swiftshader .*\).*wasm is the fastest CPU backend\)$/);
+    expect(lines[0]).toMatch(
+      /^backend: wasm \(auto: the only WebGPU adapter is a software renderer \(google swiftshader .*\).*wasm is the fastest CPU backend\)$/,
+    );
   });
 
   it("'auto' without any adapter picks wasm, naming the missing GPU", async () => {
     const lines: string[] = [];
-    const info = await chooseCliBackend('auto', (l) => lines.push(l), { probe: async () => ({ kind: 'none', reason: 'no GPU adapter found' }) });
+    const info = await chooseCliBackend('auto', (l) => lines.push(l), {
+      probe: async () => ({ kind: 'none', reason: 'no GPU adapter found' }),
+    });
     expect(info.name).toBe('wasm');
     expect(lines).toEqual(['backend: wasm (auto: no GPU adapter found; wasm is the fastest CPU backend)']);
   });
@@ -59,9 +75,14 @@ describe('chooseCliBackend', () => {
 
 describe('formatValidation', () => {
   it('names each validation env instead of averaging them', () => {
-    expect(formatValidation({ 'val-env/Bandit/success': 0.9375, 'val-env/BanditTest/success': 0, 'val-env/Bandit/pass@1': 0.5, 'timing_s/testing': 3 })).toBe(
-      'Bandit 0.94 BanditTest 0.00',
-    );
+    expect(
+      formatValidation({
+        'val-env/Bandit/success': 0.9375,
+        'val-env/BanditTest/success': 0,
+        'val-env/Bandit/pass@1': 0.5,
+        'timing_s/testing': 3,
+      }),
+    ).toBe('Bandit 0.94 BanditTest 0.00');
     expect(formatValidation({})).toBe('-');
   });
 });
@@ -79,7 +100,10 @@ describe('ragen train with the default backend (auto), as a user runs it', () =>
     model.dispose();
     const config = tinyBanditConfig({ trainer: { totalSteps: 1, testFreq: 1, backend: 'auto' } });
     configFile = path.join(tmp, 'tiny.json');
-    fs.writeFileSync(configFile, JSON.stringify({ ...config, model: { ...config.model, path: path.join(tmp, 'tiny-model') } }));
+    fs.writeFileSync(
+      configFile,
+      JSON.stringify({ ...config, model: { ...config.model, path: path.join(tmp, 'tiny-model') } }),
+    );
   });
 
   afterAll(() => {
@@ -87,10 +111,14 @@ describe('ragen train with the default backend (auto), as a user runs it', () =>
   });
 
   it('prints one backend line, no driver noise, and validation per env', async () => {
-    const { stdout, stderr } = await run(process.execPath, [path.resolve('bin/ragen.js'), 'train', '--config', configFile, '--out', 'run'], {
-      cwd: tmp,
-      timeout: 120_000,
-    });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [path.resolve('bin/ragen.js'), 'train', '--config', configFile, '--out', 'run'],
+      {
+        cwd: tmp,
+        timeout: 120_000,
+      },
+    );
     const backendLines = stdout.split('\n').filter((l) => l.startsWith('backend:'));
     expect(backendLines, stdout).toHaveLength(1);
     if (!backendLines[0].startsWith('backend: webgpu')) {

@@ -26,8 +26,8 @@ describe('kernel counts (wasm)', () => {
         const layers = shape.config.num_hidden_layers;
         expect((c.perDecodedToken - c.decodeConstant) / layers).toBeLessThanOrEqual(12);
         expect(c.decodeConstant).toBeLessThanOrEqual(10);
-        expect(c.update).toBeLessThanOrEqual(60 + 30 * layers);   // tiny 103, sokoban-tiny 171 when written
-        expect(c.update).toBeGreaterThan(20 * layers);            // a count that measures something
+        expect(c.update).toBeLessThanOrEqual(60 + 30 * layers); // tiny 103, sokoban-tiny 171 when written
+        expect(c.update).toBeGreaterThan(20 * layers); // a count that measures something
       } finally {
         model.dispose();
       }
@@ -39,15 +39,15 @@ describe('kernel census of one layer (tools/device/kernel-census.ts, wasm)', () 
   it('a decoded token: one cached attention and 4 matmuls per layer, sampling outside the layers', async () => {
     const { perLayer, constant } = await kernelCensus(benchShape('tiny').config, 'decode');
     expect(perLayer.get('RagenCachedAttention')).toBe(1);
-    expect(perLayer.get('_FusedMatMul')).toBe(4);   // qkv, o, gateUp, down (wasm adds the residuals apart: 'Add' 2)
+    expect(perLayer.get('_FusedMatMul')).toBe(4); // qkv, o, gateUp, down (wasm adds the residuals apart: 'Add' 2)
     expect(perLayer.get('Add')).toBe(2);
     expect(constant.get('RagenSample')).toBe(1);
   });
 
   it('a checkpointed update recomputes each layer once and makes no zero-gradient kernels for its constants', async () => {
     const { perLayer } = await kernelCensus(benchShape('tiny').config, 'update');
-    expect(perLayer.get('RagenAttention')).toBe(2);       // the forward and the backward's recomputation
+    expect(perLayer.get('RagenAttention')).toBe(2); // the forward and the backward's recomputation
     expect(perLayer.get('RagenAttentionGrad')).toBe(1);
-    expect(perLayer.has('ZerosLike')).toBe(false);        // positions, RoPE tables and mask get host zeros
+    expect(perLayer.has('ZerosLike')).toBe(false); // positions, RoPE tables and mask get host zeros
   });
 });

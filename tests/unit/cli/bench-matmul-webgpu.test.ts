@@ -19,10 +19,20 @@ beforeAll(async () => {
 
 // hidden 16, 2 heads of 8 and 1 KV head (qkv 32 wide), MLP 24, a vocabulary of 37 (not a multiple of 4), 1 layer.
 const micro: BenchShape = {
-  name: 'micro', description: 'test shape',
+  name: 'micro',
+  description: 'test shape',
   config: {
-    model_type: 'qwen2', vocab_size: 37, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 1, num_attention_heads: 2,
-    num_key_value_heads: 1, max_position_embeddings: 64, rope_theta: 10000, rms_norm_eps: 1e-6, tie_word_embeddings: true,
+    model_type: 'qwen2',
+    vocab_size: 37,
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    max_position_embeddings: 64,
+    rope_theta: 10000,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: true,
   },
   workload: { trainBatch: 1, trainSeq: 6, genBatch: 1, promptLen: 4, newTokens: 2, warmup: 1 },
 };
@@ -32,7 +42,15 @@ describe('benchMatmul on webgpu (SwiftShader)', () => {
     const notes: string[] = [];
     const before = tf.memory().numTensors;
     const ops = ['head'];
-    const rows = await benchMatmul({ backend: 'webgpu', shape: micro, batch: 1, seqLen: 6, seconds: 0.001, note: (l) => notes.push(l), ops });
+    const rows = await benchMatmul({
+      backend: 'webgpu',
+      shape: micro,
+      batch: 1,
+      seqLen: 6,
+      seconds: 0.001,
+      note: (l) => notes.push(l),
+      ops,
+    });
     expect(tf.memory().numTensors).toBe(before);
     const cases = matmulCases(micro, 1, 6).filter((c) => ops.includes(c.op));
     expect(cases).toHaveLength(3);
@@ -46,19 +64,26 @@ describe('benchMatmul on webgpu (SwiftShader)', () => {
     for (const c of cases) {
       const mine = rows.filter((r) => r.op === c.op && r.pass === c.pass);
       const f16 = !unpackable.includes(`${c.op} ${c.pass}`);
-      expect(mine.map((r) => r.impl)).toEqual(['tfjs', 'tiled-wgsl-64x64', 'tiled-wgsl-128x64', 'tiled-wgsl-128x128', ...(f16 ? ['tiled-wgsl-f16-128x64'] : [])]);
+      expect(mine.map((r) => r.impl)).toEqual([
+        'tfjs',
+        'tiled-wgsl-64x64',
+        'tiled-wgsl-128x64',
+        'tiled-wgsl-128x128',
+        ...(f16 ? ['tiled-wgsl-f16-128x64'] : []),
+      ]);
       for (const r of mine) {
         expect(r).toMatchObject({ m: c.m, n: c.n, k: c.k, device: 'webgpu', tokens: '1x6' });
-        expect(r.gpuMsPerCall).toBeGreaterThan(0);   // SwiftShader has timestamp-query
+        expect(r.gpuMsPerCall).toBeGreaterThan(0); // SwiftShader has timestamp-query
         if (r.impl === 'tfjs') expect(r.maxRelErrorVsTfjs).toBeUndefined();
         else expect(r.maxRelErrorVsTfjs).toBeLessThan(r.impl === 'tiled-wgsl-f16-128x64' ? 2e-3 : 1e-5);
-        expect(r.splitK).toBe(r.impl === 'tfjs' ? undefined : 1);   // K is at most 37 here: never split
+        expect(r.splitK).toBe(r.impl === 'tfjs' ? undefined : 1); // K is at most 37 here: never split
       }
     }
   }, 300_000);
 
   it('names an op the shape does not have', async () => {
-    await expect(benchMatmul({ backend: 'webgpu', shape: micro, batch: 1, seqLen: 6, seconds: 0.001, ops: ['o', 'lm'] }))
-      .rejects.toThrow("no matmul 'lm' at shape micro (ops: qkv, o, gateUp, down, head)");
+    await expect(
+      benchMatmul({ backend: 'webgpu', shape: micro, batch: 1, seqLen: 6, seconds: 0.001, ops: ['o', 'lm'] }),
+    ).rejects.toThrow("no matmul 'lm' at shape micro (ops: qkv, o, gateUp, down, head)");
   });
 });

@@ -16,12 +16,20 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'ragen-bench-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('bench shapes', () => {
-  it('the tiny shapes are the presets\' models', () => {
-    for (const [shape, preset] of [['tiny', 'bandit-tiny'], ['sokoban-tiny', 'sokoban-tiny']]) {
+  it("the tiny shapes are the presets' models", () => {
+    for (const [shape, preset] of [
+      ['tiny', 'bandit-tiny'],
+      ['sokoban-tiny', 'sokoban-tiny'],
+    ]) {
       const c = benchShape(shape).config;
       const t = presetConfig(preset).model.tiny;
-      expect([c.hidden_size, c.num_hidden_layers, c.num_attention_heads, c.num_key_value_heads, c.intermediate_size])
-        .toEqual([t.hiddenSize, t.numLayers, t.numHeads, t.numKvHeads, t.intermediateSize]);
+      expect([
+        c.hidden_size,
+        c.num_hidden_layers,
+        c.num_attention_heads,
+        c.num_key_value_heads,
+        c.intermediate_size,
+      ]).toEqual([t.hiddenSize, t.numLayers, t.numHeads, t.numKvHeads, t.intermediateSize]);
     }
   });
 
@@ -44,26 +52,50 @@ describe('ragen bench --only model,torch', () => {
     expect(benchSpec(['qwen0.5b'], 1).shapes[0].workload.genBatches).toEqual([16, 128]);
     expect(benchSpec(['qwen0.5b'], 1, [4]).shapes[0].workload.genBatches).toEqual([4]);
     const file = path.join(dir, 'bench.json');
-    const { stdout } = await ragen('bench', '--only', 'model,torch', '--shapes', 'tiny', '--gen-batches', '2,3', '--seconds', '0.1', '--json', file);
+    const { stdout } = await ragen(
+      'bench',
+      '--only',
+      'model,torch',
+      '--shapes',
+      'tiny',
+      '--gen-batches',
+      '2,3',
+      '--seconds',
+      '0.1',
+      '--json',
+      file,
+    );
     const report = JSON.parse(readFileSync(file, 'utf8'));
     const batchKeys = (rows: number) => [`tiny generate b${rows} tokens/s`];
     const keys = ['tiny train tokens/s', 'tiny generate tokens/s', ...batchKeys(2), ...batchKeys(3)];
     // tfjs also reports the peak tensor memory of one update / one generate call (its profiled warm-up) and kernel counts.
-    const peakKeys = ['tiny train', 'tiny generate', 'tiny generate b2', 'tiny generate b3'].flatMap((what) => [`${what} peak bytes`, `${what} peak tensors`]);
+    const peakKeys = ['tiny train', 'tiny generate', 'tiny generate b2', 'tiny generate b3'].flatMap((what) => [
+      `${what} peak bytes`,
+      `${what} peak tensors`,
+    ]);
     const kernelKeys = ['tiny kernels/update', 'tiny kernels/decoded token'];
     for (const section of ['model', 'torch']) {
-      expect(Object.keys(report.results[section]).sort()).toEqual([...keys, ...(section === 'model' ? [...peakKeys, ...kernelKeys] : [])].sort());
+      expect(Object.keys(report.results[section]).sort()).toEqual(
+        [...keys, ...(section === 'model' ? [...peakKeys, ...kernelKeys] : [])].sort(),
+      );
       for (const v of Object.values(report.results[section]) as number[]) {
         expect(Number.isFinite(v) && v > 0).toBe(true);
       }
     }
     // An update holds at least the weights, gradients and AdamW's two moments: more than 4 x the float32 weights.
-    expect(report.results.model['tiny train peak bytes']).toBeGreaterThan(4 * 4 * parameterCount(benchShape('tiny').config));
-    expect(report.results.model['tiny generate peak bytes']).toBeGreaterThan(4 * parameterCount(benchShape('tiny').config));
+    expect(report.results.model['tiny train peak bytes']).toBeGreaterThan(
+      4 * 4 * parameterCount(benchShape('tiny').config),
+    );
+    expect(report.results.model['tiny generate peak bytes']).toBeGreaterThan(
+      4 * parameterCount(benchShape('tiny').config),
+    );
     expect(Number.isInteger(report.results.model['tiny train peak tensors'])).toBe(true);
     for (const key of keys) {
       const ratioKey = key.replace('tokens/s', 'tfjs/torch');
-      expect(report.results.ratio[ratioKey], ratioKey).toBeCloseTo(report.results.model[key] / report.results.torch[key], 10);
+      expect(report.results.ratio[ratioKey], ratioKey).toBeCloseTo(
+        report.results.model[key] / report.results.torch[key],
+        10,
+      );
     }
     expect(report.backend).toBe('wasm');
     expect(report.torch.threads).toBe(1);
@@ -73,17 +105,26 @@ describe('ragen bench --only model,torch', () => {
 
   // The refusals run through main() in this process: no model is built before them.
   it('fails the torch section, naming the problem, when the interpreter is missing or has no torch', async () => {
-    expectRefused(await inProcess('bench', '--only', 'torch', '--shapes', 'tiny', '--python', '/nonexistent/python3'), /\/nonexistent\/python3, which does not exist/);
+    expectRefused(
+      await inProcess('bench', '--only', 'torch', '--shapes', 'tiny', '--python', '/nonexistent/python3'),
+      /\/nonexistent\/python3, which does not exist/,
+    );
     // Python without site-packages: the interpreter runs, but `import torch` fails.
     const noTorch = path.join(dir, 'python-without-torch');
     writeFileSync(noTorch, '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n');
     chmodSync(noTorch, 0o755);
-    expectRefused(await inProcess('bench', '--only', 'torch', '--shapes', 'tiny', '--python', noTorch), /cannot import torch/);
+    expectRefused(
+      await inProcess('bench', '--only', 'torch', '--shapes', 'tiny', '--python', noTorch),
+      /cannot import torch/,
+    );
   });
 
   it('refuses an unknown shape or backend, or a batch size of 0, with exit code 2', async () => {
     expectRefused(await inProcess('bench', '--only', 'model', '--shapes', 'tiny,huge'), /unknown model shape 'huge'/);
     expectRefused(await inProcess('bench', '--only', 'model', '--backend', 'tpu'), /unknown backend 'tpu'/);
-    expectRefused(await inProcess('bench', '--only', 'model', '--shapes', 'tiny', '--gen-batches', '2,0'), /--gen-batches must be an integer >= 1, got '0'/);
+    expectRefused(
+      await inProcess('bench', '--only', 'model', '--shapes', 'tiny', '--gen-batches', '2,0'),
+      /--gen-batches must be an integer >= 1, got '0'/,
+    );
   });
 });

@@ -12,7 +12,8 @@ import { StepWorkRecorder, stepRatios, stepWorkTokens } from '../../../src/bench
 import { HF_PYTHON } from '../hf-python';
 
 const run = promisify(execFile);
-const ragen = (...args: string[]) => run(process.execPath, ['bin/ragen.js', ...args], { cwd: process.cwd(), timeout: 170_000 });
+const ragen = (...args: string[]) =>
+  run(process.execPath, ['bin/ragen.js', ...args], { cwd: process.cwd(), timeout: 170_000 });
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ragen-bench-torch-step-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -22,21 +23,22 @@ describe('StepWorkRecorder', () => {
     const chars = { encode: (text: string) => [...text].map((ch) => ch.charCodeAt(0)) };
     const t = (...lengths: number[]) => lengths.map((n) => 'x'.repeat(n));
     const r = new StepWorkRecorder(10);
-    r.rolloutTurn(t(100, 102), t(4, 6));      // turn 1: the whole prompt; decode = longest + its end token
-    r.rolloutTurn(t(130, 140), t(10, 10));    // turn 2: 135 - (101 + 5) = 29 new tokens; both hit maxNewTokens
-    r.rolloutTurn(t(50), t(3));               // a history window dropped turns: the whole prompt, fresh
+    r.rolloutTurn(t(100, 102), t(4, 6)); // turn 1: the whole prompt; decode = longest + its end token
+    r.rolloutTurn(t(130, 140), t(10, 10)); // turn 2: 135 - (101 + 5) = 29 new tokens; both hit maxNewTokens
+    r.rolloutTurn(t(50), t(3)); // a history window dropped turns: the whole prompt, fresh
     r.trainBatch([120, 90], [100, 0]);
     const work = r.take(chars);
     expect(work).toEqual({
       turns: [
-        { rows: 2, prefill: 101, decode: 7, fresh: false }, { rows: 2, prefill: 29, decode: 10, fresh: false },
+        { rows: 2, prefill: 101, decode: 7, fresh: false },
+        { rows: 2, prefill: 29, decode: 10, fresh: false },
         { rows: 1, prefill: 50, decode: 4, fresh: true },
       ],
       train: [120, 90],
       trainFrom: [100, 0],
     });
     expect(stepWorkTokens(work)).toEqual({ rollout: 2 * 108 + 2 * 39 + 54, train: 210 });
-    expect(r.take(chars)).toEqual({ turns: [], train: [], trainFrom: [] });   // the next step starts empty
+    expect(r.take(chars)).toEqual({ turns: [], train: [], trainFrom: [] }); // the next step starts empty
   });
 
   it('gives tfjs/torch ratios of seconds (above 1 = tfjs faster), scoring and update together, where both spent time', () => {
@@ -47,7 +49,7 @@ describe('StepWorkRecorder', () => {
 });
 
 describe('torch_step.py forward with a KV cache', () => {
-  it('a later turn\'s prefill over the cached dialogue gives the logits of one forward over the whole dialogue', () => {
+  it("a later turn's prefill over the cached dialogue gives the logits of one forward over the whole dialogue", () => {
     const script = `
 import sys, torch
 sys.path[:0] = ['tools/bench', 'tools/parity']
@@ -74,14 +76,39 @@ print((last - full).abs().max().item())
 // frozenlake-tiny: up to 5 turns, one training sample per turn (single_turn), PPO with a critic. 2 env groups x 4,
 // the filter keeping 1 group = 4 trajectories, one mini-batch (and micro-batch) of 4: the fewest that still have
 // several dialogues per turn and a filter that drops a group, for a short CI run.
-const SMALL = ['agent.envGroups=2', 'agent.trainEnvs.0.nGroups=2', 'filter.ratio=0.5', 'actor.ppoMiniBatchSize=4',
-  'actor.ppoMicroBatchSize=4'].flatMap((kv) => ['--step-set', kv]);
+const SMALL = [
+  'agent.envGroups=2',
+  'agent.trainEnvs.0.nGroups=2',
+  'filter.ratio=0.5',
+  'actor.ppoMiniBatchSize=4',
+  'actor.ppoMicroBatchSize=4',
+].flatMap((kv) => ['--step-set', kv]);
 
 describe('ragen bench --only step,torch', () => {
   it('times a real frozenlake-tiny step on wasm and the same work in PyTorch, on the same tokens', async () => {
     const file = path.join(dir, 'step-torch.json');
-    await ragen('bench', '--only', 'step,torch', '--shapes', 'tiny', '--seconds', '0.1', '--presets', 'frozenlake-tiny',
-      '--step-repeats', '1', '--workers', '1', '--backend', 'wasm', '--python', HF_PYTHON, ...SMALL, '--json', file);
+    await ragen(
+      'bench',
+      '--only',
+      'step,torch',
+      '--shapes',
+      'tiny',
+      '--seconds',
+      '0.1',
+      '--presets',
+      'frozenlake-tiny',
+      '--step-repeats',
+      '1',
+      '--workers',
+      '1',
+      '--backend',
+      'wasm',
+      '--python',
+      HF_PYTHON,
+      ...SMALL,
+      '--json',
+      file,
+    );
     const report = JSON.parse(readFileSync(file, 'utf8'));
     expect(report.errors).toEqual({});
     const p = 'frozenlake-tiny';
@@ -111,7 +138,9 @@ describe('ragen bench --only step,torch', () => {
   }, 180_000);
 
   it('asks for a model directory when sokoban-qwen has none, before any work', async () => {
-    await expect(ragen('bench', '--only', 'step,torch', '--presets', 'sokoban-qwen')).rejects
-      .toMatchObject({ code: 2, stderr: expect.stringContaining('--step-set model=DIR') });
+    await expect(ragen('bench', '--only', 'step,torch', '--presets', 'sokoban-qwen')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--step-set model=DIR'),
+    });
   });
 });

@@ -20,8 +20,15 @@ export async function ragen(...args: string[]): Promise<CliResult> {
   const out: string[] = [];
   const err: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.map((x) => (x instanceof Error ? (x.stack ?? String(x)) : String(x))).join(' ')));
-  const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => (out.push(String(s)), true));
+  const error = vi
+    .spyOn(console, 'error')
+    .mockImplementation(
+      (...a: unknown[]) =>
+        void err.push(a.map((x) => (x instanceof Error ? (x.stack ?? String(x)) : String(x))).join(' ')),
+    );
+  const stdout = vi
+    .spyOn(process.stdout, 'write')
+    .mockImplementation((s: string | Uint8Array) => (out.push(String(s)), true));
   const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
   try {
     const code = await main(['node', 'ragen', ...args]);
@@ -60,7 +67,10 @@ export async function trainTinyRun(root: string): Promise<{ run: string; configF
   model.dispose();
   const config = tinyBanditConfig({ trainer: { totalSteps: 2, saveFreq: 1, testFreq: 2 } });
   const configFile = path.join(root, 'tiny.json');
-  fs.writeFileSync(configFile, JSON.stringify({ ...config, model: { ...config.model, path: path.join(root, 'tiny-model') } }));
+  fs.writeFileSync(
+    configFile,
+    JSON.stringify({ ...config, model: { ...config.model, path: path.join(root, 'tiny-model') } }),
+  );
   const run = path.join(root, 'run');
   const r = await ragen('train', '--config', configFile, '--out', run);
   expect(r.code, r.err).toBe(0);

@@ -60,9 +60,15 @@ describe('environment variables', () => {
     process.env.RAGEN_PROGRESS_SECONDS = '0.5';
     process.env.RAGEN_WEBGPU_MATMUL = 'tfjs';
     process.env.RAGEN_WEBGPU_ATTENTION = 'per-head';
-    expectRefused(await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '0', '--out', path.join(tmp, 'm')), /^ragen: --layers must be/);
-    process.env.RAGEN_PROGRESS_SECONDS = '';   // empty is unset
-    expectRefused(await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '0', '--out', path.join(tmp, 'm')), /^ragen: --layers must be/);
+    expectRefused(
+      await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '0', '--out', path.join(tmp, 'm')),
+      /^ragen: --layers must be/,
+    );
+    process.env.RAGEN_PROGRESS_SECONDS = ''; // empty is unset
+    expectRefused(
+      await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '0', '--out', path.join(tmp, 'm')),
+      /^ragen: --layers must be/,
+    );
   });
 
   it('--help lists every variable', async () => {

@@ -29,7 +29,10 @@ beforeAll(async () => {
   await saveCheckpointDir(path.join(tmp, 'tiny-model'), model, tokenizer);
   model.dispose();
   const config = tinyBanditConfig({ trainer: { totalSteps: 2, saveFreq: 1, testFreq: 2 } });
-  fs.writeFileSync(path.join(tmp, 'tiny.json'), JSON.stringify({ ...config, model: { ...config.model, path: path.join(tmp, 'tiny-model') } }));
+  fs.writeFileSync(
+    path.join(tmp, 'tiny.json'),
+    JSON.stringify({ ...config, model: { ...config.model, path: path.join(tmp, 'tiny-model') } }),
+  );
   const trained = await ragen('train', '--config', 'tiny.json', '--out', 'run', '--backend', 'wasm');
   expect(trained.code, trained.stderr).toBe(0);
 }, 180_000);
@@ -50,9 +53,15 @@ describe('ragen export: bad input stops before anything is written (exit 2)', ()
       [['--run', 'nowhere', '--to', 'ragen', 'o3'], /--run nowhere: no such directory/],
       [['--run', 'tiny-model', '--to', 'ragen', 'o4'], /--run tiny-model: .*not a run directory/],
       [['--run', 'no-checkpoints', '--to', 'ragen', 'o5'], /no complete checkpoint.*saveFreq/],
-      [['--run', 'run', '--step', '7', '--to', 'ragen', 'o6'], /--step 7: run has no checkpoint of that step \(steps: 1, 2\)/],
+      [
+        ['--run', 'run', '--step', '7', '--to', 'ragen', 'o6'],
+        /--step 7: run has no checkpoint of that step \(steps: 1, 2\)/,
+      ],
       [['--run', 'run', '--to', 'ragen', 'taken'], /taken already exists and is not an empty directory/],
-      [['--run', 'run', '--to', 'ragen', '--gpus-per-node', '0', 'o7'], /--gpus-per-node must be an integer >= 1, got '0'/],
+      [
+        ['--run', 'run', '--to', 'ragen', '--gpus-per-node', '0', 'o7'],
+        /--gpus-per-node must be an integer >= 1, got '0'/,
+      ],
     ];
     // commander's own message as a user meets it (the real command: exit code and stderr); the rest through main() in
     // this process: the same code path without a Node start and a tfjs load per case.
@@ -66,7 +75,8 @@ describe('ragen export: bad input stops before anything is written (exit 2)', ()
     } finally {
       process.chdir(cwd);
     }
-    for (const o of ['o1', 'o2', 'o3', 'o4', 'o5', 'o6', 'o7', 'o8']) expect(fs.existsSync(path.join(tmp, o)), o).toBe(false);
+    for (const o of ['o1', 'o2', 'o3', 'o4', 'o5', 'o6', 'o7', 'o8'])
+      expect(fs.existsSync(path.join(tmp, o)), o).toBe(false);
     expect(fs.readdirSync(path.join(tmp, 'taken'))).toEqual(['keep.txt']);
     expect(fs.readdirSync(tmp).some((n) => n.includes('.tmp-'))).toBe(false);
   });
@@ -78,20 +88,50 @@ describe('ragen export --to ragen', () => {
     expect(r.code, r.stderr).toBe(0);
     const out = path.join(tmp, 'out-f32');
     expect(r.stdout).toContain(`python train.py --config-dir ${out} --config-name ragen_export`);
-    expect(fs.readdirSync(out).sort()).toEqual(['README.md', 'overrides.txt', 'qwen2-critic', 'qwen2-policy', 'ragen_export.yaml']);
+    expect(fs.readdirSync(out).sort()).toEqual([
+      'README.md',
+      'overrides.txt',
+      'qwen2-critic',
+      'qwen2-policy',
+      'ragen_export.yaml',
+    ]);
     const ckpt = path.join(tmp, 'run', 'checkpoints', 'step-2');
     // Only model files: no optimizer, reference or trainer state.
-    expect(fs.readdirSync(path.join(out, 'qwen2-policy')).sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
-    expect(Buffer.compare(fs.readFileSync(path.join(out, 'qwen2-policy/model.safetensors')), fs.readFileSync(path.join(ckpt, 'model.safetensors')))).toBe(0);
-    expect(Buffer.compare(fs.readFileSync(path.join(out, 'qwen2-critic/model.safetensors')), fs.readFileSync(path.join(ckpt, 'critic/model.safetensors')))).toBe(0);
-    expect(JSON.parse(fs.readFileSync(path.join(out, 'qwen2-critic/config.json'), 'utf8')).architectures).toEqual(['Qwen2ForTokenClassification']);
+    expect(fs.readdirSync(path.join(out, 'qwen2-policy')).sort()).toEqual([
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
+    expect(
+      Buffer.compare(
+        fs.readFileSync(path.join(out, 'qwen2-policy/model.safetensors')),
+        fs.readFileSync(path.join(ckpt, 'model.safetensors')),
+      ),
+    ).toBe(0);
+    expect(
+      Buffer.compare(
+        fs.readFileSync(path.join(out, 'qwen2-critic/model.safetensors')),
+        fs.readFileSync(path.join(ckpt, 'critic/model.safetensors')),
+      ),
+    ).toBe(0);
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'qwen2-critic/config.json'), 'utf8')).architectures).toEqual([
+      'Qwen2ForTokenClassification',
+    ]);
 
     // The YAML and the override list both carry exactly what the mapping gives for the run's config.
     const config = parseRunConfig(JSON.parse(fs.readFileSync(path.join(tmp, 'run', 'config.json'), 'utf8')));
-    const expected = nestRagenValues(toRagen(config, {
-      modelPath: path.join(out, 'qwen2-policy'), criticPath: path.join(out, 'qwen2-critic'), maxPositions: 512,
-      gpusPerNode: 1, nodes: 1, experimentName: 'run-step2',
-    }).values);
+    const expected = nestRagenValues(
+      toRagen(config, {
+        modelPath: path.join(out, 'qwen2-policy'),
+        criticPath: path.join(out, 'qwen2-critic'),
+        maxPositions: 512,
+        gpusPerNode: 1,
+        nodes: 1,
+        experimentName: 'run-step2',
+      }).values,
+    );
     const { defaults, ...yaml } = YAML.parse(fs.readFileSync(path.join(out, 'ragen_export.yaml'), 'utf8'));
     expect(defaults).toEqual(['base', '_self_']);
     expect(yaml).toEqual(expected);
@@ -100,7 +140,9 @@ describe('ragen export --to ragen', () => {
     expect(yaml.es_manager.val.env_configs.tags).toEqual(['Bandit', 'BanditTest']);
 
     const readme = fs.readFileSync(path.join(out, 'README.md'), 'utf8');
-    expect(readme).toContain('python train.py --config-dir "$EXPORT" --config-name ragen_export model_path="$EXPORT/qwen2-policy" critic.model.path="$EXPORT/qwen2-critic"');
+    expect(readme).toContain(
+      'python train.py --config-dir "$EXPORT" --config-name ragen_export model_path="$EXPORT/qwen2-policy" critic.model.path="$EXPORT/qwen2-critic"',
+    );
     expect(readme).toMatch(/\| `model\.promptStyle` \| `"compact"` \| .*never saw/);
     expect(readme).toMatch(/\*\*Bandit\*\*: .*seed/);
     expect(readme).toMatch(/\*\*BanditTest\*\*/);
@@ -111,7 +153,19 @@ describe('ragen export --to ragen', () => {
   });
 
   it('--dtype bf16 --step 1 writes the step-1 weights rounded to bfloat16, torch_dtype bfloat16', async () => {
-    const r = await ragen('export', '--run', 'run', '--step', '1', '--to', 'ragen', '--dtype', 'bf16', '--quiet', 'out-bf16');
+    const r = await ragen(
+      'export',
+      '--run',
+      'run',
+      '--step',
+      '1',
+      '--to',
+      'ragen',
+      '--dtype',
+      'bf16',
+      '--quiet',
+      'out-bf16',
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('');
     const out = path.join(tmp, 'out-bf16');
@@ -121,11 +175,18 @@ describe('ragen export --to ragen', () => {
     expect(exported.metadata.format).toBe('pt');
     for (const [name, t] of Object.entries(exported.tensors)) {
       expect(t.dtype, name).toBe('BF16');
-      const want = Array.from(new Uint32Array(source.tensors[name].data.buffer), (b) => (floatToBf16Bits(b) << 16) >>> 0);
+      const want = Array.from(
+        new Uint32Array(source.tensors[name].data.buffer),
+        (b) => (floatToBf16Bits(b) << 16) >>> 0,
+      );
       expect(Array.from(new Uint32Array(t.data.buffer)), name).toEqual(want);
     }
-    expect(JSON.parse(fs.readFileSync(path.join(out, 'qwen2-policy/config.json'), 'utf8')).torch_dtype).toBe('bfloat16');
-    expect(YAML.parse(fs.readFileSync(path.join(out, 'ragen_export.yaml'), 'utf8')).trainer.experiment_name).toBe('run-step1');
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'qwen2-policy/config.json'), 'utf8')).torch_dtype).toBe(
+      'bfloat16',
+    );
+    expect(YAML.parse(fs.readFileSync(path.join(out, 'ragen_export.yaml'), 'utf8')).trainer.experiment_name).toBe(
+      'run-step1',
+    );
   });
 
   it('a checkpoint with sharded weights (past 2 GiB) exports its shards and its critic', async () => {
@@ -134,19 +195,27 @@ describe('ragen export --to ragen', () => {
     for (const dir of [ckpt, path.join(ckpt, 'critic')]) {
       const { tensors } = parseSafetensors(fs.readFileSync(path.join(dir, 'model.safetensors')));
       fs.rmSync(path.join(dir, 'model.safetensors'));
-      for (const [name, bytes] of Object.entries(shardedSafetensorsFiles(tensors, 'model', { metadata: { format: 'pt' }, maxShardBytes: 8192 }))) {
+      for (const [name, bytes] of Object.entries(
+        shardedSafetensorsFiles(tensors, 'model', { metadata: { format: 'pt' }, maxShardBytes: 8192 }),
+      )) {
         fs.writeFileSync(path.join(dir, name), bytes);
       }
     }
     const r = await ragen('export', '--run', 'run-sharded', '--to', 'ragen', '--quiet', 'out-sharded');
     expect(r.code, r.stderr).toBe(0);
-    for (const [exported, source] of [['qwen2-policy', ckpt], ['qwen2-critic', path.join(ckpt, 'critic')]]) {
+    for (const [exported, source] of [
+      ['qwen2-policy', ckpt],
+      ['qwen2-critic', path.join(ckpt, 'critic')],
+    ]) {
       const dir = path.join(tmp, 'out-sharded', exported);
       const shards = fs.readdirSync(source).filter((n) => /^model-\d{5}-of-\d{5}\.safetensors$/.test(n));
       expect(shards.length).toBeGreaterThan(1);
       expect(fs.readdirSync(dir).sort()).toEqual(expect.arrayContaining(['model.safetensors.index.json', ...shards]));
       for (const name of [...shards, 'model.safetensors.index.json']) {
-        expect(Buffer.compare(fs.readFileSync(path.join(dir, name)), fs.readFileSync(path.join(source, name))), name).toBe(0);
+        expect(
+          Buffer.compare(fs.readFileSync(path.join(dir, name)), fs.readFileSync(path.join(source, name))),
+          name,
+        ).toBe(0);
       }
     }
   });

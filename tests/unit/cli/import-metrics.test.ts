@@ -34,9 +34,14 @@ trainer: {total_training_steps: 200, test_freq: 10}
 
 async function ragen(...args: string[]): Promise<{ code: number; stderr: string }> {
   const chunks: string[] = [];
-  const spy = vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => { chunks.push(String(c)); return true; });
+  const spy = vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => {
+    chunks.push(String(c));
+    return true;
+  });
   const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
-  const err = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { chunks.push(a.join(' ') + '\n'); });
+  const err = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => {
+    chunks.push(a.join(' ') + '\n');
+  });
   try {
     const code = await main(['node', 'ragen', ...args]);
     return { code, stderr: chunks.join('') };
@@ -57,16 +62,33 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 describe('ragen import-metrics', () => {
   it('writes a run directory: metrics.jsonl with RAGEN keys, config.json from the RAGEN config, import.json', async () => {
     const out = path.join(tmp, 'cluster-run');
-    const r = await ragen('import-metrics', path.join(tmp, 'history.csv'), '--out', out, '--ragen-config', path.join(tmp, 'config.yaml'));
+    const r = await ragen(
+      'import-metrics',
+      path.join(tmp, 'history.csv'),
+      '--out',
+      out,
+      '--ragen-config',
+      path.join(tmp, 'config.yaml'),
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/3 steps \(0 to 2\)/);
     expect(r.stderr).toMatch(/renamed train\/response_length -> response_length\/mean/);
     expect(r.stderr).toMatch(/left out _runtime: W&B bookkeeping/);
     const rows = parseMetricsJsonl(fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8'));
     expect(rows.map((x) => x.step)).toEqual([0, 1, 2]);
-    expect(rows[2]).toEqual({ step: 2, 'train/FrozenLake/success': 0.3, 'val-env/FrozenLake/success': 0.35, 'actor/entropy_loss': 1.1, 'rollout/in_group_std': 0.38, 'response_length/mean': 52 });
+    expect(rows[2]).toEqual({
+      step: 2,
+      'train/FrozenLake/success': 0.3,
+      'val-env/FrozenLake/success': 0.35,
+      'actor/entropy_loss': 1.1,
+      'rollout/in_group_std': 0.38,
+      'response_length/mean': 52,
+    });
     // The experiments' reader draws it like a local run.
-    expect(series(readMetrics(out), 'val-env/FrozenLake/success')).toEqual([[0, 0.2], [2, 0.35]]);
+    expect(series(readMetrics(out), 'val-env/FrozenLake/success')).toEqual([
+      [0, 0.2],
+      [2, 0.35],
+    ]);
     const config = JSON.parse(fs.readFileSync(path.join(out, 'config.json'), 'utf8'));
     expect(config.agent.trainEnvs).toEqual([{ tag: 'FrozenLake', nGroups: 8, maxActionsPerTraj: 10, maxTokens: 100 }]);
     expect(config.agent.groupSize).toBe(16);
@@ -83,7 +105,17 @@ describe('ragen import-metrics', () => {
     const cases: [string[], RegExp][] = [
       [['import-metrics', path.join(tmp, 'missing.csv'), '--out', path.join(tmp, 'a')], /missing\.csv: no such file/],
       [['import-metrics', path.join(tmp, 'nostep.csv'), '--out', path.join(tmp, 'b')], /no step column/],
-      [['import-metrics', path.join(tmp, 'history.csv'), '--out', path.join(tmp, 'c'), '--ragen-config', path.join(tmp, 'nope.yaml')], /--ragen-config .*nope\.yaml: no such file/],
+      [
+        [
+          'import-metrics',
+          path.join(tmp, 'history.csv'),
+          '--out',
+          path.join(tmp, 'c'),
+          '--ragen-config',
+          path.join(tmp, 'nope.yaml'),
+        ],
+        /--ragen-config .*nope\.yaml: no such file/,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = await ragen(...args);

@@ -34,16 +34,29 @@ afterAll(() => {
 describe('ragen init-model never replaces what it did not write', () => {
   it('refuses a run folder, a checkpoint and a project folder holding a config.json, with and without --force', async () => {
     const run = folder('run', {
-      'config.json': '{"trainer":{}}', 'metrics.jsonl': '{"step":1}\n', 'rollouts.jsonl': '{}\n',
-      'checkpoints/step-1/config.json': '{"model_type":"qwen2"}', 'checkpoints/step-1/model.safetensors': 'w',
+      'config.json': '{"trainer":{}}',
+      'metrics.jsonl': '{"step":1}\n',
+      'rollouts.jsonl': '{}\n',
+      'checkpoints/step-1/config.json': '{"model_type":"qwen2"}',
+      'checkpoints/step-1/model.safetensors': 'w',
     });
-    const checkpoint = folder('checkpoint', { 'config.json': '{"model_type":"qwen2"}', 'model.safetensors': 'w', 'tokenizer.json': '{}' });
+    const checkpoint = folder('checkpoint', {
+      'config.json': '{"model_type":"qwen2"}',
+      'model.safetensors': 'w',
+      'tokenizer.json': '{}',
+    });
     const project = folder('project', { 'config.json': '{}', 'package.json': '{}', 'src/main.ts': 'export {};' });
     for (const [dir, why] of [
       [run, /already holds a run/],
       [path.join(run, 'checkpoints', 'step-1'), /lies inside the checkpoints of the run/],
-      [checkpoint, /is not empty \(config\.json, model\.safetensors, tokenizer\.json\) and was not written by init-model/],
-      [project, /is not empty .* and was not written by init-model: init-model writes only into a new or empty directory/],
+      [
+        checkpoint,
+        /is not empty \(config\.json, model\.safetensors, tokenizer\.json\) and was not written by init-model/,
+      ],
+      [
+        project,
+        /is not empty .* and was not written by init-model: init-model writes only into a new or empty directory/,
+      ],
     ] as const) {
       const before = snapshot(dir);
       expectRefused(await ragen(...INIT, '--out', dir), why);
@@ -53,17 +66,24 @@ describe('ragen init-model never replaces what it did not write', () => {
     expect(fs.readdirSync(tmp).filter((n) => /\.(tmp|old)-/.test(n))).toEqual([]);
   });
 
-  it('refuses a file, an unwritable place and a layer count past the model\'s own before any work', async () => {
+  it("refuses a file, an unwritable place and a layer count past the model's own before any work", async () => {
     const file = folder('files', { 'notes.txt': 'mine' });
     expectRefused(await ragen(...INIT, '--out', path.join(file, 'notes.txt')), /exists and is not a directory/);
     expect(fs.readFileSync(path.join(file, 'notes.txt'), 'utf8')).toBe('mine');
     // Node's recursive mkdir never returns under /proc: the check must come first.
-    expectRefused(await ragen(...INIT, '--out', '/proc/ragen-test/model'), /^ragen: --out \/proc\/ragen-test\/model: nothing can be created in \/proc/);
+    expectRefused(
+      await ragen(...INIT, '--out', '/proc/ragen-test/model'),
+      /^ragen: --out \/proc\/ragen-test\/model: nothing can be created in \/proc/,
+    );
     const t0 = Date.now();
-    expectRefused(await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '999999', '--out', path.join(tmp, 'deep')),
-      /^ragen: --layers must be an integer from 1 to 24, got '999999'$/);
-    expectRefused(await ragen('init-model', '--shape', 'qwen2.5-3b', '--layers', '37', '--out', path.join(tmp, 'deep')),
-      /^ragen: --layers must be an integer from 1 to 36, got '37'$/);
+    expectRefused(
+      await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '999999', '--out', path.join(tmp, 'deep')),
+      /^ragen: --layers must be an integer from 1 to 24, got '999999'$/,
+    );
+    expectRefused(
+      await ragen('init-model', '--shape', 'qwen2.5-3b', '--layers', '37', '--out', path.join(tmp, 'deep')),
+      /^ragen: --layers must be an integer from 1 to 36, got '37'$/,
+    );
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(fs.existsSync(path.join(tmp, 'deep'))).toBe(false);
   });
@@ -73,18 +93,33 @@ describe('ragen init-model never replaces what it did not write', () => {
     fs.mkdirSync(out);
     const made = await ragen(...INIT, '--out', out);
     expect(made.code, made.err).toBe(0);
-    expect(fs.readdirSync(out).sort()).toEqual([INIT_MODEL_MARKER, 'config.json', 'generation_config.json', 'model.safetensors',
-      'tokenizer.json', 'tokenizer_config.json'].sort());
-    expect(JSON.parse(fs.readFileSync(path.join(out, INIT_MODEL_MARKER), 'utf8'))).toMatchObject({ shape: 'qwen2.5-0.5b', layers: 1, seed: 0 });
+    expect(fs.readdirSync(out).sort()).toEqual(
+      [
+        INIT_MODEL_MARKER,
+        'config.json',
+        'generation_config.json',
+        'model.safetensors',
+        'tokenizer.json',
+        'tokenizer_config.json',
+      ].sort(),
+    );
+    expect(JSON.parse(fs.readFileSync(path.join(out, INIT_MODEL_MARKER), 'utf8'))).toMatchObject({
+      shape: 'qwen2.5-0.5b',
+      layers: 1,
+      seed: 0,
+    });
 
     const first = snapshot(out);
-    expectRefused(await ragen(...INIT, '--out', out), /already holds a model written by init-model: pass --force to replace it/);
+    expectRefused(
+      await ragen(...INIT, '--out', out),
+      /already holds a model written by init-model: pass --force to replace it/,
+    );
     expect(snapshot(out)).toEqual(first);
 
     const replaced = await ragen(...INIT, '--seed', '1', '--out', out, '--force');
     expect(replaced.code, replaced.err).toBe(0);
     const second = snapshot(out);
-    expect(second['model.safetensors']).not.toEqual(first['model.safetensors']);   // another seed, other weights
+    expect(second['model.safetensors']).not.toEqual(first['model.safetensors']); // another seed, other weights
     expect(second['config.json']).toEqual(first['config.json']);
 
     // Something of the user's inside it: no longer only init-model's, so --force refuses too.

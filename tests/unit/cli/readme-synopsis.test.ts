@@ -46,15 +46,23 @@ const commands = (): Command[] => ragenProgram().commands as Command[];
 
 describe("the README's command-line synopsis", () => {
   it('lists exactly the commands of `ragen`', () => {
-    expect([...readmeSynopsis().keys()].sort()).toEqual(commands().map((c) => c.name()).sort());
+    expect([...readmeSynopsis().keys()].sort()).toEqual(
+      commands()
+        .map((c) => c.name())
+        .sort(),
+    );
   });
 
-  it.each(commands().map((c) => [c.name(), c] as const))('ragen %s: shows exactly its flags, required ones outside [brackets]', (name, command) => {
-    const shown = flagsOf(readmeSynopsis().get(name) ?? '');
-    const defined = command.options.filter((o) => o.long && o.long !== '--help');
-    expect([...shown.keys()].sort()).toEqual(defined.map((o) => o.long!).sort());
-    for (const option of defined.filter((o) => o.mandatory)) expect(shown.get(option.long!)?.optional, option.long).toBe(false);
-  });
+  it.each(commands().map((c) => [c.name(), c] as const))(
+    'ragen %s: shows exactly its flags, required ones outside [brackets]',
+    (name, command) => {
+      const shown = flagsOf(readmeSynopsis().get(name) ?? '');
+      const defined = command.options.filter((o) => o.long && o.long !== '--help');
+      expect([...shown.keys()].sort()).toEqual(defined.map((o) => o.long!).sort());
+      for (const option of defined.filter((o) => o.mandatory))
+        expect(shown.get(option.long!)?.optional, option.long).toBe(false);
+    },
+  );
 
   it('names every preset, and `ragen train --help` lists them from PRESET_NAMES', () => {
     const presets = README.slice(README.indexOf('Presets: `'), README.indexOf('\n\n', README.indexOf('Presets: `')));

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { StepProgress, describePhase } from '../../../src/node/stepProgress';
 
 describe('StepProgress', () => {
-  it('logs nothing in a step\'s first interval, then one line per interval, counting from each step\'s start', () => {
+  it("logs nothing in a step's first interval, then one line per interval, counting from each step's start", () => {
     let t = 0;
     const lines: string[] = [];
     const p = new StepProgress({ log: (l) => lines.push(l), everySeconds: 10, now: () => t });
@@ -24,11 +24,11 @@ describe('StepProgress', () => {
     ]);
     p.startStep(4);
     p.report('scoring', 1, 4);
-    expect(lines).toHaveLength(2);   // a new step starts silent again
+    expect(lines).toHaveLength(2); // a new step starts silent again
     expect(p.phase).toBe('scoring, micro-batch 1/4');
   });
 
-  it('feeds the bar every report instead of logging, and clears it at a step\'s start', () => {
+  it("feeds the bar every report instead of logging, and clears it at a step's start", () => {
     const shown: string[] = [];
     const lines: string[] = [];
     const p = new StepProgress({ log: (l) => lines.push(l), everySeconds: 0, now: () => 1e6 });
@@ -61,15 +61,35 @@ describe('StepProgress', () => {
 describe('ragen train, inside a step', () => {
   it('logs where a slow step is (interval 0: every report), rollout then update', async () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ragen-progress-')), 'run');
-    const { stdout } = await promisify(execFile)(process.execPath, [
-      path.resolve('bin/ragen.js'), 'train', '--preset', 'bandit-tiny', '--backend', 'wasm', '--workers', '1', '--steps', '1', '--set', 'agent.groupSize=8',
-      '--out', out, '--set', 'trainer.valBeforeTrain=false', '--set', 'trainer.testFreq=0',
-    ], { env: { ...process.env, RAGEN_PROGRESS_SECONDS: '0' }, maxBuffer: 1 << 26, timeout: 300_000 });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        path.resolve('bin/ragen.js'),
+        'train',
+        '--preset',
+        'bandit-tiny',
+        '--backend',
+        'wasm',
+        '--workers',
+        '1',
+        '--steps',
+        '1',
+        '--set',
+        'agent.groupSize=8',
+        '--out',
+        out,
+        '--set',
+        'trainer.valBeforeTrain=false',
+        '--set',
+        'trainer.testFreq=0',
+      ],
+      { env: { ...process.env, RAGEN_PROGRESS_SECONDS: '0' }, maxBuffer: 1 << 26, timeout: 300_000 },
+    );
     const lines = stdout.split('\n').filter((l) => l.startsWith('  step 1: '));
     const rollout = lines.findIndex((l) => /^ {2}step 1: rollout \d+ %/.test(l));
     const update = lines.findIndex((l) => /^ {2}step 1: update, optimizer step \d+\/\d+/.test(l));
     expect(rollout).toBeGreaterThanOrEqual(0);
     expect(update).toBeGreaterThan(rollout);
-    expect(stdout).toMatch(/^step 1\/1 /m);   // the step's own line still follows
+    expect(stdout).toMatch(/^step 1\/1 /m); // the step's own line still follows
   }, 300_000);
 });

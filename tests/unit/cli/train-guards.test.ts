@@ -25,7 +25,9 @@ async function ragen(...args: string[]): Promise<{ code: number; out: string; er
   const out: string[] = [];
   const err: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.map(String).join(' ')));
+  const error = vi
+    .spyOn(console, 'error')
+    .mockImplementation((...a: unknown[]) => void err.push(a.map(String).join(' ')));
   const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
   try {
     const code = await main(['node', 'ragen', 'train', ...args]);
@@ -78,7 +80,10 @@ beforeAll(async () => {
   model.dispose();
   const config = tinyBanditConfig({ trainer: { totalSteps: 4, saveFreq: 2, testFreq: 2 } });
   configFile = path.join(tmp, 'tiny.json');
-  fs.writeFileSync(configFile, JSON.stringify({ ...config, model: { ...config.model, path: path.join(tmp, 'tiny-model') } }));
+  fs.writeFileSync(
+    configFile,
+    JSON.stringify({ ...config, model: { ...config.model, path: path.join(tmp, 'tiny-model') } }),
+  );
   finished = path.join(tmp, 'finished');
   const r = await ragen('--config', configFile, '--out', finished);
   expect(r.code, r.err).toBe(0);
@@ -93,8 +98,14 @@ describe('--resume continues the run as it was started, or changes nothing', () 
   it('refuses --set changes without --preset, as it does with it, and a --steps below what the run holds', async () => {
     const dir = copyRun('resume-set');
     const before = snapshot(dir);
-    expectRefused(await ragen('--resume', '--out', dir, '--set', 'actor.lr=0.5'), /the config differs from the one .* was started with, at actor\.lr/);
-    expectRefused(await ragen('--resume', '--out', dir, '--steps', '2'), /--steps 2 is fewer than the 4 steps .* already holds/);
+    expectRefused(
+      await ragen('--resume', '--out', dir, '--set', 'actor.lr=0.5'),
+      /the config differs from the one .* was started with, at actor\.lr/,
+    );
+    expectRefused(
+      await ragen('--resume', '--out', dir, '--steps', '2'),
+      /--steps 2 is fewer than the 4 steps .* already holds/,
+    );
     expect(snapshot(dir)).toEqual(before); // config.json still describes the steps it ran
   });
 
@@ -102,46 +113,88 @@ describe('--resume continues the run as it was started, or changes nothing', () 
     const dir = copyRun('resume-nockpt');
     for (const step of [2, 4]) fs.rmSync(path.join(dir, `checkpoints/step-${step}/trainer_state.json`));
     const before = snapshot(dir);
-    expectRefused(await ragen('--resume', '--out', dir, '--steps', '6'), /holds no complete checkpoint .* nothing was changed/);
+    expectRefused(
+      await ragen('--resume', '--out', dir, '--steps', '6'),
+      /holds no complete checkpoint .* nothing was changed/,
+    );
     expect(snapshot(dir)).toEqual(before);
   });
 
   it('refuses a deleted or torn metrics.jsonl, and a trainer_state.json whose step disagrees with its folder', async () => {
     const gone = copyRun('resume-nometrics');
     fs.rmSync(path.join(gone, 'metrics.jsonl'));
-    expectRefused(await ragen('--resume', '--out', gone, '--steps', '6'), /metrics\.jsonl is missing, so steps 1-4 would have no metrics/);
+    expectRefused(
+      await ragen('--resume', '--out', gone, '--steps', '6'),
+      /metrics\.jsonl is missing, so steps 1-4 would have no metrics/,
+    );
 
     const torn = copyRun('resume-torn');
     const lines = fs.readFileSync(path.join(torn, 'metrics.jsonl'), 'utf8').split('\n');
     fs.writeFileSync(path.join(torn, 'metrics.jsonl'), lines.slice(0, 3).join('\n') + '\n' + lines[3].slice(0, 30));
     const before = snapshot(torn);
-    expectRefused(await ragen('--resume', '--out', torn, '--steps', '6'), /metrics\.jsonl has no row for step 3, 4 although the checkpoint is at step 4/);
+    expectRefused(
+      await ragen('--resume', '--out', torn, '--steps', '6'),
+      /metrics\.jsonl has no row for step 3, 4 although the checkpoint is at step 4/,
+    );
     expect(snapshot(torn)).toEqual(before);
 
     const moved = copyRun('resume-badstate');
     const state = path.join(moved, 'checkpoints/step-4/trainer_state.json');
     fs.writeFileSync(state, fs.readFileSync(state, 'utf8').replace('"step": 4', '"step": 3'));
-    expectRefused(await ragen('--resume', '--out', moved, '--steps', '6'), /step-4\/trainer_state\.json records step 3, not the step 4 its folder names/);
+    expectRefused(
+      await ragen('--resume', '--out', moved, '--steps', '6'),
+      /step-4\/trainer_state\.json records step 3, not the step 4 its folder names/,
+    );
   });
 
   it('refuses a newer step folder that is not a complete checkpoint (resuming would write over it)', async () => {
     const dir = copyRun('resume-partial');
     fs.mkdirSync(path.join(dir, 'checkpoints/step-6'));
-    fs.copyFileSync(path.join(dir, 'checkpoints/step-4/model.safetensors'), path.join(dir, 'checkpoints/step-6/model.safetensors'));
-    expectRefused(await ragen('--resume', '--out', dir, '--steps', '8'), /step-6 is not a complete checkpoint .* newer than .*step-4/);
+    fs.copyFileSync(
+      path.join(dir, 'checkpoints/step-4/model.safetensors'),
+      path.join(dir, 'checkpoints/step-6/model.safetensors'),
+    );
+    expectRefused(
+      await ragen('--resume', '--out', dir, '--steps', '8'),
+      /step-6 is not a complete checkpoint .* newer than .*step-4/,
+    );
   });
 
   it('names a damaged newest checkpoint and the older one to resume from, changing nothing', async () => {
     const cases: [string, (ckpt: string) => void, RegExp][] = [
-      ['truncated', (c) => fs.truncateSync(path.join(c, 'model.safetensors'), 100), /model\.safetensors: safetensors: truncated file/],
-      ['bad-header', (c) => fs.writeFileSync(path.join(c, 'optimizer.safetensors'), Buffer.from([8, 0, 0, 0, 0, 0, 0, 0, 123, 34, 120, 34, 58, 49, 50, 125])), /optimizer\.safetensors/],
+      [
+        'truncated',
+        (c) => fs.truncateSync(path.join(c, 'model.safetensors'), 100),
+        /model\.safetensors: safetensors: truncated file/,
+      ],
+      [
+        'bad-header',
+        (c) =>
+          fs.writeFileSync(
+            path.join(c, 'optimizer.safetensors'),
+            Buffer.from([8, 0, 0, 0, 0, 0, 0, 0, 123, 34, 120, 34, 58, 49, 50, 125]),
+          ),
+        /optimizer\.safetensors/,
+      ],
       ['no-optimizer', (c) => fs.rmSync(path.join(c, 'optimizer.safetensors')), /optimizer\.safetensors is missing/],
       ['no-critic', (c) => fs.rmSync(path.join(c, 'critic'), { recursive: true }), /no critic\/model\.safetensors/],
       ['no-tokenizer', (c) => fs.rmSync(path.join(c, 'tokenizer.json')), /tokenizer\.json is missing/],
       // Non-finite weights (a diverged run, flipped bits) are flagged, not trained on.
-      ['nan-actor', (c) => poison(path.join(c, 'model.safetensors')), /tensor '.*' in model\.safetensors has 1 non-finite value/],
-      ['nan-critic', (c) => poison(path.join(c, 'critic/model.safetensors')), /in model\.safetensors has 1 non-finite value.*\(the critic, under critic\/\)/],
-      ['inf-moments', (c) => poison(path.join(c, 'optimizer.safetensors'), Infinity), /optimizer\.safetensors has 1 non-finite value/],
+      [
+        'nan-actor',
+        (c) => poison(path.join(c, 'model.safetensors')),
+        /tensor '.*' in model\.safetensors has 1 non-finite value/,
+      ],
+      [
+        'nan-critic',
+        (c) => poison(path.join(c, 'critic/model.safetensors')),
+        /in model\.safetensors has 1 non-finite value.*\(the critic, under critic\/\)/,
+      ],
+      [
+        'inf-moments',
+        (c) => poison(path.join(c, 'optimizer.safetensors'), Infinity),
+        /optimizer\.safetensors has 1 non-finite value/,
+      ],
     ];
     for (const [name, damage, why] of cases) {
       const dir = copyRun(`damaged-${name}`);
@@ -159,7 +212,7 @@ describe('--resume continues the run as it was started, or changes nothing', () 
   it('tidies what a killed checkpoint write left, restoring a checkpoint that was moved aside', async () => {
     const dir = copyRun('resume-stray');
     const root = path.join(dir, 'checkpoints');
-    fs.mkdirSync(path.join(root, '.step-6.tmp-999-1'));                         // a write killed before its rename
+    fs.mkdirSync(path.join(root, '.step-6.tmp-999-1')); // a write killed before its rename
     fs.renameSync(path.join(root, 'step-4'), path.join(root, '.step-4.tmp-999-2.old')); // killed while replacing step-4
     const r = await ragen('--resume', '--out', dir, '--steps', '5');
     expect(r.code, r.err).toBe(0);
@@ -172,16 +225,28 @@ describe('--resume continues the run as it was started, or changes nothing', () 
 describe('one writer per run directory', () => {
   it('refuses a run or a resume into a directory a live process holds, and takes over a stale lock', async () => {
     const dir = copyRun('locked');
-    fs.writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: process.pid, host: os.hostname(), started: 'now' }));
-    expectRefused(await ragen('--resume', '--out', dir, '--steps', '5'), /is in use by another ragen process \(pid \d+ on .*\); wait for it to finish, or delete .*\.ragen\.lock/);
+    fs.writeFileSync(
+      path.join(dir, LOCK_FILE),
+      JSON.stringify({ pid: process.pid, host: os.hostname(), started: 'now' }),
+    );
+    expectRefused(
+      await ragen('--resume', '--out', dir, '--steps', '5'),
+      /is in use by another ragen process \(pid \d+ on .*\); wait for it to finish, or delete .*\.ragen\.lock/,
+    );
     const fresh = path.join(tmp, 'locked-fresh');
     fs.mkdirSync(fresh);
-    fs.writeFileSync(path.join(fresh, LOCK_FILE), JSON.stringify({ pid: process.pid, host: os.hostname(), started: 'now' }));
+    fs.writeFileSync(
+      path.join(fresh, LOCK_FILE),
+      JSON.stringify({ pid: process.pid, host: os.hostname(), started: 'now' }),
+    );
     expectRefused(await ragen('--config', configFile, '--out', fresh), /is in use by another ragen process/);
 
     // A lock whose process is gone (killed with -9) does not block the next run.
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    fs.writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), started: 'then' }));
+    fs.writeFileSync(
+      path.join(dir, LOCK_FILE),
+      JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), started: 'then' }),
+    );
     const resumed = await ragen('--resume', '--out', dir, '--steps', '5');
     expect(resumed.code, resumed.err).toBe(0);
     expect(fs.existsSync(path.join(dir, LOCK_FILE))).toBe(false);
@@ -198,7 +263,11 @@ describe('one writer per run directory', () => {
     const results = await Promise.all([start(), start()]);
     expect(results.map((r) => r.code).sort()).toEqual([0, 2]);
     expect(results.find((r) => r.code === 2)!.stderr).toMatch(/in use by another ragen process|already holds a run/);
-    const steps = fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).step);
+    const steps = fs
+      .readFileSync(path.join(out, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).step);
     expect(steps).toEqual([0, 1, 2]); // one run's rows, not two interleaved
   });
 });
@@ -208,8 +277,14 @@ describe('bad --out targets and inputs fail before any work', () => {
     const file = path.join(tmp, 'a-file');
     fs.writeFileSync(file, 'keep me');
     expectRefused(await ragen('--config', configFile, '--out', file), /--out .*a-file exists and is not a directory/);
-    expectRefused(await ragen('--config', configFile, '--out', path.join(file, 'run')), /--out .*a-file\/run: .*a-file is a file, not a directory/);
-    expectRefused(await ragen('--config', configFile, '--out', '/proc/ragen-run'), /--out \/proc\/ragen-run: nothing can be created in \/proc/);
+    expectRefused(
+      await ragen('--config', configFile, '--out', path.join(file, 'run')),
+      /--out .*a-file\/run: .*a-file is a file, not a directory/,
+    );
+    expectRefused(
+      await ragen('--config', configFile, '--out', '/proc/ragen-run'),
+      /--out \/proc\/ragen-run: nothing can be created in \/proc/,
+    );
     expect(fs.readFileSync(file, 'utf8')).toBe('keep me');
   });
 
@@ -217,21 +292,33 @@ describe('bad --out targets and inputs fail before any work', () => {
     expectRefused(await ragen('--config', tmp, '--out', path.join(tmp, 'x')), /--config .*: not a file/);
     const deep = path.join(tmp, 'deep.json');
     fs.writeFileSync(deep, '{"actor": {"x": ' + '{"a":'.repeat(5000) + '1' + '}'.repeat(5000) + '}}');
-    expectRefused(await ragen('--config', deep, '--out', path.join(tmp, 'x')), /invalid run config \(.*deep\.json\): nested deeper than 32 levels/);
+    expectRefused(
+      await ragen('--config', deep, '--out', path.join(tmp, 'x')),
+      /invalid run config \(.*deep\.json\): nested deeper than 32 levels/,
+    );
     const badYaml = path.join(tmp, 'bad.yaml');
     fs.writeFileSync(badYaml, 'actor:\n  lr: [1, 2\n');
-    expectRefused(await ragen('--config', badYaml, '--out', path.join(tmp, 'x')), /could not read the run config .*bad\.yaml as YAML: .*line \d+, column \d+$/);
+    expectRefused(
+      await ragen('--config', badYaml, '--out', path.join(tmp, 'x')),
+      /could not read the run config .*bad\.yaml as YAML: .*line \d+, column \d+$/,
+    );
     const model = path.join(tmp, 'odd-model');
     fs.cpSync(path.join(tmp, 'tiny-model'), model, { recursive: true });
     fs.rmSync(path.join(model, 'model.safetensors'));
     fs.mkdirSync(path.join(model, 'model.safetensors'));
-    expectRefused(await ragen('--config', configFile, '--set', `model=${model}`, '--out', path.join(tmp, 'y')), /odd-model\/model\.safetensors is not a file/);
+    expectRefused(
+      await ragen('--config', configFile, '--set', `model=${model}`, '--out', path.join(tmp, 'y')),
+      /odd-model\/model\.safetensors is not a file/,
+    );
   });
 
   it('refuses a run whose prompt plus responses cannot fit the model positions, naming the env block', async () => {
     // The tiny model has 512 positions; Bandit's prompt is over a hundred tokens.
     const r = await ragen('--config', configFile, '--set', 'rollout.maxNewTokens=480', '--out', path.join(tmp, 'long'));
-    expectRefused(r, /agent\.trainEnvs\[0\] \(Bandit\): the first prompt is \d+ tokens, plus up to 480 new tokens .* more than the model's 512 positions/);
+    expectRefused(
+      r,
+      /agent\.trainEnvs\[0\] \(Bandit\): the first prompt is \d+ tokens, plus up to 480 new tokens .* more than the model's 512 positions/,
+    );
     expect(fs.existsSync(path.join(tmp, 'long'))).toBe(false);
   });
 });
@@ -241,7 +328,16 @@ describe('the backend a run asks for', () => {
     // beforeAll's run started wasm (the tiny config's trainer.backend). Tools and tests call main() many times in one
     // process; an eval or bench in between may leave tfjs on cpu or webgpu. The next run must not train there.
     await tf.setBackend('cpu');
-    const r = await ragen('--config', configFile, '--steps', '1', '--set', 'trainer.saveFreq=1', '--out', path.join(tmp, 'again'));
+    const r = await ragen(
+      '--config',
+      configFile,
+      '--steps',
+      '1',
+      '--set',
+      'trainer.saveFreq=1',
+      '--out',
+      path.join(tmp, 'again'),
+    );
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/^backend: wasm \(asked for with --backend wasm\)$/m);
     expect(tf.getBackend()).toBe('wasm');

@@ -27,7 +27,11 @@ let runDir: string;
 
 async function ragen(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd: tmp, timeout: 900_000, maxBuffer: 1 << 24 });
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
+      cwd: tmp,
+      timeout: 900_000,
+      maxBuffer: 1 << 24,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -36,11 +40,34 @@ async function ragen(...args: string[]): Promise<{ code: number; stdout: string;
 }
 
 const SHRUNK_STEP = [
-  '--set', 'lora.enabled=true', '--set', 'actor.lr=1e-5', '--set', 'critic.lr=1e-4',
-  '--set', 'agent.envGroups=2', '--set', 'agent.trainEnvs.0.nGroups=2', '--set', 'agent.groupSize=1',
-  '--set', 'agent.maxTurn=1', '--set', 'rollout.maxNewTokens=8', '--set', 'actor.ppoMiniBatchSize=1',
-  '--set', 'agent.valGroups=1', '--set', 'agent.valEnvs.0.nGroups=1', '--set', 'filter.ratio=0.5',
-  '--set', 'trainer.valBeforeTrain=false', '--set', 'trainer.testFreq=0',
+  '--set',
+  'lora.enabled=true',
+  '--set',
+  'actor.lr=1e-5',
+  '--set',
+  'critic.lr=1e-4',
+  '--set',
+  'agent.envGroups=2',
+  '--set',
+  'agent.trainEnvs.0.nGroups=2',
+  '--set',
+  'agent.groupSize=1',
+  '--set',
+  'agent.maxTurn=1',
+  '--set',
+  'rollout.maxNewTokens=8',
+  '--set',
+  'actor.ppoMiniBatchSize=1',
+  '--set',
+  'agent.valGroups=1',
+  '--set',
+  'agent.valEnvs.0.nGroups=1',
+  '--set',
+  'filter.ratio=0.5',
+  '--set',
+  'trainer.valBeforeTrain=false',
+  '--set',
+  'trainer.testFreq=0',
 ];
 
 beforeAll(async () => {
@@ -51,20 +78,44 @@ beforeAll(async () => {
   const { dir, made } = await qwenInitModel2Layers();
   modelDir = dir;
   expect(made.code, made.stderr).toBe(0);
-  const trained = await ragen('train', '--preset', 'sokoban-qwen', '--set', `model=${modelDir}`, '--backend', 'wasm',
-    '--steps', '1', '--out', runDir, ...SHRUNK_STEP);
+  const trained = await ragen(
+    'train',
+    '--preset',
+    'sokoban-qwen',
+    '--set',
+    `model=${modelDir}`,
+    '--backend',
+    'wasm',
+    '--steps',
+    '1',
+    '--out',
+    runDir,
+    ...SHRUNK_STEP,
+  );
   expect(trained.code, trained.stderr).toBe(0);
 }, 1_200_000);
 
-afterAll(() => { if (tmp) fs.rmSync(tmp, { recursive: true, force: true }); });
+afterAll(() => {
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
 
 describe('sokoban-qwen on a 2-layer cut of Qwen2.5-0.5B (init-model), wasm, one step', () => {
   it('logs one step of RAGEN metrics with a finite, non-zero gradient', () => {
-    const rows = fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = fs
+      .readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows).toHaveLength(1);
     const m = rows[0] as Record<string, number>;
     expect(m.step).toBe(1);
-    for (const key of ['actor/grad_norm', 'actor/entropy_loss', 'actor/pg_loss', 'critic/vf_loss', 'response_length/mean']) {
+    for (const key of [
+      'actor/grad_norm',
+      'actor/entropy_loss',
+      'actor/pg_loss',
+      'critic/vf_loss',
+      'response_length/mean',
+    ]) {
       expect(Number.isFinite(m[key]), key).toBe(true);
     }
     expect(m['actor/grad_norm']).toBeGreaterThan(0);
@@ -79,9 +130,13 @@ describe('sokoban-qwen on a 2-layer cut of Qwen2.5-0.5B (init-model), wasm, one 
     const step = path.join(runDir, 'checkpoints', 'step-1');
     const adapters = parseSafetensors(fs.readFileSync(path.join(step, 'adapter', 'adapter_model.safetensors'))).tensors;
     const bNames = Object.keys(adapters).filter((n) => n.includes('lora_B'));
-    expect(bNames.length).toBe(2 * 7);   // 2 layers x q, k, v, o, gate, up, down
+    expect(bNames.length).toBe(2 * 7); // 2 layers x q, k, v, o, gate, up, down
     // PEFT starts B at zero; one AdamW step moves every B.
-    for (const n of bNames) expect(adapters[n].data.some((x) => x !== 0), n).toBe(true);
+    for (const n of bNames)
+      expect(
+        adapters[n].data.some((x) => x !== 0),
+        n,
+      ).toBe(true);
     // Indexed, not parsed whole: only the tensor compared is decoded (the two files hold 166M weights each).
     const base = indexSafetensors(fs.readFileSync(path.join(step, 'model.safetensors'))).entries;
     const init = indexSafetensors(fs.readFileSync(path.join(modelDir, 'model.safetensors'))).entries;

@@ -12,7 +12,9 @@ describe('the step line legend', () => {
     const text = stepLineLegend(presetConfig('bandit-tiny')).join('\n');
     for (const column of ['success', 'val <env>', 'reward std', 'entropy', 's/step']) expect(text).toContain(column);
     expect(text).toContain('before training, then every 10 steps');
-    expect(stepLineLegend(applyOverrides(presetConfig('bandit-tiny'), ['trainer.testFreq=0'])).join('\n')).toContain('before training only');
+    expect(stepLineLegend(applyOverrides(presetConfig('bandit-tiny'), ['trainer.testFreq=0'])).join('\n')).toContain(
+      'before training only',
+    );
   });
 
   it("says why a tiny Bandit model's BanditTest success is 0, naming both arm pairs", () => {
@@ -37,7 +39,9 @@ describe('the next commands', () => {
     ]);
     expect(lines[0]).toMatch(/^next: npx ragen eval --checkpoint runs\/echo-trap\/starpo\/checkpoints\/step-60 +# /);
     expect(lines[1]).toMatch(/^ {6}npx ragen eval --checkpoint runs\/echo-trap\/starpo-s\/checkpoints\/step-60 +# /);
-    expect(lines[2]).toMatch(/^ {6}npm run dev +# the playground; its Runs panel imports runs\/echo-trap\/starpo\/metrics\.jsonl/);
+    expect(lines[2]).toMatch(
+      /^ {6}npm run dev +# the playground; its Runs panel imports runs\/echo-trap\/starpo\/metrics\.jsonl/,
+    );
   });
 
   it('offers only the playground when no checkpoint was written', () => {

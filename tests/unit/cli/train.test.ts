@@ -28,7 +28,10 @@ beforeAll(async () => {
   // A complete config file: the tiny Bandit run on the tiny random model, 4 steps, checkpoints every 2.
   const config = tinyBanditConfig({ trainer: { totalSteps: 4, saveFreq: 2, testFreq: 2 } });
   configFile = path.join(tmp, 'tiny.yaml');
-  fs.writeFileSync(configFile, JSON.stringify({ ...config, model: { ...config.model, path: path.join(tmp, 'tiny-model') } }));
+  fs.writeFileSync(
+    configFile,
+    JSON.stringify({ ...config, model: { ...config.model, path: path.join(tmp, 'tiny-model') } }),
+  );
 });
 
 afterAll(() => {
@@ -44,8 +47,14 @@ describe('ragen train: bad input stops before any work (exit 2, named in the mes
       [['--preset', 'bandit-tiny', '--set', 'actor.lr=fast'], /actor\.lr.*expected number/],
       [['--preset', 'bandit-tiny', '--config', 'typo.yaml'], /actor\.clip_ratio_high.*did you mean 'clipRatioHigh'/],
       [['--preset', 'bandit-tiny', '--steps', '2.5'], /--steps must be an integer/],
-      [['--preset', 'echo-trap', '--arm', 'starpo-z'], /preset 'echo-trap' has no arm 'starpo-z' \(arms: starpo, starpo-s\)/],
-      [['--preset', 'bandit-tiny', '--set', 'model.warmStart=warmstart/none'], /no warm-start checkpoint at public\/warmstart\/none.*ragen warmstart --preset none/],
+      [
+        ['--preset', 'echo-trap', '--arm', 'starpo-z'],
+        /preset 'echo-trap' has no arm 'starpo-z' \(arms: starpo, starpo-s\)/,
+      ],
+      [
+        ['--preset', 'bandit-tiny', '--set', 'model.warmStart=warmstart/none'],
+        /no warm-start checkpoint at public\/warmstart\/none.*ragen warmstart --preset none/,
+      ],
     ];
     // The first as a user meets it (the real command: exit code and stderr), the rest through main() in this process:
     // the same code path without a Node start and a tfjs load per case.
@@ -104,11 +113,15 @@ describe('ragen train: a run, a kill, a resume', () => {
     expect(first.stdout.split('\n').filter((l) => l.startsWith('columns: '))).toHaveLength(1);
     expect(first.stdout).toContain(`next: npx ragen eval --checkpoint ${path.join('run', 'checkpoints', 'step-4')} `);
     expect(first.stdout).not.toMatch(/^warning: .*clip-higher/m); // a note for the docs, nothing to act on
-    const missing = requiredMetricKeys({ trainTags: ['Bandit'], valTags: ['Bandit', 'BanditTest'], hasCritic: true }).filter(
-      (k) => !rows.some((r) => k in r),
-    );
+    const missing = requiredMetricKeys({
+      trainTags: ['Bandit'],
+      valTags: ['Bandit', 'BanditTest'],
+      hasCritic: true,
+    }).filter((k) => !rows.some((r) => k in r));
     expect(missing).toEqual([]);
-    expect(rows.slice(1).every((r) => Number.isFinite(r['actor/pg_loss']) && Number.isFinite(r['critic/vf_loss']))).toBe(true);
+    expect(
+      rows.slice(1).every((r) => Number.isFinite(r['actor/pg_loss']) && Number.isFinite(r['critic/vf_loss'])),
+    ).toBe(true);
     // The checkpoint is a Hugging Face Qwen2 directory.
     const ckpt = await loadCheckpointDir(path.join(out, 'checkpoints/step-4'));
     expect(ckpt.valueHead).toBe(false);
@@ -135,7 +148,11 @@ describe('ragen train: a run, a kill, a resume', () => {
       Object.fromEntries(Object.entries(r).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput'));
     expect(after.map(strip)).toEqual(rows.map(strip));
     const rolloutSteps = (dir: string) =>
-      fs.readFileSync(path.join(dir, 'rollouts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).step as number);
+      fs
+        .readFileSync(path.join(dir, 'rollouts.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).step as number);
     expect(rolloutSteps(killed)).toEqual(rolloutSteps(out)); // sample trajectories: none lost, none duplicated
     expect(fs.existsSync(path.join(killed, 'checkpoints/step-4'))).toBe(true);
   });

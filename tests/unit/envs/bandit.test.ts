@@ -4,7 +4,10 @@ import { makeEnv } from '../../../envs/index';
 
 // RAGEN's INIT_PROMPT for names a, b (ragen/env/bandit/env.py): trailing spaces after "pull.", "Rules:" and
 // "names.", and a final newline.
-const ragenPrompt = (a: string, b: string) => `You are playing a bandit game. Goal: Maximize your total reward by choosing which arm to pull. 
+const ragenPrompt = (
+  a: string,
+  b: string,
+) => `You are playing a bandit game. Goal: Maximize your total reward by choosing which arm to pull. 
 Game Rules: 
 1. There are 2 arms, named ${a} and ${b}
 2. Each arm has its own reward distribution, related to their names. 
@@ -15,7 +18,7 @@ Game Rules:
 const bandit = (config?: Record<string, unknown>) => makeEnv('Bandit', config) as BanditEnv;
 
 describe('Bandit', () => {
-  it('emits RAGEN\'s prompt verbatim, with the arms in action-id order', () => {
+  it("emits RAGEN's prompt verbatim, with the arms in action-id order", () => {
     const env = bandit();
     const text = env.reset(5);
     expect(text).toBe(ragenPrompt(env.actionNames[0], env.actionNames[1]));
@@ -109,7 +112,7 @@ describe('Bandit', () => {
     expect(env.step('Dragon').info.actionIsValid).toBe(true);
   });
 
-  it('config: the paper\'s 0.15 low arm, custom names and payoffs', () => {
+  it("config: the paper's 0.15 low arm, custom names and payoffs", () => {
     const paper = bandit({ loArmScore: 0.15 });
     paper.reset(0);
     expect(paper.step('Phoenix')).toMatchObject({ reward: 0.15, observation: 'Phoenix: 0.15 points' });

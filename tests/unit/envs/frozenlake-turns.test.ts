@@ -17,10 +17,19 @@ import {
 } from '../../../envs/index';
 import { validationLakes } from './validation-lakes';
 
-const protocol = (maxTurn: number, maxActionsPerTurn: number, maxActionsPerTraj: number): TurnProtocol => ({ maxTurn, maxActionsPerTurn, maxActionsPerTraj });
+const protocol = (maxTurn: number, maxActionsPerTurn: number, maxActionsPerTraj: number): TurnProtocol => ({
+  maxTurn,
+  maxActionsPerTurn,
+  maxActionsPerTraj,
+});
 
 /** Plays an answer blind from `cell`: P(goal during it) and where it leaves the player on the ice. */
-function playBlind(map: FrozenLakeMap, successRate: number, cell: number, answer: readonly number[]): { goal: number; end: Map<number, number> } {
+function playBlind(
+  map: FrozenLakeMap,
+  successRate: number,
+  cell: number,
+  answer: readonly number[],
+): { goal: number; end: Map<number, number> } {
   let dist = new Map([[cell, 1]]);
   let goal = 0;
   for (const action of answer) {
@@ -38,7 +47,11 @@ function playBlind(map: FrozenLakeMap, successRate: number, cell: number, answer
 }
 
 /** The optimum by brute force: every answer of every length, recursively, no pruning, no prefix sharing. */
-function bruteForce(map: FrozenLakeMap, successRate: number, p: TurnProtocol): (cell: number, actions: number, turns: number) => number {
+function bruteForce(
+  map: FrozenLakeMap,
+  successRate: number,
+  p: TurnProtocol,
+): (cell: number, actions: number, turns: number) => number {
   const memo = new Map<string, number>();
   const value = (cell: number, actions: number, turns: number): number => {
     if (cell === map.goal) return 1;
@@ -68,7 +81,8 @@ describe('FrozenLake optimum under the agent protocol: hand-checked lakes', () =
   it('deterministic ice: 1 exactly when a hole-free path fits the turns, the answers and the budget', () => {
     // A 4x4 lake without holes, start top left, goal bottom right: the shortest path has 6 moves.
     const map = parseFrozenLakeMap(['P___', '____', '____', '___G']);
-    const at = (p: TurnProtocol) => planFrozenLakeTurns(map, 1, p).successProbability(map.start, p.maxActionsPerTraj, p.maxTurn);
+    const at = (p: TurnProtocol) =>
+      planFrozenLakeTurns(map, 1, p).successProbability(map.start, p.maxActionsPerTraj, p.maxTurn);
     expect(at(protocol(1, 5, 10))).toBe(0); // one answer of 5 moves: too short
     expect(at(protocol(2, 5, 10))).toBe(1);
     expect(at(protocol(2, 3, 10))).toBe(1); // 3 + 3
@@ -92,12 +106,18 @@ describe('FrozenLake optimum under the agent protocol: hand-checked lakes', () =
   it('a corridor with slips: P(at least 2 of 3 moves go right) = 7/27', () => {
     // "P_G" in one row: Right goes right with 1/3 and otherwise slips up or down into the border (no move).
     const map = parseFrozenLakeMap('P_G');
-    expect(planFrozenLakeTurns(map, 1 / 3, protocol(1, 3, 3)).successProbability(map.start, 3, 1)).toBeCloseTo(7 / 27, 14);
+    expect(planFrozenLakeTurns(map, 1 / 3, protocol(1, 3, 3)).successProbability(map.start, 3, 1)).toBeCloseTo(
+      7 / 27,
+      14,
+    );
     // Right, Right, Right is one optimal answer; Down from the left end also moves right with 1/3, and ties go to the
     // lower action id, so the planner's answer starts with Down; it still has to be three moves long.
     expect(planFrozenLakeTurns(map, 1 / 3, protocol(1, 3, 3)).bestAnswer(map.start, 3, 1)).toHaveLength(3);
     // Two answers of at most two moves, three moves in all: the same three Right moves, so the same 7/27.
-    expect(planFrozenLakeTurns(map, 1 / 3, protocol(2, 2, 3)).successProbability(map.start, 3, 2)).toBeCloseTo(7 / 27, 14);
+    expect(planFrozenLakeTurns(map, 1 / 3, protocol(2, 2, 3)).successProbability(map.start, 3, 2)).toBeCloseTo(
+      7 / 27,
+      14,
+    );
   });
 
   it('open loop pays less than closed loop: 0.72 against 0.768 on a 2x2 lake with a hole', () => {
@@ -129,27 +149,46 @@ describe('FrozenLake optimum under the agent protocol: hand-checked lakes', () =
   it('refuses queries and protocols outside its table, naming them', () => {
     const map = parseFrozenLakeMap(['P_', 'OG']);
     const planner = planFrozenLakeTurns(map, 0.8, protocol(2, 2, 4));
-    expect(() => planner.successProbability(map.start, 5, 1)).toThrow(/actionsLeft must be an integer in \[0, 4\], got 5/);
+    expect(() => planner.successProbability(map.start, 5, 1)).toThrow(
+      /actionsLeft must be an integer in \[0, 4\], got 5/,
+    );
     expect(() => planner.bestAnswer(map.start, 4, 3)).toThrow(/turnsLeft must be an integer in \[0, 2\], got 3/);
     expect(() => planner.successProbability(9, 4, 1)).toThrow(/no cell 9/);
     expect(() => planFrozenLakeTurns(map, 0.8, protocol(0, 2, 4))).toThrow(/maxTurn must be an integer >= 1, got 0/);
-    expect(() => planFrozenLakeTurns(map, 0.8, protocol(2, 11, 20))).toThrow(/answers of up to 11 actions \(maxActionsPerTurn 11, maxActionsPerTraj 20\)/);
+    expect(() => planFrozenLakeTurns(map, 0.8, protocol(2, 11, 20))).toThrow(
+      /answers of up to 11 actions \(maxActionsPerTurn 11, maxActionsPerTraj 20\)/,
+    );
     // Answers longer than the budget cannot be sent, so a long maxActionsPerTurn under a short budget is fine.
-    expect(planFrozenLakeTurns(map, 0.8, protocol(2, 20, 4)).successProbability(map.start, 4, 2))
-      .toBeCloseTo(planFrozenLakeTurns(map, 0.8, protocol(2, 4, 4)).successProbability(map.start, 4, 2), 14);
-    expect(() => planFrozenLakeTurns(map, 0.8, protocol(2, 1.5, 4))).toThrow(/maxActionsPerTurn must be an integer >= 1, got 1\.5/);
-    expect(() => planFrozenLakeTurns(map, 0.8, protocol(2, 2, -1))).toThrow(/maxActionsPerTraj must be an integer >= 1, got -1/);
-    expect(() => planFrozenLakeTurns(map, 0.8, { maxTurn: 2, maxActionsPerTurn: 2 } as TurnProtocol)).toThrow(/maxActionsPerTraj must be an integer >= 1, got undefined/);
+    expect(planFrozenLakeTurns(map, 0.8, protocol(2, 20, 4)).successProbability(map.start, 4, 2)).toBeCloseTo(
+      planFrozenLakeTurns(map, 0.8, protocol(2, 4, 4)).successProbability(map.start, 4, 2),
+      14,
+    );
+    expect(() => planFrozenLakeTurns(map, 0.8, protocol(2, 1.5, 4))).toThrow(
+      /maxActionsPerTurn must be an integer >= 1, got 1\.5/,
+    );
+    expect(() => planFrozenLakeTurns(map, 0.8, protocol(2, 2, -1))).toThrow(
+      /maxActionsPerTraj must be an integer >= 1, got -1/,
+    );
+    expect(() => planFrozenLakeTurns(map, 0.8, { maxTurn: 2, maxActionsPerTurn: 2 } as TurnProtocol)).toThrow(
+      /maxActionsPerTraj must be an integer >= 1, got undefined/,
+    );
     expect(() => planFrozenLakeTurns(map, 1.5, protocol(2, 2, 4))).toThrow(/successRate must be in \[0, 1\], got 1\.5/);
     expect(() => planFrozenLakeTurns(map, Number.NaN, protocol(2, 2, 4))).toThrow(/successRate/);
   });
 });
 
 describe('FrozenLake optimum under the agent protocol: against a brute force', () => {
-  const lakes = [['P_O', '___', 'O_G'], ['P__', '_O_', '__G'], ['_P__', 'O__O', '_G__'], ['P_', 'OG'], ['PO_', '___', 'O_G'], ['P___', '_O__', '__O_', 'O__G']];
+  const lakes = [
+    ['P_O', '___', 'O_G'],
+    ['P__', '_O_', '__G'],
+    ['_P__', 'O__O', '_G__'],
+    ['P_', 'OG'],
+    ['PO_', '___', 'O_G'],
+    ['P___', '_O__', '__O_', 'O__G'],
+  ];
   const protocols = [protocol(1, 3, 3), protocol(2, 2, 4), protocol(3, 2, 5), protocol(2, 3, 5), protocol(4, 1, 4)];
 
-  it('gives the brute force\'s value on every cell, budget and turn count, and its answers earn that value', () => {
+  it("gives the brute force's value on every cell, budget and turn count, and its answers earn that value", () => {
     let compared = 0;
     let strictlyBlind = 0;
     for (const rows of lakes) {
@@ -163,12 +202,17 @@ describe('FrozenLake optimum under the agent protocol: against a brute force', (
             for (let actions = 0; actions <= p.maxActionsPerTraj; actions++) {
               for (let turns = 0; turns <= p.maxTurn; turns++) {
                 const v = planner.successProbability(cell, actions, turns);
-                expect(v, `${rows.join('/')} s=${successRate} ${JSON.stringify(p)} cell ${cell} a=${actions} t=${turns}`).toBeCloseTo(reference(cell, actions, turns), 12);
+                expect(
+                  v,
+                  `${rows.join('/')} s=${successRate} ${JSON.stringify(p)} cell ${cell} a=${actions} t=${turns}`,
+                ).toBeCloseTo(reference(cell, actions, turns), 12);
                 expect(v).toBeLessThanOrEqual(closed.successProbability(cell, actions) + 1e-12);
                 if (v < closed.successProbability(cell, actions) - 1e-9) strictlyBlind++;
                 compared++;
                 // The chosen answer, played and followed by the optimum, is worth the value.
-                const answer = planner.bestAnswer(cell, actions, turns).map((a) => FROZENLAKE_ACTIONS.indexOf(a as 'Left'));
+                const answer = planner
+                  .bestAnswer(cell, actions, turns)
+                  .map((a) => FROZENLAKE_ACTIONS.indexOf(a as 'Left'));
                 if (answer.length === 0) continue;
                 expect(answer.length).toBeLessThanOrEqual(Math.min(p.maxActionsPerTurn, actions));
                 const { goal, end } = playBlind(map, successRate, cell, answer);
@@ -187,7 +231,11 @@ describe('FrozenLake optimum under the agent protocol: against a brute force', (
 });
 
 describe('FrozenLake optimum under the agent protocol: structure', () => {
-  const lakes = [['P_O', '___', 'O_G'], ['P___', '_O__', '__O_', 'O__G'], ['_P__', 'O__O', '_G__']];
+  const lakes = [
+    ['P_O', '___', 'O_G'],
+    ['P___', '_O__', '__O_', 'O__G'],
+    ['_P__', 'O__O', '_G__'],
+  ];
 
   it('equals the closed-loop planner wherever a turn is left for every action (one look per move)', () => {
     for (const rows of lakes) {
@@ -199,10 +247,13 @@ describe('FrozenLake optimum under the agent protocol: structure', () => {
           for (let cell = 0; cell < map.rows * map.cols; cell++) {
             for (let actions = 0; actions <= 6; actions++) {
               for (let turns = actions; turns <= 6; turns++) {
-                expect(planner.successProbability(cell, actions, turns), `${rows.join('/')} k=${k} cell ${cell} a=${actions} t=${turns}`)
-                  .toBeCloseTo(closed.successProbability(cell, actions), 12);
+                expect(
+                  planner.successProbability(cell, actions, turns),
+                  `${rows.join('/')} k=${k} cell ${cell} a=${actions} t=${turns}`,
+                ).toBeCloseTo(closed.successProbability(cell, actions), 12);
               }
-              if (actions >= 1 && !map.holes[cell] && cell !== map.goal) expect(planner.bestAnswer(cell, actions, actions)).toHaveLength(1);
+              if (actions >= 1 && !map.holes[cell] && cell !== map.goal)
+                expect(planner.bestAnswer(cell, actions, actions)).toHaveLength(1);
             }
           }
         }
@@ -250,7 +301,7 @@ describe('FrozenLake optimum under the agent protocol: structure', () => {
 });
 
 describe("FrozenLake optimum under the agent protocol: RAGEN's validation seeds 123-378", () => {
-  it('lies between the closed-loop optima with 5 and 10 actions, which match the spec\'s reference numbers', () => {
+  it("lies between the closed-loop optima with 5 and 10 actions, which match the spec's reference numbers", () => {
     let cl5 = 0;
     let cl10 = 0;
     let optimum = 0;

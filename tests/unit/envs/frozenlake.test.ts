@@ -36,7 +36,11 @@ describe('FrozenLake dynamics (successRate 1)', () => {
   it('entering a hole ends the episode without reward and renders X; later steps change nothing', () => {
     const env = deterministic(MAP);
     env.reset(0);
-    expect(env.step('Right')).toMatchObject({ observation: '_PO\n__G', done: false, info: { actionIsEffective: true } });
+    expect(env.step('Right')).toMatchObject({
+      observation: '_PO\n__G',
+      done: false,
+      info: { actionIsEffective: true },
+    });
     expect(env.step('Right')).toEqual({
       observation: '__X\n__G',
       reward: 0,
@@ -144,7 +148,12 @@ describe('FrozenLake map generation', () => {
     for (let seed = 0; seed < 100; seed++) maps.add(env.reset(seed));
     expect(maps.size).toBeGreaterThan(90);
 
-    expect(lake({ size: 6 }).reset(1).split('\n').map((r) => r.length)).toEqual([6, 6, 6, 6, 6, 6]);
+    expect(
+      lake({ size: 6 })
+        .reset(1)
+        .split('\n')
+        .map((r) => r.length),
+    ).toEqual([6, 6, 6, 6, 6, 6]);
     const noHoles = lake({ p: 1 });
     for (let seed = 0; seed < 50; seed++) expect(noHoles.reset(seed)).not.toContain('O');
   });
@@ -258,7 +267,9 @@ describe('planFrozenLake', () => {
       const plan = planFrozenLake(env.map, 1 / 3, 10);
       ten += plan.successProbability(env.map.start, 10);
       five += plan.successProbability(env.map.start, 5);
-      expect(plan.successProbability(env.map.start, 10)).toBeGreaterThanOrEqual(plan.successProbability(env.map.start, 5));
+      expect(plan.successProbability(env.map.start, 10)).toBeGreaterThanOrEqual(
+        plan.successProbability(env.map.start, 5),
+      );
     }
     expect(ten / n).toBeGreaterThan(0.46);
     expect(ten / n).toBeLessThan(0.56);

@@ -3,9 +3,18 @@ import { ENV_TAGS, describeGridVocab, envSpec, formatPythonFloat, makeEnv } from
 import { Rng } from '../../../envs/random';
 
 describe('makeEnv', () => {
-  it('knows RAGEN\'s six tags and RAGEN-2\'s two Coord tags, and builds each one', () => {
+  it("knows RAGEN's six tags and RAGEN-2's two Coord tags, and builds each one", () => {
     expect([...ENV_TAGS].sort()).toEqual(
-      ['Bandit', 'BanditTest', 'CoordFrozenLake', 'CoordSokoban', 'FrozenLake', 'LargerSokoban', 'SimpleSokoban', 'SokobanDifferentGridVocab'].sort(),
+      [
+        'Bandit',
+        'BanditTest',
+        'CoordFrozenLake',
+        'CoordSokoban',
+        'FrozenLake',
+        'LargerSokoban',
+        'SimpleSokoban',
+        'SokobanDifferentGridVocab',
+      ].sort(),
     );
     for (const tag of ENV_TAGS) {
       const env = makeEnv(tag);
@@ -17,7 +26,7 @@ describe('makeEnv', () => {
     }
   });
 
-  it('action names are in RAGEN\'s id order', () => {
+  it("action names are in RAGEN's id order", () => {
     expect(makeEnv('SimpleSokoban').actionNames).toEqual(['Up', 'Down', 'Left', 'Right']);
     expect(makeEnv('FrozenLake').actionNames).toEqual(['Left', 'Down', 'Right', 'Up']);
   });
@@ -75,7 +84,7 @@ describe('makeEnv', () => {
 });
 
 describe('envSpec', () => {
-  it('FrozenLake: RAGEN\'s instruction verbatim, its vocabulary line, 10 actions, 100 tokens', () => {
+  it("FrozenLake: RAGEN's instruction verbatim, its vocabulary line, 10 actions, 100 tokens", () => {
     const spec = envSpec('FrozenLake');
     expect(spec.instruction).toBe(
       'You are solving the FrozenLake puzzle. Forbid the whole and go to the target. You may move to the unintended ' +
@@ -116,7 +125,7 @@ describe('envSpec', () => {
 });
 
 describe('formatPythonFloat', () => {
-  it('writes numbers as Python\'s str(float) does', () => {
+  it("writes numbers as Python's str(float) does", () => {
     expect(formatPythonFloat(1)).toBe('1.0');
     expect(formatPythonFloat(0)).toBe('0.0');
     expect(formatPythonFloat(-1)).toBe('-1.0');

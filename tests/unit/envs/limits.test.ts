@@ -11,7 +11,9 @@ describe('env sizes have upper bounds', () => {
       `SimpleSokoban: config 'dimRoom' must be [rows, cols], two integers from 3 to ${MAX_GRID_SIDE}, got [1000, 1000]`,
     );
     expect(() => makeEnv('LargerSokoban', { dimRoom: [MAX_GRID_SIDE + 1, 6] })).toThrow(/'dimRoom'/);
-    expect(makeEnv('LargerSokoban', { dimRoom: [MAX_GRID_SIDE, 6] }).config).toMatchObject({ dimRoom: [MAX_GRID_SIDE, 6] });
+    expect(makeEnv('LargerSokoban', { dimRoom: [MAX_GRID_SIDE, 6] }).config).toMatchObject({
+      dimRoom: [MAX_GRID_SIDE, 6],
+    });
   });
 
   it('more boxes than a room holds are refused, naming the room and the limit', () => {
@@ -21,12 +23,18 @@ describe('env sizes have upper bounds', () => {
   });
 
   it('a FrozenLake size or a hand-written grid past the bound is refused', () => {
-    expect(() => makeEnv('FrozenLake', { size: 5000 })).toThrow(`FrozenLake: config 'size' must be an integer from 2 to ${MAX_GRID_SIDE}, got 5000`);
+    expect(() => makeEnv('FrozenLake', { size: 5000 })).toThrow(
+      `FrozenLake: config 'size' must be an integer from 2 to ${MAX_GRID_SIDE}, got 5000`,
+    );
     const wide = `P${'_'.repeat(MAX_GRID_SIDE)}G`;
-    expect(() => makeEnv('FrozenLake', { map: wide })).toThrow(`FrozenLake map is 1 rows x ${MAX_GRID_SIDE + 2} columns; at most 20 x 20 is supported`);
+    expect(() => makeEnv('FrozenLake', { map: wide })).toThrow(
+      `FrozenLake map is 1 rows x ${MAX_GRID_SIDE + 2} columns; at most 20 x 20 is supported`,
+    );
     const tall = ['P', ...Array(MAX_GRID_SIDE).fill('_'), 'G'];
     expect(() => makeEnv('FrozenLake', { map: tall })).toThrow(/FrozenLake map is 22 rows x 1 columns/);
-    expect(() => makeEnv('SimpleSokoban', { level: `PX${'_'.repeat(30)}O` })).toThrow(/Sokoban level is 1 rows x 33 columns/);
+    expect(() => makeEnv('SimpleSokoban', { level: `PX${'_'.repeat(30)}O` })).toThrow(
+      /Sokoban level is 1 rows x 33 columns/,
+    );
   });
 });
 
@@ -52,17 +60,26 @@ describe('unsolvable Sokoban levels', () => {
 
 describe('assertEnvPlayable: one trial reset before a run relies on a config', () => {
   it('refuses a room the generator cannot fill, and accepts the defaults', () => {
-    expect(() => assertEnvPlayable('SimpleSokoban', { dimRoom: [4, 4] }, 0)).toThrow(/no level for a 4x4 room with 1 boxes/);
-    expect(() => assertEnvPlayable('SimpleSokoban', { numBoxes: 7 }, 0)).toThrow(/no level for a 6x6 room with 7 boxes/);
+    expect(() => assertEnvPlayable('SimpleSokoban', { dimRoom: [4, 4] }, 0)).toThrow(
+      /no level for a 4x4 room with 1 boxes/,
+    );
+    expect(() => assertEnvPlayable('SimpleSokoban', { numBoxes: 7 }, 0)).toThrow(
+      /no level for a 6x6 room with 7 boxes/,
+    );
     expect(() => assertEnvPlayable('FrozenLake', { p: 1e-9 }, 0)).not.toThrow(); // start and goal are never holes
-    for (const tag of ['SimpleSokoban', 'LargerSokoban', 'FrozenLake', 'Bandit']) expect(() => assertEnvPlayable(tag, undefined, 0)).not.toThrow();
+    for (const tag of ['SimpleSokoban', 'LargerSokoban', 'FrozenLake', 'Bandit'])
+      expect(() => assertEnvPlayable(tag, undefined, 0)).not.toThrow();
   });
 });
 
 describe('Bandit arm names', () => {
   it('are refused when they could not be written as one action: surrounding spaces, the action separator, tags', () => {
-    expect(() => makeEnv('Bandit', { loArmName: ' Phoenix' })).toThrow(`Bandit: config 'loArmName' must not start or end with whitespace, got " Phoenix"`);
-    expect(() => makeEnv('Bandit', { hiArmName: 'Dragon ' })).toThrow(/'hiArmName' must not start or end with whitespace/);
+    expect(() => makeEnv('Bandit', { loArmName: ' Phoenix' })).toThrow(
+      `Bandit: config 'loArmName' must not start or end with whitespace, got " Phoenix"`,
+    );
+    expect(() => makeEnv('Bandit', { hiArmName: 'Dragon ' })).toThrow(
+      /'hiArmName' must not start or end with whitespace/,
+    );
     expect(() => makeEnv('Bandit', { hiArmName: 'Dra||gon' })).toThrow(/'hiArmName' must not contain '\|\|'/);
     expect(() => makeEnv('BanditTest', { loArmName: 'a<answer>b' })).toThrow(/'loArmName' must not contain '<' or '>'/);
     expect(() => makeEnv('Bandit', { loArmName: 'Two\nlines' })).toThrow(/'loArmName' must be one line/);

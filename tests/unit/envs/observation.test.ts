@@ -29,19 +29,28 @@ describe('Sokoban observation formats', () => {
   });
 
   it("skips empty categories: no 'Boxes on target' line until a box is on a target", () => {
-    const env = makeEnv('SimpleSokoban', { level: ['#####', '#P__#', '#_X_#', '#_O_#', '#####'], observationFormat: 'coord' });
-    expect(env.reset(0)).toBe('Board size: 5 rows x 5 cols (zero-indexed).\nTargets: (3, 2)\nBoxes: (2, 2)\nPlayer: (1, 1)');
+    const env = makeEnv('SimpleSokoban', {
+      level: ['#####', '#P__#', '#_X_#', '#_O_#', '#####'],
+      observationFormat: 'coord',
+    });
+    expect(env.reset(0)).toBe(
+      'Board size: 5 rows x 5 cols (zero-indexed).\nTargets: (3, 2)\nBoxes: (2, 2)\nPlayer: (1, 1)',
+    );
     env.step('Right');
     const solved = env.step('Down');
     expect(solved.info.success).toBe(true);
-    expect(solved.observation).toBe('Board size: 5 rows x 5 cols (zero-indexed).\nTargets: (3, 2)\nBoxes on target: (3, 2)\nPlayer: (2, 2)');
+    expect(solved.observation).toBe(
+      'Board size: 5 rows x 5 cols (zero-indexed).\nTargets: (3, 2)\nBoxes on target: (3, 2)\nPlayer: (2, 2)',
+    );
   });
 
-  it("'grid_coord' is \"Coordinates: \\n\" + the coordinate block + \"\\nGrid Map: \\n\" + the grid", () => {
+  it('\'grid_coord\' is "Coordinates: \\n" + the coordinate block + "\\nGrid Map: \\n" + the grid', () => {
     const coord = makeEnv('SimpleSokoban', { level, observationFormat: 'coord' }).reset(0);
     const grid = makeEnv('SimpleSokoban', { level }).reset(0);
     expect(grid).toBe(level.join('\n'));
-    expect(makeEnv('SimpleSokoban', { level, observationFormat: 'grid_coord' }).reset(0)).toBe(`Coordinates: \n${coord}\nGrid Map: \n${grid}`);
+    expect(makeEnv('SimpleSokoban', { level, observationFormat: 'grid_coord' }).reset(0)).toBe(
+      `Coordinates: \n${coord}\nGrid Map: \n${grid}`,
+    );
   });
 
   it('the alternative vocabulary changes the grid part only', () => {
@@ -52,7 +61,9 @@ describe('Sokoban observation formats', () => {
 
   it('the format changes the text only: same generated level, same dynamics, in every format', () => {
     for (const seed of [123, 124, 125]) {
-      const envs = (['grid', 'coord', 'grid_coord'] as const).map((f) => makeEnv('SimpleSokoban', { observationFormat: f }) as SokobanEnv);
+      const envs = (['grid', 'coord', 'grid_coord'] as const).map(
+        (f) => makeEnv('SimpleSokoban', { observationFormat: f }) as SokobanEnv,
+      );
       envs.forEach((e) => e.reset(seed));
       for (const action of ['Up', 'Left', 'Down', 'Right', 'Right']) {
         const results = envs.map((e) => e.step(action));
@@ -95,7 +106,9 @@ describe('FrozenLake observation formats', () => {
 
   it('the format changes the text only: same generated lake and the same slips in every format', () => {
     for (const seed of [123, 200]) {
-      const envs = (['grid', 'coord', 'grid_coord'] as const).map((f) => makeEnv('FrozenLake', { observationFormat: f }) as FrozenLakeEnv);
+      const envs = (['grid', 'coord', 'grid_coord'] as const).map(
+        (f) => makeEnv('FrozenLake', { observationFormat: f }) as FrozenLakeEnv,
+      );
       envs.forEach((e) => e.reset(seed));
       expect(new Set(envs.map((e) => JSON.stringify(e.map))).size).toBe(1);
       for (const action of ['Down', 'Right', 'Right', 'Up', 'Left', 'Down']) {
@@ -115,11 +128,15 @@ describe('the Coord tags', () => {
     expect(envFamily('CoordSokoban')).toBe('sokoban');
     expect(envFamily('CoordFrozenLake')).toBe('frozenlake');
     expect(() => envFamily('CoordBandit')).toThrow(/unknown env tag 'CoordBandit'/);
-    expect(makeEnv('CoordSokoban').reset(123)).toMatch(/^Coordinates: \nBoard size: 6 rows x 6 cols \(zero-indexed\)\.\n/);
-    expect(makeEnv('CoordFrozenLake').reset(123)).toMatch(/^Coordinates: \nBoard size: 4 rows x 4 cols \(zero-indexed\)\.\nStart: /);
+    expect(makeEnv('CoordSokoban').reset(123)).toMatch(
+      /^Coordinates: \nBoard size: 6 rows x 6 cols \(zero-indexed\)\.\n/,
+    );
+    expect(makeEnv('CoordFrozenLake').reset(123)).toMatch(
+      /^Coordinates: \nBoard size: 4 rows x 4 cols \(zero-indexed\)\.\nStart: /,
+    );
   });
 
-  it('CoordSokoban plays SimpleSokoban\'s level for a seed; CoordFrozenLake FrozenLake\'s lake (v1 dynamics)', () => {
+  it("CoordSokoban plays SimpleSokoban's level for a seed; CoordFrozenLake FrozenLake's lake (v1 dynamics)", () => {
     for (const seed of [123, 124, 10000]) {
       const coord = makeEnv('CoordSokoban') as SokobanEnv;
       coord.reset(seed);
@@ -136,7 +153,7 @@ describe('the Coord tags', () => {
     expect(splitObservation(makeEnv('CoordSokoban').reset(123)).grid).toBe(makeEnv('SimpleSokoban').reset(123));
   });
 
-  it('carry a multi-line coordinate instruction naming the board\'s corners, and max_tokens 120', () => {
+  it("carry a multi-line coordinate instruction naming the board's corners, and max_tokens 120", () => {
     const sokoban = envSpec('CoordSokoban');
     expect(sokoban.maxTokens).toBe(120);
     expect(sokoban.instruction.split('\n').length).toBeGreaterThan(3);
@@ -150,7 +167,9 @@ describe('the Coord tags', () => {
     expect(envSpec('CoordFrozenLake', { size: 6 }).instruction).toContain('(5, 5)');
     expect(envSpec('CoordFrozenLake', { map: ['P_', 'OG'] }).instruction).toContain('(1, 1)');
     // The plain tags keep their own instruction whatever the format.
-    expect(envSpec('FrozenLake', { observationFormat: 'grid_coord' }).instruction).toBe(envSpec('FrozenLake').instruction);
+    expect(envSpec('FrozenLake', { observationFormat: 'grid_coord' }).instruction).toBe(
+      envSpec('FrozenLake').instruction,
+    );
   });
 
   it('a Coord tag can be switched back to the grid', () => {
@@ -159,7 +178,7 @@ describe('the Coord tags', () => {
 });
 
 describe('reading a state back (splitObservation / parseCoordinateBlock)', () => {
-  it('round trip: the coordinates read from a state are the env\'s own, in every format and many states', () => {
+  it("round trip: the coordinates read from a state are the env's own, in every format and many states", () => {
     for (const tag of ['CoordSokoban', 'LargerSokoban', 'CoordFrozenLake']) {
       for (const format of ['coord', 'grid_coord'] as const) {
         for (let seed = 0; seed < 20; seed++) {
@@ -170,8 +189,12 @@ describe('reading a state back (splitObservation / parseCoordinateBlock)', () =>
             expect(split.format).toBe(format);
             const coords = split.coordinates!;
             // Rendering the parsed categories again gives the same block.
-            const block = [`Board size: ${coords.rows} rows x ${coords.cols} cols (zero-indexed).`,
-              ...[...coords.categories].map(([label, cells]) => `${label}: ${cells.map(([r, c]) => `(${r}, ${c})`).join(', ')}`)].join('\n');
+            const block = [
+              `Board size: ${coords.rows} rows x ${coords.cols} cols (zero-indexed).`,
+              ...[...coords.categories].map(
+                ([label, cells]) => `${label}: ${cells.map(([r, c]) => `(${r}, ${c})`).join(', ')}`,
+              ),
+            ].join('\n');
             expect(text).toBe(format === 'coord' ? block : `Coordinates: \n${block}\nGrid Map: \n${split.grid}`);
             if (format === 'grid_coord') {
               const rows = split.grid!.split('\n');
@@ -191,9 +214,15 @@ describe('reading a state back (splitObservation / parseCoordinateBlock)', () =>
 
   it('a grid state is a grid; a malformed block names its line', () => {
     expect(splitObservation('#P#\n#_#')).toEqual({ format: 'grid', grid: '#P#\n#_#', coordinates: null });
-    expect(() => parseCoordinateBlock('Board size: 4 rows x 4 cols (zero-indexed).\nBoxes: (1, 1) (2, 2)')).toThrow(/cannot read line "Boxes: \(1, 1\) \(2, 2\)"/);
-    expect(() => parseCoordinateBlock('Board size: 2 rows x 2 cols (zero-indexed).\nPlayer: (2, 0)')).toThrow(/outside the 2 x 2 board/);
+    expect(() => parseCoordinateBlock('Board size: 4 rows x 4 cols (zero-indexed).\nBoxes: (1, 1) (2, 2)')).toThrow(
+      /cannot read line "Boxes: \(1, 1\) \(2, 2\)"/,
+    );
+    expect(() => parseCoordinateBlock('Board size: 2 rows x 2 cols (zero-indexed).\nPlayer: (2, 0)')).toThrow(
+      /outside the 2 x 2 board/,
+    );
     expect(() => parseCoordinateBlock('Player: (0, 0)')).toThrow(/must start with "Board size/);
-    expect(() => splitObservation('Coordinates: \nBoard size: 2 rows x 2 cols (zero-indexed).')).toThrow(/no "Grid Map:" part/);
+    expect(() => splitObservation('Coordinates: \nBoard size: 2 rows x 2 cols (zero-indexed).')).toThrow(
+      /no "Grid Map:" part/,
+    );
   });
 });

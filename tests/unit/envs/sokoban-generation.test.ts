@@ -65,7 +65,7 @@ describe('Sokoban generation statistics (spec §10.17)', () => {
     expect(within5 / n).toBeLessThan(0.8);
   });
 
-  it('the player does not always start next to the box (RAGEN\'s player shuffle)', () => {
+  it("the player does not always start next to the box (RAGEN's player shuffle)", () => {
     const env = makeEnv('SimpleSokoban') as SokobanEnv;
     let adjacent = 0;
     const n = 500;

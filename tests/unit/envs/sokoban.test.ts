@@ -179,7 +179,9 @@ describe('Sokoban level validation', () => {
   });
 
   it('accepts a level as an array of rows and tolerates \\r\\n and a trailing newline', () => {
-    expect(withLevel(['####', '#P_#', '#X_#', '#O_#', '####'] as unknown as string).reset(0)).toBe('####\n#P_#\n#X_#\n#O_#\n####');
+    expect(withLevel(['####', '#P_#', '#X_#', '#O_#', '####'] as unknown as string).reset(0)).toBe(
+      '####\n#P_#\n#X_#\n#O_#\n####',
+    );
     expect(withLevel('####\r\n#P_#\r\n#X_#\r\n#O_#\r\n####\n').reset(0)).toBe('####\n#P_#\n#X_#\n#O_#\n####');
   });
 });

@@ -28,7 +28,10 @@ const COMMON = ['--preset', 'bandit-tiny', '--episodes', '4', '--backend', 'wasm
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ragen-eval-'));
   await initBackend('cpu');
-  for (const [name, seed] of [['model-a', 7], ['model-b', 8]] as const) {
+  for (const [name, seed] of [
+    ['model-a', 7],
+    ['model-b', 8],
+  ] as const) {
     const { model, tokenizer } = tinyPolicy(seed);
     await saveCheckpointDir(path.join(tmp, name), model, tokenizer);
     model.dispose();
@@ -48,23 +51,47 @@ afterAll(() => {
 describe('ragen eval: bad input exits 2 and names it', () => {
   it('missing checkpoint dir, unknown env, bad numbers, a gate without a baseline, a bare model without --preset', async () => {
     const cases: [string[], RegExp][] = [
-      [[], /required option '--checkpoint <dir>'/],   // commander's own message
+      [[], /required option '--checkpoint <dir>'/], // commander's own message
       [['--checkpoint', 'no-such-dir'], /checkpoint directory no-such-dir does not exist/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--env', 'Chess'], /unknown env tag 'Chess'/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--episodes', '0'], /--episodes must be an integer >= 1/],
-      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--fail-on-regression', '5'], /--fail-on-regression needs --baseline/],
+      [
+        ['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--fail-on-regression', '5'],
+        /--fail-on-regression needs --baseline/,
+      ],
       [['--checkpoint', 'model-a'], /cannot tell which run model-a belongs to.*--preset NAME/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--baseline', 'gone'], /--baseline gone does not exist/],
       // Found before any episode is played: an --out that is a directory, a dialogue longer than the model's positions.
-      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--out', 'model-b'], /--out model-b is a directory, not a file/],
-      [['--checkpoint', 'model-nan', '--preset', 'bandit-tiny', '--backend', 'wasm'], /tensor 'model\.norm\.weight' in model\.safetensors has 1 non-finite value.*\(in .*model-nan\)/],
-      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--seed-start', '-1'], /--seed-start must be an integer >= 0, got '-1'/],
-      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--seed-start', '1.5'], /--seed-start must be an integer >= 0, got '1\.5'/],
-      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'model-b'], /--trajectories model-b is a directory, not a file/],
-      [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'x.json', '--out', './x.json'], /--out and --trajectories name the same file/],
+      [
+        ['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--out', 'model-b'],
+        /--out model-b is a directory, not a file/,
+      ],
+      [
+        ['--checkpoint', 'model-nan', '--preset', 'bandit-tiny', '--backend', 'wasm'],
+        /tensor 'model\.norm\.weight' in model\.safetensors has 1 non-finite value.*\(in .*model-nan\)/,
+      ],
+      [
+        ['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--seed-start', '-1'],
+        /--seed-start must be an integer >= 0, got '-1'/,
+      ],
+      [
+        ['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--seed-start', '1.5'],
+        /--seed-start must be an integer >= 0, got '1\.5'/,
+      ],
+      [
+        ['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'model-b'],
+        /--trajectories model-b is a directory, not a file/,
+      ],
+      [
+        ['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--trajectories', 'x.json', '--out', './x.json'],
+        /--out and --trajectories name the same file/,
+      ],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--set', 'agent.maxTurns=2'], /agent\.maxTurns/],
       [['--checkpoint', 'model-a', '--preset', 'bandit-tiny', '--set', 'agent.maxTurn'], /key=value/],
-      [['--checkpoint', 'model-a', '--preset', 'sokoban-qwen'], /suite SimpleSokoban: the first prompt is \d+ tokens, plus up to 400 new tokens \(rollout.maxNewTokens\) that is more than the model's 512 positions/],
+      [
+        ['--checkpoint', 'model-a', '--preset', 'sokoban-qwen'],
+        /suite SimpleSokoban: the first prompt is \d+ tokens, plus up to 400 new tokens \(rollout.maxNewTokens\) that is more than the model's 512 positions/,
+      ],
     ];
     // Two as a user meets them (the real command, so its exit code and stderr), the rest through main() in this
     // process: the same code path without a Node start and a tfjs load per case.
@@ -85,8 +112,20 @@ describe('ragen eval: bad input exits 2 and names it', () => {
 
 describe('ragen eval: scorecards, baselines and the regression gate', () => {
   it('same checkpoint as baseline: zero deltas, gate 0 passes; a better baseline fails the gate with exit 1', async () => {
-    const self = await ragen('eval', '--checkpoint', 'model-a', ...COMMON, '--baseline', 'model-a', '--baseline-preset', 'bandit-tiny',
-      '--fail-on-regression', '0', '--out', 'a.json');
+    const self = await ragen(
+      'eval',
+      '--checkpoint',
+      'model-a',
+      ...COMMON,
+      '--baseline',
+      'model-a',
+      '--baseline-preset',
+      'bandit-tiny',
+      '--fail-on-regression',
+      '0',
+      '--out',
+      'a.json',
+    );
     expect(self.code, self.stderr).toBe(0);
     expect(self.stdout).toMatch(/suite\s+kind\s+success \[95% CI\]\s+optimum/);
     expect(self.stdout).toMatch(/against baseline model-a/);
@@ -109,10 +148,23 @@ describe('ragen eval: scorecards, baselines and the regression gate', () => {
     const [gated, lenient, other] = await Promise.all([
       ragen('eval', '--checkpoint', 'model-a', ...COMMON, '--baseline', 'better.json', '--fail-on-regression', '10'),
       ragen('eval', '--checkpoint', 'model-a', ...COMMON, '--baseline', 'better.json', '--fail-on-regression', '100'),
-      ragen('eval', '--checkpoint', 'model-a', ...COMMON, '--baseline', 'model-b', '--baseline-preset', 'bandit-tiny', '--fail-on-regression', '100'),
+      ragen(
+        'eval',
+        '--checkpoint',
+        'model-a',
+        ...COMMON,
+        '--baseline',
+        'model-b',
+        '--baseline-preset',
+        'bandit-tiny',
+        '--fail-on-regression',
+        '100',
+      ),
     ]);
     expect(gated.code, gated.stderr).toBe(1);
-    expect(gated.stderr).toMatch(/^ragen eval: success regressed by more than 10 points against better\.json \(scorecard of perfect-bandit\) in: Bandit \(-\d+\.\d points\)/);
+    expect(gated.stderr).toMatch(
+      /^ragen eval: success regressed by more than 10 points against better\.json \(scorecard of perfect-bandit\) in: Bandit \(-\d+\.\d points\)/,
+    );
     expect(gated.stderr).not.toMatch(/BanditTest|Bandit-Swapped/); // only the suite that dropped
     expect(gated.stderr).not.toMatch(/\n\s+at /); // a sentence, not a stack trace
     expect(gated.stdout).toMatch(/against baseline better\.json \(scorecard of perfect-bandit\)/); // the table is still printed
@@ -124,21 +176,42 @@ describe('ragen eval: scorecards, baselines and the regression gate', () => {
 
 describe('ragen eval: is the reasoning about the state?', () => {
   it('the shipped bandit-tiny warm start: grounding columns with numbers for Bandit, - where nothing was checkable', async () => {
-    const r = await ragen('eval', '--checkpoint', path.resolve('public/warmstart/bandit-tiny'), '--episodes', '8', '--backend', 'wasm', '--quiet', '--out', 'bt.json');
+    const r = await ragen(
+      'eval',
+      '--checkpoint',
+      path.resolve('public/warmstart/bandit-tiny'),
+      '--episodes',
+      '8',
+      '--backend',
+      'wasm',
+      '--quiet',
+      '--out',
+      'bt.json',
+    );
     expect(r.code, r.stderr).toBe(0);
     const card = parseScorecardJson(fs.readFileSync(path.join(tmp, 'bt.json'), 'utf8'));
     const header = /suite\s+grounding\s+state-blind\s+claims\/turn\s+answer agrees\n[- ]+\n((?:.+\n)+)/.exec(r.stdout);
     expect(header, r.stdout).not.toBeNull();
-    const rows = new Map(header![1].trimEnd().split('\n').map((line) => {
-      const cells = line.trim().split(/\s+/);
-      return [cells[0], cells.slice(1)] as const;
-    }));
+    const rows = new Map(
+      header![1]
+        .trimEnd()
+        .split('\n')
+        .map((line) => {
+          const cells = line.trim().split(/\s+/);
+          return [cells[0], cells.slice(1)] as const;
+        }),
+    );
     expect([...rows.keys()]).toEqual(['Bandit', 'BanditTest', 'Bandit-Swapped']);
     const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
     for (const s of card.suites) {
       const g = s.grounding!;
       // The table prints what the JSON holds (null -> '-').
-      expect(rows.get(s.suite), s.suite).toEqual([pct(g.rate), pct(g.blind), Number.isFinite(g.claimsPerTurn) ? g.claimsPerTurn.toFixed(2) : '-', pct(g.answerAgreement)]);
+      expect(rows.get(s.suite), s.suite).toEqual([
+        pct(g.rate),
+        pct(g.blind),
+        Number.isFinite(g.claimsPerTurn) ? g.claimsPerTurn.toFixed(2) : '-',
+        pct(g.answerAgreement),
+      ]);
     }
     // The warm start writes about Dragon and Phoenix: checkable on Bandit, where its reasoning also names the arm it
     // answers; BanditTest's arms are Trader and Librarian, which its reasoning never names.
@@ -151,13 +224,33 @@ describe('ragen eval: is the reasoning about the state?', () => {
 
 describe('ragen eval --seed-start and --trajectories', () => {
   const readEpisodes = (file: string): EpisodeRecord[] =>
-    fs.readFileSync(path.join(tmp, file), 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as EpisodeRecord);
+    fs
+      .readFileSync(path.join(tmp, file), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as EpisodeRecord);
 
   it('plays the states from --seed-start and writes every episode; replaying its actions reproduces its observations', async () => {
     // The shipped FrozenLake warm start: multi-turn episodes, on three seeds of each FrozenLake suite.
     const checkpoint = path.resolve('public/warmstart/frozenlake-tiny');
-    const r = await ragen('eval', '--checkpoint', checkpoint, '--env', 'FrozenLake', '--episodes', '3', '--seed-start', '500',
-      '--backend', 'wasm', '--quiet', '--out', 'lake.json', '--trajectories', 'lake.jsonl');
+    const r = await ragen(
+      'eval',
+      '--checkpoint',
+      checkpoint,
+      '--env',
+      'FrozenLake',
+      '--episodes',
+      '3',
+      '--seed-start',
+      '500',
+      '--backend',
+      'wasm',
+      '--quiet',
+      '--out',
+      'lake.json',
+      '--trajectories',
+      'lake.jsonl',
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/protocol: 3 seeds from 500 x 1 rollout/);
     const card = parseScorecardJson(fs.readFileSync(path.join(tmp, 'lake.json'), 'utf8'));
@@ -167,7 +260,10 @@ describe('ragen eval --seed-start and --trajectories', () => {
     expect(fs.readdirSync(tmp).filter((n) => n.startsWith('lake.jsonl.'))).toEqual([]); // no temp sibling left
     for (const s of card.suites) {
       const mine = episodes.filter((e) => e.suite === s.suite);
-      expect(mine.map((e) => e.seed), s.suite).toEqual([500, 501, 502]);
+      expect(
+        mine.map((e) => e.seed),
+        s.suite,
+      ).toEqual([500, 501, 502]);
       expect(mine.filter((e) => e.success).length, s.suite).toBe(s.success.successes);
     }
     let turns = 0;
@@ -233,11 +329,25 @@ describe('ragen eval --seed-start and --trajectories', () => {
     expect(episodes).toHaveLength(3 * 4 * 2); // 3 suites x 4 seeds x 2 rollouts
     expect([...new Set(episodes.map((e) => e.seed))].sort()).toEqual([123, 124, 125, 126]);
     expect(episodes.filter((e) => e.seed === 123 && e.suite === 'Bandit').map((e) => e.rollout)).toEqual([0, 1]);
-    expect(episodes.find((e) => e.suite === 'Bandit-Swapped')!.config).toEqual({ loArmName: 'Dragon', hiArmName: 'Phoenix' });
+    expect(episodes.find((e) => e.suite === 'Bandit-Swapped')!.config).toEqual({
+      loArmName: 'Dragon',
+      hiArmName: 'Phoenix',
+    });
 
     fs.writeFileSync(path.join(tmp, 'keep.jsonl'), 'what the user had\n');
     // --force: the user allows replacing it, but only by a finished evaluation.
-    const failed = await ragen('eval', '--checkpoint', 'model-nan', '--preset', 'bandit-tiny', '--backend', 'wasm', '--trajectories', 'keep.jsonl', '--force');
+    const failed = await ragen(
+      'eval',
+      '--checkpoint',
+      'model-nan',
+      '--preset',
+      'bandit-tiny',
+      '--backend',
+      'wasm',
+      '--trajectories',
+      'keep.jsonl',
+      '--force',
+    );
     expect(failed.code).toBe(2);
     expect(fs.readFileSync(path.join(tmp, 'keep.jsonl'), 'utf8')).toBe('what the user had\n');
     expect(fs.readdirSync(tmp).filter((n) => n.startsWith('keep.jsonl.'))).toEqual([]);
@@ -249,7 +359,8 @@ describe('resolveCheckpoint', () => {
     const runDir = path.join(tmp, 'run');
     const step = path.join(runDir, 'checkpoints', 'step-2');
     fs.mkdirSync(step, { recursive: true });
-    for (const f of fs.readdirSync(path.join(tmp, 'model-a'))) fs.copyFileSync(path.join(tmp, 'model-a', f), path.join(step, f));
+    for (const f of fs.readdirSync(path.join(tmp, 'model-a')))
+      fs.copyFileSync(path.join(tmp, 'model-a', f), path.join(step, f));
     fs.writeFileSync(path.join(step, 'trainer_state.json'), '{}');
     fs.writeFileSync(path.join(runDir, 'config.json'), JSON.stringify(tinyBanditConfig({ agent: { valGroups: 2 } })));
     const fromRun = resolveCheckpoint(runDir);

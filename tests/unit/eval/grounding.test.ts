@@ -16,14 +16,25 @@ import {
   type EvalSuite,
   type ScorecardPolicy,
 } from '../../../src/eval/index';
-import { agentFormatFromConfig, loadActor, protocolFromConfig, resolveCheckpoint, suitesFromConfig } from '../../../src/eval/load';
+import {
+  agentFormatFromConfig,
+  loadActor,
+  protocolFromConfig,
+  resolveCheckpoint,
+  suitesFromConfig,
+} from '../../../src/eval/load';
 import { groundingMetrics, groundingTurnsOf } from '../../../src/metrics/grounding';
 import { initBackend } from '../../../src/model/backend';
 import { agentFormat } from '../agentFormat';
 
 const FORMAT: AgentFormat = agentFormat({ maxTurn: 3, maxActionsPerTurn: 1 });
 const PROTOCOL: EvalProtocol = { episodes: 12, k: 1, baseSeed: 123, temperature: 0.5, seed: 0, batchSize: 4 };
-const SOKOBAN: EvalSuite = { name: 'SimpleSokoban', kind: 'held-out', tag: 'SimpleSokoban', description: 'SimpleSokoban' };
+const SOKOBAN: EvalSuite = {
+  name: 'SimpleSokoban',
+  kind: 'held-out',
+  tag: 'SimpleSokoban',
+  description: 'SimpleSokoban',
+};
 
 /** Where the player stands in a rendered Sokoban grid (row, column from the top-left wall). */
 function playerCell(grid: string): [number, number] {
@@ -50,11 +61,18 @@ function positionPolicy(name: string, offset: number): ScorecardPolicy {
 describe('scorecard grounding: policies with known claims', () => {
   it('true positions score 1 against a lower state-blind rate; positions one row off score 0', async () => {
     const played: Trajectory[] = [];
-    const card = await runScorecard(positionPolicy('honest', 0), [SOKOBAN], PROTOCOL, FORMAT, { onEpisodes: (_s, t) => void played.push(...t) });
+    const card = await runScorecard(positionPolicy('honest', 0), [SOKOBAN], PROTOCOL, FORMAT, {
+      onEpisodes: (_s, t) => void played.push(...t),
+    });
     const honest = card.suites[0].grounding!;
     // The same state-blind draw as groundingMetrics over all the suite's turns, with the eval seed.
     const env = makeEnv(SOKOBAN.tag);
-    expect(honest.blind).toBe(groundingMetrics(groundingTurnsOf(played, () => env), PROTOCOL.seed)['reasoning/grounding_blind']);
+    expect(honest.blind).toBe(
+      groundingMetrics(
+        groundingTurnsOf(played, () => env),
+        PROTOCOL.seed,
+      )['reasoning/grounding_blind'],
+    );
     expect(honest.rate).toBe(1);
     expect(honest.claimsPerTurn).toBe(1);
     expect(honest.answerAgreement).toBe(1); // "I go Up" and the answer Up
@@ -66,7 +84,10 @@ describe('scorecard grounding: policies with known claims', () => {
   });
 
   it('reasoning without checkable claims or a named choice: claims/turn 0, grounding and agreement undefined', async () => {
-    const mute: ScorecardPolicy = { name: 'mute', generateFn: () => async (prompts) => prompts.map(() => 'Hmm.</think><answer>Up</answer>') };
+    const mute: ScorecardPolicy = {
+      name: 'mute',
+      generateFn: () => async (prompts) => prompts.map(() => 'Hmm.</think><answer>Up</answer>'),
+    };
     const card = await runScorecard(mute, [SOKOBAN], { ...PROTOCOL, episodes: 2 }, FORMAT);
     const g = card.suites[0].grounding!;
     expect(g.claimsPerTurn).toBe(0);
@@ -90,15 +111,21 @@ describe('scorecard grounding of the shipped bandit-tiny warm start', () => {
     const played = new Map<string, Trajectory[]>();
     const protocol = protocolFromConfig(target.config, { episodes: 12, batchSize: 5 }); // 3 batches per suite
     try {
-      const policy = modelScorecardPolicy('bandit-tiny', model, tokenizer, { maxNewTokens: target.config.rollout.maxNewTokens });
+      const policy = modelScorecardPolicy('bandit-tiny', model, tokenizer, {
+        maxNewTokens: target.config.rollout.maxNewTokens,
+      });
       const suites = suitesFromConfig(target.config);
       const card = await runScorecard(policy, suites, protocol, agentFormatFromConfig(target.config), {
-        onEpisodes: (suite, trajectories) => void played.set(suite.name, [...(played.get(suite.name) ?? []), ...trajectories]),
+        onEpisodes: (suite, trajectories) =>
+          void played.set(suite.name, [...(played.get(suite.name) ?? []), ...trajectories]),
       });
       for (const [i, s] of card.suites.entries()) {
         // The suite's envs rebuilt from its tag and config: the same action names and arm names as the played ones.
         const env = makeEnv(suites[i].tag, suites[i].config);
-        const direct = groundingMetrics(groundingTurnsOf(played.get(s.suite)!, () => env), protocol.seed);
+        const direct = groundingMetrics(
+          groundingTurnsOf(played.get(s.suite)!, () => env),
+          protocol.seed,
+        );
         expect(s.grounding, s.suite).toEqual({
           rate: direct['reasoning/grounding'],
           blind: direct['reasoning/grounding_blind'],
@@ -124,10 +151,31 @@ describe('scorecards written before the grounding columns', () => {
       policy: 'old-run',
       protocol: PROTOCOL,
       agent: FORMAT,
-      suites: [{ suite: 'Bandit', kind: 'held-out', tag: 'Bandit', description: 'Bandit', seeds: 4, k: 1, episodes: 4,
-        success: { rate: 0.5, lo: 0.15, hi: 0.85, successes: 2 }, optimum: 1, passAtK: 0.5, meanReward: 0.2, meanScore: 0.2,
-        stepEfficiency: 1, actionsPerSuccess: 1, optimalActions: 1, actionValidity: 1, formatErrorRate: 0, meanTurns: 1,
-        reasoningLength: 12, lengthUnit: 'tokens', diversity: { distinct1: 0.5, distinct2: 0.6, uniqueFraction: 1, pairwise: 0.8 } }],
+      suites: [
+        {
+          suite: 'Bandit',
+          kind: 'held-out',
+          tag: 'Bandit',
+          description: 'Bandit',
+          seeds: 4,
+          k: 1,
+          episodes: 4,
+          success: { rate: 0.5, lo: 0.15, hi: 0.85, successes: 2 },
+          optimum: 1,
+          passAtK: 0.5,
+          meanReward: 0.2,
+          meanScore: 0.2,
+          stepEfficiency: 1,
+          actionsPerSuccess: 1,
+          optimalActions: 1,
+          actionValidity: 1,
+          formatErrorRate: 0,
+          meanTurns: 1,
+          reasoningLength: 12,
+          lengthUnit: 'tokens',
+          diversity: { distinct1: 0.5, distinct2: 0.6, uniqueFraction: 1, pairwise: 0.8 },
+        },
+      ],
     };
     const card = parseScorecardJson(JSON.stringify(old), 'old.json');
     expect(card.suites[0].grounding).toBeUndefined();

@@ -3,10 +3,26 @@
 // scorecard's `optimum` column matches independent counts (BFS for Sokoban, the closed-loop planner where open loop
 // costs nothing); fewer moves per answer or fewer turns lower the ceiling.
 import { describe, expect, it } from 'vitest';
-import { FrozenLakeEnv, SokobanEnv, makeEnv, parseFrozenLakeMap, planFrozenLake, planFrozenLakeTurns, solveSokoban } from '../../../envs/index';
+import {
+  FrozenLakeEnv,
+  SokobanEnv,
+  makeEnv,
+  parseFrozenLakeMap,
+  planFrozenLake,
+  planFrozenLakeTurns,
+  solveSokoban,
+} from '../../../envs/index';
 import { agentFormatFromConfig } from '../../../src/starpo/config';
 import { presetConfig } from '../../../src/starpo/presets';
-import { optimalSuccess, runScorecard, scriptedOptimalPolicy, scriptedRandomPolicy, type AgentFormat, type EvalProtocol, type EvalSuite } from '../../../src/eval/index';
+import {
+  optimalSuccess,
+  runScorecard,
+  scriptedOptimalPolicy,
+  scriptedRandomPolicy,
+  type AgentFormat,
+  type EvalProtocol,
+  type EvalSuite,
+} from '../../../src/eval/index';
 import { validationLakes } from '../envs/validation-lakes';
 
 /** frozenlake-tiny's agent protocol (RAGEN's 5 turns x 5 actions, 10 per episode), as the preset has it. */
@@ -20,7 +36,13 @@ const protocol = (episodes: number, over: Partial<EvalProtocol> = {}): EvalProto
   batchSize: 64,
   ...over,
 });
-const suite = (tag: string, over: Partial<EvalSuite> = {}): EvalSuite => ({ name: tag, kind: 'held-out', tag, description: tag, ...over });
+const suite = (tag: string, over: Partial<EvalSuite> = {}): EvalSuite => ({
+  name: tag,
+  kind: 'held-out',
+  tag,
+  description: tag,
+  ...over,
+});
 
 /** |observed - expected| in standard deviations of a sum of independent Bernoulli(p_i), as a rate over n. */
 function zScore(successes: number, probabilities: readonly number[]): number {
@@ -51,7 +73,7 @@ describe('scripted optimal agent on FrozenLake: plays the turn planner and earns
     expect(again.suites[0].success.successes).toBe(s.success.successes);
   });
 
-  it('its first answer is the planner\'s best answer, several moves long', async () => {
+  it("its first answer is the planner's best answer, several moves long", async () => {
     const rows = ['P_O', '___', 'O_G'];
     const format: AgentFormat = { ...FORMAT, maxTurn: 2, maxActionsPerTurn: 3 };
     const lake = suite('FrozenLake', { name: 'fixed-lake', config: { map: rows }, maxActionsPerTraj: 6 });
@@ -60,7 +82,11 @@ describe('scripted optimal agent on FrozenLake: plays the turn planner and earns
       onEpisodes: (_suite, trajectories) => void played.push(...trajectories.map((t) => t.turns[0].parsedActions)),
     });
     const map = parseFrozenLakeMap(rows);
-    const best = planFrozenLakeTurns(map, 1 / 3, { maxTurn: 2, maxActionsPerTurn: 3, maxActionsPerTraj: 6 }).bestAnswer(map.start, 6, 2);
+    const best = planFrozenLakeTurns(map, 1 / 3, { maxTurn: 2, maxActionsPerTurn: 3, maxActionsPerTraj: 6 }).bestAnswer(
+      map.start,
+      6,
+      2,
+    );
     expect(best.length).toBeGreaterThan(1);
     expect(played).toHaveLength(4);
     for (const first of played) expect(first).toEqual(best);
@@ -82,9 +108,18 @@ describe('scripted optimal agent on FrozenLake: plays the turn planner and earns
     expect(s.optimum).toBeGreaterThan(closed5 + 0.1);
     expect(s.optimum).toBeLessThan(closed10);
     // One move per answer: the ceiling is the closed-loop optimum with 5 moves, and the agent plays to it.
-    const single = await runScorecard(scriptedOptimalPolicy(), [suite('FrozenLake')], protocol(256), { ...FORMAT, maxActionsPerTurn: 1 });
+    const single = await runScorecard(scriptedOptimalPolicy(), [suite('FrozenLake')], protocol(256), {
+      ...FORMAT,
+      maxActionsPerTurn: 1,
+    });
     expect(single.suites[0].optimum).toBeCloseTo(closed5, 12);
-    expect(zScore(single.suites[0].success.successes, optimalSuccess(suite('FrozenLake'), { baseSeed: 123, episodes: 256 }, { maxTurn: 5, maxActionsPerTurn: 1 }).perSeed)).toBeLessThan(4);
+    expect(
+      zScore(
+        single.suites[0].success.successes,
+        optimalSuccess(suite('FrozenLake'), { baseSeed: 123, episodes: 256 }, { maxTurn: 5, maxActionsPerTurn: 1 })
+          .perSeed,
+      ),
+    ).toBeLessThan(4);
     // Random play lies well below either ceiling, and the optimum column does not depend on who plays.
     const random = await runScorecard(scriptedRandomPolicy(), [suite('FrozenLake')], protocol(256), FORMAT);
     expect(random.suites[0].optimum).toBe(s.optimum);
@@ -116,18 +151,28 @@ describe('the optimum of Sokoban and Bandit', () => {
       }
       return n;
     };
-    const tiny = await runScorecard(scriptedOptimalPolicy(), [suite('SimpleSokoban')], protocol(48), { ...FORMAT, maxTurn: 3 });
+    const tiny = await runScorecard(scriptedOptimalPolicy(), [suite('SimpleSokoban')], protocol(48), {
+      ...FORMAT,
+      maxTurn: 3,
+    });
     expect(tiny.suites[0].optimum).toBe(solvableWithin(10) / 48); // 3 turns x 5 moves cover the 10-move budget
     expect(tiny.suites[0].success.successes).toBe(solvableWithin(10));
     // One turn of 5 moves: only the levels solvable in 5, fewer of them.
-    const oneTurn = await runScorecard(scriptedOptimalPolicy(), [suite('SimpleSokoban')], protocol(48), { ...FORMAT, maxTurn: 1 });
+    const oneTurn = await runScorecard(scriptedOptimalPolicy(), [suite('SimpleSokoban')], protocol(48), {
+      ...FORMAT,
+      maxTurn: 1,
+    });
     expect(solvableWithin(5)).toBeLessThan(solvableWithin(10));
     expect(oneTurn.suites[0].optimum).toBe(solvableWithin(5) / 48);
     expect(oneTurn.suites[0].success.successes).toBe(solvableWithin(5));
   });
 
   it('Bandit: 1', async () => {
-    const card = await runScorecard(scriptedRandomPolicy(), [suite('Bandit')], protocol(8), { ...FORMAT, maxTurn: 1, maxActionsPerTurn: 1 });
+    const card = await runScorecard(scriptedRandomPolicy(), [suite('Bandit')], protocol(8), {
+      ...FORMAT,
+      maxTurn: 1,
+      maxActionsPerTurn: 1,
+    });
     expect(card.suites[0].optimum).toBe(1);
   });
 });

@@ -31,7 +31,13 @@ const protocol = (over: Partial<EvalProtocol> = {}): EvalProtocol => ({
   batchSize: 8,
   ...over,
 });
-const suite = (tag: string, over: Partial<EvalSuite> = {}): EvalSuite => ({ name: tag, kind: 'held-out', tag, description: tag, ...over });
+const suite = (tag: string, over: Partial<EvalSuite> = {}): EvalSuite => ({
+  name: tag,
+  kind: 'held-out',
+  tag,
+  description: tag,
+  ...over,
+});
 
 /** A policy that always sends the same text, whatever the state. */
 function constantPolicy(name: string, text: string): ScorecardPolicy {
@@ -40,7 +46,12 @@ function constantPolicy(name: string, text: string): ScorecardPolicy {
 
 describe('scripted optimal agent', () => {
   it('Sokoban: solves exactly the levels solvable within the 10-action budget, with step efficiency 1', async () => {
-    const card = await runScorecard(scriptedOptimalPolicy(), [suite('SimpleSokoban')], protocol({ episodes: 24 }), FORMAT);
+    const card = await runScorecard(
+      scriptedOptimalPolicy(),
+      [suite('SimpleSokoban')],
+      protocol({ episodes: 24 }),
+      FORMAT,
+    );
     const s = card.suites[0];
     // Independent count: BFS on each initial state with the budget as the depth limit.
     let solvable = 0;
@@ -84,7 +95,12 @@ describe('scripted optimal agent', () => {
 
 describe('scripted random agent', () => {
   it('Bandit: success about 0.5 inside its Wilson interval; pass@4 about 1 - 0.5^4', async () => {
-    const card = await runScorecard(scriptedRandomPolicy(), [suite('Bandit')], protocol({ episodes: 100, k: 4, batchSize: 64 }), BANDIT_FORMAT);
+    const card = await runScorecard(
+      scriptedRandomPolicy(),
+      [suite('Bandit')],
+      protocol({ episodes: 100, k: 4, batchSize: 64 }),
+      BANDIT_FORMAT,
+    );
     const s = card.suites[0];
     expect(s.episodes).toBe(400);
     expect(s.success.lo).toBeLessThan(0.5);
@@ -97,7 +113,8 @@ describe('scripted random agent', () => {
   });
 
   it('is deterministic given the seed, and another seed plays differently', async () => {
-    const run = (seed: number) => runScorecard(scriptedRandomPolicy(), [suite('FrozenLake')], protocol({ seed }), FORMAT);
+    const run = (seed: number) =>
+      runScorecard(scriptedRandomPolicy(), [suite('FrozenLake')], protocol({ seed }), FORMAT);
     const a = scorecardToJson(await run(1));
     expect(scorecardToJson(await run(1))).toBe(a);
     expect(scorecardToJson(await run(2))).not.toBe(a);
@@ -106,7 +123,12 @@ describe('scripted random agent', () => {
 
 describe('format and reasoning measures', () => {
   it('a policy that never closes </answer> has format-error rate 1 and no success', async () => {
-    const card = await runScorecard(constantPolicy('unclosed', 'Go up.</think><answer>Up'), [suite('SimpleSokoban')], protocol({ episodes: 4 }), FORMAT);
+    const card = await runScorecard(
+      constantPolicy('unclosed', 'Go up.</think><answer>Up'),
+      [suite('SimpleSokoban')],
+      protocol({ episodes: 4 }),
+      FORMAT,
+    );
     const s = card.suites[0];
     expect(s.formatErrorRate).toBe(1);
     expect(s.success.rate).toBe(0);
@@ -117,7 +139,12 @@ describe('format and reasoning measures', () => {
   });
 
   it('an echo policy scores reasoning diversity ~0; a state-dependent one does not', async () => {
-    const echo = await runScorecard(constantPolicy('echo', 'I will go left now.</think><answer>Left</answer>'), [suite('FrozenLake')], protocol(), FORMAT);
+    const echo = await runScorecard(
+      constantPolicy('echo', 'I will go left now.</think><answer>Left</answer>'),
+      [suite('FrozenLake')],
+      protocol(),
+      FORMAT,
+    );
     const e = echo.suites[0];
     expect(e.diversity.pairwise).toBe(0);
     expect(e.diversity.distinct2).toBeLessThan(0.1);
@@ -161,7 +188,12 @@ describe('baselines and the regression gate', () => {
   });
 
   it('JSON round trip keeps NaN (written as null) and rejects a file that is no scorecard', async () => {
-    const card = await runScorecard(constantPolicy('unclosed', 'x</think><answer>Up'), [suite('FrozenLake')], protocol({ episodes: 2 }), FORMAT);
+    const card = await runScorecard(
+      constantPolicy('unclosed', 'x</think><answer>Up'),
+      [suite('FrozenLake')],
+      protocol({ episodes: 2 }),
+      FORMAT,
+    );
     const text = scorecardToJson(card);
     expect(text).toContain('"actionValidity": null');
     const back = parseScorecardJson(text);
@@ -183,7 +215,12 @@ describe('suites', () => {
     const bandit = defaultSuites([{ tag: 'Bandit' }]);
     expect(bandit.map((s) => s.name)).toEqual(['Bandit', 'BanditTest', 'Bandit-Swapped']);
     expect(bandit[2].config).toEqual({ loArmName: 'Dragon', hiArmName: 'Phoenix' });
-    expect(defaultSuites([{ tag: 'FrozenLake' }]).map((s) => s.name)).toEqual(['FrozenLake', 'FrozenLake-NoSlip', 'FrozenLake-6x6', 'SimpleSokoban']);
+    expect(defaultSuites([{ tag: 'FrozenLake' }]).map((s) => s.name)).toEqual([
+      'FrozenLake',
+      'FrozenLake-NoSlip',
+      'FrozenLake-6x6',
+      'SimpleSokoban',
+    ]);
   });
 
   it('a coordinate-trained agent meets its out-of-distribution suites in the same observation format', () => {
@@ -195,27 +232,49 @@ describe('suites', () => {
       'ood:CoordFrozenLake:CoordFrozenLake',
     ]);
     expect(sokoban[1].config).toEqual({ observationFormat: 'grid_coord' });
-    expect(makeEnv(sokoban[1].tag, sokoban[1].config).reset(123)).toMatch(/^Coordinates: \nBoard size: 8 rows x 8 cols/);
+    expect(makeEnv(sokoban[1].tag, sokoban[1].config).reset(123)).toMatch(
+      /^Coordinates: \nBoard size: 8 rows x 8 cols/,
+    );
     const lake = defaultSuites([{ tag: 'CoordFrozenLake' }]);
     expect(lake.map((s) => `${s.name}:${s.tag}`)).toEqual([
-      'CoordFrozenLake:CoordFrozenLake', 'CoordFrozenLake-NoSlip:CoordFrozenLake', 'CoordFrozenLake-6x6:CoordFrozenLake', 'CoordSokoban:CoordSokoban',
+      'CoordFrozenLake:CoordFrozenLake',
+      'CoordFrozenLake-NoSlip:CoordFrozenLake',
+      'CoordFrozenLake-6x6:CoordFrozenLake',
+      'CoordSokoban:CoordSokoban',
     ]);
     // 'coord' has no tag of its own: the format goes into the env config.
     const coordOnly = defaultSuites([{ tag: 'FrozenLake', config: { observationFormat: 'coord' } }]);
-    expect(coordOnly.at(-1)).toMatchObject({ name: 'SimpleSokoban', tag: 'SimpleSokoban', config: { observationFormat: 'coord' } });
-    expect(coordOnly[1]).toMatchObject({ name: 'FrozenLake-NoSlip', config: { observationFormat: 'coord', successRate: 1 } });
+    expect(coordOnly.at(-1)).toMatchObject({
+      name: 'SimpleSokoban',
+      tag: 'SimpleSokoban',
+      config: { observationFormat: 'coord' },
+    });
+    expect(coordOnly[1]).toMatchObject({
+      name: 'FrozenLake-NoSlip',
+      config: { observationFormat: 'coord', successRate: 1 },
+    });
   });
 
   it('--env narrows to a tag, or makes an ad-hoc suite; unknown tags are named', () => {
     const suites = defaultSuites([{ tag: 'FrozenLake' }]);
-    expect(suitesForTag(suites, 'FrozenLake', ['FrozenLake']).map((s) => s.name)).toEqual(['FrozenLake', 'FrozenLake-NoSlip', 'FrozenLake-6x6']);
-    expect(suitesForTag(suites, 'LargerSokoban', ['FrozenLake'])).toMatchObject([{ name: 'LargerSokoban', kind: 'ood' }]);
+    expect(suitesForTag(suites, 'FrozenLake', ['FrozenLake']).map((s) => s.name)).toEqual([
+      'FrozenLake',
+      'FrozenLake-NoSlip',
+      'FrozenLake-6x6',
+    ]);
+    expect(suitesForTag(suites, 'LargerSokoban', ['FrozenLake'])).toMatchObject([
+      { name: 'LargerSokoban', kind: 'ood' },
+    ]);
     expect(() => suitesForTag(suites, 'Sokoban', ['FrozenLake'])).toThrow(/unknown env tag 'Sokoban'/);
     expect(() => defaultSuites([{ tag: 'Chess' }])).toThrow(/unknown env tag 'Chess'/);
   });
 
   it('runScorecard refuses a bad protocol or env config before playing', async () => {
-    await expect(runScorecard(scriptedRandomPolicy(), [suite('Bandit')], protocol({ k: 0 }), BANDIT_FORMAT)).rejects.toThrow(/k must be a positive integer/);
-    await expect(runScorecard(scriptedRandomPolicy(), [suite('FrozenLake', { config: { size: 'big' } })], protocol(), FORMAT)).rejects.toThrow(/size/);
+    await expect(
+      runScorecard(scriptedRandomPolicy(), [suite('Bandit')], protocol({ k: 0 }), BANDIT_FORMAT),
+    ).rejects.toThrow(/k must be a positive integer/);
+    await expect(
+      runScorecard(scriptedRandomPolicy(), [suite('FrozenLake', { config: { size: 'big' } })], protocol(), FORMAT),
+    ).rejects.toThrow(/size/);
   });
 });

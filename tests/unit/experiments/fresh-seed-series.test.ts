@@ -32,7 +32,9 @@ describe('armSeries (the fresh-seed curves the lab scripts write)', () => {
 });
 
 describe('freshSeedTableText (how a fresh-seed table is written)', () => {
-  const table = parseFreshSeedTable(JSON.parse(fs.readFileSync('public/lessons/echo-trap-frozenlake/fresh-seeds.json', 'utf8')));
+  const table = parseFreshSeedTable(
+    JSON.parse(fs.readFileSync('public/lessons/echo-trap-frozenlake/fresh-seeds.json', 'utf8')),
+  );
 
   it('reads back as the same table', () => {
     expect(parseFreshSeedTable(JSON.parse(freshSeedTableText(table)))).toEqual(table);
@@ -46,6 +48,8 @@ describe('freshSeedTableText (how a fresh-seed table is written)', () => {
     expect(lines.map((l) => l.trim())).toContain(`"step": [${steps.join(', ')}],`);
     // Objects and lists of strings keep one entry per line.
     expect(text).toContain('"vanilla": {\n');
-    expect(freshSeedTableText({ ...table, rows: [{ ...table.rows[0], failed: ['miFalls'] }] })).toContain('"failed": [\n');
+    expect(freshSeedTableText({ ...table, rows: [{ ...table.rows[0], failed: ['miFalls'] }] })).toContain(
+      '"failed": [\n',
+    );
   });
 });

@@ -3,7 +3,15 @@
 // hang; a hand-written level or map it accepts can be won; arbitrary action text never throws or changes state.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ENV_TAGS, isGoalReachable, makeEnv, parseFrozenLakeMap, parseSokobanLevel, solveSokoban, type AnyEnv } from '../../../envs/index';
+import {
+  ENV_TAGS,
+  isGoalReachable,
+  makeEnv,
+  parseFrozenLakeMap,
+  parseSokobanLevel,
+  solveSokoban,
+  type AnyEnv,
+} from '../../../envs/index';
 import { fuzzParams } from './budget';
 
 /** Runs `f`; a throw must be a plain Error (what the envs throw on purpose) whose message names one of `names`. */
@@ -12,7 +20,10 @@ function onlyNamedErrors<T>(f: () => T, names: readonly string[]): T | null {
     return f();
   } catch (err) {
     expect(Object.getPrototypeOf(err), String(err)).toBe(Error.prototype);
-    expect(names.some((n) => (err as Error).message.includes(n)), (err as Error).message).toBe(true);
+    expect(
+      names.some((n) => (err as Error).message.includes(n)),
+      (err as Error).message,
+    ).toBe(true);
     return null;
   }
 }
@@ -28,28 +39,56 @@ const anyValue = fc.oneof(
 );
 
 const KEYS: Record<string, readonly string[]> = {
-  Sokoban: ['dimRoom', 'numBoxes', 'searchDepth', 'maxSteps', 'level', 'numBox', '__proto__', 'constructor', 'observationFormat'],
+  Sokoban: [
+    'dimRoom',
+    'numBoxes',
+    'searchDepth',
+    'maxSteps',
+    'level',
+    'numBox',
+    '__proto__',
+    'constructor',
+    'observationFormat',
+  ],
   FrozenLake: ['size', 'p', 'successRate', 'map', 'is_slippery', 'observationFormat'],
   Bandit: ['loArmName', 'hiArmName', 'loArmScore', 'hiArmHiScore', 'hiArmLoScore', 'hiArmHiScoreProb'],
 };
-const family = (tag: string) => (tag.includes('Sokoban') ? 'Sokoban' : tag.includes('FrozenLake') ? 'FrozenLake' : 'Bandit');
+const family = (tag: string) =>
+  tag.includes('Sokoban') ? 'Sokoban' : tag.includes('FrozenLake') ? 'FrozenLake' : 'Bandit';
 
 /**
  * A config of random keys and values, but never one that is valid AND slow to generate from: a room larger than
  * 8 a side with several boxes takes seconds per level (that is the generator's honest cost, not a bug).
  */
 const envCase = fc.constantFrom(...ENV_TAGS).chain((tag) =>
-  fc.tuple(fc.constant(tag), fc.dictionary(fc.constantFrom(...KEYS[family(tag)]), anyValue, { maxKeys: 3 })).filter(([, config]) => {
-    const room = config.dimRoom;
-    const big = Array.isArray(room) && room.length === 2 && room.every((n) => Number.isInteger(n) && n > 8);
-    const manyBoxes = typeof config.numBoxes === 'number' && config.numBoxes > 3;
-    return !(big || manyBoxes || (typeof config.searchDepth === 'number' && config.searchDepth > 400));
-  }),
+  fc
+    .tuple(fc.constant(tag), fc.dictionary(fc.constantFrom(...KEYS[family(tag)]), anyValue, { maxKeys: 3 }))
+    .filter(([, config]) => {
+      const room = config.dimRoom;
+      const big = Array.isArray(room) && room.length === 2 && room.every((n) => Number.isInteger(n) && n > 8);
+      const manyBoxes = typeof config.numBoxes === 'number' && config.numBoxes > 3;
+      return !(big || manyBoxes || (typeof config.searchDepth === 'number' && config.searchDepth > 400));
+    }),
 );
 
 /** Action text: real names in any case, separators, tags, whitespace and junk. */
 const actionText = fc.oneof(
-  fc.constantFrom('Up', 'down', 'LEFT', 'Right', 'Phoenix', 'dragon', 'Trader', ' Up ', 'Up || Down', '', '\n', '<answer>Up</answer>', '√', '#'),
+  fc.constantFrom(
+    'Up',
+    'down',
+    'LEFT',
+    'Right',
+    'Phoenix',
+    'dragon',
+    'Trader',
+    ' Up ',
+    'Up || Down',
+    '',
+    '\n',
+    '<answer>Up</answer>',
+    '√',
+    '#',
+  ),
   fc.string({ maxLength: 20 }),
 );
 
@@ -60,22 +99,27 @@ function firstState(env: AnyEnv, seed: number): string | null {
 describe('env fuzz', () => {
   it('random configs: the env works, or one plain Error names the tag; a working env survives random actions', () => {
     fc.assert(
-      fc.property(envCase, fc.nat(1_000_000), fc.array(actionText, { maxLength: 12 }), ([tag, config], seed, actions) => {
-        const env = onlyNamedErrors(() => makeEnv(tag, config), [tag]);
-        if (!env) return;
-        const start = firstState(env, seed);
-        if (start === null) return;
-        for (const action of actions) {
-          const before = env.render();
-          const r = env.step(action);
-          expect(typeof r.observation).toBe('string');
-          expect(Number.isFinite(r.reward)).toBe(true);
-          if (!r.info.actionIsValid) expect(env.render()).toBe(before); // an unknown action changes nothing
-          if (r.done) break;
-        }
-        // Same seed, same first state, on a fresh instance.
-        expect(makeEnv(tag, config).reset(seed)).toBe(start);
-      }),
+      fc.property(
+        envCase,
+        fc.nat(1_000_000),
+        fc.array(actionText, { maxLength: 12 }),
+        ([tag, config], seed, actions) => {
+          const env = onlyNamedErrors(() => makeEnv(tag, config), [tag]);
+          if (!env) return;
+          const start = firstState(env, seed);
+          if (start === null) return;
+          for (const action of actions) {
+            const before = env.render();
+            const r = env.step(action);
+            expect(typeof r.observation).toBe('string');
+            expect(Number.isFinite(r.reward)).toBe(true);
+            if (!r.info.actionIsValid) expect(env.render()).toBe(before); // an unknown action changes nothing
+            if (r.done) break;
+          }
+          // Same seed, same first state, on a fresh instance.
+          expect(makeEnv(tag, config).reset(seed)).toBe(start);
+        },
+      ),
       fuzzParams(400, 15_000),
     );
   });
@@ -83,7 +127,15 @@ describe('env fuzz', () => {
   it('random Sokoban boards: refused with a named problem, or accepted and solvable', () => {
     const board = fc
       .tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 6 }))
-      .chain(([rows, cols]) => fc.array(fc.array(fc.constantFrom('#', '_', '_', '_', 'O', '√', 'X', 'P', 'S', 'Z', ' '), { minLength: cols, maxLength: cols }), { minLength: rows, maxLength: rows }))
+      .chain(([rows, cols]) =>
+        fc.array(
+          fc.array(fc.constantFrom('#', '_', '_', '_', 'O', '√', 'X', 'P', 'S', 'Z', ' '), {
+            minLength: cols,
+            maxLength: cols,
+          }),
+          { minLength: rows, maxLength: rows },
+        ),
+      )
       .map((grid) => grid.map((row) => row.join('')).join('\n'));
     let accepted = 0;
     fc.assert(
@@ -101,7 +153,12 @@ describe('env fuzz', () => {
   it('random FrozenLake maps: accepted exactly when the goal is reachable', () => {
     const map = fc
       .tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 6 }))
-      .chain(([rows, cols]) => fc.array(fc.array(fc.constantFrom('_', '_', 'O', 'P', 'G', 'x'), { minLength: cols, maxLength: cols }), { minLength: rows, maxLength: rows }))
+      .chain(([rows, cols]) =>
+        fc.array(fc.array(fc.constantFrom('_', '_', 'O', 'P', 'G', 'x'), { minLength: cols, maxLength: cols }), {
+          minLength: rows,
+          maxLength: rows,
+        }),
+      )
       .map((grid) => grid.map((row) => row.join('')).join('\n'));
     fc.assert(
       fc.property(map, (text) => {

@@ -13,7 +13,10 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 const weights = serializeSafetensors({ w: { shape: [3], data: new Float32Array([1, 2, 3]) } });
 const ARCHIVE = exportRunArchive({
   config: presetConfig('bandit-tiny'),
-  rows: [{ step: 0, 'val-env/Bandit/success': 0.5 }, { step: 1, 'actor/grad_norm': 0.25 }],
+  rows: [
+    { step: 0, 'val-env/Bandit/success': 0.5 },
+    { step: 1, 'actor/grad_norm': 0.25 },
+  ],
   rollouts: [{ step: 1, tag: 'Bandit', turns: [] }],
   checkpoint: {
     step: 1,
@@ -44,7 +47,8 @@ function importQuickly(name: string, data: Uint8Array): RunContents | null {
 /** What an imported checkpoint must always be: complete, and every safetensors file whole. */
 function checkpointIsSound(run: RunContents | null): void {
   if (!run?.checkpoint) return;
-  for (const name of ['config.json', 'model.safetensors', 'tokenizer.json', 'trainer_state.json']) expect(run.checkpoint.files[name]).toBeDefined();
+  for (const name of ['config.json', 'model.safetensors', 'tokenizer.json', 'trainer_state.json'])
+    expect(run.checkpoint.files[name]).toBeDefined();
 }
 
 describe('importer fuzz', () => {
@@ -57,23 +61,34 @@ describe('importer fuzz', () => {
   it('a damaged archive (bytes overwritten, header fields rewritten, cut short) gives a run or one Error, quickly', () => {
     const damage = fc.oneof(
       // Overwrite a few bytes anywhere.
-      fc.array(fc.tuple(fc.nat(ARCHIVE.length - 1), fc.nat(255)), { minLength: 1, maxLength: 8 }).map((edits) => (a: Uint8Array) => {
-        for (const [at, b] of edits) a[at] = b;
-        return a;
-      }),
+      fc
+        .array(fc.tuple(fc.nat(ARCHIVE.length - 1), fc.nat(255)), { minLength: 1, maxLength: 8 })
+        .map((edits) => (a: Uint8Array) => {
+          for (const [at, b] of edits) a[at] = b;
+          return a;
+        }),
       // Rewrite a size field of some header (fixing its checksum, so the reader trusts the header) with any text.
       // Negative multiples of a block used to stall the old reader forever: keep them among the candidates.
-      fc.tuple(fc.nat(20), fc.oneof(fc.constantFrom('-1000', '-0000001000', '-2000', '-1', '9', 'zz', '', ' 17 ', '77777777777'), fc.stringMatching(new RegExp(`^[-0-9a-z ${String.fromCharCode(0)}]{0,12}$`)))).map(([nth, text]) => (a: Uint8Array) => {
-        const headers: number[] = [];
-        for (let at = 0; at + 512 <= a.length; at += 512) if (a[at + 257] === 0x75 /* 'u' of ustar */) headers.push(at);
-        const at = headers[nth % headers.length];
-        a.fill(0, at + 124, at + 136);
-        a.set(bytes(text).subarray(0, 12), at + 124);
-        a.fill(0x20, at + 148, at + 156);
-        const sum = a.subarray(at, at + 512).reduce((s, v) => s + v, 0);
-        a.set(bytes(sum.toString(8).padStart(6, '0') + '\0 '), at + 148);
-        return a;
-      }),
+      fc
+        .tuple(
+          fc.nat(20),
+          fc.oneof(
+            fc.constantFrom('-1000', '-0000001000', '-2000', '-1', '9', 'zz', '', ' 17 ', '77777777777'),
+            fc.stringMatching(new RegExp(`^[-0-9a-z ${String.fromCharCode(0)}]{0,12}$`)),
+          ),
+        )
+        .map(([nth, text]) => (a: Uint8Array) => {
+          const headers: number[] = [];
+          for (let at = 0; at + 512 <= a.length; at += 512)
+            if (a[at + 257] === 0x75 /* 'u' of ustar */) headers.push(at);
+          const at = headers[nth % headers.length];
+          a.fill(0, at + 124, at + 136);
+          a.set(bytes(text).subarray(0, 12), at + 124);
+          a.fill(0x20, at + 148, at + 156);
+          const sum = a.subarray(at, at + 512).reduce((s, v) => s + v, 0);
+          a.set(bytes(sum.toString(8).padStart(6, '0') + '\0 '), at + 148);
+          return a;
+        }),
       // Cut it short.
       fc.nat(ARCHIVE.length).map((n) => (a: Uint8Array) => a.subarray(0, n)),
     );
@@ -89,11 +104,25 @@ describe('importer fuzz', () => {
       fuzzParams(500, 5_000),
     );
     const line = fc.oneof(
-      fc.constantFrom('{"step":1}', '{"step":2,"a":null}', '{"step":-1}', '{"step":"1"}', '{"x":1}', '[]', 'null', '{"step":1,"a":"b"}', '{"step":1e400}', ''),
+      fc.constantFrom(
+        '{"step":1}',
+        '{"step":2,"a":null}',
+        '{"step":-1}',
+        '{"step":"1"}',
+        '{"x":1}',
+        '[]',
+        'null',
+        '{"step":1,"a":"b"}',
+        '{"step":1e400}',
+        '',
+      ),
       fc.json(),
     );
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 6 }), (lines) => void importQuickly('metrics.jsonl', bytes(lines.join('\n')))),
+      fc.property(
+        fc.array(line, { maxLength: 6 }),
+        (lines) => void importQuickly('metrics.jsonl', bytes(lines.join('\n'))),
+      ),
       fuzzParams(1000, 5_000),
     );
   });

@@ -16,18 +16,47 @@ function referenceParse(text: string, enableThink: boolean, maxActions: number, 
   if (!match) return { think: '', answer: '', actions: [], formatOk: false, reconstructed: text };
   const think = enableThink ? strip(match[1]) : '';
   let answer = strip(enableThink ? match[2] : match[1]);
-  let actions = answer.split(sep).map((a) => a.trim()).filter((a) => a.length > 0);
+  let actions = answer
+    .split(sep)
+    .map((a) => a.trim())
+    .filter((a) => a.length > 0);
   if (actions.length > maxActions) {
     actions = actions.slice(0, maxActions);
     answer = actions.join(` ${sep} `);
   }
-  const reconstructed = enableThink ? `<think>${think}</think><answer>${answer}</answer>` : `<answer>${answer}</answer>`;
+  const reconstructed = enableThink
+    ? `<think>${think}</think><answer>${answer}</answer>`
+    : `<answer>${answer}</answer>`;
   return { think, answer, actions, formatOk: true, reconstructed };
 }
 
 /** Text made of the pieces that matter to the parser: tags (also broken ones), whitespace of every kind, separators. */
-const PIECES = ['<think>', '</think>', '<answer>', '</answer>', '<think', '</answer', '<', '>', '/', ' ', '\n', '\t', '\u00a0',
-  '\u2028', '\ufeff', '||', '|', 'Up', 'left', 'x', '<|im_end|>', '<|im_start|>', '😀', '\ud800'];
+const PIECES = [
+  '<think>',
+  '</think>',
+  '<answer>',
+  '</answer>',
+  '<think',
+  '</answer',
+  '<',
+  '>',
+  '/',
+  ' ',
+  '\n',
+  '\t',
+  '\u00a0',
+  '\u2028',
+  '\ufeff',
+  '||',
+  '|',
+  'Up',
+  'left',
+  'x',
+  '<|im_end|>',
+  '<|im_start|>',
+  '😀',
+  '\ud800',
+];
 const responseText = fc.array(fc.constantFrom(...PIECES), { maxLength: 40 }).map((parts) => parts.join(''));
 
 describe('parseResponse fuzz', () => {
@@ -45,7 +74,8 @@ describe('parseResponse fuzz', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), fc.boolean(), (text, enableThink) => {
         const got = parseResponse(restoreForcedPrefix(text, enableThink), { enableThink });
-        if (got.formatOk) expect(parseResponse(got.reconstructed, { enableThink }).reconstructed).toBe(got.reconstructed);
+        if (got.formatOk)
+          expect(parseResponse(got.reconstructed, { enableThink }).reconstructed).toBe(got.reconstructed);
       }),
       fuzzParams(1000),
     );

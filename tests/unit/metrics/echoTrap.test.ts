@@ -73,7 +73,14 @@ describe('EchoTrapDetector', () => {
       const noise = Math.sin(step * 1.7);
       d.update(step, row({ std: 1 + 0.4 * noise, ent: 2 + 0.6 * Math.cos(step), grad: 1 + 0.3 * noise }));
     }
-    expect(d.report()).toEqual({ fired: false, convergedStep: null, firstFiredStep: null, signal: null, reason: null, firstGradNormSpikeStep: null });
+    expect(d.report()).toEqual({
+      fired: false,
+      convergedStep: null,
+      firstFiredStep: null,
+      signal: null,
+      reason: null,
+      firstGradNormSpikeStep: null,
+    });
     expect(d.labels()).toEqual({});
   });
 
@@ -100,7 +107,10 @@ describe('EchoTrapDetector', () => {
 
   it('cannot fire against a zero baseline', () => {
     const d = new EchoTrapDetector(settings());
-    feed(d, Array.from({ length: 20 }, () => ({ std: 0, ent: 0 })));
+    feed(
+      d,
+      Array.from({ length: 20 }, () => ({ std: 0, ent: 0 })),
+    );
     expect(d.report().fired).toBe(false);
   });
 
@@ -117,31 +127,48 @@ describe('EchoTrapDetector', () => {
   it('flags a gradient-norm spike above k x the running median', () => {
     const grads = [1, 1.2, 0.9, 1.1, 1.0, 1.3, 6.0];
     const d = new EchoTrapDetector(settings());
-    const out = feed(d, grads.map((grad) => ({ std: 1, ent: 1, grad })));
+    const out = feed(
+      d,
+      grads.map((grad) => ({ std: 1, ent: 1, grad })),
+    );
     // step 6: median of [1, 1.2, 0.9, 1.1, 1.0, 1.3] = 1.05; 6.0 > 5 * 1.05
     expect(out.map((m) => m['echo_trap/grad_norm_spike'])).toEqual([0, 0, 0, 0, 0, 0, 1]);
     expect(d.report().firstGradNormSpikeStep).toBe(6);
 
     const below = new EchoTrapDetector(settings());
-    feed(below, [...grads.slice(0, 6), 5.0].map((grad) => ({ std: 1, ent: 1, grad }))); // 5.0 < 5.25
+    feed(
+      below,
+      [...grads.slice(0, 6), 5.0].map((grad) => ({ std: 1, ent: 1, grad })),
+    ); // 5.0 < 5.25
     expect(below.report().firstGradNormSpikeStep).toBeNull();
 
     const early = new EchoTrapDetector(settings());
-    feed(early, [1, 100].map((grad) => ({ std: 1, ent: 1, grad }))); // not enough history yet
+    feed(
+      early,
+      [1, 100].map((grad) => ({ std: 1, ent: 1, grad })),
+    ); // not enough history yet
     expect(early.report().firstGradNormSpikeStep).toBeNull();
   });
 
   it('mentions the peak train success in the reason', () => {
     const d = new EchoTrapDetector(settings());
-    const steps: Step[] = [...BASELINE.map((s, i) => ({ ...s, success: 0.1 * i })), { std: 0.1, ent: 0.1, success: 0.2 }, { std: 0.1, ent: 0.1, success: 0.1 }];
+    const steps: Step[] = [
+      ...BASELINE.map((s, i) => ({ ...s, success: 0.1 * i })),
+      { std: 0.1, ent: 0.1, success: 0.2 },
+      { std: 0.1, ent: 0.1, success: 0.1 },
+    ];
     feed(d, steps);
     expect(d.report().reason).toMatch(/peaked at 0\.400 \(step 4\)/);
   });
 
   it('resumes from serialised state with identical results', () => {
-    const series: Step[] = [...BASELINE, { std: 0.6, ent: 1, grad: 1 }, { std: 0.2, ent: 0.5, grad: 1 }, { std: 0.1, ent: 0.3, grad: 1 }, { std: 0.1, ent: 0.3, grad: 9 }].map(
-      (s) => ({ grad: 1, ...s }),
-    );
+    const series: Step[] = [
+      ...BASELINE,
+      { std: 0.6, ent: 1, grad: 1 },
+      { std: 0.2, ent: 0.5, grad: 1 },
+      { std: 0.1, ent: 0.3, grad: 1 },
+      { std: 0.1, ent: 0.3, grad: 9 },
+    ].map((s) => ({ grad: 1, ...s }));
     const whole = new EchoTrapDetector(settings({ gradMinHistory: 3 }));
     const wholeOut = feed(whole, series);
 
@@ -163,7 +190,9 @@ describe('EchoTrapDetector', () => {
     expect(() => new EchoTrapDetector(settings({ baselineSteps: 0 }))).toThrow(/baselineSteps/);
     expect(() => new EchoTrapDetector(settings({ patience: 1.5 }))).toThrow(/patience/);
     expect(() => new EchoTrapDetector(settings({ gradSpikeFactor: 1 }))).toThrow(/gradSpikeFactor/);
-    expect(() => new EchoTrapDetector(settings({ gradMinHistory: 30, gradMedianWindow: 20 }))).toThrow(/gradMinHistory/);
+    expect(() => new EchoTrapDetector(settings({ gradMinHistory: 30, gradMedianWindow: 20 }))).toThrow(
+      /gradMinHistory/,
+    );
     expect(() => new EchoTrapDetector(settings({ signals: 'entropy' as never }))).toThrow(/signals/);
     expect(() => EchoTrapDetector.fromState({} as EchoTrapState)).toThrow(/toState/);
     const d = new EchoTrapDetector(settings());
@@ -181,7 +210,11 @@ function series(n: number, f: (step: number) => { std: number; ent: number; mi: 
   return Array.from({ length: n }, (_, i) => {
     const step = i + 1;
     const v = f(step);
-    return { 'rollout/in_group_std': v.std, 'actor/entropy_loss': v.ent, ...(step === 1 || step % 5 === 0 ? { [MI]: v.mi } : {}) };
+    return {
+      'rollout/in_group_std': v.std,
+      'actor/entropy_loss': v.ent,
+      ...(step === 1 || step % 5 === 0 ? { [MI]: v.mi } : {}),
+    };
   });
 }
 function feedRows(d: EchoTrapDetector, rows: Row[]) {
@@ -213,14 +246,18 @@ describe('EchoTrapDetector: the MI z-score of the collapse diagnostics', () => {
     expect(out.slice(15).every((o) => o.labels['echo_trap/signal'] === 'reward_std+mi_zscore_ema')).toBe(true);
   });
 
-  it('the paper\'s rule (reward_std_and_entropy) misses the same template collapse', () => {
+  it("the paper's rule (reward_std_and_entropy) misses the same template collapse", () => {
     const d = new EchoTrapDetector(settings({ signals: 'reward_std_and_entropy' }));
     feedRows(d, templateCollapse);
     expect(d.report().fired).toBe(false);
   });
 
   it('names every low signal of the firing step, and reads the trajectory sample when told to', () => {
-    const both = series(20, (step) => ({ std: step <= 10 ? 1 : 0.1, ent: step <= 10 ? 2 : 0.2, mi: step < 10 ? 2 : 0.2 }));
+    const both = series(20, (step) => ({
+      std: step <= 10 ? 1 : 0.1,
+      ent: step <= 10 ? 2 : 0.2,
+      mi: step < 10 ? 2 : 0.2,
+    }));
     const d = new EchoTrapDetector(settings());
     feedRows(d, both);
     expect(d.report().firstFiredStep).toBe(12);
@@ -233,13 +270,20 @@ describe('EchoTrapDetector: the MI z-score of the collapse diagnostics', () => {
 
   it('does not fire when only the MI falls (the reward std still carries a learning signal)', () => {
     const d = new EchoTrapDetector(settings());
-    feedRows(d, series(40, (step) => ({ std: 1, ent: 2, mi: step < 15 ? 2 : 0.1 })));
+    feedRows(
+      d,
+      series(40, (step) => ({ std: 1, ent: 2, mi: step < 15 ? 2 : 0.1 })),
+    );
     expect(d.report().fired).toBe(false);
   });
 
   it('stays quiet on noisy healthy signals over a long run (MI included)', () => {
     const noise = seeded(42);
-    const rows = series(300, () => ({ std: 1 + 0.5 * (noise() - 0.5), ent: 2 + 0.8 * (noise() - 0.5), mi: 1 + 0.9 * (noise() - 0.5) }));
+    const rows = series(300, () => ({
+      std: 1 + 0.5 * (noise() - 0.5),
+      ent: 2 + 0.8 * (noise() - 0.5),
+      mi: 1 + 0.9 * (noise() - 0.5),
+    }));
     const d = new EchoTrapDetector(settings());
     const out = feedRows(d, rows);
     expect(out.every((o) => o.out['echo_trap/warning'] === 0)).toBe(true);
@@ -252,7 +296,9 @@ describe('EchoTrapDetector: the MI z-score of the collapse diagnostics', () => {
     const first = new EchoTrapDetector(settings());
     const firstOut = feedRows(first, templateCollapse.slice(0, 12));
     const resumed = EchoTrapDetector.fromState(JSON.parse(JSON.stringify(first.toState())));
-    const rest = templateCollapse.slice(12).map((r, i) => ({ out: resumed.update(13 + i, r), labels: resumed.labels() }));
+    const rest = templateCollapse
+      .slice(12)
+      .map((r, i) => ({ out: resumed.update(13 + i, r), labels: resumed.labels() }));
     expect([...firstOut, ...rest]).toEqual(wholeOut);
     expect(resumed.report()).toEqual(whole.report());
   });
@@ -268,7 +314,14 @@ describe('EchoTrapDetector: the MI z-score of the collapse diagnostics', () => {
     const resumed = EchoTrapDetector.fromState(old, settings());
     expect(resumed.config.signals).toBe('reward_std_and_entropy');
     expect(resumed.config.miBaselineValues).toBe(2);
-    feed(resumed, [{ std: 0.1, ent: 0.1 }, { std: 0.1, ent: 0.1 }], 5);
+    feed(
+      resumed,
+      [
+        { std: 0.1, ent: 0.1 },
+        { std: 0.1, ent: 0.1 },
+      ],
+      5,
+    );
     expect(resumed.report().firstFiredStep).toBe(6);
     expect(resumed.report().signal).toBe('reward_std+entropy');
     expect(() => EchoTrapDetector.fromState(old)).toThrow(/must be/); // without defaults the settings are incomplete
@@ -287,13 +340,18 @@ describe('EchoTrapDetector: the MI z-score of the collapse diagnostics', () => {
 describe('EchoTrapDetector: collapse or convergence', () => {
   const TAG = 'train/Bandit/success';
   /** Steps 0..4 the baseline (std 0.4, success 0.5), then `rest`, each with the given training success. */
-  const run = (rest: Row[]): Row[] => [...Array.from({ length: 5 }, () => ({ 'rollout/in_group_std': 0.4, [TAG]: 0.5 })), ...rest];
+  const run = (rest: Row[]): Row[] => [
+    ...Array.from({ length: 5 }, () => ({ 'rollout/in_group_std': 0.4, [TAG]: 0.5 })),
+    ...rest,
+  ];
   const solved = (extra: Row = {}): Row => ({ 'rollout/in_group_std': 0, [TAG]: 1, ...extra });
   const feedAll = (d: EchoTrapDetector, rows: Row[]) => rows.map((r, i) => d.update(i, r));
 
   it('a filter that trained on nothing while every rollout succeeded reads as converged, not as a warning', () => {
     const d = new EchoTrapDetector(settings({ signals: 'reward_std' }));
-    const rows = run(Array.from({ length: 10 }, () => solved({ 'rollout/chosen_in_group_std': 0, 'rollout/empty_after_filter': 1 })));
+    const rows = run(
+      Array.from({ length: 10 }, () => solved({ 'rollout/chosen_in_group_std': 0, 'rollout/empty_after_filter': 1 })),
+    );
     const out = feedAll(d, rows);
     expect(out.map((m) => m['echo_trap/warning']).every((w) => w === 0)).toBe(true);
     // steps 5 and 6 are the two converged steps of patience 2: the mark turns on at step 6 and stays on
@@ -319,7 +377,11 @@ describe('EchoTrapDetector: collapse or convergence', () => {
   it('a filter that trains only on groups that still disagree is neither trapped nor, below its best success, converged', () => {
     const d = new EchoTrapDetector(settings({ signals: 'reward_std' }));
     // one group of eight still disagrees: all-groups std 0.05 (ratio 0.125), the kept group's 0.35 (ratio 0.875)
-    const mixed = (success: number): Row => ({ 'rollout/in_group_std': 0.05, 'rollout/chosen_in_group_std': 0.35, [TAG]: success });
+    const mixed = (success: number): Row => ({
+      'rollout/in_group_std': 0.05,
+      'rollout/chosen_in_group_std': 0.35,
+      [TAG]: success,
+    });
     const out = feedAll(d, run([mixed(0.97), mixed(0.97), mixed(0.6), mixed(0.6), mixed(0.6)]));
     expect(out[5]['echo_trap/trained_std_ratio']).toBeCloseTo(0.875, 12);
     expect(out.every((m) => m['echo_trap/warning'] === 0)).toBe(true);
@@ -327,7 +389,12 @@ describe('EchoTrapDetector: collapse or convergence', () => {
 
     // Every rollout failing (the format broke), nothing kept: std 0 but success far below its best: not converged.
     const broken = new EchoTrapDetector(settings({ signals: 'reward_std' }));
-    const fail: Row = { 'rollout/in_group_std': 0, 'rollout/chosen_in_group_std': 0, 'rollout/empty_after_filter': 1, [TAG]: 0 };
+    const fail: Row = {
+      'rollout/in_group_std': 0,
+      'rollout/chosen_in_group_std': 0,
+      'rollout/empty_after_filter': 1,
+      [TAG]: 0,
+    };
     feedAll(broken, [...run([solved({ 'rollout/chosen_in_group_std': 0.4 })]), fail, fail, fail]);
     expect(broken.report()).toMatchObject({ fired: false, convergedStep: null });
   });

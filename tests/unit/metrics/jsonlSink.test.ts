@@ -2,7 +2,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JsonlSink, readMetricsJsonl, readRolloutsJsonl, repairTornTail, truncateJsonlFileAfter } from '../../../src/metrics/jsonlSink';
+import {
+  JsonlSink,
+  readMetricsJsonl,
+  readRolloutsJsonl,
+  repairTornTail,
+  truncateJsonlFileAfter,
+} from '../../../src/metrics/jsonlSink';
 
 let dir: string;
 beforeEach(() => {
@@ -23,7 +29,9 @@ describe('JsonlSink', () => {
     sink.writeRollouts(1, [{ envId: 0, turns: [{ think: 'pick dragon', answer: 'Dragon', reward: 1 }] }]);
     sink.close();
     const text = fs.readFileSync(path.join(dir, 'run', 'metrics.jsonl'), 'utf8');
-    expect(text).toBe('{"step":0,"train/Bandit/success":0.25,"actor/grad_norm":null}\n{"step":1,"train/Bandit/success":0.5,"actor/grad_norm":1.5}\n');
+    expect(text).toBe(
+      '{"step":0,"train/Bandit/success":0.25,"actor/grad_norm":null}\n{"step":1,"train/Bandit/success":0.5,"actor/grad_norm":1.5}\n',
+    );
     const rows = readMetricsJsonl(path.join(dir, 'run', 'metrics.jsonl'));
     expect(rows).toHaveLength(2);
     expect(rows[0]['actor/grad_norm']).toBeNaN();
@@ -38,7 +46,9 @@ describe('JsonlSink', () => {
     const sink = new JsonlSink(path.join(dir, 'run'), { fsync: false });
     sink.write(3, { 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+mi_zscore_ema' });
     sink.close();
-    expect(readMetricsJsonl(path.join(dir, 'run', 'metrics.jsonl'))).toEqual([{ step: 3, 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+mi_zscore_ema' }]);
+    expect(readMetricsJsonl(path.join(dir, 'run', 'metrics.jsonl'))).toEqual([
+      { step: 3, 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+mi_zscore_ema' },
+    ]);
   });
 
   it('creates both files up front, even before the first step', () => {
@@ -108,7 +118,17 @@ describe('JsonlSink', () => {
       [3, 3],
       [4, 40],
     ]);
-    expect(readRolloutsJsonl(rolloutsFile()).map((r) => r.id)).toEqual(['0a', '0b', '1a', '1b', '2a', '2b', '3a', '3b', 'new']);
+    expect(readRolloutsJsonl(rolloutsFile()).map((r) => r.id)).toEqual([
+      '0a',
+      '0b',
+      '1a',
+      '1b',
+      '2a',
+      '2b',
+      '3a',
+      '3b',
+      'new',
+    ]);
     expect(fs.readdirSync(dir).sort()).toEqual(['metrics.jsonl', 'rollouts.jsonl']); // no temp files left
   });
 

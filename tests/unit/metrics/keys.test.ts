@@ -32,7 +32,11 @@ const DESIGN_KEYS = [
 
 describe('metric keys', () => {
   it('requires every key of the docs/architecture.md contract, plus per-tag success keys', () => {
-    const keys = requiredMetricKeys({ trainTags: ['SimpleSokoban'], valTags: ['SimpleSokoban', 'LargerSokoban'], hasCritic: true });
+    const keys = requiredMetricKeys({
+      trainTags: ['SimpleSokoban'],
+      valTags: ['SimpleSokoban', 'LargerSokoban'],
+      hasCritic: true,
+    });
     for (const k of DESIGN_KEYS) expect(keys).toContain(k);
     expect(keys).toContain('critic/vf_loss');
     expect(keys).toContain('train/SimpleSokoban/success');
@@ -83,7 +87,14 @@ describe('parseSuccessKey: the one reader of success keys', () => {
   it('reads the split and tag of train/<Tag>/success and val-env/<Tag>/success, and nothing else', () => {
     expect(parseSuccessKey('train/FrozenLake/success')).toEqual({ split: 'train', tag: 'FrozenLake' });
     expect(parseSuccessKey(valSuccessKey('BanditTest'))).toEqual({ split: 'val', tag: 'BanditTest' });
-    for (const key of ['train/Bandit/pass@8', 'val/Bandit/success', 'train/a/b/success', 'train//success', 'xtrain/Bandit/success', 'success']) {
+    for (const key of [
+      'train/Bandit/pass@8',
+      'val/Bandit/success',
+      'train/a/b/success',
+      'train//success',
+      'xtrain/Bandit/success',
+      'success',
+    ]) {
       expect(parseSuccessKey(key), key).toBeNull();
     }
     expect(isSuccessKey('train/Bandit/success', 'train')).toBe(true);
@@ -92,7 +103,13 @@ describe('parseSuccessKey: the one reader of success keys', () => {
   });
 
   it('successByTag picks one split of a metrics row, by tag, in row order', () => {
-    const row = { step: 3, 'val-env/Bandit/success': 0.94, 'train/Bandit/success': 0.5, 'val-env/BanditTest/success': 0, 'echo_trap/signal': 'x' };
+    const row = {
+      step: 3,
+      'val-env/Bandit/success': 0.94,
+      'train/Bandit/success': 0.5,
+      'val-env/BanditTest/success': 0,
+      'echo_trap/signal': 'x',
+    };
     expect(successByTag(row, 'val')).toEqual({ Bandit: 0.94, BanditTest: 0 });
     expect(Object.keys(successByTag(row, 'val'))).toEqual(['Bandit', 'BanditTest']);
     expect(successByTag(row, 'train')).toEqual({ Bandit: 0.5 });

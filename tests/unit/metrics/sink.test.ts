@@ -1,10 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { encodeJsonLine, metricNumber, metricRow, metricText, parseJsonl, parseMetricsJsonl, parseRolloutsJsonl, truncateJsonlText } from '../../../src/metrics/jsonl';
+import {
+  encodeJsonLine,
+  metricNumber,
+  metricRow,
+  metricText,
+  parseJsonl,
+  parseMetricsJsonl,
+  parseRolloutsJsonl,
+  truncateJsonlText,
+} from '../../../src/metrics/jsonl';
 import { CallbackSink, MemorySink, TeeSink, type MetricRow } from '../../../src/metrics/sink';
 
 describe('JSONL line format', () => {
   it('writes step first and non-finite numbers as null; reads null back as NaN', () => {
-    const line = encodeJsonLine(metricRow(4, { 'actor/grad_norm': NaN, 'a/b': 0.5, 'perf/throughput': Infinity, 'c': -Infinity }));
+    const line = encodeJsonLine(
+      metricRow(4, { 'actor/grad_norm': NaN, 'a/b': 0.5, 'perf/throughput': Infinity, c: -Infinity }),
+    );
     expect(line).toBe('{"step":4,"actor/grad_norm":null,"a/b":0.5,"perf/throughput":null,"c":null}');
     const [row] = parseMetricsJsonl(line + '\n');
     expect(row.step).toBe(4);
@@ -22,15 +33,21 @@ describe('JSONL line format', () => {
   it('keeps the text metric echo_trap/signal as text, and only that key', () => {
     const line = encodeJsonLine(metricRow(7, { 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+entropy' }));
     expect(line).toBe('{"step":7,"echo_trap/warning":1,"echo_trap/signal":"reward_std+entropy"}');
-    expect(parseMetricsJsonl(line)).toEqual([{ step: 7, 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+entropy' }]);
+    expect(parseMetricsJsonl(line)).toEqual([
+      { step: 7, 'echo_trap/warning': 1, 'echo_trap/signal': 'reward_std+entropy' },
+    ]);
     expect(metricNumber(parseMetricsJsonl(line)[0], 'echo_trap/signal')).toBeNaN();
     expect(metricText(parseMetricsJsonl(line)[0], 'echo_trap/signal')).toBe('reward_std+entropy');
     expect(metricText(parseMetricsJsonl(line)[0], 'echo_trap/warning')).toBeNull();
     // A text anywhere else, or a number / null where a text belongs, is rejected on write and on read.
     expect(() => metricRow(1, { 'echo_trap/signal': 3 })).toThrow(/"echo_trap\/signal".*not a text/);
-    expect(() => parseMetricsJsonl('{"step":1,"echo_trap/signal":3}')).toThrow(/step 1: metric "echo_trap\/signal" is 3, not a text/);
+    expect(() => parseMetricsJsonl('{"step":1,"echo_trap/signal":3}')).toThrow(
+      /step 1: metric "echo_trap\/signal" is 3, not a text/,
+    );
     expect(() => parseMetricsJsonl('{"step":1,"echo_trap/signal":null}')).toThrow(/not a text/);
-    expect(() => parseMetricsJsonl('{"step":1,"actor/grad_norm":"big"}')).toThrow(/"actor\/grad_norm" is "big", not a number or null/);
+    expect(() => parseMetricsJsonl('{"step":1,"actor/grad_norm":"big"}')).toThrow(
+      /"actor\/grad_norm" is "big", not a number or null/,
+    );
     const sink = new MemorySink();
     sink.write(1, { 'echo_trap/signal': 'reward_std' });
     expect(sink.rows[0]['echo_trap/signal']).toBe('reward_std');
@@ -50,7 +67,9 @@ describe('JSONL line format', () => {
     expect(parseMetricsJsonl(good + '{"step":2,"x').map((r) => r.step)).toEqual([0, 1]);
     // a complete last object that lost its newline is kept
     expect(parseMetricsJsonl(good + '{"step":2,"x":3}').map((r) => r.step)).toEqual([0, 1, 2]);
-    expect(() => parseMetricsJsonl('{"step":0}\n{"ste\n{"step":2}\n', 'm.jsonl')).toThrow(/m\.jsonl: line 2 is not valid JSON/);
+    expect(() => parseMetricsJsonl('{"step":0}\n{"ste\n{"step":2}\n', 'm.jsonl')).toThrow(
+      /m\.jsonl: line 2 is not valid JSON/,
+    );
     expect(() => parseMetricsJsonl('[1,2]\n')).toThrow(/line 1 is not a JSON object/);
     expect(() => parseMetricsJsonl('{"x":1}\n')).toThrow(/no valid "step"/);
     expect(() => parseMetricsJsonl('{"step":0,"x":"a"}\n')).toThrow(/step 0: metric "x"/);
@@ -107,11 +126,20 @@ describe('CallbackSink and TeeSink', () => {
     const seen: MetricRow[] = [];
     const rolloutSteps: number[] = [];
     const memory = new MemorySink();
-    const tee = new TeeSink(memory, new CallbackSink((row) => void seen.push(row), (step, rs) => void rolloutSteps.push(step, rs.length)));
+    const tee = new TeeSink(
+      memory,
+      new CallbackSink(
+        (row) => void seen.push(row),
+        (step, rs) => void rolloutSteps.push(step, rs.length),
+      ),
+    );
     await tee.write(0, { a: 1 });
     await tee.writeRollouts(0, [{ t: 1 }, { t: 2 }]);
     await tee.write(1, { a: 2 });
-    expect(seen).toEqual([{ step: 0, a: 1 }, { step: 1, a: 2 }]);
+    expect(seen).toEqual([
+      { step: 0, a: 1 },
+      { step: 1, a: 2 },
+    ]);
     expect(rolloutSteps).toEqual([0, 2]);
     expect(memory.rows).toHaveLength(2);
     await expect(tee.write(1, { a: 3 })).rejects.toThrow(/not after/);

@@ -8,7 +8,13 @@ const echoTrap = defaultRunConfig().echoTrap;
 
 const rows: MetricRow[] = [
   { step: 0, 'train/FrozenLake/success': 0.1, 'rollout/in_group_std': 1.0, 'actor/entropy_loss': 2.0 },
-  { step: 1, 'train/FrozenLake/success': 0.5, 'rollout/in_group_std': 1.2, 'actor/entropy_loss': 1.8, 'val-env/FrozenLake/success': 0.4 },
+  {
+    step: 1,
+    'train/FrozenLake/success': 0.5,
+    'rollout/in_group_std': 1.2,
+    'actor/entropy_loss': 1.8,
+    'val-env/FrozenLake/success': 0.4,
+  },
   { step: 2, 'train/FrozenLake/success': NaN, 'rollout/in_group_std': 0.6, 'actor/entropy_loss': 1.5 },
   { step: 3, 'train/FrozenLake/success': 0.3, 'rollout/in_group_std': 0.9, 'actor/entropy_loss': 1.9 },
 ];
@@ -33,7 +39,12 @@ describe('summarizeMetrics', () => {
     expect(s.steps).toBe(4);
     expect(s.firstStep).toBe(0);
     expect(s.lastStep).toBe(3);
-    expect(Object.keys(s.series)).toEqual(['train/FrozenLake/success', 'val-env/FrozenLake/success', 'rollout/in_group_std', 'actor/entropy_loss']);
+    expect(Object.keys(s.series)).toEqual([
+      'train/FrozenLake/success',
+      'val-env/FrozenLake/success',
+      'rollout/in_group_std',
+      'actor/entropy_loss',
+    ]);
     expect(s.series['rollout/in_group_std'].peak).toEqual({ step: 1, value: 1.2 });
     expect(s.series['actor/entropy_loss'].min).toEqual({ step: 2, value: 1.5 });
     expect(s.echoTrap).toEqual({ firedStep: null, signal: null, gradNormSpikeStep: null, source: 'replayed' });
@@ -41,16 +52,30 @@ describe('summarizeMetrics', () => {
 
   it('reads the logged warning when present', () => {
     const logged: MetricRow[] = rows.map((r, i) => ({
-      ...r, 'echo_trap/warning': i >= 2 ? 1 : 0, 'echo_trap/grad_norm_spike': i === 3 ? 1 : 0, ...(i >= 2 ? { 'echo_trap/signal': 'reward_std+mi_zscore_ema' } : {}),
+      ...r,
+      'echo_trap/warning': i >= 2 ? 1 : 0,
+      'echo_trap/grad_norm_spike': i === 3 ? 1 : 0,
+      ...(i >= 2 ? { 'echo_trap/signal': 'reward_std+mi_zscore_ema' } : {}),
     }));
     const s = summarizeMetrics(logged, { echoTrap });
-    expect(s.echoTrap).toEqual({ firedStep: 2, signal: 'reward_std+mi_zscore_ema', gradNormSpikeStep: 3, source: 'logged' });
-    expect(formatSummary(s)).toContain('echo trap warning: fired at step 2 (signal: reward_std+mi_zscore_ema); grad-norm spike: step 3');
+    expect(s.echoTrap).toEqual({
+      firedStep: 2,
+      signal: 'reward_std+mi_zscore_ema',
+      gradNormSpikeStep: 3,
+      source: 'logged',
+    });
+    expect(formatSummary(s)).toContain(
+      'echo trap warning: fired at step 2 (signal: reward_std+mi_zscore_ema); grad-norm spike: step 3',
+    );
   });
 
   it('replays the detector on a collapsing run without echo_trap keys', () => {
     const std = [1, 1, 1, 1, 1, 0.8, 0.2, 0.1, 0.1];
-    const collapsing: MetricRow[] = std.map((v, step) => ({ step, 'rollout/in_group_std': v, 'actor/entropy_loss': v * 2 }));
+    const collapsing: MetricRow[] = std.map((v, step) => ({
+      step,
+      'rollout/in_group_std': v,
+      'actor/entropy_loss': v * 2,
+    }));
     expect(summarizeMetrics(collapsing, { echoTrap }).echoTrap.firedStep).toBe(7);
     expect(summarizeMetrics(collapsing, { echoTrap }).echoTrap.signal).toBe('reward_std+entropy');
     // a stricter detector (3 consecutive steps) fires one step later

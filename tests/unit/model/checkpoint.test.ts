@@ -6,20 +6,37 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointFiles, loadCheckpointFiles, type CheckpointableModel } from '../../../src/model/checkpoint';
 import { loadCheckpointDir, saveCheckpointDir } from '../../../src/model/checkpointDir';
 import type { Qwen2Config } from '../../../src/model/config';
-import { Qwen2Model, qwen2VariableShapes, qwen2WeightShapes, splitStackedWeights, stackHfWeights } from '../../../src/model/qwen2';
+import {
+  Qwen2Model,
+  qwen2VariableShapes,
+  qwen2WeightShapes,
+  splitStackedWeights,
+  stackHfWeights,
+} from '../../../src/model/qwen2';
 import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
 import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer } from '../../../src/model/tokenizer';
 
 const tokenizer = buildTinyTokenizer(
-  ['<think>push the box right</think><answer>Right</answer>', 'State:\n#_P_O#\nYou have 2 actions left.'].flatMap((s) => [s, s, s]),
+  ['<think>push the box right</think><answer>Right</answer>', 'State:\n#_P_O#\nYou have 2 actions left.'].flatMap(
+    (s) => [s, s, s],
+  ),
   { vocabSize: 280, specialTokens: DEFAULT_SPECIAL_TOKENS },
 );
 
 function tinyConfig(overrides: Partial<Qwen2Config> = {}): Qwen2Config {
   return {
-    model_type: 'qwen2', vocab_size: 288, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-    num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 128, rope_theta: 10000,
-    rms_norm_eps: 1e-6, tie_word_embeddings: true, ...overrides,
+    model_type: 'qwen2',
+    vocab_size: 288,
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    max_position_embeddings: 128,
+    rope_theta: 10000,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: true,
+    ...overrides,
   };
 }
 
@@ -55,8 +72,13 @@ describe('checkpoint files', () => {
   it('round-trips weights bit-exactly, with config and tokenizer', async () => {
     const model = randomModel(tinyConfig());
     const files = await checkpointFiles(model, tokenizer);
-    expect(Object.keys(files).sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors',
-      'tokenizer.json', 'tokenizer_config.json']);
+    expect(Object.keys(files).sort()).toEqual([
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     const before = tf.memory().numTensors;
     const loaded = loadCheckpointFiles(files);
     expect(tf.memory().numTensors - before).toBe(Object.keys(model.variables).length);
@@ -67,7 +89,13 @@ describe('checkpoint files', () => {
     }
     expect(loaded.valueHead).toBe(false);
     expect(loaded.unusedWeights).toEqual([]);
-    for (const key of ['vocab_size', 'hidden_size', 'num_key_value_heads', 'rope_theta', 'tie_word_embeddings'] as const) {
+    for (const key of [
+      'vocab_size',
+      'hidden_size',
+      'num_key_value_heads',
+      'rope_theta',
+      'tie_word_embeddings',
+    ] as const) {
       expect(loaded.config[key]).toEqual(model.config[key]);
     }
     const sample = '<|im_start|>assistant\n<think>push</think><answer>Right</answer><|im_end|>';
@@ -82,11 +110,27 @@ describe('checkpoint files', () => {
     const { tensors, metadata } = parseSafetensors((await checkpointFiles(model, tokenizer))['model.safetensors']);
     expect(metadata).toEqual({ format: 'pt' });
     // Written out by hand from transformers' modeling_qwen2.py module tree.
-    const layer0 = ['input_layernorm.weight', 'mlp.down_proj.weight', 'mlp.gate_proj.weight', 'mlp.up_proj.weight',
-      'post_attention_layernorm.weight', 'self_attn.k_proj.bias', 'self_attn.k_proj.weight', 'self_attn.o_proj.weight',
-      'self_attn.q_proj.bias', 'self_attn.q_proj.weight', 'self_attn.v_proj.bias', 'self_attn.v_proj.weight'];
+    const layer0 = [
+      'input_layernorm.weight',
+      'mlp.down_proj.weight',
+      'mlp.gate_proj.weight',
+      'mlp.up_proj.weight',
+      'post_attention_layernorm.weight',
+      'self_attn.k_proj.bias',
+      'self_attn.k_proj.weight',
+      'self_attn.o_proj.weight',
+      'self_attn.q_proj.bias',
+      'self_attn.q_proj.weight',
+      'self_attn.v_proj.bias',
+      'self_attn.v_proj.weight',
+    ];
     const names = Object.keys(tensors);
-    expect(names.filter((n) => n.startsWith('model.layers.0.')).map((n) => n.slice(15)).sort()).toEqual(layer0);
+    expect(
+      names
+        .filter((n) => n.startsWith('model.layers.0.'))
+        .map((n) => n.slice(15))
+        .sort(),
+    ).toEqual(layer0);
     expect(names.length).toBe(1 + 2 * 12 + 1);
     expect(names).toContain('model.embed_tokens.weight');
     expect(names).toContain('model.norm.weight');
@@ -108,11 +152,23 @@ describe('checkpoint files', () => {
     const cfg = JSON.parse(text(files['config.json']));
     expect(Object.keys(cfg)).toEqual([...Object.keys(cfg)].sort());
     expect(cfg).toMatchObject({
-      architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', torch_dtype: 'float32', hidden_act: 'silu',
-      vocab_size: 288, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2, num_attention_heads: 4,
-      num_key_value_heads: 2, max_position_embeddings: 128, tie_word_embeddings: true, rope_scaling: null,
-      use_sliding_window: false, use_cache: true,
-      bos_token_id: tokenizer.tokenId('<|endoftext|>'), eos_token_id: tokenizer.tokenId('<|im_end|>'),
+      architectures: ['Qwen2ForCausalLM'],
+      model_type: 'qwen2',
+      torch_dtype: 'float32',
+      hidden_act: 'silu',
+      vocab_size: 288,
+      hidden_size: 16,
+      intermediate_size: 24,
+      num_hidden_layers: 2,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      max_position_embeddings: 128,
+      tie_word_embeddings: true,
+      rope_scaling: null,
+      use_sliding_window: false,
+      use_cache: true,
+      bos_token_id: tokenizer.tokenId('<|endoftext|>'),
+      eos_token_id: tokenizer.tokenId('<|im_end|>'),
     });
     const gen = JSON.parse(text(files['generation_config.json']));
     expect(gen.eos_token_id).toEqual([tokenizer.tokenId('<|im_end|>'), tokenizer.tokenId('<|endoftext|>')]);
@@ -159,7 +215,10 @@ describe('checkpoint files', () => {
       const f32 = new Float32Array(vals);
       const u32 = new Uint32Array(f32.buffer);
       const b = new Uint8Array(2 * n);
-      u32.forEach((w, i) => { b[2 * i] = (w >>> 16) & 0xff; b[2 * i + 1] = w >>> 24; });
+      u32.forEach((w, i) => {
+        b[2 * i] = (w >>> 16) & 0xff;
+        b[2 * i + 1] = w >>> 24;
+      });
       header[name] = { dtype: 'BF16', shape: shapes[name], data_offsets: [offset, offset + b.length] };
       offset += b.length;
       data.push(b);
@@ -169,10 +228,21 @@ describe('checkpoint files', () => {
     new DataView(file.buffer).setBigUint64(0, BigInt(json.length), true);
     file.set(json, 8);
     let at = 8 + json.length;
-    for (const b of data) { file.set(b, at); at += b.length; }
+    for (const b of data) {
+      file.set(b, at);
+      at += b.length;
+    }
 
-    const hfConfig = { ...config, architectures: ['Qwen2ForCausalLM'], torch_dtype: 'bfloat16', sliding_window: 32768,
-      max_window_layers: 21, use_sliding_window: false, transformers_version: '4.43.1', bos_token_id: 151643 };
+    const hfConfig = {
+      ...config,
+      architectures: ['Qwen2ForCausalLM'],
+      torch_dtype: 'bfloat16',
+      sliding_window: 32768,
+      max_window_layers: 21,
+      use_sliding_window: false,
+      transformers_version: '4.43.1',
+      bos_token_id: 151643,
+    };
     const files = await checkpointFiles(randomModel(config), tokenizer);
     files['config.json'] = bytes(hfConfig);
     files['model.safetensors'] = file;
@@ -254,64 +324,108 @@ describe('broken checkpoints give errors that name the problem, and create no te
   });
 
   it('a config.json that is not Qwen2 or not valid', () => {
-    expect(broken((f) => { f['config.json'] = bytes({ ...config(), model_type: 'llama' }); }))
-      .toMatch(/model_type is "llama", expected "qwen2"/);
-    expect(broken((f) => { f['config.json'] = new TextEncoder().encode('{"model_type": "qwen2",'); }))
-      .toMatch(/config.json is not valid JSON/);
+    expect(
+      broken((f) => {
+        f['config.json'] = bytes({ ...config(), model_type: 'llama' });
+      }),
+    ).toMatch(/model_type is "llama", expected "qwen2"/);
+    expect(
+      broken((f) => {
+        f['config.json'] = new TextEncoder().encode('{"model_type": "qwen2",');
+      }),
+    ).toMatch(/config.json is not valid JSON/);
     const { hidden_size: _drop, ...noHidden } = config();
-    expect(broken((f) => { f['config.json'] = bytes(noHidden); })).toMatch(/missing "hidden_size"/);
-    expect(broken((f) => { f['config.json'] = bytes({ ...config(), num_key_value_heads: 3 }); }))
-      .toMatch(/num_attention_heads 4 is not divisible by num_key_value_heads 3/);
-    expect(broken((f) => { f['config.json'] = bytes({ ...config(), rope_scaling: { type: 'yarn', factor: 4 } }); }))
-      .toMatch(/rope_scaling .* is not supported/);
+    expect(
+      broken((f) => {
+        f['config.json'] = bytes(noHidden);
+      }),
+    ).toMatch(/missing "hidden_size"/);
+    expect(
+      broken((f) => {
+        f['config.json'] = bytes({ ...config(), num_key_value_heads: 3 });
+      }),
+    ).toMatch(/num_attention_heads 4 is not divisible by num_key_value_heads 3/);
+    expect(
+      broken((f) => {
+        f['config.json'] = bytes({ ...config(), rope_scaling: { type: 'yarn', factor: 4 } });
+      }),
+    ).toMatch(/rope_scaling .* is not supported/);
   });
 
   it('a missing or mis-shaped weight is named', () => {
-    expect(broken((f) => {
-      const t = weights();
-      delete t['model.layers.1.self_attn.q_proj.weight'];
-      f['model.safetensors'] = serializeSafetensors(t);
-    })).toMatch(/no tensor 'model.layers.1.self_attn.q_proj.weight' \(expected shape \[16,16\]/);
-    expect(broken((f) => {
-      const t = weights();
-      t['model.layers.0.mlp.up_proj.weight'] = { dtype: 'F32', shape: [16, 24], data: new Float32Array(16 * 24) };
-      f['model.safetensors'] = serializeSafetensors(t);
-    })).toMatch(/tensor 'model.layers.0.mlp.up_proj.weight' has shape \[16,24\] but config.json implies \[24,16\]/);
+    expect(
+      broken((f) => {
+        const t = weights();
+        delete t['model.layers.1.self_attn.q_proj.weight'];
+        f['model.safetensors'] = serializeSafetensors(t);
+      }),
+    ).toMatch(/no tensor 'model.layers.1.self_attn.q_proj.weight' \(expected shape \[16,16\]/);
+    expect(
+      broken((f) => {
+        const t = weights();
+        t['model.layers.0.mlp.up_proj.weight'] = { dtype: 'F32', shape: [16, 24], data: new Float32Array(16 * 24) };
+        f['model.safetensors'] = serializeSafetensors(t);
+      }),
+    ).toMatch(/tensor 'model.layers.0.mlp.up_proj.weight' has shape \[16,24\] but config.json implies \[24,16\]/);
     // An untied config needs lm_head.weight, which this (tied) file does not have.
-    expect(broken((f) => { f['config.json'] = bytes({ ...config(), tie_word_embeddings: false }); }))
-      .toMatch(/no tensor 'lm_head.weight'/);
+    expect(
+      broken((f) => {
+        f['config.json'] = bytes({ ...config(), tie_word_embeddings: false });
+      }),
+    ).toMatch(/no tensor 'lm_head.weight'/);
   });
 
   it('a truncated or mislabelled model.safetensors', () => {
-    expect(broken((f) => { f['model.safetensors'] = good['model.safetensors'].subarray(0, good['model.safetensors'].length - 100); }))
-      .toMatch(/model.safetensors: safetensors: truncated file: tensor '/);
-    expect(broken((f) => { f['model.safetensors'] = good['model.safetensors'].subarray(0, 4); }))
-      .toMatch(/model.safetensors: .*truncated/);
+    expect(
+      broken((f) => {
+        f['model.safetensors'] = good['model.safetensors'].subarray(0, good['model.safetensors'].length - 100);
+      }),
+    ).toMatch(/model.safetensors: safetensors: truncated file: tensor '/);
+    expect(
+      broken((f) => {
+        f['model.safetensors'] = good['model.safetensors'].subarray(0, 4);
+      }),
+    ).toMatch(/model.safetensors: .*truncated/);
   });
 
   it('a tokenizer larger than the model vocabulary', () => {
-    expect(broken((f) => { f['config.json'] = bytes({ ...config(), vocab_size: 100 }); }))
-      .toMatch(/no tensor|has shape/); // the embedding shape check fires first ...
+    expect(
+      broken((f) => {
+        f['config.json'] = bytes({ ...config(), vocab_size: 100 });
+      }),
+    ).toMatch(/no tensor|has shape/); // the embedding shape check fires first ...
     const letters = 'abcdefghijklmnopqrstuvwxyz';
     const pairs = [...letters].flatMap((a) => [...letters].map((b) => `${a}${b}${a}${b}`)); // 676 pairs, each seen twice
     const big = buildTinyTokenizer(pairs, { vocabSize: 300, specialTokens: DEFAULT_SPECIAL_TOKENS });
     expect(big.vocabSize).toBe(300);
-    expect(broken((f) => { f['tokenizer.json'] = bytes(big.toJSON()); }))
-      .toMatch(/tokenizer.json has 300 ids but config.json's vocab_size is 288/); // ... and this one with a bigger tokenizer
+    expect(
+      broken((f) => {
+        f['tokenizer.json'] = bytes(big.toJSON());
+      }),
+    ).toMatch(/tokenizer.json has 300 ids but config.json's vocab_size is 288/); // ... and this one with a bigger tokenizer
   });
 });
 
 describe('checkpoint directories (Node)', () => {
   let root: string;
-  beforeAll(async () => { root = await fsp.mkdtemp(path.join(os.tmpdir(), 'ckpt-test-')); });
-  afterAll(async () => { await fsp.rm(root, { recursive: true, force: true }); });
+  beforeAll(async () => {
+    root = await fsp.mkdtemp(path.join(os.tmpdir(), 'ckpt-test-'));
+  });
+  afterAll(async () => {
+    await fsp.rm(root, { recursive: true, force: true });
+  });
 
   it('saves, loads, and replaces a checkpoint atomically', async () => {
     const dir = path.join(root, 'run', 'checkpoints', 'step-1');
     const a = randomModel(tinyConfig(), 11);
     await saveCheckpointDir(dir, a, tokenizer);
-    expect((await fsp.readdir(dir)).sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors',
-      'tokenizer.json', 'tokenizer_config.json']);
+    expect((await fsp.readdir(dir)).sort()).toEqual([
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     const la = await loadCheckpointDir(dir);
     expect(bits(la.weights['model.norm.weight'])).toEqual(bits(a.variables['model.norm.weight']));
     Object.values(la.weights).forEach((t) => t.dispose());
@@ -334,7 +448,9 @@ describe('checkpoint directories (Node)', () => {
     const bad = randomModel(tinyConfig(), 4);
     bad.variables['model.layers.0.self_attn.k_proj.bias'].dispose();
     delete bad.variables['model.layers.0.self_attn.k_proj.bias'];
-    await expect(saveCheckpointDir(dir, bad, tokenizer)).rejects.toThrow(/no weight 'model.layers.0.self_attn.k_proj.bias'/);
+    await expect(saveCheckpointDir(dir, bad, tokenizer)).rejects.toThrow(
+      /no weight 'model.layers.0.self_attn.k_proj.bias'/,
+    );
     expect(Buffer.compare(await fsp.readFile(path.join(dir, 'model.safetensors')), before)).toBe(0);
     expect(await fsp.readdir(root)).not.toContainEqual(expect.stringMatching(/keep\.(tmp|old)-/));
     disposeModel(a);
@@ -350,8 +466,12 @@ describe('checkpoint directories (Node)', () => {
     await expect(loadCheckpointDir(dir)).rejects.toThrow(/model.safetensors: safetensors: truncated.*\(in .*broken\)/);
     await fsp.rm(path.join(dir, 'config.json'));
     await expect(loadCheckpointDir(dir)).rejects.toThrow(/config.json is missing/);
-    expect((await fsp.readdir(dir)).sort()).toEqual(['generation_config.json', 'model.safetensors', 'tokenizer.json',
-      'tokenizer_config.json']);
+    expect((await fsp.readdir(dir)).sort()).toEqual([
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     await expect(loadCheckpointDir(path.join(root, 'nope'))).rejects.toThrow(/does not exist/);
     disposeModel(a);
   });
@@ -378,14 +498,20 @@ describe('checkpoint directories (Node)', () => {
     await saveCheckpointDir(odd, a, tokenizer);
     await fsp.rm(path.join(odd, 'model.safetensors'));
     await fsp.mkdir(path.join(odd, 'model.safetensors'));
-    await expect(loadCheckpointDir(odd)).rejects.toThrow(/odd\/model\.safetensors cannot be read: it is a directory, not a file/);
+    await expect(loadCheckpointDir(odd)).rejects.toThrow(
+      /odd\/model\.safetensors cannot be read: it is a directory, not a file/,
+    );
     disposeModel(a);
   });
 });
 
 describe('the stacked layout (Qwen2Model keeps q/k/v and gate/up stacked; files keep HF names)', () => {
   it('a Qwen2Model made from an HF checkpoint saves the same bytes (model.safetensors, config.json), critic too', async () => {
-    for (const [config, valueHead] of [[tinyConfig(), false], [tinyConfig({ tie_word_embeddings: false }), false], [tinyConfig(), true]] as const) {
+    for (const [config, valueHead] of [
+      [tinyConfig(), false],
+      [tinyConfig({ tie_word_embeddings: false }), false],
+      [tinyConfig(), true],
+    ] as const) {
       const source = randomModel(config, 7, valueHead);
       const files = await checkpointFiles(source, tokenizer);
       disposeModel(source);
@@ -418,13 +544,18 @@ describe('the stacked layout (Qwen2Model keeps q/k/v and gate/up stacked; files 
     const config = tinyConfig();
     const hf: Record<string, tf.Tensor> = {};
     let s = 3;
-    for (const [name, shape] of Object.entries(qwen2WeightShapes(config))) hf[name] = tf.randomNormal(shape, 0, 1, 'float32', s++);
-    hf['model.layers.0.self_attn.q_proj.lora_A.weight'] = tf.ones([2, 16]);   // not a stacked part: passes through
+    for (const [name, shape] of Object.entries(qwen2WeightShapes(config)))
+      hf[name] = tf.randomNormal(shape, 0, 1, 'float32', s++);
+    hf['model.layers.0.self_attn.q_proj.lora_A.weight'] = tf.ones([2, 16]); // not a stacked part: passes through
     const stacked = stackHfWeights(hf);
-    expect(stacked['model.layers.0.self_attn.q_proj.lora_A.weight']).toBe(hf['model.layers.0.self_attn.q_proj.lora_A.weight']);
+    expect(stacked['model.layers.0.self_attn.q_proj.lora_A.weight']).toBe(
+      hf['model.layers.0.self_attn.q_proj.lora_A.weight'],
+    );
     expect(stacked['model.norm.weight']).toBe(hf['model.norm.weight']);
-    expect(bits(stacked['model.layers.0.mlp.gate_up_proj.weight'])).toEqual(
-      [...bits(hf['model.layers.0.mlp.gate_proj.weight']), ...bits(hf['model.layers.0.mlp.up_proj.weight'])]);
+    expect(bits(stacked['model.layers.0.mlp.gate_up_proj.weight'])).toEqual([
+      ...bits(hf['model.layers.0.mlp.gate_proj.weight']),
+      ...bits(hf['model.layers.0.mlp.up_proj.weight']),
+    ]);
     const back = splitStackedWeights(config, stacked);
     expect(Object.keys(back).sort()).toEqual(Object.keys(hf).sort());
     for (const [name, t] of Object.entries(hf)) expect(bits(back[name]), name).toEqual(bits(t));
@@ -439,4 +570,3 @@ describe('the stacked layout (Qwen2Model keeps q/k/v and gate/up stacked; files 
     tf.dispose([...made]);
   });
 });
-

@@ -10,13 +10,25 @@ import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { GenerationSession, prefillChunkColumns } from '../../../src/model/generate';
 
 const config: Qwen2Config = {
-  model_type: 'qwen2', vocab_size: 50, hidden_size: 32, intermediate_size: 40, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 256, rope_theta: 10000,
-  rms_norm_eps: 1e-6, tie_word_embeddings: true, initializer_range: 0.3,
+  model_type: 'qwen2',
+  vocab_size: 50,
+  hidden_size: 32,
+  intermediate_size: 40,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 256,
+  rope_theta: 10000,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: true,
+  initializer_range: 0.3,
 };
 const opts = { maxNewTokens: 10, temperature: 1, seed: 7, padTokenId: 0, stopTokenIds: [3] };
 // Two env groups of three: each group's members start from the same prompt (the group's reset state).
-const groupPrompts = [[5, 17, 9, 22, 31, 8], [9, 1, 44, 23, 8, 8, 30, 2, 12, 40, 41, 6, 7]];
+const groupPrompts = [
+  [5, 17, 9, 22, 31, 8],
+  [9, 1, 44, 23, 8, 8, 30, 2, 12, 40, 41, 6, 7],
+];
 const keys = [0, 1, 2, 3, 4, 5];
 const turn1 = keys.map((k) => groupPrompts[Math.floor(k / 3)]);
 /** The second turn's prompt of a row: its first prompt, its answer, and an observation that depends on the row. */
@@ -31,7 +43,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
     });
 
     it('samples the same tokens as every row alone, over two turns, prefilling each group prompt once', async () => {
-      const warm = new GenerationSession(model);   // the model's RoPE tables grow once, on first use
+      const warm = new GenerationSession(model); // the model's RoPE tables grow once, on first use
       await warm.generate([Array(40).fill(1)], opts);
       warm.dispose();
       const before = tf.memory().numTensors;
@@ -39,7 +51,11 @@ for (const backend of ['wasm', 'cpu'] as const) {
       const first = await together.generate(turn1, opts, keys);
       expect(together.stats.prefilledTokens).toBe(groupPrompts[0].length + groupPrompts[1].length);
       expect(together.stats.sharedTokens).toBe(2 * groupPrompts[0].length + 2 * groupPrompts[1].length);
-      const second = await together.generate(keys.map((k) => turn2(k, first.tokens[k])), opts, keys);
+      const second = await together.generate(
+        keys.map((k) => turn2(k, first.tokens[k])),
+        opts,
+        keys,
+      );
       expect(together.stats.reusedTokens).toBeGreaterThan(0);
       together.dispose();
 
@@ -51,7 +67,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
         expect(a1.tokens[0]).toEqual(first.tokens[k]);
         expect(a2.tokens[0]).toEqual(second.tokens[k]);
       }
-      expect(new Set(first.tokens.map((t) => t.join(','))).size).toBeGreaterThan(2);   // the members really differ
+      expect(new Set(first.tokens.map((t) => t.join(','))).size).toBeGreaterThan(2); // the members really differ
       expect(tf.memory().numTensors).toBe(before);
     });
 
@@ -65,7 +81,11 @@ for (const backend of ['wasm', 'cpu'] as const) {
       const run = async (o: typeof opts & { maxActivationBytes?: number }) => {
         const session = new GenerationSession(model);
         const first = await session.generate(turn1, o, keys);
-        const second = await session.generate(keys.map((k) => turn2(k, first.tokens[k])), o, keys);
+        const second = await session.generate(
+          keys.map((k) => turn2(k, first.tokens[k])),
+          o,
+          keys,
+        );
         session.dispose();
         return [first.tokens, second.tokens];
       };

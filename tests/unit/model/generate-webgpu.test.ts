@@ -11,12 +11,24 @@ import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { fullSequenceGreedy } from './greedy-reference';
 
 const config: Qwen2Config = {
-  model_type: 'qwen2', vocab_size: 50, hidden_size: 32, intermediate_size: 40, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 256, rope_theta: 10000,
-  rms_norm_eps: 1e-6, tie_word_embeddings: true,
-  initializer_range: 0.3,   // confident, input-dependent predictions
+  model_type: 'qwen2',
+  vocab_size: 50,
+  hidden_size: 32,
+  intermediate_size: 40,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 256,
+  rope_theta: 10000,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: true,
+  initializer_range: 0.3, // confident, input-dependent predictions
 };
-const prompts = [[5, 17, 3], [9, 1, 44, 23, 8, 8, 30, 2, 12], [4, 4, 19, 36, 2, 7, 7, 21, 11, 40, 3, 15, 28, 6, 1, 33, 9]];
+const prompts = [
+  [5, 17, 3],
+  [9, 1, 44, 23, 8, 8, 30, 2, 12],
+  [4, 4, 19, 36, 2, 7, 7, 21, 11, 40, 3, 15, 28, 6, 1, 33, 9],
+];
 
 let model: Qwen2Model;
 beforeAll(async () => {
@@ -31,27 +43,29 @@ describe('generate on webgpu', () => {
     expect(tf.getKernel(K.cachedAttention, 'webgpu')).toBeDefined();
     const steps = 12;
     const greedy = { maxNewTokens: steps, temperature: 0, seed: 0, padTokenId: 0 };
-    await generate(model, prompts.slice(0, 1), { ...greedy, maxNewTokens: 1 });   // the model's lazily built tables
+    await generate(model, prompts.slice(0, 1), { ...greedy, maxNewTokens: 1 }); // the model's lazily built tables
     const before = tf.memory().numTensors;
     const out = await generate(model, prompts, greedy);
     expect(tf.memory().numTensors).toBe(before);
     for (let i = 0; i < prompts.length; i++) {
       const expected = await fullSequenceGreedy(model, prompts[i], steps);
-      expect(new Set(expected).size).toBeGreaterThan(2);   // not a degenerate repetition
+      expect(new Set(expected).size).toBeGreaterThan(2); // not a degenerate repetition
       expect(out.tokens[i]).toEqual(expected);
     }
   });
 
-  it('a command WebGPU refuses is reported once by assertNoGpuError, with the device\'s message', async () => {
+  it("a command WebGPU refuses is reported once by assertNoGpuError, with the device's message", async () => {
     await generate(model, prompts, { maxNewTokens: 2, temperature: 0, seed: 0, padTokenId: 0 });
     await tf.ones([4]).data();
-    expect(() => assertNoGpuError('here')).not.toThrow();   // a clean generation reports nothing
+    expect(() => assertNoGpuError('here')).not.toThrow(); // a clean generation reports nothing
     const device = (tf.backend() as unknown as { device: GPUDevice }).device;
-    device.createBuffer({ size: 4, usage: 0 });   // refused: a buffer needs a usage
+    device.createBuffer({ size: 4, usage: 0 }); // refused: a buffer needs a usage
     await device.queue.onSubmittedWorkDone();
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(() => assertNoGpuError("in step 3's update")).toThrow(/WebGPU refused a command in step 3's update, so its results are not trustworthy: .*usage/i);
-    expect(() => assertNoGpuError('here')).not.toThrow();   // reported once
+    expect(() => assertNoGpuError("in step 3's update")).toThrow(
+      /WebGPU refused a command in step 3's update, so its results are not trustworthy: .*usage/i,
+    );
+    expect(() => assertNoGpuError('here')).not.toThrow(); // reported once
   });
 
   it('a prefill cut into chunks of columns decodes the same tokens as the one-shot prefill', async () => {
@@ -67,13 +81,16 @@ describe('generate on webgpu', () => {
   it("a decode step's residual adds ride in the o and down matmuls' output pass: no Add kernel, 4 matmuls a layer", async () => {
     // Decode steps are bound by kernel dispatches on a GPU (BENCHMARKS.md, "GPU server"): the two residual adds of a
     // layer are the fused bias of its o and down projections, which is the same float addition.
-    const kernelNames = async (n: number) => (await tf.profile(async () => {
-      await generate(model, prompts, { maxNewTokens: n, temperature: 1, seed: 3, padTokenId: 0 });
-    })).kernels.map((k) => k.name);
+    const kernelNames = async (n: number) =>
+      (
+        await tf.profile(async () => {
+          await generate(model, prompts, { maxNewTokens: n, temperature: 1, seed: 3, padTokenId: 0 });
+        })
+      ).kernels.map((k) => k.name);
     const count = (names: string[], name: string) => names.filter((k) => k === name).length;
     const [four, six] = [await kernelNames(4), await kernelNames(6)];
     const layers = config.num_hidden_layers;
     expect(count(six, 'Add') - count(four, 'Add')).toBe(0);
-    expect((count(six, '_FusedMatMul') - count(four, '_FusedMatMul')) / 2).toBe(4 * layers);   // qkv, o, gateUp, down
+    expect((count(six, '_FusedMatMul') - count(four, '_FusedMatMul')) / 2).toBe(4 * layers); // qkv, o, gateUp, down
   });
 });

@@ -6,19 +6,38 @@ import { initBackend } from '../../../src/model/backend';
 import type { Qwen2Config } from '../../../src/model/config';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { fullSequenceGreedy } from './greedy-reference';
-import { CACHE_BUCKET, GenerationSession, PROMPT_BUCKET, generate, type GenerateOptions } from '../../../src/model/generate';
+import {
+  CACHE_BUCKET,
+  GenerationSession,
+  PROMPT_BUCKET,
+  generate,
+  type GenerateOptions,
+} from '../../../src/model/generate';
 import { sampleNextTokens } from '../../../src/model/sampling';
 import { seededUniform } from '../../../src/model/seeded';
 
 const config: Qwen2Config = {
-  model_type: 'qwen2', vocab_size: 50, hidden_size: 32, intermediate_size: 40, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 256, rope_theta: 10000,
-  rms_norm_eps: 1e-6, tie_word_embeddings: true,
-  initializer_range: 0.3,   // confident, input-dependent predictions (HF's 0.02 gives near-uniform logits)
+  model_type: 'qwen2',
+  vocab_size: 50,
+  hidden_size: 32,
+  intermediate_size: 40,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 256,
+  rope_theta: 10000,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: true,
+  initializer_range: 0.3, // confident, input-dependent predictions (HF's 0.02 gives near-uniform logits)
 };
 const PAD = 0;
-const greedy = (maxNewTokens: number, extra: Partial<GenerateOptions> = {}): GenerateOptions =>
-  ({ maxNewTokens, temperature: 0, seed: 0, padTokenId: PAD, ...extra });
+const greedy = (maxNewTokens: number, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+  maxNewTokens,
+  temperature: 0,
+  seed: 0,
+  padTokenId: PAD,
+  ...extra,
+});
 
 let model: Qwen2Model;
 beforeAll(async () => {
@@ -26,7 +45,11 @@ beforeAll(async () => {
   model = new Qwen2Model(config, initQwen2Weights(config, 11));
 });
 
-const prompts = [[5, 17, 3], [9, 1, 44, 23, 8, 8, 30, 2, 12], [4, 4, 19, 36, 2, 7, 7, 21, 11, 40, 3, 15, 28, 6, 1, 33, 9]];
+const prompts = [
+  [5, 17, 3],
+  [9, 1, 44, 23, 8, 8, 30, 2, 12],
+  [4, 4, 19, 36, 2, 7, 7, 21, 11, 40, 3, 15, 28, 6, 1, 33, 9],
+];
 
 describe('generate', () => {
   it('produces exactly the tokens of full-sequence greedy decoding, for a left-padded batch', async () => {
@@ -37,7 +60,7 @@ describe('generate', () => {
     const out = await generate(model, prompts, greedy(steps));
     for (let i = 0; i < prompts.length; i++) {
       const expected = await fullSequenceGreedy(model, prompts[i], steps);
-      expect(new Set(expected).size).toBeGreaterThan(3);   // not a degenerate repetition
+      expect(new Set(expected).size).toBeGreaterThan(3); // not a degenerate repetition
       expect(out.tokens[i]).toEqual(expected);
       expect(out.finishReasons[i]).toBe('length');
     }
@@ -65,7 +88,7 @@ describe('generate', () => {
     const decode = (ids: number[]) => ids.map((id) => String.fromCharCode(65 + (id % 26))).join('');
     const free = await generate(model, [prompts[2]], greedy(12));
     const text = decode(free.tokens[0]);
-    const stop = text.slice(5, 7);                 // ends in the 7th new token (or earlier, if it appears before)
+    const stop = text.slice(5, 7); // ends in the 7th new token (or earlier, if it appears before)
     const end = text.indexOf(stop) + stop.length;
     const out = await generate(model, [prompts[2]], greedy(12, { stopStrings: [stop], decode }));
     expect(out.tokens[0]).toEqual(free.tokens[0].slice(0, end));
@@ -105,14 +128,14 @@ describe('generate', () => {
   it('reading the sampled ids back every k steps gives the same tokens as every step', async () => {
     const decode = (ids: number[]) => ids.map((id) => String.fromCharCode(65 + (id % 26))).join('');
     const free = await generate(model, prompts, greedy(20, { readEvery: 1 }));
-    const stopId = free.tokens[1][6];                        // row 1 stops mid-way between two reads
-    const stop = decode(free.tokens[2]).slice(9, 11);       // row 2 stops on a string
+    const stopId = free.tokens[1][6]; // row 1 stops mid-way between two reads
+    const stop = decode(free.tokens[2]).slice(9, 11); // row 2 stops on a string
     const cases: Partial<GenerateOptions>[] = [
       {},
       { stopTokenIds: [stopId] },
       { stopTokenIds: [stopId], stopStrings: [stop], decode },
       { temperature: 1, seed: 7 },
-      { temperature: 0.7, seed: 7, topP: 0.9 },            // finishes on the CPU: read every step regardless
+      { temperature: 0.7, seed: 7, topP: 0.9 }, // finishes on the CPU: read every step regardless
     ];
     for (const extra of cases) {
       const every = await generate(model, prompts, greedy(20, { ...extra, readEvery: 1 }));
@@ -124,20 +147,24 @@ describe('generate', () => {
       expect(tf.memory().numTensors).toBe(before);
     }
     const stopped = await generate(model, prompts, greedy(20, { stopTokenIds: [stopId], readEvery: 8 }));
-    expect(stopped.finishReasons[1]).toBe('stop');        // the case above really stopped a row between reads
+    expect(stopped.finishReasons[1]).toBe('stop'); // the case above really stopped a row between reads
     expect(stopped.tokens[1].length).toBeLessThan(20);
     await expect(generate(model, [[1]], greedy(3, { readEvery: 0 }))).rejects.toThrow(/readEvery/);
   });
 
   it('rejects bad input with a clear error', async () => {
     await expect(generate(model, [], greedy(3))).rejects.toThrow(/no prompts/);
-    await expect(generate(model, [[1]], greedy(3, { maxActivationBytes: Number.NaN }))).rejects.toThrow(/maxActivationBytes must be a positive number of bytes, got NaN/);
+    await expect(generate(model, [[1]], greedy(3, { maxActivationBytes: Number.NaN }))).rejects.toThrow(
+      /maxActivationBytes must be a positive number of bytes, got NaN/,
+    );
     await expect(generate(model, [[1]], greedy(3, { maxActivationBytes: 0 }))).rejects.toThrow(/maxActivationBytes/);
     await expect(generate(model, [[1], []], greedy(3))).rejects.toThrow(/prompt 1 is empty/);
     await expect(generate(model, [[1, 50]], greedy(3))).rejects.toThrow(/token id 50 outside the vocabulary/);
     await expect(generate(model, [[1]], greedy(3, { stopStrings: ['x'] }))).rejects.toThrow(/decode/);
     await expect(generate(model, [[1]], greedy(3, { temperature: -1 }))).rejects.toThrow(/temperature/);
-    await expect(generate(model, [[1]], greedy(3, { temperature: 1e-45 }))).rejects.toThrow(/temperature must be 0 \(greedy\) or a finite number >= 0\.001, got 1e-45/);
+    await expect(generate(model, [[1]], greedy(3, { temperature: 1e-45 }))).rejects.toThrow(
+      /temperature must be 0 \(greedy\) or a finite number >= 0\.001, got 1e-45/,
+    );
     await expect(generate(model, [[1]], greedy(3, { topP: 0 }))).rejects.toThrow(/topP/);
     await expect(generate(model, [[1]], greedy(-1))).rejects.toThrow(/maxNewTokens/);
     // Past the model's 256 positions: refused up front (as vLLM refuses a prompt past max_model_len).
@@ -151,7 +178,8 @@ describe('generate', () => {
 describe('sampleNextTokens', () => {
   it('draws tokens with the softmax(logits / temperature) frequencies', async () => {
     const logits = [2, 1, 0, -1, 0.5];
-    const rows = 4000, temperature = 0.8;
+    const rows = 4000,
+      temperature = 0.8;
     const random = seededUniform(42);
     const batch = tf.tensor2d(Array.from({ length: rows }, () => logits));
     const drawn = await sampleNextTokens(batch, { temperature }, Array.from({ length: rows }, random));
@@ -161,7 +189,7 @@ describe('sampleNextTokens', () => {
     weights.forEach((w, id) => {
       const p = w / total;
       const freq = drawn.filter((d) => d === id).length / rows;
-      expect(Math.abs(freq - p)).toBeLessThan(4 * Math.sqrt((p * (1 - p)) / rows));   // 4 standard errors
+      expect(Math.abs(freq - p)).toBeLessThan(4 * Math.sqrt((p * (1 - p)) / rows)); // 4 standard errors
     });
   });
 
@@ -170,10 +198,12 @@ describe('sampleNextTokens', () => {
     const logits = tf.tensor2d([Array.from({ length: 3 }, (_, i) => Math.log([0.5, 0.3, 0.2][i]))]);
     const seen = new Set<number>();
     const random = seededUniform(1);
-    for (let i = 0; i < 200; i++) seen.add((await sampleNextTokens(logits, { temperature: 1, topP: 0.6 }, [random()]))[0]);
+    for (let i = 0; i < 200; i++)
+      seen.add((await sampleNextTokens(logits, { temperature: 1, topP: 0.6 }, [random()]))[0]);
     expect([...seen].sort()).toEqual([0, 1]);
     seen.clear();
-    for (let i = 0; i < 200; i++) seen.add((await sampleNextTokens(logits, { temperature: 1, topK: 2 }, [random()]))[0]);
+    for (let i = 0; i < 200; i++)
+      seen.add((await sampleNextTokens(logits, { temperature: 1, topK: 2 }, [random()]))[0]);
     expect([...seen].sort()).toEqual([0, 1]);
     logits.dispose();
   });
@@ -185,7 +215,8 @@ describe('sampleNextTokens', () => {
       let keys = [7, 8, 9];
       for (let t = 0; t < 3; t++) {
         const out = await session.generate(turn, greedy(6, { stopTokenIds: [13] }), keys);
-        for (let i = 0; i < turn.length; i++) expect(out.tokens[i]).toEqual(await fullSequenceGreedy(model, turn[i], out.tokens[i].length));
+        for (let i = 0; i < turn.length; i++)
+          expect(out.tokens[i]).toEqual(await fullSequenceGreedy(model, turn[i], out.tokens[i].length));
         // The next turn: the dialogue so far plus a "reply" of new tokens. Row 8 drops out after turn 1; row 7 gets
         // its history edited (a different token inside its previous answer: only the prefix before it is reused);
         // a new row 10 joins with no cache.
@@ -216,13 +247,14 @@ describe('sampleNextTokens', () => {
 
   it('samples each row from its own stream (keyed like the cache): splitting a batch changes no token', async () => {
     const opts = { maxNewTokens: 12, temperature: 1, seed: 99, padTokenId: PAD };
-    const together = new GenerationSession(model), apart = [new GenerationSession(model), new GenerationSession(model)];
+    const together = new GenerationSession(model),
+      apart = [new GenerationSession(model), new GenerationSession(model)];
     try {
       const all = await together.generate(prompts, opts, [4, 5, 6]);
       const first = await apart[0].generate([prompts[0], prompts[2]], opts, [4, 6]);
       const second = await apart[1].generate([prompts[1]], opts, [5]);
       expect([first.tokens[0], second.tokens[0], first.tokens[1]]).toEqual(all.tokens);
-      expect(new Set(all.tokens.flat()).size).toBeGreaterThan(5);   // really sampled, not a constant
+      expect(new Set(all.tokens.flat()).size).toBeGreaterThan(5); // really sampled, not a constant
     } finally {
       [together, ...apart].forEach((s) => s.dispose());
     }

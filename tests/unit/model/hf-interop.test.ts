@@ -15,7 +15,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEnv } from '../../../envs/index';
 import { buildPrompt, compactPromptFixedText, envRegistry } from '../../../src/agent/index';
 import { initBackend, loadCheckpointDir, loadPolicy, Qwen2Model } from '../../../src/model/index';
-import { floatToBf16Bits, parseSafetensors, serializeSafetensors, type SafetensorsInput } from '../../../src/model/safetensors';
+import {
+  floatToBf16Bits,
+  parseSafetensors,
+  serializeSafetensors,
+  type SafetensorsInput,
+} from '../../../src/model/safetensors';
 import { tinyBanditConfig } from '../starpo/trainer-fixture';
 import { hfChecks, maxAbsDiff, type HfReport } from '../hf-python';
 
@@ -38,7 +43,10 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hf-interop-'));
   await initBackend('cpu');
   const config = tinyBanditConfig({ trainer: { totalSteps: 1, saveFreq: 1, testFreq: 0, valBeforeTrain: false } });
-  fs.writeFileSync(path.join(tmp, 'run.json'), JSON.stringify({ ...config, model: { ...config.model, path: WARM_START } }));
+  fs.writeFileSync(
+    path.join(tmp, 'run.json'),
+    JSON.stringify({ ...config, model: { ...config.model, path: WARM_START } }),
+  );
   await ragen('train', '--config', 'run.json', '--out', 'run', '--backend', 'wasm');
   await ragen('export', '--run', 'run', '--to', 'ragen', '--quiet', 'f32');
   await ragen('export', '--run', 'run', '--to', 'ragen', '--dtype', 'bf16', '--quiet', 'bf16');
@@ -54,7 +62,10 @@ beforeAll(async () => {
     `Turn 2:\nState:\n${lake.reset(123)}\nReward:\n0.1\n\n  P  √  X\t_\n`,
     'You have 10 actions left. Always output: <think> [Your thoughts] </think> <answer> [your answer] </answer>',
   ];
-  ragenPrompt = buildPrompt(registry.promptInfo('FrozenLake'), [{ state: lake.reset(7), actionsLeft: 10 }], { style: 'ragen', mode: 'generation' });
+  ragenPrompt = buildPrompt(registry.promptInfo('FrozenLake'), [{ state: lake.reset(7), actionsLeft: 10 }], {
+    style: 'ragen',
+    mode: 'generation',
+  });
   const policy = await loadPolicy(path.join(tmp, 'f32/qwen2-policy'), { backend: 'cpu' });
   ids = [...texts, ragenPrompt.text].map((t) => policy.tokenizer.encode(t));
   policy.dispose();
@@ -67,8 +78,13 @@ beforeAll(async () => {
   const rewritten: Record<string, SafetensorsInput> = {};
   for (const [name, t] of Object.entries(tensors)) {
     const bits = new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length);
-    if (name.startsWith('model.layers.0.')) for (let i = 0; i < bits.length; i++) bits[i] = (floatToBf16Bits(bits[i]) << 16) >>> 0;
-    rewritten[name] = { shape: t.shape, data: t.data, ...(name.startsWith('model.layers.0.') ? { writeAs: 'BF16' as const } : {}) };
+    if (name.startsWith('model.layers.0.'))
+      for (let i = 0; i < bits.length; i++) bits[i] = (floatToBf16Bits(bits[i]) << 16) >>> 0;
+    rewritten[name] = {
+      shape: t.shape,
+      data: t.data,
+      ...(name.startsWith('model.layers.0.') ? { writeAs: 'BF16' as const } : {}),
+    };
   }
   fs.writeFileSync(weightsFile, serializeSafetensors(rewritten, metadata));
   [f32, bf16, mixed] = hfChecks([
@@ -90,7 +106,9 @@ describe('an exported run in Hugging Face transformers and tokenizers', () => {
     expect(f32.tokenizer_class).toBe('Qwen2Tokenizer');
     expect(f32.tokenizer_is_fast).toBe(true); // the Rust `tokenizers` library, reading our tokenizer.json
     expect(f32.weight_dtypes).toEqual(['torch.float32']);
-    const tokenizer = JSON.parse(fs.readFileSync(path.join(tmp, 'f32/qwen2-policy/tokenizer.json'), 'utf8')) as { added_tokens: { id: number; content: string }[] };
+    const tokenizer = JSON.parse(fs.readFileSync(path.join(tmp, 'f32/qwen2-policy/tokenizer.json'), 'utf8')) as {
+      added_tokens: { id: number; content: string }[];
+    };
     const idOf = (s: string) => tokenizer.added_tokens.find((t) => t.content === s)!.id;
     expect(f32.ragen_special_tokens).toEqual({ im_start: idOf('<|im_start|>'), im_end: idOf('<|im_end|>') });
   });
@@ -118,24 +136,26 @@ describe('an exported run in Hugging Face transformers and tokenizers', () => {
     policy.dispose();
   });
 
-  it('bf16: the weights are torch\'s bfloat16 rounding of the f32 export, and the log-probs agree to 1e-5', async () => {
+  it("bf16: the weights are torch's bfloat16 rounding of the f32 export, and the log-probs agree to 1e-5", async () => {
     expect(bf16.torch_dtype).toBe('bfloat16');
     expect(bf16.weight_dtypes).toEqual(['torch.bfloat16']);
     expect(bf16.bf16_tensors).toBeGreaterThan(10);
     expect(bf16.bf16_mismatches).toEqual([]);
     expect(bf16.model_class).toBe('Qwen2ForCausalLM');
     const policy = await loadPolicy(path.join(tmp, 'bf16/qwen2-policy'), { backend: 'cpu' });
-    for (const [i, seq] of ids.entries()) expect(maxAbsDiff(await policy.tokenLogProbs(seq), bf16.log_probs[i]), `text ${i}`).toBeLessThan(1e-5);
+    for (const [i, seq] of ids.entries())
+      expect(maxAbsDiff(await policy.tokenLogProbs(seq), bf16.log_probs[i]), `text ${i}`).toBeLessThan(1e-5);
     policy.dispose();
     // Rounding to bf16 really changed the model (the check above is not comparing f32 with itself).
     expect(Math.max(...bf16.log_probs.map((lp, i) => maxAbsDiff(lp, f32.log_probs[i])))).toBeGreaterThan(1e-4);
   });
 
-  it('a file mixing bf16 and f32 tensors (a LoRA checkpoint\'s bf16 base) loads whole, with our log-probs to 1e-5', async () => {
+  it("a file mixing bf16 and f32 tensors (a LoRA checkpoint's bf16 base) loads whole, with our log-probs to 1e-5", async () => {
     expect(mixed.load_problems).toEqual({});
     expect(mixed.weight_dtypes).toEqual(['torch.bfloat16', 'torch.float32']);
     const policy = await loadPolicy(path.join(tmp, 'mixed/qwen2-policy'), { backend: 'cpu' });
-    for (const [i, seq] of ids.entries()) expect(maxAbsDiff(await policy.tokenLogProbs(seq), mixed.log_probs[i]), `text ${i}`).toBeLessThan(1e-5);
+    for (const [i, seq] of ids.entries())
+      expect(maxAbsDiff(await policy.tokenLogProbs(seq), mixed.log_probs[i]), `text ${i}`).toBeLessThan(1e-5);
     policy.dispose();
     // The rounding changed the model: the bf16 tensors were read as written, not replaced by the f32 ones.
     expect(Math.max(...mixed.log_probs.map((lp, i) => maxAbsDiff(lp, f32.log_probs[i])))).toBeGreaterThan(1e-5);

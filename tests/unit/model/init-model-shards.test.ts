@@ -13,10 +13,11 @@ describe('init-model shards', () => {
   it('Qwen2.5-3B: 3,085,938,688 parameters in shards of at most SHARD_BYTES, each tensor once, names in order', () => {
     const shapes = qwen2WeightShapes(parseQwen2Config(qwenShapeConfig('qwen2.5-3b')));
     const total = Object.values(shapes).reduce((n, s) => n + bytes(s), 0);
-    expect(total / 2).toBe(3_085_938_688);   // Qwen2.5-3B's parameter count (tied embeddings)
+    expect(total / 2).toBe(3_085_938_688); // Qwen2.5-3B's parameter count (tied embeddings)
     const shards = planShards(shapes, 2);
     expect(shards.length).toBe(Math.ceil(total / SHARD_BYTES));
-    for (const shard of shards) expect(Object.values(shard).reduce((n, s) => n + bytes(s), 0)).toBeLessThanOrEqual(SHARD_BYTES);
+    for (const shard of shards)
+      expect(Object.values(shard).reduce((n, s) => n + bytes(s), 0)).toBeLessThanOrEqual(SHARD_BYTES);
     const names = shards.flatMap((s) => Object.keys(s));
     expect(names).toEqual(Object.keys(shapes).sort());
   });

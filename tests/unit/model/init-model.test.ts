@@ -33,8 +33,11 @@ beforeAll(async () => {
 
   await initBackend('wasm');
   const sokoban = makeEnv('SimpleSokoban');
-  ragenPrompt = buildPrompt(envRegistry().promptInfo('SimpleSokoban'), [{ state: sokoban.reset(42), actionsLeft: 10 }],
-    { style: 'ragen', mode: 'generation' });
+  ragenPrompt = buildPrompt(
+    envRegistry().promptInfo('SimpleSokoban'),
+    [{ state: sokoban.reset(42), actionsLeft: 10 }],
+    { style: 'ragen', mode: 'generation' },
+  );
   texts = [
     'Hello, world!',
     '<|im_start|>assistant\n<think>The box is left of the target; push it right.</think><answer>Right || Up</answer><|im_end|>\n',
@@ -57,14 +60,20 @@ describe('ragen init-model --shape qwen2.5-0.5b --layers 2', () => {
     const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
     expect(config).toEqual({ ...QWEN_SHAPES['qwen2.5-0.5b'], num_hidden_layers: 2 });
     expect(config).toMatchObject({
-      vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_attention_heads: 14, num_key_value_heads: 2,
-      tie_word_embeddings: true, rope_theta: 1000000, torch_dtype: 'bfloat16',
+      vocab_size: 151936,
+      hidden_size: 896,
+      intermediate_size: 4864,
+      num_attention_heads: 14,
+      num_key_value_heads: 2,
+      tie_word_embeddings: true,
+      rope_theta: 1000000,
+      torch_dtype: 'bfloat16',
     });
     const bytes = fs.readFileSync(path.join(dir, 'model.safetensors'));
     const { entries } = indexSafetensors(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     expect(new Set(Object.values(entries).map((e) => e.dtype))).toEqual(new Set(['BF16']));
     expect(entries['model.embed_tokens.weight'].shape).toEqual([151936, 896]);
-    expect(entries['lm_head.weight']).toBeUndefined();   // tied, as Qwen ships it
+    expect(entries['lm_head.weight']).toBeUndefined(); // tied, as Qwen ships it
     // HF's initialisation: normal(0, 0.02) matrices, unit norms, zero biases.
     const embed = entries['model.embed_tokens.weight'].read().subarray(0, 100_000);
     const mean = embed.reduce((s, x) => s + x, 0) / embed.length;
@@ -77,9 +86,9 @@ describe('ragen init-model --shape qwen2.5-0.5b --layers 2', () => {
   });
 
   it("tokenizes with Qwen's vocabulary: known ids, special tokens at their real ids, the same ids in Hugging Face", () => {
-    expect(ids[0]).toEqual([9707, 11, 1879, 0]);   // "Hello" "," " world" "!" in Qwen2/2.5/3's vocabulary
-    expect(ids[1].slice(0, 2)).toEqual([151644, 77091]);   // <|im_start|> "assistant"
-    expect(ids[1].at(-2)).toBe(151645);                   // <|im_end|>
+    expect(ids[0]).toEqual([9707, 11, 1879, 0]); // "Hello" "," " world" "!" in Qwen2/2.5/3's vocabulary
+    expect(ids[1].slice(0, 2)).toEqual([151644, 77091]); // <|im_start|> "assistant"
+    expect(ids[1].at(-2)).toBe(151645); // <|im_end|>
     expect(hf.tokenizer_class).toBe('Qwen2Tokenizer');
     expect(hf.tokenizer_is_fast).toBe(true);
     expect(hf.token_ids).toEqual(ids);
@@ -89,7 +98,7 @@ describe('ragen init-model --shape qwen2.5-0.5b --layers 2', () => {
     expect(config.pad_token).toBe('<|endoftext|>');
     expect(config.added_tokens_decoder['151643'].content).toBe('<|endoftext|>');
     expect(config.added_tokens_decoder['151664'].content).toBe('<|file_sep|>');
-    expect(config.added_tokens_decoder['151665']).toBeUndefined();   // Qwen3's <tool_response> is not Qwen2.5's
+    expect(config.added_tokens_decoder['151665']).toBeUndefined(); // Qwen3's <tool_response> is not Qwen2.5's
   });
 
   it("renders RAGEN's Sokoban prompt with Qwen2.5's chat template exactly as we do", () => {
@@ -113,12 +122,21 @@ describe('ragen init-model --shape qwen2.5-0.5b --layers 2', () => {
   // Through main() in this process: each is refused before any weight is made.
   it('refuses a bad shape, a bad layer count and an --out that is not a model directory (exit 2, one line)', async () => {
     const x = path.join(tmp, 'x');
-    expectRefused(await inProcess('init-model', '--shape', 'qwen2.5-1.5b', '--out', x), /^ragen: --shape qwen2.5-1.5b: unknown shape \(expected: qwen2.5-0.5b, qwen2.5-3b\)$/);
-    expectRefused(await inProcess('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '0', '--out', x), /^ragen: --layers must be an integer >= 1, got '0'$/);
+    expectRefused(
+      await inProcess('init-model', '--shape', 'qwen2.5-1.5b', '--out', x),
+      /^ragen: --shape qwen2.5-1.5b: unknown shape \(expected: qwen2.5-0.5b, qwen2.5-3b\)$/,
+    );
+    expectRefused(
+      await inProcess('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '0', '--out', x),
+      /^ragen: --layers must be an integer >= 1, got '0'$/,
+    );
     const notes = path.join(tmp, 'notes');
     fs.mkdirSync(notes);
     fs.writeFileSync(path.join(notes, 'keep.txt'), 'mine');
-    expectRefused(await inProcess('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '1', '--out', notes), /^ragen: --out .*notes is not empty \(keep\.txt\) and was not written by init-model/);
+    expectRefused(
+      await inProcess('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '1', '--out', notes),
+      /^ragen: --out .*notes is not empty \(keep\.txt\) and was not written by init-model/,
+    );
     expect(fs.readdirSync(notes)).toEqual(['keep.txt']);
     expect(fs.readFileSync(path.join(notes, 'keep.txt'), 'utf8')).toBe('mine');
     expect(fs.existsSync(x)).toBe(false);

@@ -2,4 +2,8 @@
 import { initBackend } from '../../../src/model/backend';
 import { describeFusedKernels } from './kernels-helpers';
 
-describeFusedKernels('cpu', { setup: async () => { await initBackend('cpu'); } });
+describeFusedKernels('cpu', {
+  setup: async () => {
+    await initBackend('cpu');
+  },
+});

@@ -2,4 +2,8 @@
 import { initBackend } from '../../../src/model/backend';
 import { describeFusedKernels } from './kernels-helpers';
 
-describeFusedKernels('wasm', { setup: async () => { await initBackend('wasm'); } });
+describeFusedKernels('wasm', {
+  setup: async () => {
+    await initBackend('wasm');
+  },
+});

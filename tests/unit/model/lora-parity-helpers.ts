@@ -43,16 +43,20 @@ const decode = (a: { shape: number[]; f32: string }): Arr => {
 };
 
 export function loadLoraFixture(name: string): LoraFixture {
-  const raw = JSON.parse(readFileSync(fileURLToPath(new URL(`../../fixtures/parity/${name}.json`, import.meta.url)), 'utf8'));
+  const raw = JSON.parse(
+    readFileSync(fileURLToPath(new URL(`../../fixtures/parity/${name}.json`, import.meta.url)), 'utf8'),
+  );
   const out: Record<string, unknown> = { ...raw };
-  for (const [k, v] of Object.entries(raw)) if (v && typeof v === 'object' && 'f32' in (v as object)) out[k] = decode(v as never);
+  for (const [k, v] of Object.entries(raw))
+    if (v && typeof v === 'object' && 'f32' in (v as object)) out[k] = decode(v as never);
   for (const k of ['weights', 'adapters', 'grads', 'adaptersAfterAdamW']) {
     out[k] = Object.fromEntries(Object.entries(raw[k] as Record<string, never>).map(([n, v]) => [n, decode(v)]));
   }
   return out as unknown as LoraFixture;
 }
 
-const tensors = (m: Record<string, Arr>): WeightMap => Object.fromEntries(Object.entries(m).map(([k, a]) => [k, tf.tensor(a.data, a.shape)]));
+const tensors = (m: Record<string, Arr>): WeightMap =>
+  Object.fromEntries(Object.entries(m).map(([k, a]) => [k, tf.tensor(a.data, a.shape)]));
 
 export function loraModelOf(fx: LoraFixture): Qwen2Model {
   const model = new Qwen2Model(fx.config, tensors(fx.weights));
@@ -61,9 +65,17 @@ export function loraModelOf(fx: LoraFixture): Qwen2Model {
 }
 
 interface Ours {
-  logits: Float32Array; logProbs: Float32Array; baseLogProbs: Float32Array; loss: number;
-  grads: Record<string, Float32Array>; checkpointedGrads: Record<string, Float32Array>; stepLosses: number[]; stepGradNorms: number[];
-  adaptersAfter: Record<string, Float32Array>; baseChanged: string[]; tensorsLeaked: number;
+  logits: Float32Array;
+  logProbs: Float32Array;
+  baseLogProbs: Float32Array;
+  loss: number;
+  grads: Record<string, Float32Array>;
+  checkpointedGrads: Record<string, Float32Array>;
+  stepLosses: number[];
+  stepGradNorms: number[];
+  adaptersAfter: Record<string, Float32Array>;
+  baseChanged: string[];
+  tensorsLeaked: number;
 }
 
 async function runOurs(fx: LoraFixture): Promise<Ours> {
@@ -74,7 +86,11 @@ async function runOurs(fx: LoraFixture): Promise<Ours> {
   const [b, t] = ids.shape;
   const lossMask = tf.tensor2d(fx.lossMask.data, [b, t - 1]);
   const adv = tf.tensor2d(fx.advantages.data, [b, t - 1]);
-  const read = async (x: tf.Tensor) => { const d = (await x.data()) as Float32Array; x.dispose(); return d; };
+  const read = async (x: tf.Tensor) => {
+    const d = (await x.data()) as Float32Array;
+    x.dispose();
+    return d;
+  };
   const o: Partial<Ours> = { logits: await read(model.forward(ids, mask)) };
   const lp = tokenLogProbs(model, ids, mask);
   o.logProbs = await read(lp.logProbs);
@@ -100,8 +116,15 @@ async function runOurs(fx: LoraFixture): Promise<Ours> {
   for (const [k, g] of Object.entries(again.grads)) o.checkpointedGrads[k] = await read(g);
   model.gradientCheckpointing = false;
 
-  const baseBefore = Object.fromEntries(await Promise.all(Object.entries(model.variables).map(async ([k, v]) => [k, (await v.data()).slice()] as const)));
-  const opt = new AdamW(model.trainableVariables, { lr: fx.adamw.lr, betas: fx.adamw.betas, eps: fx.adamw.eps, weightDecay: fx.adamw.weightDecay });
+  const baseBefore = Object.fromEntries(
+    await Promise.all(Object.entries(model.variables).map(async ([k, v]) => [k, (await v.data()).slice()] as const)),
+  );
+  const opt = new AdamW(model.trainableVariables, {
+    lr: fx.adamw.lr,
+    betas: fx.adamw.betas,
+    eps: fx.adamw.eps,
+    weightDecay: fx.adamw.weightDecay,
+  });
   o.stepLosses = [];
   o.stepGradNorms = [];
   for (let s = 0; s < fx.adamw.steps; s++) {
@@ -135,9 +158,12 @@ export function defineLoraParitySuite(backend: BackendName): void {
       const fx = loadLoraFixture(name);
       const [b, t] = [fx.ids.length, fx.ids[0].length];
       let ours: Ours;
-      beforeAll(async () => { ours = await runOurs(fx); });
+      beforeAll(async () => {
+        ours = await runOurs(fx);
+      });
       const realTarget = (i: number) => {
-        const row = Math.floor(i / (t - 1)), j = i % (t - 1);
+        const row = Math.floor(i / (t - 1)),
+          j = i % (t - 1);
         return fx.mask[row][j] === 1 && fx.mask[row][j + 1] === 1;
       };
 
@@ -155,22 +181,36 @@ export function defineLoraParitySuite(backend: BackendName): void {
         expect(Math.abs(ours.loss - fx.loss)).toBeLessThanOrEqual(TOL.scalarRel * Math.max(1, Math.abs(fx.loss)));
         expect(Object.keys(ours.grads).sort()).toEqual(Object.keys(fx.grads).sort());
         for (const [k, g] of Object.entries(fx.grads)) {
-          expect(worstRatio(ours.grads[k], g.data, TOL.gradAbs, TOL.gradRel), `gradient of ${k}`).toBeLessThanOrEqual(1);
+          expect(worstRatio(ours.grads[k], g.data, TOL.gradAbs, TOL.gradRel), `gradient of ${k}`).toBeLessThanOrEqual(
+            1,
+          );
         }
       });
 
       it('gradient checkpointing gives the same adapter gradients', () => {
         expect(Object.keys(ours.checkpointedGrads).sort()).toEqual(Object.keys(fx.grads).sort());
         for (const [k, g] of Object.entries(fx.grads)) {
-          expect(worstRatio(ours.checkpointedGrads[k], g.data, TOL.gradAbs, TOL.gradRel), `gradient of ${k}`).toBeLessThanOrEqual(1);
+          expect(
+            worstRatio(ours.checkpointedGrads[k], g.data, TOL.gradAbs, TOL.gradRel),
+            `gradient of ${k}`,
+          ).toBeLessThanOrEqual(1);
         }
       });
 
       it(`3 AdamW steps on the adapters match (abs ${TOL.adamwAbs}) and leave the base weights bit for bit`, () => {
         expect(fx.stepGradNorms[0]).toBeGreaterThan(fx.adamw.clipNorm);
-        ours.stepLosses.forEach((l, s) => expect(Math.abs(l - fx.stepLosses[s]), `loss ${s}`).toBeLessThanOrEqual(TOL.scalarRel * Math.max(1, Math.abs(fx.stepLosses[s]))));
-        ours.stepGradNorms.forEach((n, s) => expect(Math.abs(n - fx.stepGradNorms[s]), `norm ${s}`).toBeLessThanOrEqual(TOL.scalarRel * Math.max(1, fx.stepGradNorms[s])));
-        for (const [k, w] of Object.entries(fx.adaptersAfterAdamW)) expect(maxAbsDiff(ours.adaptersAfter[k], w.data), k).toBeLessThan(TOL.adamwAbs);
+        ours.stepLosses.forEach((l, s) =>
+          expect(Math.abs(l - fx.stepLosses[s]), `loss ${s}`).toBeLessThanOrEqual(
+            TOL.scalarRel * Math.max(1, Math.abs(fx.stepLosses[s])),
+          ),
+        );
+        ours.stepGradNorms.forEach((n, s) =>
+          expect(Math.abs(n - fx.stepGradNorms[s]), `norm ${s}`).toBeLessThanOrEqual(
+            TOL.scalarRel * Math.max(1, fx.stepGradNorms[s]),
+          ),
+        );
+        for (const [k, w] of Object.entries(fx.adaptersAfterAdamW))
+          expect(maxAbsDiff(ours.adaptersAfter[k], w.data), k).toBeLessThan(TOL.adamwAbs);
         expect(ours.baseChanged).toEqual([]);
       });
 

@@ -10,18 +10,40 @@ import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
 
 const config: Qwen2Config = {
-  model_type: 'qwen2', vocab_size: 48, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 3,
-  num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 64, rope_theta: 10000,
-  rms_norm_eps: 1e-6, tie_word_embeddings: true, initializer_range: 0.3,
+  model_type: 'qwen2',
+  vocab_size: 48,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 3,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 64,
+  rope_theta: 10000,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: true,
+  initializer_range: 0.3,
 };
 
-const ids = () => tf.tensor2d([[3, 9, 1, 30, 7, 7, 12, 40, 2], [0, 0, 5, 6, 8, 44, 21, 3, 1]], undefined, 'int32');
-const mask = () => tf.tensor2d([[1, 1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1, 1, 1, 1]]);
+const ids = () =>
+  tf.tensor2d(
+    [
+      [3, 9, 1, 30, 7, 7, 12, 40, 2],
+      [0, 0, 5, 6, 8, 44, 21, 3, 1],
+    ],
+    undefined,
+    'int32',
+  );
+const mask = () =>
+  tf.tensor2d([
+    [1, 1, 1, 1, 1, 1, 1, 1, 1],
+    [0, 0, 1, 1, 1, 1, 1, 1, 1],
+  ]);
 
 /** A PPO-like loss of the log-probs and entropies; returns their values and every weight's gradient. */
 async function run(model: Qwen2Model, chunkRows?: number) {
-  const x = ids(), m = mask();
-  const kept: tf.Tensor[] = [];   // read after the gradient (webgpu in Node cannot read synchronously)
+  const x = ids(),
+    m = mask();
+  const kept: tf.Tensor[] = []; // read after the gradient (webgpu in Node cannot read synchronously)
   const { value, grads } = namedVariableGrads(model.variables, () => {
     const { logProbs, entropy } = tokenLogProbs(model, x, m, 0.7, { chunkRows });
     kept.push(tf.keep(logProbs), tf.keep(entropy));
@@ -60,7 +82,8 @@ for (const backend of ['wasm', 'cpu', 'webgpu'] as const) {
         expectClose(chunked.logProbs!, whole.logProbs!, 1e-5);
         expectClose(chunked.entropy!, whole.entropy!, 1e-5);
         expect(Object.keys(chunked.grads).sort()).toEqual(Object.keys(whole.grads).sort());
-        for (const n of Object.keys(whole.grads)) expectClose(chunked.grads[n], whole.grads[n], 1e-4, `${n}, chunks of ${chunkRows}`);
+        for (const n of Object.keys(whole.grads))
+          expectClose(chunked.grads[n], whole.grads[n], 1e-4, `${n}, chunks of ${chunkRows}`);
         expect(tf.memory().numTensors).toBe(before);
       }
       model.dispose();
@@ -72,17 +95,23 @@ for (const backend of ['wasm', 'cpu', 'webgpu'] as const) {
       model.gradientCheckpointing = true;
       const before = tf.memory().numTensors;
       const ckpt = await run(model);
-      expect(ckpt.logProbs).toEqual(plain.logProbs);   // the forward is the same ops on the same inputs
+      expect(ckpt.logProbs).toEqual(plain.logProbs); // the forward is the same ops on the same inputs
       expect(Object.keys(ckpt.grads).sort()).toEqual(Object.keys(model.variables).sort());
       for (const n of Object.keys(plain.grads)) expectClose(ckpt.grads[n], plain.grads[n], 1e-5);
-      await run(model, 4);   // both tools at once
+      await run(model, 4); // both tools at once
       expect(tf.memory().numTensors).toBe(before);
       // A critic (value head) checkpoints the same way.
       const critic = new Qwen2Model(config, initQwen2Weights(config, 13, { valueHead: true }), { valueHead: true });
-      const x = ids(), m = mask();
+      const x = ids(),
+        m = mask();
       const criticGrads = async () => {
-        const { value, grads } = namedVariableGrads(critic.variables, () => critic.forward(x, m).square().mean() as tf.Scalar);
-        const out = Object.fromEntries(await Promise.all(Object.entries(grads).map(async ([n, t]) => [n, Array.from(await t.data())] as const)));
+        const { value, grads } = namedVariableGrads(
+          critic.variables,
+          () => critic.forward(x, m).square().mean() as tf.Scalar,
+        );
+        const out = Object.fromEntries(
+          await Promise.all(Object.entries(grads).map(async ([n, t]) => [n, Array.from(await t.data())] as const)),
+        );
         tf.dispose([value, ...Object.values(grads)]);
         return out;
       };

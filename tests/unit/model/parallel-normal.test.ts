@@ -35,7 +35,12 @@ beforeAll(async () => {
 
 describe('fillSeededNormal', () => {
   it('writes the samples of seededNormal drawn one by one, from any point of the stream', () => {
-    for (const [seed, skip] of [[0, 0], [7, 1], [123456789, 1000], [0xffffffff, 12345]]) {
+    for (const [seed, skip] of [
+      [0, 0],
+      [7, 1],
+      [123456789, 1000],
+      [0xffffffff, 12345],
+    ]) {
       const out = new Float32Array(777);
       fillSeededNormal(out, seed, 2 * skip, 0.02, false);
       expect(out).toEqual(oneByOne(seed, skip, 777, 0.02));
@@ -43,7 +48,11 @@ describe('fillSeededNormal', () => {
   });
 
   it('with both halves, writes the pairs of init-model, an odd length dropping the last sine', () => {
-    for (const [seed, skipPairs, length] of [[0, 0, 10], [3, 50, 11], [99, 7, 1]]) {
+    for (const [seed, skipPairs, length] of [
+      [0, 0, 10],
+      [3, 50, 11],
+      [99, 7, 1],
+    ]) {
       const out = new Float32Array(length);
       fillSeededNormal(out, seed, 2 * skipPairs, 0.5, true);
       expect(out).toEqual(pairsOneByOne(seed, skipPairs, length, 0.5));
@@ -62,18 +71,22 @@ describe('fillSeededNormal', () => {
 
 describe('NormalFillPool', () => {
   let pool: NormalFillPool;
-  beforeAll(() => { pool = new NormalFillPool(3); });
-  afterAll(async () => { await pool.close(); });
+  beforeAll(() => {
+    pool = new NormalFillPool(3);
+  });
+  afterAll(async () => {
+    await pool.close();
+  });
 
   it('draws a tensor in worker slices with the numbers of one thread, in both layouts', async () => {
-    const length = (1 << 21) + 5;   // past the parallel threshold, not a multiple of 3 or 2
+    const length = (1 << 21) + 5; // past the parallel threshold, not a multiple of 3 or 2
     for (const bothHalves of [false, true]) {
       const drawn = await pool.draw(length, 42, 2 * 1001, 0.02, bothHalves);
-      expect(drawn.buffer instanceof SharedArrayBuffer).toBe(true);   // the workers' path, not the fallback
+      expect(drawn.buffer instanceof SharedArrayBuffer).toBe(true); // the workers' path, not the fallback
       const single = new Float32Array(length);
       fillSeededNormal(single, 42, 2 * 1001, 0.02, bothHalves);
       expect(Buffer.compare(Buffer.from(drawn.buffer, 0, drawn.byteLength), Buffer.from(single.buffer))).toBe(0);
-      expect(drawn[length - 1]).not.toBe(0);   // the last slice was written
+      expect(drawn[length - 1]).not.toBe(0); // the last slice was written
     }
   });
 
@@ -92,19 +105,34 @@ describe('NormalFillPool', () => {
 describe('initQwen2WeightsParallel', () => {
   it('builds the weights of initQwen2Weights, bit for bit, its embedding drawn by workers', async () => {
     const config: Qwen2Config = {
-      model_type: 'qwen2', vocab_size: 4096, hidden_size: 512, intermediate_size: 64, num_hidden_layers: 2,
-      num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 64, rope_theta: 10000,
-      rms_norm_eps: 1e-6, tie_word_embeddings: true, initializer_range: 0.02,
+      model_type: 'qwen2',
+      vocab_size: 4096,
+      hidden_size: 512,
+      intermediate_size: 64,
+      num_hidden_layers: 2,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      max_position_embeddings: 64,
+      rope_theta: 10000,
+      rms_norm_eps: 1e-6,
+      tie_word_embeddings: true,
+      initializer_range: 0.02,
     };
     for (const valueHead of [false, true]) {
       const sequential = initQwen2Weights(config, 5, { valueHead });
       const parallel = await initQwen2WeightsParallel(config, 5, { valueHead });
       expect(Object.keys(parallel)).toEqual(Object.keys(sequential));
-      expect(parallel['model.embed_tokens.weight'].size).toBe(1 << 21);   // the shared, split path
+      expect(parallel['model.embed_tokens.weight'].size).toBe(1 << 21); // the shared, split path
       for (const name of Object.keys(sequential)) {
         const a = sequential[name].dataSync() as Float32Array;
         const b = parallel[name].dataSync() as Float32Array;
-        expect(Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)), name).toBe(0);
+        expect(
+          Buffer.compare(
+            Buffer.from(a.buffer, a.byteOffset, a.byteLength),
+            Buffer.from(b.buffer, b.byteOffset, b.byteLength),
+          ),
+          name,
+        ).toBe(0);
       }
       tf.dispose([...Object.values(sequential), ...Object.values(parallel)]);
     }
@@ -112,9 +140,18 @@ describe('initQwen2WeightsParallel', () => {
 
   it('keeps the weights initQwen2Weights drew before its seekable fill (warm starts and presets unchanged)', () => {
     const config: Qwen2Config = {
-      model_type: 'qwen2', vocab_size: 50, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 1,
-      num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 64, rope_theta: 10000,
-      rms_norm_eps: 1e-6, tie_word_embeddings: false, initializer_range: 0.3,
+      model_type: 'qwen2',
+      vocab_size: 50,
+      hidden_size: 16,
+      intermediate_size: 24,
+      num_hidden_layers: 1,
+      num_attention_heads: 2,
+      num_key_value_heads: 1,
+      max_position_embeddings: 64,
+      rope_theta: 10000,
+      rms_norm_eps: 1e-6,
+      tie_word_embeddings: false,
+      initializer_range: 0.3,
     };
     const weights = initQwen2Weights(config, 9);
     // The old loop: one seededNormal stream over the drawn tensors in order, norms 1, biases 0.

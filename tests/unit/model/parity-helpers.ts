@@ -11,8 +11,14 @@ import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
 import { AdamW, clipGradNormAsync } from '../../../src/model/adamw';
 import { generate } from '../../../src/model/generate';
 
-interface F32Json { shape: number[]; f32: string }
-export interface Arr { shape: number[]; data: Float32Array }
+interface F32Json {
+  shape: number[];
+  f32: string;
+}
+export interface Arr {
+  shape: number[];
+  data: Float32Array;
+}
 
 export interface ParityFixture {
   name: string;
@@ -87,8 +93,11 @@ function maskedMean(x: tf.Tensor, m: tf.Tensor): tf.Scalar {
 
 /** What our implementation computes for a fixture (all read back to plain arrays). */
 export interface OurResults {
-  output: Float32Array;                 // logits [B,T,V] or values [B,T]
-  logProbs?: Float32Array; entropy?: Float32Array; logProbsT07?: Float32Array; entropyT07?: Float32Array;
+  output: Float32Array; // logits [B,T,V] or values [B,T]
+  logProbs?: Float32Array;
+  entropy?: Float32Array;
+  logProbsT07?: Float32Array;
+  entropyT07?: Float32Array;
   loss: number;
   grads: Record<string, Float32Array>;
   stepLosses: number[];
@@ -111,7 +120,10 @@ export async function runOurs(fx: ParityFixture): Promise<OurResults> {
   const results: Partial<OurResults> = { output: (await out.data()) as Float32Array };
   out.dispose();
   if (!fx.valueHead) {
-    for (const [temperature, suffix] of [[1, ''], [0.7, 'T07']] as const) {
+    for (const [temperature, suffix] of [
+      [1, ''],
+      [0.7, 'T07'],
+    ] as const) {
       const { logProbs, entropy } = tokenLogProbs(model, ids, mask, temperature);
       (results as Record<string, unknown>)['logProbs' + suffix] = await logProbs.data();
       (results as Record<string, unknown>)['entropy' + suffix] = await entropy.data();
@@ -124,7 +136,9 @@ export async function runOurs(fx: ParityFixture): Promise<OurResults> {
       return maskedMean(values.sub(target).square(), lossMask).mul(0.5) as tf.Scalar;
     }
     const { logProbs, entropy } = tokenLogProbs(model, ids, mask);
-    return maskedMean(logProbs.neg().mul(target), lossMask).sub(maskedMean(entropy, lossMask).mul(fx.entropyCoef)) as tf.Scalar;
+    return maskedMean(logProbs.neg().mul(target), lossMask).sub(
+      maskedMean(entropy, lossMask).mul(fx.entropyCoef),
+    ) as tf.Scalar;
   };
 
   const first = namedVariableGrads(model.variables, lossFn);
@@ -136,7 +150,12 @@ export async function runOurs(fx: ParityFixture): Promise<OurResults> {
   });
   tf.dispose([first.value, ...Object.values(first.grads)]);
 
-  const opt = new AdamW(model.variables, { lr: fx.adamw.lr, betas: fx.adamw.betas, eps: fx.adamw.eps, weightDecay: fx.adamw.weightDecay });
+  const opt = new AdamW(model.variables, {
+    lr: fx.adamw.lr,
+    betas: fx.adamw.betas,
+    eps: fx.adamw.eps,
+    weightDecay: fx.adamw.weightDecay,
+  });
   results.stepLosses = [];
   results.stepGradNorms = [];
   for (let s = 0; s < fx.adamw.steps; s++) {
@@ -157,7 +176,12 @@ export async function runOurs(fx: ParityFixture): Promise<OurResults> {
   if (fx.greedy) {
     // Greedy decoding through the KV cache, from the fixture's original weights.
     const fresh = new Qwen2Model(fx.config, weightsOf(fx));
-    const g = await generate(fresh, [fx.greedy.prompt], { maxNewTokens: fx.greedy.tokens.length, temperature: 0, seed: 0, padTokenId: 0 });
+    const g = await generate(fresh, [fx.greedy.prompt], {
+      maxNewTokens: fx.greedy.tokens.length,
+      temperature: 0,
+      seed: 0,
+      padTokenId: 0,
+    });
     results.greedyTokens = g.tokens[0];
     fresh.dispose();
   }
@@ -193,7 +217,9 @@ export function defineParitySuite(backend: BackendName, names: readonly string[]
       const fx = loadFixture(name);
       const [b, t] = [fx.ids.length, fx.ids[0].length];
       let ours: OurResults;
-      beforeAll(async () => { ours = await runOurs(fx); });
+      beforeAll(async () => {
+        ours = await runOurs(fx);
+      });
 
       it(`${fx.valueHead ? 'values' : 'logits'} match at real positions (abs ${TOL.output})`, () => {
         const ref = (fx.valueHead ? fx.values : fx.logits)!;
@@ -207,7 +233,8 @@ export function defineParitySuite(backend: BackendName, names: readonly string[]
         it(`log-probs and entropy match at temperature 1 and 0.7 (abs ${TOL.output})`, () => {
           // position j scores token j+1: compare where both are real tokens
           const real = (i: number) => {
-            const row = Math.floor(i / (t - 1)), j = i % (t - 1);
+            const row = Math.floor(i / (t - 1)),
+              j = i % (t - 1);
             return fx.mask[row][j] === 1 && fx.mask[row][j + 1] === 1;
           };
           expect(maxAbsDiff(ours.logProbs!, fx.logProbs!.data, real)).toBeLessThan(TOL.output);
@@ -216,7 +243,7 @@ export function defineParitySuite(backend: BackendName, names: readonly string[]
           expect(maxAbsDiff(ours.entropyT07!, fx.entropyT07!.data, real)).toBeLessThan(TOL.output);
         });
 
-        it('greedy decoding through the KV cache gives PyTorch\'s full-sequence greedy tokens', () => {
+        it("greedy decoding through the KV cache gives PyTorch's full-sequence greedy tokens", () => {
           expect(ours.greedyTokens).toEqual(fx.greedy!.tokens);
         });
       }
@@ -231,9 +258,11 @@ export function defineParitySuite(backend: BackendName, names: readonly string[]
       });
 
       it(`3 AdamW steps with clipping at 1.0 match (weights abs ${TOL.adamwAbs})`, () => {
-        expect(fx.stepGradNorms[0]).toBeGreaterThan(fx.adamw.clipNorm);   // the clipping branch is exercised
+        expect(fx.stepGradNorms[0]).toBeGreaterThan(fx.adamw.clipNorm); // the clipping branch is exercised
         ours.stepLosses.forEach((l, s) => expect(relClose(l, fx.stepLosses[s], TOL.scalarRel), `loss ${s}`).toBe(true));
-        ours.stepGradNorms.forEach((n, s) => expect(relClose(n, fx.stepGradNorms[s], TOL.scalarRel), `norm ${s}`).toBe(true));
+        ours.stepGradNorms.forEach((n, s) =>
+          expect(relClose(n, fx.stepGradNorms[s], TOL.scalarRel), `norm ${s}`).toBe(true),
+        );
         for (const [k, w] of Object.entries(fx.weightsAfterAdamW)) {
           expect(maxAbsDiff(ours.weightsAfterAdamW[k], w.data), k).toBeLessThan(TOL.adamwAbs);
         }

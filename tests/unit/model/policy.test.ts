@@ -4,22 +4,39 @@ import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  DEFAULT_SPECIAL_TOKENS, Qwen2Model, buildTinyTokenizer, initBackend, initQwen2Weights, loadPolicy,
-  saveCheckpointDir, tokenLogProbs, type Qwen2Config,
+  DEFAULT_SPECIAL_TOKENS,
+  Qwen2Model,
+  buildTinyTokenizer,
+  initBackend,
+  initQwen2Weights,
+  loadPolicy,
+  saveCheckpointDir,
+  tokenLogProbs,
+  type Qwen2Config,
 } from '../../../src/model/index';
 import { hfChecks, maxAbsDiff, type HfReport } from '../hf-python';
 
-
 const tokenizer = buildTinyTokenizer(
-  Array(4).fill(['<|im_start|>user\nState:\n#_P_O#\n<|im_end|>\n', '<think>go right</think><answer>Right</answer>']).flat(),
+  Array(4)
+    .fill(['<|im_start|>user\nState:\n#_P_O#\n<|im_end|>\n', '<think>go right</think><answer>Right</answer>'])
+    .flat(),
   { vocabSize: 280, specialTokens: DEFAULT_SPECIAL_TOKENS },
 );
 // initializer_range 0.5 (HF default 0.02) so the tiny model's distribution is far from uniform: a wrong weight
 // layout then shows up as clearly different log-probs.
 const config: Qwen2Config = {
-  model_type: 'qwen2', vocab_size: 288, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 256, rope_theta: 10000,
-  rms_norm_eps: 1e-6, tie_word_embeddings: true, initializer_range: 0.5,
+  model_type: 'qwen2',
+  vocab_size: 288,
+  hidden_size: 32,
+  intermediate_size: 48,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 256,
+  rope_theta: 10000,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: true,
+  initializer_range: 0.5,
 };
 const text = '<|im_start|>assistant\n<think>go right</think><answer>Right</answer><|im_end|>';
 const ids = tokenizer.encode(text);
@@ -45,12 +62,17 @@ beforeAll(async () => {
   // checkpoint, its bf16 copy written as save_pretrained writes it (after the f32 log-probs are taken), and its
   // reading of that copy.
   bf16Dir = path.join(root, 'bf16');
-  [hfReport, hfBf16Report] = hfChecks([{ model: dir, texts: [text], ids: [ids], save_bf16: bf16Dir }, { model: bf16Dir, ids: [ids] }]);
+  [hfReport, hfBf16Report] = hfChecks([
+    { model: dir, texts: [text], ids: [ids], save_bf16: bf16Dir },
+    { model: bf16Dir, ids: [ids] },
+  ]);
 });
-afterAll(async () => { await fsp.rm(root, { recursive: true, force: true }); });
+afterAll(async () => {
+  await fsp.rm(root, { recursive: true, force: true });
+});
 
 describe('loadPolicy (docs/architecture.md entry)', () => {
-  it('gives the saved model\'s natural-log token log-probs, one per token after the first', async () => {
+  it("gives the saved model's natural-log token log-probs, one per token after the first", async () => {
     const policy = await loadPolicy(dir, { backend: 'cpu' });
     expect(policy.backend.name).toBe('cpu');
     const lp = await policy.tokenLogProbs(ids);
@@ -81,10 +103,19 @@ describe('loadPolicy (docs/architecture.md entry)', () => {
     const again = path.join(root, 'resaved');
     await policy.saveCheckpoint(again);
     policy.dispose();
-    expect((await fsp.readdir(again)).sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors',
-      'tokenizer.json', 'tokenizer_config.json']);
-    expect(Buffer.compare(await fsp.readFile(path.join(again, 'model.safetensors')),
-      await fsp.readFile(path.join(dir, 'model.safetensors')))).toBe(0);
+    expect((await fsp.readdir(again)).sort()).toEqual([
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
+    expect(
+      Buffer.compare(
+        await fsp.readFile(path.join(again, 'model.safetensors')),
+        await fsp.readFile(path.join(dir, 'model.safetensors')),
+      ),
+    ).toBe(0);
     const reloaded = await loadPolicy(again, { backend: 'cpu' });
     expect(await reloaded.tokenLogProbs(ids)).toEqual(direct);
     reloaded.dispose();
@@ -117,7 +148,7 @@ describe('loadPolicy (docs/architecture.md entry)', () => {
   });
 
   it('loads a bf16 copy written by Hugging Face save_pretrained (as Qwen2.5 ships) and matches transformers on it', async () => {
-    const report = hfBf16Report;   // bf16Dir: written in beforeAll
+    const report = hfBf16Report; // bf16Dir: written in beforeAll
     expect(report.weight_dtypes).toEqual(['torch.bfloat16']);
     const policy = await loadPolicy(bf16Dir, { backend: 'cpu' });
     const lp = await policy.tokenLogProbs(ids);

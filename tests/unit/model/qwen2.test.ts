@@ -10,10 +10,18 @@ import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
 import { AdamW, clipGradNorm, clipGradNormAsync } from '../../../src/model/adamw';
 
 const config: Qwen2Config = {
-  model_type: 'qwen2', vocab_size: 40, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
-  num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 64, rope_theta: 10000,
-  rms_norm_eps: 1e-6, tie_word_embeddings: true,
-  initializer_range: 0.3,   // larger than HF's 0.02 so logits depend visibly on the input
+  model_type: 'qwen2',
+  vocab_size: 40,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  max_position_embeddings: 64,
+  rope_theta: 10000,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: true,
+  initializer_range: 0.3, // larger than HF's 0.02 so logits depend visibly on the input
 };
 
 beforeAll(async () => {
@@ -32,19 +40,21 @@ describe('initQwen2Weights', () => {
     const shapes = qwen2WeightShapes({ ...config, tie_word_embeddings: false });
     expect(Object.keys(w)).toEqual(Object.keys(shapes));
     expect(w['lm_head.weight'].shape).toEqual([40, 16]);
-    expect(w['model.layers.1.self_attn.k_proj.weight'].shape).toEqual([8, 16]);   // 2 KV heads x head dim 4
+    expect(w['model.layers.1.self_attn.k_proj.weight'].shape).toEqual([8, 16]); // 2 KV heads x head dim 4
     expect(new Set(await values(w['model.norm.weight'].clone()))).toEqual(new Set([1]));
     expect(new Set(await values(w['model.layers.0.self_attn.q_proj.bias'].clone()))).toEqual(new Set([0]));
     const emb = await values(w['model.embed_tokens.weight'].clone());
     const mean = emb.reduce((a, b) => a + b, 0) / emb.length;
     const std = Math.sqrt(emb.reduce((a, b) => a + (b - mean) ** 2, 0) / emb.length);
-    expect(Math.abs(mean)).toBeLessThan(0.05);          // 640 samples of N(0, 0.3^2): mean's std is 0.012
+    expect(Math.abs(mean)).toBeLessThan(0.05); // 640 samples of N(0, 0.3^2): mean's std is 0.012
     expect(Math.abs(std - 0.3)).toBeLessThan(0.03);
     tf.dispose(Object.values(w));
   });
 
   it('is deterministic in the seed', async () => {
-    const a = initQwen2Weights(config, 7), b = initQwen2Weights(config, 7), c = initQwen2Weights(config, 8);
+    const a = initQwen2Weights(config, 7),
+      b = initQwen2Weights(config, 7),
+      c = initQwen2Weights(config, 8);
     const name = 'model.layers.0.mlp.up_proj.weight';
     expect(await values(a[name].clone())).toEqual(await values(b[name].clone()));
     expect(await values(a[name].clone())).not.toEqual(await values(c[name].clone()));
@@ -88,10 +98,19 @@ describe('Qwen2Model input checks', () => {
 
 describe('Qwen2Model.forward', () => {
   let model: Qwen2Model;
-  beforeAll(() => { model = new Qwen2Model(config, initQwen2Weights(config, 3)); });
+  beforeAll(() => {
+    model = new Qwen2Model(config, initQwen2Weights(config, 3));
+  });
 
   it('returns logits [B, T, V]', () => {
-    const ids = tf.tensor2d([[1, 2, 3], [4, 5, 6]], undefined, 'int32');
+    const ids = tf.tensor2d(
+      [
+        [1, 2, 3],
+        [4, 5, 6],
+      ],
+      undefined,
+      'int32',
+    );
     const logits = model.forward(ids);
     expect(logits.shape).toEqual([2, 3, 40]);
     tf.dispose([ids, logits]);
@@ -113,8 +132,24 @@ describe('Qwen2Model.forward', () => {
     const seq = [3, 14, 15, 9, 2, 6];
     const alone = tf.tensor2d([seq], undefined, 'int32');
     const ref = await values(model.forward(alone));
-    const batch = tf.tensor2d([[0, 0, 0, ...seq], [...seq, 0, 0, 0], [1, 2, 3, 4, 5, 6, 7, 8, 9]], undefined, 'int32');
-    const mask = tf.tensor2d([[0, 0, 0, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 1, 1]], undefined, 'int32');
+    const batch = tf.tensor2d(
+      [
+        [0, 0, 0, ...seq],
+        [...seq, 0, 0, 0],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9],
+      ],
+      undefined,
+      'int32',
+    );
+    const mask = tf.tensor2d(
+      [
+        [0, 0, 0, 1, 1, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1, 0, 0, 0],
+        [1, 1, 1, 1, 1, 1, 1, 1, 1],
+      ],
+      undefined,
+      'int32',
+    );
     const logits = model.forward(batch, mask);
     const left = await values(logits.slice([0, 3, 0], [1, 6, 40]));
     const right = await values(logits.slice([1, 0, 0], [1, 6, 40]));
@@ -172,39 +207,69 @@ describe('tokenLogProbs', () => {
 
   it('with fromTarget, runs the LM head from there on: the same log-probs, entropies and masked gradients, 0 before it', async () => {
     const model = new Qwen2Model(config, initQwen2Weights(config, 7));
-    const ids = tf.tensor2d([[7, 3, 3, 12, 39, 0, 5], [1, 2, 3, 4, 5, 6, 7]], undefined, 'int32');
+    const ids = tf.tensor2d(
+      [
+        [7, 3, 3, 12, 39, 0, 5],
+        [1, 2, 3, 4, 5, 6, 7],
+      ],
+      undefined,
+      'int32',
+    );
     const from = 3;
-    const lossMask = tf.tensor2d([[0, 0, 0, 1, 1, 0], [0, 0, 0, 0, 1, 1]]);
+    const lossMask = tf.tensor2d([
+      [0, 0, 0, 1, 1, 0],
+      [0, 0, 0, 0, 1, 1],
+    ]);
     const full = tokenLogProbs(model, ids);
     const cut = tokenLogProbs(model, ids, undefined, 1, { fromTarget: from });
     expect(cut.logProbs.shape).toEqual([2, 6]);
     for (const key of ['logProbs', 'entropy'] as const) {
-      const a = await full[key].array(), b = await cut[key].array();
+      const a = await full[key].array(),
+        b = await cut[key].array();
       for (let r = 0; r < 2; r++) {
         expect(b[r].slice(0, from)).toEqual([0, 0, 0]);
         b[r].slice(from).forEach((x, j) => expect(x).toBeCloseTo(a[r][from + j], 5));
       }
     }
     // A masked loss (as the actor's) has the same gradient for every weight, the LM head's included.
-    const grads = (opts: { fromTarget?: number }) => namedVariableGrads(model.variables, () => {
-      const { logProbs, entropy } = tokenLogProbs(model, ids, undefined, 1, opts);
-      return logProbs.add(entropy.mul(0.1)).mul(lossMask).sum() as tf.Scalar;
-    });
-    const g0 = grads({}), g1 = grads({ fromTarget: from });
+    const grads = (opts: { fromTarget?: number }) =>
+      namedVariableGrads(model.variables, () => {
+        const { logProbs, entropy } = tokenLogProbs(model, ids, undefined, 1, opts);
+        return logProbs.add(entropy.mul(0.1)).mul(lossMask).sum() as tf.Scalar;
+      });
+    const g0 = grads({}),
+      g1 = grads({ fromTarget: from });
     for (const name of Object.keys(g0.grads)) {
-      const a = await g0.grads[name].data(), b = await g1.grads[name].data();
+      const a = await g0.grads[name].data(),
+        b = await g1.grads[name].data();
       const scale = Math.max(1e-6, ...Array.from(a, Math.abs));
       a.forEach((x, i) => expect(Math.abs(x - b[i]) / scale, name).toBeLessThan(1e-4));
     }
-    expect(() => tokenLogProbs(model, ids, undefined, 1, { fromTarget: 6 })).toThrow(/fromTarget must be an integer in \[0, 5\], got 6/);
-    tf.dispose([ids, lossMask, full.logProbs, full.entropy, cut.logProbs, cut.entropy, g0.value, g1.value, ...Object.values(g0.grads), ...Object.values(g1.grads)]);
+    expect(() => tokenLogProbs(model, ids, undefined, 1, { fromTarget: 6 })).toThrow(
+      /fromTarget must be an integer in \[0, 5\], got 6/,
+    );
+    tf.dispose([
+      ids,
+      lossMask,
+      full.logProbs,
+      full.entropy,
+      cut.logProbs,
+      cut.entropy,
+      g0.value,
+      g1.value,
+      ...Object.values(g0.grads),
+      ...Object.values(g1.grads),
+    ]);
     model.dispose();
   });
 
   it('has gradients for every weight on wasm (the embedding gradient avoids UnsortedSegmentSum)', () => {
     const model = new Qwen2Model(config, initQwen2Weights(config, 6));
-    const ids = tf.tensor2d([[1, 5, 5, 5, 2]], undefined, 'int32');   // a repeated id: its rows must accumulate
-    const { value, grads } = namedVariableGrads(model.variables, () => tokenLogProbs(model, ids).logProbs.sum() as tf.Scalar);
+    const ids = tf.tensor2d([[1, 5, 5, 5, 2]], undefined, 'int32'); // a repeated id: its rows must accumulate
+    const { value, grads } = namedVariableGrads(
+      model.variables,
+      () => tokenLogProbs(model, ids).logProbs.sum() as tf.Scalar,
+    );
     expect(Object.keys(grads).sort()).toEqual(Object.keys(model.variables).sort());
     tf.dispose([value, ids, ...Object.values(grads)]);
     model.dispose();
@@ -223,8 +288,9 @@ describe('AdamW', () => {
     g.dispose();
     g = tf.scalar(-1);
     opt.step({ p: g });
-    const m = 0.08 / (1 - 0.81), v = 0.004996 / (1 - 0.999 ** 2);
-    expect((await p.data())[0]).toBeCloseTo(0.85 * 0.95 - 0.1 * m / (Math.sqrt(v) + 1e-8), 5);
+    const m = 0.08 / (1 - 0.81),
+      v = 0.004996 / (1 - 0.999 ** 2);
+    expect((await p.data())[0]).toBeCloseTo(0.85 * 0.95 - (0.1 * m) / (Math.sqrt(v) + 1e-8), 5);
     expect(opt.stepsTaken).toBe(2);
     tf.dispose([g, p]);
     opt.dispose();
@@ -232,7 +298,8 @@ describe('AdamW', () => {
 
   it('restores from getState/setState to the same trajectory', async () => {
     const make = () => tf.variable(tf.tensor1d([0.5, -1, 2]));
-    const a = make(), b = make();
+    const a = make(),
+      b = make();
     const grads = [tf.tensor1d([1, 2, 3]), tf.tensor1d([-1, 0.5, 0]), tf.tensor1d([0.1, 0.1, -4])];
     const optA = new AdamW({ w: a }, { lr: 0.01 });
     optA.step({ w: grads[0] });
@@ -254,9 +321,11 @@ describe('AdamW', () => {
 
 describe('AdamW.stepIfFinite', () => {
   it('applies a finite update exactly as step() does, and writes nothing when an updated weight would not be finite', async () => {
-    const a = tf.variable(tf.tensor1d([0.5, -1, 2])), b = tf.variable(tf.tensor1d([0.5, -1, 2]));
+    const a = tf.variable(tf.tensor1d([0.5, -1, 2])),
+      b = tf.variable(tf.tensor1d([0.5, -1, 2]));
     const g = tf.tensor1d([1, 2, 3]);
-    const optA = new AdamW({ w: a }, { lr: 0.01 }), optB = new AdamW({ w: b }, { lr: 0.01 });
+    const optA = new AdamW({ w: a }, { lr: 0.01 }),
+      optB = new AdamW({ w: b }, { lr: 0.01 });
     optA.step({ w: g });
     expect(await optB.stepIfFinite({ w: g })).toBe(true);
     expect(await b.data()).toEqual(await a.data());
@@ -275,20 +344,43 @@ describe('AdamW.stepIfFinite', () => {
     // The same update through step() writes Inf/NaN: the case stepIfFinite exists for.
     opt.step({ huge: tf.tensor1d([1, 1]) });
     expect(Array.from(await huge.data()).every(Number.isFinite)).toBe(false);
-    tf.dispose([a, b, g, huge, ...[stateBefore, stateAfter].flatMap((st) => [...Object.values(st.m), ...Object.values(st.v)])]);
+    tf.dispose([
+      a,
+      b,
+      g,
+      huge,
+      ...[stateBefore, stateAfter].flatMap((st) => [...Object.values(st.m), ...Object.values(st.v)]),
+    ]);
     [optA, optB, opt].forEach((o) => o.dispose());
   });
 });
 
 describe('AdamW over several variables (one flat buffer)', () => {
   it('updates each variable as a lone AdamW would, and leaves one without a gradient untouched', async () => {
-    const init = { a: [[0.5, -1], [2, 3]], b: [0.25, -0.75, 1.5] };
-    const a = tf.variable(tf.tensor2d(init.a)), b = tf.variable(tf.tensor1d(init.b));
-    const soloA = tf.variable(tf.tensor2d(init.a)), soloB = tf.variable(tf.tensor1d(init.b));
+    const init = {
+      a: [
+        [0.5, -1],
+        [2, 3],
+      ],
+      b: [0.25, -0.75, 1.5],
+    };
+    const a = tf.variable(tf.tensor2d(init.a)),
+      b = tf.variable(tf.tensor1d(init.b));
+    const soloA = tf.variable(tf.tensor2d(init.a)),
+      soloB = tf.variable(tf.tensor1d(init.b));
     const opt = new AdamW({ a, b }, { lr: 0.05, weightDecay: 0.1 });
     const optA = new AdamW({ a: soloA }, { lr: 0.05, weightDecay: 0.1 });
     const optB = new AdamW({ b: soloB }, { lr: 0.05, weightDecay: 0.1 });
-    const ga = [tf.tensor2d([[1, -2], [0.5, 4]]), tf.tensor2d([[-1, 1], [1, -1]])];
+    const ga = [
+      tf.tensor2d([
+        [1, -2],
+        [0.5, 4],
+      ]),
+      tf.tensor2d([
+        [-1, 1],
+        [1, -1],
+      ]),
+    ];
     const gb = [tf.tensor1d([3, 0.1, -2]), tf.tensor1d([0, 1, 1])];
     for (let i = 0; i < 2; i++) {
       opt.step({ a: ga[i], b: gb[i] });
@@ -307,24 +399,37 @@ describe('AdamW over several variables (one flat buffer)', () => {
     const mAfter = opt.getState();
     expect(Array.from(await mAfter.m.b.data())).toEqual(Array.from(await mBefore.m.b.data()));
     expect(mAfter.m.a.shape).toEqual([2, 2]);
-    tf.dispose([a, b, soloA, soloB, ...ga, ...gb, ...[mBefore, mAfter].flatMap((st) => [...Object.values(st.m), ...Object.values(st.v)])]);
+    tf.dispose([
+      a,
+      b,
+      soloA,
+      soloB,
+      ...ga,
+      ...gb,
+      ...[mBefore, mAfter].flatMap((st) => [...Object.values(st.m), ...Object.values(st.v)]),
+    ]);
     [opt, optA, optB].forEach((o) => o.dispose());
   });
 });
 
 describe('clipGradNorm', () => {
   it('scales to the max norm and returns the norm before clipping', async () => {
-    const grads = { a: tf.tensor1d([3, 0]), b: tf.tensor2d([[0, 4]]) };    // global norm 5
+    const grads = { a: tf.tensor1d([3, 0]), b: tf.tensor2d([[0, 4]]) }; // global norm 5
     const { grads: clipped, norm } = clipGradNorm(grads, 1);
     expect(norm).toBeCloseTo(5, 5);
     expect(Array.from(await clipped.a.data())[0]).toBeCloseTo(0.6, 5);
     expect(Array.from(await clipped.b.data())[1]).toBeCloseTo(0.8, 5);
-    const loose = await clipGradNormAsync(grads, 10);                        // below the max: unchanged
+    const loose = await clipGradNormAsync(grads, 10); // below the max: unchanged
     expect(loose.norm).toBeCloseTo(5, 5);
     expect(Array.from(await loose.grads.b.data())).toEqual([0, 4]);
     const nan = clipGradNorm({ a: tf.tensor1d([NaN, 1]) }, 1);
     expect(nan.norm).toBeNaN();
     expect(() => clipGradNorm(grads, 0)).toThrow(/maxNorm/);
-    tf.dispose([...Object.values(grads), ...Object.values(clipped), ...Object.values(loose.grads), ...Object.values(nan.grads)]);
+    tf.dispose([
+      ...Object.values(grads),
+      ...Object.values(clipped),
+      ...Object.values(loose.grads),
+      ...Object.values(nan.grads),
+    ]);
   });
 });

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_SPECIAL_TOKENS, QWEN_CHAT_TEMPLATE, Tokenizer, buildTinyTokenizer, byteToUnicode,
+  DEFAULT_SPECIAL_TOKENS,
+  QWEN_CHAT_TEMPLATE,
+  Tokenizer,
+  buildTinyTokenizer,
+  byteToUnicode,
 } from '../../../src/model/tokenizer';
 
 // A corpus in the style of the environments' prompts and responses.
@@ -36,9 +40,22 @@ describe('tiny byte-level BPE', () => {
   it('round-trips any text exactly, unicode and whitespace included', () => {
     const tok = tiny();
     const texts = [
-      '', ' ', '\n', '\n\n  \t', 'Up || Down', '#_√X\nP__O', '  leading and trailing  ', 'naïve café', 'e\u0301 (decomposed)',
-      '日本語のテキスト', 'emoji 🧊🕳️ and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢', 'nul\u0000 and \u007f and \r\n line', "it's we'll they'RE",
-      '1234567890 3.14 -2', 'a<think>b</think>c<answer>Left</answer>', '<|im_start|>user\nhi<|im_end|>\n',
+      '',
+      ' ',
+      '\n',
+      '\n\n  \t',
+      'Up || Down',
+      '#_√X\nP__O',
+      '  leading and trailing  ',
+      'naïve café',
+      'e\u0301 (decomposed)',
+      '日本語のテキスト',
+      'emoji 🧊🕳️ and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+      'nul\u0000 and \u007f and \r\n line',
+      "it's we'll they'RE",
+      '1234567890 3.14 -2',
+      'a<think>b</think>c<answer>Left</answer>',
+      '<|im_start|>user\nhi<|im_end|>\n',
       'replacement \ufffd character',
     ];
     for (const text of texts) {
@@ -63,9 +80,14 @@ describe('tiny byte-level BPE', () => {
   it('respects the vocabulary size bound and learns merges that compress the corpus', () => {
     const tok = tiny();
     expect(tok.vocabSize).toBe(400);
-    const json = tok.toJSON() as { model: { vocab: Record<string, number>; merges: string[] }; added_tokens: { id: number }[] };
+    const json = tok.toJSON() as {
+      model: { vocab: Record<string, number>; merges: string[] };
+      added_tokens: { id: number }[];
+    };
     expect(Object.keys(json.model.vocab).length + json.added_tokens.length).toBe(400);
-    expect(json.added_tokens.map((a) => a.id)).toEqual(DEFAULT_SPECIAL_TOKENS.map((_, i) => 400 - DEFAULT_SPECIAL_TOKENS.length + i));
+    expect(json.added_tokens.map((a) => a.id)).toEqual(
+      DEFAULT_SPECIAL_TOKENS.map((_, i) => 400 - DEFAULT_SPECIAL_TOKENS.length + i),
+    );
     const text = 'You are solving the Sokoban puzzle.';
     expect(tok.encode(text).length).toBeLessThan(new TextEncoder().encode(text).length / 2);
     const smaller = buildTinyTokenizer(corpus, { vocabSize: 300, specialTokens: DEFAULT_SPECIAL_TOKENS });
@@ -79,14 +101,17 @@ describe('tiny byte-level BPE', () => {
     expect((a.toJSON() as { model: { merges: string[] } }).model.merges).toEqual(['a b', 'Ġ ab']);
     expect(a.vocabSize).toBe(258);
     expect(a.encode('ab ab')).toEqual([256, 257]);
-    expect(a.encode('a b')).toEqual(['a', 'Ġ', 'b'].map((c) => c.charCodeAt(0) === 0x120 ? 32 : c.charCodeAt(0)));
+    expect(a.encode('a b')).toEqual(['a', 'Ġ', 'b'].map((c) => (c.charCodeAt(0) === 0x120 ? 32 : c.charCodeAt(0))));
     // Equal counts: (u,v) and (x,y) both occur twice; 'u' < 'x' so 'u v' comes first. Pairs seen once are never merged.
     const b = buildTinyTokenizer(['xy', 'uv', 'xy', 'uv', 'pqr'], { vocabSize: 300, specialTokens: [] });
     expect((b.toJSON() as { model: { merges: string[] } }).model.merges).toEqual(['u v', 'x y']);
   });
 
   it('never merges across a special token', () => {
-    const tok = buildTinyTokenizer(Array(10).fill('a<think>b a<think>b'), { vocabSize: 300, specialTokens: ['<think>'] });
+    const tok = buildTinyTokenizer(Array(10).fill('a<think>b a<think>b'), {
+      vocabSize: 300,
+      specialTokens: ['<think>'],
+    });
     const merges = (tok.toJSON() as { model: { merges: string[] } }).model.merges;
     expect(merges.some((m) => m.includes('<') || m.includes('>'))).toBe(false);
   });
@@ -149,35 +174,97 @@ describe('a Qwen2.5-style tokenizer.json (hand-built) loads through the same pat
   for (let b = 174; b <= 255; b++) bs.push(b);
   const cs = [...bs];
   let extra = 0;
-  for (let b = 0; b < 256; b++) if (!bs.includes(b)) { bs.push(b); cs.push(256 + extra++); }
+  for (let b = 0; b < 256; b++)
+    if (!bs.includes(b)) {
+      bs.push(b);
+      cs.push(256 + extra++);
+    }
   const byteChar: Record<number, string> = {};
-  bs.forEach((b, i) => { byteChar[b] = String.fromCharCode(cs[i]); });
+  bs.forEach((b, i) => {
+    byteChar[b] = String.fromCharCode(cs[i]);
+  });
 
   // Vocab ordered as GPT-2/Qwen order it (by the table above), then merges; added tokens with a gap, as Qwen pads.
   const vocab: Record<string, number> = {};
-  bs.forEach((b, i) => { vocab[byteChar[b]] = i; });
+  bs.forEach((b, i) => {
+    vocab[byteChar[b]] = i;
+  });
   const merges = ['Ġ t', 'h e', 'Ġt he', 'c a', 'ca t', 'Ġ ca', 'Ġca t', 'u s', 'us e', 'r us', 'Ċ Ċ'];
   let next = 256;
-  for (const m of merges) { const t = m.replace(' ', ''); if (!(t in vocab)) vocab[t] = next++; }
+  for (const m of merges) {
+    const t = m.replace(' ', '');
+    if (!(t in vocab)) vocab[t] = next++;
+  }
   const qwenLike = {
-    version: '1.0', truncation: null, padding: null,
+    version: '1.0',
+    truncation: null,
+    padding: null,
     added_tokens: [
-      { id: 300, content: '<|endoftext|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
-      { id: 301, content: '<|im_start|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
-      { id: 302, content: '<|im_end|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
+      {
+        id: 300,
+        content: '<|endoftext|>',
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: true,
+      },
+      {
+        id: 301,
+        content: '<|im_start|>',
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: true,
+      },
+      {
+        id: 302,
+        content: '<|im_end|>',
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: true,
+      },
     ],
     normalizer: { type: 'NFC' },
-    pre_tokenizer: { type: 'Sequence', pretokenizers: [
-      { type: 'Split', pattern: { Regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
-        behavior: 'Isolated', invert: false },
-      { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false }] },
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [
+        {
+          type: 'Split',
+          pattern: {
+            Regex:
+              "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+          },
+          behavior: 'Isolated',
+          invert: false,
+        },
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+      ],
+    },
     post_processor: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges,
+    },
   };
-  const qwenConfig = { eos_token: '<|im_end|>', pad_token: '<|endoftext|>', clean_up_tokenization_spaces: false,
-    chat_template: QWEN_CHAT_TEMPLATE };
+  const qwenConfig = {
+    eos_token: '<|im_end|>',
+    pad_token: '<|endoftext|>',
+    clean_up_tokenization_spaces: false,
+    chat_template: QWEN_CHAT_TEMPLATE,
+  };
 
   it('encodes with its merges, special tokens and regex, and round-trips', () => {
     const tok = Tokenizer.fromJSON(qwenLike, qwenConfig);
@@ -189,8 +276,23 @@ describe('a Qwen2.5-style tokenizer.json (hand-built) loads through the same pat
     // ' cat' = Ġ c a t -> (c a) rank 3 -> ca; then (ca t) rank 4 beats (Ġ ca) rank 5 -> Ġ, cat ('Ġcat' is unreachable)
     // ' ruse' = Ġ r u s e -> us -> use; (r us) never applies since 'us' became 'use' first (rank 8 vs 9)
     const v = (t: string) => vocab[t];
-    expect(ids).toEqual([301, v('use'), v('r'), v('Ċ'), v('t'), v('he'), v('Ġ'), v('cat'), v(','), v('Ġthe'), v('Ġ'), v('r'),
-      v('use'), 302, v('ĊĊ')]);
+    expect(ids).toEqual([
+      301,
+      v('use'),
+      v('r'),
+      v('Ċ'),
+      v('t'),
+      v('he'),
+      v('Ġ'),
+      v('cat'),
+      v(','),
+      v('Ġthe'),
+      v('Ġ'),
+      v('r'),
+      v('use'),
+      302,
+      v('ĊĊ'),
+    ]);
     expect(tok.decode(ids)).toBe(text);
     expect(tok.eosTokenId).toBe(302);
     expect(tok.padTokenId).toBe(300);

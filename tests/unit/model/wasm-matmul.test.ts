@@ -10,19 +10,26 @@ beforeAll(async () => {
 
 /** Reference C[b] = op(A[b]) op(B[b]) in float64 over row-major arrays (batch 1 broadcasts). */
 function reference(a: tf.Tensor3D, b: tf.Tensor3D, ta: boolean, tb: boolean): number[][][] {
-  const A = a.arraySync(), B = b.arraySync();
+  const A = a.arraySync(),
+    B = b.arraySync();
   const batch = Math.max(A.length, B.length);
   const at = (M: number[][], t: boolean, i: number, j: number) => (t ? M[j][i] : M[i][j]);
   const out: number[][][] = [];
   for (let n = 0; n < batch; n++) {
-    const Ma = A[A.length === 1 ? 0 : n], Mb = B[B.length === 1 ? 0 : n];
-    const rows = ta ? Ma[0].length : Ma.length, inner = ta ? Ma.length : Ma[0].length;
+    const Ma = A[A.length === 1 ? 0 : n],
+      Mb = B[B.length === 1 ? 0 : n];
+    const rows = ta ? Ma[0].length : Ma.length,
+      inner = ta ? Ma.length : Ma[0].length;
     const cols = tb ? Mb.length : Mb[0].length;
-    out.push(Array.from({ length: rows }, (_, i) => Array.from({ length: cols }, (_, j) => {
-      let s = 0;
-      for (let k = 0; k < inner; k++) s += at(Ma, ta, i, k) * at(Mb, tb, k, j);
-      return s;
-    })));
+    out.push(
+      Array.from({ length: rows }, (_, i) =>
+        Array.from({ length: cols }, (_, j) => {
+          let s = 0;
+          for (let k = 0; k < inner; k++) s += at(Ma, ta, i, k) * at(Mb, tb, k, j);
+          return s;
+        }),
+      ),
+    );
   }
   return out;
 }

@@ -19,6 +19,8 @@ describe('webgpuAdapterCapabilities', () => {
     expect(c.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
     expect(c.limits.maxComputeWorkgroupSizeX).toBeGreaterThanOrEqual(256);
     expect(Object.keys(c.limits).length).toBeGreaterThan(20);
-    expect(describeMatmulFeatures(c)).toMatch(/^shader-f16 (yes|no), subgroups yes, chromium-experimental-subgroup-matrix (yes|no), timestamp-query (yes|no); subgroup size \d+-\d+; max storage buffer binding \d+ MiB$/);
+    expect(describeMatmulFeatures(c)).toMatch(
+      /^shader-f16 (yes|no), subgroups yes, chromium-experimental-subgroup-matrix (yes|no), timestamp-query (yes|no); subgroup size \d+-\d+; max storage buffer binding \d+ MiB$/,
+    );
   });
 });

@@ -25,7 +25,15 @@ function values(rows: number, cols: number, seed: number, quantum = 0): Float32A
 }
 
 /** op(A) op(B) in float64 from the stored arrays (A [M, K] or [K, M]; B [K, N] or [N, K]). */
-function reference(a: Float32Array, b: Float32Array, M: number, N: number, K: number, tA: boolean, tB: boolean): Float64Array {
+function reference(
+  a: Float32Array,
+  b: Float32Array,
+  M: number,
+  N: number,
+  K: number,
+  tA: boolean,
+  tB: boolean,
+): Float64Array {
   const c = new Float64Array(M * N);
   for (let m = 0; m < M; m++) {
     for (let n = 0; n < N; n++) {
@@ -39,21 +47,38 @@ function reference(a: Float32Array, b: Float32Array, M: number, N: number, K: nu
 
 /** Runs the kernel on one form and size; returns the largest error relative to the largest |C| of the reference. */
 type Tile = [64 | 128, 64 | 128];
-const TILES: Tile[] = [[64, 64], [128, 64], [64, 128], [128, 128]];
+const TILES: Tile[] = [
+  [64, 64],
+  [128, 64],
+  [64, 128],
+  [128, 128],
+];
 
-async function relativeError(M: number, N: number, K: number, tA: boolean, tB: boolean, [tileRows, tileCols]: Tile, storage: 'f32' | 'f16' = 'f32',
-                             splitK = 1): Promise<number> {
-  const quantum = storage === 'f16' ? 1 / 8 : 0;   // f16 holds multiples of 1/8 in [-2, 2] exactly
-  const aShape = tA ? [K, M] : [M, K], bShape = tB ? [N, K] : [K, N];
-  const a = values(aShape[0], aShape[1], M * 7 + K, quantum), b = values(bShape[0], bShape[1], N * 13 + K, quantum);
-  const ta = tf.tensor2d(a, aShape as [number, number]), tb = tf.tensor2d(b, bShape as [number, number]);
+async function relativeError(
+  M: number,
+  N: number,
+  K: number,
+  tA: boolean,
+  tB: boolean,
+  [tileRows, tileCols]: Tile,
+  storage: 'f32' | 'f16' = 'f32',
+  splitK = 1,
+): Promise<number> {
+  const quantum = storage === 'f16' ? 1 / 8 : 0; // f16 holds multiples of 1/8 in [-2, 2] exactly
+  const aShape = tA ? [K, M] : [M, K],
+    bShape = tB ? [N, K] : [K, N];
+  const a = values(aShape[0], aShape[1], M * 7 + K, quantum),
+    b = values(bShape[0], bShape[1], N * 13 + K, quantum);
+  const ta = tf.tensor2d(a, aShape as [number, number]),
+    tb = tf.tensor2d(b, bShape as [number, number]);
   const [pa, pb] = storage === 'f16' ? [packHalf(ta), packHalf(tb)] : [ta, tb];
   const c = tiledMatMul(pa, pb, { transposeA: tA, transposeB: tB, tileRows, tileCols, splitK });
   expect(c.shape).toEqual([M, N]);
   const got = await c.data();
   tf.dispose([ta, tb, pa, pb, c]);
   const want = reference(a, b, M, N, K, tA, tB);
-  let err = 0, scale = 0;
+  let err = 0,
+    scale = 0;
   for (let i = 0; i < want.length; i++) {
     err = Math.max(err, Math.abs(got[i] - want[i]));
     scale = Math.max(scale, Math.abs(want[i]));
@@ -61,7 +86,12 @@ async function relativeError(M: number, N: number, K: number, tA: boolean, tB: b
   return err / scale;
 }
 
-const forms: Array<[string, boolean, boolean]> = [['A B', false, false], ['A B^T', false, true], ['A^T B', true, false], ['A^T B^T', true, true]];
+const forms: Array<[string, boolean, boolean]> = [
+  ['A B', false, false],
+  ['A B^T', false, true],
+  ['A^T B', true, false],
+  ['A^T B^T', true, true],
+];
 
 describe('tiledMatMul on webgpu (SwiftShader)', () => {
   it('is registered on webgpu', () => {
@@ -74,7 +104,11 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
   // 33 x 30 x 36: A's rows vector-read in A B^T and A B, B's and C's scalar (a mixed program).
   // Each size meets every tile and every form meets three tiles, one tile per (size, form): every program compiles
   // anew on SwiftShader (about a second each), so all 48 pairs would cost CI about a minute more.
-  [[37, 29, 45], [70, 132, 36], [33, 30, 36]].forEach(([M, N, K], i) => {
+  [
+    [37, 29, 45],
+    [70, 132, 36],
+    [33, 30, 36],
+  ].forEach(([M, N, K], i) => {
     forms.forEach(([name, tA, tB], j) => {
       const tile = TILES[(i + j) % TILES.length];
       it(`${name}, ${M} x ${N} x ${K}, tile ${tile.join(' x ')}: equals the float64 product to f32 rounding`, async () => {
@@ -84,16 +118,17 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
   });
 
   it('f16 storage (packHalf): exact-in-f16 inputs give the f32 product, every form, across tiles', async () => {
-    for (const [, tA, tB] of forms) expect(await relativeError(132, 136, 40, tA, tB, [128, 64], 'f16')).toBeLessThan(1e-5);
+    for (const [, tA, tB] of forms)
+      expect(await relativeError(132, 136, 40, tA, tB, [128, 64], 'f16')).toBeLessThan(1e-5);
   }, 120_000);
 
   // K split into ranges summed after: 2,100 in 3 ranges of 704 (the last one shorter), 40 in 4 ranges of 16 (the
   // last one empty), and the automatic choice for a one-tile output with a long K (2 ranges).
   it('split-K: ranges of K summed after give the product, every form, an empty last range included', async () => {
     expect(autoSplitK(20, 24, 2100, 64, 64)).toBe(2);
-    expect(autoSplitK(1536, 896, 4864, 64, 64)).toBe(1);      // 336 tiles: busy enough
-    expect(autoSplitK(220, 896, 151936, 128, 64)).toBe(10);   // the LM head's d hidden: 28 tiles -> 280 workgroups
-    expect(autoSplitK(220, 896, 151936, 128, 128)).toBe(19);  // 14 tiles -> 266
+    expect(autoSplitK(1536, 896, 4864, 64, 64)).toBe(1); // 336 tiles: busy enough
+    expect(autoSplitK(220, 896, 151936, 128, 64)).toBe(10); // the LM head's d hidden: 28 tiles -> 280 workgroups
+    expect(autoSplitK(220, 896, 151936, 128, 128)).toBe(19); // 14 tiles -> 266
     for (const [, tA, tB] of forms) {
       expect(await relativeError(20, 24, 2100, tA, tB, [64, 64], 'f32', 3)).toBeLessThan(1e-5);
       expect(await relativeError(20, 24, 40, tA, tB, [128, 128], 'f32', 4)).toBeLessThan(1e-5);
@@ -102,13 +137,22 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
   }, 120_000);
 
   it('a bias row is added in the output pass: one program, split-K included, rows off multiples of 4', async () => {
-    for (const [M, N, K, splitK] of [[70, 66, 40, 1], [70, 68, 300, 3], [5, 9, 2100, 0]] as const) {
-      const a = values(M, K, 3), b = values(K, N, 4), bias = values(1, N, 5);
-      const ta = tf.tensor2d(a, [M, K]), tb = tf.tensor2d(b, [K, N]), tbias = tf.tensor1d(bias);
+    for (const [M, N, K, splitK] of [
+      [70, 66, 40, 1],
+      [70, 68, 300, 3],
+      [5, 9, 2100, 0],
+    ] as const) {
+      const a = values(M, K, 3),
+        b = values(K, N, 4),
+        bias = values(1, N, 5);
+      const ta = tf.tensor2d(a, [M, K]),
+        tb = tf.tensor2d(b, [K, N]),
+        tbias = tf.tensor1d(bias);
       const c = tiledMatMul(ta, tb, { splitK, bias: tbias });
       const got = await c.data();
       const want = reference(a, b, M, N, K, false, false);
-      let err = 0, scale = 0;
+      let err = 0,
+        scale = 0;
       for (let i = 0; i < want.length; i++) {
         err = Math.max(err, Math.abs(got[i] - (want[i] + bias[i % N])));
         scale = Math.max(scale, Math.abs(want[i] + bias[i % N]));
@@ -116,19 +160,30 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
       expect(err / scale, `${M} x ${N} x ${K}, split ${splitK}`).toBeLessThan(1e-5);
       tf.dispose([ta, tb, tbias, c]);
     }
-    expect(() => tiledMatMul(tf.zeros([2, 3]) as tf.Tensor2D, tf.zeros([3, 4]) as tf.Tensor2D, { bias: tf.zeros([5]) as tf.Tensor1D }))
-      .toThrow(/the bias must be float32 with N = 4 or M x N = 8 values, got float32 \[5\]/);
+    expect(() =>
+      tiledMatMul(tf.zeros([2, 3]) as tf.Tensor2D, tf.zeros([3, 4]) as tf.Tensor2D, {
+        bias: tf.zeros([5]) as tf.Tensor1D,
+      }),
+    ).toThrow(/the bias must be float32 with N = 4 or M x N = 8 values, got float32 \[5\]/);
   });
 
   it('a whole M x N bias (the residual stream) is added element by element, split-K and a transposed B included', async () => {
-    for (const [M, N, K, splitK, tB] of [[70, 66, 40, 1, false], [70, 68, 300, 3, true], [5, 9, 2100, 0, true]] as const) {
-      const a = values(M, K, 6), b = values(K, N, 7), residual = values(M, N, 8);
-      const ta = tf.tensor2d(a, [M, K]), tb = tB ? tf.tensor2d(b, [K, N]).transpose() as tf.Tensor2D : tf.tensor2d(b, [K, N]);
+    for (const [M, N, K, splitK, tB] of [
+      [70, 66, 40, 1, false],
+      [70, 68, 300, 3, true],
+      [5, 9, 2100, 0, true],
+    ] as const) {
+      const a = values(M, K, 6),
+        b = values(K, N, 7),
+        residual = values(M, N, 8);
+      const ta = tf.tensor2d(a, [M, K]),
+        tb = tB ? (tf.tensor2d(b, [K, N]).transpose() as tf.Tensor2D) : tf.tensor2d(b, [K, N]);
       const tres = tf.tensor2d(residual, [M, N]);
       const c = tiledMatMul(ta, tb, { splitK, transposeB: tB, bias: tres });
       const got = await c.data();
       const want = reference(a, b, M, N, K, false, false);
-      let err = 0, scale = 0;
+      let err = 0,
+        scale = 0;
       for (let i = 0; i < want.length; i++) {
         err = Math.max(err, Math.abs(got[i] - (want[i] + residual[i])));
         scale = Math.max(scale, Math.abs(want[i] + residual[i]));
@@ -154,9 +209,16 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
   // tfjs folds a dispatch of more than 65,535 workgroups into two dimensions (qwen0.5b's LM head weight needs 1 M):
   // the last rows must still be packed.
   it('packHalf past 65,535 workgroups packs the last rows too', async () => {
-    const R = 4100, C = 2048;   // 4.2 M words, 65,600 workgroups of 64
-    const x = tf.tidy(() => tf.range(0, R * C).mod(C).div(8).reshape([R, C])) as tf.Tensor2D;   // x[r, c] = c / 8
-    const pick = tf.tidy(() => tf.eye(C).slice([0, C - 4], [C, 4])) as tf.Tensor2D;           // the last 4 columns
+    const R = 4100,
+      C = 2048; // 4.2 M words, 65,600 workgroups of 64
+    const x = tf.tidy(() =>
+      tf
+        .range(0, R * C)
+        .mod(C)
+        .div(8)
+        .reshape([R, C]),
+    ) as tf.Tensor2D; // x[r, c] = c / 8
+    const pick = tf.tidy(() => tf.eye(C).slice([0, C - 4], [C, 4])) as tf.Tensor2D; // the last 4 columns
     const [px, pp] = [packHalf(x), packHalf(pick)];
     const y = tiledMatMul(px, pp);
     const last = y.slice([R - 1, 0], [1, 4]);
@@ -165,11 +227,14 @@ describe('tiledMatMul on webgpu (SwiftShader)', () => {
   }, 120_000);
 
   it('refuses operands whose inner sizes differ, mixed f32 / f16 operands, and a tile size it has no program for', () => {
-    const a = tf.zeros([4, 8]) as tf.Tensor2D, b = tf.zeros([4, 8]) as tf.Tensor2D;
+    const a = tf.zeros([4, 8]) as tf.Tensor2D,
+      b = tf.zeros([4, 8]) as tf.Tensor2D;
     expect(() => tiledMatMul(a, b)).toThrow(/inner sizes differ \(8 and 4\)/);
     const pb = packHalf(b);
     expect(() => tiledMatMul(a, pb, { transposeB: true })).toThrow(/both operands f32 or both packed f16/);
-    expect(() => tiledMatMul(a, b, { transposeB: true, tileCols: 32 as 64 })).toThrow(/tileCols must be 64 or 128, got 32/);
+    expect(() => tiledMatMul(a, b, { transposeB: true, tileCols: 32 as 64 })).toThrow(
+      /tileCols must be 64 or 128, got 32/,
+    );
     tf.dispose([a, b, pb]);
   });
 });

@@ -9,7 +9,8 @@ import { LOCK_FILE, RunLockedError, acquireRunLock } from '../../../src/node/run
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'run-lock-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-const deadPid = () => Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+const deadPid = () =>
+  Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
 const writeLock = (dir: string, owner: object | string) =>
   fs.writeFileSync(path.join(dir, LOCK_FILE), typeof owner === 'string' ? owner : JSON.stringify(owner));
 

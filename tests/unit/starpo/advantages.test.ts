@@ -128,11 +128,19 @@ describe('grpoNormalize', () => {
     // 16 zeros and one 1: mean 1/17, unbiased variance (16/289 + 256/289)/16 = 1/17, std = 1/sqrt(17).
     // z(1) = (16/17) * sqrt(17) = 3.88 -> 3; z(0) = -(1/17) * sqrt(17) = -0.2425 (unclipped).
     const scores = [...Array(16).fill(0), 1];
-    const out = grpoNormalize(scores, scores.map(() => 0), 'asym_clip');
+    const out = grpoNormalize(
+      scores,
+      scores.map(() => 0),
+      'asym_clip',
+    );
     expect(out[16]).toBe(3);
     expect(out[0]).toBeCloseTo(-1 / Math.sqrt(17), 5);
     // Mirror: sixteen 1s and one 0 -> z(0) = -3.88 -> -1.
-    const mirror = grpoNormalize(scores.map((s) => 1 - s), scores.map(() => 0), 'asym_clip');
+    const mirror = grpoNormalize(
+      scores.map((s) => 1 - s),
+      scores.map(() => 0),
+      'asym_clip',
+    );
     expect(mirror[16]).toBe(-1);
   });
 
@@ -164,8 +172,8 @@ describe('step-level advantages (GiGPO anchor-state groups)', () => {
     const turns = [
       { groupId: 0, state: 'A', returnToGo: 1 },
       { groupId: 0, state: 'A', returnToGo: 0 },
-      { groupId: 0, state: 'B', returnToGo: 0.5 },   // alone in its anchor group: no advantage
-      { groupId: 1, state: 'A', returnToGo: 0.9 },   // same text, other env group: another anchor group
+      { groupId: 0, state: 'B', returnToGo: 0.5 }, // alone in its anchor group: no advantage
+      { groupId: 1, state: 'A', returnToGo: 0.9 }, // same text, other env group: another anchor group
       { groupId: 1, state: 'A', returnToGo: 0.3 },
       { groupId: 1, state: 'A', returnToGo: 0.3 },
     ];
@@ -173,13 +181,19 @@ describe('step-level advantages (GiGPO anchor-state groups)', () => {
     close(mean.advantages, [0.5, -0.5, 0, 0.4, -0.2, -0.2]);
     expect(mean.sharedShare).toBeCloseTo(5 / 6, 10);
     const z = stepLevelAdvantages(turns, 'mean_std').advantages;
-    expect(z[0]).toBeCloseTo(1 / Math.SQRT2, 4);   // (1 - 0.5) / std([1, 0]) with the unbiased std
+    expect(z[0]).toBeCloseTo(1 / Math.SQRT2, 4); // (1 - 0.5) / std([1, 0]) with the unbiased std
     expect(z[2]).toBe(0);
     expect(z[3]).toBeGreaterThan(0);
   });
 
   it('gives every turn 0 when no state is shared (not the raw returns)', () => {
-    const r = stepLevelAdvantages([{ groupId: 0, state: 'A', returnToGo: 1 }, { groupId: 0, state: 'B', returnToGo: 0 }], 'mean_std');
+    const r = stepLevelAdvantages(
+      [
+        { groupId: 0, state: 'A', returnToGo: 1 },
+        { groupId: 0, state: 'B', returnToGo: 0 },
+      ],
+      'mean_std',
+    );
     expect(r.advantages).toEqual([0, 0]);
     expect(r.sharedShare).toBe(0);
   });

@@ -11,7 +11,9 @@ const DOC_PATH = fileURLToPath(new URL('../../../docs/config.md', import.meta.ur
 /** Dotted paths of every leaf value of an object (lists count as leaves). */
 function leafKeys(obj: Record<string, unknown>, prefix = ''): string[] {
   return Object.entries(obj).flatMap(([k, v]) =>
-    typeof v === 'object' && v !== null && !Array.isArray(v) ? leafKeys(v as Record<string, unknown>, `${prefix}${k}.`) : [`${prefix}${k}`],
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? leafKeys(v as Record<string, unknown>, `${prefix}${k}.`)
+      : [`${prefix}${k}`],
   );
 }
 
@@ -20,7 +22,8 @@ describe('config reference', () => {
 
   it('documents every key of the config, each with a description', () => {
     const documented = new Set(rows.map((r) => r.key));
-    for (const key of leafKeys(defaultRunConfig() as unknown as Record<string, unknown>)) expect(documented, key).toContain(key);
+    for (const key of leafKeys(defaultRunConfig() as unknown as Record<string, unknown>))
+      expect(documented, key).toContain(key);
     for (const row of rows) expect(row.description.length, row.key).toBeGreaterThan(10);
   });
 
@@ -37,6 +40,9 @@ describe('config reference', () => {
     const expected = renderConfigDoc(PRESET_NAMES.map(resolvePreset));
     if (process.env.UPDATE_DOCS) writeFileSync(DOC_PATH, expected);
     const actual = readFileSync(DOC_PATH, 'utf8');
-    expect(actual, 'docs/config.md is stale: run UPDATE_DOCS=1 npx vitest run tests/unit/starpo/config-doc.test.ts').toBe(expected);
+    expect(
+      actual,
+      'docs/config.md is stale: run UPDATE_DOCS=1 npx vitest run tests/unit/starpo/config-doc.test.ts',
+    ).toBe(expected);
   });
 });

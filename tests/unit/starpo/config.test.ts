@@ -41,7 +41,9 @@ describe('defaultRunConfig: RAGEN v1 base.yaml + veRL defaults (spec §5.1)', ()
   });
 
   it('has the rollout settings of §5.1', () => {
-    expect([c.rollout.temperature, c.rollout.topP, c.rollout.topK, c.rollout.maxNewTokens]).toEqual([1.0, 1.0, -1, 400]);
+    expect([c.rollout.temperature, c.rollout.topP, c.rollout.topK, c.rollout.maxNewTokens]).toEqual([
+      1.0, 1.0, -1, 400,
+    ]);
     expect([c.rollout.valTemperature, c.rollout.valDoSample]).toEqual([0.5, true]);
     expect([c.filter.strategy, c.filter.ratio, c.filter.type]).toEqual(['ratio', 0.25, 'std']);
   });
@@ -92,17 +94,31 @@ describe('parseRunConfig: partial configs over the defaults', () => {
   });
 
   it('refuses a __proto__ key anywhere, also inside an env config or --set, where it used to vanish silently', () => {
-    expect(configError(() => loadConfigText('actor:\n  __proto__: {lr: 5}\n', 'yaml')).message).toContain("config key 'actor.__proto__' is not allowed");
-    const env = 'agent:\n  trainEnvs:\n    - tag: SimpleSokoban\n      nGroups: 8\n      config:\n        __proto__: {numBoxes: 2}\n';
-    expect(configError(() => loadConfigText(env, 'yaml')).message).toContain("config key 'agent.trainEnvs[0].config.__proto__' is not allowed");
-    const json = '{"agent": {"trainEnvs": [{"tag": "SimpleSokoban", "nGroups": 8, "config": {"__proto__": {"numBoxes": 2}}}]}}';
-    expect(configError(() => loadConfigText(json, 'json', 'run.json')).message).toBe("invalid run config (run.json): config key 'agent.trainEnvs[0].config.__proto__' is not allowed");
-    expect(configError(() => applyOverrides(defaultRunConfig(), ['agent.trainEnvs.0.config.__proto__=1'])).message).toMatch(/__proto__.* is not allowed/);
-    expect(configError(() => applyOverrides(defaultRunConfig(), ['actor={__proto__: {lr: 3}}'])).message).toMatch(/__proto__' is not allowed/);
+    expect(configError(() => loadConfigText('actor:\n  __proto__: {lr: 5}\n', 'yaml')).message).toContain(
+      "config key 'actor.__proto__' is not allowed",
+    );
+    const env =
+      'agent:\n  trainEnvs:\n    - tag: SimpleSokoban\n      nGroups: 8\n      config:\n        __proto__: {numBoxes: 2}\n';
+    expect(configError(() => loadConfigText(env, 'yaml')).message).toContain(
+      "config key 'agent.trainEnvs[0].config.__proto__' is not allowed",
+    );
+    const json =
+      '{"agent": {"trainEnvs": [{"tag": "SimpleSokoban", "nGroups": 8, "config": {"__proto__": {"numBoxes": 2}}}]}}';
+    expect(configError(() => loadConfigText(json, 'json', 'run.json')).message).toBe(
+      "invalid run config (run.json): config key 'agent.trainEnvs[0].config.__proto__' is not allowed",
+    );
+    expect(
+      configError(() => applyOverrides(defaultRunConfig(), ['agent.trainEnvs.0.config.__proto__=1'])).message,
+    ).toMatch(/__proto__.* is not allowed/);
+    expect(configError(() => applyOverrides(defaultRunConfig(), ['actor={__proto__: {lr: 3}}'])).message).toMatch(
+      /__proto__' is not allowed/,
+    );
   });
 
   it('reads a YAML file with an unknown tag or a syntax error as one ConfigError line naming the file', () => {
-    expect(configError(() => loadConfigText('actor: !fast 1e-3\n', 'yaml', 'run.yaml')).message).toMatch(/^could not read the run config run\.yaml as YAML: .*!fast/);
+    expect(configError(() => loadConfigText('actor: !fast 1e-3\n', 'yaml', 'run.yaml')).message).toMatch(
+      /^could not read the run config run\.yaml as YAML: .*!fast/,
+    );
     const broken = configError(() => loadConfigText('actor:\n  lr: [1, 2\n', 'yaml', 'run.yaml')).message;
     expect(broken).toMatch(/^could not read the run config run\.yaml as YAML: /);
     expect(broken.split('\n')).toHaveLength(1);
@@ -116,8 +132,12 @@ describe('parseRunConfig: partial configs over the defaults', () => {
   });
 
   it('refuses a sampling temperature too small to divide float32 logits by (1e-45 used to be accepted)', () => {
-    expect(configError(() => parseRunConfig({ rollout: { temperature: 1e-45 } })).message).toContain("config key 'rollout.temperature': must be >= 0.001");
-    expect(configError(() => parseRunConfig({ rollout: { valTemperature: 0 } })).message).toContain("config key 'rollout.valTemperature': must be >= 0.001");
+    expect(configError(() => parseRunConfig({ rollout: { temperature: 1e-45 } })).message).toContain(
+      "config key 'rollout.temperature': must be >= 0.001",
+    );
+    expect(configError(() => parseRunConfig({ rollout: { valTemperature: 0 } })).message).toContain(
+      "config key 'rollout.valTemperature': must be >= 0.001",
+    );
     expect(parseRunConfig({ rollout: { temperature: 0.001 } }).rollout.temperature).toBe(0.001);
   });
 
@@ -151,8 +171,12 @@ describe('unknown keys', () => {
   });
 
   it('catches unknown top-level sections and keys inside env blocks', () => {
-    expect(configError(() => parseRunConfig({ actr: {} })).message).toContain("unknown config key 'actr' (did you mean 'actor'?)");
-    const err = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, nGroup: 8 }] } }));
+    expect(configError(() => parseRunConfig({ actr: {} })).message).toContain(
+      "unknown config key 'actr' (did you mean 'actor'?)",
+    );
+    const err = configError(() =>
+      parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, nGroup: 8 }] } }),
+    );
     expect(err.message).toContain("unknown config key 'agent.trainEnvs[0].nGroup' (did you mean 'nGroups'?)");
   });
 });
@@ -185,67 +209,119 @@ describe('wrongly typed values', () => {
   });
 
   it('checks ranges, tuples, missing keys in list items and whole sections', () => {
-    expect(configError(() => parseRunConfig({ filter: { ratio: 1.5 } })).message).toContain("config key 'filter.ratio': must be <= 1, got number 1.5");
-    expect(configError(() => parseRunConfig({ actor: { clipRatioC: 1 } })).message).toContain("config key 'actor.clipRatioC': must be > 1");
-    expect(configError(() => parseRunConfig({ agent: { formatPenalty: 0.1 } })).message).toContain("'agent.formatPenalty': must be <= 0");
-    expect(configError(() => parseRunConfig({ actor: { betas: [0.9] } })).message).toContain("config key 'actor.betas'");
-    expect(configError(() => parseRunConfig({ rollout: { topK: 0 } })).message).toContain("'rollout.topK': must be -1 (off) or at least 1");
+    expect(configError(() => parseRunConfig({ filter: { ratio: 1.5 } })).message).toContain(
+      "config key 'filter.ratio': must be <= 1, got number 1.5",
+    );
+    expect(configError(() => parseRunConfig({ actor: { clipRatioC: 1 } })).message).toContain(
+      "config key 'actor.clipRatioC': must be > 1",
+    );
+    expect(configError(() => parseRunConfig({ agent: { formatPenalty: 0.1 } })).message).toContain(
+      "'agent.formatPenalty': must be <= 0",
+    );
+    expect(configError(() => parseRunConfig({ actor: { betas: [0.9] } })).message).toContain(
+      "config key 'actor.betas'",
+    );
+    expect(configError(() => parseRunConfig({ rollout: { topK: 0 } })).message).toContain(
+      "'rollout.topK': must be -1 (off) or at least 1",
+    );
     expect(configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'Bandit' }] } })).message).toContain(
       "config key 'agent.trainEnvs[0].nGroups': expected an integer, got nothing (the key is missing)",
     );
-    expect(configError(() => parseRunConfig({ actor: 5 })).message).toContain("config key 'actor': expected an object, got number 5");
+    expect(configError(() => parseRunConfig({ actor: 5 })).message).toContain(
+      "config key 'actor': expected an object, got number 5",
+    );
   });
 
   it('reports every problem at once, one line each', () => {
-    const err = configError(() => parseRunConfig({ actor: { lr: 'fast', clipRatioHihg: 0.3 }, trainer: { backend: 'webgl' } }));
+    const err = configError(() =>
+      parseRunConfig({ actor: { lr: 'fast', clipRatioHihg: 0.3 }, trainer: { backend: 'webgl' } }),
+    );
     expect(err.problems).toHaveLength(3);
     expect(err.message).toContain('3 problems');
     expect(err.message).toContain("'trainer.backend': expected one of 'auto', 'webgpu', 'wasm', 'cpu'");
   });
 
   it('quotes the source in the message', () => {
-    expect(configError(() => parseRunConfig({ actor: { lr: -1 } }, 'runs/a.yaml')).message).toMatch(/^invalid run config \(runs\/a\.yaml\): /);
+    expect(configError(() => parseRunConfig({ actor: { lr: -1 } }, 'runs/a.yaml')).message).toMatch(
+      /^invalid run config \(runs\/a\.yaml\): /,
+    );
   });
 });
 
 describe('cross-field rules', () => {
   it('requires known env tags, with a suggestion', () => {
     const err = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokobn', nGroups: 8 }] } }));
-    expect(err.message).toContain("config key 'agent.trainEnvs[0].tag': unknown env tag 'SimpleSokobn' (did you mean 'SimpleSokoban'?)");
+    expect(err.message).toContain(
+      "config key 'agent.trainEnvs[0].tag': unknown env tag 'SimpleSokobn' (did you mean 'SimpleSokoban'?)",
+    );
   });
 
   it("passes each block's env config through the environment's own checks", () => {
-    const err = configError(() => parseRunConfig({ agent: { valEnvs: [{ tag: 'FrozenLake', nGroups: 256, config: { sizee: 4 } }] } }));
+    const err = configError(() =>
+      parseRunConfig({ agent: { valEnvs: [{ tag: 'FrozenLake', nGroups: 256, config: { sizee: 4 } }] } }),
+    );
     expect(err.message).toContain("config key 'agent.valEnvs[0].config': env FrozenLake rejects this config");
     expect(err.message).toContain('sizee');
-    const ok = parseRunConfig({ agent: { valEnvs: [{ tag: 'FrozenLake', nGroups: 256, config: { size: 4, p: 0.9 } }] } });
+    const ok = parseRunConfig({
+      agent: { valEnvs: [{ tag: 'FrozenLake', nGroups: 256, config: { size: 4, p: 0.9 } }] },
+    });
     expect(ok.agent.valEnvs[0].config).toEqual({ size: 4, p: 0.9 });
   });
 
   it('refuses, before any work, an env config the generator cannot satisfy or a level that cannot be solved', () => {
     // These used to pass and then crash at the first reset of the run.
-    const boxes = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { numBoxes: 7 } }] } }));
-    expect(boxes.message).toContain("config key 'agent.trainEnvs[0].config': env SimpleSokoban rejects this config: Sokoban: no level for a 6x6 room with 7 boxes");
-    const room = configError(() => parseRunConfig({ agent: { valEnvs: [{ tag: 'SimpleSokoban', nGroups: 256, config: { dimRoom: [500, 500] } }] } }));
+    const boxes = configError(() =>
+      parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { numBoxes: 7 } }] } }),
+    );
+    expect(boxes.message).toContain(
+      "config key 'agent.trainEnvs[0].config': env SimpleSokoban rejects this config: Sokoban: no level for a 6x6 room with 7 boxes",
+    );
+    const room = configError(() =>
+      parseRunConfig({ agent: { valEnvs: [{ tag: 'SimpleSokoban', nGroups: 256, config: { dimRoom: [500, 500] } }] } }),
+    );
     expect(room.message).toContain("config key 'agent.valEnvs[0].config'");
     expect(room.message).toContain('two integers from 3 to 20');
-    const level = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { level: '#####\n#P_X#\n#__O#\n#####' } }] } }));
+    const level = configError(() =>
+      parseRunConfig({
+        agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8, config: { level: '#####\n#P_X#\n#__O#\n#####' } }] },
+      }),
+    );
     expect(level.message).toContain('the level cannot be solved');
   });
 
   it('requires the nGroups of each split to sum to its group count', () => {
-    const train = configError(() => parseRunConfig({ agent: { trainEnvs: [{ tag: 'Bandit', nGroups: 4 }, { tag: 'BanditTest', nGroups: 2 }] } }));
+    const train = configError(() =>
+      parseRunConfig({
+        agent: {
+          trainEnvs: [
+            { tag: 'Bandit', nGroups: 4 },
+            { tag: 'BanditTest', nGroups: 2 },
+          ],
+        },
+      }),
+    );
     expect(train.message).toContain('the nGroups of trainEnvs sum to 6, but agent.envGroups is 8');
     const val = configError(() => parseRunConfig({ agent: { valGroups: 100 } }));
     expect(val.message).toContain('the nGroups of valEnvs sum to 256, but agent.valGroups is 100');
-    const split = parseRunConfig({ agent: { trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 6 }, { tag: 'FrozenLake', nGroups: 2 }] } });
+    const split = parseRunConfig({
+      agent: {
+        trainEnvs: [
+          { tag: 'SimpleSokoban', nGroups: 6 },
+          { tag: 'FrozenLake', nGroups: 2 },
+        ],
+      },
+    });
     expect(split.agent.trainEnvs).toHaveLength(2);
   });
 
   it("applies RAGEN's filter check: at least one kept group that fills a mini-batch", () => {
-    expect(configError(() => parseRunConfig({ filter: { ratio: 0.1 } })).message).toMatch(/'filter\.ratio': .*keeps no group/);
+    expect(configError(() => parseRunConfig({ filter: { ratio: 0.1 } })).message).toMatch(
+      /'filter\.ratio': .*keeps no group/,
+    );
     // 8 x 16 x 0.125 = 16 < 32
-    expect(configError(() => parseRunConfig({ filter: { ratio: 0.125 } })).message).toMatch(/'filter\.ratio': .*fewer than the mini-batch size 32/);
+    expect(configError(() => parseRunConfig({ filter: { ratio: 0.125 } })).message).toMatch(
+      /'filter\.ratio': .*fewer than the mini-batch size 32/,
+    );
     expect(parseRunConfig({ filter: { ratio: 0.125 }, actor: { ppoMiniBatchSize: 16 } }).filter.ratio).toBe(0.125);
   });
 
@@ -257,12 +333,18 @@ describe('cross-field rules', () => {
   });
 
   it('checks the v2 filter value against its strategy', () => {
-    expect(configError(() => parseRunConfig({ filter: { strategy: 'top_k_abs', value: 2.5 } })).message).toContain("'filter.value': top_k_abs");
-    expect(configError(() => parseRunConfig({ filter: { strategy: 'top_k', value: 2 } })).message).toContain("'filter.value': top_k");
-    expect(parseRunConfig({ filter: { strategy: 'top_p', value: 0.9, includeZero: false } }).filter.strategy).toBe('top_p');
-    expect(configError(() => parseRunConfig({ filter: { strategy: 'top_p' }, actor: { ppoMiniBatchSize: 256 } })).message).toContain(
-      'exceeds the 128 trajectories',
+    expect(configError(() => parseRunConfig({ filter: { strategy: 'top_k_abs', value: 2.5 } })).message).toContain(
+      "'filter.value': top_k_abs",
     );
+    expect(configError(() => parseRunConfig({ filter: { strategy: 'top_k', value: 2 } })).message).toContain(
+      "'filter.value': top_k",
+    );
+    expect(parseRunConfig({ filter: { strategy: 'top_p', value: 0.9, includeZero: false } }).filter.strategy).toBe(
+      'top_p',
+    );
+    expect(
+      configError(() => parseRunConfig({ filter: { strategy: 'top_p' }, actor: { ppoMiniBatchSize: 256 } })).message,
+    ).toContain('exceeds the 128 trajectories');
   });
 
   it('refuses GRPO on raw rewards (spec §10.5) and GRPO groups of one', () => {
@@ -271,9 +353,14 @@ describe('cross-field rules', () => {
     );
     const grpo = { advEstimator: 'grpo', rewardNormalization: { method: 'mean_std' } } as const;
     expect(parseRunConfig({ algorithm: grpo }).algorithm.advEstimator).toBe('grpo');
-    expect(parseRunConfig({ algorithm: { advEstimator: 'grpo', rewardNormalization: { method: 'mean' } } }).algorithm.rewardNormalization.method).toBe('mean');
+    expect(
+      parseRunConfig({ algorithm: { advEstimator: 'grpo', rewardNormalization: { method: 'mean' } } }).algorithm
+        .rewardNormalization.method,
+    ).toBe('mean');
     const one = { envGroups: 32, groupSize: 1, trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 32 }] };
-    expect(configError(() => parseRunConfig({ algorithm: grpo, agent: one, filter: { ratio: 1 } })).message).toContain("'agent.groupSize'");
+    expect(configError(() => parseRunConfig({ algorithm: grpo, agent: one, filter: { ratio: 1 } })).message).toContain(
+      "'agent.groupSize'",
+    );
     const batch = { ...grpo, rewardNormalization: { grouping: 'batch', method: 'mean_std' } } as const;
     expect(parseRunConfig({ algorithm: batch, agent: one, filter: { ratio: 1 } }).agent.groupSize).toBe(1);
   });
@@ -282,28 +369,42 @@ describe('cross-field rules', () => {
     const grpo = { advEstimator: 'grpo', rewardNormalization: { method: 'mean_std' } } as const;
     const stepAdvantage = { weight: 1 };
     const singleTurn = { contextWindowMode: 'single_turn' } as const;
-    expect(parseRunConfig({ algorithm: { ...grpo, stepAdvantage }, agent: singleTurn }).algorithm.stepAdvantage).toEqual({ weight: 1, gamma: 0.95, method: 'mean_std' });
-    expect(configError(() => parseRunConfig({ algorithm: { stepAdvantage }, agent: singleTurn })).message).toContain("it needs advEstimator 'grpo', not 'gae'");
-    expect(configError(() => parseRunConfig({ algorithm: { ...grpo, stepAdvantage } })).message).toContain("it needs agent.contextWindowMode 'single_turn'");
+    expect(
+      parseRunConfig({ algorithm: { ...grpo, stepAdvantage }, agent: singleTurn }).algorithm.stepAdvantage,
+    ).toEqual({ weight: 1, gamma: 0.95, method: 'mean_std' });
+    expect(configError(() => parseRunConfig({ algorithm: { stepAdvantage }, agent: singleTurn })).message).toContain(
+      "it needs advEstimator 'grpo', not 'gae'",
+    );
+    expect(configError(() => parseRunConfig({ algorithm: { ...grpo, stepAdvantage } })).message).toContain(
+      "it needs agent.contextWindowMode 'single_turn'",
+    );
     expect(parseRunConfig({}).algorithm.stepAdvantage.weight).toBe(0);
   });
 
   it('checks the tiny model shape', () => {
-    expect(configError(() => parseRunConfig({ model: { tiny: { numHeads: 3 } } })).message).toContain('numHeads 3 must divide hiddenSize 64');
-    expect(configError(() => parseRunConfig({ model: { tiny: { numKvHeads: 3 } } })).message).toContain('numKvHeads 3 must divide numHeads 4');
-    expect(configError(() => parseRunConfig({ model: { tiny: { hiddenSize: 36, numHeads: 4, numKvHeads: 1 } } })).message).toContain('must be even');
+    expect(configError(() => parseRunConfig({ model: { tiny: { numHeads: 3 } } })).message).toContain(
+      'numHeads 3 must divide hiddenSize 64',
+    );
+    expect(configError(() => parseRunConfig({ model: { tiny: { numKvHeads: 3 } } })).message).toContain(
+      'numKvHeads 3 must divide numHeads 4',
+    );
+    expect(
+      configError(() => parseRunConfig({ model: { tiny: { hiddenSize: 36, numHeads: 4, numKvHeads: 1 } } })).message,
+    ).toContain('must be even');
   });
 
   it('runs only once every field has the right type', () => {
     // The sum rule is broken too, but only the type error is reported: cross-field rules need typed values.
     const err = configError(() => parseRunConfig({ agent: { envGroups: 'eight' } }));
-    expect(err.problems).toEqual(["config key 'agent.envGroups': expected an integer, got string \"eight\""]);
+    expect(err.problems).toEqual(['config key \'agent.envGroups\': expected an integer, got string "eight"']);
   });
 });
 
 describe('configWarnings, assertRunnable, envBlocks', () => {
   it('warns about KL coefficients without their switch, and the reverse', () => {
-    expect(configWarnings(parseRunConfig({ algorithm: { klCoef: 0.001 } })).join('\n')).toContain('useKlInReward is false');
+    expect(configWarnings(parseRunConfig({ algorithm: { klCoef: 0.001 } })).join('\n')).toContain(
+      'useKlInReward is false',
+    );
     expect(configWarnings(parseRunConfig({ algorithm: { useKlInReward: true } })).join('\n')).toContain('klCoef is 0');
     expect(configWarnings(parseRunConfig({ actor: { klLossCoef: 0.001 } })).join('\n')).toContain('useKlLoss is false');
   });
@@ -314,8 +415,12 @@ describe('configWarnings, assertRunnable, envBlocks', () => {
     // Unfiltered 128 trajectories = 4 mini-batches: clipping acts.
     expect(configNotes(parseRunConfig({ filter: { ratio: 1 } })).join('\n')).not.toContain('clip-higher');
     // single_turn: the same 32 trajectories of up to 5 turns are up to 160 samples, several mini-batches.
-    expect(configNotes(parseRunConfig({ agent: { contextWindowMode: 'single_turn' } })).join('\n')).not.toContain('clip-higher');
-    expect(configNotes(parseRunConfig({ agent: { contextWindowMode: 'single_turn', maxTurn: 1 } })).join('\n')).toContain('clip-higher');
+    expect(configNotes(parseRunConfig({ agent: { contextWindowMode: 'single_turn' } })).join('\n')).not.toContain(
+      'clip-higher',
+    );
+    expect(
+      configNotes(parseRunConfig({ agent: { contextWindowMode: 'single_turn', maxTurn: 1 } })).join('\n'),
+    ).toContain('clip-higher');
   });
 
   it('requires a local path for a pretrained model before running', () => {
@@ -348,7 +453,16 @@ describe('configWarnings, assertRunnable, envBlocks', () => {
 describe('loadConfigText', () => {
   it('reads YAML, with numbers such as 1e-6 as numbers', () => {
     const c = loadConfigText(
-      ['# a FrozenLake run', 'agent:', '  trainEnvs:', '    - { tag: FrozenLake, nGroups: 8 }', 'actor:', '  lr: 1e-6', '  clipRatioHigh: 0.2', ''].join('\n'),
+      [
+        '# a FrozenLake run',
+        'agent:',
+        '  trainEnvs:',
+        '    - { tag: FrozenLake, nGroups: 8 }',
+        'actor:',
+        '  lr: 1e-6',
+        '  clipRatioHigh: 0.2',
+        '',
+      ].join('\n'),
       'yaml',
     );
     expect(c.agent.trainEnvs).toEqual([{ tag: 'FrozenLake', nGroups: 8 }]);
@@ -362,12 +476,16 @@ describe('loadConfigText', () => {
   });
 
   it('round-trips a resolved config through YAML and JSON (config.json of a run reloads)', () => {
-    const c: RunConfig = parseRunConfig({ agent: { trainEnvs: [{ tag: 'FrozenLake', nGroups: 8, config: { p: 0.9 } }] } });
+    const c: RunConfig = parseRunConfig({
+      agent: { trainEnvs: [{ tag: 'FrozenLake', nGroups: 8, config: { p: 0.9 } }] },
+    });
     expect(loadConfigText(JSON.stringify(c, null, 2), 'json')).toEqual(c);
   });
 
   it('names the file and the format when the text is unreadable, and validates the rest', () => {
-    expect(configError(() => loadConfigText('actor: [1, 2', 'yaml', 'my.yaml')).message).toMatch(/could not read the run config my\.yaml as YAML/);
+    expect(configError(() => loadConfigText('actor: [1, 2', 'yaml', 'my.yaml')).message).toMatch(
+      /could not read the run config my\.yaml as YAML/,
+    );
     expect(configError(() => loadConfigText('{"actor": ', 'json')).message).toMatch(/as JSON/);
     expect(configError(() => loadConfigText('- 1\n- 2\n', 'yaml')).message).toContain('expected an object of sections');
     expect(configError(() => loadConfigText('actor:\n  lr: fast\n', 'yaml', 'my.yaml')).message).toContain(
@@ -380,7 +498,12 @@ describe('applyOverrides (--set)', () => {
   const base = defaultRunConfig();
 
   it('sets nested numbers, booleans and nulls read as YAML', () => {
-    const c = applyOverrides(base, ['actor.clipRatioHigh=0.2', 'actor.lr=1e-4', 'trainer.valBeforeTrain=false', 'agent.seedTrain=null']);
+    const c = applyOverrides(base, [
+      'actor.clipRatioHigh=0.2',
+      'actor.lr=1e-4',
+      'trainer.valBeforeTrain=false',
+      'agent.seedTrain=null',
+    ]);
     expect(c.actor.clipRatioHigh).toBe(0.2);
     expect(c.actor.lr).toBe(1e-4);
     expect(c.trainer.valBeforeTrain).toBe(false);
@@ -401,12 +524,18 @@ describe('applyOverrides (--set)', () => {
   it('addresses list items by index', () => {
     const c = applyOverrides(base, ['agent.envGroups=4', 'agent.trainEnvs.0.nGroups=4', 'actor.ppoMiniBatchSize=16']);
     expect(c.agent.trainEnvs[0].nGroups).toBe(4);
-    expect(applyOverrides(base, ['agent.trainEnvs.0.config.dimRoom=[7, 7]']).agent.trainEnvs[0].config).toEqual({ dimRoom: [7, 7] });
-    expect(configError(() => applyOverrides(base, ['agent.trainEnvs.3.nGroups=4'])).message).toContain('index 3 is past the end');
+    expect(applyOverrides(base, ['agent.trainEnvs.0.config.dimRoom=[7, 7]']).agent.trainEnvs[0].config).toEqual({
+      dimRoom: [7, 7],
+    });
+    expect(configError(() => applyOverrides(base, ['agent.trainEnvs.3.nGroups=4'])).message).toContain(
+      'index 3 is past the end',
+    );
   });
 
   it('treats model=PATH as model.path, and keeps strings with slashes and spaces', () => {
-    expect(applyOverrides(base, ['model=/models/Qwen2.5-0.5B-Instruct']).model.path).toBe('/models/Qwen2.5-0.5B-Instruct');
+    expect(applyOverrides(base, ['model=/models/Qwen2.5-0.5B-Instruct']).model.path).toBe(
+      '/models/Qwen2.5-0.5B-Instruct',
+    );
     expect(applyOverrides(base, ['model.path=/my models/q']).model.path).toBe('/my models/q');
   });
 
@@ -418,19 +547,29 @@ describe('applyOverrides (--set)', () => {
 
   it('rejects unknown keys, listing the valid ones and a suggestion', () => {
     const err = configError(() => applyOverrides(base, ['actor.clipRatioHihg=0.3']));
-    expect(err.message).toContain("unknown config key 'actor.clipRatioHihg' in --set actor.clipRatioHihg=0.3 (did you mean 'clipRatioHigh'?)");
+    expect(err.message).toContain(
+      "unknown config key 'actor.clipRatioHihg' in --set actor.clipRatioHihg=0.3 (did you mean 'clipRatioHigh'?)",
+    );
     expect(err.message).toContain("valid keys under 'actor': lr, lrWarmupStepsRatio, betas, weightDecay");
     expect(configError(() => applyOverrides(base, ['steps=5'])).message).toContain("unknown config key 'steps'");
-    expect(configError(() => applyOverrides(base, ['actor.lr.x=5'])).message).toContain("unknown config key 'actor.lr.x'");
+    expect(configError(() => applyOverrides(base, ['actor.lr.x=5'])).message).toContain(
+      "unknown config key 'actor.lr.x'",
+    );
   });
 
   it('validates the result, naming the key', () => {
-    expect(configError(() => applyOverrides(base, ['actor.lr=fast'])).message).toContain(`'actor.lr': expected number, got string "fast"`);
-    expect(configError(() => applyOverrides(base, ['agent.envGroups=4'])).message).toContain('sum to 8, but agent.envGroups is 4');
+    expect(configError(() => applyOverrides(base, ['actor.lr=fast'])).message).toContain(
+      `'actor.lr': expected number, got string "fast"`,
+    );
+    expect(configError(() => applyOverrides(base, ['agent.envGroups=4'])).message).toContain(
+      'sum to 8, but agent.envGroups is 4',
+    );
   });
 
   it('requires key=value', () => {
-    expect(configError(() => applyOverrides(base, ['actor.lr'])).message).toContain("--set expects key=value, got 'actor.lr'");
+    expect(configError(() => applyOverrides(base, ['actor.lr'])).message).toContain(
+      "--set expects key=value, got 'actor.lr'",
+    );
     expect(configError(() => applyOverrides(base, ['=3'])).message).toContain('--set expects key=value');
   });
 });

@@ -29,10 +29,14 @@ describe('assertRunFitsContext', () => {
     const map = ['P' + '_'.repeat(19), ...Array(18).fill('_'.repeat(20)), '_'.repeat(19) + 'G'];
     // The full history in the prompt (the preset itself shows one turn: maxContextWindow 1).
     const config = parseRunConfig(
-      mergeConfigInput(presetConfig('frozenlake-tiny'), { agent: { maxContextWindow: -1, valEnvs: [{ tag: 'FrozenLake', nGroups: 32, config: { map } }] } }),
+      mergeConfigInput(presetConfig('frozenlake-tiny'), {
+        agent: { maxContextWindow: -1, valEnvs: [{ tag: 'FrozenLake', nGroups: 32, config: { map } }] },
+      }),
     );
     expect(() => assertRunFitsContext(config, count, maxPositions)).toThrow(
-      new RegExp(`^agent\\.valEnvs\\[0\\] \\(FrozenLake\\): 5 turns of up to 64 new tokens can grow the dialogue to about \\d+ tokens, more than the model's ${maxPositions} positions`),
+      new RegExp(
+        `^agent\\.valEnvs\\[0\\] \\(FrozenLake\\): 5 turns of up to 64 new tokens can grow the dialogue to about \\d+ tokens, more than the model's ${maxPositions} positions`,
+      ),
     );
     // One turn of it still fits: the message was about the turns, and fewer turns are the way out.
     const oneTurn = parseRunConfig(mergeConfigInput(config, { agent: { maxTurn: 1 } }));
@@ -55,7 +59,9 @@ describe('assertRunFitsContext', () => {
       });
       return d;
     };
-    const one = lengths(1), two = lengths(2), full = lengths(-1);
+    const one = lengths(1),
+      two = lengths(2),
+      full = lengths(-1);
     expect(one.longest).toBe(one.firstPrompt + 64);
     expect(two.longest).toBeGreaterThan(one.longest + 64);
     expect(full.longest).toBeGreaterThan(two.longest + 8 * 64);

@@ -4,7 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import { EnvGroupManager, envRegistry, runRollouts, type GenerateFn, type TurnRecord } from '../../../src/agent/index';
 import { splitObservation } from '../../../envs/index';
-import { agentFormatFromConfig, customBoardBlock, customBoardEnvGroups, envGroupsConfig, trainedTags, type RunConfig } from '../../../src/starpo/config';
+import {
+  agentFormatFromConfig,
+  customBoardBlock,
+  customBoardEnvGroups,
+  envGroupsConfig,
+  trainedTags,
+  type RunConfig,
+} from '../../../src/starpo/config';
 import { presetConfig } from '../../../src/starpo/presets';
 import { checkCustomBoard } from '../../../src/ui/custom-level';
 
@@ -21,8 +28,14 @@ function scripted(answer: string): { generate: GenerateFn; prompts: string[] } {
 /** Turns of the first trajectory of a training batch, with the Trainer's own training env groups (envGroupsConfig). */
 async function trainingTurns(config: RunConfig, answer: string): Promise<TurnRecord[]> {
   const format = agentFormatFromConfig(config);
-  const manager = new EnvGroupManager(envGroupsConfig(config, 'train'), envRegistry({ responseLength: format.responseLength }));
-  const result = await runRollouts(manager, scripted(answer).generate, { ...format, seed: config.agent.seedTrain ?? 0 });
+  const manager = new EnvGroupManager(
+    envGroupsConfig(config, 'train'),
+    envRegistry({ responseLength: format.responseLength }),
+  );
+  const result = await runRollouts(manager, scripted(answer).generate, {
+    ...format,
+    seed: config.agent.seedTrain ?? 0,
+  });
   return result.trajectories[0].turns;
 }
 
@@ -31,16 +44,31 @@ async function customBoardTurns(config: RunConfig, tag: string, text: string, an
   const board = checkCustomBoard(tag, text);
   const format = agentFormatFromConfig(config);
   // As workers/trainer.worker.ts playEpisode builds it.
-  const manager = new EnvGroupManager(customBoardEnvGroups(config, customBoardBlock(config, board.tag, board.envConfig)), envRegistry({ responseLength: format.responseLength }));
+  const manager = new EnvGroupManager(
+    customBoardEnvGroups(config, customBoardBlock(config, board.tag, board.envConfig)),
+    envRegistry({ responseLength: format.responseLength }),
+  );
   const result = await runRollouts(manager, scripted(answer).generate, { ...format, seed: 0 });
   return result.trajectories[0].turns;
 }
 
 describe('custom boards use the training prompt', () => {
   const cases = [
-    { preset: 'sokoban-tiny', answer: '<think>The box is below me.</think><answer>Down || Right</answer>', deterministic: true },
-    { preset: 'frozenlake-noslip-tiny', answer: '<think>The goal is down.</think><answer>Down</answer>', deterministic: true },
-    { preset: 'frozenlake-tiny', answer: '<think>The goal is down.</think><answer>Down</answer>', deterministic: false },
+    {
+      preset: 'sokoban-tiny',
+      answer: '<think>The box is below me.</think><answer>Down || Right</answer>',
+      deterministic: true,
+    },
+    {
+      preset: 'frozenlake-noslip-tiny',
+      answer: '<think>The goal is down.</think><answer>Down</answer>',
+      deterministic: true,
+    },
+    {
+      preset: 'frozenlake-tiny',
+      answer: '<think>The goal is down.</think><answer>Down</answer>',
+      deterministic: false,
+    },
   ] as const;
   for (const { preset, answer, deterministic } of cases) {
     it(`${preset}: the prompt of a typed board equals the training prompt for the same state`, async () => {

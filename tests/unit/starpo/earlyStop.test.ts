@@ -4,9 +4,14 @@ import { EarlyStopper, type EarlyStopDecision } from '../../../src/starpo/earlyS
 import { vanillaVerdict } from '../../../src/metrics/lessonVerdict';
 
 /** The config's early-stopping rules, switched on (a run's default is off), with some thresholds changed. */
-const rules = (over: Partial<EarlyStopSettings> = {}): EarlyStopSettings => ({ ...defaultRunConfig().earlyStop, enabled: true, ...over });
+const rules = (over: Partial<EarlyStopSettings> = {}): EarlyStopSettings => ({
+  ...defaultRunConfig().earlyStop,
+  enabled: true,
+  ...over,
+});
 
-const step = (s: EarlyStopper, std: number, empty = false) => s.observeStep({ emptyAfterFilter: empty, inGroupRewardStd: std });
+const step = (s: EarlyStopper, std: number, empty = false) =>
+  s.observeStep({ emptyAfterFilter: empty, inGroupRewardStd: std });
 
 describe('EarlyStopper rule (a): empty after filter', () => {
   it('stops on the 5th consecutive empty step, and a kept step resets the count', () => {
@@ -40,7 +45,9 @@ describe('EarlyStopper rule (b): reward-variance collapse', () => {
   });
 
   it('honours configured thresholds', () => {
-    const s = new EarlyStopper(rules({ varianceBaselineSteps: 2, varianceCollapseSteps: 3, varianceCollapseRatio: 0.5 }));
+    const s = new EarlyStopper(
+      rules({ varianceBaselineSteps: 2, varianceCollapseSteps: 3, varianceCollapseRatio: 0.5 }),
+    );
     step(s, 2);
     step(s, 2); // baseline 2, threshold 1
     expect(step(s, 0.9).stop).toBe(false);
@@ -132,7 +139,11 @@ describe('EarlyStopper rule (d): K steps after the training success collapsed (t
   it('K = 0 never stops on a collapse; a run that holds is never stopped', () => {
     expect(feed(new EarlyStopper(rules({ enabled: false }), 0))).toBeNull();
     const s = new EarlyStopper(rules({ enabled: false }), 2);
-    for (let t = 1; t <= 40; t++) expect(s.observeStep({ emptyAfterFilter: false, inGroupRewardStd: 1, step: t, trainSuccess: Math.min(0.9, 0.1 * t) }).stop).toBe(false);
+    for (let t = 1; t <= 40; t++)
+      expect(
+        s.observeStep({ emptyAfterFilter: false, inGroupRewardStd: 1, step: t, trainSuccess: Math.min(0.9, 0.1 * t) })
+          .stop,
+      ).toBe(false);
   });
 
   it('continues across a checkpoint: the collapse watch is in the state', () => {

@@ -61,7 +61,9 @@ describe('v1 filter (rollout_filter_ratio)', () => {
 
   it('a ratio that rounds to zero groups is an error, at config time and at run time', () => {
     // floor(0.25 x 3) = 0.
-    expect(() => checkFilterConfigV1({ numGroups: 3, groupSize: 16, ratio: 0.25, miniBatchSize: 1 })).toThrow(/keeps no group/);
+    expect(() => checkFilterConfigV1({ numGroups: 3, groupSize: 16, ratio: 0.25, miniBatchSize: 1 })).toThrow(
+      /keeps no group/,
+    );
     expect(() => filterGroupsV1(REWARDS.slice(0, 12), 3, 4, { ratio: 0.25, type: 'std' })).toThrow(/keeps no group/);
   });
 
@@ -72,12 +74,16 @@ describe('v1 filter (rollout_filter_ratio)', () => {
       /2 group\(s\) x group size 16 = 32 trajectories.*mini-batch size 64/,
     );
     // 3 x 4 x 0.5 = 6 passes RAGEN's product check, but floor(1.5) = 1 group = 4 trajectories < 6.
-    expect(() => checkFilterConfigV1({ numGroups: 3, groupSize: 4, ratio: 0.5, miniBatchSize: 6 })).toThrow(/= 4 trajectories/);
+    expect(() => checkFilterConfigV1({ numGroups: 3, groupSize: 4, ratio: 0.5, miniBatchSize: 6 })).toThrow(
+      /= 4 trajectories/,
+    );
     expect(() => checkFilterConfigV1({ numGroups: 8, groupSize: 16, ratio: 0, miniBatchSize: 1 })).toThrow(/\(0, 1\]/);
   });
 
   it('rejects a batch whose size is not numGroups x groupSize', () => {
-    expect(() => filterGroupsV1([1, 2, 3], 2, 2, { ratio: 0.5, type: 'std' })).toThrow(/3 trajectory values.*2 x 2 = 4/);
+    expect(() => filterGroupsV1([1, 2, 3], 2, 2, { ratio: 0.5, type: 'std' })).toThrow(
+      /3 trajectory values.*2 x 2 = 4/,
+    );
   });
 
   it('gives std 0 to groups of one (torch would say NaN)', () => {
@@ -114,7 +120,10 @@ describe('v2 selection (rollout_filter_strategy)', () => {
 
   it('minScore drops groups below the floor before any strategy ranks them', () => {
     // In-group stds of 8 binary rewards (1 vs 0): one rollout differs -> 0.354, two -> 0.463, four -> 0.535.
-    const std = (differing: number) => filterGroupsV2([...Array(8 - differing).fill(1), ...Array(differing).fill(0)], 1, 8, cfg({})).metrics['rollout/in_group_std'];
+    const std = (differing: number) =>
+      filterGroupsV2([...Array(8 - differing).fill(1), ...Array(differing).fill(0)], 1, 8, cfg({})).metrics[
+        'rollout/in_group_std'
+      ];
     const scores = [std(1), std(4), std(2), 0];
     expect(scores[0]).toBeCloseTo(0.354, 3);
     expect(scores[2]).toBeCloseTo(0.463, 3);
@@ -142,7 +151,9 @@ describe('v2 selection (rollout_filter_strategy)', () => {
     expect(selectGroupsByScore(scores, cfg({ strategy: 'top_k', value: 0.25 }))).toEqual([1, 6]);
     expect(selectGroupsByScore(scores, cfg({ strategy: 'top_k', value: 0.01 }))).toEqual([1]);
     expect(selectGroupsByScore(scores, cfg({ strategy: 'top_k', value: 0.25, type: 'smallest' }))).toEqual([7, 0]);
-    expect(selectGroupsByScore(scores, cfg({ strategy: 'top_k', value: 0.25, type: 'smallest', includeZero: false }))).toEqual([0, 5]);
+    expect(
+      selectGroupsByScore(scores, cfg({ strategy: 'top_k', value: 0.25, type: 'smallest', includeZero: false })),
+    ).toEqual([0, 5]);
     expect(selectGroupsByScore(scores, cfg({ strategy: 'top_k_abs', value: 3 }))).toEqual([1, 6, 3]);
   });
 
@@ -150,7 +161,9 @@ describe('v2 selection (rollout_filter_strategy)', () => {
     const scores = [1, 0.6, 0.4, 0.5];
     expect(selectGroupsByScore(scores, cfg({ strategy: 'min_p', value: 0.5 })).sort()).toEqual([0, 1, 3]);
     // min 0.4 / 0.8 = 0.5 -> keep 0.4 and 0.5.
-    expect(selectGroupsByScore(scores, cfg({ strategy: 'min_p', value: 0.8, type: 'smallest' })).sort()).toEqual([2, 3]);
+    expect(selectGroupsByScore(scores, cfg({ strategy: 'min_p', value: 0.8, type: 'smallest' })).sort()).toEqual([
+      2, 3,
+    ]);
   });
 
   it('rejects unknown options', () => {

@@ -23,9 +23,12 @@ async function train(config: RunConfig, helper?: HelperApi) {
   const trainer = await Trainer.create(config, { ...tinyPolicy(), sink, helper });
   while (!trainer.finished) await trainer.step();
   const weights: Record<string, Float32Array> = {};
-  for (const [name, v] of Object.entries(trainer.actor.variables)) weights[`actor.${name}`] = (await v.data()) as Float32Array;
-  for (const [name, v] of Object.entries(trainer.critic?.variables ?? {})) weights[`critic.${name}`] = (await v.data()) as Float32Array;
-  for (const [name, v] of Object.entries(trainer.actor.lora?.variables ?? {})) weights[`actor.${name}`] = (await v.data()) as Float32Array;
+  for (const [name, v] of Object.entries(trainer.actor.variables))
+    weights[`actor.${name}`] = (await v.data()) as Float32Array;
+  for (const [name, v] of Object.entries(trainer.critic?.variables ?? {}))
+    weights[`critic.${name}`] = (await v.data()) as Float32Array;
+  for (const [name, v] of Object.entries(trainer.actor.lora?.variables ?? {}))
+    weights[`actor.${name}`] = (await v.data()) as Float32Array;
   trainer.dispose();
   return { rows: sink.rows.map(withoutTiming), weights };
 }
@@ -46,7 +49,11 @@ const configs: Record<string, RunConfig> = {
     algorithm: { useKlInReward: true, klCoef: 0.001 },
   }),
   // LoRA: the helper generates with the actor's adapters folded in; the LoRA critic stays on this thread.
-  LoRA: tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 2, seed: 4 }, lora: { enabled: true, rank: 4, alpha: 8 }, actor: { lr: 1e-2 } }),
+  LoRA: tinyBanditConfig({
+    trainer: { totalSteps: 2, testFreq: 2, seed: 4 },
+    lora: { enabled: true, rank: 4, alpha: 8 },
+    actor: { lr: 1e-2 },
+  }),
 };
 
 describe('Trainer with a helper', () => {

@@ -25,7 +25,9 @@ describe('KL estimators on known numbers', () => {
   it('k3 is never negative, also for tiny differences in float32 tensors', () => {
     const ds = [-5, -1, -1e-3, -1e-5, -1e-7, 0, 1e-7, 1e-5, 1e-3, 0.3, 2, 7];
     for (const d of ds) expect(klEstimate(d, 0, 'low_var_kl')).toBeGreaterThanOrEqual(0);
-    const k3 = tf.tidy(() => Array.from(klPenalty(tf.tensor2d([ds]), tf.zeros([1, ds.length]), 'low_var_kl').dataSync()));
+    const k3 = tf.tidy(() =>
+      Array.from(klPenalty(tf.tensor2d([ds]), tf.zeros([1, ds.length]), 'low_var_kl').dataSync()),
+    );
     k3.forEach((k) => expect(k).toBeGreaterThanOrEqual(0));
   });
 
@@ -60,8 +62,14 @@ describe('KL estimators on known numbers', () => {
 describe('klLoss', () => {
   it('token-means the estimator over loss tokens', () => {
     // d on loss tokens: 0.5, -0.25, 1 -> k1 mean = 1.25 / 3; the masked token (d = 9) does not count.
-    const v = tf.tidy(() =>
-      klLoss(tf.tensor2d([[-1, -2, 0, 9]]), tf.tensor2d([[-1.5, -1.75, -1, 0]]), tf.tensor2d([[1, 1, 1, 0]]), 'kl').dataSync()[0],
+    const v = tf.tidy(
+      () =>
+        klLoss(
+          tf.tensor2d([[-1, -2, 0, 9]]),
+          tf.tensor2d([[-1.5, -1.75, -1, 0]]),
+          tf.tensor2d([[1, 1, 1, 0]]),
+          'kl',
+        ).dataSync()[0],
     );
     expect(v).toBeCloseTo(1.25 / 3, 6);
   });
@@ -77,7 +85,10 @@ describe('applyKlInReward', () => {
     const old = [f32([7, -1.0, -2.1, 3]), f32([-0.6, 5])];
     const ref = [f32([-9, -1.2, -2.0, 8]), f32([-1.0, -5])];
     const { rewards: r, metrics } = applyKlInReward(rewards, old, ref, mask, 0.5, 'kl');
-    const expected = [[0, -0.1, 1.05, 0], [-0.2, 0]];
+    const expected = [
+      [0, -0.1, 1.05, 0],
+      [-0.2, 0],
+    ];
     expected.forEach((row, i) => row.forEach((x, t) => expect(r[i][t]).toBeCloseTo(x, 5)));
     expect(metrics['critic/kl']).toBeCloseTo((0.05 + 0.4) / 2, 5);
     expect(metrics['critic/kl_coeff']).toBe(0.5);
@@ -90,6 +101,8 @@ describe('applyKlInReward', () => {
 
   it('rejects a negative beta and mismatched rows', () => {
     expect(() => applyKlInReward([f32([0])], [f32([0])], [f32([0])], [f32([1])], -1)).toThrow(/beta/);
-    expect(() => applyKlInReward([f32([0])], [f32([0, 1])], [f32([0])], [f32([1])], 0.1)).toThrow(/oldLogProbs row 0 has length 2/);
+    expect(() => applyKlInReward([f32([0])], [f32([0, 1])], [f32([0])], [f32([1])], 0.1)).toThrow(
+      /oldLogProbs row 0 has length 2/,
+    );
   });
 });

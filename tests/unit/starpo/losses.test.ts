@@ -37,8 +37,23 @@ describe('policyLoss', () => {
   it('with ratio 1 is minus the token-mean advantage', () => {
     // Loss tokens hold A = 1, -2, 3, 0.5 -> loss = -(1 - 2 + 3 + 0.5) / 4 = -0.625.
     const r = tf.tidy(() => {
-      const lp = t2([[-1, -2, -3], [-0.5, -4, -9]]);
-      const out = policyLoss({ logProbs: lp, oldLogProbs: lp, advantages: t2([[1, -2, 3], [0.5, 4, 9]]), mask: t2([[1, 1, 1], [1, 0, 0]]), ...STARPO_S });
+      const lp = t2([
+        [-1, -2, -3],
+        [-0.5, -4, -9],
+      ]);
+      const out = policyLoss({
+        logProbs: lp,
+        oldLogProbs: lp,
+        advantages: t2([
+          [1, -2, 3],
+          [0.5, 4, 9],
+        ]),
+        mask: t2([
+          [1, 1, 1],
+          [1, 0, 0],
+        ]),
+        ...STARPO_S,
+      });
       return [val(out.loss), val(out.clipfrac), val(out.clipfracLower), val(out.ppoKl)];
     });
     expect(r[0]).toBeCloseTo(-0.625, 6);
@@ -88,10 +103,22 @@ describe('policyLoss', () => {
     // Loss tokens: 5. clipfrac = 2/5, clipfracLower = 1/5.
     const out = tf.tidy(() => {
       const r = policyLoss({
-        logProbs: t2([[Math.log(1.5), 0, Math.log(10), Math.log(0.5)], [0, Math.log(1.5), 0, 0]]),
-        oldLogProbs: t2([[0, 0, 0, 0], [0, 0, 0, 0]]),
-        advantages: t2([[1, 1, -1, -1], [1, 1, 0, 0]]),
-        mask: t2([[1, 1, 1, 1], [1, 0, 0, 0]]),
+        logProbs: t2([
+          [Math.log(1.5), 0, Math.log(10), Math.log(0.5)],
+          [0, Math.log(1.5), 0, 0],
+        ]),
+        oldLogProbs: t2([
+          [0, 0, 0, 0],
+          [0, 0, 0, 0],
+        ]),
+        advantages: t2([
+          [1, 1, -1, -1],
+          [1, 1, 0, 0],
+        ]),
+        mask: t2([
+          [1, 1, 1, 1],
+          [1, 0, 0, 0],
+        ]),
         ...STARPO_S,
       });
       return [val(r.clipfrac), val(r.clipfracLower), val(r.ppoKl)];
@@ -108,8 +135,15 @@ describe('policyLoss', () => {
     const rhos = [1.5, 1, 10, 0.5, 1.1];
     const adv = [1, 1, -1, -1, -2];
     const grad = tf.tidy(() => {
-      const g = tf.grad((lp: tf.Tensor) =>
-        policyLoss({ logProbs: lp, oldLogProbs: t2([[0, 0, 0, 0, 0]]), advantages: t2([adv]), mask: t2([[1, 1, 1, 1, 1]]), ...STARPO_S }).loss,
+      const g = tf.grad(
+        (lp: tf.Tensor) =>
+          policyLoss({
+            logProbs: lp,
+            oldLogProbs: t2([[0, 0, 0, 0, 0]]),
+            advantages: t2([adv]),
+            mask: t2([[1, 1, 1, 1, 1]]),
+            ...STARPO_S,
+          }).loss,
       );
       return Array.from(g(t2([rhos.map(Math.log)])).dataSync());
     });
@@ -121,9 +155,38 @@ describe('policyLoss', () => {
   });
 
   it('is unaffected by finite garbage on masked positions, which also get a zero gradient', () => {
-    const mask = t2([[1, 0, 1], [0, 1, 0]]);
-    const clean = { lp: [[-1, 0, -2], [0, -0.5, 0]], old: [[-1.1, 0, -1.9], [0, -0.6, 0]], adv: [[0.7, 0, -0.3], [0, 1.2, 0]] };
-    const dirty = { lp: [[-1, 55, -2], [-3e4, -0.5, 90]], old: [[-1.1, -70, -1.9], [8, -0.6, -1e5]], adv: [[0.7, 1e6, -0.3], [-1e6, 1.2, 3e3]] };
+    const mask = t2([
+      [1, 0, 1],
+      [0, 1, 0],
+    ]);
+    const clean = {
+      lp: [
+        [-1, 0, -2],
+        [0, -0.5, 0],
+      ],
+      old: [
+        [-1.1, 0, -1.9],
+        [0, -0.6, 0],
+      ],
+      adv: [
+        [0.7, 0, -0.3],
+        [0, 1.2, 0],
+      ],
+    };
+    const dirty = {
+      lp: [
+        [-1, 55, -2],
+        [-3e4, -0.5, 90],
+      ],
+      old: [
+        [-1.1, -70, -1.9],
+        [8, -0.6, -1e5],
+      ],
+      adv: [
+        [0.7, 1e6, -0.3],
+        [-1e6, 1.2, 3e3],
+      ],
+    };
     const run = (x: typeof clean) =>
       tf.tidy(() => {
         const args = { oldLogProbs: t2(x.old), advantages: t2(x.adv), mask, ...STARPO_S };
@@ -149,10 +212,22 @@ describe('policyLoss', () => {
       policyLoss({ logProbs: inputs[0], oldLogProbs: inputs[1], advantages: inputs[2], mask: inputs[3], ...STARPO_S });
     });
     expect(tf.memory().numTensors).toBe(before);
-    const r = policyLoss({ logProbs: inputs[0], oldLogProbs: inputs[1], advantages: inputs[2], mask: inputs[3], ...STARPO_S });
+    const r = policyLoss({
+      logProbs: inputs[0],
+      oldLogProbs: inputs[1],
+      advantages: inputs[2],
+      mask: inputs[3],
+      ...STARPO_S,
+    });
     expect(tf.memory().numTensors).toBe(before + 4);
     tf.dispose([r.loss, r.clipfrac, r.clipfracLower, r.ppoKl]);
-    const v = valueLoss({ values: inputs[0], oldValues: inputs[1], returns: inputs[2], mask: inputs[3], clipRange: 0.5 });
+    const v = valueLoss({
+      values: inputs[0],
+      oldValues: inputs[1],
+      returns: inputs[2],
+      mask: inputs[3],
+      clipRange: 0.5,
+    });
     expect(tf.memory().numTensors).toBe(before + 2);
     tf.dispose([v.loss, v.clipfrac, ...inputs]);
   });
@@ -160,16 +235,28 @@ describe('policyLoss', () => {
   it('rejects mismatched shapes and a dual-clip constant <= 1', () => {
     const a = t2([[0, 0]]);
     const b = t2([[0, 0, 0]]);
-    expect(() => policyLoss({ logProbs: b, oldLogProbs: a, advantages: a, mask: a, ...STARPO_S })).toThrow(/logProbs has shape \[1, 3\], expected \[1, 2\]/);
-    expect(() => policyLoss({ logProbs: a, oldLogProbs: a, advantages: a, mask: a, ...STARPO_S, clipRatioC: 1 })).toThrow(/clipRatioC/);
+    expect(() => policyLoss({ logProbs: b, oldLogProbs: a, advantages: a, mask: a, ...STARPO_S })).toThrow(
+      /logProbs has shape \[1, 3\], expected \[1, 2\]/,
+    );
+    expect(() =>
+      policyLoss({ logProbs: a, oldLogProbs: a, advantages: a, mask: a, ...STARPO_S, clipRatioC: 1 }),
+    ).toThrow(/clipRatioC/);
     tf.dispose([a, b]);
   });
 });
 
 describe('aggregateLoss', () => {
   // Ragged mask: row 0 has 2 loss tokens (1, 2), row 1 has 4 (10, 20, 30, 40), row 2 is padding (no loss token).
-  const loss = [[1, 2, 99, 99], [10, 20, 30, 40], [5, 5, 5, 5]];
-  const mask = [[1, 1, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]];
+  const loss = [
+    [1, 2, 99, 99],
+    [10, 20, 30, 40],
+    [5, 5, 5, 5],
+  ];
+  const mask = [
+    [1, 1, 0, 0],
+    [1, 1, 1, 1],
+    [0, 0, 0, 0],
+  ];
   const agg = (mode: LossAggMode, div?: number) => tf.tidy(() => val(aggregateLoss(t2(loss), t2(mask), mode, div)));
 
   it('differs between modes exactly as computed by hand', () => {
@@ -186,11 +273,17 @@ describe('aggregateLoss', () => {
   });
 
   it('rejects an unknown mode', () => {
-    expect(() => tf.tidy(() => aggregateLoss(t2([[1]]), t2([[1]]), 'mean' as never))).toThrow(/unknown loss aggregation mode 'mean'/);
+    expect(() => tf.tidy(() => aggregateLoss(t2([[1]]), t2([[1]]), 'mean' as never))).toThrow(
+      /unknown loss aggregation mode 'mean'/,
+    );
   });
 
   it('entropyLoss aggregates token entropies the same way', () => {
-    const ent = [[0.5, 1.5, 7, 7], [2, 2, 2, 2], [0, 0, 0, 0]];
+    const ent = [
+      [0.5, 1.5, 7, 7],
+      [2, 2, 2, 2],
+      [0, 0, 0, 0],
+    ];
     // token-mean: (0.5 + 1.5 + 4 x 2) / 6 = 10 / 6; seq-mean-token-mean: (1 + 2) / 2 = 1.5.
     expect(tf.tidy(() => val(entropyLoss(t2(ent), t2(mask))))).toBeCloseTo(10 / 6, 5);
     expect(tf.tidy(() => val(entropyLoss(t2(ent), t2(mask), 'seq-mean-token-mean')))).toBeCloseTo(1.5, 5);
@@ -205,7 +298,15 @@ describe('actorLoss', () => {
   it('is pg_loss - entropy_coeff x entropy (+ kl_coef x kl)', () => {
     const r = tf.tidy(() => [
       val(actorLoss({ pgLoss: tf.scalar(0.5), entropyLoss: tf.scalar(2), entropyCoeff: 0.001 })),
-      val(actorLoss({ pgLoss: tf.scalar(0.5), entropyLoss: tf.scalar(2), entropyCoeff: 0.001, klLoss: tf.scalar(3), klCoef: 0.01 })),
+      val(
+        actorLoss({
+          pgLoss: tf.scalar(0.5),
+          entropyLoss: tf.scalar(2),
+          entropyCoeff: 0.001,
+          klLoss: tf.scalar(3),
+          klCoef: 0.01,
+        }),
+      ),
     ]);
     expect(r[0]).toBeCloseTo(0.5 - 0.002, 6);
     expect(r[1]).toBeCloseTo(0.5 - 0.002 + 0.03, 6);

@@ -12,16 +12,30 @@ import { gae, whiten } from '../../../src/starpo/advantages';
 import { LOSS_AGG_MODES } from '../../../src/starpo/config';
 import { policyLoss, valueLoss } from '../../../src/starpo/losses';
 
-interface Arr { shape: [number, number]; data: Float32Array }
+interface Arr {
+  shape: [number, number];
+  data: Float32Array;
+}
 interface Fixture {
   mask: Arr;
   policy: {
-    logProbs: Arr; oldLogProbs: Arr; advantages: Arr; clipLow: number; clipHigh: number; clipRatioC: number;
-    clipfrac: number; clipfracLower: number; ppoKl: number;
+    logProbs: Arr;
+    oldLogProbs: Arr;
+    advantages: Arr;
+    clipLow: number;
+    clipHigh: number;
+    clipRatioC: number;
+    clipfrac: number;
+    clipfracLower: number;
+    ppoKl: number;
     byAggMode: Record<string, { loss: number; grad: Arr }>;
   };
   value: { values: Arr; oldValues: Arr; returns: Arr; clipRange: number; loss: number; clipfrac: number; grad: Arr };
-  gae: { rewards: Arr; values: Arr; cases: { gamma: number; lambda: number; advantages: Arr; returns: Arr; whitened: Arr }[] };
+  gae: {
+    rewards: Arr;
+    values: Arr;
+    cases: { gamma: number; lambda: number; advantages: Arr; returns: Arr; whitened: Arr }[];
+  };
 }
 
 /** Every {shape, f32} object of the JSON becomes {shape, data: Float32Array}. */
@@ -36,18 +50,24 @@ function decode(value: unknown): unknown {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, decode(v)]));
 }
 
-const fx = decode(JSON.parse(readFileSync(fileURLToPath(new URL('../../fixtures/parity/ppo-gae.json', import.meta.url)), 'utf8'))) as Fixture;
+const fx = decode(
+  JSON.parse(readFileSync(fileURLToPath(new URL('../../fixtures/parity/ppo-gae.json', import.meta.url)), 'utf8')),
+) as Fixture;
 const tensor = (a: Arr) => tf.tensor2d(a.data, a.shape);
-const rows = (a: Arr) => Array.from({ length: a.shape[0] }, (_, r) => a.data.slice(r * a.shape[1], (r + 1) * a.shape[1]));
+const rows = (a: Arr) =>
+  Array.from({ length: a.shape[0] }, (_, r) => a.data.slice(r * a.shape[1], (r + 1) * a.shape[1]));
 const relClose = (a: number, b: number, rel = 1e-5) => Math.abs(a - b) <= rel * Math.max(1, Math.abs(b));
 function worstGradRatio(ours: ArrayLike<number>, ref: ArrayLike<number>): number {
   let worst = 0;
-  for (let i = 0; i < ref.length; i++) worst = Math.max(worst, Math.abs(ours[i] - ref[i]) / (1e-6 + 1e-4 * Math.abs(ref[i])));
+  for (let i = 0; i < ref.length; i++)
+    worst = Math.max(worst, Math.abs(ours[i] - ref[i]) / (1e-6 + 1e-4 * Math.abs(ref[i])));
   return worst;
 }
 function maxAbsDiff(a: ArrayLike<number>[], b: ArrayLike<number>[]): number {
   let worst = 0;
-  a.forEach((row, r) => { for (let j = 0; j < row.length; j++) worst = Math.max(worst, Math.abs(row[j] - b[r][j])); });
+  a.forEach((row, r) => {
+    for (let j = 0; j < row.length; j++) worst = Math.max(worst, Math.abs(row[j] - b[r][j]));
+  });
   return worst;
 }
 
@@ -65,11 +85,26 @@ describe('PPO clipped policy loss vs PyTorch (veRL definitions)', () => {
   for (const mode of LOSS_AGG_MODES) {
     it(`${mode}: loss, clip fractions, ppo_kl and the gradient w.r.t. the log-probs match`, async () => {
       const before = tf.memory().numTensors;
-      const [mask, old, adv, logProbs] = [tensor(fx.mask), tensor(p.oldLogProbs), tensor(p.advantages), tensor(p.logProbs)];
-      const args = { oldLogProbs: old, advantages: adv, mask, clipLow: p.clipLow, clipHigh: p.clipHigh, clipRatioC: p.clipRatioC, aggMode: mode };
+      const [mask, old, adv, logProbs] = [
+        tensor(fx.mask),
+        tensor(p.oldLogProbs),
+        tensor(p.advantages),
+        tensor(p.logProbs),
+      ];
+      const args = {
+        oldLogProbs: old,
+        advantages: adv,
+        mask,
+        clipLow: p.clipLow,
+        clipHigh: p.clipHigh,
+        clipRatioC: p.clipRatioC,
+        aggMode: mode,
+      };
       const out = policyLoss({ logProbs, ...args });
       const grad = tf.grad((lp: tf.Tensor) => policyLoss({ logProbs: lp, ...args }).loss)(logProbs);
-      const [loss, clipfrac, clipfracLower, ppoKl] = await Promise.all([out.loss, out.clipfrac, out.clipfracLower, out.ppoKl].map(async (t) => (await t.data())[0]));
+      const [loss, clipfrac, clipfracLower, ppoKl] = await Promise.all(
+        [out.loss, out.clipfrac, out.clipfracLower, out.ppoKl].map(async (t) => (await t.data())[0]),
+      );
       const g = await grad.data();
       tf.dispose([mask, old, adv, logProbs, grad, out.loss, out.clipfrac, out.clipfracLower, out.ppoKl]);
 
@@ -86,7 +121,12 @@ describe('PPO clipped policy loss vs PyTorch (veRL definitions)', () => {
 describe('clipped value loss vs PyTorch', () => {
   it('loss, clip fraction and the gradient w.r.t. the values match', async () => {
     const v = fx.value;
-    const [mask, values, oldValues, returns] = [tensor(fx.mask), tensor(v.values), tensor(v.oldValues), tensor(v.returns)];
+    const [mask, values, oldValues, returns] = [
+      tensor(fx.mask),
+      tensor(v.values),
+      tensor(v.oldValues),
+      tensor(v.returns),
+    ];
     const args = { oldValues, returns, mask, clipRange: v.clipRange };
     const out = valueLoss({ values, ...args });
     const grad = tf.grad((x: tf.Tensor) => valueLoss({ values: x, ...args }).loss)(values);

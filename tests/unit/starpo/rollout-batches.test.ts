@@ -9,7 +9,9 @@ import { Trainer } from '../../../src/starpo/trainer';
 import type { RunConfigInput } from '../../../src/starpo/config';
 import { tinyBanditConfig, tinyPolicy } from './trainer-fixture';
 
-beforeAll(async () => { await initBackend('wasm'); });
+beforeAll(async () => {
+  await initBackend('wasm');
+});
 
 async function metrics(over: RunConfigInput): Promise<Record<string, unknown>[]> {
   const sink = new MemorySink();
@@ -22,7 +24,9 @@ async function metrics(over: RunConfigInput): Promise<Record<string, unknown>[]>
   expect(tf.memory().numTensors).toBe(afterFirst);
   expect(afterFirst).toBeGreaterThanOrEqual(before);
   trainer.dispose();
-  return sink.rows.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput')));
+  return sink.rows.map((row) =>
+    Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput')),
+  );
 }
 
 describe('rollout batches and gradient checkpointing in the Trainer', () => {

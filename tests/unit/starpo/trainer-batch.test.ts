@@ -3,7 +3,17 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildPrompt, envRegistry, type HistoryRecord } from '../../../src/agent/index';
 import { initBackend } from '../../../src/model/backend';
-import { bucketLength, chunks, disposeBatch, lossTokenCount, padBatch, padRows, scoreLogProbs, tokenizeTrajectory, unpadRows } from '../../../src/starpo/batch';
+import {
+  bucketLength,
+  chunks,
+  disposeBatch,
+  lossTokenCount,
+  padBatch,
+  padRows,
+  scoreLogProbs,
+  tokenizeTrajectory,
+  unpadRows,
+} from '../../../src/starpo/batch';
 import { tinyBanditTokenizer, tinyPolicy } from './trainer-fixture';
 
 beforeAll(async () => {
@@ -16,8 +26,24 @@ const info = envRegistry().promptInfo('Bandit');
 /** A finished two-turn history (two turns keep the test about masking, not about Bandit's one-turn rule). */
 function history(): HistoryRecord[] {
   return [
-    { state: 'arms: Phoenix, Dragon', actionsLeft: 2, actions: ['Dragon'], reward: 0.25, info: null, llmResponse: '<think>I pick Dragon.</think><answer>Dragon</answer>', llmRawResponse: '' },
-    { state: 'arms: Phoenix, Dragon', actionsLeft: 1, actions: ['Phoenix'], reward: 0.1, info: null, llmResponse: '<think>I pick Phoenix.</think><answer>Phoenix</answer>', llmRawResponse: '' },
+    {
+      state: 'arms: Phoenix, Dragon',
+      actionsLeft: 2,
+      actions: ['Dragon'],
+      reward: 0.25,
+      info: null,
+      llmResponse: '<think>I pick Dragon.</think><answer>Dragon</answer>',
+      llmRawResponse: '',
+    },
+    {
+      state: 'arms: Phoenix, Dragon',
+      actionsLeft: 1,
+      actions: ['Phoenix'],
+      reward: 0.1,
+      info: null,
+      llmResponse: '<think>I pick Phoenix.</think><answer>Phoenix</answer>',
+      llmRawResponse: '',
+    },
     { state: 'done', actionsLeft: 0 },
   ];
 }
@@ -44,7 +70,9 @@ describe('tokenizeTrajectory', () => {
     expect(t.ids).toEqual(tokenizer.encode(rendered.text));
     expect(t.lossMask.length).toBe(t.ids.length - 1);
     // RAGEN: the model learns to predict "assistant\n", the response, <|im_end|>, "\n" and the NEXT <|im_start|>.
-    const assistant = rendered.segments.filter((s) => s.role === 'assistant').map((s) => s.text.slice('<|im_start|>'.length));
+    const assistant = rendered.segments
+      .filter((s) => s.role === 'assistant')
+      .map((s) => s.text.slice('<|im_start|>'.length));
     expect(maskedRuns(t.ids, t.lossMask)).toEqual([assistant[0] + '<|im_start|>', assistant[1]]);
     expect(lossTokenCount(t)).toBe(t.lossMask.reduce((a, b) => a + b, 0));
   });
@@ -93,7 +121,10 @@ describe('padding and rows', () => {
     const before = tf.memory().numTensors;
     const rows = [Float32Array.from([1, 2]), Float32Array.from([3, 4, 5])];
     const t = padRows(rows, 4);
-    expect(await t.array()).toEqual([[1, 2, 0, 0], [3, 4, 5, 0]]);
+    expect(await t.array()).toEqual([
+      [1, 2, 0, 0],
+      [3, 4, 5, 0],
+    ]);
     expect(await unpadRows(t, [2, 3])).toEqual(rows);
     t.dispose();
     expect(() => padRows([Float32Array.from([1, 2, 3])], 2)).toThrow(/more than the width/);
@@ -109,13 +140,19 @@ describe('padding and rows', () => {
 describe('scoreLogProbs', () => {
   it('scores at the given temperature: log softmax(logits / T) of each next token, as veRL scores at the rollout temperature', async () => {
     const { model } = tinyPolicy();
-    const seqs = [{ ids: [3, 9, 4, 7, 2], lossMask: Uint8Array.from([0, 1, 1, 1]) }, { ids: [5, 6, 8], lossMask: Uint8Array.from([1, 1]) }];
-    const logits = (await tf.tidy(() => model.forward(tf.tensor2d([seqs[0].ids], [1, 5], 'int32'))).array()) as number[][][];
-    const expected = (temperature: number) => seqs[0].ids.slice(1).map((next, t) => {
-      const z = logits[0][t].map((x) => x / temperature);
-      const max = Math.max(...z);
-      return z[next] - max - Math.log(z.reduce((s, x) => s + Math.exp(x - max), 0));
-    });
+    const seqs = [
+      { ids: [3, 9, 4, 7, 2], lossMask: Uint8Array.from([0, 1, 1, 1]) },
+      { ids: [5, 6, 8], lossMask: Uint8Array.from([1, 1]) },
+    ];
+    const logits = (await tf
+      .tidy(() => model.forward(tf.tensor2d([seqs[0].ids], [1, 5], 'int32')))
+      .array()) as number[][][];
+    const expected = (temperature: number) =>
+      seqs[0].ids.slice(1).map((next, t) => {
+        const z = logits[0][t].map((x) => x / temperature);
+        const max = Math.max(...z);
+        return z[next] - max - Math.log(z.reduce((s, x) => s + Math.exp(x - max), 0));
+      });
     for (const temperature of [1, 0.5]) {
       const { logProbs } = await scoreLogProbs(model, seqs, [[0, 1]], 0, undefined, temperature);
       expect(logProbs.map((r) => r.length)).toEqual([4, 2]);

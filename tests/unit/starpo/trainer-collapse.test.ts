@@ -64,7 +64,7 @@ async function run(c: RunConfig, steps: number, opts: { resumeFiles?: Record<str
 }
 
 describe('Trainer: collapse diagnostics', () => {
-  it('logs RAGEN-2\'s collapse metrics on step 1 and every computeFreq-th step, deterministically, and resumes them exactly', async () => {
+  it("logs RAGEN-2's collapse metrics on step 1 and every computeFreq-th step, deterministically, and resumes them exactly", async () => {
     const a = await run(config(), 4);
     const rows = a.sink.rows;
     expect(rows.map((r) => r.step)).toEqual([1, 2, 3, 4]);
@@ -76,16 +76,30 @@ describe('Trainer: collapse diagnostics', () => {
       expect(r['collapse/first_turn_num_total']).toBe(4);
       // Two env groups = two first-turn prompts: MI is at most log 2.
       expect(r['collapse_first_turn_sample/mi_upper_bound']).toBeCloseTo(Math.log(2), 12);
-      for (const k of ['mi_estimate', 'mi_zscore_ema', 'retrieval_accuracy', 'conditional_entropy_est', 'marginal_std_ema_seq']) {
+      for (const k of [
+        'mi_estimate',
+        'mi_zscore_ema',
+        'retrieval_accuracy',
+        'conditional_entropy_est',
+        'marginal_std_ema_seq',
+      ]) {
         expect(Number.isFinite(r[`collapse_first_turn_sample/${k}`]), k).toBe(true);
         expect(Number.isFinite(r[`collapse_trajectory_sample/${k}`]), k).toBe(true);
       }
       expect(r['collapse_first_turn_sample/mi_estimate']).toBeLessThanOrEqual(Math.log(2) + 1e-9);
-      for (const k of ['timing_s/collapse_metrics', 'timing_s/collapse_first_turn_step', 'timing_s/collapse_multi_turn_step']) expect(r[k]).toBeGreaterThanOrEqual(0);
+      for (const k of [
+        'timing_s/collapse_metrics',
+        'timing_s/collapse_first_turn_step',
+        'timing_s/collapse_multi_turn_step',
+      ])
+        expect(r[k]).toBeGreaterThanOrEqual(0);
     }
     expect(Object.keys(rows[2]).some((k) => k.startsWith('collapse'))).toBe(false);
     // The EMA at step 4 folds in steps 1 and 2: it differs from that step's own std.
-    expect(rows[3]['collapse_first_turn_sample/marginal_std_ema']).not.toBeCloseTo(rows[3]['collapse_first_turn_sample/marginal_std'] as number, 8);
+    expect(rows[3]['collapse_first_turn_sample/marginal_std_ema']).not.toBeCloseTo(
+      rows[3]['collapse_first_turn_sample/marginal_std'] as number,
+      8,
+    );
     expect(a.phases.has('collapse')).toBe(true);
     expect(a.tensors[3]).toBe(a.tensors[1]); // step 2 and step 4 both diagnose: nothing accumulates
 
@@ -95,7 +109,9 @@ describe('Trainer: collapse diagnostics', () => {
 
     // Resume from the checkpoint after step 2: steps 3 and 4 as in the uninterrupted run, EMA included.
     const files = await b.trainer.checkpointFiles();
-    expect(JSON.parse(new TextDecoder().decode(files['trainer_state.json'])).collapse.emaMarginalStd).toHaveProperty(['collapse_first_turn_sample']);
+    expect(JSON.parse(new TextDecoder().decode(files['trainer_state.json'])).collapse.emaMarginalStd).toHaveProperty([
+      'collapse_first_turn_sample',
+    ]);
     b.trainer.dispose();
     const resumed = await run(config(), 2, { resumeFiles: files });
     expect(resumed.sink.rows.map(withoutTiming)).toEqual(rows.slice(2).map(withoutTiming));
@@ -111,7 +127,13 @@ describe('Trainer: collapse diagnostics', () => {
     const files = await first.trainer.checkpointFiles();
     first.trainer.dispose();
     const state = JSON.parse(new TextDecoder().decode(files['trainer_state.json']));
-    state.echoTrap.report = { ...state.echoTrap.report, fired: true, firstFiredStep: 1, signal: 'reward_std+mi_zscore_ema', reason: 'test' };
+    state.echoTrap.report = {
+      ...state.echoTrap.report,
+      fired: true,
+      firstFiredStep: 1,
+      signal: 'reward_std+mi_zscore_ema',
+      reason: 'test',
+    };
     files['trainer_state.json'] = new TextEncoder().encode(JSON.stringify(state));
     const sink = new MemorySink();
     const trainer = await Trainer.create(off, { resumeFiles: files, sink });

@@ -57,8 +57,16 @@ export function tinyBanditConfig(over: RunConfigInput = {}): RunConfig {
     model: { pretrained: null, promptStyle: 'compact' },
     agent: {
       trainEnvs: [{ tag: 'Bandit', nGroups: 2 }],
-      valEnvs: [{ tag: 'Bandit', nGroups: 1 }, { tag: 'BanditTest', nGroups: 1 }],
-      envGroups: 2, groupSize: 4, valGroups: 2, valGroupSize: 1, maxTurn: 1, maxActionsPerTurn: 1,
+      valEnvs: [
+        { tag: 'Bandit', nGroups: 1 },
+        { tag: 'BanditTest', nGroups: 1 },
+      ],
+      envGroups: 2,
+      groupSize: 4,
+      valGroups: 2,
+      valGroupSize: 1,
+      maxTurn: 1,
+      maxActionsPerTurn: 1,
     },
     rollout: { maxNewTokens: 10 },
     filter: { ratio: 0.5 },

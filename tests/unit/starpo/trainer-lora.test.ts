@@ -44,13 +44,14 @@ async function logProbs(model: Trainer['actor'], ids: number[]): Promise<Float32
 }
 
 // PPO with a KL loss, so the reference policy is built and used; lr high enough that the adapters move visibly.
-const config = (over: Parameters<typeof tinyBanditConfig>[0] = {}) => tinyBanditConfig({
-  lora: { enabled: true, rank: 4, alpha: 8 },
-  actor: { useKlLoss: true, klLossCoef: 0.01, lr: 1e-2 },
-  critic: { lr: 1e-2 },
-  trainer: { totalSteps: 3, testFreq: 0, valBeforeTrain: false },
-  ...over,
-});
+const config = (over: Parameters<typeof tinyBanditConfig>[0] = {}) =>
+  tinyBanditConfig({
+    lora: { enabled: true, rank: 4, alpha: 8 },
+    actor: { useKlLoss: true, klLossCoef: 0.01, lr: 1e-2 },
+    critic: { lr: 1e-2 },
+    trainer: { totalSteps: 3, testFreq: 0, valBeforeTrain: false },
+    ...over,
+  });
 
 describe('Trainer with LoRA (wasm)', () => {
   it('trains only the adapters; the reference is the base model; tensors stay flat', async () => {
@@ -62,12 +63,13 @@ describe('Trainer with LoRA (wasm)', () => {
     const trainer = await Trainer.create(config(), { model, tokenizer, sink });
     expect(trainer.actor.lora).not.toBeNull();
     expect(trainer.critic!.lora).not.toBeNull();
-    expect(trainer.ref!.variables).toBe(trainer.actor.variables);   // no copy of the weights
+    expect(trainer.ref!.variables).toBe(trainer.actor.variables); // no copy of the weights
     const counts = await tensorCountsPerStep(trainer);
     expect(counts[2]).toBe(counts[1]);
     expect(counts[1]).toBe(counts[0]);
     for (const row of sink.rows) {
-      for (const key of ['actor/pg_loss', 'actor/kl_loss', 'actor/grad_norm', 'critic/vf_loss']) expect(Number.isFinite(row[key]), key).toBe(true);
+      for (const key of ['actor/pg_loss', 'actor/kl_loss', 'actor/grad_norm', 'critic/vf_loss'])
+        expect(Number.isFinite(row[key]), key).toBe(true);
       expect(row['actor/nan_skipped']).toBe(0);
     }
     // The KL loss is 0 before the adapters move (B starts at zero) and nonzero once they have.
@@ -76,7 +78,8 @@ describe('Trainer with LoRA (wasm)', () => {
 
     // The base weights are untouched, byte for byte; the adapters moved (B away from zero).
     const after = await arrays(trainer.actor);
-    for (const [name, data] of Object.entries(base)) expect(Buffer.from(after[name].buffer).equals(Buffer.from(data.buffer)), name).toBe(true);
+    for (const [name, data] of Object.entries(base))
+      expect(Buffer.from(after[name].buffer).equals(Buffer.from(data.buffer)), name).toBe(true);
     const b = await trainer.actor.lora!.variables['model.layers.0.mlp.down_proj.lora_B.weight'].data();
     expect(b.some((x) => x !== 0)).toBe(true);
     // The reference's log-probs are the base model's; the actor's are not any more.
@@ -86,7 +89,7 @@ describe('Trainer with LoRA (wasm)', () => {
     trainer.dispose();
   });
 
-  it('checkpoints hold the adapters in PEFT\'s format (no ref.safetensors) and a bf16 base in bf16, and resume exactly', async () => {
+  it("checkpoints hold the adapters in PEFT's format (no ref.safetensors) and a bf16 base in bf16, and resume exactly", async () => {
     const c = config({ trainer: { totalSteps: 4, testFreq: 0, valBeforeTrain: false } });
     const sink = new MemorySink();
     // A base whose every weight is a bfloat16, as when it is loaded from Qwen2.5's own bf16 files.
@@ -97,8 +100,15 @@ describe('Trainer with LoRA (wasm)', () => {
     await trainer.step();
     await trainer.step();
     const files = await trainer.checkpointFiles();
-    expect(Object.keys(files)).toEqual(expect.arrayContaining(['adapter/adapter_config.json', 'adapter/adapter_model.safetensors',
-      'critic/adapter/adapter_model.safetensors', 'model.safetensors', 'optimizer.safetensors']));
+    expect(Object.keys(files)).toEqual(
+      expect.arrayContaining([
+        'adapter/adapter_config.json',
+        'adapter/adapter_model.safetensors',
+        'critic/adapter/adapter_model.safetensors',
+        'model.safetensors',
+        'optimizer.safetensors',
+      ]),
+    );
     expect(files['ref.safetensors']).toBeUndefined();
     // The frozen base is written in bf16 (exactly: it reads back bit for bit); what trains (the critic's value head,
     // the adapters) stays f32.
@@ -108,8 +118,10 @@ describe('Trainer with LoRA (wasm)', () => {
       expect(e.dtype, name).toBe('BF16');
       expect(Buffer.from(e.read().buffer).equals(Buffer.from(baseBits[name].buffer)), name).toBe(true);
     }
-    for (const [name, e] of Object.entries(criticFile)) expect(e.dtype, name).toBe(name.startsWith('score.') ? 'F32' : 'BF16');
-    for (const e of Object.values(indexSafetensors(files['adapter/adapter_model.safetensors']).entries)) expect(e.dtype).toBe('F32');
+    for (const [name, e] of Object.entries(criticFile))
+      expect(e.dtype, name).toBe(name.startsWith('score.') ? 'F32' : 'BF16');
+    for (const e of Object.values(indexSafetensors(files['adapter/adapter_model.safetensors']).entries))
+      expect(e.dtype).toBe('F32');
     while (!trainer.finished) await trainer.step();
     trainer.dispose();
 
@@ -122,10 +134,18 @@ describe('Trainer with LoRA (wasm)', () => {
     expect(resumedSink.rows.map(withoutTiming)).toEqual(sink.rows.slice(2).map(withoutTiming));
 
     // A run cannot switch LoRA off (or change its rank) on resume.
-    await expect(Trainer.create(tinyBanditConfig({ actor: { useKlLoss: true, klLossCoef: 0.01 } }), { resumeFiles: files, sink: new MemorySink() }))
-      .rejects.toThrow(/has LoRA adapters but lora.enabled is false/);
-    await expect(Trainer.create(config({ lora: { enabled: true, rank: 2, alpha: 8 } }), { resumeFiles: files, sink: new MemorySink() }))
-      .rejects.toThrow(/rank 4.*asks for rank 2/);
+    await expect(
+      Trainer.create(tinyBanditConfig({ actor: { useKlLoss: true, klLossCoef: 0.01 } }), {
+        resumeFiles: files,
+        sink: new MemorySink(),
+      }),
+    ).rejects.toThrow(/has LoRA adapters but lora.enabled is false/);
+    await expect(
+      Trainer.create(config({ lora: { enabled: true, rank: 2, alpha: 8 } }), {
+        resumeFiles: files,
+        sink: new MemorySink(),
+      }),
+    ).rejects.toThrow(/rank 4.*asks for rank 2/);
   });
 
   it('a base weight that is not all bfloat16 (random float32 matrices) is written in f32; bit for bit either way', async () => {
@@ -137,6 +157,7 @@ describe('Trainer with LoRA (wasm)', () => {
     // The random matrices are float32; the norms' initial ones are bfloat16 values.
     expect(entries['model.embed_tokens.weight'].dtype).toBe('F32');
     expect(entries['model.layers.0.input_layernorm.weight'].dtype).toBe('BF16');
-    for (const [name, e] of Object.entries(entries)) expect(Buffer.from(e.read().buffer).equals(Buffer.from(base[name].buffer)), name).toBe(true);
+    for (const [name, e] of Object.entries(entries))
+      expect(Buffer.from(e.read().buffer).equals(Buffer.from(base[name].buffer)), name).toBe(true);
   });
 });

@@ -45,7 +45,13 @@ describe('Trainer onProgress', () => {
     expect(rollout.length).toBeGreaterThan(2);
     expect(rollout.map((s) => s.done)).toEqual([...rollout.map((s) => s.done)].sort((a, b) => a - b));
     // Scoring: old log-probs + critic values (no reference: no KL term in this config), 2 micro-batches of 2 each.
-    expect(seen.filter((s) => s.phase === 'scoring').map((s) => `${s.done}/${s.total}`)).toEqual(['0/4', '1/4', '2/4', '3/4', '4/4']);
+    expect(seen.filter((s) => s.phase === 'scoring').map((s) => `${s.done}/${s.total}`)).toEqual([
+      '0/4',
+      '1/4',
+      '2/4',
+      '3/4',
+      '4/4',
+    ]);
     // Update: one mini-batch, critic then actor = 2 optimizer steps.
     expect(seen.filter((s) => s.phase === 'update').map((s) => `${s.done}/${s.total}`)).toEqual(['0/2', '1/2', '2/2']);
     // The step can be abandoned until its first optimizer step, never after.
@@ -80,7 +86,10 @@ describe('Trainer onProgress', () => {
     await trainer.step();
     const tensorsAfterStep1 = tf.memory().numTensors;
     // Abandon step 2 in the middle of its generation, then in its scoring pass.
-    for (const at of [{ phase: 'rollout' as const, call: 4 }, { phase: 'scoring' as const, call: 2 }]) {
+    for (const at of [
+      { phase: 'rollout' as const, call: 4 },
+      { phase: 'scoring' as const, call: 2 },
+    ]) {
       abandonAt = at;
       calls = 0;
       await expect(trainer.step()).rejects.toBeInstanceOf(Abandon);
@@ -99,17 +108,24 @@ describe('Trainer onProgress', () => {
   it('with the update taking its old log-probs from its own forward pass, there is no scoring phase, and the update stays unabandonable', async () => {
     const seen: { phase: StepPhase; done: number; total: number; clean: boolean }[] = [];
     let trainer: Trainer | null = null;
-    trainer = await Trainer.create(tinyBanditConfig({ trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false } }), {
-      ...tinyPolicy(),
-      sink: new MemorySink(),
-      onProgress: (phase, done, total) => {
-        seen.push({ phase, done, total, clean: trainer!.canAbandonStep });
+    trainer = await Trainer.create(
+      tinyBanditConfig({ trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false } }),
+      {
+        ...tinyPolicy(),
+        sink: new MemorySink(),
+        onProgress: (phase, done, total) => {
+          seen.push({ phase, done, total, clean: trainer!.canAbandonStep });
+        },
       },
-    });
+    );
     await trainer.step();
     trainer.dispose();
     expect([...new Set(seen.map((s) => s.phase))]).toEqual(['rollout', 'update']);
     // Critic (its update gives the values) then actor: 2 optimizer steps, the first counted while still clean.
-    expect(seen.filter((s) => s.phase === 'update').map((s) => `${s.done}/${s.total}:${s.clean}`)).toEqual(['0/2:true', '1/2:false', '2/2:false']);
+    expect(seen.filter((s) => s.phase === 'update').map((s) => `${s.done}/${s.total}:${s.clean}`)).toEqual([
+      '0/2:true',
+      '1/2:false',
+      '2/2:false',
+    ]);
   });
 });

@@ -16,9 +16,15 @@ async function run(config: RunConfig) {
   const sink = new MemorySink();
   const trainer = await Trainer.create(config, { ...tinyPolicy(), sink, log: () => {} });
   while (!trainer.finished) await trainer.step();
-  const weights = Object.fromEntries(await Promise.all(Object.entries(trainer.actor.variables).map(async ([k, v]) => [k, await (v as tf.Variable).data()])));
+  const weights = Object.fromEntries(
+    await Promise.all(
+      Object.entries(trainer.actor.variables).map(async ([k, v]) => [k, await (v as tf.Variable).data()]),
+    ),
+  );
   trainer.dispose();
-  const rows = sink.rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput')));
+  const rows = sink.rows.map((r) =>
+    Object.fromEntries(Object.entries(r).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput')),
+  );
   return { rows, weights };
 }
 
@@ -42,7 +48,12 @@ function lakeConfig(mode: 'full' | 'single_turn', extra: RunConfigInput = {}): R
 describe("Trainer: agent.contextWindowMode 'single_turn'", () => {
   it("on one-turn Bandit it is the 'full' update: the same metrics and weights", async () => {
     const full = await run(tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 0, saveFreq: 0 } }));
-    const single = await run(tinyBanditConfig({ agent: { contextWindowMode: 'single_turn' }, trainer: { totalSteps: 2, testFreq: 0, saveFreq: 0 } }));
+    const single = await run(
+      tinyBanditConfig({
+        agent: { contextWindowMode: 'single_turn' },
+        trainer: { totalSteps: 2, testFreq: 0, saveFreq: 0 },
+      }),
+    );
     expect(single.rows).toEqual(full.rows);
     expect(single.weights).toEqual(full.weights);
   });
@@ -57,16 +68,23 @@ describe("Trainer: agent.contextWindowMode 'single_turn'", () => {
     // last turn) has one.
     expect(full['train/num_mini_batches']).toBe(1);
     expect(single['train/num_mini_batches']).toBe(3);
-    for (const key of ['actor/pg_loss', 'actor/grad_norm', 'critic/vf_loss']) expect(Number.isFinite(single[key]), key).toBe(true);
+    for (const key of ['actor/pg_loss', 'actor/grad_norm', 'critic/vf_loss'])
+      expect(Number.isFinite(single[key]), key).toBe(true);
   });
 
   it('with algorithm.stepAdvantage (GiGPO) each turn gets its own credit on top of the GRPO advantage', async () => {
     const grpo: RunConfigInput = { algorithm: { advEstimator: 'grpo', rewardNormalization: { method: 'mean_std' } } };
     const plain = (await run(lakeConfig('single_turn', grpo))).rows[1];
-    const stepped = (await run(lakeConfig('single_turn', { algorithm: { ...grpo.algorithm, stepAdvantage: { weight: 1, gamma: 0.95, method: 'mean' } } }))).rows[1];
+    const stepped = (
+      await run(
+        lakeConfig('single_turn', {
+          algorithm: { ...grpo.algorithm, stepAdvantage: { weight: 1, gamma: 0.95, method: 'mean' } },
+        }),
+      )
+    ).rows[1];
     // The first turns of a group all start from the same lake: at least those share an anchor state.
     expect(stepped['critic/step_adv/shared_turns']).toBeGreaterThanOrEqual(1 / 3);
-    expect(stepped['critic/step_adv/abs_mean']).toBeGreaterThan(0);   // here: some turns from one state did better
+    expect(stepped['critic/step_adv/abs_mean']).toBeGreaterThan(0); // here: some turns from one state did better
     expect(plain['critic/step_adv/shared_turns']).toBeUndefined();
     expect(stepped['rollout/in_group_std']).toBe(plain['rollout/in_group_std']);
     expect(stepped['train/num_mini_batches']).toBe(plain['train/num_mini_batches']);

@@ -18,18 +18,25 @@ describe('trainer.stopAfterCollapse', () => {
   it("hands the early stopper each step's number and training success", async () => {
     const seen = vi.spyOn(EarlyStopper.prototype, 'observeStep');
     const sink = new MemorySink();
-    const trainer = await Trainer.create(tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 0, stopAfterCollapse: 3 } }), { ...tinyPolicy(), sink });
+    const trainer = await Trainer.create(
+      tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 0, stopAfterCollapse: 3 } }),
+      { ...tinyPolicy(), sink },
+    );
     while (!trainer.finished) await trainer.step();
     trainer.dispose();
-    const steps = sink.rows.filter((r) => r.step > 0);   // (step 0 is the validation before training)
+    const steps = sink.rows.filter((r) => r.step > 0); // (step 0 is the validation before training)
     expect(steps.map((r) => r.step)).toEqual([1, 2]);
     expect(steps.every((r) => typeof r['train/Bandit/success'] === 'number')).toBe(true);
-    expect(seen.mock.calls.map(([s]) => [s.step, s.trainSuccess])).toEqual(steps.map((r) => [r.step, r['train/Bandit/success']]));
+    expect(seen.mock.calls.map(([s]) => [s.step, s.trainSuccess])).toEqual(
+      steps.map((r) => [r.step, r['train/Bandit/success']]),
+    );
   }, 120_000);
 
   it('ends the run K steps after the collapse, says why, and logs early_stopped/success_collapse', async () => {
     const curve = [0, 1, 1, ...Array(17).fill(0)];
-    const collapseStep = vanillaVerdict(curve.map((v, i) => ({ step: i + 1, 'train/Bandit/success': v }))).collapseStep!;
+    const collapseStep = vanillaVerdict(
+      curve.map((v, i) => ({ step: i + 1, 'train/Bandit/success': v })),
+    ).collapseStep!;
     expect(collapseStep).toBe(7);
     const observe = EarlyStopper.prototype.observeStep;
     vi.spyOn(EarlyStopper.prototype, 'observeStep').mockImplementation(function (this: EarlyStopper, s) {

@@ -49,8 +49,16 @@ describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
     const seen = new Set(rows.flatMap((r) => Object.keys(r)));
     for (const key of requiredMetricKeys(opts)) expect(seen, key).toContain(key);
     for (const row of rows.slice(1)) {
-      for (const key of [...REQUIRED_METRIC_KEYS, 'critic/vf_loss', 'train/Bandit/success']) expect(row, `step ${row.step}`).toHaveProperty([key]);
-      for (const key of ['actor/pg_loss', 'actor/entropy_loss', 'actor/grad_norm', 'critic/vf_loss', 'timing_s/step', 'perf/throughput']) {
+      for (const key of [...REQUIRED_METRIC_KEYS, 'critic/vf_loss', 'train/Bandit/success'])
+        expect(row, `step ${row.step}`).toHaveProperty([key]);
+      for (const key of [
+        'actor/pg_loss',
+        'actor/entropy_loss',
+        'actor/grad_norm',
+        'critic/vf_loss',
+        'timing_s/step',
+        'perf/throughput',
+      ]) {
         expect(Number.isFinite(row[key]), `${key} at step ${row.step}`).toBe(true);
       }
       // The filter keeps floor(0.5 x 2) = 1 group of 4 = one mini-batch, updated once at ratio exactly 1
@@ -67,7 +75,9 @@ describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
     const train1 = sink.rollouts.filter((r) => r.step === 1 && r.split === 'train');
     expect(train1).toHaveLength(2);
     expect((train1[0].turns as unknown[]).length).toBe(1);
-    expect(train1[0].turns).toEqual([expect.objectContaining({ turn: 1, think: expect.any(String), answer: expect.any(String) })]);
+    expect(train1[0].turns).toEqual([
+      expect.objectContaining({ turn: 1, think: expect.any(String), answer: expect.any(String) }),
+    ]);
 
     const before = tf.memory().numTensors;
     trainer.dispose();
@@ -77,7 +87,9 @@ describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
 
   it('gives identical metrics for the same seed (timing aside), and different rollouts for another seed', async () => {
     const run = async (seed: number, totalSteps = 2) => {
-      const { trainer, sink } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps, testFreq: 0, valBeforeTrain: false, seed } }));
+      const { trainer, sink } = await makeTrainer(
+        tinyBanditConfig({ trainer: { totalSteps, testFreq: 0, valBeforeTrain: false, seed } }),
+      );
       while (!trainer.finished) await trainer.step();
       trainer.dispose();
       return sink.rows.map(withoutTiming);
@@ -93,7 +105,9 @@ describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
   it('seed 0 is a seed too: two runs give the same step-1 metrics, critic included', async () => {
     // The critic's fresh value head used tf.randomNormal(..., seed), and tfjs reads seed 0 as "no seed".
     const run = async () => {
-      const { trainer, sink } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false, seed: 0 } }));
+      const { trainer, sink } = await makeTrainer(
+        tinyBanditConfig({ trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false, seed: 0 } }),
+      );
       const head = await weightsOf({ w: trainer.critic!.variables['score.weight'] });
       await trainer.step();
       trainer.dispose();
@@ -110,18 +124,24 @@ describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
 describe('Trainer: one mini-batch takes old log-probs and values from the update itself', () => {
   it('gives the metrics and weights of scoring the batch first, without the two scoring passes', async () => {
     const run = async (reuseUpdateForward: boolean) => {
-      const { trainer, sink } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps: 3, testFreq: 0, valBeforeTrain: false, seed: 3 } }),
-        { reuseUpdateForward });
+      const { trainer, sink } = await makeTrainer(
+        tinyBanditConfig({ trainer: { totalSteps: 3, testFreq: 0, valBeforeTrain: false, seed: 3 } }),
+        { reuseUpdateForward },
+      );
       while (!trainer.finished) await trainer.step();
-      const weights = { actor: await weightsOf(trainer.actor.variables), critic: await weightsOf(trainer.critic!.variables) };
+      const weights = {
+        actor: await weightsOf(trainer.actor.variables),
+        critic: await weightsOf(trainer.critic!.variables),
+      };
       trainer.dispose();
       return { rows: sink.rows, weights };
     };
     const scored = await run(false);
     const reused = await run(true);
-    expect(scored.rows[0]['timing_s/old_log_prob']).toBeGreaterThanOrEqual(0);   // the scoring pass ran ...
-    expect(reused.rows[0]['timing_s/old_log_prob']).toBeUndefined();             // ... and here it did not
-    const a = scored.rows.map(withoutTiming), b = reused.rows.map(withoutTiming);
+    expect(scored.rows[0]['timing_s/old_log_prob']).toBeGreaterThanOrEqual(0); // the scoring pass ran ...
+    expect(reused.rows[0]['timing_s/old_log_prob']).toBeUndefined(); // ... and here it did not
+    const a = scored.rows.map(withoutTiming),
+      b = reused.rows.map(withoutTiming);
     expect(Object.keys(b[0]).sort()).toEqual(Object.keys(a[0]).sort());
     for (let i = 0; i < a.length; i++) {
       for (const [k, v] of Object.entries(a[i])) {
@@ -143,7 +163,10 @@ describe('Trainer at a rollout temperature other than 1', () => {
   it('scores the old policy and the update at the same temperature: the first update still starts at ratio exactly 1', async () => {
     const run = async (temperature: number) => {
       // Scored first, as RAGEN does (not reusing the update's forward pass), so the two passes must agree.
-      const config = tinyBanditConfig({ rollout: { temperature }, trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false } });
+      const config = tinyBanditConfig({
+        rollout: { temperature },
+        trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false },
+      });
       const { trainer, sink } = await makeTrainer(config, { reuseUpdateForward: false });
       while (!trainer.finished) await trainer.step();
       trainer.dispose();
@@ -182,9 +205,12 @@ describe('Trainer PPO clipping (vanilla StarPO relies on it)', () => {
 
 describe('Trainer safety', () => {
   it('skips an actor update whose loss is NaN: weights and optimizer untouched, logged, critic still trained', async () => {
-    const { trainer, sink, lines } = await makeTrainer(tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 0, valBeforeTrain: false } }), {
-      lossHook: (kind, step, loss) => (kind === 'actor' && step === 1 ? tf.mul(loss, NaN) : loss),
-    });
+    const { trainer, sink, lines } = await makeTrainer(
+      tinyBanditConfig({ trainer: { totalSteps: 2, testFreq: 0, valBeforeTrain: false } }),
+      {
+        lossHook: (kind, step, loss) => (kind === 'actor' && step === 1 ? tf.mul(loss, NaN) : loss),
+      },
+    );
     const actorBefore = await weightsOf(trainer.actor.variables);
     const criticBefore = await weightsOf(trainer.critic!.variables);
     await trainer.step();
@@ -209,7 +235,10 @@ describe('Trainer safety', () => {
   });
 
   it('warms the policy up as veRL does: step 1 trains at rate 0 (actor unchanged), step 2 at half, then the full rate', async () => {
-    const config = tinyBanditConfig({ actor: { lrWarmupStepsRatio: 0.5 }, trainer: { totalSteps: 4, testFreq: 0, valBeforeTrain: false } });
+    const config = tinyBanditConfig({
+      actor: { lrWarmupStepsRatio: 0.5 },
+      trainer: { totalSteps: 4, testFreq: 0, valBeforeTrain: false },
+    });
     const { trainer, sink } = await makeTrainer(config);
     const before = await weightsOf(trainer.actor.variables);
     await trainer.step();
@@ -245,8 +274,13 @@ describe('Trainer safety', () => {
     }
     const actorAfter = await weightsOf(trainer.actor.variables);
     for (const name of Object.keys(actorBefore)) expect(actorAfter[name], name).toEqual(actorBefore[name]);
-    for (const v of Object.values(await weightsOf(trainer.critic!.variables))) expect(v.every(Number.isFinite)).toBe(true);
-    expect(lines.some((l) => /step 1: skipped 1 actor update\(s\) with a non-finite loss, gradient norm or updated weights/.test(l))).toBe(true);
+    for (const v of Object.values(await weightsOf(trainer.critic!.variables)))
+      expect(v.every(Number.isFinite)).toBe(true);
+    expect(
+      lines.some((l) =>
+        /step 1: skipped 1 actor update\(s\) with a non-finite loss, gradient norm or updated weights/.test(l),
+      ),
+    ).toBe(true);
     trainer.dispose();
   });
 
@@ -315,13 +349,24 @@ describe('Trainer KL wiring', () => {
 
 describe('Trainer checkpoints', () => {
   it('resuming from checkpointFiles() continues exactly as the uninterrupted run', async () => {
-    const config = tinyBanditConfig({ algorithm: { useKlInReward: true, klCoef: 0.001 }, trainer: { totalSteps: 2, testFreq: 0 } });
+    const config = tinyBanditConfig({
+      algorithm: { useKlInReward: true, klCoef: 0.001 },
+      trainer: { totalSteps: 2, testFreq: 0 },
+    });
     const { trainer, sink } = await makeTrainer(config);
     await trainer.step();
     const files = await trainer.checkpointFiles();
     expect(checkpointStep(files)).toBe(1);
     expect(Object.keys(files)).toEqual(
-      expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'critic/model.safetensors', 'optimizer.safetensors', 'ref.safetensors', 'trainer_state.json']),
+      expect.arrayContaining([
+        'config.json',
+        'model.safetensors',
+        'tokenizer.json',
+        'critic/model.safetensors',
+        'optimizer.safetensors',
+        'ref.safetensors',
+        'trainer_state.json',
+      ]),
     );
     await trainer.step();
     trainer.dispose();
@@ -350,7 +395,10 @@ describe('Trainer checkpoints', () => {
     const criticNames = Object.keys(qwen2WeightShapes(trainer.actor.config, { valueHead: true }));
     trainer.dispose();
     const { tensors } = parseSafetensors(files['optimizer.safetensors']);
-    const expected = [...hfNames.flatMap((n) => [`actor.m.${n}`, `actor.v.${n}`]), ...criticNames.flatMap((n) => [`critic.m.${n}`, `critic.v.${n}`])];
+    const expected = [
+      ...hfNames.flatMap((n) => [`actor.m.${n}`, `actor.v.${n}`]),
+      ...criticNames.flatMap((n) => [`critic.m.${n}`, `critic.v.${n}`]),
+    ];
     expect(Object.keys(tensors).sort()).toEqual(expected.sort());
     expect(Object.keys(tensors).some((n) => /qkv_proj|gate_up_proj/.test(n))).toBe(false);
 
@@ -363,7 +411,10 @@ describe('Trainer checkpoints', () => {
       old[name] = { shape: t.shape, data };
     }
     const oldFile = serializeSafetensors(old);
-    const resumed = await Trainer.create(config, { resumeFiles: { ...files, 'optimizer.safetensors': oldFile }, sink: new MemorySink() });
+    const resumed = await Trainer.create(config, {
+      resumeFiles: { ...files, 'optimizer.safetensors': oldFile },
+      sink: new MemorySink(),
+    });
     const again = await resumed.checkpointFiles();
     resumed.dispose();
     // Stacked on load, split on save: the same bytes.
@@ -373,14 +424,22 @@ describe('Trainer checkpoints', () => {
   it('resumes exactly from a checkpoint whose weights, reference and AdamW moments are sharded', async () => {
     // Past 2 GiB a set is written as Hugging Face's shards (a qwen0.5b PPO run's moments are 7.9 GB); tiny shards
     // here put every set of this tiny model in several files.
-    const config = tinyBanditConfig({ algorithm: { useKlInReward: true, klCoef: 0.001 }, trainer: { totalSteps: 2, testFreq: 0 } });
+    const config = tinyBanditConfig({
+      algorithm: { useKlInReward: true, klCoef: 0.001 },
+      trainer: { totalSteps: 2, testFreq: 0 },
+    });
     const { trainer, sink } = await makeTrainer(config);
     await trainer.step();
     const files = await trainer.checkpointFiles();
     await trainer.step();
     trainer.dispose();
     const sharded = { ...files };
-    for (const [dir, base] of [['', 'model'], ['critic/', 'model'], ['', 'optimizer'], ['', 'ref']]) {
+    for (const [dir, base] of [
+      ['', 'model'],
+      ['critic/', 'model'],
+      ['', 'optimizer'],
+      ['', 'ref'],
+    ]) {
       const { tensors } = parseSafetensors(sharded[`${dir}${base}.safetensors`]);
       delete sharded[`${dir}${base}.safetensors`];
       const parts = shardedSafetensorsFiles(tensors, base, { metadata: { format: 'pt' }, maxShardBytes: 4096 });
@@ -393,6 +452,8 @@ describe('Trainer checkpoints', () => {
     resumed.dispose();
     expect(withoutTiming(resumedSink.rows[0])).toEqual(withoutTiming(sink.rows[2]));
     delete sharded[Object.keys(sharded).find((n) => n.startsWith('optimizer-00002-of-'))!];
-    await expect(Trainer.create(config, { resumeFiles: sharded, sink: new MemorySink() })).rejects.toThrow(/shard 'optimizer-00002-of-\d+\.safetensors' named in optimizer\.safetensors\.index\.json is missing/);
+    await expect(Trainer.create(config, { resumeFiles: sharded, sink: new MemorySink() })).rejects.toThrow(
+      /shard 'optimizer-00002-of-\d+\.safetensors' named in optimizer\.safetensors\.index\.json is missing/,
+    );
   });
 });

@@ -4,12 +4,21 @@ import { describe, expect, it } from 'vitest';
 import { VANILLA } from '../../../experiments/lib/configs';
 import { applyOverrides, defaultRunConfig, type RunConfig } from '../../../src/starpo/config';
 import { presetConfig, resolvePreset } from '../../../src/starpo/presets';
-import { configAsOverrides, STARPO_S_SWITCHES, switchesConfig, VANILLA_STARPO_SWITCHES } from '../../../src/starpo/variants';
+import {
+  configAsOverrides,
+  STARPO_S_SWITCHES,
+  switchesConfig,
+  VANILLA_STARPO_SWITCHES,
+} from '../../../src/starpo/variants';
 
 /** The three switches a config has on (klCoef 0 when the KL is not in the reward). */
 function switchesOf(c: RunConfig) {
   expect(c.filter.strategy).toBe('ratio');
-  return { filterRatio: c.filter.ratio, klCoef: c.algorithm.useKlInReward ? c.algorithm.klCoef : 0, clipHigh: c.actor.clipRatioHigh };
+  return {
+    filterRatio: c.filter.ratio,
+    klCoef: c.algorithm.useKlInReward ? c.algorithm.klCoef : 0,
+    clipHigh: c.actor.clipRatioHigh,
+  };
 }
 
 describe('the StarPO / StarPO-S switches', () => {
@@ -33,7 +42,10 @@ describe('the StarPO / StarPO-S switches', () => {
   });
 
   it('StarPO-S switches written over vanilla StarPO give the default switches back', () => {
-    const back = applyOverrides(applyOverrides(defaultRunConfig(), VANILLA), configAsOverrides(switchesConfig(STARPO_S_SWITCHES)));
+    const back = applyOverrides(
+      applyOverrides(defaultRunConfig(), VANILLA),
+      configAsOverrides(switchesConfig(STARPO_S_SWITCHES)),
+    );
     expect(switchesOf(back)).toEqual(STARPO_S_SWITCHES);
     expect(back.algorithm).toEqual(defaultRunConfig().algorithm);
   });

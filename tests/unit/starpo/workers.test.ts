@@ -24,6 +24,14 @@ describe('helpersFor', () => {
 
 describe('parseWorkersChoice', () => {
   it('accepts 1, 2 and auto only', () => {
-    expect(['1', '2', 'auto', '3', '', ' 2', 'two'].map(parseWorkersChoice)).toEqual([1, 2, 'auto', null, null, null, null]);
+    expect(['1', '2', 'auto', '3', '', ' 2', 'two'].map(parseWorkersChoice)).toEqual([
+      1,
+      2,
+      'auto',
+      null,
+      null,
+      null,
+      null,
+    ]);
   });
 });

@@ -20,7 +20,10 @@ describe('boards: drawing env states', () => {
   });
 
   it('the same symbol means a hole in FrozenLake and a target in Sokoban', () => {
-    expect(parseGrid('FrozenLake', 'PO\n_G').tiles).toEqual([['player', 'hole'], ['ice', 'goal']]);
+    expect(parseGrid('FrozenLake', 'PO\n_G').tiles).toEqual([
+      ['player', 'hole'],
+      ['ice', 'goal'],
+    ]);
     expect(parseGrid('SimpleSokoban', 'PO').tiles).toEqual([['player', 'target']]);
     expect(parseGrid('FrozenLake', '_√').tiles[0][1]).toBe('player-on-goal');
     expect(parseGrid('SimpleSokoban', '_√').tiles[0][1]).toBe('box-on-target');
@@ -29,7 +32,10 @@ describe('boards: drawing env states', () => {
 
   it('draws a FrozenLake env state', () => {
     const env = makeEnv('FrozenLake', { map: ['P_', 'OG'] });
-    expect(parseGrid('FrozenLake', env.reset(1)).tiles).toEqual([['player', 'ice'], ['hole', 'goal']]);
+    expect(parseGrid('FrozenLake', env.reset(1)).tiles).toEqual([
+      ['player', 'ice'],
+      ['hole', 'goal'],
+    ]);
   });
 
   it('names the row and symbol of a grid it cannot read, and falls back to text for display', () => {
@@ -49,7 +55,13 @@ describe('boards: drawing env states', () => {
 
   it('lists the kinds of tile on a board once each, for the legend', () => {
     const env = makeEnv('SimpleSokoban', { level: ['######', '#P___#', '#_X__#', '#__O_#', '######'] });
-    expect(tilesIn(parseGrid('SimpleSokoban', env.reset(0)).tiles)).toEqual(['wall', 'floor', 'target', 'box', 'player']);
+    expect(tilesIn(parseGrid('SimpleSokoban', env.reset(0)).tiles)).toEqual([
+      'wall',
+      'floor',
+      'target',
+      'box',
+      'player',
+    ]);
   });
 });
 
@@ -65,7 +77,10 @@ describe("boards: RAGEN-2's coordinate observation formats", () => {
     }
     // A plain tag switched to grid_coord is drawn too.
     const lake = makeEnv('FrozenLake', { map: ['P_', 'OG'], observationFormat: 'grid_coord' });
-    expect(parseGrid('FrozenLake', lake.reset(0)).tiles).toEqual([['player', 'ice'], ['hole', 'goal']]);
+    expect(parseGrid('FrozenLake', lake.reset(0)).tiles).toEqual([
+      ['player', 'ice'],
+      ['hole', 'goal'],
+    ]);
   });
 
   it('draws a FrozenLake coord state from its coordinates: the same board as the grid', () => {
@@ -75,13 +90,18 @@ describe("boards: RAGEN-2's coordinate observation formats", () => {
     expect(parseGrid('CoordFrozenLake', coord.reset(0))).toEqual(parseGrid('FrozenLake', grid.reset(0)));
     for (const action of ['Down', 'Right', 'Right']) {
       // Down, Right, then Right into the hole at (1, 2): player, player, player-in-hole.
-      expect(parseGrid('CoordFrozenLake', coord.step(action).observation)).toEqual(parseGrid('FrozenLake', grid.step(action).observation));
+      expect(parseGrid('CoordFrozenLake', coord.step(action).observation)).toEqual(
+        parseGrid('FrozenLake', grid.step(action).observation),
+      );
     }
     expect(parseGrid('CoordFrozenLake', coord.render()).tiles[1][2]).toBe('player-in-hole');
   });
 
   it('draws a Sokoban coord state with the listed cells placed and the unlisted ones as "floor or wall"', () => {
-    const env = makeEnv('SimpleSokoban', { level: ['#####', '#S__#', '#_X_#', '#___#', '#####'], observationFormat: 'coord' });
+    const env = makeEnv('SimpleSokoban', {
+      level: ['#####', '#S__#', '#_X_#', '#___#', '#####'],
+      observationFormat: 'coord',
+    });
     const board = parseGrid('SimpleSokoban', env.reset(0));
     expect(board.rows).toBe(5);
     expect(board.cols).toBe(5);
@@ -98,7 +118,9 @@ describe("boards: RAGEN-2's coordinate observation formats", () => {
   });
 
   it('a coordinate block it cannot read is shown as text, naming nothing it invented', () => {
-    expect(() => parseGrid('CoordSokoban', 'Board size: 2 rows x 2 cols (zero-indexed).\nCrates: (0, 0)')).toThrow(/unknown coordinate line 'Crates'/);
+    expect(() => parseGrid('CoordSokoban', 'Board size: 2 rows x 2 cols (zero-indexed).\nCrates: (0, 0)')).toThrow(
+      /unknown coordinate line 'Crates'/,
+    );
     const text = 'Board size: 2 rows x 2 cols (zero-indexed).\nPlayer: (5, 5)';
     expect(boardFromState('CoordFrozenLake', text)).toEqual({ kind: 'text', text });
   });

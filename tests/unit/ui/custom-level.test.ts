@@ -22,8 +22,12 @@ describe('custom boards', () => {
   });
 
   it('refuses a Sokoban board that is not walled in, naming the open edge', () => {
-    expect(() => checkCustomBoard('SimpleSokoban', '#####\n#P___\n#_XO_\n#####')).toThrow("the level's right edge is not a wall (row 2 ends with '_')");
-    expect(() => checkCustomBoard('SimpleSokoban', '#####\n_P_X#\n#__O#\n#####')).toThrow(/left edge .*row 2 starts with '_'/);
+    expect(() => checkCustomBoard('SimpleSokoban', '#####\n#P___\n#_XO_\n#####')).toThrow(
+      "the level's right edge is not a wall (row 2 ends with '_')",
+    );
+    expect(() => checkCustomBoard('SimpleSokoban', '#####\n_P_X#\n#__O#\n#####')).toThrow(
+      /left edge .*row 2 starts with '_'/,
+    );
     expect(() => checkCustomBoard('SimpleSokoban', '##_##\n#P_X#\n#__O#\n#####')).toThrow(/top edge .*column 3/);
   });
 

@@ -11,12 +11,26 @@ const row = (seed: number, series?: FreshSeedRow['series']): FreshSeedRow => ({
   failed: [],
 });
 const table = (rows: FreshSeedRow[]): FreshSeedTable =>
-  parseFreshSeedTable({ format: 1, preset: 'p', seedsNamedAt: 'abcdef1', presetCommit: 'abcdef1', command: 'c', date: 'd', rows });
+  parseFreshSeedTable({
+    format: 1,
+    preset: 'p',
+    seedsNamedAt: 'abcdef1',
+    presetCommit: 'abcdef1',
+    command: 'c',
+    date: 'd',
+    rows,
+  });
 
 describe('seedCurves (every fresh seed at once)', () => {
   const t = table([
-    row(1, { vanilla: { step: [1, 5, 10], success: [0.2, 0.6, 0], mi: [0.8, 0.4, null] }, starpoS: { step: [1, 5], success: [0.2, 1], mi: [0.8, 0.7] } }),
-    row(2, { vanilla: { step: [1, 5], success: [0.4, 1], mi: [0.6, 0.2] }, starpoS: { step: [1, 5, 10], success: [0.4, 1, 1], mi: [0.6, 0.5, 0.5] } }),
+    row(1, {
+      vanilla: { step: [1, 5, 10], success: [0.2, 0.6, 0], mi: [0.8, 0.4, null] },
+      starpoS: { step: [1, 5], success: [0.2, 1], mi: [0.8, 0.7] },
+    }),
+    row(2, {
+      vanilla: { step: [1, 5], success: [0.4, 1], mi: [0.6, 0.2] },
+      starpoS: { step: [1, 5, 10], success: [0.4, 1, 1], mi: [0.6, 0.5, 0.5] },
+    }),
   ]);
 
   it('puts every seed on the union of steps, null where a seed has no value', () => {
@@ -47,7 +61,11 @@ describe('seedCurves (every fresh seed at once)', () => {
 
   it('the schema refuses curves whose arrays disagree in length or whose steps do not increase', () => {
     const bad = (series: unknown) => () => table([{ ...row(1), series } as FreshSeedRow]);
-    expect(bad({ vanilla: { step: [1, 5], success: [0.5] }, starpoS: { step: [1], success: [0.5] } })).toThrow(/one value per step/);
-    expect(bad({ vanilla: { step: [5, 1], success: [0.5, 0.5] }, starpoS: { step: [1], success: [0.5] } })).toThrow(/steps must increase/);
+    expect(bad({ vanilla: { step: [1, 5], success: [0.5] }, starpoS: { step: [1], success: [0.5] } })).toThrow(
+      /one value per step/,
+    );
+    expect(bad({ vanilla: { step: [5, 1], success: [0.5, 0.5] }, starpoS: { step: [1], success: [0.5] } })).toThrow(
+      /steps must increase/,
+    );
   });
 });

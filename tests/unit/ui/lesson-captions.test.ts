@@ -15,7 +15,11 @@ function recording(preset: string): Record<ArmRole, LessonRunRows[]> {
   const dir = path.join(PUBLIC, lessonFolder(preset));
   const manifest = parseLessonManifest(JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')));
   const files = manifest.runs ?? manifest.arms.map((a) => ({ ...a, seed: manifest.seed }));
-  const runs = files.map((f) => ({ arm: f.name, seed: f.seed, rows: parseMetricsJsonl(fs.readFileSync(path.join(dir, f.metrics), 'utf8'), f.metrics) }));
+  const runs = files.map((f) => ({
+    arm: f.name,
+    seed: f.seed,
+    rows: parseMetricsJsonl(fs.readFileSync(path.join(dir, f.metrics), 'utf8'), f.metrics),
+  }));
   const [vanilla, stabilised] = manifest.arms.map((a) => a.name);
   return { vanilla: runs.filter((r) => r.arm === vanilla), stabilised: runs.filter((r) => r.arm === stabilised) };
 }
@@ -38,8 +42,16 @@ describe.each(LESSON_PRESETS)('the captions of lesson %s', (preset) => {
 });
 
 describe('checkClaim', () => {
-  const row = (step: number, v: number | undefined) => ({ step, 'train/batch_size': v === undefined ? 0 : 8, ...(v === undefined ? {} : { m: v, 'train/X/success': v }) });
-  const run = (arm: string, values: (number | undefined)[]): LessonRunRows => ({ arm, seed: 0, rows: values.map((v, i) => row(i + 1, v)) });
+  const row = (step: number, v: number | undefined) => ({
+    step,
+    'train/batch_size': v === undefined ? 0 : 8,
+    ...(v === undefined ? {} : { m: v, 'train/X/success': v }),
+  });
+  const run = (arm: string, values: (number | undefined)[]): LessonRunRows => ({
+    arm,
+    seed: 0,
+    rows: values.map((v, i) => row(i + 1, v)),
+  });
   const falling = run('a', [1, 1, 1, 1, 1, 1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]);
   const flat = run('b', [0.5, 0.6, 0.7, 0.8, 0.9, 1, 1, 1, undefined, 1, 1, 1, 1, 1, 1]);
   const runs = { vanilla: [falling], stabilised: [flat] };
@@ -61,7 +73,13 @@ describe('checkClaim', () => {
   it('holds a stopped run at its last success in the mean', () => {
     const short = run('a', [1, 1, 0]);
     const long = run('a', [1, 1, 1, 1, 1]);
-    expect(armCurve([short, long], 'train/X/success')).toEqual([[1, 1], [2, 1], [3, 0.5], [4, 0.5], [5, 0.5]]);
+    expect(armCurve([short, long], 'train/X/success')).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 0.5],
+      [4, 0.5],
+      [5, 0.5],
+    ]);
     // Other metrics average only the runs that logged the step: 1, 1, 0.5, 1, 1.
     expect(curveShape(armCurve([short, long], 'm'))!.end).toBeCloseTo(0.9);
   });

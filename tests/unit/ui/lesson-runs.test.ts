@@ -18,7 +18,12 @@ import { armColour } from '../../../src/ui/charts';
 const KEY = 'train/Bandit/success';
 /** Rows of a run whose success follows `values` from step 1 (warning at `warnAt`, if given). */
 const rows = (values: number[], warnAt?: number) =>
-  values.map((v, i) => ({ step: i + 1, [KEY]: v, 'train/batch_size': v > 0.99 ? 0 : 64, ...(warnAt !== undefined ? { 'echo_trap/warning': i + 1 >= warnAt ? 1 : 0 } : {}) }));
+  values.map((v, i) => ({
+    step: i + 1,
+    [KEY]: v,
+    'train/batch_size': v > 0.99 ? 0 : 64,
+    ...(warnAt !== undefined ? { 'echo_trap/warning': i + 1 >= warnAt ? 1 : 0 } : {}),
+  }));
 const collapsing = [0.3, 0.5, 0.7, 0.9, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0];
 const holding = [0.3, 0.5, 0.7, 0.9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
 
@@ -29,7 +34,12 @@ describe('the lesson over several runs per arm', () => {
     expect(lessonSeeds(2, 3, [2, 3, 8])).toEqual([2, 3, 8]);
     expect(lessonSeeds(2, 5, [2, 3, 8])).toEqual([2, 3, 8, 9, 10]);
     expect(lessonSeeds(5, 2, [2, 3, 8])).toEqual([5, 6]);
-    expect(interleave(['a', 'b'], [0, 1])).toEqual([{ arm: 'a', seed: 0 }, { arm: 'b', seed: 0 }, { arm: 'a', seed: 1 }, { arm: 'b', seed: 1 }]);
+    expect(interleave(['a', 'b'], [0, 1])).toEqual([
+      { arm: 'a', seed: 0 },
+      { arm: 'b', seed: 0 },
+      { arm: 'a', seed: 1 },
+      { arm: 'b', seed: 1 },
+    ]);
   });
 
   it('gives each arm a worker first, then hands out the most expensive runs first, ties in arm order', () => {
@@ -45,7 +55,7 @@ describe('the lesson over several runs per arm', () => {
     expect(order(2)).toEqual(['v0', 's0', 'v1', 'v2', 's1']);
   });
 
-  it('stops a run STEPS_AFTER_COLLAPSE steps after its collapse, by the verdict\'s rule', () => {
+  it("stops a run STEPS_AFTER_COLLAPSE steps after its collapse, by the verdict's rule", () => {
     expect(stopStep(rows(holding))).toBeNull();
     // The 5-step mean falls to half its best (1) at step 11: 1,1,0,0,0 -> 0.4.
     expect(stopStep(rows(collapsing))).toBe(11 + STEPS_AFTER_COLLAPSE);
@@ -67,12 +77,23 @@ describe('the lesson over several runs per arm', () => {
     expect(stepsWithoutUpdate(rows(holding))).toEqual({ count: 11, steps: 15, first: 5 });
   });
 
-  it('draws a thin line per run and a thick mean per arm, in the arm\'s colour', () => {
-    const lines = runLines([
-      { arm: 'v', seed: 0, rows: [{ step: 1, m: 1 }, { step: 2, m: 3 }] },
-      { arm: 'v', seed: 1, rows: [{ step: 1, m: 3 }] },
-      { arm: 's', seed: 0, rows: [{ step: 2, m: 5 }] },
-    ], 'm', ['v', 's']);
+  it("draws a thin line per run and a thick mean per arm, in the arm's colour", () => {
+    const lines = runLines(
+      [
+        {
+          arm: 'v',
+          seed: 0,
+          rows: [
+            { step: 1, m: 1 },
+            { step: 2, m: 3 },
+          ],
+        },
+        { arm: 'v', seed: 1, rows: [{ step: 1, m: 3 }] },
+        { arm: 's', seed: 0, rows: [{ step: 2, m: 5 }] },
+      ],
+      'm',
+      ['v', 's'],
+    );
     expect(lines.steps).toEqual([1, 2]);
     expect(lines.lines.map((l) => [l.arm, l.seed, l.colour, l.values])).toEqual([
       ['v', 0, armColour(0), [1, 3]],
@@ -85,28 +106,45 @@ describe('the lesson over several runs per arm', () => {
 });
 
 describe('lessonSecondsLeft (one figure for all runs)', () => {
-  const run = (arm: string, done: number, over = false, stopAt: number | null = null, pace = 1): RunProgress =>
-    ({ arm, done, total: 100, over, stopAt, stepSeconds: Array(done).fill(pace) });
+  const run = (arm: string, done: number, over = false, stopAt: number | null = null, pace = 1): RunProgress => ({
+    arm,
+    done,
+    total: 100,
+    over,
+    stopAt,
+    stepSeconds: Array(done).fill(pace),
+  });
   it('is null before any step was timed', () => {
     expect(lessonSecondsLeft([run('v', 0), run('s', 0)], 2)).toBeNull();
   });
-  it('lays the remaining steps of every run, at its arm\'s pace, out over the workers as the page hands them out', () => {
+  it("lays the remaining steps of every run, at its arm's pace, out over the workers as the page hands them out", () => {
     // v: 90 steps left at 2 s, s: 50 left at 1 s, on two workers: the lesson ends with v, at 180 s.
     expect(lessonSecondsLeft([run('v', 10, false, null, 2), run('s', 50)], 2)).toBe(180);
     // Two waiting s runs of 100 s: the first goes where s ends (50 + 100), the second after it (150 + 100 = 250).
     expect(lessonSecondsLeft([run('v', 10, false, null, 2), run('s', 50), run('s', 0), run('s', 0)], 2)).toBe(250);
   });
-  it('expects a run to end where its collapse stops it, else as long as its arm\'s ended runs, else the prior', () => {
+  it("expects a run to end where its collapse stops it, else as long as its arm's ended runs, else the prior", () => {
     expect(lessonSecondsLeft([run('v', 10, false, 20)], 1)).toBe(10);
     expect(lessonSecondsLeft([run('v', 30, true), run('v', 10)], 1)).toBe(20);
     expect(lessonSecondsLeft([run('v', 10)], 1, { v: { steps: 40, profile: Array(40).fill(1) } })).toBe(30);
   });
-  it('adds the started runs\' mean start-up time to each run not yet started', () => {
-    expect(lessonSecondsLeft([{ ...run('v', 10, false, 20), startup: 6 }, { ...run('v', 0, false, 20), startup: null }], 1)).toBe(10 + 6 + 20);
+  it("adds the started runs' mean start-up time to each run not yet started", () => {
+    expect(
+      lessonSecondsLeft(
+        [
+          { ...run('v', 10, false, 20), startup: 6 },
+          { ...run('v', 0, false, 20), startup: null },
+        ],
+        1,
+      ),
+    ).toBe(10 + 6 + 20);
   });
-  it('prices the remaining steps as the recording\'s same steps, scaled by this computer against the recording', () => {
+  it("prices the remaining steps as the recording's same steps, scaled by this computer against the recording", () => {
     // The recording: v's steps take 1 s; s's first 2 steps take 5 s, then 0.5 s.
-    const priors = armPriors([{ arm: 'v', times: Array(40).fill(1) }, { arm: 's', times: [5, 5, ...Array(98).fill(0.5)] }]);
+    const priors = armPriors([
+      { arm: 'v', times: Array(40).fill(1) },
+      { arm: 's', times: [5, 5, ...Array(98).fill(0.5)] },
+    ]);
     expect(priors.s).toEqual({ steps: 100, profile: [5, 5, ...Array(98).fill(0.5)] });
     expect(profileSeconds(priors.s, 0, 3)).toBe(10.5);
     expect(profileSeconds(priors.v, 39, 42)).toBe(3); // past its end at its last steps' mean
@@ -120,11 +158,31 @@ describe('lessonSecondsLeft (one figure for all runs)', () => {
 describe('runLines on the success chart', () => {
   it('holds a run that is over at its last success in the mean, not one still running', () => {
     const key = 'train/Bandit/success';
-    const lines = runLines([
-      { arm: 'v', seed: 0, rows: [{ step: 1, [key]: 1 }, { step: 2, [key]: 0 }], over: true },
-      { arm: 'v', seed: 1, rows: [{ step: 1, [key]: 1 }, { step: 2, [key]: 1 }, { step: 3, [key]: 1 }] },
-      { arm: 's', seed: 0, rows: [{ step: 1, [key]: 1 }] },
-    ], key, ['v', 's']);
+    const lines = runLines(
+      [
+        {
+          arm: 'v',
+          seed: 0,
+          rows: [
+            { step: 1, [key]: 1 },
+            { step: 2, [key]: 0 },
+          ],
+          over: true,
+        },
+        {
+          arm: 'v',
+          seed: 1,
+          rows: [
+            { step: 1, [key]: 1 },
+            { step: 2, [key]: 1 },
+            { step: 3, [key]: 1 },
+          ],
+        },
+        { arm: 's', seed: 0, rows: [{ step: 1, [key]: 1 }] },
+      ],
+      key,
+      ['v', 's'],
+    );
     expect(lines.lines.find((l) => l.arm === 'v' && l.seed === null)!.values).toEqual([1, 0.5, 0.5]);
     expect(lines.lines.find((l) => l.arm === 'v' && l.seed === 0)!.values).toEqual([1, 0, null]);
     expect(lines.lines.find((l) => l.arm === 's' && l.seed === null)!.values).toEqual([1, null, null]);
@@ -136,6 +194,7 @@ describe('runsPerArmFromSearch', () => {
     const { runsPerArmFromSearch, LESSON_RUNS_PER_ARM, MAX_RUNS_PER_ARM } = await import('../../../src/ui/lessonRuns');
     expect(runsPerArmFromSearch('?lesson&runs=1')).toBe(1);
     expect(runsPerArmFromSearch(`?runs=${MAX_RUNS_PER_ARM}`)).toBe(MAX_RUNS_PER_ARM);
-    for (const bad of ['?lesson', '?runs=0', '?runs=2.5', `?runs=${MAX_RUNS_PER_ARM + 1}`, '?runs=x']) expect(runsPerArmFromSearch(bad)).toBe(LESSON_RUNS_PER_ARM);
+    for (const bad of ['?lesson', '?runs=0', '?runs=2.5', `?runs=${MAX_RUNS_PER_ARM + 1}`, '?runs=x'])
+      expect(runsPerArmFromSearch(bad)).toBe(LESSON_RUNS_PER_ARM);
   });
 });

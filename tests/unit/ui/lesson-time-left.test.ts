@@ -6,7 +6,14 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseMetricsJsonl } from '../../../src/metrics/jsonl';
 import { lessonFolder, parseLessonManifest } from '../../../src/ui/lesson';
-import { armPriors, lessonSecondsLeft, profileSeconds, scheduleRuns, stopStep, type RunProgress } from '../../../src/ui/lessonRuns';
+import {
+  armPriors,
+  lessonSecondsLeft,
+  profileSeconds,
+  scheduleRuns,
+  stopStep,
+  type RunProgress,
+} from '../../../src/ui/lessonRuns';
 
 const dir = path.resolve(__dirname, '../../../public', lessonFolder('echo-trap'));
 const manifest = parseLessonManifest(JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')));
@@ -16,13 +23,25 @@ const runs = files.map((f) => {
   // A live run stops a few steps after its collapse (a recording made before runs stopped goes on: cut it there).
   const stop = stopStep(all);
   const rows = stop === null ? all : all.filter((r) => r.step <= stop);
-  return { arm: f.name, seed: f.seed, rows, times: rows.map((r) => (typeof r['timing_s/step'] === 'number' ? r['timing_s/step'] : 0)) };
+  return {
+    arm: f.name,
+    seed: f.seed,
+    rows,
+    times: rows.map((r) => (typeof r['timing_s/step'] === 'number' ? r['timing_s/step'] : 0)),
+  };
 });
 
 /** Replays the lesson on `workers` workers; returns the total and the estimate's relative error at each sample. */
 function replay(workers: number): { total: number; errors: number[] } {
   const priors = armPriors(runs);
-  const queue = scheduleRuns(runs.map((r) => ({ arm: r.arm, seed: r.seed, expectedSeconds: profileSeconds(priors[r.arm], 0, Math.round(priors[r.arm].steps)) })), workers);
+  const queue = scheduleRuns(
+    runs.map((r) => ({
+      arm: r.arm,
+      seed: r.seed,
+      expectedSeconds: profileSeconds(priors[r.arm], 0, Math.round(priors[r.arm].steps)),
+    })),
+    workers,
+  );
   // When each run starts: a free worker takes the next one.
   const free = Array(workers).fill(0);
   const start = new Map<string, number>();
@@ -40,7 +59,15 @@ function replay(workers: number): { total: number; errors: number[] } {
       let done = 0;
       for (let s = 0, at = t0; s < r.times.length && at + r.times[s] <= t; at += r.times[s], s++) done = s + 1;
       const rows = r.rows.slice(0, done);
-      return { arm: r.arm, seed: r.seed, done, total: manifest.steps, over: done === r.rows.length, stopAt: stopStep(rows), stepSeconds: r.times.slice(0, done) };
+      return {
+        arm: r.arm,
+        seed: r.seed,
+        done,
+        total: manifest.steps,
+        over: done === r.rows.length,
+        stopAt: stopStep(rows),
+        stepSeconds: r.times.slice(0, done),
+      };
     });
     const left = lessonSecondsLeft(progress, workers, priors);
     if (left !== null) errors.push((left - (total - t)) / (total - t));
@@ -48,11 +75,14 @@ function replay(workers: number): { total: number; errors: number[] } {
   return { total, errors };
 }
 
-describe('the live lesson\'s time left, replayed on the recording', () => {
+describe("the live lesson's time left, replayed on the recording", () => {
   it('is within 25 % of the truth after the first minute, on 2 workers', () => {
     const { total, errors } = replay(2);
     expect(total).toBeGreaterThan(60);
     const worst = Math.max(...errors.map(Math.abs));
-    expect(worst, `worst ${Math.round(worst * 100)} % over ${errors.length} samples of a ${Math.round(total)} s lesson`).toBeLessThanOrEqual(0.25);
+    expect(
+      worst,
+      `worst ${Math.round(worst * 100)} % over ${errors.length} samples of a ${Math.round(total)} s lesson`,
+    ).toBeLessThanOrEqual(0.25);
   });
 });

@@ -8,7 +8,10 @@ class GatedRun implements Steppable {
   stepsDone = 0;
   failAt: number | null = null;
   private gates: (() => void)[] = [];
-  constructor(readonly totalSteps: number, private readonly gated = false) {}
+  constructor(
+    readonly totalSteps: number,
+    private readonly gated = false,
+  ) {}
   async step(): Promise<void> {
     if (this.gated) await new Promise<void>((resolve) => this.gates.push(resolve));
     if (this.failAt === this.stepsDone + 1) throw new Error('out of memory at step ' + this.failAt);

@@ -42,10 +42,18 @@ describe('tar', () => {
   it('writes archives that GNU tar lists and extracts byte for byte, including long paths', () => {
     const long = `checkpoints/${'deep/'.repeat(25)}model.safetensors`; // > 100 bytes: needs the ustar prefix
     const big = new Uint8Array(1300).map((_, i) => (i * 7) % 256);
-    const archive = writeTar([{ path: 'metrics.jsonl', bytes: bytes('{"step":1}\n') }, { path: long, bytes: big }, { path: 'empty', bytes: new Uint8Array() }]);
+    const archive = writeTar([
+      { path: 'metrics.jsonl', bytes: bytes('{"step":1}\n') },
+      { path: long, bytes: big },
+      { path: 'empty', bytes: new Uint8Array() },
+    ]);
     const file = join(dir, 'a.tar');
     writeFileSync(file, archive);
-    expect(execFileSync('tar', ['-tf', file], { encoding: 'utf8' }).trim().split('\n')).toEqual(['metrics.jsonl', long, 'empty']);
+    expect(execFileSync('tar', ['-tf', file], { encoding: 'utf8' }).trim().split('\n')).toEqual([
+      'metrics.jsonl',
+      long,
+      'empty',
+    ]);
     execFileSync('tar', ['-xf', file, '-C', dir]);
     expect(new Uint8Array(readFileSync(join(dir, long)))).toEqual(big);
     const back = readTar(archive);
@@ -66,9 +74,14 @@ describe('tar', () => {
   });
 
   it('refuses a negative or non-octal size instead of looping or misreading (one Error naming the offset)', () => {
-    const archive = writeTar([{ path: 'a.txt', bytes: bytes('hello') }, { path: 'metrics.jsonl', bytes: bytes('{"step":1}\n') }]);
+    const archive = writeTar([
+      { path: 'a.txt', bytes: bytes('hello') },
+      { path: 'metrics.jsonl', bytes: bytes('{"step":1}\n') },
+    ]);
     // A negative size used to move the read position backwards forever (on the page's UI thread).
-    expect(() => readTar(patchHeader(archive, 0, 124, 12, '-0000001000'))).toThrow(/bad size field "-0000001000" in the header at byte 0/);
+    expect(() => readTar(patchHeader(archive, 0, 124, 12, '-0000001000'))).toThrow(
+      /bad size field "-0000001000" in the header at byte 0/,
+    );
     // A non-octal size used to be read as 0, so the archive's metrics.jsonl went missing.
     expect(() => readTar(patchHeader(archive, 0, 124, 12, '0000000009x'))).toThrow(/bad size field "0000000009x"/);
     expect(() => readTar(patchHeader(archive, 0, 124, 12, '\x80\0\0\0\0\0\0\0\0\0\0\x05'))).toThrow(/bad size field/);
@@ -92,7 +105,10 @@ describe('tar', () => {
 
 describe('run export and import', () => {
   const config = presetConfig('bandit-tiny');
-  const rows: MetricRow[] = [{ step: 1, 'actor/grad_norm': 0.5, 'actor/ppo_kl': NaN }, { step: 2, 'actor/grad_norm': 0.25 }];
+  const rows: MetricRow[] = [
+    { step: 1, 'actor/grad_norm': 0.5, 'actor/ppo_kl': NaN },
+    { step: 2, 'actor/grad_norm': 0.25 },
+  ];
   const rollouts = [{ step: 2, tag: 'Bandit', turns: [] }];
   const checkpoint = { step: 2, files: checkpointFiles(2) };
 
@@ -101,8 +117,15 @@ describe('run export and import', () => {
     const file = join(dir, 'run.tar');
     writeFileSync(file, archive);
     const listed = execFileSync('tar', ['-tf', file], { encoding: 'utf8' }).trim().split('\n');
-    expect(listed).toEqual(['config.json', 'metrics.jsonl', 'rollouts.jsonl', ...Object.keys(checkpoint.files).map((f) => `checkpoints/step-2/${f}`)]);
-    expect(execFileSync('tar', ['-xOf', file, 'metrics.jsonl'], { encoding: 'utf8' })).toBe('{"step":1,"actor/grad_norm":0.5,"actor/ppo_kl":null}\n{"step":2,"actor/grad_norm":0.25}\n');
+    expect(listed).toEqual([
+      'config.json',
+      'metrics.jsonl',
+      'rollouts.jsonl',
+      ...Object.keys(checkpoint.files).map((f) => `checkpoints/step-2/${f}`),
+    ]);
+    expect(execFileSync('tar', ['-xOf', file, 'metrics.jsonl'], { encoding: 'utf8' })).toBe(
+      '{"step":1,"actor/grad_norm":0.5,"actor/ppo_kl":null}\n{"step":2,"actor/grad_norm":0.25}\n',
+    );
     const back = importRunFile('run.tar', archive);
     expect(back.config).toEqual(config);
     expect(back.rows[0]['actor/ppo_kl']).toBeNaN();
@@ -132,14 +155,24 @@ describe('run export and import', () => {
   it('refuses a truncated or incomplete checkpoint, and passes over a newer folder that was never completed', () => {
     const metrics = { path: 'metrics.jsonl', bytes: bytes('{"step":1}\n') };
     const archive = (files: Record<string, Uint8Array>, step = 4) =>
-      writeTar([metrics, ...Object.entries(files).map(([name, b]) => ({ path: `checkpoints/step-${step}/${name}`, bytes: b }))]);
+      writeTar([
+        metrics,
+        ...Object.entries(files).map(([name, b]) => ({ path: `checkpoints/step-${step}/${name}`, bytes: b })),
+      ]);
     const good = checkpointFiles(4);
-    const truncated = { ...good, 'model.safetensors': good['model.safetensors'].subarray(0, good['model.safetensors'].length - 3) };
-    expect(() => importRunFile('t.tar', archive(truncated))).toThrow(/t\.tar: checkpoints\/step-4\/model\.safetensors is damaged: safetensors: truncated file/);
+    const truncated = {
+      ...good,
+      'model.safetensors': good['model.safetensors'].subarray(0, good['model.safetensors'].length - 3),
+    };
+    expect(() => importRunFile('t.tar', archive(truncated))).toThrow(
+      /t\.tar: checkpoints\/step-4\/model\.safetensors is damaged: safetensors: truncated file/,
+    );
     expect(() => importRunFile('t.tar', archive({ 'config.json': bytes('{}') }))).toThrow(
       /t\.tar: checkpoints\/step-4 is incomplete: it has no model\.safetensors, tokenizer\.json, trainer_state\.json/,
     );
-    expect(() => importRunFile('t.tar', archive({ ...good, 'trainer_state.json': bytes('{"step":') }))).toThrow(/step-4\/trainer_state\.json is not valid JSON/);
+    expect(() => importRunFile('t.tar', archive({ ...good, 'trainer_state.json': bytes('{"step":') }))).toThrow(
+      /step-4\/trainer_state\.json is not valid JSON/,
+    );
     // A newer step folder without trainer_state.json is not a checkpoint (the CLI's --resume skips it too).
     const both = writeTar([
       metrics,
@@ -151,8 +184,12 @@ describe('run export and import', () => {
 
   it('imports a CLI metrics.jsonl and names the bad line of a broken one', () => {
     expect(importRunFile('metrics.jsonl', bytes('{"step":3,"x":null}\n')).rows[0].x).toBeNaN();
-    expect(() => importRunFile('metrics.jsonl', bytes('{"step":1}\nnot json\n{"step":2}\n'))).toThrow(/metrics.jsonl: line 2 is not valid JSON/);
-    expect(() => importRunFile('notes.txt', bytes(''))).toThrow(/expected a run archive \(\.tar\), a metrics\.jsonl, or a RAGEN W&B history export \(\.csv, \.json\)/);
+    expect(() => importRunFile('metrics.jsonl', bytes('{"step":1}\nnot json\n{"step":2}\n'))).toThrow(
+      /metrics.jsonl: line 2 is not valid JSON/,
+    );
+    expect(() => importRunFile('notes.txt', bytes(''))).toThrow(
+      /expected a run archive \(\.tar\), a metrics\.jsonl, or a RAGEN W&B history export \(\.csv, \.json\)/,
+    );
     expect(() => importRunFile('x.tar', writeTar([{ path: 'a', bytes: bytes('') }]))).toThrow(/has no metrics\.jsonl/);
   });
 });

@@ -1,6 +1,13 @@
 // The playground's `run-status` word and `step-progress` text, from the arms' worker statuses.
 import { describe, expect, it } from 'vitest';
-import { formatDuration, progressText, runStatusText, timeEstimate, timeText, type ArmState } from '../../../src/ui/run-status';
+import {
+  formatDuration,
+  progressText,
+  runStatusText,
+  timeEstimate,
+  timeText,
+  type ArmState,
+} from '../../../src/ui/run-status';
 import type { RunPhase } from '../../../workers/protocol';
 
 const arm = (phase: RunPhase | null, halting: ArmState['halting'] = null): ArmState => ({

@@ -24,11 +24,22 @@ describe('playground settings in the URL', () => {
   });
 
   it('round-trips every knob through the query string', () => {
-    const search = '?preset=frozenlake-tiny&backend=wasm&env=FrozenLake&algo=grpo&filter=0.5&kl=0.001&clipHigh=0.2&groups=4&groupSize=2&turns=3&actions=2&seed=7&steps=5&val=6';
+    const search =
+      '?preset=frozenlake-tiny&backend=wasm&env=FrozenLake&algo=grpo&filter=0.5&kl=0.001&clipHigh=0.2&groups=4&groupSize=2&turns=3&actions=2&seed=7&steps=5&val=6';
     const settings = settingsFromSearch(search);
     expect(settings.knobs).toEqual({
-      env: 'FrozenLake', algorithm: 'grpo', filterRatio: 0.5, klCoef: 0.001, clipHigh: 0.2,
-      envGroups: 4, groupSize: 2, maxTurn: 3, maxActionsPerTurn: 2, seed: 7, totalSteps: 5, valGroups: 6,
+      env: 'FrozenLake',
+      algorithm: 'grpo',
+      filterRatio: 0.5,
+      klCoef: 0.001,
+      clipHigh: 0.2,
+      envGroups: 4,
+      groupSize: 2,
+      maxTurn: 3,
+      maxActionsPerTurn: 2,
+      seed: 7,
+      totalSteps: 5,
+      valGroups: 6,
     });
     expect(settingsFromSearch(settingsToSearch(settings))).toEqual(settings);
   });
@@ -52,8 +63,12 @@ describe('playground settings in the URL', () => {
   it('names the parameter of a bad value, in plain words', () => {
     expect(() => settingsFromSearch('?preset=nope')).toThrow(/unknown preset 'nope'/);
     expect(() => settingsFromSearch('?backend=metal')).toThrow(/unknown backend 'metal'/);
-    expect(() => settingsFromSearch('?groups=2.5')).toThrow("env groups (P) (URL parameter 'groups') needs a whole number from 1 to 64; 2.5 is not a whole number");
-    expect(() => settingsFromSearch('?filter=abc')).toThrow(/'filter'\) needs a number from 0.01 to 1; 'abc' is not a number/);
+    expect(() => settingsFromSearch('?groups=2.5')).toThrow(
+      "env groups (P) (URL parameter 'groups') needs a whole number from 1 to 64; 2.5 is not a whole number",
+    );
+    expect(() => settingsFromSearch('?filter=abc')).toThrow(
+      /'filter'\) needs a number from 0.01 to 1; 'abc' is not a number/,
+    );
     expect(() => settingsFromSearch('?filter=2')).toThrow(/'filter'\) needs a number from 0.01 to 1; 2 is too large/);
     expect(() => settingsFromSearch('?env=Chess')).toThrow(/'Chess' is not an environment/);
     expect(() => settingsFromSearch('?algo=dpo')).toThrow(/'dpo' is not an algorithm/);
@@ -61,7 +76,12 @@ describe('playground settings in the URL', () => {
 
   it('keeps everything usable from a link with bad values, and reports each bad field with its raw text', () => {
     const r = readSettingsSearch('?preset=chess&groups=100000&steps=1e9&turns=50&groupSize=2&seed=4');
-    expect(r.settings).toEqual({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { groupSize: 2, seed: 4 } });
+    expect(r.settings).toEqual({
+      preset: 'bandit-tiny',
+      backend: 'auto',
+      workers: 'auto',
+      knobs: { groupSize: 2, seed: 4 },
+    });
     expect(r.drafts).toEqual({ preset: 'chess', envGroups: '100000', totalSteps: '1e9', maxTurn: '50' });
     expect(r.problems.map((p) => p.fields)).toEqual([['preset'], ['envGroups'], ['maxTurn'], ['totalSteps']]);
     expect(r.problems[1].message).toMatch(/from 1 to 64; 100000 is too large/);
@@ -74,13 +94,21 @@ describe('the validation groups knob (URL val)', () => {
     const fl = runConfigFor({ preset: 'frozenlake-tiny', backend: 'wasm', workers: 'auto', knobs: { valGroups: 4 } });
     expect(fl.agent.valGroups).toBe(4);
     expect(fl.agent.valEnvs).toEqual([{ ...base.agent.valEnvs[0], nGroups: 4 }]);
-    expect(fl.agent.trainEnvs).toEqual(base.agent.trainEnvs);   // training is the preset's
+    expect(fl.agent.trainEnvs).toEqual(base.agent.trainEnvs); // training is the preset's
     // bandit-tiny validates on two name pairs, 16 + 16: the count is spread over both.
     const b = runConfigFor({ preset: 'bandit-tiny', backend: 'wasm', workers: 'auto', knobs: { valGroups: 5 } });
-    expect(b.agent.valEnvs.map((x) => [x.tag, x.nGroups])).toEqual([['Bandit', 3], ['BanditTest', 2]]);
+    expect(b.agent.valEnvs.map((x) => [x.tag, x.nGroups])).toEqual([
+      ['Bandit', 3],
+      ['BanditTest', 2],
+    ]);
     expect(b.agent.valGroups).toBe(5);
     // Another env: its one validation block, at the knob's count.
-    const other = runConfigFor({ preset: 'bandit-tiny', backend: 'wasm', workers: 'auto', knobs: { env: 'FrozenLake', valGroups: 3 } });
+    const other = runConfigFor({
+      preset: 'bandit-tiny',
+      backend: 'wasm',
+      workers: 'auto',
+      knobs: { env: 'FrozenLake', valGroups: 3 },
+    });
     expect(other.agent.valEnvs.map((x) => [x.tag, x.nGroups])).toEqual([['FrozenLake', 3]]);
     expect(knobsOf(fl).valGroups).toBe(4);
   });
@@ -108,19 +136,41 @@ describe('one set of limits for the form and the URL', () => {
 
 describe('settings problems in plain words', () => {
   it('a filter that keeps no group names both fields and says how to fix it', () => {
-    const p = settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.01 } });
+    const p = settingsProblem({
+      preset: 'bandit-tiny',
+      backend: 'auto',
+      workers: 'auto',
+      knobs: { filterRatio: 0.01 },
+    });
     expect(p?.fields).toEqual(['filterRatio', 'envGroups']);
     expect(p?.message).toBe(
       'The filter keeps the top 0.01 × 8 env groups, which rounds down to 0: no group would be trained on. Raise the filter ratio to at least 0.13.',
     );
     // Fixing either field clears it; more env groups are suggested only where the limit allows them.
-    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.13 } })).toBeNull();
-    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05 } })?.message).toMatch(/0\.13, or use at least 20 env groups\.$/);
-    expect(settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05, envGroups: 20 } })).toBeNull();
+    expect(
+      settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.13 } }),
+    ).toBeNull();
+    expect(
+      settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05 } })
+        ?.message,
+    ).toMatch(/0\.13, or use at least 20 env groups\.$/);
+    expect(
+      settingsProblem({
+        preset: 'bandit-tiny',
+        backend: 'auto',
+        workers: 'auto',
+        knobs: { filterRatio: 0.05, envGroups: 20 },
+      }),
+    ).toBeNull();
   });
 
-  it("the classroom preset trains with few env groups: its StarPO-S filter (top_p) keeps a share of the std, not a count of groups", () => {
-    const settings = { preset: 'echo-trap' as const, backend: 'auto' as const, workers: 'auto' as const, knobs: { envGroups: 2, groupSize: 2 } };
+  it('the classroom preset trains with few env groups: its StarPO-S filter (top_p) keeps a share of the std, not a count of groups', () => {
+    const settings = {
+      preset: 'echo-trap' as const,
+      backend: 'auto' as const,
+      workers: 'auto' as const,
+      knobs: { envGroups: 2, groupSize: 2 },
+    };
     expect(settingsProblem(settings)).toBeNull();
     const s = runConfigFor(settings, 'starpo-s');
     expect([s.filter.strategy, s.filter.minScore, s.agent.envGroups]).toEqual(['top_p', 0.36, 2]);
@@ -131,12 +181,22 @@ describe('settings problems in plain words', () => {
   });
 
   it('GRPO with one rollout per group is explained', () => {
-    const p = settingsProblem({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { algorithm: 'grpo', groupSize: 1, filterRatio: 1 } });
-    expect(p).toEqual({ fields: ['groupSize', 'algorithm'], message: expect.stringMatching(/group size \(N\) of at least 2/) });
+    const p = settingsProblem({
+      preset: 'bandit-tiny',
+      backend: 'auto',
+      workers: 'auto',
+      knobs: { algorithm: 'grpo', groupSize: 1, filterRatio: 1 },
+    });
+    expect(p).toEqual({
+      fields: ['groupSize', 'algorithm'],
+      message: expect.stringMatching(/group size \(N\) of at least 2/),
+    });
   });
 
   it('valid settings have no problem', () => {
-    expect(settingsProblem({ preset: 'frozenlake-tiny', backend: 'wasm', workers: 'auto', knobs: { groupSize: 2 } })).toBeNull();
+    expect(
+      settingsProblem({ preset: 'frozenlake-tiny', backend: 'wasm', workers: 'auto', knobs: { groupSize: 2 } }),
+    ).toBeNull();
   });
 });
 
@@ -147,7 +207,12 @@ describe('settings -> RunConfig', () => {
   });
 
   it('applies the vanilla StarPO switches and GRPO', () => {
-    const settings = { preset: 'frozenlake-tiny' as const, backend: 'wasm' as const, workers: 'auto' as const, knobs: { ...VANILLA_STARPO_SWITCHES, algorithm: 'grpo' as const } };
+    const settings = {
+      preset: 'frozenlake-tiny' as const,
+      backend: 'wasm' as const,
+      workers: 'auto' as const,
+      knobs: { ...VANILLA_STARPO_SWITCHES, algorithm: 'grpo' as const },
+    };
     const c = runConfigFor(settings);
     expect(c.filter.ratio).toBe(1);
     expect(c.algorithm.useKlInReward).toBe(true);
@@ -160,22 +225,35 @@ describe('settings -> RunConfig', () => {
   });
 
   it('changing the env rewrites train and validation blocks, keeping the group sums valid', () => {
-    const c = runConfigFor({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { env: 'FrozenLake', envGroups: 4 } });
+    const c = runConfigFor({
+      preset: 'bandit-tiny',
+      backend: 'auto',
+      workers: 'auto',
+      knobs: { env: 'FrozenLake', envGroups: 4 },
+    });
     expect(c.agent.trainEnvs).toEqual([{ tag: 'FrozenLake', nGroups: 4 }]);
     expect(c.agent.envGroups).toBe(4);
     expect(c.agent.valEnvs).toEqual([{ tag: 'FrozenLake', nGroups: c.agent.valGroups }]);
   });
 
   it("a changed group count keeps the preset's env settings: frozenlake-noslip-tiny's lakes still do not slip", () => {
-    const c = runConfigFor({ preset: 'frozenlake-noslip-tiny', backend: 'auto', workers: 'auto', knobs: { envGroups: 4, env: 'FrozenLake' } });
-    expect(c.agent.trainEnvs).toEqual([{ tag: 'FrozenLake', nGroups: 4, config: { observationFormat: 'grid_coord', successRate: 1 } }]);
+    const c = runConfigFor({
+      preset: 'frozenlake-noslip-tiny',
+      backend: 'auto',
+      workers: 'auto',
+      knobs: { envGroups: 4, env: 'FrozenLake' },
+    });
+    expect(c.agent.trainEnvs).toEqual([
+      { tag: 'FrozenLake', nGroups: 4, config: { observationFormat: 'grid_coord', successRate: 1 } },
+    ]);
     expect(c.agent.valEnvs).toEqual(presetConfig('frozenlake-noslip-tiny').agent.valEnvs);
   });
 
   it("a changed group count keeps a multi-block preset's lakes: echo-trap-frozenlake's 8 fixed maps share the new count", () => {
     const lakes = presetConfig('echo-trap-frozenlake', 'starpo').agent.trainEnvs;
     const at = (envGroups: number) =>
-      runConfigFor({ preset: 'echo-trap-frozenlake', backend: 'auto', workers: 'auto', knobs: { envGroups } }, 'starpo').agent;
+      runConfigFor({ preset: 'echo-trap-frozenlake', backend: 'auto', workers: 'auto', knobs: { envGroups } }, 'starpo')
+        .agent;
     expect(at(8).trainEnvs).toEqual(lakes);
     expect(at(16).trainEnvs).toEqual(lakes.map((b) => ({ ...b, nGroups: 2 })));
     expect(at(4).trainEnvs).toEqual(lakes.slice(0, 4));
@@ -193,21 +271,38 @@ describe('settings -> RunConfig', () => {
 
   it('shrinks the mini-batch to the kept trajectories when a small batch would not fill it', () => {
     // bandit-tiny: mini-batch 16; 4 groups x 2 with filter 0.25 keeps 1 group x 2 = 2 trajectories.
-    const c = runConfigFor({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { envGroups: 4, groupSize: 2 } });
+    const c = runConfigFor({
+      preset: 'bandit-tiny',
+      backend: 'auto',
+      workers: 'auto',
+      knobs: { envGroups: 4, groupSize: 2 },
+    });
     expect(c.actor.ppoMiniBatchSize).toBe(2);
     expect(c.actor.ppoMicroBatchSize).toBe(2);
   });
 
   it('a filter that keeps no group is a ConfigError naming filter.ratio', () => {
-    expect(() => runConfigFor({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05 } })).toThrow(/filter\.ratio/);
+    expect(() =>
+      runConfigFor({ preset: 'bandit-tiny', backend: 'auto', workers: 'auto', knobs: { filterRatio: 0.05 } }),
+    ).toThrow(/filter\.ratio/);
   });
 
   it('echo-trap arms keep their own StarPO / StarPO-S switches', () => {
-    const settings = { preset: 'echo-trap' as const, backend: 'auto' as const, workers: 'auto' as const, knobs: { filterRatio: 0.5, seed: 3 } };
+    const settings = {
+      preset: 'echo-trap' as const,
+      backend: 'auto' as const,
+      workers: 'auto' as const,
+      knobs: { filterRatio: 0.5, seed: 3 },
+    };
     const vanilla = runConfigFor(settings, 'starpo');
     const s = runConfigFor(settings, 'starpo-s');
     expect(vanilla.filter.ratio).toBe(1);
-    expect([s.filter.strategy, s.filter.value, s.filter.includeZero, s.filter.minScore]).toEqual(['top_p', 0.9, false, 0.36]);
+    expect([s.filter.strategy, s.filter.value, s.filter.includeZero, s.filter.minScore]).toEqual([
+      'top_p',
+      0.9,
+      false,
+      0.36,
+    ]);
     expect(vanilla.trainer.seed).toBe(3);
     expect(s.trainer.seed).toBe(3);
   });
@@ -222,8 +317,16 @@ describe('settings -> RunConfig', () => {
   });
 
   it('says a number field is empty, or that what was typed is not a number', () => {
-    expect(checkKnob('envGroups', '')).toEqual({ ok: false, error: 'needs a whole number from 1 to 64; the field is empty' });
-    expect(checkKnob('envGroups', 'abc')).toEqual({ ok: false, error: "needs a whole number from 1 to 64; 'abc' is not a number" });
-    expect(knobNotANumber('envGroups')).toBe('env groups (P) needs a whole number from 1 to 64; what was typed is not a number');
+    expect(checkKnob('envGroups', '')).toEqual({
+      ok: false,
+      error: 'needs a whole number from 1 to 64; the field is empty',
+    });
+    expect(checkKnob('envGroups', 'abc')).toEqual({
+      ok: false,
+      error: "needs a whole number from 1 to 64; 'abc' is not a number",
+    });
+    expect(knobNotANumber('envGroups')).toBe(
+      'env groups (P) needs a whole number from 1 to 64; what was typed is not a number',
+    );
   });
 });

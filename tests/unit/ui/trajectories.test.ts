@@ -8,8 +8,15 @@ import { parseGrid } from '../../../src/ui/boards';
 
 describe('trajectories: the rollout viewer reads what the agent records', () => {
   it('reads real FrozenLake trajectories turn by turn, with drawable states and the final state', async () => {
-    const m = new EnvGroupManager({ mode: 'train', envGroups: 1, groupSize: 2, tags: [{ tag: 'FrozenLake', nGroups: 1 }] }, envRegistry());
-    const result = await runRollouts(m, async (prompts) => prompts.map(() => 'go right</think><answer>Right || Down</answer>'), { maxTurn: 2 });
+    const m = new EnvGroupManager(
+      { mode: 'train', envGroups: 1, groupSize: 2, tags: [{ tag: 'FrozenLake', nGroups: 1 }] },
+      envRegistry(),
+    );
+    const result = await runRollouts(
+      m,
+      async (prompts) => prompts.map(() => 'go right</think><answer>Right || Down</answer>'),
+      { maxTurn: 2 },
+    );
     // The records the Trainer writes, through JSON, as rollouts.jsonl / structured clone would carry them.
     const records = JSON.parse(JSON.stringify(result.trajectories.map((t) => toRolloutRecord(t, 4, 'train'))));
     const { byStep, unreadable } = groupByStep(records);
@@ -29,12 +36,30 @@ describe('trajectories: the rollout viewer reads what the agent records', () => 
     for (const f of frames) expect(parseGrid('FrozenLake', f.state).rows).toBeGreaterThan(1);
   });
 
-  it('reads the Trainer\'s sample-rollout records (reward, actions, split)', () => {
+  it("reads the Trainer's sample-rollout records (reward, actions, split)", () => {
     const t = readTrajectory({
-      step: 3, split: 'val', envId: 0, groupId: 2, tag: 'Bandit', seed: 1, success: true, reward: 1.5, score: 1.4,
-      turns: [{ turn: 1, state: 'named A and B\n', think: 't', answer: 'A', formatOk: true, actions: ['A'], reward: 1.5 }],
+      step: 3,
+      split: 'val',
+      envId: 0,
+      groupId: 2,
+      tag: 'Bandit',
+      seed: 1,
+      success: true,
+      reward: 1.5,
+      score: 1.4,
+      turns: [
+        { turn: 1, state: 'named A and B\n', think: 't', answer: 'A', formatOk: true, actions: ['A'], reward: 1.5 },
+      ],
     });
-    expect(t).toMatchObject({ step: 3, split: 'val', groupId: 2, success: true, totalReward: 1.5, score: 1.4, finalState: null });
+    expect(t).toMatchObject({
+      step: 3,
+      split: 'val',
+      groupId: 2,
+      success: true,
+      totalReward: 1.5,
+      score: 1.4,
+      finalState: null,
+    });
     expect(t.turns[0].actions).toEqual(['A']);
   });
 

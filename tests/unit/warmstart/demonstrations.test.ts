@@ -10,11 +10,36 @@ import {
   type Demonstration,
   type DemonstrationConfig,
 } from '../../../src/warmstart/demonstrations';
-import { WARMSTART_PRESETS, WARMSTART_RECIPES, demonstrationsForRun, warmStartRunConfig } from '../../../src/warmstart/warmstart';
+import {
+  WARMSTART_PRESETS,
+  WARMSTART_RECIPES,
+  demonstrationsForRun,
+  warmStartRunConfig,
+} from '../../../src/warmstart/warmstart';
 
-const SOKOBAN: DemonstrationConfig = { tag: 'SimpleSokoban', episodes: 60, maxTurn: 3, maxActionsPerTurn: 5, imperfectFraction: 0.25, actionsPerAnswer: [2, 5] };
-const LAKE: DemonstrationConfig = { tag: 'FrozenLake', episodes: 60, maxTurn: 5, maxActionsPerTurn: 5, imperfectFraction: 0.25, actionsPerAnswer: [1, 3] };
-const BANDIT: DemonstrationConfig = { tag: 'Bandit', episodes: 60, maxTurn: 1, maxActionsPerTurn: 1, imperfectFraction: 0.5 };
+const SOKOBAN: DemonstrationConfig = {
+  tag: 'SimpleSokoban',
+  episodes: 60,
+  maxTurn: 3,
+  maxActionsPerTurn: 5,
+  imperfectFraction: 0.25,
+  actionsPerAnswer: [2, 5],
+};
+const LAKE: DemonstrationConfig = {
+  tag: 'FrozenLake',
+  episodes: 60,
+  maxTurn: 5,
+  maxActionsPerTurn: 5,
+  imperfectFraction: 0.25,
+  actionsPerAnswer: [1, 3],
+};
+const BANDIT: DemonstrationConfig = {
+  tag: 'Bandit',
+  episodes: 60,
+  maxTurn: 1,
+  maxActionsPerTurn: 1,
+  imperfectFraction: 0.5,
+};
 
 /** Replays every executed action on a fresh env with the same seed and config; returns per-turn rewards and success. */
 function replay(demo: Demonstration): { rewards: number[]; success: boolean } {
@@ -42,7 +67,10 @@ describe('demonstrations: valid per the environment', () => {
       const { rewards, success } = replay(demo);
       expect(rewards).toEqual(demo.turns.map((t) => t.reward));
       expect(success).toBe(demo.success);
-      expect(demo.totalReward).toBeCloseTo(rewards.reduce((a, b) => a + b, 0), 12);
+      expect(demo.totalReward).toBeCloseTo(
+        rewards.reduce((a, b) => a + b, 0),
+        12,
+      );
       // A demonstrator never earns a format penalty: every answer is well-formed with known action names.
       expect(demo.penalty).toBe(0);
       for (const turn of demo.turns) {
@@ -57,7 +85,9 @@ describe('demonstrations: valid per the environment', () => {
   it('renders each episode as the compact training text with exactly the responses trainable', () => {
     for (const demo of generateDemonstrations({ ...SOKOBAN, episodes: 10 })) {
       const assistant = demo.training.segments.filter((s) => s.role === 'assistant');
-      expect(assistant.map((s) => s.text)).toEqual(demo.turns.map((t) => `${CHAT_MARKERS.imStart}assistant\n${t.response}${CHAT_MARKERS.imEnd}\n`));
+      expect(assistant.map((s) => s.text)).toEqual(
+        demo.turns.map((t) => `${CHAT_MARKERS.imStart}assistant\n${t.response}${CHAT_MARKERS.imEnd}\n`),
+      );
       expect(demo.training.segments.filter((s) => s.trainable)).toEqual(assistant);
       expect(demo.training.text).toBe(demo.training.segments.map((s) => s.text).join(''));
       // The first state shown is the env's initial state for the seed.
@@ -107,7 +137,10 @@ describe('demonstrations: training samples under a context window', () => {
     const demos = generateDemonstrations({ ...LAKE, episodes: 12, maxContextWindow: 2 });
     const demo = demos.find((d) => d.turns.length >= 3)!;
     const third = demo.samples[2];
-    expect(third.messages.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([demo.turns[1].response, demo.turns[2].response]);
+    expect(third.messages.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([
+      demo.turns[1].response,
+      demo.turns[2].response,
+    ]);
     expect(third.segments.filter((seg) => seg.trainable).map((seg) => seg.turn)).toEqual([3]);
   });
 });
@@ -115,7 +148,9 @@ describe('demonstrations: training samples under a context window', () => {
 describe('demonstrations: deliberately imperfect', () => {
   it('replaces about the configured fraction of actions', () => {
     for (const fraction of [0.1, 0.3]) {
-      const stats = demonstrationStats(generateDemonstrations({ ...SOKOBAN, episodes: 200, imperfectFraction: fraction }));
+      const stats = demonstrationStats(
+        generateDemonstrations({ ...SOKOBAN, episodes: 200, imperfectFraction: fraction }),
+      );
       // ~600+ counted actions: a binomial standard deviation below 0.02.
       expect(Math.abs(stats.imperfectFraction - fraction)).toBeLessThan(0.06);
     }
@@ -168,7 +203,11 @@ describe('demonstrations: reasoning', () => {
     for (const demo of generateDemonstrations({ ...SOKOBAN, episodes: 80 })) {
       for (const turn of demo.turns) {
         const grid = turn.state.split('\n').map((row) => [...row]);
-        const spots = [...turn.think.matchAll(/(player is|box|target) at (?:row (\d) col (\d)|\((\d), (\d)\)|row (\d), column (\d))/g)];
+        const spots = [
+          ...turn.think.matchAll(
+            /(player is|box|target) at (?:row (\d) col (\d)|\((\d), (\d)\)|row (\d), column (\d))/g,
+          ),
+        ];
         for (const m of spots) {
           const [r, c] = [m[2] ?? m[4] ?? m[6], m[3] ?? m[5] ?? m[7]].map(Number);
           const expected = { 'player is': ['P', 'S'], box: ['X'], target: ['O', 'S'] }[m[1] as 'box'];
@@ -191,19 +230,22 @@ describe('demonstrations: reasoning', () => {
 });
 
 describe('demonstrations: seeds and inputs', () => {
-  it.each(WARMSTART_PRESETS)('%s: demonstration seeds are disjoint from the training and validation seeds', (preset) => {
-    const config = warmStartRunConfig(preset);
-    const demos = demonstrationsForRun(config, { ...WARMSTART_RECIPES[preset], episodes: 20 });
-    const { seedVal, valGroups, envGroups } = config.agent;
-    const seedTrain = config.agent.seedTrain ?? 10000; // every tiny preset fixes it (null = random bases, see DEMO_SEED_BASE)
-    const trainEnd = seedTrain + envGroups * (config.trainer.totalSteps + 1);
-    for (const d of demos) {
-      expect(d.seed).toBeGreaterThanOrEqual(DEMO_SEED_BASE);
-      expect(d.seed >= seedVal && d.seed < seedVal + valGroups).toBe(false);
-      expect(d.seed >= seedTrain && d.seed < trainEnd).toBe(false);
-    }
-    expect(new Set(demos.map((d) => d.seed)).size).toBe(demos.length);
-  });
+  it.each(WARMSTART_PRESETS)(
+    '%s: demonstration seeds are disjoint from the training and validation seeds',
+    (preset) => {
+      const config = warmStartRunConfig(preset);
+      const demos = demonstrationsForRun(config, { ...WARMSTART_RECIPES[preset], episodes: 20 });
+      const { seedVal, valGroups, envGroups } = config.agent;
+      const seedTrain = config.agent.seedTrain ?? 10000; // every tiny preset fixes it (null = random bases, see DEMO_SEED_BASE)
+      const trainEnd = seedTrain + envGroups * (config.trainer.totalSteps + 1);
+      for (const d of demos) {
+        expect(d.seed).toBeGreaterThanOrEqual(DEMO_SEED_BASE);
+        expect(d.seed >= seedVal && d.seed < seedVal + valGroups).toBe(false);
+        expect(d.seed >= seedTrain && d.seed < trainEnd).toBe(false);
+      }
+      expect(new Set(demos.map((d) => d.seed)).size).toBe(demos.length);
+    },
+  );
 
   it('rejects bad settings with an error naming them', () => {
     expect(() => generateDemonstrations({ ...BANDIT, imperfectFraction: 1.5 })).toThrow(/imperfectFraction/);

@@ -27,12 +27,19 @@ describe.each(WARMSTART_PRESETS)('shipped warm start %s', (preset) => {
       expect(statSync(path.join(dir, 'model.safetensors')).size).toBeLessThan(4 * 1024 * 1024);
 
       // A small seeded sample at RAGEN's rollout temperature, on the training tags at validation seeds.
-      const check = await checkPolicy(policy.model, policy.tokenizer, config, { temperature: 1, seed: 11, episodes: 8, split: 'train' });
+      const check = await checkPolicy(policy.model, policy.tokenizer, config, {
+        temperature: 1,
+        seed: 11,
+        episodes: 8,
+        split: 'train',
+      });
       expect(check.turns).toBeGreaterThanOrEqual(8);
       expect(check.formatRate).toBeGreaterThanOrEqual(0.75);
       expect(check.validActionRate).toBeGreaterThanOrEqual(0.6);
       // Reasoning is not one memorised sentence: most sampled thoughts differ.
-      const thinks = check.trajectories.flatMap((t) => t.turns.filter((turn) => turn.formatOk).map((turn) => turn.think));
+      const thinks = check.trajectories.flatMap((t) =>
+        t.turns.filter((turn) => turn.formatOk).map((turn) => turn.think),
+      );
       expect(thinks.every((t) => t.length > 0)).toBe(true);
       expect(new Set(thinks).size).toBeGreaterThanOrEqual(thinks.length / 2);
     } finally {

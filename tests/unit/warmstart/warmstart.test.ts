@@ -23,10 +23,25 @@ import {
   warmStartTags,
 } from '../../../src/warmstart/warmstart';
 
-const demos = generateDemonstrations({ tag: 'SimpleSokoban', episodes: 12, maxTurn: 3, maxActionsPerTurn: 5, imperfectFraction: 0.25, actionsPerAnswer: [2, 5] });
+const demos = generateDemonstrations({
+  tag: 'SimpleSokoban',
+  episodes: 12,
+  maxTurn: 3,
+  maxActionsPerTurn: 5,
+  imperfectFraction: 0.25,
+  actionsPerAnswer: [2, 5],
+});
 const tokenizer = buildWarmStartTokenizer(demos, ['SimpleSokoban'], 400);
 const examples = demos.map((d) => tokenizeRendered(tokenizer, d.training));
-const smallShape = { hiddenSize: 32, numLayers: 1, numHeads: 4, numKvHeads: 2, intermediateSize: 64, ropeTheta: 10000, maxPositions: 512 };
+const smallShape = {
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 4,
+  numKvHeads: 2,
+  intermediateSize: 64,
+  ropeTheta: 10000,
+  maxPositions: 512,
+};
 
 beforeAll(async () => {
   await initBackend('wasm');
@@ -43,7 +58,9 @@ describe('warm start: tokenizer and loss mask', () => {
       // plus, for every assistant turn but the last, the next segment's `<|im_start|>`.
       const trained = ids.slice(1).filter((_, i) => targetMask[i]);
       const assistantTexts = demo.training.segments.filter((s) => s.trainable).map((s) => s.text);
-      const expected = assistantTexts.map((t, i) => t.slice('<|im_start|>'.length) + (i < assistantTexts.length - 1 ? '<|im_start|>' : ''));
+      const expected = assistantTexts.map(
+        (t, i) => t.slice('<|im_start|>'.length) + (i < assistantTexts.length - 1 ? '<|im_start|>' : ''),
+      );
       expect(tokenizer.decode(trained)).toBe(expected.join(''));
     }
   });
@@ -52,12 +69,22 @@ describe('warm start: tokenizer and loss mask', () => {
     const config = presetConfig('bandit-tiny');
     const tags = warmStartTags(config);
     expect(tags).toEqual(['Bandit', 'BanditTest']);
-    const banditDemos = generateDemonstrations({ tag: 'Bandit', episodes: 20, maxTurn: 1, maxActionsPerTurn: 1, imperfectFraction: 0.5 });
+    const banditDemos = generateDemonstrations({
+      tag: 'Bandit',
+      episodes: 20,
+      maxTurn: 1,
+      maxActionsPerTurn: 1,
+      imperfectFraction: 0.5,
+    });
     const tok = buildWarmStartTokenizer(banditDemos, tags, 1024);
     // Neither name occurs in a Bandit demonstration: they come from the BanditTest prompts added to the corpus.
     expect(tok.encode(' Librarian')).toHaveLength(1);
     expect(tok.encode(' Trader')).toHaveLength(1);
-    expect(warmStartTags(presetConfig('sokoban-tiny'))).toEqual(['SimpleSokoban', 'LargerSokoban', 'SokobanDifferentGridVocab']);
+    expect(warmStartTags(presetConfig('sokoban-tiny'))).toEqual([
+      'SimpleSokoban',
+      'LargerSokoban',
+      'SokobanDifferentGridVocab',
+    ]);
   });
 });
 
@@ -71,7 +98,9 @@ describe('warm start: SFT', () => {
     // Reference: every position scored, then the loss mask applied.
     const reference = tf.tidy(() => {
       const mask = tf.tensor2d(
-        examples.slice(0, 3).map((e) => [...e.targetMask.map(Number), ...Array(batch.ids.shape[1] - 1 - e.targetMask.length).fill(0)]),
+        examples
+          .slice(0, 3)
+          .map((e) => [...e.targetMask.map(Number), ...Array(batch.ids.shape[1] - 1 - e.targetMask.length).fill(0)]),
       );
       const { logProbs } = tokenLogProbs(model, batch.ids, batch.attention);
       return tf.neg(logProbs.mul(mask).sum().div(mask.sum()));
@@ -89,7 +118,13 @@ describe('warm start: SFT', () => {
     tf.tidy(() => model.forward(longest.ids, longest.attention));
     tf.dispose([longest.ids, longest.attention, longest.positions, longest.targets]);
     const before = tf.memory().numTensors;
-    const losses = await trainSft(model, examples.slice(0, 8), tokenizer.padTokenId!, { steps: 25, batchSize: 4, lr: 1e-2, warmupSteps: 3, seed: 0 });
+    const losses = await trainSft(model, examples.slice(0, 8), tokenizer.padTokenId!, {
+      steps: 25,
+      batchSize: 4,
+      lr: 1e-2,
+      warmupSteps: 3,
+      seed: 0,
+    });
     expect(tf.memory().numTensors).toBe(before);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     // Uniform guessing over the vocabulary costs ln(V) ≈ 6; a memorising model goes far below.
@@ -101,9 +136,13 @@ describe('warm start: SFT', () => {
   it('refuses sequences longer than the model and empty loss masks', async () => {
     const config = tinyQwen2Config({ ...smallShape, maxPositions: 64 }, tokenizer.vocabSize);
     const model = new Qwen2Model(config, initQwen2Weights(config, 1));
-    await expect(trainSft(model, examples, 0, { steps: 1, batchSize: 2, lr: 1e-3, warmupSteps: 0, seed: 0 })).rejects.toThrow(/64 positions/);
+    await expect(
+      trainSft(model, examples, 0, { steps: 1, batchSize: 2, lr: 1e-3, warmupSteps: 0, seed: 0 }),
+    ).rejects.toThrow(/64 positions/);
     const noTarget = { ids: [1, 2, 3], targetMask: [false, false] };
-    await expect(trainSft(model, [noTarget], 0, { steps: 1, batchSize: 1, lr: 1e-3, warmupSteps: 0, seed: 0 })).rejects.toThrow(/loss mask/);
+    await expect(
+      trainSft(model, [noTarget], 0, { steps: 1, batchSize: 1, lr: 1e-3, warmupSteps: 0, seed: 0 }),
+    ).rejects.toThrow(/loss mask/);
     model.dispose();
   });
 });
@@ -123,7 +162,12 @@ describe('warm start: batching and schedule', () => {
       return batches;
     };
     const batches = epoch(5);
-    expect(batches.flat().map((e) => e.ids[0]).sort((a, b) => a - b)).toEqual(fake.map((_, i) => i));
+    expect(
+      batches
+        .flat()
+        .map((e) => e.ids[0])
+        .sort((a, b) => a - b),
+    ).toEqual(fake.map((_, i) => i));
     for (const b of batches) {
       expect(b.length).toBeLessThanOrEqual(4);
       expect(new Set(b.map((e) => Math.ceil(e.ids.length / LENGTH_BUCKET))).size).toBe(1);
@@ -157,7 +201,11 @@ describe('warm start: the whole pipeline', () => {
 
   it('runs later cycles after the first, which they leave as it was, each on demonstrations of its own seeds', async () => {
     const weights = async (model: { variables: Record<string, { data(): Promise<unknown> }> }) =>
-      Object.fromEntries(await Promise.all(Object.entries(model.variables).map(async ([k, v]) => [k, Array.from((await v.data()) as Float32Array)])));
+      Object.fromEntries(
+        await Promise.all(
+          Object.entries(model.variables).map(async ([k, v]) => [k, Array.from((await v.data()) as Float32Array)]),
+        ),
+      );
     const one = await buildWarmStart('bandit-tiny', { recipe: { episodes: 24, steps: 2 } });
     const afterFirstCycle: Record<string, number[]>[] = [];
     const steps: string[] = [];
@@ -186,14 +234,27 @@ describe('warm start: the whole pipeline', () => {
     // the low-risk one (1), none of the third's (0), while the first cycle mixes them.
     expect(two.demonstrations.imperfectFraction).toBeGreaterThan(0);
     expect(two.demonstrations.imperfectFraction).toBeLessThan(1);
-    expect(two.laterCycleDemonstrations).toMatchObject([{ episodes: 16, imperfectFraction: 1 }, { episodes: 8, imperfectFraction: 0 }]);
+    expect(two.laterCycleDemonstrations).toMatchObject([
+      { episodes: 16, imperfectFraction: 1 },
+      { episodes: 8, imperfectFraction: 0 },
+    ]);
     expect(two.laterCycleDemonstrations!.map((d) => d.actionsPerAnswer)).toEqual([1, 1]); // Bandit: one arm per answer
     const cycle = { episodes: 8, imperfectFraction: 0, steps: 1, lr: 1e-3, warmupSteps: 1 };
     await expect(
       buildWarmStart('bandit-tiny', { recipe: { episodes: 8, steps: 1, laterCycles: [{ ...cycle, seed: 0 }] } }),
     ).rejects.toThrow(/two cycles have seed 0/);
     await expect(
-      buildWarmStart('bandit-tiny', { recipe: { episodes: 8, steps: 1, seed: 1, laterCycles: [{ ...cycle, seed: 5 }, { ...cycle, seed: 5 }] } }),
+      buildWarmStart('bandit-tiny', {
+        recipe: {
+          episodes: 8,
+          steps: 1,
+          seed: 1,
+          laterCycles: [
+            { ...cycle, seed: 5 },
+            { ...cycle, seed: 5 },
+          ],
+        },
+      }),
     ).rejects.toThrow(/two cycles have seed 5/);
     one.model.dispose();
     two.model.dispose();
@@ -225,7 +286,11 @@ describe('warm start: recipes', () => {
     expect(warmStartRecipeName('echo-trap')).toBe('echo-trap');
     // The lesson's warm start is played as bandit-tiny: its demonstrations and check use that preset's run config.
     expect(warmStartRunConfig('echo-trap')).toEqual(presetConfig('bandit-tiny'));
-    expect(WARMSTART_RECIPES['echo-trap']).toEqual({ ...WARMSTART_RECIPES['bandit-tiny'], steps: 150, playedAs: 'bandit-tiny' });
+    expect(WARMSTART_RECIPES['echo-trap']).toEqual({
+      ...WARMSTART_RECIPES['bandit-tiny'],
+      steps: 150,
+      playedAs: 'bandit-tiny',
+    });
     expect(() => warmStartRecipeName('sokoban-qwen')).toThrow(/no warm start/);
     expect(() => warmStartRecipeName('nope')).toThrow(/nope/);
   });
@@ -233,6 +298,11 @@ describe('warm start: recipes', () => {
   it('builds the model config from the preset shape and the tokenizer vocabulary', () => {
     const tiny = presetConfig('sokoban-tiny').model.tiny;
     const config = tinyQwen2Config(tiny, 537);
-    expect(config).toMatchObject({ vocab_size: 537, hidden_size: tiny.hiddenSize, num_hidden_layers: tiny.numLayers, tie_word_embeddings: true });
+    expect(config).toMatchObject({
+      vocab_size: 537,
+      hidden_size: tiny.hiddenSize,
+      num_hidden_layers: tiny.numLayers,
+      tie_word_embeddings: true,
+    });
   });
 });
