@@ -196,15 +196,13 @@ test('control: a run that cannot be built ends as failed with the reason, and th
 
   // The warm start's weights served broken (a half-uploaded site): the worker cannot build the run.
   const weights = '**/warmstart/bandit-tiny/model.safetensors';
-  await page
-    .context()
-    .route(weights, (route) =>
-      route.fulfill({
-        status: 200,
-        contentType: 'application/octet-stream',
-        body: Buffer.from('not a safetensors file'),
-      }),
-    );
+  await page.context().route(weights, (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: 'application/octet-stream',
+      body: Buffer.from('not a safetensors file'),
+    }),
+  );
   await page.goto('./?backend=wasm&groups=4&groupSize=2&val=2&steps=1');
   await expectWorkingMatmul(page);
   await page.getByTestId('start').click();

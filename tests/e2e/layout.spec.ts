@@ -41,13 +41,11 @@ test('layout: every text on the page reaches AA contrast, before and after a run
       }),
     );
   }
-  await page
-    .getByTestId('import-file')
-    .setInputFiles({
-      name: 'metrics.jsonl',
-      mimeType: 'application/jsonl',
-      buffer: Buffer.from(lines.join('\n') + '\n'),
-    });
+  await page.getByTestId('import-file').setInputFiles({
+    name: 'metrics.jsonl',
+    mimeType: 'application/jsonl',
+    buffer: Buffer.from(lines.join('\n') + '\n'),
+  });
   await expect(page.getByTestId('echo-trap-warning')).toBeVisible();
   expect(await lowContrastText(page)).toEqual([]);
 });
@@ -61,12 +59,10 @@ test('layout: the active variant button is pressed (aria-pressed, filled), unlik
   await expect(starpoS).toHaveAttribute('aria-pressed', 'true');
   await expect(vanilla).toHaveAttribute('aria-pressed', 'false');
   const look = (id: string) =>
-    page
-      .getByTestId(id)
-      .evaluate((el) => ({
-        background: getComputedStyle(el).backgroundColor,
-        outline: getComputedStyle(el).outlineStyle,
-      }));
+    page.getByTestId(id).evaluate((el) => ({
+      background: getComputedStyle(el).backgroundColor,
+      outline: getComputedStyle(el).outlineStyle,
+    }));
   const pressed = await look('variant-starpo-s');
   const unpressed = await look('variant-starpo');
   expect(pressed.background).not.toBe(unpressed.background);

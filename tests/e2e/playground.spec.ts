@@ -244,15 +244,13 @@ test('classroom: echo-trap trains vanilla StarPO and StarPO-S side by side in tw
   await expect(page.getByTestId('run-item')).toHaveCount(2);
   // One colour per arm, on every chart: every series and swatch of an arm carries the same data-colour, the two
   // arms' colours differ, and both are readable on white.
-  const tagged = await page
-    .locator('[aria-label="Charts"] [data-arm][data-colour]')
-    .evaluateAll((els) =>
-      els.map((e) => ({
-        arm: e.getAttribute('data-arm')!,
-        colour: e.getAttribute('data-colour')!,
-        swatch: e.classList.contains('swatch'),
-      })),
-    );
+  const tagged = await page.locator('[aria-label="Charts"] [data-arm][data-colour]').evaluateAll((els) =>
+    els.map((e) => ({
+      arm: e.getAttribute('data-arm')!,
+      colour: e.getAttribute('data-colour')!,
+      swatch: e.classList.contains('swatch'),
+    })),
+  );
   expect(tagged.filter((t) => t.swatch).length).toBeGreaterThanOrEqual(2 * 6); // both arms on at least 6 charts
   const colours = new Map<string, Set<string>>();
   for (const t of tagged) colours.set(t.arm, (colours.get(t.arm) ?? new Set()).add(t.colour));
@@ -304,25 +302,21 @@ test('import: a CLI metrics.jsonl is drawn on the charts, with the echo-trap war
       }),
     );
   }
-  await page
-    .getByTestId('import-file')
-    .setInputFiles({
-      name: 'metrics.jsonl',
-      mimeType: 'application/jsonl',
-      buffer: Buffer.from(lines.join('\n') + '\n'),
-    });
+  await page.getByTestId('import-file').setInputFiles({
+    name: 'metrics.jsonl',
+    mimeType: 'application/jsonl',
+    buffer: Buffer.from(lines.join('\n') + '\n'),
+  });
   await expect(page.getByTestId('chart-rollout/in_group_std')).toHaveAttribute('data-points', '12');
   await expect(page.getByTestId('echo-trap-warning')).toBeVisible();
   await expect(page.getByTestId('echo-trap-warning')).toContainText('fired at step 8');
   await expect(page.getByTestId('chart-actor/entropy_loss')).toHaveAttribute('data-echo-trap-steps', '8');
   await saveScreenshot(page, testInfo, 'import-metrics-echo-trap');
   // A broken file is refused by name.
-  await page
-    .getByTestId('import-file')
-    .setInputFiles({
-      name: 'metrics.jsonl',
-      mimeType: 'application/jsonl',
-      buffer: Buffer.from('{"step":1}\nnot json\n{"step":2}\n'),
-    });
+  await page.getByTestId('import-file').setInputFiles({
+    name: 'metrics.jsonl',
+    mimeType: 'application/jsonl',
+    buffer: Buffer.from('{"step":1}\nnot json\n{"step":2}\n'),
+  });
   await expect(page.getByTestId('import-error')).toContainText('line 2 is not valid JSON');
 });
