@@ -2,10 +2,10 @@
 // single-file algorithms. The Node CLI (`ragen train`) and the browser worker build the same Trainer from the same
 // RunConfig; this file imports no Node module: metrics go to an injected MetricSink, checkpoints come and go as
 // in-memory files (`checkpointFiles()` / `resumeFiles`), and the caller picks the tfjs backend (initBackend).
-// This file holds the algorithm only: how the actor, critic and reference are built, and the checkpoint layout,
-// are in trainerCheckpoint.ts; what runs on a helper on a second core (half the rollouts, the critic) is in
-// parallel.ts, behind the same steps; the update's bookkeeping (progress counts, each optimizer step's log) is in
-// updateTracker.ts.
+// This file holds the algorithm only: how the actor, critic, reference and optimizers are built, and the checkpoint
+// layout, are in trainerCheckpoint.ts; the env groups, each step's env seeds and the generate function in
+// trainerRollouts.ts; what runs on a helper on a second core (half the rollouts, the critic) in parallel.ts, behind
+// the same steps; the update's bookkeeping (progress counts, each optimizer step's log) in updateTracker.ts.
 //
 // One step:
 //   1. rollout      P env groups x N rollouts through runRollouts, sampling with generate() (seeded: same seed +
@@ -31,21 +31,16 @@
 //
 // What differs from RAGEN, on purpose: the reference model is only built when a KL term is on (RAGEN also computes
 // it just to log `rollout/ref_log_prob`); mini-batches are taken in order, as veRL with shuffle off.
-import type * as tf from '@tensorflow/tfjs';
 import {
-  EnvGroupManager,
-  envRegistry,
   runRollouts,
   summarizeEnvMetrics,
   type AgentFormat,
+  type EnvGroupManager,
   type GenerateFn,
-  type RolloutOptions,
-  type Trajectory,
 } from '../agent/index';
-import { AdamW } from '../model/adamw';
+import type { AdamW } from '../model/adamw';
 import { assertNoGpuError } from '../model/backend';
 import type { Qwen2Model } from '../model/qwen2';
-import { mixSeed, seededUniform } from '../model/seeded';
 import type { Tokenizer } from '../model/tokenizer';
 import { checkCollapseState, initialCollapseState, type CollapseResult, type CollapseState } from '../metrics/collapse';
 import { EchoTrapDetector } from '../metrics/echoTrap';
@@ -53,7 +48,6 @@ import { successByTag, trainSuccessKey } from '../metrics/keys';
 import { trainTag } from '../metrics/lessonVerdict';
 import { groundingMetrics, groundingTurnsOf } from '../metrics/grounding';
 import { reasoningMetrics, reasoningSamplesFromTrajectories } from '../metrics/reasoning';
-import { sampleRolloutRecords } from '../metrics/rolloutRecord';
 import type { MetricSink } from '../metrics/sink';
 import {
   broadcastOverLossTokens,
@@ -73,22 +67,23 @@ import {
   type TokenizedTrajectory,
 } from './batch';
 import { collapseDiagnostics, collapseDue } from './collapseScoring';
-import { agentFormatFromConfig, envGroupsConfig, type RunConfig } from './config';
+import type { RunConfig } from './config';
 import { EarlyStopper, type EarlyStopReason } from './earlyStop';
 import { filterGroupsByConfig, filterLossScale, type FilterResult } from './filter';
 import { applyKlInReward } from './kl';
-import { HelperLink, criticWorkHere, type CriticLog, type CriticWork } from './parallel';
-import { policyGenerateFn } from './policyAgent';
-import { actorUpdateLoss, usesKlLoss, type MiniBatchUpdateOptions } from './update';
-import { UpdateTracker } from './updateTracker';
+import { HelperLink, type CriticLog } from './parallel';
+import { actorUpdateLoss, updateForwardReusable, usesKlLoss } from './update';
+import { updateTracking, type UpdateParts } from './updateTracker';
 import {
   assembleTrainerModels,
   disposeTrainerModels,
   restoreOptimizers,
+  trainerOptimizers,
   trainerCheckpointFiles,
 } from './trainerCheckpoint';
 import type { TrainerModels, TrainerState } from './trainerCheckpoint';
-import { probedGeneration, type WorkloadProbe } from './workloadProbe';
+import { rolloutGenerateFn, trainerEnvGroups, trainSeedBase, writeSampleRollouts } from './trainerRollouts';
+import type { WorkloadProbe } from './workloadProbe';
 import { warmupLrFactor } from './lrSchedule';
 
 export type { StepPhase, StepResult, TrainerOptions } from './trainerOptions';
@@ -167,24 +162,8 @@ export class Trainer {
       throw new Error('Trainer: the tokenizer has no <|im_end|> token (the chat template needs it)');
     if (pad === undefined) throw new Error('Trainer: the tokenizer has no pad token (tokenizer_config.json pad_token)');
     this.padId = pad;
-    const a = config.actor;
-    // With LoRA only the adapters (and the critic's value head) train: moments for those alone.
-    this.actorOptim = new AdamW(this.actor.trainableVariables, {
-      lr: a.lr,
-      betas: a.betas,
-      weightDecay: a.weightDecay,
-    });
-    this.criticOptim = this.critic
-      ? new AdamW(this.critic.trainableVariables, {
-          lr: config.critic.lr,
-          betas: config.critic.betas,
-          weightDecay: config.critic.weightDecay,
-        })
-      : null;
-    this.format = agentFormatFromConfig(config);
-    const registry = envRegistry({ responseLength: this.format.responseLength });
-    this.trainManager = new EnvGroupManager(envGroupsConfig(config, 'train'), registry);
-    this.valManager = new EnvGroupManager(envGroupsConfig(config, 'val'), registry);
+    ({ actor: this.actorOptim, critic: this.criticOptim } = trainerOptimizers(config, models));
+    ({ format: this.format, train: this.trainManager, val: this.valManager } = trainerEnvGroups(config));
   }
 
   /**
@@ -280,7 +259,8 @@ export class Trainer {
     // 1. Rollout.
     const t = now();
     const rollout = await runRollouts(this.trainManager, await this.generateFn('train', step, c.rollout.temperature), {
-      ...this.rolloutOptions(this.trainSeedBase(step)),
+      ...this.format,
+      seed: trainSeedBase(c, step),
       onProgress: (done, total) => this.progress('rollout', done, total),
     });
     metrics['timing_s/gen'] = now() - t;
@@ -370,7 +350,7 @@ export class Trainer {
       ),
     );
     this.stepKeptSomething = true; // (also when the filter kept nothing and no update ran)
-    await this.writeSampleRollouts(step, 'train', trajectories);
+    await writeSampleRollouts(this.sink, c, step, 'train', trajectories);
     this.stepCount = step;
     if (collapse) this.collapseState = collapse.state;
 
@@ -401,39 +381,9 @@ export class Trainer {
   // -------------------------------------------------------------------------------------------------------------
   // Rollouts
 
-  private rolloutOptions(seed: number): RolloutOptions {
-    return { ...this.format, seed };
-  }
-
-  /**
-   * Base env seed of training step `step` (1-based): RAGEN's seedTrain + envGroups x (step - 1), a function of the
-   * step alone, so a resumed run sees the same envs as an uninterrupted one. With seedTrain null (RAGEN: random per
-   * reset) the base is drawn from a generator seeded by trainer.seed and the step.
-   */
-  private trainSeedBase(step: number): number {
-    const c = this.config;
-    if (c.agent.seedTrain !== null) return c.agent.seedTrain + c.agent.envGroups * (step - 1);
-    return Math.floor(seededUniform(mixSeed(c.trainer.seed, step, 0x5eed))() * 1_000_001);
-  }
-
-  /**
-   * The policy as runRollouts sees it: sampling seeded by (trainer seed, split, step, call). With a helper, the
-   * dialogues of odd env ids are generated there, at the same time (the helper first gets the actor's weights when
-   * they changed).
-   */
-  private async generateFn(split: 'train' | 'val', step: number, temperature: number): Promise<GenerateFn> {
-    const c = this.config;
-    const seedParts = [c.trainer.seed, split === 'train' ? 1 : 2, step];
-    const local = policyGenerateFn(this.actor, this.tokenizer, {
-      maxNewTokens: c.rollout.maxNewTokens,
-      temperature,
-      topP: c.rollout.topP,
-      topK: c.rollout.topK,
-      maxBatchSize: c.rollout.maxBatchSize,
-      seedForCall: (call) => mixSeed(...seedParts, call),
-    });
-    const fn = this.helper ? await this.helper.splitGeneration(local, this.actor, temperature, seedParts) : local;
-    return this.workloadProbe && split === 'train' ? probedGeneration(fn, this.workloadProbe) : fn;
+  private generateFn(split: 'train' | 'val', step: number, temperature: number): Promise<GenerateFn> {
+    const { config, actor, tokenizer, helper, workloadProbe } = this;
+    return rolloutGenerateFn({ config, actor, tokenizer, helper, workloadProbe }, split, step, temperature);
   }
 
   /** Validation on the fixed val env groups; returns the `val-env/...` metrics and `timing_s/testing`. */
@@ -443,7 +393,8 @@ export class Trainer {
     const start = now();
     const temperature = c.rollout.valDoSample ? c.rollout.valTemperature : 0;
     const result = await runRollouts(this.valManager, await this.generateFn('val', step, temperature), {
-      ...this.rolloutOptions(c.agent.seedVal),
+      ...this.format,
+      seed: c.agent.seedVal,
       onProgress: (done, total) => this.progress('validation', done, total),
     });
     const metrics = summarizeEnvMetrics(result.trajectories, 'val-env');
@@ -453,21 +404,9 @@ export class Trainer {
       this.stopped = decision.reason ?? null;
       this.log(`early stop at step ${step}: ${decision.detail}`);
     }
-    await this.writeSampleRollouts(step, 'val', result.trajectories);
+    await writeSampleRollouts(this.sink, c, step, 'val', result.trajectories);
     this.lastValidation = { ...metrics };
     return metrics;
-  }
-
-  /** A few trajectories per step (one per env group, in group order) with their think / answer text per turn. */
-  private async writeSampleRollouts(
-    step: number,
-    split: 'train' | 'val',
-    trajectories: readonly Trajectory[],
-  ): Promise<void> {
-    const n = this.config.trainer.logRollouts;
-    if (n === 0 || !this.sink.writeRollouts) return;
-    const groupSize = split === 'train' ? this.config.agent.groupSize : this.config.agent.valGroupSize;
-    await this.sink.writeRollouts(step, sampleRolloutRecords(trajectories, groupSize, n, step, split));
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -476,16 +415,11 @@ export class Trainer {
   /** The run's filter on this step's trajectories; the v2 entropy metrics score the actor on them first. */
   private async filterGroups(rawRewards: number[], sequences: readonly TokenizedTrajectory[]): Promise<FilterResult> {
     const { envGroups, groupSize } = this.config.agent;
+    const all = sequences.map((_, i) => i);
     return filterGroupsByConfig(this.config.filter, envGroups, groupSize, {
       rawRewards,
       lossTokens: () => sequences.map(lossTokenCount),
-      entropyMeans: async () =>
-        (
-          await this.scoreActor(
-            sequences,
-            sequences.map((_, i) => i),
-          )
-        ).entropyMeans,
+      entropyMeans: async () => (await this.scoreActor(sequences, all)).entropyMeans,
     });
   }
 
@@ -516,29 +450,8 @@ export class Trainer {
   // Advantages and the PPO update
 
   /**
-   * Whether this step's update can take the old log-probs and the critic's values from its own forward pass instead
-   * of scoring the batch first: one epoch over one mini-batch (StarPO-S's kept 25 % = one mini-batch) starts from
-   * the very weights that would score it, so the first forward computes exactly what scoring would (the ratio is
-   * 1 either way). It also needs returns that do not depend on values or old log-probs (GAE with gamma = lambda = 1,
-   * no KL folded into the reward) and no reference model.
-   */
-  private reusesUpdateForward(trajectories: number): boolean {
-    const c = this.config;
-    const gaeOk = c.algorithm.advEstimator !== 'gae' || (c.algorithm.gamma === 1 && c.algorithm.lambda === 1);
-    // With the critic on a helper, scoring and updating side by side beats reusing the update's forward pass.
-    return (
-      this.reuseUpdateForward &&
-      !this.helper?.runsCritic &&
-      c.actor.ppoEpochs === 1 &&
-      trajectories <= c.actor.ppoMiniBatchSize &&
-      this.ref === null &&
-      gaeOk
-    );
-  }
-
-  /**
    * Steps 5-7 on the kept samples: old log-probs, reference log-probs and critic values (scored first, or taken from
-   * the update's own forward pass: reusesUpdateForward), returns and the critic's update, advantages, then the actor's
+   * the update's own forward pass: updateForwardReusable in update.ts), returns and the critic's update, advantages, then the actor's
    * update. The critic's work runs here or on the helper (CriticWork, parallel.ts); the steps are the same.
    */
   private async update(
@@ -552,15 +465,18 @@ export class Trainer {
     const masks = seqs.map((s) => s.lossMask);
     const all = seqs.map((_, i) => i);
     const withCritic = c.algorithm.advEstimator === 'gae';
-    const reuse = this.reusesUpdateForward(seqs.length);
+    const reuse =
+      this.reuseUpdateForward &&
+      !this.helper?.runsCritic &&
+      this.ref === null &&
+      updateForwardReusable(this.config, seqs.length);
 
     // The PPO updates: epochs x mini-batches, in order (veRL with shuffle off); the critic's, then the actor's.
     const miniBatches = chunks(all, c.actor.ppoMiniBatchSize);
     metrics['train/num_mini_batches'] = miniBatches.length * c.actor.ppoEpochs;
     // The bookkeeping (progress counts, each optimizer step's log) is the tracker's; the critic's work runs here or
     // on the helper.
-    const tracker = this.updateTracker(step, seqs, miniBatches.length, reuse);
-    const critic = this.criticWork(tracker);
+    const { tracker, critic } = updateTracking(this.updateParts(step), seqs, miniBatches.length, reuse);
     await tracker.startScoring();
 
     // 5. Old log-probs, reference log-probs (KL), critic values (PPO), unless the update's forward pass gives them.
@@ -591,14 +507,8 @@ export class Trainer {
       let oldValues = valuesLater ? await valuesLater() : null;
       let rewards = placeTerminalReward(scores, masks);
       if (c.algorithm.useKlInReward && refLogProbs) {
-        const withKl = applyKlInReward(
-          rewards,
-          oldLogProbs!,
-          refLogProbs,
-          masks,
-          c.algorithm.klCoef,
-          c.algorithm.klEstimator,
-        );
+        const { klCoef, klEstimator } = c.algorithm;
+        const withKl = applyKlInReward(rewards, oldLogProbs!, refLogProbs, masks, klCoef, klEstimator);
         rewards = withKl.rewards;
         Object.assign(metrics, withKl.metrics);
       }
@@ -663,59 +573,24 @@ export class Trainer {
     return metrics;
   }
 
-  /** Counts the progress of step `step`'s update over `seqs` and logs its optimizer steps. */
-  private updateTracker(step: number, seqs: TokenizedTrajectory[], miniBatches: number, reuse: boolean): UpdateTracker {
-    const c = this.config;
-    const withCritic = c.algorithm.advEstimator === 'gae';
-    const plan = {
-      seqs,
-      miniBatches,
-      epochs: c.actor.ppoEpochs,
-      microBatchSize: c.actor.ppoMicroBatchSize,
-      scores: { actor: !reuse, ref: this.ref !== null, critic: withCritic && !reuse },
-      trainsCritic: this.critic !== null,
-    };
-    return new UpdateTracker(plan, {
+  /** What step `step`'s update bookkeeping needs of this Trainer (updateTracking in updateTracker.ts). */
+  private updateParts(step: number): UpdateParts {
+    const { config, actor, critic, ref, actorOptim, criticOptim, helper, padId, lossHook } = this;
+    return {
+      config,
+      actor,
+      critic,
+      ref,
+      actorOptim,
+      criticOptim,
+      helper,
+      padId,
+      lossHook: lossHook && ((kind, loss) => lossHook(kind, step, loss)),
       progress: (phase, done, total) => this.progress(phase, done, total),
       weightsChange: () => {
         this.stepKeptSomething = true; // from here on the weights change
       },
-      updateOptions: (kind) => this.updateOptions(kind, step),
-    });
-  }
-
-  /** The critic's values and update (PPO): on the helper, or here as optimizer steps of `tracker`; null without a critic. */
-  private criticWork(tracker: UpdateTracker): CriticWork | null {
-    if (this.critic === null) return null;
-    if (this.helper?.runsCritic) return this.helper.criticWork(this.critic, this.criticOptim!);
-    return criticWorkHere({
-      critic: this.critic,
-      lossConfig: this.criticLossConfig(),
-      microBatchSize: this.config.actor.ppoMicroBatchSize,
-      padId: this.padId,
-      afterScoring: tracker.scoredOne,
-      run: (mini, lossOf) => tracker.run('critic', mini, lossOf),
-      log: tracker.log.critic,
-    });
-  }
-
-  /** How miniBatchUpdate steps the actor or the critic. */
-  private updateOptions(kind: 'actor' | 'critic', step: number): MiniBatchUpdateOptions {
-    const c = this.config;
-    const hook = this.lossHook;
-    return {
-      model: kind === 'actor' ? this.actor : this.critic!,
-      optimizer: kind === 'actor' ? this.actorOptim : this.criticOptim!,
-      microBatchSize: c.actor.ppoMicroBatchSize,
-      gradClip: kind === 'actor' ? c.actor.gradClip : c.critic.gradClip,
-      padId: this.padId,
-      gradNormKey: `${kind}/grad_norm`,
-      ...(hook ? { lossHook: (loss: tf.Scalar) => hook(kind, step, loss) } : {}),
     };
-  }
-
-  private criticLossConfig() {
-    return { cliprangeValue: this.config.critic.cliprangeValue, lossAggMode: this.config.actor.lossAggMode };
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -738,7 +613,7 @@ export class Trainer {
         earlyStop: this.stopper.state(),
         echoTrap: this.echoTrap.toState(),
         collapse: this.collapseState,
-        nextTrainSeed: this.trainSeedBase(this.stepCount + 1),
+        nextTrainSeed: trainSeedBase(this.config, this.stepCount + 1),
         lastValidation: this.lastValidation,
       },
     );

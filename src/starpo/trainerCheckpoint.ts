@@ -30,7 +30,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { CollapseState } from '../metrics/collapse';
 import type { EchoTrapState } from '../metrics/echoTrap';
-import type { AdamW } from '../model/adamw';
+import { AdamW } from '../model/adamw';
 import { LoraAdapters, type LoraSettings } from '../model/lora';
 import {
   hasModelFiles,
@@ -277,6 +277,18 @@ export async function trainerCheckpointFiles(
   };
   files[STATE_FILE] = new TextEncoder().encode(JSON.stringify(state, null, 2) + '\n');
   return files;
+}
+
+/** The AdamW of the actor and of the critic (PPO). With LoRA only the adapters (and the critic's value head) train:
+ *  moments for those alone. */
+export function trainerOptimizers(config: RunConfig, models: TrainerModels): { actor: AdamW; critic: AdamW | null } {
+  const { actor: a, critic: c } = config;
+  return {
+    actor: new AdamW(models.actor.trainableVariables, { lr: a.lr, betas: a.betas, weightDecay: a.weightDecay }),
+    critic: models.critic
+      ? new AdamW(models.critic.trainableVariables, { lr: c.lr, betas: c.betas, weightDecay: c.weightDecay })
+      : null,
+  };
 }
 
 /** Puts the AdamW moments and step counts of a checkpoint back into the optimizers. */

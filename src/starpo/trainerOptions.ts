@@ -28,7 +28,7 @@ export interface TrainerOptions extends TrainerSource {
   lossHook?: (kind: 'actor' | 'critic', step: number, loss: tf.Scalar) => tf.Scalar;
   /**
    * Test / benchmark switch (default true): let a one-mini-batch update take the old log-probs and values from its
-   * own forward pass (see reusesUpdateForward). false always scores first, as RAGEN does; the results are the same.
+   * own forward pass (see updateForwardReusable in update.ts). false always scores first, as RAGEN does; the results are the same.
    */
   reuseUpdateForward?: boolean;
   /**

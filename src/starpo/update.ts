@@ -14,7 +14,7 @@ import {
   type PaddedBatch,
   type TokenizedTrajectory,
 } from './batch';
-import type { ActorConfig, LossAggMode } from './config';
+import type { ActorConfig, LossAggMode, RunConfig } from './config';
 import { klLoss } from './kl';
 import { actorLoss, entropyLoss, policyLoss, valueLoss } from './losses';
 
@@ -110,7 +110,7 @@ export async function miniBatchUpdate(
 
 /**
  * The critic's clipped value loss on a micro-batch, with its clip fraction and mean prediction for the log. With
- * `oldValues` null the old values are the forward pass's own (Trainer.reusesUpdateForward), detached and read back
+ * `oldValues` null the old values are the forward pass's own (updateForwardReusable), detached and read back
  * as rows 'values'.
  */
 export function criticLoss(
@@ -147,6 +147,19 @@ export function criticLoss(
   };
 }
 
+/**
+ * Whether a step's update over `trajectories` can take the old log-probs and the critic's values from its own
+ * forward pass instead of scoring the batch first: one epoch over one mini-batch (StarPO-S's kept 25 % = one
+ * mini-batch) starts from the very weights that would score it, so the first forward computes exactly what scoring
+ * would (the ratio is 1 either way). It also needs returns that do not depend on values or old log-probs (GAE with
+ * gamma = lambda = 1, no KL folded into the reward). The Trainer adds what the config does not say: no reference
+ * model, and no critic on a helper (scoring and updating side by side beat reusing the forward pass there).
+ */
+export function updateForwardReusable(c: RunConfig, trajectories: number): boolean {
+  const gaeOk = c.algorithm.advEstimator !== 'gae' || (c.algorithm.gamma === 1 && c.algorithm.lambda === 1);
+  return c.actor.ppoEpochs === 1 && trajectories <= c.actor.ppoMiniBatchSize && gaeOk;
+}
+
 /** Whether the actor's loss has a KL term: switched on, with a coefficient, and a reference to measure it against. */
 export function usesKlLoss(a: ActorConfig, refLogProbs: readonly Float32Array[] | null): boolean {
   return a.useKlLoss && a.klLossCoef > 0 && refLogProbs !== null;
@@ -155,7 +168,7 @@ export function usesKlLoss(a: ActorConfig, refLogProbs: readonly Float32Array[] 
 /**
  * The actor's loss on a micro-batch: clipped surrogate - entropy bonus [+ KL loss], with its parts for the log, the
  * actor scored at the rollout `temperature` (as veRL). With `oldLogProbs` null the old policy is the current one
- * (Trainer.reusesUpdateForward): the forward pass's own log-probs, detached, which are also read back as rows
+ * (updateForwardReusable): the forward pass's own log-probs, detached, which are also read back as rows
  * 'logProbs' and 'entropy'.
  */
 export function actorUpdateLoss(

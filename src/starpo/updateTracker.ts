@@ -2,9 +2,13 @@
 // and the optimizer steps are (reported through the Trainer's onProgress), and each optimizer step run through
 // miniBatchUpdate, its stats, skips and seconds logged per model. The Trainer decides what is scored and updated;
 // this only counts it and logs it.
+import type * as tf from '@tensorflow/tfjs';
+import type { AdamW } from '../model/adamw';
+import type { Qwen2Model } from '../model/qwen2';
 import type { StepPhase } from './trainerOptions';
 import { chunks, type TokenizedTrajectory } from './batch';
-import type { UpdateLog } from './parallel';
+import type { RunConfig } from './config';
+import { criticWorkHere, type CriticWork, type HelperLink, type UpdateLog } from './parallel';
 import { miniBatchUpdate, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
@@ -87,4 +91,78 @@ export class UpdateTracker {
           `step ${step}: skipped ${this.log[kind].skipped} ${kind} update(s) with a non-finite loss, gradient norm or updated weights`,
       );
   }
+}
+
+/** What one step's update bookkeeping needs of the Trainer: its models, optimizers, helper and hooks. */
+export interface UpdateParts {
+  config: RunConfig;
+  actor: Qwen2Model;
+  critic: Qwen2Model | null;
+  ref: Qwen2Model | null;
+  actorOptim: AdamW;
+  criticOptim: AdamW | null;
+  helper: HelperLink | null;
+  padId: number;
+  /** TrainerOptions.lossHook of this step. */
+  lossHook?: (kind: 'actor' | 'critic', loss: tf.Scalar) => tf.Scalar;
+  progress: UpdateTrackerHooks['progress'];
+  weightsChange: UpdateTrackerHooks['weightsChange'];
+}
+
+/**
+ * The tracker of one step's update over `seqs` (its progress counts and optimizer-step logs), and the critic's work
+ * (PPO): on the helper, or here as optimizer steps of the tracker; null without a critic.
+ */
+export function updateTracking(
+  parts: UpdateParts,
+  seqs: TokenizedTrajectory[],
+  miniBatches: number,
+  reuse: boolean,
+): { tracker: UpdateTracker; critic: CriticWork | null } {
+  const c = parts.config;
+  const withCritic = c.algorithm.advEstimator === 'gae';
+  const plan = {
+    seqs,
+    miniBatches,
+    epochs: c.actor.ppoEpochs,
+    microBatchSize: c.actor.ppoMicroBatchSize,
+    scores: { actor: !reuse, ref: parts.ref !== null, critic: withCritic && !reuse },
+    trainsCritic: parts.critic !== null,
+  };
+  const tracker = new UpdateTracker(plan, {
+    progress: parts.progress,
+    weightsChange: parts.weightsChange,
+    updateOptions: (kind) => updateOptions(parts, kind),
+  });
+  return { tracker, critic: criticWork(parts, tracker) };
+}
+
+function criticWork(parts: UpdateParts, tracker: UpdateTracker): CriticWork | null {
+  const { critic, criticOptim, helper, config: c } = parts;
+  if (critic === null) return null;
+  if (helper?.runsCritic) return helper.criticWork(critic, criticOptim!);
+  return criticWorkHere({
+    critic,
+    lossConfig: { cliprangeValue: c.critic.cliprangeValue, lossAggMode: c.actor.lossAggMode },
+    microBatchSize: c.actor.ppoMicroBatchSize,
+    padId: parts.padId,
+    afterScoring: tracker.scoredOne,
+    run: (mini, lossOf) => tracker.run('critic', mini, lossOf),
+    log: tracker.log.critic,
+  });
+}
+
+/** How miniBatchUpdate steps the actor or the critic. */
+function updateOptions(parts: UpdateParts, kind: 'actor' | 'critic'): MiniBatchUpdateOptions {
+  const c = parts.config;
+  const hook = parts.lossHook;
+  return {
+    model: kind === 'actor' ? parts.actor : parts.critic!,
+    optimizer: kind === 'actor' ? parts.actorOptim : parts.criticOptim!,
+    microBatchSize: c.actor.ppoMicroBatchSize,
+    gradClip: kind === 'actor' ? c.actor.gradClip : c.critic.gradClip,
+    padId: parts.padId,
+    gradNormKey: `${kind}/grad_norm`,
+    ...(hook ? { lossHook: (loss: tf.Scalar) => hook(kind, loss) } : {}),
+  };
 }
