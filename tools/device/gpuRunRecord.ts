@@ -1,4 +1,4 @@
-// The record a GPU run leaves in docs/gpu-runs/<date>-<commit>.json (the fields /work/shared/DESIGN.md names), built
+// The record a GPU run leaves in docs/gpu-runs/<date>-<commit>.json (the fields of GpuRunRecord below), built
 // from the files tools/device/full-run.sh writes into its $OUT, and checked with zod. A figure whose section did not
 // run, failed before writing it, or ran at other sizes is null: nothing is estimated. `note` says, for each figure,
 // which file and key it comes from, and which sections gave nothing.

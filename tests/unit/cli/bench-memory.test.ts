@@ -1,4 +1,4 @@
-// `ragen bench --only memory` and `--only rollout` at the tiny shape on wasm: the JSON rows DESIGN.md names
+// `ragen bench --only memory` and `--only rollout` at the tiny shape on wasm: the JSON rows `--json` writes
 // (shape, backend, tokens, phase, peakBytes) for every phase, extrapolated rows that match a measured depth, the
 // rollout section's tokens/s keys, and one clear line for a bad option or a shape the wasm heap cannot hold. No timing
 // thresholds.
