@@ -12,6 +12,7 @@ import * as tf from '@tensorflow/tfjs';
 import { registerFusedKernels } from './kernels/index';
 import { defaultWebGpuMatMul, setWebGpuMatMul } from './webgpuMatMulRoute';
 import { installWasmTransposedMatMul } from './wasmMatMul';
+import { registerWebgpuBackendWithFeatures } from './webgpuDevice';
 
 import { BACKEND_NAMES, isBackendName, type BackendChoice, type BackendName } from './backendNames';
 
@@ -97,6 +98,18 @@ export function dawnFlagsFromEnv(env: Record<string, string | undefined> = proce
   return (env.RAGEN_DAWN_FLAGS ?? '').split(/\s+/).filter(Boolean);
 }
 
+/**
+ * Dawn's flags with the toggle `allow_unsafe_apis` on, merged into one `enable-dawn-features=` list (Dawn keeps one):
+ * without it Dawn does not offer `chromium-experimental-subgroup-matrix`, the tensor-core path of our own matmul
+ * (webgpuDevice.ts). It unlocks experimental features only; the device still gets those the backend asks for.
+ */
+export function withUnsafeApis(flags: string[]): string[] {
+  const KEY = 'enable-dawn-features=';
+  const toggles = flags.filter((f) => f.startsWith(KEY)).flatMap((f) => f.slice(KEY.length).split(','));
+  const merged = [...new Set(['allow_unsafe_apis', ...toggles.filter(Boolean)])];
+  return [...flags.filter((f) => !f.startsWith(KEY)), KEY + merged.join(',')];
+}
+
 /** Installs Dawn's WebGPU implementation as `navigator.gpu` in Node (idempotent). */
 async function installDawn(flags: string[]): Promise<void> {
   const g = globalThis as unknown as { navigator?: { gpu?: unknown } };
@@ -136,10 +149,11 @@ async function describeAdapter(): Promise<string> {
 async function tryBackend(name: BackendName, opts: BackendOptions, auto: boolean): Promise<void> {
   if (name === 'webgpu') {
     if (auto && opts.skipWebgpu) throw new SkippedBackend(opts.skipWebgpu);
-    if (isNode) await installDawn([...(opts.dawnFlags ?? []), ...dawnFlagsFromEnv()]);
+    if (isNode) await installDawn(withUnsafeApis([...(opts.dawnFlags ?? []), ...dawnFlagsFromEnv()]));
     adapterDescription = await describeAdapter();
     if (auto && adapterIsSoftware) throw new SkippedBackend(softwareAdapterReason(adapterDescription));
     await import('@tensorflow/tfjs-backend-webgpu');
+    await registerWebgpuBackendWithFeatures();
     // Without this, tfjs runs small webgpu ops on the CPU, which hides kernel bugs and costs readbacks.
     tf.env().set('WEBGPU_CPU_FORWARD', false);
   } else if (name === 'wasm') {
