@@ -4,8 +4,14 @@
 // training mode (the text and segments the trainer tokenizes and masks).
 //
 // Envs still running after maxTurn are simply left unfinished: they count as not successful, as in RAGEN.
+//
+// A policy with a `continuous` engine (rollout.engine 'continuous') plays the dialogues on their own instead: each
+// env steps as soon as its own turn's answer is sampled, and its next prompt goes back to the engine while the other
+// dialogues are still generating (continuous batching, src/model/continuousBatching.ts). Each env sees the same
+// prompts and plays the same turns as turn by turn; only the order in which envs step differs, and envs do not
+// share state.
 import { EnvGroupManager, summarizeEnvMetrics } from './envGroups';
-import type { RolloutState } from './envGroups';
+import type { EnvRollout, EnvTurnInput, RolloutState } from './envGroups';
 import { parseResponse, restoreForcedPrefix } from './parse';
 import { buildPrompt, turnTrainingSamples } from './prompt';
 import type { PromptStyle, RenderedPrompt, TurnNumbers } from './prompt';
@@ -31,7 +37,25 @@ export interface GenerateContext {
 export interface GenerateFn {
   (prompts: string[], context?: GenerateContext): Promise<string[]>;
   release?: () => void;
+  /** Present when the policy can play the dialogues on their own (continuous batching); runRollouts then uses it. */
+  continuous?: ContinuousGenerate;
 }
+
+/**
+ * A policy that plays every dialogue of a rollout batch at its own pace: `first` holds each dialogue's first prompt
+ * (key: env id). `onTurnEnd` is called as soon as a dialogue's turn is sampled, with the continuation (as a
+ * GenerateFn returns it); it answers with the dialogue's next prompt, or null when the dialogue is over. Resolves
+ * when every dialogue is over; a throw from `onTurnEnd` or `onTokens` abandons the batch.
+ */
+export type ContinuousGenerate = (
+  first: readonly { key: number; prompt: string }[],
+  onTurnEnd: (key: number, output: string) => string | null,
+  options: {
+    maxTurn: number;
+    /** Progress: the tokens sampled so far per dialogue (the mean), of at most maxTurn x maxTokens. */
+    onTokens?: (decoded: number, maxTokens: number) => void | Promise<void>;
+  },
+) => Promise<void>;
 
 export interface RolloutOptions {
   /** RAGEN `agent_proxy.max_turn` (default 5; Bandit 1). */
@@ -156,12 +180,81 @@ export async function runRollouts(
   let active = manager.reset(options.seed);
   const turnsByEnv = new Map<number, TurnRecord[]>(manager.entries.map((e) => [e.envId, []]));
   let turnsPlayed = 0;
+  const promptOf = (r: EnvRollout) =>
+    buildPrompt(manager.entries[r.envId].info, r.history, { ...promptOptions, mode: 'generation' }).text;
+  // Parses a turn's output, records the turn and returns what the env is to play.
+  const recordTurn = (rollout: EnvRollout, turn: number, prompt: string, output: string): EnvTurnInput => {
+    const raw = restoreForcedPrefix(output, enableThink);
+    const parsed = parseResponse(raw, parseOptions);
+    turnsByEnv.get(rollout.envId)!.push({
+      turn,
+      state: rollout.history[rollout.history.length - 1].state,
+      prompt,
+      rawResponse: raw,
+      think: parsed.think,
+      answer: parsed.answer,
+      formatOk: parsed.formatOk,
+      parsedActions: parsed.actions,
+      executedActions: [],
+      reward: 0,
+      info: null,
+      response: parsed.reconstructed,
+    });
+    return {
+      envId: rollout.envId,
+      actions: parsed.actions,
+      llmResponse: parsed.reconstructed,
+      llmRawResponse: raw,
+      think: parsed.think,
+    };
+  };
+  // Copies what the env did back into its last turn record (the history record of that turn is the second to last).
+  const recordStep = (rollout: EnvRollout) => {
+    const played = rollout.history[rollout.history.length - 2];
+    const records = turnsByEnv.get(rollout.envId)!;
+    const record = records[records.length - 1];
+    record.executedActions = played.actions ?? [];
+    record.reward = played.reward ?? 0;
+    record.info = played.info ?? null;
+  };
 
   try {
-    for (let turn = 1; turn <= maxTurn && active.length > 0; turn++) {
-      const prompts = active.map(
-        (r) => buildPrompt(manager.entries[r.envId].info, r.history, { ...promptOptions, mode: 'generation' }).text,
+    if (generate.continuous && active.length > 0) {
+      const played = new Map<number, { turn: number; prompt: string }>();
+      const rollouts = manager.allRollouts();
+      const first = active.map((r) => {
+        const prompt = promptOf(r);
+        played.set(r.envId, { turn: 1, prompt });
+        return { key: r.envId, prompt };
+      });
+      const onTokens = options.onProgress
+        ? (decoded: number, maxTokens: number) =>
+            options.onProgress!(Math.min(decoded, maxTurn * maxTokens), maxTurn * maxTokens)
+        : undefined;
+      await generate.continuous(
+        first,
+        (key, output) => {
+          const at = played.get(key);
+          if (!at) throw new Error(`runRollouts: the policy ended a turn of env ${key}, which is not playing`);
+          if (typeof output !== 'string') throw new Error(`runRollouts: output for env ${key} is ${typeof output}`);
+          const rollout = rollouts[key];
+          manager.step([recordTurn(rollout, at.turn, at.prompt, output)]);
+          recordStep(rollout);
+          turnsPlayed = Math.max(turnsPlayed, at.turn);
+          if (rollout.status.terminated || at.turn >= maxTurn) {
+            played.delete(key);
+            return null;
+          }
+          const prompt = promptOf(rollout);
+          played.set(key, { turn: at.turn + 1, prompt });
+          return prompt;
+        },
+        { maxTurn, onTokens },
       );
+      if (played.size) throw new Error(`runRollouts: the policy left env(s) ${[...played.keys()].join(', ')} unplayed`);
+    }
+    for (let turn = 1; turn <= maxTurn && active.length > 0 && !generate.continuous; turn++) {
+      const prompts = active.map(promptOf);
       const onTokens = options.onProgress
         ? (decoded: number, maxTokens: number) =>
             options.onProgress!((turn - 1) * maxTokens + decoded, maxTurn * maxTokens)
@@ -175,45 +268,10 @@ export async function runRollouts(
       const badIndex = outputs.findIndex((o) => typeof o !== 'string');
       if (badIndex >= 0)
         throw new Error(`runRollouts: generate output ${badIndex} is ${typeof outputs[badIndex]}, not a string`);
-      const inputs = active.map((rollout, i) => {
-        const raw = restoreForcedPrefix(outputs[i], enableThink);
-        const parsed = parseResponse(raw, parseOptions);
-        const record: TurnRecord = {
-          turn,
-          state: rollout.history[rollout.history.length - 1].state,
-          prompt: prompts[i],
-          rawResponse: raw,
-          think: parsed.think,
-          answer: parsed.answer,
-          formatOk: parsed.formatOk,
-          parsedActions: parsed.actions,
-          executedActions: [],
-          reward: 0,
-          info: null,
-          response: parsed.reconstructed,
-        };
-        turnsByEnv.get(rollout.envId)!.push(record);
-        return {
-          envId: rollout.envId,
-          actions: parsed.actions,
-          llmResponse: parsed.reconstructed,
-          llmRawResponse: raw,
-          think: parsed.think,
-        };
-      });
-      const steppedIds = inputs.map((input) => input.envId);
+      const stepped = active;
+      const inputs = stepped.map((rollout, i) => recordTurn(rollout, turn, prompts[i], outputs[i]));
       active = manager.step(inputs);
-      // Copy what the env did back into the turn records (the history record of this turn is the second to last).
-      const rollouts = manager.allRollouts();
-      for (const envId of steppedIds) {
-        const rollout = rollouts[envId];
-        const played = rollout.history[rollout.history.length - 2];
-        const records = turnsByEnv.get(envId)!;
-        const record = records[records.length - 1];
-        record.executedActions = played.actions ?? [];
-        record.reward = played.reward ?? 0;
-        record.info = played.info ?? null;
-      }
+      stepped.forEach(recordStep);
       turnsPlayed = turn;
     }
   } finally {

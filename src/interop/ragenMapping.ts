@@ -361,6 +361,10 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
     why: 'how many rollouts are generated at once; the samples are the same (vLLM schedules its own batches)',
     sameAsRagen: always,
   },
+  'rollout.engine': {
+    why: 'how rollouts are scheduled (turn by turn, or continuous batching as vLLM does); the samples are the same',
+    sameAsRagen: always,
+  },
   'filter.value': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.includeZero': { why: 'only RAGEN-2 strategies read it (emitted with them)', sameAsRagen: always },
   'filter.minScore': {

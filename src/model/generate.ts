@@ -434,7 +434,7 @@ export async function generate(model: Qwen2Model, prompts: number[][], opts: Gen
 }
 
 /** t[index] along the first axis: whole rows copied with the embedding-lookup kernel (tfjs-wasm's GatherV2 is slow). */
-function copyRows<T extends tf.Tensor>(t: T, index: tf.Tensor1D): T {
+export function copyRows<T extends tf.Tensor>(t: T, index: tf.Tensor1D): T {
   return tf.tidy(() => {
     const [n, ...rest] = t.shape;
     const width = rest.reduce((a, b) => a * b, 1);
@@ -454,7 +454,7 @@ export function prefillChunkColumns(model: Qwen2Model, n: number, promptLen: num
 }
 
 /** Logits [B, V] of each row's last position (the LM head on every prompt position would be wasted work). */
-function lastPositionLogits(
+export function lastPositionLogits(
   model: Qwen2Model,
   hidden: tf.Tensor2D,
   rows: number,
@@ -471,11 +471,11 @@ function lastPositionLogits(
   return model.head(last as tf.Tensor2D, weights) as tf.Tensor2D;
 }
 
-function disposeCache(cache: KvCache): void {
+export function disposeCache(cache: KvCache): void {
   tf.dispose([...cache.k, ...cache.v]);
 }
 
-function validate(model: Qwen2Model, prompts: number[][], o: GenerateOptions): void {
+export function validate(model: Qwen2Model, prompts: number[][], o: GenerateOptions): void {
   if (model.hasValueHead) throw new Error('generate: this model has a value head, not an LM head');
   if (!prompts.length) throw new Error('generate: no prompts given');
   if (o.maxActivationBytes !== undefined && !(o.maxActivationBytes > 0)) {

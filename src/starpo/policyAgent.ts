@@ -2,6 +2,7 @@
 // Qwen2 model and its tokenizer. Shared by the Trainer (training and validation rollouts) and `ragen eval`
 // (checkpoint scorecards), so both sample the same way: same stop rules, same per-turn token limit, same seeding.
 import type { GenerateFn } from '../agent/index';
+import { ContinuousEngine, continuousCapacity } from '../model/continuousBatching';
 import { GenerationSession } from '../model/generate';
 import type { Qwen2Model } from '../model/qwen2';
 import { chatTokenIds, type Tokenizer } from '../model/tokenizer';
@@ -36,6 +37,13 @@ export interface PolicyAgentOptions {
    * every row draws from its own random stream, keyed by its env id.
    */
   maxBatchSize?: number;
+  /**
+   * How a rollout batch is played (`rollout.engine`): 'turns' (default) generates every running dialogue's turn
+   * together, in GenerationSessions of at most maxBatchSize rows; 'continuous' gives the GenerateFn a `continuous`
+   * engine (src/model/continuousBatching.ts) with maxBatchSize slots, which runRollouts then uses. Both draw each
+   * dialogue's samples from the same stream (its turn's seed and its env id).
+   */
+  engine?: 'turns' | 'continuous';
 }
 
 /**
@@ -96,5 +104,34 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
     return texts;
   };
   fn.release = release;
+  if (opts.engine === 'continuous') {
+    fn.continuous = async (first, onTurnEnd, { maxTurn, onTokens }) => {
+      if (!first.length) return;
+      const prompts = first.map((d) => tokenizer.encode(d.prompt));
+      const longest = Math.max(...prompts.map((p) => p.length));
+      await new ContinuousEngine(model).run(
+        first.map((d, i) => ({ key: d.key, prompt: prompts[i] })),
+        (key, _turn, result) => {
+          if (opts.onTokens) opts.onTokens(result.tokens.length);
+          const next = onTurnEnd(key, tokenizer.decode(result.tokens, { skipSpecialTokens: true }));
+          return next === null ? null : tokenizer.encode(next);
+        },
+        {
+          slots: Math.min(maxBatch, first.length),
+          capacity: continuousCapacity(model, longest, maxTurn, opts.maxNewTokens),
+          maxNewTokens: opts.maxNewTokens,
+          temperature: opts.temperature,
+          topP: opts.topP,
+          topK: opts.topK,
+          stopTokenIds: [imEnd],
+          stopStrings: STOP_STRINGS,
+          decode: (t) => tokenizer.decode(t),
+          seedForTurn: (turn) => opts.seedForCall(turn - 1),
+          padTokenId: pad,
+          onStep: onTokens ? (sampled) => onTokens(sampled / first.length, opts.maxNewTokens) : undefined,
+        },
+      );
+    };
+  }
   return fn;
 }

@@ -65,6 +65,7 @@ export async function rolloutGenerateFn(
     topP: c.rollout.topP,
     topK: c.rollout.topK,
     maxBatchSize: c.rollout.maxBatchSize,
+    engine: c.rollout.engine,
     seedForCall: (call) => mixSeed(...seedParts, call),
   });
   const fn = helper ? await helper.splitGeneration(local, actor, temperature, seedParts) : local;

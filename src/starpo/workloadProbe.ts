@@ -14,9 +14,33 @@ export interface WorkloadProbe {
 
 /** The rollout policy `fn`, telling `probe` each turn's prompts and responses after it generated them. */
 export function probedGeneration(fn: GenerateFn, probe: WorkloadProbe): GenerateFn {
-  return async (prompts, context) => {
+  const probed: GenerateFn = async (prompts, context) => {
     const outputs = await fn(prompts, context);
     probe.rolloutTurn(prompts, outputs);
     return outputs;
   };
+  const inner = fn.continuous;
+  if (inner) {
+    // Dialogues played on their own end their turns one by one: the probe is told each turn's rows together, in
+    // turn order, when the batch is over (as the turn-by-turn rollout tells it).
+    probed.continuous = async (first, onTurnEnd, options) => {
+      const at = new Map(first.map((d) => [d.key, { turn: 1, prompt: d.prompt }]));
+      const turns: { prompts: string[]; responses: string[] }[] = [];
+      await inner(
+        first,
+        (key, output) => {
+          const { turn, prompt } = at.get(key)!;
+          turns[turn - 1] ??= { prompts: [], responses: [] };
+          turns[turn - 1].prompts.push(prompt);
+          turns[turn - 1].responses.push(output);
+          const next = onTurnEnd(key, output);
+          if (next !== null) at.set(key, { turn: turn + 1, prompt: next });
+          return next;
+        },
+        options,
+      );
+      for (const t of turns) if (t) probe.rolloutTurn(t.prompts, t.responses);
+    };
+  }
+  return probed;
 }

@@ -54,6 +54,7 @@ export function defaultRunConfig(): RunConfig {
       valTemperature: 0.5,
       valDoSample: true,
       maxBatchSize: 128,
+      engine: 'turns',
     },
     algorithm: {
       advEstimator: 'gae',

@@ -272,6 +272,18 @@ const RolloutSchema = z.strictObject({
       'the same tokens whatever its value. Default 128, the paper step (8 env groups x 16). No RAGEN key (vLLM ' +
       'schedules its own batches).',
   ),
+  engine: z
+    .enum(['turns', 'continuous'])
+    .describe(
+      "How a rollout batch is played. 'turns' (default): turn by turn, every running env's turn generated together " +
+        "and the envs stepped together. 'continuous': as an inference engine, maxBatchSize rows decoding at once; " +
+        'a dialogue whose turn ends (end-of-turn token, </answer> or maxNewTokens) steps its env at once and feeds ' +
+        'its next prompt while the others decode, and a finished dialogue frees its row for a waiting one; the KV ' +
+        'cache is sized once per step from maxTurn and maxNewTokens. Each dialogue samples from the same random ' +
+        "stream as in 'turns': the same tokens on cpu, float rounding apart elsewhere. Only the main thread's model " +
+        "plays it: with a helper thread (`ragen train --workers 2`) the rollouts run 'turns'. No RAGEN key (vLLM " +
+        'batches continuously).',
+    ),
 });
 
 const AlgorithmSchema = z.strictObject({

@@ -1,0 +1,434 @@
+// Continuous batching (rollout.engine 'continuous'): the dialogues of one rollout batch played as an inference engine
+// plays them, each at its own pace, in a fixed number of batch rows ("slots").
+//
+// - One KV cache [slots, capacity, nKV*hd] per layer, allocated once per run (one rollout batch, i.e. one training
+//   step) with the capacity the caller sized from the agent format's limits; every step of the run writes into it.
+// - Every step after the first prefill is one decode step of shape [slots, 1]: the same shapes from the first step
+//   to the last (WebGPU compiles its shaders once), one cache column per step, written in every row at once (the
+//   cache kernel writes the same column range of every row: src/model/kernels cachedAttention). What a row feeds at
+//   that column depends on where its dialogue is: the token it sampled last (decoding), the next token of its new
+//   prompt text (a prompt being fed, see below), or padding that nobody attends to (an idle slot).
+// - When a dialogue's turn ends (a stop token, a stop string such as `</answer>`, or its per-turn token budget),
+//   `onTurnEnd` is awaited at once, with no other row waiting for it: the caller steps that dialogue's env and
+//   answers with its next prompt (the whole dialogue so far) or null when the dialogue is over. The row keeps the
+//   longest common prefix of its cache and the new prompt (as GenerationSession does across turns) and feeds the
+//   rest, one token a step. A dialogue that is over frees its slot for the next waiting dialogue (there are waiting
+//   ones when slots < dialogues), which is fed its first prompt the same way into the now empty row.
+// - Why a prompt is fed one token per step instead of a prefill pass of its own: the cache kernel writes the same
+//   columns of every row, so a pass for the admitted rows alone would write into copies of their cache rows (a copy
+//   of the cache each time a row is admitted), and a pass of all rows with T columns costs slots x T token rows for
+//   a few real ones. Fed into the decode step, a new prompt token costs no extra work (the row is in the step
+//   anyway); the admitted row just takes as many steps as its prompt has new tokens. Only the first prompts of the
+//   first `slots` dialogues are prefilled in one pass before the first step (rows with the same prompt, an env group
+//   on its first turn, share one prefill, as in generate.ts).
+// - Columns: the run writes column 0, 1, 2, ... in order. A row attends only to the columns its mask marks as its
+//   dialogue's, which a row's keys always are in the order of their positions, so a row's attention sums the same
+//   keys in the same order as generate.ts's. The columns a dialogue left (a previous occupant of the slot, a turn's
+//   dropped suffix) are holes. When the next column would pass the capacity, the cache is compacted: each row's
+//   live columns move to its front, in order (one gather; stats.compactions), and the run continues from the
+//   longest row. A capacity sized from the format's limits leaves compaction to runs with fewer slots than
+//   dialogues.
+// - Results: every dialogue draws its samples from its own random stream, mixSeed(seedForTurn(turn), key), one
+//   uniform per sampled token, exactly the stream GenerationSession gives the same dialogue in the same turn (its
+//   seed for that call, its key). On cpu and wasm each row's numbers do not depend on the others in the batch nor on
+//   the columns its keys sit in, so a dialogue samples bit for bit the tokens it samples alone or turn by turn
+//   (tests/unit/model/continuous-batching.test.ts); other backends may differ in float rounding where their kernels
+//   tile by batch or column.
+// - The host reads the sampled ids after every step (it decides each row's next input from them), where
+//   GenerationSession reads them every 8 steps on WebGPU.
+import * as tf from '@tensorflow/tfjs';
+import { headDim } from './config';
+import {
+  CACHE_BUCKET,
+  MAX_ACTIVATION_BYTES,
+  PROMPT_BUCKET,
+  copyRows,
+  disposeCache,
+  lastPositionLogits,
+  prefillChunkColumns,
+  validate,
+  type GenerateOptions,
+} from './generate';
+import { disposeInferenceWeights, type KvCache, type Qwen2Model } from './qwen2';
+import { sampleNextTokens, sampleOnDevice } from './sampling';
+import { mixSeed, seededUniform } from './seeded';
+
+/** A dialogue to play: its key (env id: the key of its random streams) and its first prompt. */
+export interface EngineDialogue {
+  key: number;
+  prompt: number[];
+}
+
+/** How one turn of a dialogue ended: its new tokens (stop token / stop string included) and why it stopped. */
+export interface EngineTurn {
+  tokens: number[];
+  finishReason: 'stop' | 'length';
+}
+
+/**
+ * Called when turn `turn` (1-based) of dialogue `key` ends: the dialogue's next prompt (the whole dialogue so far),
+ * or null when the dialogue is over. A throw abandons the run (every tensor is freed).
+ */
+export type OnTurnEnd = (key: number, turn: number, result: EngineTurn) => number[] | null | Promise<number[] | null>;
+
+export interface ContinuousOptions extends Omit<GenerateOptions, 'seed' | 'onDecodeStep' | 'readEvery'> {
+  /** Batch rows: at most this many dialogues are played at once (the others wait for a free one). */
+  slots: number;
+  /** Cache columns per row, fixed for the run (rounded up to CACHE_BUCKET); continuousCapacity() sizes it. */
+  capacity: number;
+  /** Sampling seed of turn `turn` (1-based): a dialogue's stream in that turn is mixSeed(seedForTurn(turn), key). */
+  seedForTurn: (turn: number) => number;
+  /** Progress: awaited after every step with the tokens sampled so far by all dialogues; a throw abandons the run. */
+  onStep?: (sampled: number) => void | Promise<void>;
+}
+
+/** What a run did (benchmarks and tests). */
+export interface EngineStats {
+  /** Steps of shape [slots, 1] after the first prefill. */
+  steps: number;
+  /** KV caches of [slots, capacity] allocated: 1 per run, plus 1 per compaction. */
+  cacheAllocations: number;
+  compactions: number;
+  /** The cache's columns per row at the end of the run (the capacity asked for unless a dialogue outgrew it). */
+  capacity: number;
+  /** Prompt tokens of the first prefill / fed one per step / kept from the cache / served by a shared prefill. */
+  prefilledTokens: number;
+  fedTokens: number;
+  reusedTokens: number;
+  sharedTokens: number;
+  /** Tokens sampled, and the turns played, by all dialogues. */
+  sampledTokens: number;
+  turns: number;
+}
+
+/**
+ * Cache columns per row for dialogues of at most `maxTurn` turns: the longest first prompt, `maxTurn` answers of
+ * `maxNewTokens`, and `maxTurn - 1` prompt growths of at most `turnGrowth` tokens each (the end of an answer, the
+ * env's next observation and the next turn's header; by default as many as the longest first prompt, which holds
+ * the instructions and an observation), rounded up to CACHE_BUCKET and at most the model's positions.
+ */
+export function continuousCapacity(
+  model: Qwen2Model,
+  firstPromptTokens: number,
+  maxTurn: number,
+  maxNewTokens: number,
+  turnGrowth = firstPromptTokens,
+): number {
+  const need = firstPromptTokens + maxTurn * maxNewTokens + (maxTurn - 1) * turnGrowth;
+  return roundUp(Math.min(need, model.config.max_position_embeddings), CACHE_BUCKET);
+}
+
+const roundUp = (n: number, m: number) => Math.ceil(n / m) * m;
+
+/** One batch row: the dialogue it plays (null: idle) and what its cache holds. */
+interface Slot {
+  key: number | null;
+  turn: number;
+  /** Prompt tokens still to feed, one a step; the last of them gives the turn's first sample. */
+  pending: number[];
+  /** Tokens sampled this turn. */
+  tokens: number[];
+  /** The dialogue's tokens in this row's cache, in order, and the column of each. */
+  cached: number[];
+  columns: number[];
+  /** The turn's random stream. */
+  stream: () => number;
+}
+
+/** Plays dialogues with continuous batching (see the header). The model's weights must not change during a run. */
+export class ContinuousEngine {
+  constructor(private readonly model: Qwen2Model) {}
+
+  async run(dialogues: readonly EngineDialogue[], onTurnEnd: OnTurnEnd, opts: ContinuousOptions): Promise<EngineStats> {
+    const model = this.model;
+    validate(
+      model,
+      dialogues.map((d) => d.prompt),
+      { ...opts, seed: 0 },
+    );
+    if (new Set(dialogues.map((d) => d.key)).size !== dialogues.length)
+      throw new Error('ContinuousEngine: two dialogues share a key');
+    if (!(Number.isInteger(opts.slots) && opts.slots >= 1))
+      throw new Error(`ContinuousEngine: slots must be an integer >= 1, got ${opts.slots}`);
+    const rows = Math.min(opts.slots, dialogues.length);
+    const first = dialogues.slice(0, rows);
+    const waiting = dialogues.slice(rows);
+    const promptLen = roundUp(Math.max(...first.map((d) => d.prompt.length)), PROMPT_BUCKET);
+    let capacity = roundUp(Math.max(opts.capacity, promptLen + 1), CACHE_BUCKET);
+    const stats: EngineStats = {
+      steps: 0,
+      cacheAllocations: 0,
+      compactions: 0,
+      capacity,
+      prefilledTokens: 0,
+      fedTokens: 0,
+      reusedTokens: 0,
+      sharedTokens: 0,
+      sampledTokens: 0,
+      turns: 0,
+    };
+    if (opts.maxNewTokens === 0) throw new Error('ContinuousEngine: maxNewTokens must be at least 1');
+    const stopIds = new Set(opts.stopTokenIds ?? []);
+    const stopStrings = opts.stopStrings ?? [];
+    const tailTokens = Math.max(0, ...stopStrings.map((s) => s.length)) + 8; // as generate.ts
+    const streamOf = (key: number, turn: number) => seededUniform(mixSeed(opts.seedForTurn(turn), key));
+    const slots: Slot[] = first.map((d) => ({
+      key: d.key,
+      turn: 1,
+      pending: [],
+      tokens: [],
+      cached: [...d.prompt],
+      columns: [],
+      stream: streamOf(d.key, 1),
+    }));
+    let visible: Float32Array = new Float32Array(rows * capacity); // [rows, capacity]: which columns each row attends to
+
+    const c = model.config;
+    const kw = c.num_key_value_heads * headDim(c);
+    const weights = model.inferenceWeights();
+    let cache: KvCache | null = null;
+    let logits: tf.Tensor2D | null = null;
+    // Runs ids [n, T] at columns column..column+T-1 of `cache`; the logits of each row's last position, if asked.
+    const advance = (
+      ids: Int32Array,
+      positions: Int32Array,
+      n: number,
+      column: number,
+      masks: Float32Array,
+      withLogits: boolean,
+    ): tf.Tensor2D | null => {
+      const t = ids.length / n;
+      const idsT = tf.tensor2d(ids, [n, t], 'int32');
+      const posT = tf.tensor1d(positions, 'int32');
+      const maskT = tf.tensor2d(masks, [n, capacity]);
+      try {
+        const out = model.hiddenWithCache(idsT, posT, Math.max(...positions), maskT, column, cache!, weights);
+        disposeCache(cache!);
+        cache = out.cache;
+        const last = withLogits ? tf.tidy(() => lastPositionLogits(model, out.hidden, n, weights)) : null;
+        out.hidden.dispose();
+        return last;
+      } finally {
+        tf.dispose([idsT, posT, maskT]);
+      }
+    };
+
+    try {
+      // 1. The first prompts, left-padded to promptLen at columns 0..promptLen-1, one prefill per distinct prompt.
+      const prefillRow = first.map((_, r) => r);
+      const firstWith = new Map<string, number>();
+      first.forEach((d, r) => {
+        const text = d.prompt.join(',');
+        const at = firstWith.get(text);
+        if (at === undefined) firstWith.set(text, r);
+        else prefillRow[r] = at;
+      });
+      const distinct = prefillRow.filter((f, r) => f === r);
+      const n = distinct.length;
+      const ids = new Int32Array(n * promptLen).fill(opts.padTokenId);
+      const positions = new Int32Array(n * promptLen);
+      const masks = new Float32Array(n * capacity);
+      distinct.forEach((r, i) => {
+        const p = first[r].prompt;
+        const offset = promptLen - p.length;
+        for (let j = 0; j < p.length; j++) {
+          ids[i * promptLen + offset + j] = p[j];
+          positions[i * promptLen + offset + j] = j;
+          masks[i * capacity + offset + j] = 1;
+        }
+        stats.prefilledTokens += p.length;
+      });
+      first.forEach((d, r) => {
+        const offset = promptLen - d.prompt.length;
+        for (let j = 0; j < d.prompt.length; j++) {
+          visible[r * capacity + offset + j] = 1;
+          slots[r].columns.push(offset + j);
+        }
+        if (prefillRow[r] !== r) stats.sharedTokens += d.prompt.length;
+      });
+      cache = emptyCache(c.num_hidden_layers, n, capacity, kw);
+      const columns = prefillChunkColumns(model, n, promptLen, opts.maxActivationBytes ?? MAX_ACTIVATION_BYTES);
+      for (let c0 = 0; c0 < promptLen; c0 += columns) {
+        const c1 = Math.min(promptLen, c0 + columns);
+        const cut = (data: Int32Array) => {
+          const out = new Int32Array(n * (c1 - c0));
+          for (let i = 0; i < n; i++) out.set(data.subarray(i * promptLen + c0, i * promptLen + c1), i * (c1 - c0));
+          return out;
+        };
+        logits?.dispose();
+        logits = advance(cut(ids), cut(positions), n, c0, masks, c1 === promptLen);
+      }
+      if (n < rows) {
+        // Every row from its prompt's prefill: the cache of `rows` rows is made here, once.
+        const index = tf.tensor1d(
+          prefillRow.map((r) => distinct.indexOf(r)),
+          'int32',
+        );
+        const prefilled = cache as KvCache;
+        const spread = (t: tf.Tensor3D) => copyRows(t, index);
+        cache = { k: prefilled.k.map(spread), v: prefilled.v.map(spread) };
+        const spreadLogits = copyRows(logits!, index);
+        tf.dispose([logits!, index]);
+        disposeCache(prefilled);
+        logits = spreadLogits;
+      }
+      stats.cacheAllocations++;
+
+      // 2. Steps: sample for the rows whose last input asked for it, end turns, then feed every row one token.
+      let column = promptLen;
+      let sampling = slots.map(() => true); // rows whose logits this step are a sample
+      const position = first.map((d) => d.prompt.length); // each row's next position
+      for (;;) {
+        const uniforms = slots.map((s, r) => (sampling[r] ? s.stream() : 0));
+        const ids = await sampleIds(logits!, opts, uniforms);
+        logits!.dispose();
+        logits = null;
+        for (let r = 0; r < rows; r++) {
+          if (!sampling[r]) continue;
+          const slot = slots[r];
+          slot.tokens.push(ids[r]);
+          stats.sampledTokens++;
+          const reason = turnEnded(slot.tokens, ids[r]);
+          if (!reason) continue;
+          stats.turns++;
+          const next = await onTurnEnd(slot.key!, slot.turn, { tokens: slot.tokens, finishReason: reason });
+          if (next) {
+            validate(model, [next], { ...opts, seed: 0 });
+            // Keep the longest common prefix of the row's cache and the new prompt (at least its last token is fed,
+            // for the logits of the next turn's first sample); the columns past it become holes.
+            let keep = 0;
+            const max = Math.min(slot.cached.length, next.length - 1);
+            while (keep < max && slot.cached[keep] === next[keep]) keep++;
+            for (const col of slot.columns.slice(keep)) visible[r * capacity + col] = 0;
+            slot.cached.length = keep;
+            slot.columns.length = keep;
+            stats.reusedTokens += keep;
+            slot.turn++;
+            slot.pending = next.slice(keep);
+            position[r] = keep;
+          } else {
+            for (const col of slot.columns) visible[r * capacity + col] = 0;
+            const admitted = waiting.shift();
+            slot.key = admitted?.key ?? null;
+            slot.turn = 1;
+            slot.pending = admitted ? [...admitted.prompt] : [];
+            slot.cached = [];
+            slot.columns = [];
+            position[r] = 0;
+          }
+          slot.tokens = [];
+          if (slot.key !== null) slot.stream = streamOf(slot.key, slot.turn);
+        }
+        if (slots.every((s) => s.key === null)) break;
+
+        if (column >= capacity) {
+          const compacted = compact(cache!, slots, rows, capacity);
+          cache = compacted.cache;
+          capacity = compacted.capacity;
+          visible = compacted.visible;
+          column = compacted.column;
+          stats.compactions++;
+          stats.cacheAllocations++;
+          stats.capacity = capacity;
+        }
+        const feed = new Int32Array(rows).fill(opts.padTokenId);
+        const feedPositions = new Int32Array(rows);
+        sampling = slots.map((slot, r) => {
+          if (slot.key === null) return false;
+          let token: number;
+          if (slot.pending.length) {
+            token = slot.pending.shift()!;
+            stats.fedTokens++;
+          } else token = slot.tokens[slot.tokens.length - 1];
+          feed[r] = token;
+          feedPositions[r] = position[r]++;
+          visible[r * capacity + column] = 1;
+          slot.cached.push(token);
+          slot.columns.push(column);
+          return slot.pending.length === 0;
+        });
+        for (let r = 0; r < rows; r++) if (slots[r].key === null) visible[r * capacity + column] = 0;
+        logits = advance(feed, feedPositions, rows, column, visible, true);
+        column++;
+        stats.steps++;
+        await opts.onStep?.(stats.sampledTokens);
+      }
+      return stats;
+    } finally {
+      tf.dispose(logits ?? []);
+      if (cache) disposeCache(cache);
+      disposeInferenceWeights(weights);
+    }
+
+    function turnEnded(tokens: number[], newest: number): EngineTurn['finishReason'] | null {
+      if (stopIds.has(newest)) return 'stop';
+      if (stopStrings.length) {
+        const tail = opts.decode!(tokens.slice(-tailTokens));
+        if (stopStrings.some((s) => tail.includes(s))) return 'stop';
+      }
+      return tokens.length >= opts.maxNewTokens ? 'length' : null;
+    }
+  }
+}
+
+/** The sampled id of every row (rows that do not sample get one too, ignored). */
+async function sampleIds(logits: tf.Tensor2D, opts: ContinuousOptions, uniforms: number[]): Promise<number[]> {
+  const onDevice = sampleOnDevice(logits, opts, uniforms);
+  if (!onDevice) return sampleNextTokens(logits, opts, uniforms);
+  try {
+    return Array.from(await onDevice.data());
+  } finally {
+    onDevice.dispose();
+  }
+}
+
+function emptyCache(layers: number, rows: number, capacity: number, kw: number): KvCache {
+  const cache: KvCache = { k: [], v: [] };
+  for (let l = 0; l < layers; l++) {
+    cache.k.push(tf.zeros([rows, capacity, kw]));
+    cache.v.push(tf.zeros([rows, capacity, kw]));
+  }
+  return cache;
+}
+
+/**
+ * Moves each row's live columns to the front of its row, in order (one row copy per cache tensor), so that the run
+ * can go on writing; the capacity grows only if a row's live columns fill it. Returns the new cache, its capacity,
+ * the masks and the next column to write (after the longest row).
+ */
+function compact(
+  old: KvCache,
+  slots: Slot[],
+  rows: number,
+  capacity: number,
+): { cache: KvCache; capacity: number; visible: Float32Array; column: number } {
+  const longest = Math.max(...slots.map((s) => s.columns.length));
+  const next = Math.max(capacity, roundUp(longest + 1, CACHE_BUCKET));
+  const index = new Int32Array(rows * next); // into the old cache's [rows x capacity] key rows
+  const visible = new Float32Array(rows * next);
+  slots.forEach((slot, r) => {
+    index.fill(r * capacity, r * next, (r + 1) * next); // a hole: any row of its own
+    slot.columns.forEach((col, j) => {
+      index[r * next + j] = r * capacity + col;
+      visible[r * next + j] = 1;
+    });
+    slot.columns = slot.columns.map((_, j) => j);
+  });
+  const indexT = tf.tensor1d(index, 'int32');
+  try {
+    // Whole key rows copied with the embedding-lookup kernel (copyRows); tfjs-wasm's gather with batchDims mixes rows.
+    const gather = (t: tf.Tensor3D) =>
+      tf.tidy(() => {
+        const [, , kw] = t.shape;
+        return copyRows(t.reshape([rows * capacity, kw]) as tf.Tensor2D, indexT).reshape([
+          rows,
+          next,
+          kw,
+        ]) as tf.Tensor3D;
+      });
+    return { cache: { k: old.k.map(gather), v: old.v.map(gather) }, capacity: next, visible, column: longest };
+  } finally {
+    indexT.dispose();
+    disposeCache(old);
+  }
+}
