@@ -3,37 +3,41 @@
 //
 // - One KV cache [slots, capacity, nKV*hd] per layer, allocated once per run (one rollout batch, i.e. one training
 //   step) with the capacity the caller sized from the agent format's limits; every step of the run writes into it.
-// - Every step after the first prefill is one decode step of shape [slots, 1]: the same shapes from the first step
-//   to the last (WebGPU compiles its shaders once), one cache column per step, written in every row at once (the
-//   cache kernel writes the same column range of every row: src/model/kernels cachedAttention). What a row feeds at
-//   that column depends on where its dialogue is: the token it sampled last (decoding), the next token of its new
-//   prompt text (a prompt being fed, see below), or padding that nobody attends to (an idle slot).
+// - Two kinds of forward pass, over every row at once (the cache kernel writes the same columns of every row:
+//   src/model/kernels cachedAttention):
+//   a decode step of shape [slots, 1], one cache column: each row feeds the token it sampled last (decoding), the
+//   next token of its new prompt text (see below), or padding that nobody attends to (an idle slot);
+//   a prefill pass of shape [slots, T], T columns: when no row is decoding (the first prompts, or every dialogue's
+//   turn ended at the same step, as when no answer stops before maxNewTokens), every row's new prompt tokens,
+//   left-padded to a multiple of PROMPT_BUCKET, in chunks under maxActivationBytes (as generate.ts). In the first
+//   pass, rows with the same prompt (an env group's first turn) share one prefill, as in generate.ts.
 // - When a dialogue's turn ends (a stop token, a stop string such as `</answer>`, or its per-turn token budget),
 //   `onTurnEnd` is awaited at once, with no other row waiting for it: the caller steps that dialogue's env and
 //   answers with its next prompt (the whole dialogue so far) or null when the dialogue is over. The row keeps the
-//   longest common prefix of its cache and the new prompt (as GenerationSession does across turns) and feeds the
-//   rest, one token a step. A dialogue that is over frees its slot for the next waiting dialogue (there are waiting
-//   ones when slots < dialogues), which is fed its first prompt the same way into the now empty row.
-// - Why a prompt is fed one token per step instead of a prefill pass of its own: the cache kernel writes the same
-//   columns of every row, so a pass for the admitted rows alone would write into copies of their cache rows (a copy
-//   of the cache each time a row is admitted), and a pass of all rows with T columns costs slots x T token rows for
-//   a few real ones. Fed into the decode step, a new prompt token costs no extra work (the row is in the step
-//   anyway); the admitted row just takes as many steps as its prompt has new tokens. Only the first prompts of the
-//   first `slots` dialogues are prefilled in one pass before the first step (rows with the same prompt, an env group
-//   on its first turn, share one prefill, as in generate.ts).
+//   longest common prefix of its cache and the new prompt (as GenerationSession does across turns); the rest is
+//   its new prompt text. A dialogue that is over frees its slot for the next waiting dialogue (there are waiting
+//   ones when slots < dialogues), whose first prompt is the new text of the now empty row.
+// - Why new prompt text next to decoding rows goes in one token a step rather than in a pass of its own: a pass for
+//   the admitted rows alone would write into copies of their cache rows (a copy of the cache per admission), and a
+//   pass of all rows with T columns costs slots x T token rows for a few real ones while the decoding rows wait.
+//   Fed into the decode step, a prompt token costs no extra work (the row is in the step anyway), every step keeps
+//   its shapes (WebGPU compiles its shaders once), and the admitted row just takes as many steps as its new text
+//   has tokens.
 // - Columns: the run writes column 0, 1, 2, ... in order. A row attends only to the columns its mask marks as its
 //   dialogue's, which a row's keys always are in the order of their positions, so a row's attention sums the same
 //   keys in the same order as generate.ts's. The columns a dialogue left (a previous occupant of the slot, a turn's
 //   dropped suffix) are holes. When the next column would pass the capacity, the cache is compacted: each row's
-//   live columns move to its front, in order (one gather; stats.compactions), and the run continues from the
-//   longest row. A capacity sized from the format's limits leaves compaction to runs with fewer slots than
-//   dialogues.
+//   live columns move to its front, in order (a row copy into a new cache of the same size; stats.compactions),
+//   and the run continues after the longest row. A capacity sized from the format's limits (continuousCapacity)
+//   leaves compaction to runs with fewer slots than dialogues, whose rows collect the holes of several dialogues.
 // - Results: every dialogue draws its samples from its own random stream, mixSeed(seedForTurn(turn), key), one
 //   uniform per sampled token, exactly the stream GenerationSession gives the same dialogue in the same turn (its
-//   seed for that call, its key). On cpu and wasm each row's numbers do not depend on the others in the batch nor on
-//   the columns its keys sit in, so a dialogue samples bit for bit the tokens it samples alone or turn by turn
-//   (tests/unit/model/continuous-batching.test.ts); other backends may differ in float rounding where their kernels
-//   tile by batch or column.
+//   seed for that call, its key). On cpu a row's numbers depend neither on the other rows nor on the columns its
+//   keys sit in (the kernels sum over keys one at a time, in order), so a dialogue samples bit for bit the tokens it
+//   samples alone or turn by turn. wasm's attention kernel adds its keys four columns at a time, so there a key's
+//   column can change the last bits of a sum: the tests see the same tokens on both
+//   (tests/unit/model/continuous-batching.test.ts), but only cpu is exact by construction; WebGPU may differ in
+//   float rounding too. That is why 'turns' stays the default.
 // - The host reads the sampled ids after every step (it decides each row's next input from them), where
 //   GenerationSession reads them every 8 steps on WebGPU.
 import * as tf from '@tensorflow/tfjs';
@@ -84,14 +88,15 @@ export interface ContinuousOptions extends Omit<GenerateOptions, 'seed' | 'onDec
 
 /** What a run did (benchmarks and tests). */
 export interface EngineStats {
-  /** Steps of shape [slots, 1] after the first prefill. */
+  /** Decode steps (shape [slots, 1]) and prefill passes (every playing row's new prompt tokens at once). */
   steps: number;
+  passes: number;
   /** KV caches of [slots, capacity] allocated: 1 per run, plus 1 per compaction. */
   cacheAllocations: number;
   compactions: number;
   /** The cache's columns per row at the end of the run (the capacity asked for unless a dialogue outgrew it). */
   capacity: number;
-  /** Prompt tokens of the first prefill / fed one per step / kept from the cache / served by a shared prefill. */
+  /** Prompt tokens prefilled in passes / fed one per step / kept from the cache / served by a shared prefill. */
   prefilledTokens: number;
   fedTokens: number;
   reusedTokens: number;
@@ -151,12 +156,14 @@ export class ContinuousEngine {
     if (!(Number.isInteger(opts.slots) && opts.slots >= 1))
       throw new Error(`ContinuousEngine: slots must be an integer >= 1, got ${opts.slots}`);
     const rows = Math.min(opts.slots, dialogues.length);
-    const first = dialogues.slice(0, rows);
     const waiting = dialogues.slice(rows);
-    const promptLen = roundUp(Math.max(...first.map((d) => d.prompt.length)), PROMPT_BUCKET);
-    let capacity = roundUp(Math.max(opts.capacity, promptLen + 1), CACHE_BUCKET);
+    let capacity = roundUp(
+      Math.max(opts.capacity, ...dialogues.slice(0, rows).map((d) => d.prompt.length + 1)),
+      CACHE_BUCKET,
+    );
     const stats: EngineStats = {
       steps: 0,
+      passes: 0,
       cacheAllocations: 0,
       compactions: 0,
       capacity,
@@ -172,15 +179,16 @@ export class ContinuousEngine {
     const stopStrings = opts.stopStrings ?? [];
     const tailTokens = Math.max(0, ...stopStrings.map((s) => s.length)) + 8; // as generate.ts
     const streamOf = (key: number, turn: number) => seededUniform(mixSeed(opts.seedForTurn(turn), key));
-    const slots: Slot[] = first.map((d) => ({
+    const slots: Slot[] = dialogues.slice(0, rows).map((d) => ({
       key: d.key,
       turn: 1,
-      pending: [],
+      pending: [...d.prompt],
       tokens: [],
-      cached: [...d.prompt],
+      cached: [],
       columns: [],
       stream: streamOf(d.key, 1),
     }));
+    const position = new Array<number>(rows).fill(0); // each row's next position
     let visible: Float32Array = new Float32Array(rows * capacity); // [rows, capacity]: which columns each row attends to
 
     const c = model.config;
@@ -188,12 +196,12 @@ export class ContinuousEngine {
     const weights = model.inferenceWeights();
     let cache: KvCache | null = null;
     let logits: tf.Tensor2D | null = null;
+    let column = 0; // the next column to write
     // Runs ids [n, T] at columns column..column+T-1 of `cache`; the logits of each row's last position, if asked.
     const advance = (
       ids: Int32Array,
       positions: Int32Array,
       n: number,
-      column: number,
       masks: Float32Array,
       withLogits: boolean,
     ): tf.Tensor2D | null => {
@@ -212,145 +220,163 @@ export class ContinuousEngine {
         tf.dispose([idsT, posT, maskT]);
       }
     };
-
-    try {
-      // 1. The first prompts, left-padded to promptLen at columns 0..promptLen-1, one prefill per distinct prompt.
-      const prefillRow = first.map((_, r) => r);
-      const firstWith = new Map<string, number>();
-      first.forEach((d, r) => {
-        const text = d.prompt.join(',');
-        const at = firstWith.get(text);
-        if (at === undefined) firstWith.set(text, r);
-        else prefillRow[r] = at;
-      });
-      const distinct = prefillRow.filter((f, r) => f === r);
+    // Makes room for `width` more columns: compaction when the columns run out.
+    const ensureColumns = (width: number) => {
+      if (column + width <= capacity) return;
+      const compacted = compact(cache!, slots, rows, capacity, width);
+      ({ cache, capacity, visible, column } = compacted);
+      stats.compactions++;
+      stats.cacheAllocations++;
+      stats.capacity = capacity;
+    };
+    // A prefill pass: every playing row's pending prompt tokens, left-padded to a common width (a multiple of
+    // PROMPT_BUCKET) at the next columns, in chunks of columns under maxActivationBytes (as generate.ts). The first
+    // pass, into an empty cache, prefills each distinct prompt once and copies its rows (an env group's first turn).
+    const prefillPass = (): tf.Tensor2D => {
+      const width = roundUp(Math.max(...slots.map((s) => s.pending.length)), PROMPT_BUCKET);
+      const first = cache === null;
+      if (!first) ensureColumns(width);
+      const runs = slots.map((_, r) => r); // the row whose prefill each row takes
+      if (first) {
+        const firstWith = new Map<string, number>();
+        slots.forEach((s, r) => {
+          const text = s.pending.join(',');
+          const at = firstWith.get(text);
+          if (at === undefined) firstWith.set(text, r);
+          else runs[r] = at;
+        });
+      }
+      const distinct = runs.filter((f, r) => f === r);
       const n = distinct.length;
-      const ids = new Int32Array(n * promptLen).fill(opts.padTokenId);
-      const positions = new Int32Array(n * promptLen);
-      const masks = new Float32Array(n * capacity);
-      distinct.forEach((r, i) => {
-        const p = first[r].prompt;
-        const offset = promptLen - p.length;
-        for (let j = 0; j < p.length; j++) {
-          ids[i * promptLen + offset + j] = p[j];
-          positions[i * promptLen + offset + j] = j;
-          masks[i * capacity + offset + j] = 1;
-        }
-        stats.prefilledTokens += p.length;
+      const ids = new Int32Array(n * width).fill(opts.padTokenId);
+      const positions = new Int32Array(n * width);
+      slots.forEach((slot, r) => {
+        const offset = width - slot.pending.length;
+        const i = distinct.indexOf(runs[r]);
+        slot.pending.forEach((token, j) => {
+          if (runs[r] === r) {
+            ids[i * width + offset + j] = token;
+            positions[i * width + offset + j] = position[r] + j;
+          }
+          visible[r * capacity + column + offset + j] = 1;
+          slot.cached.push(token);
+          slot.columns.push(column + offset + j);
+        });
+        if (runs[r] === r) stats.prefilledTokens += slot.pending.length;
+        else stats.sharedTokens += slot.pending.length;
+        position[r] += slot.pending.length;
+        slot.pending = [];
       });
-      first.forEach((d, r) => {
-        const offset = promptLen - d.prompt.length;
-        for (let j = 0; j < d.prompt.length; j++) {
-          visible[r * capacity + offset + j] = 1;
-          slots[r].columns.push(offset + j);
-        }
-        if (prefillRow[r] !== r) stats.sharedTokens += d.prompt.length;
-      });
-      cache = emptyCache(c.num_hidden_layers, n, capacity, kw);
-      const columns = prefillChunkColumns(model, n, promptLen, opts.maxActivationBytes ?? MAX_ACTIVATION_BYTES);
-      for (let c0 = 0; c0 < promptLen; c0 += columns) {
-        const c1 = Math.min(promptLen, c0 + columns);
+      const masks = n === rows ? visible : pickRows(visible, distinct, capacity);
+      if (first) cache = emptyCache(c.num_hidden_layers, n, capacity, kw);
+      const chunk = prefillChunkColumns(model, n, width, opts.maxActivationBytes ?? MAX_ACTIVATION_BYTES);
+      let out: tf.Tensor2D | null = null;
+      for (let c0 = 0; c0 < width; c0 += chunk) {
+        const c1 = Math.min(width, c0 + chunk);
         const cut = (data: Int32Array) => {
-          const out = new Int32Array(n * (c1 - c0));
-          for (let i = 0; i < n; i++) out.set(data.subarray(i * promptLen + c0, i * promptLen + c1), i * (c1 - c0));
-          return out;
+          const part = new Int32Array(n * (c1 - c0));
+          for (let i = 0; i < n; i++) part.set(data.subarray(i * width + c0, i * width + c1), i * (c1 - c0));
+          return part;
         };
-        logits?.dispose();
-        logits = advance(cut(ids), cut(positions), n, c0, masks, c1 === promptLen);
+        out = advance(cut(ids), cut(positions), n, masks, c1 === width);
+        column += c1 - c0;
       }
       if (n < rows) {
-        // Every row from its prompt's prefill: the cache of `rows` rows is made here, once.
+        // Every row from its prompt's prefill: the cache of `rows` rows is made here.
         const index = tf.tensor1d(
-          prefillRow.map((r) => distinct.indexOf(r)),
+          runs.map((r) => distinct.indexOf(r)),
           'int32',
         );
-        const prefilled = cache as KvCache;
+        const prefilled = cache!;
         const spread = (t: tf.Tensor3D) => copyRows(t, index);
         cache = { k: prefilled.k.map(spread), v: prefilled.v.map(spread) };
-        const spreadLogits = copyRows(logits!, index);
-        tf.dispose([logits!, index]);
+        const spreadLogits = copyRows(out!, index);
+        tf.dispose([out!, index]);
         disposeCache(prefilled);
-        logits = spreadLogits;
+        out = spreadLogits;
       }
-      stats.cacheAllocations++;
+      if (first) stats.cacheAllocations++;
+      stats.passes++;
+      return out!;
+    };
 
-      // 2. Steps: sample for the rows whose last input asked for it, end turns, then feed every row one token.
-      let column = promptLen;
-      let sampling = slots.map(() => true); // rows whose logits this step are a sample
-      const position = first.map((d) => d.prompt.length); // each row's next position
+    try {
+      let sampling = slots.map(() => false); // rows whose logits from the last forward are a sample
       for (;;) {
-        const uniforms = slots.map((s, r) => (sampling[r] ? s.stream() : 0));
-        const ids = await sampleIds(logits!, opts, uniforms);
-        logits!.dispose();
-        logits = null;
-        for (let r = 0; r < rows; r++) {
-          if (!sampling[r]) continue;
-          const slot = slots[r];
-          slot.tokens.push(ids[r]);
-          stats.sampledTokens++;
-          const reason = turnEnded(slot.tokens, ids[r]);
-          if (!reason) continue;
-          stats.turns++;
-          const next = await onTurnEnd(slot.key!, slot.turn, { tokens: slot.tokens, finishReason: reason });
-          if (next) {
-            validate(model, [next], { ...opts, seed: 0 });
-            // Keep the longest common prefix of the row's cache and the new prompt (at least its last token is fed,
-            // for the logits of the next turn's first sample); the columns past it become holes.
-            let keep = 0;
-            const max = Math.min(slot.cached.length, next.length - 1);
-            while (keep < max && slot.cached[keep] === next[keep]) keep++;
-            for (const col of slot.columns.slice(keep)) visible[r * capacity + col] = 0;
-            slot.cached.length = keep;
-            slot.columns.length = keep;
-            stats.reusedTokens += keep;
-            slot.turn++;
-            slot.pending = next.slice(keep);
-            position[r] = keep;
-          } else {
-            for (const col of slot.columns) visible[r * capacity + col] = 0;
-            const admitted = waiting.shift();
-            slot.key = admitted?.key ?? null;
-            slot.turn = 1;
-            slot.pending = admitted ? [...admitted.prompt] : [];
-            slot.cached = [];
-            slot.columns = [];
-            position[r] = 0;
+        if (logits) {
+          // Sample for the rows whose last input asked for it, and end their turns where they end.
+          const uniforms = slots.map((s, r) => (sampling[r] ? s.stream() : 0));
+          const ids = await sampleIds(logits, opts, uniforms);
+          logits.dispose();
+          logits = null;
+          for (let r = 0; r < rows; r++) {
+            if (!sampling[r]) continue;
+            const slot = slots[r];
+            slot.tokens.push(ids[r]);
+            stats.sampledTokens++;
+            const reason = turnEnded(slot.tokens, ids[r]);
+            if (!reason) continue;
+            stats.turns++;
+            const next = await onTurnEnd(slot.key!, slot.turn, { tokens: slot.tokens, finishReason: reason });
+            if (next) {
+              validate(model, [next], { ...opts, seed: 0 });
+              // Keep the longest common prefix of the row's cache and the new prompt (at least its last token is
+              // fed, for the logits of the next turn's first sample); the columns past it become holes.
+              let keep = 0;
+              const max = Math.min(slot.cached.length, next.length - 1);
+              while (keep < max && slot.cached[keep] === next[keep]) keep++;
+              for (const col of slot.columns.slice(keep)) visible[r * capacity + col] = 0;
+              slot.cached.length = keep;
+              slot.columns.length = keep;
+              stats.reusedTokens += keep;
+              slot.turn++;
+              slot.pending = next.slice(keep);
+              position[r] = keep;
+            } else {
+              for (const col of slot.columns) visible[r * capacity + col] = 0;
+              const admitted = waiting.shift();
+              slot.key = admitted?.key ?? null;
+              slot.turn = 1;
+              slot.pending = admitted ? [...admitted.prompt] : [];
+              slot.cached = [];
+              slot.columns = [];
+              position[r] = 0;
+            }
+            slot.tokens = [];
+            if (slot.key !== null) slot.stream = streamOf(slot.key, slot.turn);
           }
-          slot.tokens = [];
-          if (slot.key !== null) slot.stream = streamOf(slot.key, slot.turn);
         }
-        if (slots.every((s) => s.key === null)) break;
+        const playing = slots.filter((s) => s.key !== null);
+        if (!playing.length) break;
 
-        if (column >= capacity) {
-          const compacted = compact(cache!, slots, rows, capacity);
-          cache = compacted.cache;
-          capacity = compacted.capacity;
-          visible = compacted.visible;
-          column = compacted.column;
-          stats.compactions++;
-          stats.cacheAllocations++;
-          stats.capacity = capacity;
+        if (playing.every((s) => s.pending.length > 0)) {
+          // Nobody is decoding (the first prompts; every dialogue's turn ended at the same step): one prefill pass.
+          logits = prefillPass();
+          sampling = slots.map((s) => s.key !== null);
+        } else {
+          // One decode step: each playing row feeds its next prompt token or its last sample at the next column.
+          ensureColumns(1);
+          const feed = new Int32Array(rows).fill(opts.padTokenId);
+          const feedPositions = new Int32Array(rows);
+          sampling = slots.map((slot, r) => {
+            visible[r * capacity + column] = 0;
+            if (slot.key === null) return false;
+            let token: number;
+            if (slot.pending.length) {
+              token = slot.pending.shift()!;
+              stats.fedTokens++;
+            } else token = slot.tokens[slot.tokens.length - 1];
+            feed[r] = token;
+            feedPositions[r] = position[r]++;
+            visible[r * capacity + column] = 1;
+            slot.cached.push(token);
+            slot.columns.push(column);
+            return slot.pending.length === 0;
+          });
+          logits = advance(feed, feedPositions, rows, visible, true);
+          column++;
+          stats.steps++;
         }
-        const feed = new Int32Array(rows).fill(opts.padTokenId);
-        const feedPositions = new Int32Array(rows);
-        sampling = slots.map((slot, r) => {
-          if (slot.key === null) return false;
-          let token: number;
-          if (slot.pending.length) {
-            token = slot.pending.shift()!;
-            stats.fedTokens++;
-          } else token = slot.tokens[slot.tokens.length - 1];
-          feed[r] = token;
-          feedPositions[r] = position[r]++;
-          visible[r * capacity + column] = 1;
-          slot.cached.push(token);
-          slot.columns.push(column);
-          return slot.pending.length === 0;
-        });
-        for (let r = 0; r < rows; r++) if (slots[r].key === null) visible[r * capacity + column] = 0;
-        logits = advance(feed, feedPositions, rows, column, visible, true);
-        column++;
-        stats.steps++;
         await opts.onStep?.(stats.sampledTokens);
       }
       return stats;
@@ -369,6 +395,13 @@ export class ContinuousEngine {
       return tokens.length >= opts.maxNewTokens ? 'length' : null;
     }
   }
+}
+
+/** Rows `picked` of a [rows, width] row-major matrix. */
+function pickRows(data: Float32Array, picked: number[], width: number): Float32Array {
+  const out = new Float32Array(picked.length * width);
+  picked.forEach((r, i) => out.set(data.subarray(r * width, (r + 1) * width), i * width));
+  return out;
 }
 
 /** The sampled id of every row (rows that do not sample get one too, ignored). */
@@ -401,9 +434,10 @@ function compact(
   slots: Slot[],
   rows: number,
   capacity: number,
+  width: number,
 ): { cache: KvCache; capacity: number; visible: Float32Array; column: number } {
   const longest = Math.max(...slots.map((s) => s.columns.length));
-  const next = Math.max(capacity, roundUp(longest + 1, CACHE_BUCKET));
+  const next = Math.max(capacity, roundUp(longest + width, CACHE_BUCKET));
   const index = new Int32Array(rows * next); // into the old cache's [rows x capacity] key rows
   const visible = new Float32Array(rows * next);
   slots.forEach((slot, r) => {

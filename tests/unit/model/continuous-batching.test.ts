@@ -48,7 +48,8 @@ const nextPrompt = (prompt: number[], k: number, turn: number, answer: number[])
   22,
 ];
 const seedForTurn = (turn: number) => mixSeed(7, turn);
-const base = { maxNewTokens: 10, padTokenId: 0, stopTokenIds: [3] };
+// Several stop tokens: turns end at different steps, so some rows decode while others are fed their next prompt.
+const base = { maxNewTokens: 10, padTokenId: 0, stopTokenIds: [3, 7, 11, 19, 23] };
 
 /** Every dialogue alone, turn by turn, with GenerationSession: its tokens per turn. */
 async function alone(model: Qwen2Model, temperature: number): Promise<Map<number, number[][]>> {
@@ -106,10 +107,12 @@ for (const backend of ['wasm', 'cpu'] as const) {
         const { played, stats } = await together(model, { temperature });
         for (const k of keys) expect(played.get(k)).toEqual(expected.get(k));
         expect(stats.turns).toBe(keys.reduce((n, k) => n + turnsOf(k), 0));
-        // Two first prompts of a group share one prefill; the other four dialogues are fed into freed rows.
-        expect(stats.prefilledTokens).toBe(groupPrompts[0].length);
+        // The first two dialogues (one group) share one prefill. Later prompts go in passes when every row's turn
+        // ended at the same step, else one token a step next to the rows still decoding.
         expect(stats.sharedTokens).toBe(groupPrompts[0].length);
-        expect(stats.fedTokens).toBeGreaterThan(4 * groupPrompts[0].length);
+        expect(stats.prefilledTokens).toBeGreaterThan(groupPrompts[0].length);
+        expect(stats.passes).toBeGreaterThan(1);
+        expect(stats.fedTokens).toBeGreaterThan(0);
         expect(stats.reusedTokens).toBeGreaterThan(0);
         // Fewer slots than dialogues: the rows' columns run out and are compacted into a cache of the same size.
         expect(stats.compactions).toBeGreaterThan(0);
@@ -127,8 +130,9 @@ for (const backend of ['wasm', 'cpu'] as const) {
       const expected = await alone(model, 1);
       const { played, stats } = await together(model, { temperature: 1, slots: 6 });
       for (const k of keys) expect(played.get(k)).toEqual(expected.get(k));
-      expect(stats.prefilledTokens).toBe(groupPrompts[0].length + groupPrompts[1].length);
+      expect(stats.prefilledTokens).toBeGreaterThanOrEqual(groupPrompts[0].length + groupPrompts[1].length);
       expect(stats.sharedTokens).toBe(2 * groupPrompts[0].length + 2 * groupPrompts[1].length);
+      expect(stats.fedTokens).toBeGreaterThan(0);
       // A slot per dialogue and a capacity from the format's limits: the cache is allocated once, never compacted.
       expect(stats.cacheAllocations).toBe(1);
       expect(stats.compactions).toBe(0);
