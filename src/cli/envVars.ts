@@ -11,7 +11,10 @@ export const ENV_VARIABLES: readonly [string, string][] = [
     'RAGEN_PROGRESS_SECONDS',
     'seconds between progress lines of a long step when stdout is not a terminal (0 to 86400; default 15)',
   ],
-  ['RAGEN_WEBGPU_MATMUL', 'the webgpu matmul: tiled or tfjs (default: tiled on a GPU, tfjs on a software adapter)'],
+  [
+    'RAGEN_WEBGPU_MATMUL',
+    'the webgpu matmul: tiled or tfjs (f32), or f16 operands with f32 accumulation: f16-storage (any adapter), f16 (shader-f16), subgroup-matrix (chromium-experimental-subgroup-matrix); default: tiled on a GPU, tfjs on a software adapter',
+  ],
   ['RAGEN_WEBGPU_ATTENTION', 'the webgpu attention programs: auto, grouped or per-head (default auto)'],
   ['RAGEN_DAWN_FLAGS', "extra flags for Dawn's create() in Node, separated by spaces (e.g. backend=vulkan)"],
 ];

@@ -10,7 +10,8 @@
 //   it runs the same shaders on the CPU 5-50x slower than wasm (PLATFORM.md), so 'auto' skips it and says so.
 import * as tf from '@tensorflow/tfjs';
 import { registerFusedKernels } from './kernels/index';
-import { defaultWebGpuMatMul, setWebGpuMatMul } from './webgpuMatMulRoute';
+import { defaultWebGpuMatMul, HALF_MATMULS, setWebGpuMatMul } from './webgpuMatMulRoute';
+import { selfCheckMatMulMode } from './webgpuSelfCheck';
 import { installWasmTransposedMatMul } from './wasmMatMul';
 import { registerWebgpuBackendWithFeatures } from './webgpuDevice';
 
@@ -171,7 +172,16 @@ async function tryBackend(name: BackendName, opts: BackendOptions, auto: boolean
   if (tf.getBackend() !== name) throw new Error(`asked for '${name}' but tfjs is running '${tf.getBackend()}'`);
   await registerFusedKernels();
   if (name === 'webgpu') {
-    setWebGpuMatMul(defaultWebGpuMatMul(adapterIsSoftware));
+    const matmul = defaultWebGpuMatMul(adapterIsSoftware);
+    setWebGpuMatMul(matmul);
+    if ((HALF_MATMULS as readonly string[]).includes(matmul)) {
+      // An f16 mode is used only once its results agree with exact products within f16's rounding.
+      const check = await selfCheckMatMulMode(matmul);
+      if (!check.ok) {
+        setWebGpuMatMul('tiled');
+        opts.log?.(`webgpu matmul: '${matmul}' failed its check against f32 (${check.reason}), so tiled (f32) runs`);
+      }
+    }
     watchGpuErrors();
   }
 }

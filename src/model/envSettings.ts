@@ -7,9 +7,10 @@
 export type AttentionGrouping = 'auto' | 'grouped' | 'per-head';
 export const ATTENTION_GROUPINGS: readonly AttentionGrouping[] = ['auto', 'grouped', 'per-head'];
 
-/** Which matmul the model's webgpu matmuls run (webgpuMatMulRoute.ts). */
-export type WebGpuMatMul = 'tiled' | 'tfjs';
-export const WEBGPU_MATMULS: readonly WebGpuMatMul[] = ['tiled', 'tfjs'];
+/** Which matmul the model's webgpu matmuls run (webgpuMatMulRoute.ts): f32 (tiled, tfjs) or f16 operands with f32
+ *  accumulation on our own pipelines (f16-storage, f16, subgroup-matrix). */
+export type WebGpuMatMul = 'tiled' | 'tfjs' | 'f16-storage' | 'f16' | 'subgroup-matrix';
+export const WEBGPU_MATMULS: readonly WebGpuMatMul[] = ['tiled', 'tfjs', 'f16-storage', 'f16', 'subgroup-matrix'];
 
 /** A variable's value, or undefined where it is unset or empty (or there is no environment: a browser). */
 function envValue(name: string): string | undefined {
@@ -27,7 +28,7 @@ function oneOf<T extends string>(name: string, allowed: readonly T[]): T | undef
   return value as T | undefined;
 }
 
-/** RAGEN_WEBGPU_MATMUL: `tiled` or `tfjs`, or undefined (the backend's default). */
+/** RAGEN_WEBGPU_MATMUL: one of WEBGPU_MATMULS, or undefined (the backend's default). */
 export function webGpuMatMulFromEnv(): WebGpuMatMul | undefined {
   return oneOf('RAGEN_WEBGPU_MATMUL', WEBGPU_MATMULS);
 }

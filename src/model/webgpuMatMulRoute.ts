@@ -10,9 +10,26 @@
 //
 // Which matmul runs: `RAGEN_WEBGPU_MATMUL` (Node's environment) = `tiled` or `tfjs`; by default tiled on a GPU and
 // tfjs's on a software adapter (SwiftShader, where the tests choose explicitly: setWebGpuMatMul).
+//
+// The f16 modes send the same products to our own pipelines (kernels/webgpuHalfMatmul.ts) with f16 operands and f32
+// accumulation: `f16-storage` (any adapter), `f16` (the device has shader-f16), `subgroup-matrix` (the device has
+// chromium-experimental-subgroup-matrix with an f16 x f16 -> f32 shape). A weight (a variable's data) is read from
+// its f16 copy (halfWeights.ts), an activation as float32 rounded to f16 in the kernel. Results differ from f32 by
+// the operands' rounding (relative 2^-11 each); webgpuSelfCheck.ts checks a mode against f32 before it is used.
 import * as tf from '@tensorflow/tfjs';
 import { webGpuMatmulKernels } from './kernels/webgpuMatmul';
+import {
+  halfMatMul,
+  pickSubgroupMatrixConfig,
+  subgroupMatrixSettings,
+  type HalfFlavour,
+  type HalfOperand,
+} from './kernels/webgpuHalfMatmul';
+import { watchInPlaceWrites } from './kernels/inPlaceWrites';
+import type { OwnProgramBackend } from './kernels/webgpuOwnProgram';
 import type { Args, Info } from './kernels/webgpuProgram';
+import { halfWeightFor } from './halfWeights';
+import { webgpuDeviceFacts, webgpuDeviceHas } from './webgpuDevice';
 import { webGpuMatMulFromEnv, WEBGPU_MATMULS, type WebGpuMatMul } from './envSettings';
 
 export type { WebGpuMatMul };
@@ -27,9 +44,34 @@ export function webGpuMatMul(): WebGpuMatMul {
 
 /** Chooses the matmul of webgpu's BatchMatMul and _FusedMatMul kernels (installing the router on first use). */
 export function setWebGpuMatMul(next: WebGpuMatMul): void {
-  if (!WEBGPU_MATMULS.includes(next)) throw new Error(`webgpu matmul must be 'tiled' or 'tfjs', got '${String(next)}'`);
+  if (!WEBGPU_MATMULS.includes(next))
+    throw new Error(`webgpu matmul must be one of ${WEBGPU_MATMULS.join(', ')}, got '${String(next)}'`);
+  const missing = missingFeature(next);
+  if (missing) throw new Error(`webgpu matmul '${next}' needs ${missing}`);
   install();
   mode = next;
+}
+
+/** The f16 modes: f16 operands, f32 accumulation, on our own pipelines. */
+export const HALF_MATMULS: readonly HalfFlavour[] = ['f16-storage', 'f16', 'subgroup-matrix'];
+const isHalf = (m: WebGpuMatMul): m is HalfFlavour => (HALF_MATMULS as readonly string[]).includes(m);
+
+/** What the webgpu backend's device lacks for `m`, in words, or null when it can run it. */
+export function missingFeature(m: WebGpuMatMul): string | null {
+  if (m === 'f16' && !webgpuDeviceHas('shader-f16')) return "the device feature 'shader-f16', which this device lacks";
+  if (m === 'subgroup-matrix') {
+    if (!webgpuDeviceHas('chromium-experimental-subgroup-matrix'))
+      return "the device feature 'chromium-experimental-subgroup-matrix', which this device lacks";
+    if (!webgpuDeviceHas('shader-f16')) return "the device feature 'shader-f16', which this device lacks";
+    if (!pickSubgroupMatrixConfig(webgpuDeviceFacts()?.subgroupMatrixConfigs ?? []))
+      return 'a subgroup matrix shape with f16 operands and f32 results, which this adapter does not list';
+  }
+  return null;
+}
+
+/** The webgpu matmul modes this device can run (tfjs and tiled always). */
+export function supportedWebGpuMatMuls(): WebGpuMatMul[] {
+  return WEBGPU_MATMULS.filter((m) => missingFeature(m) === null);
 }
 
 /** The choice for a fresh webgpu backend: RAGEN_WEBGPU_MATMUL where set, else tiled on a GPU, tfjs's on software. */
@@ -65,7 +107,7 @@ function tiled(args: Args): Info | null {
     transposeB: boolean;
     activation?: string;
   };
-  if (mode !== 'tiled' || preluActivationWeights || (activation !== undefined && activation !== 'linear')) return null;
+  if (mode === 'tfjs' || preluActivationWeights || (activation !== undefined && activation !== 'linear')) return null;
   if (a.dtype !== 'float32' || b.dtype !== 'float32') return null;
   const ma = matrixOf(a.shape),
     mb = matrixOf(b.shape);
@@ -74,6 +116,11 @@ function tiled(args: Args): Info | null {
   const N = transposeB ? mb[0] : mb[1];
   if (M < MIN_TILED_ROWS || N === 0 || K === 0) return null;
   if (bias && (bias.dtype !== 'float32' || !(isRow(bias.shape, N) || isMatrix(bias.shape, M, N)))) return null;
+  const rank = Math.max(a.shape.length, b.shape.length);
+  if (isHalf(mode)) {
+    const out = half(mode, args.backend as unknown as HalfBackend, a, ma, b, mb, transposeA, transposeB, bias);
+    return { ...out, shape: [...new Array(rank - 2).fill(1), M, N] };
+  }
   const inputs: Args['inputs'] = { a: { ...a, shape: ma }, b: { ...b, shape: mb } };
   if (bias) inputs.bias = bias; // added in the kernel's own output pass
   const out = webGpuMatmulKernels.tiledMatMul({
@@ -81,11 +128,38 @@ function tiled(args: Args): Info | null {
     backend: args.backend,
     attrs: { transposeA, transposeB, ...TILED },
   });
-  const rank = Math.max(a.shape.length, b.shape.length);
   return { ...out, shape: [...new Array(rank - 2).fill(1), M, N] };
 }
 
+type HalfBackend = OwnProgramBackend & { disposeData(dataId: object): void };
+
+/** op(a) op(b) (+ bias) in f16 mode `flavour`: weights from their f16 copies, the rest as float32. */
+function half(
+  flavour: HalfFlavour,
+  backend: HalfBackend,
+  a: Info,
+  ma: [number, number],
+  b: Info,
+  mb: [number, number],
+  transposeA: boolean,
+  transposeB: boolean,
+  bias: Info | undefined,
+): Info {
+  const operand = (x: Info, shape: [number, number]): HalfOperand => {
+    const copy = halfWeightFor(backend, x);
+    return copy ? { info: copy, shape, storage: 'half' } : { info: x, shape, storage: 'f32' };
+  };
+  const facts = webgpuDeviceFacts();
+  const config = pickSubgroupMatrixConfig(facts?.subgroupMatrixConfigs ?? []);
+  const subgroupMatrix =
+    flavour === 'subgroup-matrix' && config ? subgroupMatrixSettings(config, facts?.subgroupMaxSize ?? 32) : undefined;
+  return halfMatMul(backend, flavour, operand(a, ma), operand(b, mb), { transposeA, transposeB, bias, subgroupMatrix });
+}
+
 function install(): void {
+  // Every in-place write counted, so that the f16 weight copies notice AdamW's updates (halfWeights.ts).
+  const backend = tf.backend() as unknown as { runWebGPUProgram?: unknown };
+  if (typeof backend.runWebGPUProgram === 'function') watchInPlaceWrites(backend as { runWebGPUProgram: unknown });
   if (installed) return;
   for (const name of ['BatchMatMul', '_FusedMatMul']) {
     const stock = tf.getKernel(name, 'webgpu');

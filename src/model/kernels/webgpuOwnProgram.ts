@@ -17,6 +17,7 @@
 // Bindings, in this order in @group(0): 0 the output (read_write storage), 1.. the inputs (read-only storage), then
 // the uniform buffer when the program has uniforms. Pipelines are created once per key and device.
 import * as tf from '@tensorflow/tfjs';
+import { noteWrite } from './inPlaceWrites';
 import type { Info } from './webgpuProgram';
 
 /** One of our WGSL programs. */
@@ -96,6 +97,7 @@ export function runOwnProgram(
   output: Info | { shape: number[]; dtype: tf.DataType },
 ): Info {
   const out = 'dataId' in output ? output : backend.makeTensorInfo(output.shape, output.dtype);
+  if ('dataId' in output) noteWrite(out.dataId);
   if (out.shape.some((d) => d === 0) || program.dispatch.some((d) => d === 0)) return out;
   backend.uploadToGPU(out.dataId);
   for (const t of inputs) backend.uploadToGPU(t.dataId);

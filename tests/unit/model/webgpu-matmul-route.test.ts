@@ -63,7 +63,7 @@ describe('webgpu matmul routing', () => {
       expect(defaultWebGpuMatMul(true)).toBe('tiled');
       process.env.RAGEN_WEBGPU_MATMUL = 'fast';
       expect(() => defaultWebGpuMatMul(false)).toThrow(
-        /^RAGEN_WEBGPU_MATMUL=fast: expected one of tiled, tfjs \(or unset\)$/,
+        /^RAGEN_WEBGPU_MATMUL=fast: expected one of tiled, tfjs, f16-storage, f16, subgroup-matrix \(or unset\)$/,
       );
     } finally {
       if (saved === undefined) delete process.env.RAGEN_WEBGPU_MATMUL;
