@@ -38,8 +38,9 @@
 //   column can change the last bits of a sum: the tests see the same tokens on both
 //   (tests/unit/model/continuous-batching.test.ts), but only cpu is exact by construction; WebGPU may differ in
 //   float rounding too. That is why 'turns' stays the default.
-// - The host reads the sampled ids after every step (it decides each row's next input from them), where
-//   GenerationSession reads them every 8 steps on WebGPU.
+// - Reads: the sampled ids stay on the device and feed the next decode step; the host reads them every `readEvery`
+//   passes (default: 8 on WebGPU, 1 elsewhere, as GenerationSession), so a turn that ends is seen up to 7 steps
+//   late on WebGPU (its row decodes on meanwhile; what it samples then is dropped).
 import * as tf from '@tensorflow/tfjs';
 import { headDim } from './config';
 import {
@@ -75,14 +76,17 @@ export interface EngineTurn {
  */
 export type OnTurnEnd = (key: number, turn: number, result: EngineTurn) => number[] | null | Promise<number[] | null>;
 
-export interface ContinuousOptions extends Omit<GenerateOptions, 'seed' | 'onDecodeStep' | 'readEvery'> {
+export interface ContinuousOptions extends Omit<GenerateOptions, 'seed' | 'onDecodeStep'> {
   /** Batch rows: at most this many dialogues are played at once (the others wait for a free one). */
   slots: number;
   /** Cache columns per row, fixed for the run (rounded up to CACHE_BUCKET); continuousCapacity() sizes it. */
   capacity: number;
   /** Sampling seed of turn `turn` (1-based): a dialogue's stream in that turn is mixSeed(seedForTurn(turn), key). */
   seedForTurn: (turn: number) => number;
-  /** Progress: awaited after every step with the tokens sampled so far by all dialogues; a throw abandons the run. */
+  /**
+   * Progress: awaited after every forward pass with the tokens sampled (and read) so far by all dialogues; a throw
+   * abandons the run.
+   */
   onStep?: (sampled: number) => void | Promise<void>;
 }
 
@@ -124,6 +128,8 @@ export function continuousCapacity(
 }
 
 const roundUp = (n: number, m: number) => Math.ceil(n / m) * m;
+/** In a row's `cached` tokens: a sample fed from the device, not read yet. */
+const UNREAD = -1;
 
 /** One batch row: the dialogue it plays (null: idle) and what its cache holds. */
 interface Slot {
@@ -198,15 +204,15 @@ export class ContinuousEngine {
     let logits: tf.Tensor2D | null = null;
     let column = 0; // the next column to write
     // Runs ids [n, T] at columns column..column+T-1 of `cache`; the logits of each row's last position, if asked.
+    // `ids` on the device is taken over (disposed here).
     const advance = (
-      ids: Int32Array,
+      ids: Int32Array | tf.Tensor2D,
       positions: Int32Array,
       n: number,
       masks: Float32Array,
       withLogits: boolean,
     ): tf.Tensor2D | null => {
-      const t = ids.length / n;
-      const idsT = tf.tensor2d(ids, [n, t], 'int32');
+      const idsT = ids instanceof Int32Array ? tf.tensor2d(ids, [n, ids.length / n], 'int32') : ids;
       const posT = tf.tensor1d(positions, 'int32');
       const maskT = tf.tensor2d(masks, [n, capacity]);
       try {
@@ -300,51 +306,29 @@ export class ContinuousEngine {
       return out!;
     };
 
+    // Sampled ids [rows] the host has not read yet, one per forward pass, with the rows that sampled in it. They stay
+    // on the device and feed the next decode step directly; the host reads them every `readEvery` passes (on WebGPU
+    // each read is a round trip that stalls the queue), when a row reaches maxNewTokens, or after host-side
+    // sampling (top-k / top-p). A row whose turn ended since the last read goes on decoding until the next one:
+    // what it samples then is dropped, and what it fed is in its cache under the tokens it fed (`cached`, filled in
+    // at the read), so the next turn keeps it only as far as it matches the new prompt.
+    let unread: { ids: tf.Tensor1D; sampling: boolean[] }[] = [];
+    const readEvery = opts.readEvery ?? (tf.getBackend() === 'webgpu' ? 8 : 1);
+    const drawn = new Array<number>(rows).fill(0); // samples drawn this turn per row, read or not
+    const lastSample = new Array<number>(rows).fill(opts.padTokenId); // each row's newest read sample
     try {
-      let sampling = slots.map(() => false); // rows whose logits from the last forward are a sample
+      let sampling = slots.map(() => false); // rows whose logits from the last forward pass are a sample
       for (;;) {
         if (logits) {
-          // Sample for the rows whose last input asked for it, and end their turns where they end.
           const uniforms = slots.map((s, r) => (sampling[r] ? s.stream() : 0));
-          const ids = await sampleIds(logits, opts, uniforms);
+          const onDevice = sampleOnDevice(logits, opts, uniforms);
+          const ids = onDevice ?? tf.tensor1d(await sampleNextTokens(logits, opts, uniforms), 'int32');
           logits.dispose();
           logits = null;
-          for (let r = 0; r < rows; r++) {
-            if (!sampling[r]) continue;
-            const slot = slots[r];
-            slot.tokens.push(ids[r]);
-            stats.sampledTokens++;
-            const reason = turnEnded(slot.tokens, ids[r]);
-            if (!reason) continue;
-            stats.turns++;
-            const next = await onTurnEnd(slot.key!, slot.turn, { tokens: slot.tokens, finishReason: reason });
-            if (next) {
-              validate(model, [next], { ...opts, seed: 0 });
-              // Keep the longest common prefix of the row's cache and the new prompt (at least its last token is
-              // fed, for the logits of the next turn's first sample); the columns past it become holes.
-              let keep = 0;
-              const max = Math.min(slot.cached.length, next.length - 1);
-              while (keep < max && slot.cached[keep] === next[keep]) keep++;
-              for (const col of slot.columns.slice(keep)) visible[r * capacity + col] = 0;
-              slot.cached.length = keep;
-              slot.columns.length = keep;
-              stats.reusedTokens += keep;
-              slot.turn++;
-              slot.pending = next.slice(keep);
-              position[r] = keep;
-            } else {
-              for (const col of slot.columns) visible[r * capacity + col] = 0;
-              const admitted = waiting.shift();
-              slot.key = admitted?.key ?? null;
-              slot.turn = 1;
-              slot.pending = admitted ? [...admitted.prompt] : [];
-              slot.cached = [];
-              slot.columns = [];
-              position[r] = 0;
-            }
-            slot.tokens = [];
-            if (slot.key !== null) slot.stream = streamOf(slot.key, slot.turn);
-          }
+          unread.push({ ids, sampling });
+          for (let r = 0; r < rows; r++) if (sampling[r]) drawn[r]++;
+          const full = sampling.some((s, r) => s && drawn[r] >= opts.maxNewTokens);
+          if (unread.length >= readEvery || !onDevice || full) await readSamples();
         }
         const playing = slots.filter((s) => s.key !== null);
         if (!playing.length) break;
@@ -354,9 +338,11 @@ export class ContinuousEngine {
           logits = prefillPass();
           sampling = slots.map((s) => s.key !== null);
         } else {
-          // One decode step: each playing row feeds its next prompt token or its last sample at the next column.
+          // One decode step: each playing row feeds its next prompt token or its last sample at the next column
+          // (from the device when that sample is not read yet: its place in `cached` is filled in at the read).
           ensureColumns(1);
           const feed = new Int32Array(rows).fill(opts.padTokenId);
+          const fromDevice = new Array<boolean>(rows).fill(false);
           const feedPositions = new Int32Array(rows);
           sampling = slots.map((slot, r) => {
             visible[r * capacity + column] = 0;
@@ -365,15 +351,29 @@ export class ContinuousEngine {
             if (slot.pending.length) {
               token = slot.pending.shift()!;
               stats.fedTokens++;
-            } else token = slot.tokens[slot.tokens.length - 1];
-            feed[r] = token;
+            } else if (unread.length) {
+              token = UNREAD;
+              fromDevice[r] = true;
+            } else token = lastSample[r];
+            feed[r] = token === UNREAD ? opts.padTokenId : token;
             feedPositions[r] = position[r]++;
             visible[r * capacity + column] = 1;
             slot.cached.push(token);
             slot.columns.push(column);
             return slot.pending.length === 0;
           });
-          logits = advance(feed, feedPositions, rows, visible, true);
+          const newest = unread.length ? unread[unread.length - 1].ids : null;
+          logits = fromDevice.some(Boolean)
+            ? advance(
+                tf.tidy(() =>
+                  tf.where(tf.tensor1d(fromDevice, 'bool'), newest!, tf.tensor1d(feed, 'int32')).reshape([rows, 1]),
+                ) as tf.Tensor2D,
+                feedPositions,
+                rows,
+                visible,
+                true,
+              )
+            : advance(feed, feedPositions, rows, visible, true);
           column++;
           stats.steps++;
         }
@@ -381,9 +381,74 @@ export class ContinuousEngine {
       }
       return stats;
     } finally {
+      tf.dispose(unread.map((u) => u.ids));
       tf.dispose(logits ?? []);
       if (cache) disposeCache(cache);
       disposeInferenceWeights(weights);
+    }
+
+    // Reads the unread samples, in order: each sampling row's tokens until its turn ends (the rest is dropped), the
+    // samples it fed in its cache, then the end of every turn that ended (onTurnEnd, and the row's next input).
+    async function readSamples(): Promise<void> {
+      const values = await Promise.all(unread.map((u) => u.ids.data()));
+      const samples: number[][] = slots.map(() => []);
+      const ended: (EngineTurn['finishReason'] | null)[] = slots.map(() => null);
+      unread.forEach((u, i) => {
+        u.sampling.forEach((sampled, r) => {
+          if (!sampled) return;
+          const id = values[i][r];
+          samples[r].push(id);
+          if (ended[r]) return;
+          slots[r].tokens.push(id);
+          stats.sampledTokens++;
+          ended[r] = turnEnded(slots[r].tokens, id);
+        });
+      });
+      tf.dispose(unread.map((u) => u.ids));
+      unread = [];
+      slots.forEach((slot, r) => {
+        let k = 0;
+        for (let i = 0; i < slot.cached.length; i++) if (slot.cached[i] === UNREAD) slot.cached[i] = samples[r][k++];
+        if (samples[r].length) lastSample[r] = samples[r][samples[r].length - 1];
+      });
+      for (let r = 0; r < rows; r++) {
+        const reason = ended[r];
+        if (reason) await endTurn(r, reason);
+      }
+    }
+
+    // The end of row r's turn: the caller's next prompt for its dialogue, or the next waiting dialogue.
+    async function endTurn(r: number, reason: EngineTurn['finishReason']): Promise<void> {
+      const slot = slots[r];
+      stats.turns++;
+      drawn[r] = 0;
+      const next = await onTurnEnd(slot.key!, slot.turn, { tokens: slot.tokens, finishReason: reason });
+      if (next) {
+        validate(model, [next], { ...opts, seed: 0 });
+        // Keep the longest common prefix of the row's cache and the new prompt (at least its last token is fed, for
+        // the logits of the next turn's first sample); the columns past it become holes.
+        let keep = 0;
+        const max = Math.min(slot.cached.length, next.length - 1);
+        while (keep < max && slot.cached[keep] === next[keep]) keep++;
+        for (const col of slot.columns.slice(keep)) visible[r * capacity + col] = 0;
+        slot.cached.length = keep;
+        slot.columns.length = keep;
+        stats.reusedTokens += keep;
+        slot.turn++;
+        slot.pending = next.slice(keep);
+        position[r] = keep;
+      } else {
+        for (const col of slot.columns) visible[r * capacity + col] = 0;
+        const admitted = waiting.shift();
+        slot.key = admitted?.key ?? null;
+        slot.turn = 1;
+        slot.pending = admitted ? [...admitted.prompt] : [];
+        slot.cached = [];
+        slot.columns = [];
+        position[r] = 0;
+      }
+      slot.tokens = [];
+      if (slot.key !== null) slot.stream = streamOf(slot.key, slot.turn);
     }
 
     function turnEnded(tokens: number[], newest: number): EngineTurn['finishReason'] | null {
@@ -402,17 +467,6 @@ function pickRows(data: Float32Array, picked: number[], width: number): Float32A
   const out = new Float32Array(picked.length * width);
   picked.forEach((r, i) => out.set(data.subarray(r * width, (r + 1) * width), i * width));
   return out;
-}
-
-/** The sampled id of every row (rows that do not sample get one too, ignored). */
-async function sampleIds(logits: tf.Tensor2D, opts: ContinuousOptions, uniforms: number[]): Promise<number[]> {
-  const onDevice = sampleOnDevice(logits, opts, uniforms);
-  if (!onDevice) return sampleNextTokens(logits, opts, uniforms);
-  try {
-    return Array.from(await onDevice.data());
-  } finally {
-    onDevice.dispose();
-  }
 }
 
 function emptyCache(layers: number, rows: number, capacity: number, kw: number): KvCache {

@@ -138,6 +138,15 @@ for (const backend of ['wasm', 'cpu'] as const) {
       expect(stats.compactions).toBe(0);
     });
 
+    it("samples read every 8 passes (WebGPU's default): the same tokens, turns seen late", async () => {
+      const expected = await alone(model, 1);
+      for (const slots of [2, 6]) {
+        const { played, stats } = await together(model, { temperature: 1, slots, readEvery: 8 });
+        for (const k of keys) expect(played.get(k)).toEqual(expected.get(k));
+        expect(stats.fedTokens).toBeGreaterThan(0);
+      }
+    });
+
     it('a cache too small for the run is compacted, and the tokens stay the same', async () => {
       const expected = await alone(model, 1);
       const { played, stats } = await together(model, { temperature: 1, slots: 3, capacity: 64 });
@@ -162,6 +171,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
       await expect(
         together(model, {
           temperature: 1,
+          readEvery: 8, // samples left unread on the device are freed too
           onStep: () => {
             if (++steps === 5) throw stop;
           },
