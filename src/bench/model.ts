@@ -10,6 +10,8 @@
 //   generated tokens/s = (genBatch x newTokens) / seconds per generate() call: prefill of genBatch prompts of
 //                        promptLen tokens, then newTokens KV-cache decode steps sampled at temperature 1 (RAGEN's
 //                        rollout temperature). No stop token, so every row produces exactly newTokens tokens.
+//                        `--gen-engine continuous` runs the same calls through the continuous-batching engine
+//                        (generateEngine.ts); the rows keep their names, the notes and the JSON's command say which.
 // Both are means over the timed repetitions, after `warmup` untimed ones (JIT, wasm pages, shader compilation).
 // Memory: the first warm-up repetition of each kind runs under tf.profile (measurePeakMemory below), giving
 // "<shape> train|generate peak bytes" and "... peak tensors": the most bytes / tensors held by live tfjs tensors at
@@ -31,6 +33,7 @@ import { namedVariableGrads, tokenLogProbs } from '../model/scoring';
 import { seededUniform } from '../model/seeded';
 import { QWEN_SHAPES, type QwenShapeName } from '../model/qwenShapes';
 import { presetConfig } from '../starpo/presets';
+import { benchGenerate, type GenEngine } from './generateEngine';
 
 /** The fixed work of one measurement. Same numbers on the tfjs and the PyTorch side. */
 export interface ModelWorkload {
@@ -222,6 +225,8 @@ export interface BenchModelOptions {
   seed?: number;
   /** Replaces every shape's extra generate() batch sizes (ModelWorkload.genBatches); [] measures none. */
   genBatches?: readonly number[];
+  /** What runs the generate rows (default 'turns': generate(), a GenerationSession; see generateEngine.ts). */
+  genEngine?: GenEngine;
   /** Receives one line per skipped measurement (and why) and per finished one (its time per repetition). */
   note?: (line: string) => void;
 }
@@ -238,6 +243,7 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
   if (!shapes.length) throw new Error('benchModel: no shapes given');
   const note = opts.note ?? (() => {});
   const seed = opts.seed ?? 0;
+  const engine = opts.genEngine ?? 'turns';
   const backend = await initBackend(opts.backend);
   note(
     `tfjs ${tf.version.tfjs} on ${backend.name}${backend.name === 'webgpu' ? ` (${backend.adapter}; matmul: ${webGpuMatMul()})` : ''}` +
@@ -298,20 +304,21 @@ export async function benchModel(opts: BenchModelOptions): Promise<Record<string
           seed,
           note,
           `${shape.name} generate`,
+          engine,
         );
         results[`${shape.name} generate tokens/s`] = (w.genBatch * w.newTokens) / perCall;
         addPeak(results, `${shape.name} generate`, peak);
         note(
-          `${shape.name} generate: ${fmtSeconds(perCall)} per call (${w.genBatch} prompts x ${w.promptLen} tokens, ${w.newTokens} new); ${describePeak(peak)}`,
+          `${shape.name} generate: ${fmtSeconds(perCall)} per call (${w.genBatch} prompts x ${w.promptLen} tokens, ${w.newTokens} new, ${engine} engine); ${describePeak(peak)}`,
         );
         for (const rows of w.genBatches ?? []) {
           const batch = { ...w, genBatch: rows };
           const what = `${shape.name} generate b${rows}`;
-          const r = await generateSecondsPerCall(model, batch, seconds, seed, note, what);
+          const r = await generateSecondsPerCall(model, batch, seconds, seed, note, what, engine);
           results[`${what} tokens/s`] = (rows * w.newTokens) / r.seconds;
           addPeak(results, what, r.peak);
           note(
-            `${what}: ${fmtSeconds(r.seconds)} per call (${rows} prompts x ${w.promptLen} tokens, ${w.newTokens} new); ${describePeak(r.peak)}`,
+            `${what}: ${fmtSeconds(r.seconds)} per call (${rows} prompts x ${w.promptLen} tokens, ${w.newTokens} new, ${engine} engine); ${describePeak(r.peak)}`,
           );
         }
       }
@@ -451,6 +458,7 @@ async function generateSecondsPerCall(
   seed: number,
   note: (line: string) => void,
   what: string,
+  engine: GenEngine,
 ): Promise<Repetitions> {
   const prompts = randomIds(w.genBatch, w.promptLen, model.config.vocab_size, seed + 1);
   let call = 0;
@@ -458,13 +466,8 @@ async function generateSecondsPerCall(
     w.warmup,
     seconds,
     async () => {
-      const out = await generate(model, prompts, {
-        maxNewTokens: w.newTokens,
-        temperature: 1,
-        seed: seed + call++,
-        padTokenId: 0,
-      });
-      const produced = out.tokens.reduce((n, t) => n + t.length, 0);
+      const tokens = await benchGenerate(engine, model, prompts, { maxNewTokens: w.newTokens, seed: seed + call++ });
+      const produced = tokens.reduce((n, t) => n + t.length, 0);
       if (produced !== w.genBatch * w.newTokens) {
         throw new Error(`benchModel: generate returned ${produced} tokens, expected ${w.genBatch} x ${w.newTokens}`);
       }

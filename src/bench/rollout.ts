@@ -7,10 +7,10 @@
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendName } from '../model/backend';
 import type { Qwen2Config } from '../model/config';
-import { GenerationSession } from '../model/generate';
 import { Qwen2Model } from '../model/qwen2';
 import { initQwen2WeightsParallel } from '../model/parallelNormal';
 import { seededUniform } from '../model/seeded';
+import { benchGenerate, type GenEngine } from './generateEngine';
 
 export const DEFAULT_ROLLOUT_BATCHES = [1, 16, 128] as const;
 /** Rows per env group (RAGEN's group size): rows of a group share a prompt. */
@@ -25,6 +25,8 @@ export interface BenchRolloutOptions {
   promptLen?: number; // default 256
   newTokens?: number; // default 32
   seed?: number;
+  /** What generates (default 'turns'; generateEngine.ts). */
+  engine?: GenEngine;
   note?: (line: string) => void;
 }
 
@@ -47,15 +49,9 @@ export async function benchRollout(o: BenchRolloutOptions): Promise<Record<strin
         Array.from({ length: promptLen }, () => 1 + Math.floor(uniform() * (config.vocab_size - 1))),
       );
       const prompts = Array.from({ length: batch }, (_, r) => groupPrompts[Math.floor(r / GROUP_SIZE)]);
-      const keys = prompts.map((_, r) => r);
       const call = async (maxNewTokens: number) => {
-        const session = new GenerationSession(model);
-        try {
-          const out = await session.generate(prompts, { maxNewTokens, temperature: 1, seed, padTokenId: 0 }, keys);
-          return out.tokens.reduce((n, t) => n + t.length, 0);
-        } finally {
-          session.dispose();
-        }
+        const tokens = await benchGenerate(o.engine ?? 'turns', model, prompts, { maxNewTokens, seed });
+        return tokens.reduce((n, t) => n + t.length, 0);
       };
       note(`${label} batch ${batch}: warm-up`);
       await call(2);
@@ -66,7 +62,7 @@ export async function benchRollout(o: BenchRolloutOptions): Promise<Record<strin
         throw new Error(`benchRollout: ${produced} tokens generated, expected ${batch} x ${newTokens}`);
       results[`${label} generate batch ${batch} tokens/s`] = produced / seconds;
       note(
-        `${label} batch ${batch} (${Math.ceil(batch / GROUP_SIZE)} shared prompt(s) of ${promptLen} tokens, ${newTokens} new per row): ` +
+        `${label} batch ${batch} (${Math.ceil(batch / GROUP_SIZE)} shared prompt(s) of ${promptLen} tokens, ${newTokens} new per row, ${o.engine ?? 'turns'} engine): ` +
           `${seconds.toFixed(2)} s, ${(produced / seconds).toFixed(1)} tokens/s on ${backend.name}; ${tf.memory().numTensors} tensors after`,
       );
     }

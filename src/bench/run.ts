@@ -26,6 +26,7 @@ import { addTorchRows, benchMatmul, matmulCases, matmulTable, matmulTorchSpec, t
 import { benchMemory, memoryRowsTable, type BenchMemoryOptions, type MemoryRow } from './memory';
 import { benchModel, benchShape, benchSpec, runTorchBench, wasmFailure, type BenchShapeName } from './model';
 import { benchRollout } from './rollout';
+import type { GenEngine } from './generateEngine';
 import { benchStep, type BenchStepOptions } from './step';
 import { stepRatios, torchStepSpec, type StepRunWork } from './torchStep';
 
@@ -45,6 +46,8 @@ export interface BenchPlan {
   shapes: readonly BenchShapeName[];
   seconds: number;
   genBatches?: number[];
+  /** What runs the model section's generate rows and the rollout section (`--gen-engine`; generateEngine.ts). */
+  genEngine: GenEngine;
   step: Pick<BenchStepOptions, 'presets' | 'repeats' | 'overrides' | 'modelDir' | 'helperFor'> & {
     repeats: number;
     presets: readonly string[];
@@ -106,7 +109,14 @@ export async function runBench(plan: BenchPlan, out: Pick<Console, 'log' | 'erro
         printTable('envs (operations/s)', results.envs);
       } else if (section === 'model') {
         out.log(`\nmodel: tfjs ${backend}, shapes ${shapes.join(', ')}`);
-        results.model = await benchModel({ backend, shapes, seconds, genBatches, note: noteFor('model') });
+        results.model = await benchModel({
+          backend,
+          shapes,
+          seconds,
+          genBatches,
+          genEngine: plan.genEngine,
+          note: noteFor('model'),
+        });
         printTable(`model (tfjs ${backend}, tokens/s; peak bytes / tensors: first warm-up repetition)`, results.model);
       } else if (section === 'step') {
         out.log(`\nstep: tfjs ${backend}, presets ${presets.join(', ')}, ${stepRepeats} timed step(s) after 1 warm-up`);
@@ -131,6 +141,7 @@ export async function runBench(plan: BenchPlan, out: Pick<Console, 'log' | 'erro
               shape: benchShape(shape),
               batches: plan.rollout.batches,
               layers: plan.rollout.layers,
+              engine: plan.genEngine,
               note: noteFor('rollout'),
             }),
           );

@@ -4,6 +4,7 @@
 // others still run, and the command exits non-zero.
 import type { Command } from 'commander';
 import { DEFAULT_ROLLOUT_BATCHES } from '../bench/rollout';
+import { GEN_ENGINES, isGenEngine } from '../bench/generateEngine';
 import { MEMORY_PHASES, ROLLOUT_NEW_TOKENS, type MemoryPhase } from '../bench/memory';
 import { BENCH_SHAPE_NAMES, defaultTorchPython } from '../bench/model';
 import { DEFAULT_SECTIONS, SECTIONS, runBench, type BenchPlan } from '../bench/run';
@@ -42,6 +43,7 @@ interface BenchOptions {
   vocab?: string;
   rolloutBatches: string;
   rolloutLayers?: string; // the rollout section
+  genEngine: string; // the model section's generate rows and the rollout section
 }
 
 export function registerBench(program: Command): void {
@@ -111,6 +113,12 @@ export function registerBench(program: Command): void {
       DEFAULT_ROLLOUT_BATCHES.join(','),
     )
     .option('--rollout-layers <n>', "rollout section: decoder layers of the model (default: the shape's own)")
+    .option(
+      '--gen-engine <name>',
+      `what generates in the model section's generate rows and the rollout section: ${GEN_ENGINES.join(' or ')} ` +
+        "(rollout.engine's two engines; the same rows and tokens)",
+      'turns',
+    )
     .action(async (opts: BenchOptions) => {
       const sections = parseList(opts.only, 'bench section', SECTIONS);
       const shapes = parseList(opts.shapes, 'model shape', BENCH_SHAPE_NAMES);
@@ -159,6 +167,8 @@ export function registerBench(program: Command): void {
       if (rolloutBatches.length === 0) throw new UsageError('--rollout-batches must list at least one batch size');
       const rolloutLayers = intFlag(opts.rolloutLayers, '--rollout-layers', 1, FLAG_LIMITS.benchLayers);
       const torchThreads = intFlag(opts.torchThreads, '--torch-threads', 1, FLAG_LIMITS.torchThreads)!;
+      if (!isGenEngine(opts.genEngine))
+        throw new UsageError(`--gen-engine must be ${GEN_ENGINES.join(' or ')}, got '${opts.genEngine}'`);
 
       const plan: BenchPlan = {
         sections,
@@ -166,6 +176,7 @@ export function registerBench(program: Command): void {
         shapes,
         seconds,
         genBatches,
+        genEngine: opts.genEngine,
         memory,
         step: {
           presets,
