@@ -23,7 +23,10 @@
 // the buffer pool stays flat. The cost is attending over up to CACHE_BUCKET - 1 unused (masked) slots.
 //
 // Rows that finished (stop token, stop string) keep being fed padTokenId so the batch keeps its shape; their
-// outputs are ignored and they cannot affect other rows (each row attends only to its own keys).
+// outputs are ignored and they cannot affect other rows (each row attends only to its own keys). This is the
+// turn-by-turn engine (rollout.engine 'turns'): the capacity is recomputed per call and the cache re-taken (and
+// grown) per turn, and a turn lasts as long as its longest row. continuousBatching.ts is the other engine
+// ('continuous'): one cache sized once per rollout batch, and a row whose turn ends frees its place at once.
 import * as tf from '@tensorflow/tfjs';
 import { headDim } from './config';
 import { embed } from './kernels/index';
@@ -471,10 +474,12 @@ export function lastPositionLogits(
   return model.head(last as tf.Tensor2D, weights) as tf.Tensor2D;
 }
 
+/** Frees every layer's keys and values. */
 export function disposeCache(cache: KvCache): void {
   tf.dispose([...cache.k, ...cache.v]);
 }
 
+/** Throws, naming the problem, on prompts or options that generation cannot run (both engines check with it). */
 export function validate(model: Qwen2Model, prompts: number[][], o: GenerateOptions): void {
   if (model.hasValueHead) throw new Error('generate: this model has a value head, not an LM head');
   if (!prompts.length) throw new Error('generate: no prompts given');

@@ -44,6 +44,8 @@
 # speed update memory train torch-paper matmul profile profile-tfjs-matmul profile-per-head-attention baseline step
 # rollout), FULL_RUN_BASELINE (a commit whose update profile runs next to this tree's), FULL_RUN_STEP_SET (the step
 # section's config overrides), FULL_RUN_GEN_BATCHES (the speed section's generation batches; default 128),
+# FULL_RUN_ENGINE (what generates in the speed, train and rollout sections: continuous, the default, i.e. continuous
+# batching, `--gen-engine continuous` and rollout.engine=continuous; or turns, the turn-by-turn GenerationSession),
 # FULL_RUN_TRAIN_SECONDS (the train section's limit, 360), FULL_RUN_CHECKPOINT=1 (the train section writes its final
 # checkpoint), FULL_RUN_DRY=1 (list each section's command and limit in
 # summary.txt and run none of them, no record: tests/unit/tools/full-run-budget.test.ts checks the real run's limits
@@ -59,6 +61,7 @@ OUT=$(cd "$OUT" && pwd)
 TINY=${FULL_RUN_TINY:-0}
 BACKEND=${FULL_RUN_BACKEND:-webgpu}
 STEPS=${FULL_RUN_STEPS:-1}
+ENGINE=${FULL_RUN_ENGINE:-continuous}
 PY=${PY:-python3}
 ONLY=${FULL_RUN_ONLY:-init speed update memory train torch-paper}
 if [ "$TINY" = 1 ]; then LAYERS=${FULL_RUN_LAYERS:-1}; else LAYERS=${FULL_RUN_LAYERS:-}; fi
@@ -87,7 +90,7 @@ TORCH_DEVICE=$("$PY" -c "import torch; print('cuda' if torch.cuda.is_available()
   echo "date $(date -u +%FT%TZ); git $(git rev-parse --short HEAD 2>/dev/null || echo '?'); node $(node --version)"
   echo "cpus $(nproc); $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi')"
   echo "torch: $("$PY" -c 'import torch; print(torch.__version__, "cuda", torch.cuda.is_available())' 2>&1 | tail -1)"
-  echo "backend $BACKEND; tiny $TINY; layers ${LAYERS:-24}; steps $STEPS; VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-} VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"
+  echo "backend $BACKEND; tiny $TINY; layers ${LAYERS:-24}; steps $STEPS; engine $ENGINE; VK_ICD_FILENAMES=${VK_ICD_FILENAMES:-} VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"
 } | tee "$OUT/env.txt"
 
 # section NAME SECONDS COMMAND...: runs COMMAND under a time limit, its output in $OUT/NAME.log (and on the terminal,
@@ -113,13 +116,14 @@ torch_args=(--python "$PY" --torch-device "$TORCH_DEVICE")
 # init: the checkpoint the train section reads: Qwen2.5-0.5B-Instruct's shape, tokenizer and template, random bf16.
 section init "$([ "$TINY" = 1 ] && echo 180 || echo 20)" "${RAGEN[@]}" init-model --shape qwen2.5-0.5b ${LAYERS:+--layers $LAYERS} --out "$MODEL" --force
 
-# speed: tfjs generation at batch 128 (the bench's generate row: 128 prompts of 32 tokens, 16 new tokens each) and a
-#   1 x 32 update; on webgpu the adapter's features and limits in the JSON. PyTorch's side is torch-paper's.
+# speed: tfjs generation at batch 128 (the bench's generate row: 128 prompts of 32 tokens, 16 new tokens each, through
+#   $ENGINE's engine) and a 1 x 32 update; on webgpu the adapter's features and limits in the JSON. PyTorch's side
+#   (its KV-cached generate of the same rows) is torch-paper's.
 # (Tiny on SwiftShader is slow, not small: its limit is longer.)
 if [ "$TINY" = 1 ]; then shapes=tiny; batches=(--gen-batches 2); secs=0.1; speed_limit=420; else shapes=qwen0.5b; batches=(--gen-batches 128); secs=1; speed_limit=40; fi
 [ -n "${FULL_RUN_GEN_BATCHES:-}" ] && batches=(--gen-batches "$FULL_RUN_GEN_BATCHES")
 section speed "$speed_limit" "${RAGEN[@]}" bench --only model --backend "$BACKEND" --shapes "$shapes" "${batches[@]}" --seconds "$secs" \
-  --json "$OUT/bench-speed.json"
+  --gen-engine "$ENGINE" --json "$OUT/bench-speed.json"
 
 # update: one training update of 1 x 1,536 tokens (the bench's train row at that length: forward + backward and AdamW
 #   with clipping, the mean of 2 warm updates), then one more under tf.profile (its kernels in update.log).
@@ -146,7 +150,7 @@ else
 fi
 if [ "${FULL_RUN_CHECKPOINT:-0}" = 1 ]; then stop=(); else stop=(bash tools/device/stop-after-steps.sh "$WORK/run/metrics.jsonl" "$STEPS"); fi
 section train "${FULL_RUN_TRAIN_SECONDS:-360}" "${stop[@]}" "${RAGEN[@]}" train "${train[@]}" --backend "$BACKEND" --steps "$STEPS" --out "$WORK/run" \
-  --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0
+  --set trainer.testFreq=0 --set trainer.valBeforeTrain=false --set trainer.saveFreq=0 --set "rollout.engine=$ENGINE"
 for f in config.json metrics.jsonl; do [ -f "$WORK/run/$f" ] && cp "$WORK/run/$f" "$OUT/train-$f"; done
 # The checkpoint's files and sizes (past 2 GiB a set is written in shards: src/model/safetensorsShards.ts).
 [ -d "$WORK/run/checkpoints" ] && ls -lR "$WORK/run/checkpoints" > "$OUT/train-checkpoints.txt"
@@ -226,7 +230,8 @@ section step 120 "${RAGEN[@]}" bench --only "$only" --backend "$BACKEND" --step-
 # rollout: batched rollouts in the trainer's own form (issue 33 item 3: env groups of 16 sharing a prompt, batch 1 / 16 /
 #     128; tfjs only; PyTorch's KV-cache generate at batch 128 is torch-paper's).
 if [ "$TINY" = 1 ]; then rollout=(--shapes tiny --rollout-batches 2); else rollout=(--shapes qwen0.5b); fi
-section rollout 50 "${RAGEN[@]}" bench --only rollout "${rollout[@]}" --backend "$BACKEND" --json "$OUT/bench-rollout.json"
+section rollout 50 "${RAGEN[@]}" bench --only rollout "${rollout[@]}" --backend "$BACKEND" --gen-engine "$ENGINE" \
+  --json "$OUT/bench-rollout.json"
 
 echo "full-run: $(( $(date +%s) - START )) s in all; files in $OUT:" | tee -a "$OUT/summary.txt"
 ls -la "$OUT"
