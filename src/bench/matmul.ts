@@ -20,6 +20,12 @@
 // accumulation; the packing is not timed: weights would be stored so), each with split-K where the output is
 // too small to fill a GPU (autoSplitK). Each tiled row carries its largest difference from tf.matMul's result on
 // the same inputs, relative to that result's largest magnitude, and its split-K.
+// On webgpu also our own pipelines with f16 operands and f32 accumulation (src/model/kernels/webgpuHalfMatmul.ts):
+// 'own-f16-storage', 'own-f16' and 'own-subgroup-matrix', the weight operand stored as f16 beforehand (packHalfFlat,
+// not timed: the model keeps f16 copies of its weights) and the other read as float32, as the model's route runs
+// them. Each runs only where the device has its features and it passed webgpuSelfCheck.ts's check against exact
+// products (the checks are noted, and kept for the JSON report: matmulSelfChecks); GPU time is not measured for
+// them (tfjs's timestamp queries cover its own programs only).
 // Timing: one untimed call (shader compilation), then samples of k back-to-back calls followed by one read of a
 // single element of the last result (which waits for the queue on webgpu), k chosen so a sample lasts about
 // SAMPLE_MS; samples until `seconds` have passed (at least MIN_SAMPLES); ms per call = the median sample / k.
@@ -29,7 +35,18 @@ import { initBackend, type BackendName } from '../model/backend';
 import { headDim } from '../model/config';
 import { hasTiledMatMul, packHalf, tiledMatMul } from '../model/kernels/index';
 import { autoSplitK } from '../model/kernels/webgpuMatmul';
+import {
+  halfMatMul,
+  packHalfFlat,
+  pickSubgroupMatrixConfig,
+  subgroupMatrixSettings,
+  type HalfFlavour,
+  type HalfOperand,
+} from '../model/kernels/webgpuHalfMatmul';
+import { ownProgramBackend, tensorOf } from '../model/kernels/webgpuOwnProgram';
 import { setWebGpuMatMul, webGpuMatMul } from '../model/webgpuMatMulRoute';
+import { webgpuDeviceFacts } from '../model/webgpuDevice';
+import { selfCheckWebGpuModes, type MatMulModeCheck } from '../model/webgpuSelfCheck';
 import { HEAD_CHUNK_ELEMENTS } from '../model/scoring';
 import type { BenchShape } from './model';
 
@@ -39,7 +56,16 @@ export const MATMUL_IMPLS = [
   'tiled-wgsl-128x64',
   'tiled-wgsl-128x128',
   'tiled-wgsl-f16-128x64',
+  'own-f16-storage',
+  'own-f16',
+  'own-subgroup-matrix',
 ] as const;
+/** Each of our own f16 pipelines' rows and its mode. */
+const OWN: Record<string, HalfFlavour> = {
+  'own-f16-storage': 'f16-storage',
+  'own-f16': 'f16',
+  'own-subgroup-matrix': 'subgroup-matrix',
+};
 /** Each tiled implementation's output tile (rows x columns) and operand storage. */
 const TILED: Record<string, { tileRows: 64 | 128; tileCols: 64 | 128; f16: boolean }> = {
   'tiled-wgsl-64x64': { tileRows: 64, tileCols: 64, f16: false },
@@ -78,7 +104,7 @@ export interface MatmulRow extends Omit<MatmulCase, 'key'> {
   gpuMsPerCall?: number;
   /** Tiled rows: the K ranges the kernel summed (webgpuMatmul.ts: autoSplitK; 1 = no split). */
   splitK?: number;
-  /** Tiled rows: max |C - tf.matMul's C| / max |tf.matMul's C|, same inputs. */
+  /** Tiled and own rows: max |C - tf.matMul's C| / max |tf.matMul's C|, same inputs. */
   maxRelErrorVsTfjs?: number;
   /** PyTorch's ms per call / this row's (above 1: this row is faster), where PyTorch ran the case. */
   vsTorch?: number;
@@ -192,21 +218,54 @@ export async function benchMatmul(o: BenchMatmulOptions): Promise<MatmulRow[]> {
   if (!tiled) note(`the tiled WGSL rows need the webgpu backend (this is ${backend.name}): tfjs rows only`);
   // The 'tfjs' rows are tfjs's own matmul, also where the model's matmuls are routed to the tiled kernel.
   const routed = backend.name === 'webgpu' ? webGpuMatMul() : null;
+  const own = backend.name === 'webgpu' ? await ownModesThatPass(note) : [];
   if (routed) setWebGpuMatMul('tfjs');
   try {
-    return await matmulRows(o, tiled, note, backend.name);
+    return await matmulRows(o, tiled, own, note, backend.name);
   } finally {
     if (routed) setWebGpuMatMul(routed);
   }
 }
 
+let selfChecks: MatMulModeCheck[] | null = null;
+
+/** The self-checks of our own f16 modes this process ran (webgpu), for the JSON report; null before any. */
+export function matmulSelfChecks(): MatMulModeCheck[] | null {
+  return selfChecks;
+}
+
+/** Runs the self-checks once per process and returns the f16 modes that passed (the others are noted). */
+async function ownModesThatPass(note: (line: string) => void): Promise<HalfFlavour[]> {
+  if (!selfChecks) {
+    selfChecks = await selfCheckWebGpuModes();
+    for (const c of selfChecks) {
+      note(
+        `self-check ${c.mode}: ${c.ok ? 'ok' : 'not used'}` +
+          (c.maxRelError !== null
+            ? `, max |error| / sum of the terms' magnitudes ${c.maxRelError.toExponential(2)}`
+            : '') +
+          (c.reason ? ` (${c.reason})` : ''),
+      );
+    }
+  }
+  return selfChecks.filter((c) => c.ok && c.mode !== 'subgroup-reduce').map((c) => c.mode as HalfFlavour);
+}
+
+/** Which operand of a case is the weight, which the model keeps an f16 copy of: B of a linear layer's forward and
+ *  grad-input (x W^T, dY W), A of the head chunk's forward (W h^T), none in grad-weight (dY^T x). */
+function weightOperand(cs: MatmulCase): 'a' | 'b' | null {
+  if (cs.pass === 'grad-weight') return null;
+  return cs.op === 'head chunk' && cs.pass === 'forward' ? 'a' : 'b';
+}
+
 async function matmulRows(
   o: BenchMatmulOptions,
   tiled: boolean,
+  own: readonly HalfFlavour[],
   note: (line: string) => void,
   backendName: string,
 ): Promise<MatmulRow[]> {
-  const impls = MATMUL_IMPLS.filter((impl) => impl === 'tfjs' || tiled);
+  const impls = MATMUL_IMPLS.filter((impl) => impl === 'tfjs' || (OWN[impl] ? own.includes(OWN[impl]) : tiled));
   const tokens = `${o.batch}x${o.seqLen}`;
   const rows: MatmulRow[] = [];
   let seed = o.seed ?? 0;
@@ -226,18 +285,33 @@ async function matmulRows(
     const packable = aShape[1] % 4 === 0 && bShape[1] % 4 === 0;
     if (tiled && !packable) note(`${key} tiled-wgsl-f16-128x64: skipped (a stored row is not a multiple of 4 long)`);
     const packed = tiled && packable ? [packHalf(a), packHalf(b)] : [];
+    // Our own f16 rows: the weight operand as f16 (made once, not timed), the other as float32.
+    const weight = own.length ? weightOperand(cs) : null;
+    const ownBackend = own.length ? ownProgramBackend() : null;
+    const half = (x: tf.Tensor2D, isWeight: boolean): HalfOperand => ({
+      info: isWeight ? packHalfFlat(ownBackend!, x) : x,
+      shape: x.shape,
+      storage: isWeight ? 'half' : 'f32',
+    });
+    const ownOperands = own.length ? [half(a, weight === 'a'), half(b, weight === 'b')] : [];
+    const facts = webgpuDeviceFacts();
+    const config = pickSubgroupMatrixConfig(facts?.subgroupMatrixConfigs ?? []);
+    const subgroupMatrix = config ? subgroupMatrixSettings(config, facts?.subgroupMaxSize ?? 32) : undefined;
     // What the tiled rows are checked against (nothing to check, and no product to spend, without them).
     const reference = tiled ? tf.matMul(a, b, cs.transposeA, cs.transposeB) : undefined;
     const forms = { transposeA: cs.transposeA, transposeB: cs.transposeB };
     try {
       for (const impl of impls.filter((i) => !TILED[i]?.f16 || packed.length)) {
         const t = TILED[impl];
+        const flavour = OWN[impl];
         const call = (): tf.Tensor =>
-          !t
-            ? tf.matMul(a, b, cs.transposeA, cs.transposeB)
-            : t.f16
-              ? tiledMatMul(packed[0], packed[1], { ...forms, ...t })
-              : tiledMatMul(a, b, { ...forms, ...t });
+          flavour
+            ? tensorOf(halfMatMul(ownBackend!, flavour, ownOperands[0], ownOperands[1], { ...forms, subgroupMatrix }))
+            : !t
+              ? tf.matMul(a, b, cs.transposeA, cs.transposeB)
+              : t.f16
+                ? tiledMatMul(packed[0], packed[1], { ...forms, ...t })
+                : tiledMatMul(a, b, { ...forms, ...t });
         const ms = await msPerCall(call, o.seconds);
         const row: MatmulRow = {
           shape: o.shape.name,
@@ -248,8 +322,9 @@ async function matmulRows(
           msPerCall: ms,
           gflops: gflops(cs.m, cs.n, cs.k, ms),
         };
-        const gpuMs = await gpuMsPerCall(call);
+        const gpuMs = flavour ? undefined : await gpuMsPerCall(call);
         if (gpuMs !== undefined) row.gpuMsPerCall = gpuMs;
+        if (flavour) row.maxRelErrorVsTfjs = await relativeDifference(call, reference!);
         if (t) {
           row.maxRelErrorVsTfjs = await relativeDifference(call, reference!);
           row.splitK = autoSplitK(cs.m, cs.n, cs.k, t.tileRows, t.tileCols);
@@ -266,6 +341,7 @@ async function matmulRows(
       }
     } finally {
       tf.dispose([a, b, ...(reference ? [reference] : []), ...packed]);
+      for (const x of ownOperands) if (x.storage === 'half') tensorOf(x.info).dispose();
     }
   }
   return rows;

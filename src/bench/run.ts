@@ -22,7 +22,17 @@ import {
   type WebgpuAdapterCapabilities,
 } from '../model/webgpuAdapter';
 import { benchEnvs } from './envs';
-import { addTorchRows, benchMatmul, matmulCases, matmulTable, matmulTorchSpec, type MatmulRow } from './matmul';
+import {
+  addTorchRows,
+  benchMatmul,
+  matmulCases,
+  matmulSelfChecks,
+  matmulTable,
+  matmulTorchSpec,
+  type MatmulRow,
+} from './matmul';
+import { webgpuDeviceFacts, type WebgpuDeviceFacts } from '../model/webgpuDevice';
+import type { MatMulModeCheck } from '../model/webgpuSelfCheck';
 import { benchMemory, memoryRowsTable, type BenchMemoryOptions, type MemoryRow } from './memory';
 import { benchModel, benchShape, benchSpec, runTorchBench, wasmFailure, type BenchShapeName } from './model';
 import { benchRollout } from './rollout';
@@ -71,6 +81,10 @@ export interface BenchOutcome {
   torch?: { torch: string; device: string; threads: number };
   /** webgpu: the adapter's identity, features and limits. */
   adapter: WebgpuAdapterCapabilities | null;
+  /** webgpu: the features the backend's device got (webgpuDevice.ts), and the adapter's subgroup matrix shapes. */
+  webgpuDevice?: WebgpuDeviceFacts | null;
+  /** webgpu matmul section: each f16 mode's check against exact products (webgpuSelfCheck.ts). */
+  matmulSelfChecks?: MatMulModeCheck[] | null;
   memory?: MemoryRow[];
   matmul?: MatmulRow[];
   /** What the step section's steps did, as torch-step redid it. */
@@ -250,6 +264,8 @@ export async function runBench(plan: BenchPlan, out: Pick<Console, 'log' | 'erro
   // After the sections: the webgpu backend (and Dawn) is up only if one of them ran on it.
   if (backend === 'webgpu' && (wanted.includes('model') || wanted.includes('step') || wanted.includes('matmul'))) {
     outcome.adapter = await webgpuAdapterCapabilities().catch(() => null);
+    outcome.webgpuDevice = webgpuDeviceFacts();
+    if (wanted.includes('matmul')) outcome.matmulSelfChecks = matmulSelfChecks();
     const adapter = outcome.adapter;
     if (adapter)
       out.log(

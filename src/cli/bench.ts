@@ -194,6 +194,8 @@ export function registerBench(program: Command): void {
         notes,
         errors,
         adapter,
+        webgpuDevice,
+        matmulSelfChecks,
         torch,
         memory: memoryRows,
         matmul,
@@ -206,6 +208,8 @@ export function registerBench(program: Command): void {
           date: new Date().toISOString(),
           backend: sections.some((w) => w !== 'envs' && w !== 'torch') ? backend : undefined,
           adapter: adapter ?? undefined, // webgpu: the adapter's identity, features and limits
+          webgpuDevice: webgpuDevice ?? undefined, // webgpu: the features the backend's device got
+          matmulSelfChecks: matmulSelfChecks ?? undefined, // webgpu: each f16 matmul mode's check against f32
           torch,
           results,
           notes,

@@ -34,8 +34,8 @@ function variableOf(dataId: object): string | null {
   return null;
 }
 
-/** Drops the copies of variables that are gone or hold other data now. */
-function prune(): void {
+/** Drops the copies of variables that are gone or hold other data now (done before each new copy is made). */
+export function pruneHalfWeights(): void {
   const vars = tf.engine().registeredVariables;
   for (const [name, c] of copies) {
     if (vars[name]?.dataId !== c.dataId) {
@@ -66,7 +66,7 @@ export function halfWeightFor(
     notWeights.add(x.dataId);
     return null;
   }
-  prune();
+  pruneHalfWeights();
   const copy: Copy = { dataId: x.dataId, writes: writeCount(x.dataId), half: packHalfFlat(backend, x), backend };
   copies.set(name, copy);
   return copy.half;

@@ -14,6 +14,7 @@ import type { WebGpuMatMul } from './envSettings';
 import { ownProgramBackend, tensorOf } from './kernels/webgpuOwnProgram';
 import { subgroupRowReduce } from './kernels/webgpuSubgroupReduce';
 import { webgpuDeviceHas } from './webgpuDevice';
+import { pruneHalfWeights } from './halfWeights';
 
 /** One mode's verdict. */
 export interface MatMulModeCheck {
@@ -80,7 +81,9 @@ export async function selfCheckMatMulMode(mode: WebGpuMatMul): Promise<MatMulMod
     try {
       for (const [i, [M, N, K, tA, tB, withBias]] of PRODUCTS.entries()) {
         const a = tf.randomUniform(tA ? [K, M] : [M, K], -1, 1, 'float32', 11 + i);
-        const w = tf.variable(tf.randomUniform(tB ? [N, K] : [K, N], -1, 1, 'float32', 23 + i), false);
+        const init = tf.randomUniform(tB ? [N, K] : [K, N], -1, 1, 'float32', 23 + i);
+        const w = tf.variable(init, false);
+        init.dispose(); // the variable's data is its own, written in place below as AdamW writes a weight
         const bias = withBias ? tf.randomUniform([N], -1, 1, 'float32', 37 + i) : undefined;
         try {
           // Twice: the second time after the weight changed in place (as AdamW does), through a refreshed copy.
@@ -107,6 +110,7 @@ export async function selfCheckMatMulMode(mode: WebGpuMatMul): Promise<MatMulMod
       }
     } finally {
       setWebGpuMatMul(before);
+      pruneHalfWeights(); // the checked weights' f16 copies
     }
   });
   if (error) return { mode, ok: false, maxRelError: null, reason: `WebGPU reported: ${error.split('\n')[0]}` };
