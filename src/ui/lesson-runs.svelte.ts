@@ -6,6 +6,7 @@ import * as Comlink from 'comlink';
 import { startTrainerWorker, type TrainerClient } from './trainer-client';
 import {
   armPriors,
+  stepTokens,
   interleave,
   LESSON_SEEDS,
   lessonSeeds,
@@ -37,6 +38,8 @@ export interface LessonRunView {
   stopAt: number | null;
   /** Wall-clock seconds each training step took on this page (everything between two metrics rows), for the time estimate. */
   stepSeconds: number[];
+  /** Tokens each of those steps trained on. */
+  stepTokens: number[];
   /** Wall-clock seconds from asking for the run to its first metrics row (building the model, the step-0 validation). */
   startup: number | null;
 }
@@ -85,6 +88,7 @@ export function showRecordedRuns(lesson: RecordedLesson): void {
     status: null,
     stopAt: null,
     stepSeconds: [],
+    stepTokens: [],
     startup: null,
   }));
   lessonRuns.source = 'recorded';
@@ -96,7 +100,10 @@ export function setPriors(lesson: RecordedLesson): void {
   // Each step's own time as the runs logged it; the estimate rescales it to this computer.
   const time = (row: MetricRow) => (typeof row['timing_s/step'] === 'number' ? row['timing_s/step'] : 0);
   lessonRuns.priors = armPriors(
-    lesson.runs.map((r) => ({ arm: r.arm, seed: r.seed, times: r.rows.filter((row) => row.step >= 1).map(time) })),
+    lesson.runs.map((r) => {
+      const rows = r.rows.filter((row) => row.step >= 1);
+      return { arm: r.arm, seed: r.seed, times: rows.map(time), tokens: rows.map(stepTokens) };
+    }),
   );
 }
 
@@ -131,6 +138,7 @@ export async function startLessonRuns(preset: PresetName, runsPerArm: number): P
     status: null,
     stopAt: null,
     stepSeconds: [],
+    stepTokens: [],
     startup: null,
   }));
   lessonRuns.source = 'live';
@@ -187,7 +195,10 @@ async function workLoop(
         else view.rows.splice(at, view.rows.length - at, row);
         const now = performance.now();
         if (lastRow === null) view.startup = (now - asked) / 1000;
-        else if (row.step >= 1) view.stepSeconds.push((now - lastRow) / 1000);
+        else if (row.step >= 1) {
+          view.stepSeconds.push((now - lastRow) / 1000);
+          view.stepTokens.push(stepTokens(row));
+        }
         lastRow = now;
         view.stopAt ??= stopStep(view.rows);
       },

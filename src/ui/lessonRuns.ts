@@ -212,6 +212,8 @@ export interface RunProgress {
   stopAt: number | null;
   /** Seconds each of its steps took so far. */
   stepSeconds: readonly number[];
+  /** Tokens each of those steps trained on (`perf/total_num_tokens`, 0 for a step without an update), where known. */
+  stepTokens?: readonly number[];
   /** Seconds from asking for the run to its first metrics row (building it, the step-0 validation); null before. */
   startup?: number | null;
 }
@@ -222,27 +224,36 @@ export interface ArmPrior {
   steps: number;
   /** Mean seconds of the i-th step (index 0: step 1) over the runs that reached it. */
   profile: number[];
+  /** Mean tokens the i-th step trained on, where the recording logged them (the work a step costs, not its load). */
+  tokens?: number[];
 }
 
 /** The key of one run's own prior in armPriors' result (next to its arm's, keyed by the arm's name). */
 export const runKey = (arm: string, seed: number) => `${arm}#${seed}`;
 
-/** Each arm's prior from finished runs' step times (`timing_s/step` of steps 1, 2, ...), and each run's own. */
+/** Each arm's prior from finished runs' step times (`timing_s/step` of steps 1, 2, ...) and tokens, and each run's own. */
 export function armPriors(
-  runs: readonly { arm: string; seed?: number; times: readonly number[] }[],
+  runs: readonly { arm: string; seed?: number; times: readonly number[]; tokens?: readonly number[] }[],
 ): Record<string, ArmPrior> {
   const out: Record<string, ArmPrior> = {};
+  const withTokens = (prior: ArmPrior, tokens: number[] | undefined): ArmPrior =>
+    tokens && tokens.length === prior.profile.length ? { ...prior, tokens } : prior;
   for (const r of runs)
     if (r.seed !== undefined && r.times.length > 0)
-      out[runKey(r.arm, r.seed)] = { steps: r.times.length, profile: [...r.times] };
+      out[runKey(r.arm, r.seed)] = withTokens(
+        { steps: r.times.length, profile: [...r.times] },
+        r.tokens && [...r.tokens],
+      );
   for (const arm of new Set(runs.map((r) => r.arm))) {
     const mine = runs.filter((r) => r.arm === arm && r.times.length > 0);
     if (mine.length === 0) continue;
     const longest = Math.max(...mine.map((r) => r.times.length));
-    const profile = Array.from({ length: longest }, (_, i) =>
-      mean(mine.filter((r) => i < r.times.length).map((r) => r.times[i])),
-    );
-    out[arm] = { steps: mean(mine.map((r) => r.times.length)), profile };
+    const reached = (i: number) => mine.filter((r) => i < r.times.length);
+    const profile = Array.from({ length: longest }, (_, i) => mean(reached(i).map((r) => r.times[i])));
+    const tokens = mine.every((r) => r.tokens?.length === r.times.length)
+      ? Array.from({ length: longest }, (_, i) => mean(reached(i).map((r) => r.tokens![i])))
+      : undefined;
+    out[arm] = withTokens({ steps: mean(mine.map((r) => r.times.length)), profile }, tokens);
   }
   return out;
 }
@@ -256,6 +267,60 @@ export function profileSeconds(prior: ArmPrior, from: number, to: number): numbe
   return sum;
 }
 
+/** The tokens a metrics row's step trained on (0 when it made no update). */
+export function stepTokens(row: MetricRow): number {
+  const n = row['perf/total_num_tokens'];
+  return typeof n === 'number' && Number.isFinite(n) ? n : 0;
+}
+
+/** Tokens step i (0-based) of a prior trains on; past its end, its last steps' mean. */
+function priorTokens(tokens: readonly number[], i: number): number {
+  return i < tokens.length ? tokens[i] : mean(tokens.slice(-5));
+}
+
+/** How many of a run's own steps back a timed step counts half as much in the fits below (the load of a shared computer drifts). */
+export const STEP_HALF_LIFE = 20;
+
+/** A timed step of a live run, weighted by how recent it is within its run. */
+interface TimedStep {
+  run: RunProgress;
+  i: number;
+  seconds: number;
+  weight: number;
+}
+
+function timedSteps(runs: readonly RunProgress[]): TimedStep[] {
+  return runs.flatMap((run) =>
+    run.stepSeconds.map((seconds, i) => ({
+      run,
+      i,
+      seconds,
+      weight: 0.5 ** ((run.stepSeconds.length - 1 - i) / STEP_HALF_LIFE),
+    })),
+  );
+}
+
+/**
+ * What a step costs on this computer, fitted to the steps timed here: `base` seconds (generation, the page's own
+ * work) plus `perToken` seconds per token it trains on. Weighted least squares over every timed step of every run,
+ * recent steps counting more; it needs steps with and without an update (StarPO-S makes none once its groups agree)
+ * to tell the two apart, else null.
+ */
+export function fitStepCost(runs: readonly RunProgress[]): { base: number; perToken: number } | null {
+  const points = timedSteps(runs)
+    .filter((s) => s.run.stepTokens?.[s.i] !== undefined)
+    .map((s) => ({ t: s.seconds, x: s.run.stepTokens![s.i], w: s.weight }));
+  const idle = points.filter((p) => p.x === 0).length;
+  if (idle < 3 || points.length - idle < 3) return null;
+  const sw = points.reduce((a, p) => a + p.w, 0);
+  const mx = points.reduce((a, p) => a + p.w * p.x, 0) / sw;
+  const mt = points.reduce((a, p) => a + p.w * p.t, 0) / sw;
+  const sxx = points.reduce((a, p) => a + p.w * (p.x - mx) ** 2, 0);
+  const sxt = points.reduce((a, p) => a + p.w * (p.x - mx) * (p.t - mt), 0);
+  const perToken = Math.max(0, sxt / sxx);
+  return { base: Math.max(0, mt - perToken * mx), perToken };
+}
+
 function mean(xs: readonly number[]): number {
   return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
@@ -265,8 +330,9 @@ function mean(xs: readonly number[]): number {
  * them out. One figure for all runs (not the slowest arm's), so it does not jump when an arm ends. A run that has not collapsed is expected to
  * last as long as its arm's ended runs did on average (the prior's runs before any ended, else its full length).
  * With a prior (the recording), a run's remaining steps cost what those steps cost there (a run's first steps are
- * slower than its later ones), times how this computer compares with the recording on every step timed so far;
- * without one, each arm's mean step time so far. A run of a seed the recording holds is priced as that run, its
+ * slower than its later ones), times how this computer compares with the recording on every step timed so far, or,
+ * where that explains the steps timed here less well, this computer's fitted cost (fitStepCost) of the tokens the
+ * recording's same steps trained on; without a prior, each arm's mean step time so far. A run of a seed the recording holds is priced as that run, its
  * length included (on the recording's backend it replays it step for step); another, as its arm's mean run.
  */
 export function lessonSecondsLeft(
@@ -295,6 +361,30 @@ export function lessonSecondsLeft(
   const armSpeed = new Map(
     [...new Set(runs.map((r) => r.arm))].map((arm) => [arm, ratio(runs.filter((r) => r.arm === arm)) ?? overall]),
   );
+  // Two ways to price a remaining step, and the one that explains the steps timed so far better is used: the
+  // recording's same step times this computer's speed (exact where this computer's steps follow the recording's), or
+  // this computer's fitted cost of the tokens the recording's same step trained on (the recording's step times carry
+  // the load of the machine that made it, its tokens do not).
+  const fitted = fitStepCost(runs);
+  const steps = timedSteps(runs);
+  const squaredError = (predict: (s: TimedStep) => number | null) =>
+    steps.reduce((sum, s) => {
+      const y = predict(s);
+      return y === null ? sum : sum + s.weight * (y - s.seconds) ** 2;
+    }, 0);
+  const byTokens = (s: TimedStep) =>
+    fitted && s.run.stepTokens?.[s.i] !== undefined ? fitted.base + fitted.perToken * s.run.stepTokens[s.i] : null;
+  const byProfile = (s: TimedStep) => {
+    const p = priorOf(s.run);
+    const speed = armSpeed.get(s.run.arm);
+    return p && speed != null ? speed * profileSeconds(p, s.i, s.i + 1) : null;
+  };
+  const cost =
+    fitted &&
+    steps.every((s) => byTokens(s) !== null && byProfile(s) !== null) &&
+    squaredError(byTokens) < squaredError(byProfile)
+      ? fitted
+      : null;
   const allSteps = runs.flatMap((r) => r.stepSeconds);
   const ownPace = (arm: string) => {
     const xs = runs.filter((r) => r.arm === arm).flatMap((r) => r.stepSeconds);
@@ -314,8 +404,12 @@ export function lessonSecondsLeft(
     const end = Math.min(r.total, r.stopAt ?? Math.max(r.done + 1, Math.round(length(r))));
     const p = priorOf(r);
     const speed = armSpeed.get(r.arm) ?? null;
-    const steps =
-      p && speed !== null ? speed * profileSeconds(p, r.done, end) : Math.max(0, end - r.done) * ownPace(r.arm);
+    let steps: number;
+    if (p?.tokens && cost) {
+      steps = 0;
+      for (let i = r.done; i < end; i++) steps += cost.base + cost.perToken * priorTokens(p.tokens, i);
+    } else if (p && speed !== null) steps = speed * profileSeconds(p, r.done, end);
+    else steps = Math.max(0, end - r.done) * ownPace(r.arm);
     return (started(r) ? 0 : startup) + steps;
   };
   // The workers as the page fills them: the runs under way first, then each waiting run, most expensive first, to

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   armPriors,
+  fitStepCost,
   profileSeconds,
   interleave,
   lessonCount,
@@ -152,6 +153,31 @@ describe('lessonSecondsLeft (one figure for all runs)', () => {
     expect(lessonSecondsLeft([run('v', 10, false, null, 2), run('s', 0)], 1, priors)).toBe(178);
     // s's own slow first steps do not make its cheap later ones look slow: 98 steps left at 2 x 0.5 s.
     expect(lessonSecondsLeft([{ ...run('s', 2), stepSeconds: [10, 10] }], 1, priors)).toBe(98);
+  });
+});
+
+describe('fitStepCost (what a step costs here per token it trains on)', () => {
+  const timed = (tokens: number[], seconds: (n: number) => number): RunProgress => ({
+    arm: 's',
+    done: tokens.length,
+    total: 100,
+    over: false,
+    stopAt: null,
+    stepSeconds: tokens.map(seconds),
+    stepTokens: tokens,
+  });
+  it('recovers the base and per-token cost of steps with and without an update', () => {
+    const fit = fitStepCost([timed([5000, 0, 6000, 0, 4000, 0], (n) => 0.2 + 4e-4 * n)]);
+    expect(fit!.base).toBeCloseTo(0.2, 6);
+    expect(fit!.perToken).toBeCloseTo(4e-4, 9);
+  });
+  it('needs steps of both kinds, and counts recent steps more as the load drifts', () => {
+    expect(fitStepCost([timed([5000, 5200, 5100, 4900], (n) => 1e-3 * n)])).toBeNull();
+    // The first 40 steps ran at half the speed of the last 40: the fit sits near the recent cost (4e-4; 6e-4 unweighted).
+    const tokens = Array.from({ length: 80 }, (_, i) => (i % 2 === 0 ? 5000 : 0));
+    const run = timed(tokens, (n) => 0.2 + 4e-4 * n);
+    const drifted = { ...run, stepSeconds: run.stepSeconds.map((t, i) => (i < 40 ? 2 * t : t)) };
+    expect(fitStepCost([drifted])!.perToken).toBeLessThan(5e-4);
   });
 });
 
