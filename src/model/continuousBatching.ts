@@ -3,6 +3,8 @@
 //
 // - One KV cache [slots, capacity, nKV*hd] per layer, allocated once per run (one rollout batch, i.e. one training
 //   step) with the capacity the caller sized from the agent format's limits; every step of the run writes into it.
+//   It never grows between turns; it is only copied into one of fewer rows (idle rows, see Rows) or compacted into
+//   one of the same size (see Columns).
 // - Two kinds of forward pass, over every row at once (the cache kernel writes the same columns of every row:
 //   src/model/kernels cachedAttention):
 //   a decode step of shape [slots, 1], one cache column: each row feeds the token it sampled last (decoding), the
@@ -38,6 +40,9 @@
 //   column can change the last bits of a sum: the tests see the same tokens on both
 //   (tests/unit/model/continuous-batching.test.ts), but only cpu is exact by construction; WebGPU may differ in
 //   float rounding too. That is why 'turns' stays the default.
+// - Rows: a dialogue that is over frees its row for the next waiting one; once nobody waits and at least half the
+//   rows are idle, the batch drops its idle rows (the cache copied into one of fewer rows, stats.shrinks), as a
+//   turn-by-turn rollout leaves the envs that are done out of its next turn.
 // - Reads: the sampled ids stay on the device and feed the next decode step; the host reads them every `readEvery`
 //   passes (default: 8 on WebGPU, 1 elsewhere, as GenerationSession), so a turn that ends is seen up to 7 steps
 //   late on WebGPU (its row decodes on meanwhile; what it samples then is dropped).
@@ -98,6 +103,9 @@ export interface EngineStats {
   /** KV caches of [slots, capacity] allocated: 1 per run, plus 1 per compaction. */
   cacheAllocations: number;
   compactions: number;
+  /** Times the batch dropped its idle rows (the cache copied into one of fewer rows), and the rows at the end. */
+  shrinks: number;
+  rows: number;
   /** The cache's columns per row at the end of the run (the capacity asked for unless a dialogue outgrew it). */
   capacity: number;
   /** Prompt tokens prefilled in passes / fed one per step / kept from the cache / served by a shared prefill. */
@@ -161,7 +169,7 @@ export class ContinuousEngine {
       throw new Error('ContinuousEngine: two dialogues share a key');
     if (!(Number.isInteger(opts.slots) && opts.slots >= 1))
       throw new Error(`ContinuousEngine: slots must be an integer >= 1, got ${opts.slots}`);
-    const rows = Math.min(opts.slots, dialogues.length);
+    let rows = Math.min(opts.slots, dialogues.length);
     const waiting = dialogues.slice(rows);
     let capacity = roundUp(
       Math.max(opts.capacity, ...dialogues.slice(0, rows).map((d) => d.prompt.length + 1)),
@@ -170,6 +178,8 @@ export class ContinuousEngine {
     const stats: EngineStats = {
       steps: 0,
       passes: 0,
+      shrinks: 0,
+      rows,
       cacheAllocations: 0,
       compactions: 0,
       capacity,
@@ -185,7 +195,7 @@ export class ContinuousEngine {
     const stopStrings = opts.stopStrings ?? [];
     const tailTokens = Math.max(0, ...stopStrings.map((s) => s.length)) + 8; // as generate.ts
     const streamOf = (key: number, turn: number) => seededUniform(mixSeed(opts.seedForTurn(turn), key));
-    const slots: Slot[] = dialogues.slice(0, rows).map((d) => ({
+    let slots: Slot[] = dialogues.slice(0, rows).map((d) => ({
       key: d.key,
       turn: 1,
       pending: [...d.prompt],
@@ -194,7 +204,7 @@ export class ContinuousEngine {
       columns: [],
       stream: streamOf(d.key, 1),
     }));
-    const position = new Array<number>(rows).fill(0); // each row's next position
+    let position = new Array<number>(rows).fill(0); // each row's next position
     let visible: Float32Array = new Float32Array(rows * capacity); // [rows, capacity]: which columns each row attends to
 
     const c = model.config;
@@ -314,8 +324,34 @@ export class ContinuousEngine {
     // at the read), so the next turn keeps it only as far as it matches the new prompt.
     let unread: { ids: tf.Tensor1D; sampling: boolean[] }[] = [];
     const readEvery = opts.readEvery ?? (tf.getBackend() === 'webgpu' ? 8 : 1);
-    const drawn = new Array<number>(rows).fill(0); // samples drawn this turn per row, read or not
-    const lastSample = new Array<number>(rows).fill(opts.padTokenId); // each row's newest read sample
+    let drawn = new Array<number>(rows).fill(0); // samples drawn this turn per row, read or not
+    let lastSample = new Array<number>(rows).fill(opts.padTokenId); // each row's newest read sample
+    // Drops the idle rows once at least half the rows are idle and nobody waits for one (dialogues that ended early):
+    // the cache of the playing rows is copied into one of that many rows, so that the steps left cost what the
+    // dialogues still playing need (as a turn-by-turn rollout leaves its finished envs out of the next turn). Only
+    // between reads: the unread samples are indexed by row.
+    const shrink = () => {
+      const live = slots.flatMap((s, r) => (s.key === null ? [] : [r]));
+      const index = tf.tensor1d(live, 'int32');
+      const old = cache!;
+      try {
+        const take = (t: tf.Tensor3D) => copyRows(t, index);
+        cache = { k: old.k.map(take), v: old.v.map(take) };
+      } finally {
+        index.dispose();
+        disposeCache(old);
+      }
+      visible = pickRows(visible, live, capacity);
+      [slots, position, drawn, lastSample] = [slots, position, drawn, lastSample].map((a) => live.map((r) => a[r])) as [
+        Slot[],
+        number[],
+        number[],
+        number[],
+      ];
+      rows = live.length;
+      stats.shrinks++;
+      stats.rows = rows;
+    };
     try {
       let sampling = slots.map(() => false); // rows whose logits from the last forward pass are a sample
       for (;;) {
@@ -332,6 +368,7 @@ export class ContinuousEngine {
         }
         const playing = slots.filter((s) => s.key !== null);
         if (!playing.length) break;
+        if (!unread.length && !waiting.length && playing.length <= rows / 2) shrink();
 
         if (playing.every((s) => s.pending.length > 0)) {
           // Nobody is decoding (the first prompts; every dialogue's turn ended at the same step): one prefill pass.

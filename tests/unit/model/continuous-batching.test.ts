@@ -133,9 +133,12 @@ for (const backend of ['wasm', 'cpu'] as const) {
       expect(stats.prefilledTokens).toBeGreaterThanOrEqual(groupPrompts[0].length + groupPrompts[1].length);
       expect(stats.sharedTokens).toBe(2 * groupPrompts[0].length + 2 * groupPrompts[1].length);
       expect(stats.fedTokens).toBeGreaterThan(0);
-      // A slot per dialogue and a capacity from the format's limits: the cache is allocated once, never compacted.
+      // A slot per dialogue and a capacity from the format's limits: the cache is allocated once, never compacted;
+      // once half the dialogues are over, their rows leave the batch.
       expect(stats.cacheAllocations).toBe(1);
       expect(stats.compactions).toBe(0);
+      expect(stats.shrinks).toBeGreaterThan(0);
+      expect(stats.rows).toBeLessThanOrEqual(3);
     });
 
     it("samples read every 8 passes (WebGPU's default): the same tokens, turns seen late", async () => {
