@@ -34,14 +34,17 @@
 #   dtypes (bf16 runs first, and its figures are written before f32 starts); once the step is faster, every section
 #   fits.
 # More sections, run only when named in FULL_RUN_ONLY (each with its own limit; the whole run still stops at
-# FULL_RUN_SECONDS): matmul (80 s: each matmul of a qwen0.5b update, tfjs against PyTorch), profile (120 s: where an
+# FULL_RUN_SECONDS): selfcheck (30 s: the optional features the adapter offers and the device got, each f16 matmul
+# mode of our own pipelines checked against exact products, then the TFLOP/s of qwen0.5b's large products in tiled
+# f32 and in each mode that passed), matmul (80 s: each matmul of a qwen0.5b update, tfjs, the tiled kernels and
+# our own f16 pipelines' modes that pass their check, against PyTorch), profile (120 s: where an
 # update's time goes, kernel by kernel), profile-tfjs-matmul and profile-per-head-attention (60 s each: the same
 # with tfjs's matmul / per-head attention), baseline (120 s: the profile at FULL_RUN_BASELINE's commit), step
 # (120 s: a shrunk sokoban-qwen step against the same work in PyTorch), rollout (50 s: batched rollouts).
 # Settings (environment): OUT (default ./full-run-out), WORK (scratch for the model and the run, not sent back;
 # default /tmp/ragen-full-run), FULL_RUN_SECONDS (540), FULL_RUN_BACKEND (webgpu), FULL_RUN_LAYERS (the model's own
 # 24), FULL_RUN_STEPS (1), PY (the interpreter with torch, python3), FULL_RUN_ONLY (a space-separated subset of: init
-# speed update memory train torch-paper matmul profile profile-tfjs-matmul profile-per-head-attention baseline step
+# speed update memory train torch-paper selfcheck matmul profile profile-tfjs-matmul profile-per-head-attention baseline step
 # rollout), FULL_RUN_BASELINE (a commit whose update profile runs next to this tree's), FULL_RUN_STEP_SET (the step
 # section's config overrides), FULL_RUN_GEN_BATCHES (the speed section's generation batches; default 128),
 # FULL_RUN_ENGINE (what generates in the speed, train and rollout sections: continuous, the default, i.e. continuous
@@ -51,7 +54,7 @@
 # summary.txt and run none of them, no record: tests/unit/tools/full-run-budget.test.ts checks the real run's limits
 # this way), FULL_RUN_RECORD=0 (no record), FULL_RUN_PACK=0 (leave
 # the files in $OUT as they are; by default all but summary.txt and gpu-run.json end in one archive).
-# RAGEN_WEBGPU_MATMUL (tiled or tfjs) and RAGEN_WEBGPU_ATTENTION (auto, grouped or per-head) are passed on to every
+# RAGEN_WEBGPU_MATMUL (tiled, tfjs, f16-storage, f16 or subgroup-matrix) and RAGEN_WEBGPU_ATTENTION (auto, grouped or per-head) are passed on to every
 # section.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -169,10 +172,21 @@ else
 fi
 
 # More sections, only when FULL_RUN_ONLY names them.
+# selfcheck: our own pipelines on the device tfjs uses (tools/device/webgpu-selfcheck.ts): the adapter's and the
+#    device's features, each f16 matmul mode (f16-storage, f16 where shader-f16, subgroup-matrix where
+#    chromium-experimental-subgroup-matrix) checked against exact products and the subgroup reduction against a plain
+#    sum, then qwen0.5b's gateUp, down and qkv forward products at 1 x 1536 tokens in tiled f32 and each mode that
+#    passed (a mode that failed is not timed). webgpu only.
+if [ "$BACKEND" = webgpu ]; then
+  if [ "$TINY" = 1 ]; then selfcheck=(--tiny); selfcheck_limit=120; else selfcheck=(--tokens 1536); selfcheck_limit=30; fi
+  section selfcheck "$selfcheck_limit" node --import tsx tools/device/webgpu-selfcheck.ts "${selfcheck[@]}" --json "$OUT/selfcheck.json"
+fi
 # matmul: each matmul of a qwen0.5b update of 1 x 1536 tokens (the stacked qkv, o,
 #    gateUp, down products in their forward, grad-input and grad-weight forms, the chunked LM head), timed alone:
 #    tf.matMul, the opt-in tiled WGSL kernel (tiles 64x64, 128x64, 128x128 in f32 and 128x64 f16-packed, each with
-#    its difference from tf.matMul and on the H100 its GPU time from timestamp queries) and PyTorch on the same GPU
+#    its difference from tf.matMul and on the H100 its GPU time from timestamp queries), our own f16 pipelines
+#    (own-f16-storage, own-f16, own-subgroup-matrix: each mode the device has, after its check against exact
+#    products, which the JSON keeps as matmulSelfChecks) and PyTorch on the same GPU
 #    (GFLOP/s, tfjs/torch ratios, "update matmuls <impl> ms" sums). No model needed. Without torch the tfjs rows are
 #    still written and the section is marked failed; should it run out of time, matmul.log has every row as a line.
 if [ "$TINY" = 1 ]; then matmul=(--shapes tiny --tokens 1x40 --seconds 0.05); matmul_limit=120; else matmul=(--shapes qwen0.5b --tokens 1x1536 --seconds 0.15); matmul_limit=80; fi
