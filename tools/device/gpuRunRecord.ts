@@ -18,6 +18,11 @@
 //   torchF32                        torch-paper.json: the three PyTorch figures above in f32, for the f32 ratio
 //   peakGiB                 bench-memory.json: the deepest measured "step" row (the largest phase of a step)
 //   adapterFeatures         the `adapter.features` of bench-speed.json (else bench-matmul.json, bench-step.json)
+//   deviceFeatures          (optional) what the webgpu backend's device got: selfcheck.json's device.features (else
+//                           a bench JSON's webgpuDevice.features)
+//   ownPipelineChecks       (optional) each f16 matmul mode's and the subgroup reduction's check: selfcheck.json's
+//                           checks (else bench-matmul.json's matmulSelfChecks)
+//   matmulTflops            (optional) selfcheck.json's timings: "<product> <m>x<n>x<k> <mode>" -> TFLOP/s
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -53,6 +58,22 @@ export const GpuRunRecord = z.strictObject({
   }),
   peakGiB: figure,
   adapterFeatures: z.array(z.string()).nullable(),
+  /** The optional features the webgpu backend's device got (src/model/webgpuDevice.ts). */
+  deviceFeatures: z.array(z.string()).nullable().optional(),
+  /** Each f16 matmul mode's check against exact products, and the subgroup reduction's (webgpuSelfCheck.ts). */
+  ownPipelineChecks: z
+    .array(
+      z.strictObject({
+        mode: z.string(),
+        ok: z.boolean(),
+        maxRelError: z.number().nullable(),
+        reason: z.string().optional(),
+      }),
+    )
+    .nullable()
+    .optional(),
+  /** TFLOP/s of qwen0.5b's large products in tiled f32 and each f16 mode that passed its check. */
+  matmulTflops: z.record(z.string(), z.number().finite().nonnegative()).nullable().optional(),
   /** Where each figure comes from, and what was not measured and why. */
   note: z.string(),
 });
@@ -84,6 +105,13 @@ interface Adapter {
 interface BenchJson {
   results?: { model?: Record<string, unknown> };
   adapter?: Adapter;
+  webgpuDevice?: { features?: string[] };
+  matmulSelfChecks?: GpuRunRecord['ownPipelineChecks'];
+}
+interface SelfCheckJson {
+  device?: { features?: string[] };
+  checks?: GpuRunRecord['ownPipelineChecks'];
+  timings?: { product: string; m: number; n: number; k: number; mode: string; tflops: number }[];
 }
 interface TorchJson {
   torch?: string;
@@ -128,6 +156,16 @@ export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord
     report: json<BenchJson>(name),
   }));
   const adapter = benches.find((b) => b.report?.adapter)?.report?.adapter;
+  // Our own pipelines: the selfcheck section's file, else what the bench sections recorded.
+  const selfcheck = json<SelfCheckJson>('selfcheck.json');
+  const deviceFeatures =
+    selfcheck?.device?.features ?? benches.find((b) => b.report?.webgpuDevice)?.report?.webgpuDevice?.features ?? null;
+  const ownPipelineChecks =
+    selfcheck?.checks ?? benches.find((b) => b.report?.matmulSelfChecks)?.report?.matmulSelfChecks ?? null;
+  const matmulTflops = selfcheck?.timings?.length
+    ? Object.fromEntries(selfcheck.timings.map((t) => [`${t.product} ${t.m}x${t.n}x${t.k} ${t.mode}`, t.tflops]))
+    : null;
+  if (!matmulTflops) notes.push('matmulTflops: not measured (no selfcheck.json timings)');
 
   // paperStep: the train section's last step, when it is the paper's.
   const paperStep = {
@@ -228,6 +266,9 @@ export function buildGpuRunRecord(dir: string, opts: BuildOptions): GpuRunRecord
     },
     peakGiB,
     adapterFeatures: adapter?.features ?? null,
+    deviceFeatures,
+    ownPipelineChecks,
+    matmulTflops,
     note: notes.join('; '),
   });
 }

@@ -102,6 +102,34 @@ describe('gpu-run-record: the record of a full-run.sh output', () => {
     expect(recordPath('/nowhere', r)).toBe('/nowhere/2026-12-08-1a2b3c4.json');
   });
 
+  it("records our own pipelines' device features, checks and TFLOP/s from selfcheck.json, else from the bench JSON", () => {
+    const checks = [
+      { mode: 'f16-storage', ok: true, maxRelError: 1.8e-4 },
+      { mode: 'subgroup-matrix', ok: false, maxRelError: null, reason: 'off by 1000.0 times the f16 bound' },
+    ];
+    const selfcheck = {
+      device: { features: ['shader-f16', 'subgroups'] },
+      checks,
+      timings: [{ product: 'gateUp forward', m: 1536, n: 9728, k: 896, mode: 'f16', ms: 1, tflops: 26.8 }],
+    };
+    const r = buildGpuRunRecord(outDir({ ...FULL, 'selfcheck.json': selfcheck }), { command: 'x' });
+    expect(r.deviceFeatures).toEqual(['shader-f16', 'subgroups']);
+    expect(r.ownPipelineChecks).toEqual(checks);
+    expect(r.matmulTflops).toEqual({ 'gateUp forward 1536x9728x896 f16': 26.8 });
+    const speed = { ...FULL['bench-speed.json'], webgpuDevice: { features: ['subgroups'] } };
+    const fromBench = buildGpuRunRecord(
+      outDir({ ...FULL, 'bench-speed.json': speed, 'bench-matmul.json': { matmulSelfChecks: checks } }),
+      { command: 'x' },
+    );
+    expect([fromBench.deviceFeatures, fromBench.ownPipelineChecks, fromBench.matmulTflops]).toEqual([
+      ['subgroups'],
+      checks,
+      null,
+    ]);
+    expect(fromBench.note).toContain('matmulTflops: not measured');
+    expect(() => GpuRunRecord.parse({ ...r, matmulTflops: { x: 'fast' } })).toThrow();
+  });
+
   it('leaves null every figure whose section wrote nothing, and says so', () => {
     const r = buildGpuRunRecord(
       outDir({
