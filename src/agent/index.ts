@@ -36,6 +36,7 @@ export type {
 export { runRollouts } from './rollout';
 export type {
   AgentFormat,
+  ContinuousGenerate,
   GenerateContext,
   GenerateFn,
   RolloutOptions,
