@@ -52,14 +52,17 @@ const seedForTurn = (turn: number) => mixSeed(7, turn);
 const base = { maxNewTokens: 10, padTokenId: 0, stopTokenIds: [3, 7, 11, 19, 23] };
 
 /** Every dialogue alone, turn by turn, with GenerationSession: its tokens per turn. */
-async function alone(model: Qwen2Model, temperature: number): Promise<Map<number, number[][]>> {
+async function alone(
+  model: Qwen2Model,
+  sampling: { temperature: number; topK?: number; topP?: number },
+): Promise<Map<number, number[][]>> {
   const out = new Map<number, number[][]>();
   for (const k of keys) {
     const session = new GenerationSession(model);
     const turns: number[][] = [];
     let prompt = firstPrompt(k);
     for (let turn = 1; turn <= turnsOf(k); turn++) {
-      const r = await session.generate([prompt], { ...base, temperature, seed: seedForTurn(turn) }, [k]);
+      const r = await session.generate([prompt], { ...base, ...sampling, seed: seedForTurn(turn) }, [k]);
       turns.push(r.tokens[0]);
       prompt = nextPrompt(prompt, k, turn, r.tokens[0]);
     }
@@ -102,7 +105,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
 
     for (const temperature of [1, 0]) {
       it(`2 slots for 6 dialogues sample what each dialogue samples alone (temperature ${temperature})`, async () => {
-        const expected = await alone(model, temperature);
+        const expected = await alone(model, { temperature });
         const before = tf.memory().numTensors;
         const { played, stats } = await together(model, { temperature });
         for (const k of keys) expect(played.get(k)).toEqual(expected.get(k));
@@ -127,7 +130,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
     }
 
     it('as many slots as dialogues: every first prompt prefilled (once per group), the same tokens', async () => {
-      const expected = await alone(model, 1);
+      const expected = await alone(model, { temperature: 1 });
       const { played, stats } = await together(model, { temperature: 1, slots: 6 });
       for (const k of keys) expect(played.get(k)).toEqual(expected.get(k));
       expect(stats.prefilledTokens).toBeGreaterThanOrEqual(groupPrompts[0].length + groupPrompts[1].length);
@@ -142,7 +145,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
     });
 
     it("samples read every 8 passes (WebGPU's default): the same tokens, turns seen late", async () => {
-      const expected = await alone(model, 1);
+      const expected = await alone(model, { temperature: 1 });
       for (const slots of [2, 6]) {
         const { played, stats } = await together(model, { temperature: 1, slots, readEvery: 8 });
         for (const k of keys) expect(played.get(k)).toEqual(expected.get(k));
@@ -150,8 +153,15 @@ for (const backend of ['wasm', 'cpu'] as const) {
       }
     });
 
+    it('top-k and top-p (finished on the host, read every pass): the same tokens as alone', async () => {
+      const o = { temperature: 1, topK: 8, topP: 0.9 };
+      const expected = await alone(model, o);
+      const { played } = await together(model, { ...o, slots: 2, readEvery: 8 });
+      for (const k of keys) expect(played.get(k)).toEqual(expected.get(k));
+    });
+
     it('a cache too small for the run is compacted, and the tokens stay the same', async () => {
-      const expected = await alone(model, 1);
+      const expected = await alone(model, { temperature: 1 });
       const { played, stats } = await together(model, { temperature: 1, slots: 3, capacity: 64 });
       for (const k of keys) expect(played.get(k)).toEqual(expected.get(k));
       expect(stats.compactions).toBeGreaterThan(0);
