@@ -1,11 +1,18 @@
-// A faster BatchMatMul for the wasm backend when an operand is transposed.
+// wasm's BatchMatMul: our own kernel (kernels.c's matmul) where it is the faster, tfjs-wasm's otherwise.
 //
-// Why: tfjs-backend-wasm 4.22's matmul is 5-25x slower with transposeA/transposeB than without (measured:
-// [32,896] x [4864,896]^T took 122 ms vs 19 ms plain). Every linear layer hits it, because Hugging Face stores
-// weights [out, in] (y = x W^T), and so does every weight gradient (x^T dy). Transposing the operand first with the
-// wasm Transpose kernel and then running the plain kernel agrees to float rounding (relative ~1e-6; the parity tests
-// against PyTorch still pass) at a fraction of the cost (122 -> ~30 ms on a quiet machine for the shape above). The op-level API, gradients and other backends are untouched.
+// Our kernel folds the transposes of a linear layer's three products (y = x W^T, dx = dy W, dW = dy^T x) into its
+// loads and is cache-blocked (kernels.c says how). Where it runs is what tools/bench/wasm-matmul.ts measured
+// (BENCHMARKS.md, "Our own wasm matmul"): see ownIsFaster. It adds in the same order as XNNPACK's kernel (each output
+// is 0 + a0 b0 + a1 b1 + ..., in k order, one multiply and one add per term), so both give the same bits and a run's
+// numbers do not depend on which of them took a product.
+//
+// The fallback is tfjs-wasm's own kernel, with an operand transposed first where the product asks: tfjs-backend-wasm
+// 4.22's matmul is 5-25x slower with transposeA/transposeB than without (measured: [32,896] x [4864,896]^T took
+// 122 ms vs 19 ms plain), and transposing first with the wasm Transpose kernel gives the same products. It takes
+// what our kernel does not: batched products (a leading dimension above 1) and the plain products below ownIsFaster's
+// bound. The op-level API, gradients and other backends are untouched.
 import * as tf from '@tensorflow/tfjs';
+import { wasmKernelsReady, wasmOwnMatMul } from './kernels/wasm';
 
 type TensorInfo = { dataId: object; shape: number[]; dtype: string };
 type KernelArgs = {
@@ -17,7 +24,41 @@ type KernelFn = (args: KernelArgs) => TensorInfo;
 
 let installed = false;
 
-/** Re-registers wasm's BatchMatMul with the transpose-first path. Idempotent; a no-op if wasm is not registered. */
+/** Which kernel runs wasm's BatchMatMul: 'tfjs' (tfjs-wasm's, transposing first), 'own' (kernels.c's, wherever it
+ *  can) or 'auto' (ours where ownIsFaster). tools/bench/wasm-matmul.ts switches it to time both. */
+export type WasmMatMulRoute = 'tfjs' | 'own' | 'auto';
+let route: WasmMatMulRoute = 'auto';
+
+export function setWasmMatMulRoute(r: WasmMatMulRoute): void {
+  route = r;
+}
+
+/**
+ * Whether our kernel is the faster for op(A) op(B) with m rows, as tools/bench/wasm-matmul.ts measured: with an
+ * operand transposed always (1.2-3.5x at the tiny models' products, more at Qwen's, where tfjs's path transposes a
+ * whole weight first); not transposed from 128 rows (1.1-1.4x). Below that tfjs-wasm wins: XNNPACK keeps its packed
+ * copy of a right operand it has seen (generation's LM head, the same weight at every token), where our kernel packs
+ * B at every call.
+ */
+function ownIsFaster(m: number, transposeA: boolean, transposeB: boolean): boolean {
+  return transposeA || transposeB || m >= 128;
+}
+
+/** The product by our kernel, or null where it does not run: it takes float32 operands whose leading (batch)
+ *  dimensions are all 1. */
+function ownProduct(args: KernelArgs): TensorInfo | null {
+  const { a, b } = args.inputs;
+  const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
+  const single = (x: TensorInfo) => x.dtype === 'float32' && x.shape.slice(0, -2).every((d) => d === 1);
+  if (route === 'tfjs' || !wasmKernelsReady() || !single(a) || !single(b)) return null;
+  const m = a.shape[a.shape.length - (transposeA ? 1 : 2)];
+  const n = b.shape[b.shape.length - (transposeB ? 2 : 1)];
+  if (route === 'auto' && !ownIsFaster(m, transposeA, transposeB)) return null;
+  const lead = new Array<number>(Math.max(a.shape.length, b.shape.length) - 2).fill(1);
+  return wasmOwnMatMul(args.backend, a as never, b as never, { transposeA, transposeB, outShape: [...lead, m, n] });
+}
+
+/** Re-registers wasm's BatchMatMul as described above. Idempotent; a no-op if wasm is not registered. */
 export function installWasmTransposedMatMul(): void {
   if (installed) return;
   const matMul = tf.getKernel('BatchMatMul', 'wasm');
@@ -37,6 +78,8 @@ export function installWasmTransposedMatMul(): void {
   tf.registerKernel({
     ...matMul,
     kernelFunc: ((args: KernelArgs) => {
+      const own = ownProduct(args);
+      if (own) return own;
       const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
       if (!transposeA && !transposeB) return plain(args);
       const a = transposeA ? swapLastTwo(args.inputs.a, args) : args.inputs.a;

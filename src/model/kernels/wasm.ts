@@ -127,6 +127,19 @@ interface Exports {
     hd: number,
     scale: number,
   ): void;
+  matmul(
+    a: number,
+    b: number,
+    bias: number,
+    hasBias: number,
+    c: number,
+    pack: number,
+    M: number,
+    N: number,
+    K: number,
+    transA: number,
+    transB: number,
+  ): void;
 }
 
 let compiled: WebAssembly.Module | null = null;
@@ -415,6 +428,51 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     return [out, { ...cacheK }, { ...cacheV }];
   },
 };
+
+/** kernels.c's blocking of matmul: its packed block of op(B) is at most MM_KC x MM_NC floats. */
+const MM_KC = 256,
+  MM_NC = 256;
+
+/** Whether compileWasmKernels() has finished, so that wasmOwnMatMul may run. */
+export function wasmKernelsReady(): boolean {
+  return compiled !== null;
+}
+
+/**
+ * C [M, N] = op(a) op(b) (+ bias [N]) by kernels.c's matmul, for operands whose leading (batch) dimensions are all 1:
+ * op(a) is a [M, K] or, transposed, a [K, M]; op(b) is b [K, N] or b [N, K]. `backend` is tfjs-wasm's backend object
+ * (a kernel function's `backend` argument); the output has `outShape` (M x N elements).
+ */
+export function wasmOwnMatMul(
+  backend: object,
+  a: Info,
+  b: Info,
+  o: { transposeA: boolean; transposeB: boolean; bias?: Info; outShape: number[] },
+): Info {
+  const bk = backend as WasmBackend;
+  const [ra, ca] = a.shape.slice(-2),
+    [rb, cb] = b.shape.slice(-2);
+  const [M, K] = o.transposeA ? [ca, ra] : [ra, ca];
+  const N = o.transposeB ? rb : cb;
+  const c = bk.makeOutput(o.outShape, 'float32');
+  const packed = Math.min(K, MM_KC) * Math.min(Math.ceil(N / 8) * 8, MM_NC);
+  withScratch(bk, packed, (pack) =>
+    kernels(bk).matmul(
+      addr(bk, a),
+      addr(bk, b),
+      o.bias ? addr(bk, o.bias) : 0,
+      o.bias ? 1 : 0,
+      addr(bk, c),
+      pack,
+      M,
+      N,
+      K,
+      o.transposeA ? 1 : 0,
+      o.transposeB ? 1 : 0,
+    ),
+  );
+  return c;
+}
 
 /** Registers the fused kernels for the wasm backend (idempotent). Call compileWasmKernels() first. */
 export function registerWasmKernels(): void {

@@ -575,3 +575,129 @@ int adamw_step(const int* pptrs, const int* gptrs, const int* sizes, int n, f32*
   }
   return 1;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Matrix product C [M, N] = op(A) op(B) (+ bias [N]) for the three forms of a linear layer, with the transposes
+// folded into the loads: op(A) is A [M, K], or A stored [K, M] (transA); op(B) is B [K, N], or B stored [N, K]
+// (transB). So y = x W^T (W [out, in]) is (x, W, transB), dx = dy W is (dy, W), dW = dy^T x is (dy, x, transA).
+//
+// Blocking: the columns are taken MM_NC at a time and the inner dimension MM_KC at a time. Each such block of op(B)
+// is packed into `pack` (the caller's scratch, MM_KC * MM_NC floats) as panels of MM_NR columns, k-major
+// ([panel][k][MM_NR], zeros past column N), so that the micro-kernel reads its panel sequentially and the block stays
+// in L2 while every row of op(A) passes over it. The micro-kernel holds an MM_MR x MM_NR block of C in v128
+// accumulators: per k, two loads of the panel, one splat load of op(A) per row, a multiply and an add per
+// accumulator. op(A) is read in place (one float per row and k), so neither of its layouts needs packing. A K-block
+// after the first adds to what C holds; the first starts from the bias (or zero). Every element is therefore
+// bias + a0 b0 + a1 b1 + ... summed in k order, whatever the blocking, and the same from call to call.
+#define MM_MR 4
+#define MM_NR 8
+#define MM_KC 256
+#define MM_NC 256
+
+static inline int imin(int a, int b) { return a < b ? a : b; }
+
+// The first n (0..4 or more) floats at p as a v128, zeros past n; never reads past p[n - 1].
+static inline v4 load_part(const f32* p, int n) {
+  if (n >= 4) return load(p);
+  return wasm_f32x4_make(n > 0 ? p[0] : 0, n > 1 ? p[1] : 0, n > 2 ? p[2] : 0, 0);
+}
+
+static inline void store_part(f32* p, v4 v, int n) {
+  if (n >= 4) { store(p, v); return; }
+  if (n > 0) p[0] = wasm_f32x4_extract_lane(v, 0);
+  if (n > 1) p[1] = wasm_f32x4_extract_lane(v, 1);
+  if (n > 2) p[2] = wasm_f32x4_extract_lane(v, 2);
+}
+
+// Packs op(B)[k0 .. k0+kc, n0 .. n0+nc] into panels of MM_NR columns (see above).
+static void mm_pack_b(const f32* B, f32* pack, int N, int K, int transB, int k0, int kc, int n0, int nc) {
+  for (int p = 0; p < nc; p += MM_NR) {
+    f32* dst = pack + (long)p * kc;
+    int nr = imin(nc - p, MM_NR);
+    if (!transB) {
+      const f32* src = B + (long)k0 * N + n0 + p;
+      for (int k = 0; k < kc; k++, src += N, dst += MM_NR) {
+        store(dst, load_part(src, nr));
+        store(dst + 4, load_part(src + 4, nr - 4));
+      }
+    } else {
+      // Rows of B are columns of op(B): four k at a time from each of the panel's rows, transposed 4 x 4.
+      const f32* r[MM_NR];
+      for (int j = 0; j < MM_NR; j++) r[j] = B + (long)(n0 + p + imin(j, nr - 1)) * K + k0;
+      int k = 0;
+      for (; k + 4 <= kc; k += 4, dst += 4 * MM_NR) {
+        for (int h = 0; h < MM_NR; h += 4) {
+          v4 x0 = load(r[h] + k), x1 = load(r[h + 1] + k), x2 = load(r[h + 2] + k), x3 = load(r[h + 3] + k);
+          v4 t0 = wasm_i32x4_shuffle(x0, x1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(x0, x1, 2, 6, 3, 7);
+          v4 t2 = wasm_i32x4_shuffle(x2, x3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(x2, x3, 2, 6, 3, 7);
+          store(dst + h, wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5));
+          store(dst + MM_NR + h, wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7));
+          store(dst + 2 * MM_NR + h, wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5));
+          store(dst + 3 * MM_NR + h, wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7));
+        }
+      }
+      for (; k < kc; k++, dst += MM_NR)
+        for (int j = 0; j < MM_NR; j++) dst[j] = r[j][k];
+      // Columns past N were read as copies of the last one; zero them.
+      if (nr < MM_NR)
+        for (int kk = 0; kk < kc; kk++)
+          for (int j = nr; j < MM_NR; j++) pack[(long)p * kc + (long)kk * MM_NR + j] = 0;
+    }
+  }
+}
+
+// C[0 .. mr, 0 .. nr] (row stride ldc) of one K-block: rows of op(A) at a + r sAi, stepping sAk per k; the panel as
+// packed. Rows past mr repeat row mr - 1 (computed, not stored), so every load stays inside A and C.
+static inline void mm_tile(const f32* a, long sAi, long sAk, const f32* panel, const f32* bias, f32* C, int ldc,
+                           int mr, int nr, int kc, int first) {
+  const f32 *a0 = a, *a1 = a + imin(1, mr - 1) * sAi, *a2 = a + imin(2, mr - 1) * sAi, *a3 = a + imin(3, mr - 1) * sAi;
+  f32 *c0 = C, *c1 = C + (long)imin(1, mr - 1) * ldc, *c2 = C + (long)imin(2, mr - 1) * ldc,
+      *c3 = C + (long)imin(3, mr - 1) * ldc;
+  v4 x00, x01, x10, x11, x20, x21, x30, x31;
+  if (first) {
+    v4 b0 = bias ? load_part(bias, nr) : splat(0), b1 = bias ? load_part(bias + 4, nr - 4) : splat(0);
+    x00 = x10 = x20 = x30 = b0;
+    x01 = x11 = x21 = x31 = b1;
+  } else {
+    x00 = load_part(c0, nr), x01 = load_part(c0 + 4, nr - 4);
+    x10 = load_part(c1, nr), x11 = load_part(c1 + 4, nr - 4);
+    x20 = load_part(c2, nr), x21 = load_part(c2 + 4, nr - 4);
+    x30 = load_part(c3, nr), x31 = load_part(c3 + 4, nr - 4);
+  }
+  for (int k = 0; k < kc; k++, panel += MM_NR, a0 += sAk, a1 += sAk, a2 += sAk, a3 += sAk) {
+    v4 b0 = load(panel), b1 = load(panel + 4), v;
+    v = wasm_v128_load32_splat(a0), x00 = add(x00, mul(v, b0)), x01 = add(x01, mul(v, b1));
+    v = wasm_v128_load32_splat(a1), x10 = add(x10, mul(v, b0)), x11 = add(x11, mul(v, b1));
+    v = wasm_v128_load32_splat(a2), x20 = add(x20, mul(v, b0)), x21 = add(x21, mul(v, b1));
+    v = wasm_v128_load32_splat(a3), x30 = add(x30, mul(v, b0)), x31 = add(x31, mul(v, b1));
+  }
+  store_part(c0, x00, nr), store_part(c0 + 4, x01, nr - 4);
+  if (mr > 1) store_part(c1, x10, nr), store_part(c1 + 4, x11, nr - 4);
+  if (mr > 2) store_part(c2, x20, nr), store_part(c2 + 4, x21, nr - 4);
+  if (mr > 3) store_part(c3, x30, nr), store_part(c3 + 4, x31, nr - 4);
+}
+
+// C = op(A) op(B) (+ bias when hasBias); pack: MM_KC * MM_NC floats of scratch (see above).
+EXPORT(matmul)
+void matmul(const f32* A, const f32* B, const f32* bias, int hasBias, f32* C, f32* pack, int M, int N, int K,
+            int transA, int transB) {
+  long sAi = transA ? 1 : K, sAk = transA ? M : 1;
+  if (K == 0) {
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) C[(long)i * N + j] = hasBias ? bias[j] : 0;
+    return;
+  }
+  for (int n0 = 0; n0 < N; n0 += MM_NC) {
+    int nc = imin(N - n0, MM_NC);
+    for (int k0 = 0; k0 < K; k0 += MM_KC) {
+      int kc = imin(K - k0, MM_KC);
+      mm_pack_b(B, pack, N, K, transB, k0, kc, n0, nc);
+      for (int i0 = 0; i0 < M; i0 += MM_MR) {
+        const f32* a = A + i0 * sAi + k0 * sAk;
+        for (int p = 0; p < nc; p += MM_NR)
+          mm_tile(a, sAi, sAk, pack + (long)p * kc, hasBias ? bias + n0 + p : 0, C + (long)i0 * N + n0 + p, N,
+                  imin(M - i0, MM_MR), imin(nc - p, MM_NR), kc, k0 == 0);
+      }
+    }
+  }
+}

@@ -1,0 +1,116 @@
+// tfjs-wasm's matmul (XNNPACK, an operand transposed first where the product asks: src/model/wasmMatMul.ts) against
+// our own kernel (kernels.c's matmul), for every product of an update at the tiny shapes (src/bench/matmul.ts's
+// cases, 8 x 128 tokens) and generation's LM head (32 rows), in one sitting: the measurement behind wasmMatMul.ts's
+// choice of route.
+//
+//   npx tsx tools/bench/wasm-matmul.ts [--shapes tiny,sokoban-tiny] [--repeats 7] [--json FILE]
+//
+// Each repeat times every case with both kernels, back to back, the order alternating between repeats; a kernel's
+// time in a repeat is the least of CALLS single calls (a wasm matmul runs synchronously, so performance.now() around
+// the call is its time). The table gives the least and the median over the repeats. As in training, grad-weight's
+// right operand (an activation) is a fresh tensor at every call: tfjs-wasm keeps XNNPACK's packed copy of a right
+// operand it has seen (a weight), which a bench reusing one tensor would wrongly credit it with; the copy is untimed.
+import * as fs from 'node:fs';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../../src/model/backend';
+import { matmulCases, type MatmulCase } from '../../src/bench/matmul';
+import { benchShape } from '../../src/bench/model';
+import { setWasmMatMulRoute, type WasmMatMulRoute } from '../../src/model/wasmMatMul';
+
+const arg = (name: string, fallback: string) =>
+  process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback;
+const shapes = arg('--shapes', 'tiny,sokoban-tiny').split(',');
+const repeats = Number(arg('--repeats', '7'));
+const jsonFile = process.argv.includes('--json') ? arg('--json', '') : null;
+const CALLS = 5;
+const ROUTES = ['tfjs', 'own'] as const satisfies readonly WasmMatMulRoute[];
+
+await initBackend('wasm');
+
+/** The update's products, and generation's LM head for one decode step of 32 dialogues (h W^T, W [V, H]). */
+function cases(): MatmulCase[] {
+  return shapes.flatMap((name) => {
+    const shape = benchShape(name);
+    const { hidden_size: H, vocab_size: V } = shape.config;
+    const decodeHead: MatmulCase = {
+      key: `${name} head generate 32x${V}x${H}`,
+      op: 'head',
+      pass: 'forward',
+      m: 32,
+      n: V,
+      k: H,
+      transposeA: false,
+      transposeB: true,
+      callsPerUpdate: 0,
+    };
+    return [...matmulCases(shape, 8, 128), decodeHead];
+  });
+}
+
+/** The least time of CALLS calls of `route` on the case's operands, in ms. */
+function time(route: WasmMatMulRoute, cs: MatmulCase, a: tf.Tensor, b: tf.Tensor): number {
+  setWasmMatMulRoute(route);
+  let best = Infinity;
+  for (let i = 0; i < CALLS; i++) {
+    const right = cs.pass === 'grad-weight' ? tf.clone(b).add(0) : b;
+    const start = performance.now();
+    const c = tf.matMul(a, right, cs.transposeA, cs.transposeB);
+    best = Math.min(best, performance.now() - start);
+    c.dispose();
+    if (right !== b) right.dispose();
+  }
+  return best;
+}
+
+const all = cases();
+const operands = all.map((cs, i) => [
+  tf.randomUniform(cs.transposeA ? [cs.k, cs.m] : [cs.m, cs.k], -1, 1, 'float32', 2 * i + 1),
+  tf.randomUniform(cs.transposeB ? [cs.n, cs.k] : [cs.k, cs.n], -1, 1, 'float32', 2 * i + 2),
+]);
+const samples = all.map(() => ({ tfjs: [] as number[], own: [] as number[] }));
+for (let r = 0; r < repeats; r++) {
+  all.forEach((cs, i) => {
+    const order = r % 2 === 0 ? ROUTES : [...ROUTES].reverse();
+    for (const route of order) samples[i][route].push(time(route, cs, operands[i][0], operands[i][1]));
+  });
+}
+setWasmMatMulRoute('auto');
+tf.dispose(operands.flat());
+
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+const min = (xs: number[]) => Math.min(...xs);
+const rows = all.map((cs, i) => ({
+  key: cs.key,
+  transposeA: cs.transposeA,
+  transposeB: cs.transposeB,
+  callsPerUpdate: cs.callsPerUpdate,
+  tfjsMinMs: min(samples[i].tfjs),
+  tfjsMedianMs: median(samples[i].tfjs),
+  ownMinMs: min(samples[i].own),
+  ownMedianMs: median(samples[i].own),
+}));
+console.log(`repeats ${repeats}, least of ${CALLS} calls each; load average ${(await loadAverage()) ?? '?'}`);
+console.log('case | tfjs min / median ms | own min / median ms | tfjs/own (medians)');
+for (const r of rows) {
+  console.log(
+    `${r.key} | ${r.tfjsMinMs.toFixed(3)} / ${r.tfjsMedianMs.toFixed(3)} | ${r.ownMinMs.toFixed(3)} / ` +
+      `${r.ownMedianMs.toFixed(3)} | ${(r.tfjsMedianMs / r.ownMedianMs).toFixed(2)}`,
+  );
+}
+for (const name of shapes) {
+  const mine = rows.filter((r) => r.key.startsWith(`${name} `));
+  const sum = (f: (r: (typeof rows)[number]) => number) => mine.reduce((s, r) => s + f(r) * r.callsPerUpdate, 0);
+  console.log(
+    `${name}: an update's matmuls (median x calls per update) tfjs ${sum((r) => r.tfjsMedianMs).toFixed(1)} ms, ` +
+      `own ${sum((r) => r.ownMedianMs).toFixed(1)} ms`,
+  );
+}
+if (jsonFile) fs.writeFileSync(jsonFile, JSON.stringify({ repeats, calls: CALLS, rows }, null, 2));
+
+async function loadAverage(): Promise<string | null> {
+  const os = await import('node:os');
+  return os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+}
