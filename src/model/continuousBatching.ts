@@ -37,9 +37,11 @@
 //   seed for that call, its key). On cpu a row's numbers depend neither on the other rows nor on the columns its
 //   keys sit in (the kernels sum over keys one at a time, in order), so a dialogue samples bit for bit the tokens it
 //   samples alone or turn by turn. wasm's attention kernel adds its keys four columns at a time, so there a key's
-//   column can change the last bits of a sum: the tests see the same tokens on both
-//   (tests/unit/model/continuous-batching.test.ts), but only cpu is exact by construction; WebGPU may differ in
-//   float rounding too. That is why 'turns' stays the default.
+//   column can change the last bits of a sum, and then, now and then, a sampled token: the small tests see the same
+//   tokens on both (tests/unit/model/continuous-batching.test.ts), but a tiny random model with Qwen's 151,936-token
+//   vocabulary sampled a different token on wasm after a few turns; only cpu is exact by construction
+//   (tests/unit/starpo/rollout-engine-qwen.test.ts). WebGPU may differ in float rounding too. Each engine is
+//   deterministic on its own (same seed, backend and engine: same rollouts). That is why 'turns' stays the default.
 // - Rows: a dialogue that is over frees its row for the next waiting one; once nobody waits and at least half the
 //   rows are idle, the batch drops its idle rows (the cache copied into one of fewer rows, stats.shrinks), as a
 //   turn-by-turn rollout leaves the envs that are done out of its next turn.
