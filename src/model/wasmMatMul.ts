@@ -34,14 +34,15 @@ export function setWasmMatMulRoute(r: WasmMatMulRoute): void {
 }
 
 /**
- * Whether our kernel is the faster for op(A) op(B) with m rows, as tools/bench/wasm-matmul.ts measured: with an
- * operand transposed always (1.2-3.5x at the tiny models' products, more at Qwen's, where tfjs's path transposes a
- * whole weight first); not transposed from 128 rows (1.1-1.4x). Below that tfjs-wasm wins: XNNPACK keeps its packed
- * copy of a right operand it has seen (generation's LM head, the same weight at every token), where our kernel packs
- * B at every call.
+ * Whether our kernel is the faster for op(A) op(B) with m rows, as tools/bench/wasm-matmul.ts measured (BENCHMARKS.md):
+ * with an operand transposed, always (1.3x at the tiny models' forward products, 1.3-3.5x at their weight gradients,
+ * where tfjs's path transposes first and XNNPACK packs the fresh operand at every call); not transposed, from 32 rows
+ * (1.04-1.08x at 32 rows, 1.2-1.3x at an update's 1,024). With fewer rows XNNPACK wins (up to 3x at one row): it
+ * keeps its packed copy of a right operand it has seen (generation's LM head, the same weight at every token) and
+ * has a kernel for a single row, where ours packs B at every call and computes four rows at a time.
  */
 function ownIsFaster(m: number, transposeA: boolean, transposeB: boolean): boolean {
-  return transposeA || transposeB || m >= 128;
+  return transposeA || transposeB || m >= 32;
 }
 
 /** The product by our kernel, or null where it does not run: it takes float32 operands whose leading (batch)

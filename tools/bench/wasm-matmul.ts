@@ -1,15 +1,17 @@
 // tfjs-wasm's matmul (XNNPACK, an operand transposed first where the product asks: src/model/wasmMatMul.ts) against
 // our own kernel (kernels.c's matmul), for every product of an update at the tiny shapes (src/bench/matmul.ts's
-// cases, 8 x 128 tokens) and generation's LM head (32 rows), in one sitting: the measurement behind wasmMatMul.ts's
-// choice of route.
+// cases, 8 x 128 tokens) and generation's LM head (a decode step of 1 to 32 dialogues), in one
+// sitting: the measurement behind wasmMatMul.ts's choice of route. A third column times that route ('auto').
 //
 //   npx tsx tools/bench/wasm-matmul.ts [--shapes tiny,sokoban-tiny] [--repeats 7] [--json FILE]
 //
-// Each repeat times every case with both kernels, back to back, the order alternating between repeats; a kernel's
+// Each repeat times every case with each route, back to back, the order reversed every other repeat; a kernel's
 // time in a repeat is the least of CALLS single calls (a wasm matmul runs synchronously, so performance.now() around
 // the call is its time). The table gives the least and the median over the repeats. As in training, grad-weight's
 // right operand (an activation) is a fresh tensor at every call: tfjs-wasm keeps XNNPACK's packed copy of a right
 // operand it has seen (a weight), which a bench reusing one tensor would wrongly credit it with; the copy is untimed.
+// Generation's head is h W with W stored transposed once per rollout ([H, V]: qwen2.ts's headT), so the same
+// right operand at every call, as here.
 import * as fs from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../src/model/backend';
@@ -23,27 +25,30 @@ const shapes = arg('--shapes', 'tiny,sokoban-tiny').split(',');
 const repeats = Number(arg('--repeats', '7'));
 const jsonFile = process.argv.includes('--json') ? arg('--json', '') : null;
 const CALLS = 5;
-const ROUTES = ['tfjs', 'own'] as const satisfies readonly WasmMatMulRoute[];
+const ROUTES = ['tfjs', 'own', 'auto'] as const satisfies readonly WasmMatMulRoute[];
 
 await initBackend('wasm');
 
-/** The update's products, and generation's LM head for one decode step of 32 dialogues (h W^T, W [V, H]). */
+/** Rows of generation's LM head: a decode step of 32 dialogues (the bench's rollout) and of fewer, as dialogues end. */
+const DECODE_ROWS = [1, 4, 8, 16, 32];
+
+/** The update's products, and generation's LM head for a decode step (h W, W stored [H, V]). */
 function cases(): MatmulCase[] {
   return shapes.flatMap((name) => {
     const shape = benchShape(name);
     const { hidden_size: H, vocab_size: V } = shape.config;
-    const decodeHead: MatmulCase = {
-      key: `${name} head generate 32x${V}x${H}`,
+    const decodeHead = (m: number): MatmulCase => ({
+      key: `${name} head generate ${m}x${V}x${H}`,
       op: 'head',
       pass: 'forward',
-      m: 32,
+      m,
       n: V,
       k: H,
       transposeA: false,
-      transposeB: true,
+      transposeB: false,
       callsPerUpdate: 0,
-    };
-    return [...matmulCases(shape, 8, 128), decodeHead];
+    });
+    return [...matmulCases(shape, 8, 128), ...DECODE_ROWS.map(decodeHead)];
   });
 }
 
@@ -67,7 +72,7 @@ const operands = all.map((cs, i) => [
   tf.randomUniform(cs.transposeA ? [cs.k, cs.m] : [cs.m, cs.k], -1, 1, 'float32', 2 * i + 1),
   tf.randomUniform(cs.transposeB ? [cs.n, cs.k] : [cs.k, cs.n], -1, 1, 'float32', 2 * i + 2),
 ]);
-const samples = all.map(() => ({ tfjs: [] as number[], own: [] as number[] }));
+const samples = all.map(() => ({ tfjs: [] as number[], own: [] as number[], auto: [] as number[] }));
 for (let r = 0; r < repeats; r++) {
   all.forEach((cs, i) => {
     const order = r % 2 === 0 ? ROUTES : [...ROUTES].reverse();
@@ -88,13 +93,17 @@ const rows = all.map((cs, i) => ({
   tfjsMedianMs: median(samples[i].tfjs),
   ownMinMs: min(samples[i].own),
   ownMedianMs: median(samples[i].own),
+  autoMinMs: min(samples[i].auto),
+  autoMedianMs: median(samples[i].auto),
 }));
 console.log(`repeats ${repeats}, least of ${CALLS} calls each; load average ${(await loadAverage()) ?? '?'}`);
-console.log('case | tfjs min / median ms | own min / median ms | tfjs/own (medians)');
+console.log('| case | tfjs min / median ms | own min / median ms | tfjs / own (medians) | auto min / median ms |');
+console.log('|---|---:|---:|---:|---:|');
+const pair = (lo: number, mid: number) => `${lo.toFixed(3)} / ${mid.toFixed(3)}`;
 for (const r of rows) {
   console.log(
-    `${r.key} | ${r.tfjsMinMs.toFixed(3)} / ${r.tfjsMedianMs.toFixed(3)} | ${r.ownMinMs.toFixed(3)} / ` +
-      `${r.ownMedianMs.toFixed(3)} | ${(r.tfjsMedianMs / r.ownMedianMs).toFixed(2)}`,
+    `| ${r.key} | ${pair(r.tfjsMinMs, r.tfjsMedianMs)} | ${pair(r.ownMinMs, r.ownMedianMs)} | ` +
+      `${(r.tfjsMedianMs / r.ownMedianMs).toFixed(2)} | ${pair(r.autoMinMs, r.autoMedianMs)} |`,
   );
 }
 for (const name of shapes) {
@@ -102,7 +111,7 @@ for (const name of shapes) {
   const sum = (f: (r: (typeof rows)[number]) => number) => mine.reduce((s, r) => s + f(r) * r.callsPerUpdate, 0);
   console.log(
     `${name}: an update's matmuls (median x calls per update) tfjs ${sum((r) => r.tfjsMedianMs).toFixed(1)} ms, ` +
-      `own ${sum((r) => r.ownMedianMs).toFixed(1)} ms`,
+      `own ${sum((r) => r.ownMedianMs).toFixed(1)} ms, auto ${sum((r) => r.autoMedianMs).toFixed(1)} ms`,
   );
 }
 if (jsonFile) fs.writeFileSync(jsonFile, JSON.stringify({ repeats, calls: CALLS, rows }, null, 2));
