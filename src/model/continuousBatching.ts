@@ -228,7 +228,15 @@ export class ContinuousEngine {
       const posT = tf.tensor1d(positions, 'int32');
       const maskT = tf.tensor2d(masks, [n, capacity]);
       try {
-        const out = model.hiddenWithCache(idsT, posT, Math.max(...positions), maskT, column, cache!, weights);
+        const out = model.hiddenWithCache(
+          idsT,
+          posT,
+          positions.reduce((a, b) => Math.max(a, b), 0),
+          maskT,
+          column,
+          cache!,
+          weights,
+        );
         disposeCache(cache!);
         cache = out.cache;
         const last = withLogits ? tf.tidy(() => lastPositionLogits(model, out.hidden, n, weights)) : null;
