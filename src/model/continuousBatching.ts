@@ -410,17 +410,16 @@ export class ContinuousEngine {
             return slot.pending.length === 0;
           });
           const newest = unread.length ? unread[unread.length - 1].ids : null;
-          logits = fromDevice.some(Boolean)
-            ? advance(
-                tf.tidy(() =>
-                  tf.where(tf.tensor1d(fromDevice, 'bool'), newest!, tf.tensor1d(feed, 'int32')).reshape([rows, 1]),
-                ) as tf.Tensor2D,
-                feedPositions,
-                rows,
-                visible,
-                true,
-              )
-            : advance(feed, feedPositions, rows, visible, true);
+          // Every row decoding from the device (a plain decode step): its samples go in as they are (two kernels fewer).
+          const fed = !fromDevice.some(Boolean)
+            ? feed
+            : (tf.tidy(() =>
+                (fromDevice.every(Boolean)
+                  ? newest!
+                  : tf.where(tf.tensor1d(fromDevice, 'bool'), newest!, tf.tensor1d(feed, 'int32'))
+                ).reshape([rows, 1]),
+              ) as tf.Tensor2D);
+          logits = advance(fed, feedPositions, rows, visible, true);
           column++;
           stats.steps++;
         }
