@@ -42,5 +42,8 @@ describe('full-run.sh, the real run listed (FULL_RUN_DRY=1)', () => {
       /^bash tools\/device\/stop-after-steps\.sh \S+\/metrics\.jsonl 1 node bin\/ragen\.js train /,
     );
     expect(command('torch-paper')).toMatch(/torch_step\.py --paper /); // torch figures
+    // Generation by continuous batching (FULL_RUN_ENGINE's default): gen128 and the paper step's rollouts.
+    expect(command('speed')).toMatch(/ --gen-engine continuous /);
+    expect(command('train')).toMatch(/ --set rollout\.engine=continuous/);
   });
 });
