@@ -3,6 +3,7 @@
 // Why C: tfjs-backend-wasm runs a batched matmul (attention: [B*heads, T, hd] x [B*heads, hd, T]) on a scalar loop
 // at 1-2 GFLOP/s, and every small op costs ~30 us of engine overhead. These kernels do a whole operation (RMSNorm,
 // RoPE, SwiGLU, causal attention, log-softmax + gather + entropy) in one call, with SIMD over the head dimension.
+// The linear layers' matmuls (matmul, at the end) are ours too where they beat tfjs-wasm's (src/model/wasmMatMul.ts).
 //
 // How it runs: the module is instantiated with tfjs's own WebAssembly.Memory as its memory (`--import-memory`), so a
 // kernel reads and writes tensors where tfjs keeps them; every pointer below is a byte offset into that heap that
