@@ -3,8 +3,8 @@
 // Our kernel folds the transposes of a linear layer's three products (y = x W^T, dx = dy W, dW = dy^T x) into its
 // loads and is cache-blocked (kernels.c says how). Where it runs is what tools/bench/wasm-matmul.ts measured
 // (BENCHMARKS.md, "Our own wasm matmul"): see ownIsFaster. It adds in the same order as XNNPACK's kernel (each output
-// is 0 + a0 b0 + a1 b1 + ..., in k order, one multiply and one add per term), so both give the same bits and a run's
-// numbers do not depend on which of them took a product.
+// is 0 + a0 b0 + a1 b1 + ..., in k order, one multiply and one add per term): both give the same bits at every size
+// tested (tests/unit/model/wasm-own-matmul.test.ts), so a run's numbers do not depend on which of them took a product.
 //
 // The fallback is tfjs-wasm's own kernel, with an operand transposed first where the product asks: tfjs-backend-wasm
 // 4.22's matmul is 5-25x slower with transposeA/transposeB than without (measured: [32,896] x [4864,896]^T took
@@ -35,11 +35,11 @@ export function setWasmMatMulRoute(r: WasmMatMulRoute): void {
 
 /**
  * Whether our kernel is the faster for op(A) op(B) with m rows, as tools/bench/wasm-matmul.ts measured (BENCHMARKS.md):
- * with an operand transposed, always (1.3x at the tiny models' forward products, 1.3-3.5x at their weight gradients,
+ * with an operand transposed, always (1.3x at the tiny models' forward products, 1.25-3.6x at their weight gradients,
  * where tfjs's path transposes first and XNNPACK packs the fresh operand at every call); not transposed, from 32 rows
- * (1.04-1.08x at 32 rows, 1.2-1.3x at an update's 1,024). With fewer rows XNNPACK wins (up to 3x at one row): it
- * keeps its packed copy of a right operand it has seen (generation's LM head, the same weight at every token) and
- * has a kernel for a single row, where ours packs B at every call and computes four rows at a time.
+ * (1.06-1.08x at 32 rows, 1.2x at an update's 1,016-1,024). With 1-16 rows XNNPACK is the faster (3.3x at one row):
+ * it keeps its packed copy of a right operand it has seen (generation's LM head, the same weight at every token),
+ * where ours packs B at every call and computes four rows at a time.
  */
 function ownIsFaster(m: number, transposeA: boolean, transposeB: boolean): boolean {
   return transposeA || transposeB || m >= 32;
