@@ -2,7 +2,8 @@
 # Compiles src/model/kernels/wasm/kernels.c to WebAssembly (SIMD128) and embeds the bytes, base64, in
 # src/model/kernels/wasm/module.ts, so Node and the browser load the kernels without fetching a file.
 # Needs clang and wasm-ld (Debian: apt-get install clang-16 lld-16). Deterministic: the same compiler gives the same
-# bytes; tests/unit/model/kernels-build.test.ts rebuilds and compares.
+# bytes, so `bash scripts/build-kernels.sh && git diff --exit-code src/model/kernels/wasm/module.ts` checks that the
+# committed module is kernels.c's (the tests run the committed module and do not need clang).
 #
 # The module runs inside tfjs's own memory (--import-memory), so it must own none: the checks below refuse a build
 # with a data section or any use of the stack pointer (a global), either of which would write into tfjs's heap.
