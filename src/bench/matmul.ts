@@ -35,17 +35,9 @@ import { initBackend, type BackendName } from '../model/backend';
 import { headDim } from '../model/config';
 import { hasTiledMatMul, packHalf, tiledMatMul } from '../model/kernels/index';
 import { autoSplitK } from '../model/kernels/webgpuMatmul';
-import {
-  halfMatMul,
-  packHalfFlat,
-  pickSubgroupMatrixConfig,
-  subgroupMatrixSettings,
-  type HalfFlavour,
-  type HalfOperand,
-} from '../model/kernels/webgpuHalfMatmul';
+import { halfMatMul, packHalfFlat, type HalfFlavour, type HalfOperand } from '../model/kernels/webgpuHalfMatmul';
 import { ownProgramBackend, tensorOf } from '../model/kernels/webgpuOwnProgram';
-import { setWebGpuMatMul, webGpuMatMul } from '../model/webgpuMatMulRoute';
-import { webgpuDeviceFacts } from '../model/webgpuDevice';
+import { deviceSubgroupMatrixSettings, setWebGpuMatMul, webGpuMatMul } from '../model/webgpuMatMulRoute';
 import { selfCheckWebGpuModes, type MatMulModeCheck } from '../model/webgpuSelfCheck';
 import { HEAD_CHUNK_ELEMENTS } from '../model/scoring';
 import type { BenchShape } from './model';
@@ -294,9 +286,7 @@ async function matmulRows(
       storage: isWeight ? 'half' : 'f32',
     });
     const ownOperands = own.length ? [half(a, weight === 'a'), half(b, weight === 'b')] : [];
-    const facts = webgpuDeviceFacts();
-    const config = pickSubgroupMatrixConfig(facts?.subgroupMatrixConfigs ?? []);
-    const subgroupMatrix = config ? subgroupMatrixSettings(config, facts?.subgroupMaxSize ?? 32) : undefined;
+    const subgroupMatrix = deviceSubgroupMatrixSettings();
     // What the tiled rows are checked against (nothing to check, and no product to spend, without them).
     const reference = tiled ? tf.matMul(a, b, cs.transposeA, cs.transposeB) : undefined;
     const forms = { transposeA: cs.transposeA, transposeB: cs.transposeB };

@@ -35,6 +35,8 @@ export interface WebgpuDeviceFacts {
   subgroupMinSize?: number;
   subgroupMaxSize?: number;
   subgroupMatrixConfigs: SubgroupMatrixConfig[];
+  /** The device's maxComputeInvocationsPerWorkgroup (what a subgroup-matrix workgroup may hold). */
+  maxInvocationsPerWorkgroup?: number;
 }
 
 let facts: WebgpuDeviceFacts | null = null;
@@ -108,6 +110,8 @@ export async function requestFeaturedDevice(
       refused,
       subgroupMinSize: num('subgroupMinSize'),
       subgroupMaxSize: num('subgroupMaxSize'),
+      maxInvocationsPerWorkgroup: (device as { limits?: { maxComputeInvocationsPerWorkgroup?: number } }).limits
+        ?.maxComputeInvocationsPerWorkgroup,
       // GPUSubgroupMatrixConfig's fields are getters: copied one by one.
       subgroupMatrixConfigs: configs.map((c) => ({
         componentType: c.componentType,

@@ -24,6 +24,7 @@ import {
   subgroupMatrixSettings,
   type HalfFlavour,
   type HalfOperand,
+  type SubgroupMatrixSettings,
 } from './kernels/webgpuHalfMatmul';
 import { watchInPlaceWrites } from './kernels/inPlaceWrites';
 import type { OwnProgramBackend } from './kernels/webgpuOwnProgram';
@@ -62,11 +63,21 @@ export function missingFeature(m: WebGpuMatMul): string | null {
   if (m === 'subgroup-matrix') {
     if (!webgpuDeviceHas('chromium-experimental-subgroup-matrix'))
       return "the device feature 'chromium-experimental-subgroup-matrix', which this device lacks";
-    if (!webgpuDeviceHas('shader-f16')) return "the device feature 'shader-f16', which this device lacks";
+    for (const f of ['shader-f16', 'subgroups'])
+      if (!webgpuDeviceHas(f)) return `the device feature '${f}', which this device lacks`;
     if (!pickSubgroupMatrixConfig(webgpuDeviceFacts()?.subgroupMatrixConfigs ?? []))
       return 'a subgroup matrix shape with f16 operands and f32 results, which this adapter does not list';
   }
   return null;
+}
+
+/** The subgroup-matrix kernel's default settings for the backend's device, or undefined without a usable shape. */
+export function deviceSubgroupMatrixSettings(): SubgroupMatrixSettings | undefined {
+  const facts = webgpuDeviceFacts();
+  const config = pickSubgroupMatrixConfig(facts?.subgroupMatrixConfigs ?? []);
+  return config
+    ? subgroupMatrixSettings(config, facts?.subgroupMaxSize ?? 32, facts?.maxInvocationsPerWorkgroup)
+    : undefined;
 }
 
 /** The webgpu matmul modes this device can run (tfjs and tiled always). */
@@ -149,10 +160,7 @@ function half(
     const copy = halfWeightFor(backend, x);
     return copy ? { info: copy, shape, storage: 'half' } : { info: x, shape, storage: 'f32' };
   };
-  const facts = webgpuDeviceFacts();
-  const config = pickSubgroupMatrixConfig(facts?.subgroupMatrixConfigs ?? []);
-  const subgroupMatrix =
-    flavour === 'subgroup-matrix' && config ? subgroupMatrixSettings(config, facts?.subgroupMaxSize ?? 32) : undefined;
+  const subgroupMatrix = flavour === 'subgroup-matrix' ? deviceSubgroupMatrixSettings() : undefined;
   return halfMatMul(backend, flavour, operand(a, ma), operand(b, mb), { transposeA, transposeB, bias, subgroupMatrix });
 }
 

@@ -33,12 +33,16 @@ export interface HalfMatMulShape {
   bias: 'none' | 'row' | 'full';
 }
 
-/** The settings of the subgroup-matrix kernel: the matrix shape, the invocations of one workgroup, and its tile. */
+/** The settings of the subgroup-matrix kernel: the matrix shape, the subgroups of a workgroup and their tiles. */
 export interface SubgroupMatrixSettings {
   config: SubgroupMatrixConfig;
-  /** Invocations per workgroup: Dawn wants a multiple of the device's largest subgroup size. */
-  workgroupSize: number;
-  /** Result matrices per workgroup tile down and across. */
+  /** The device's largest subgroup size: a workgroup is `subgroupsM x subgroupsN` of them (Dawn wants its size a
+   *  multiple of it). */
+  maxSubgroupSize: number;
+  /** Subgroups of a workgroup down and across the output tile. */
+  subgroupsM: number;
+  subgroupsN: number;
+  /** Result matrices per subgroup down and across. */
   tilesM: number;
   tilesN: number;
 }
@@ -48,9 +52,18 @@ export function pickSubgroupMatrixConfig(configs: SubgroupMatrixConfig[]): Subgr
   return configs.find((c) => c.componentType === 'f16' && c.resultComponentType === 'f32') ?? null;
 }
 
-/** The kernel's default tile for a config: 4 x 2 result matrices (64 x 32 outputs for 16 x 16 matrices). */
-export function subgroupMatrixSettings(config: SubgroupMatrixConfig, maxSubgroupSize: number): SubgroupMatrixSettings {
-  return { config, workgroupSize: maxSubgroupSize, tilesM: 4, tilesN: 2 };
+/**
+ * The kernel's default tile for a config: 2 x 2 subgroups of 2 x 2 result matrices each (64 x 64 outputs for 16 x 16
+ * matrices) where four subgroups fit a workgroup's `maxInvocations`, else one subgroup of 4 x 2.
+ */
+export function subgroupMatrixSettings(
+  config: SubgroupMatrixConfig,
+  maxSubgroupSize: number,
+  maxInvocations = 256,
+): SubgroupMatrixSettings {
+  return 4 * maxSubgroupSize <= maxInvocations
+    ? { config, maxSubgroupSize, subgroupsM: 2, subgroupsN: 2, tilesM: 2, tilesN: 2 }
+    : { config, maxSubgroupSize, subgroupsM: 1, subgroupsN: 1, tilesM: 4, tilesN: 2 };
 }
 
 const TILE = 64,
@@ -154,35 +167,59 @@ fn main(@builtin(workgroup_id) wg : vec3<u32>, @builtin(local_invocation_index) 
 }
 
 /**
- * The 'subgroup-matrix' program: each workgroup (settings.workgroupSize invocations: one subgroup at the device's
- * largest subgroup size; where subgroups are smaller, each computes the same tile and writes the same values) owns a
- * tile of tilesM x tilesN result matrices. K goes in steps of 2 config.K: the workgroup rounds op(A) and op(B) to f16
- * into workgroup tiles (row-major, zero outside the matrices), then multiplies them matrix by matrix with
- * subgroupMatrixMultiplyAccumulate into f32 result matrices; at the end the results go through a workgroup tile to
- * the output, with bounds and the bias.
+ * The 'subgroup-matrix' program. A workgroup is subgroupsM x subgroupsN subgroups of the device's largest size; each
+ * subgroup owns tilesM x tilesN result matrices of the workgroup's output tile. K goes in steps of 2 config.K: the
+ * workgroup rounds op(A) and op(B) to f16 into workgroup tiles (row-major, zero outside the matrices), then each
+ * subgroup multiplies its rows of A's tile by its columns of B's with subgroupMatrixMultiplyAccumulate into f32
+ * result matrices. At the end each result matrix goes through a small f32 scratch per subgroup to the output, with
+ * bounds and the bias. A subgroup's offsets in the tiles come from its index (local index / subgroup size), which
+ * WGSL's uniformity analysis cannot see is the same across the subgroup: `chromium.subgroup_matrix_uniformity` is
+ * turned off for that. Where subgroups are smaller than the largest size, two of them share a part of the tile and
+ * write the same values.
  */
 export function subgroupMatrixWgsl(s: HalfMatMulShape, settings: SubgroupMatrixSettings): string {
-  const { config, workgroupSize: W, tilesM, tilesN } = settings;
+  const { config, maxSubgroupSize, subgroupsM: SM, subgroupsN: SN, tilesM, tilesN } = settings;
   const { M: cm, N: cn, K: ck } = config;
-  const BM = tilesM * cm,
-    BN = tilesN * cn,
-    K2 = 2 * ck;
+  const S = SM * SN,
+    W = S * maxSubgroupSize;
+  const PM = tilesM * cm, // one subgroup's part of the tile
+    PN = tilesN * cn;
+  const BM = SM * PM,
+    BN = SN * PN,
+    K2 = 2 * ck,
+    R = cm * cn; // elements of one result matrix
   const pairs: Array<[number, number]> = [];
   for (let i = 0; i < tilesM; i++) for (let j = 0; j < tilesN; j++) pairs.push([i, j]);
   const left = `subgroup_matrix_left<f16, ${ck}, ${cm}>`,
     right = `subgroup_matrix_right<f16, ${cn}, ${ck}>`,
     res = `subgroup_matrix_result<f32, ${cn}, ${cm}>`;
+  const flush = ([i, j]: [number, number]) => `
+  subgroupMatrixStore<row_major>(&scratch, sg * ${R}u, acc${i}_${j}, ${cn}u);
+  workgroupBarrier();
+  for (var e = li; e < ${S * R}u; e = e + ${W}u) {
+    let part = e / ${R}u;
+    let m = m0 + (part / ${SN}u) * ${PM}u + ${i * cm}u + (e % ${R}u) / ${cn}u;
+    let n = n0 + (part % ${SN}u) * ${PN}u + ${j * cn}u + e % ${cn}u;
+    store(m, n, scratch[e]);
+  }
+  workgroupBarrier();`;
   return `enable f16;
+enable subgroups;
 enable chromium_experimental_subgroup_matrix;
+diagnostic(off, chromium.subgroup_matrix_uniformity);
 ${common(s, 'f16')}
 var<workgroup> tileA : array<f16, ${BM * K2}>;
 var<workgroup> tileB : array<f16, ${K2 * BN}>;
-var<workgroup> tileC : array<f32, ${BM * BN}>;
+var<workgroup> scratch : array<f32, ${S * R}>;
 
 @compute @workgroup_size(${W})
-fn main(@builtin(workgroup_id) wg : vec3<u32>, @builtin(local_invocation_index) li : u32) {
+fn main(@builtin(workgroup_id) wg : vec3<u32>, @builtin(local_invocation_index) li : u32,
+        @builtin(subgroup_size) width : u32) {
   let m0 = wg.y * ${BM}u;
   let n0 = wg.x * ${BN}u;
+  let sg = (li / width) % ${S}u;
+  let rowA = (sg / ${SN}u) * ${PM}u; // this subgroup's first row of the tile, and first column
+  let colB = (sg % ${SN}u) * ${PN}u;
   ${pairs.map(([i, j]) => `var acc${i}_${j} = ${res}();`).join('\n  ')}
   for (var k0 = 0u; k0 < uniforms.K; k0 = k0 + ${K2}u) {
     for (var e = li; e < ${BM * K2}u; e = e + ${W}u) {
@@ -193,17 +230,13 @@ fn main(@builtin(workgroup_id) wg : vec3<u32>, @builtin(local_invocation_index) 
     }
     workgroupBarrier();
     for (var kk = 0u; kk < ${K2}u; kk = kk + ${ck}u) {
-      ${Array.from({ length: tilesM }, (_, i) => `let l${i} = subgroupMatrixLoad<${left}, row_major>(&tileA, ${i * cm * K2}u + kk, ${K2}u);`).join('\n      ')}
-      ${Array.from({ length: tilesN }, (_, j) => `let r${j} = subgroupMatrixLoad<${right}, row_major>(&tileB, kk * ${BN}u + ${j * cn}u, ${BN}u);`).join('\n      ')}
+      ${Array.from({ length: tilesM }, (_, i) => `let l${i} = subgroupMatrixLoad<${left}, row_major>(&tileA, (rowA + ${i * cm}u) * ${K2}u + kk, ${K2}u);`).join('\n      ')}
+      ${Array.from({ length: tilesN }, (_, j) => `let r${j} = subgroupMatrixLoad<${right}, row_major>(&tileB, kk * ${BN}u + colB + ${j * cn}u, ${BN}u);`).join('\n      ')}
       ${pairs.map(([i, j]) => `acc${i}_${j} = subgroupMatrixMultiplyAccumulate(l${i}, r${j}, acc${i}_${j});`).join('\n      ')}
     }
     workgroupBarrier();
   }
-  ${pairs.map(([i, j]) => `subgroupMatrixStore<row_major>(&tileC, ${i * cm * BN + j * cn}u, acc${i}_${j}, ${BN}u);`).join('\n  ')}
-  workgroupBarrier();
-  for (var e = li; e < ${BM * BN}u; e = e + ${W}u) {
-    store(m0 + e / ${BN}u, n0 + e % ${BN}u, tileC[e]);
-  }
+  ${pairs.map(flush).join('\n')}
 }`;
 }
 
@@ -244,10 +277,11 @@ export function halfMatMul(
     const sm = opts.subgroupMatrix;
     if (!sm) throw new Error('halfMatMul: the subgroup-matrix flavour needs its settings (a config of the adapter)');
     const { M: cm, N: cn, K: ck } = sm.config;
+    const [BM, BN] = [sm.subgroupsM * sm.tilesM * cm, sm.subgroupsN * sm.tilesN * cn];
     const program = {
-      key: `sgmat_${cm}x${cn}x${ck}_w${sm.workgroupSize}_${sm.tilesM}x${sm.tilesN}_${shapeKey(s)}`,
+      key: `sgmat_${cm}x${cn}x${ck}_s${sm.maxSubgroupSize}_${sm.subgroupsM}x${sm.subgroupsN}_${sm.tilesM}x${sm.tilesN}_${shapeKey(s)}`,
       code: () => subgroupMatrixWgsl(s, sm),
-      dispatch: [Math.ceil(N / (sm.tilesN * cn)), Math.ceil(M / (sm.tilesM * cm)), 1] as [number, number, number],
+      dispatch: [Math.ceil(N / BN), Math.ceil(M / BM), 1] as [number, number, number],
       uniforms,
     };
     return runOwnProgram(backend, program, inputs, { shape: [M, N], dtype: 'float32' });

@@ -1,24 +1,19 @@
 // Our own f16 matmul pipelines (src/model/kernels/webgpuHalfMatmul.ts on webgpuOwnProgram.ts). On SwiftShader
 // (VK_ICD_FILENAMES set to it unless already set) the 'f16-storage' flavour runs and is checked against a float64
 // product; the 'f16' and 'subgroup-matrix' flavours need device features SwiftShader lacks, so their WGSL is compiled
-// on Dawn's null adapter, which offers every feature (and computes nothing).
+// on Dawn's null adapter, which offers every feature (and computes nothing), in a process of its own
+// (null-adapter-compile.ts).
 //
 // The tolerance: each operand is rounded to f16 (relative error at most u = 2^-11), so each product a_k b_k is off by
 // at most (2u + u^2) |a_k b_k|, and the f32 sum of K products adds at most about K 2^-24 sum |a_k b_k|. So
 // |C - C_exact| <= (2^-10 + (K + 2) 2^-23) S + K 2^-24 with S = sum_k |a_k b_k| (the last term covers operands
 // below f16's normal range, 6.1e-5, whose rounding error is absolute, 2^-25). A wrong index or a lost tile is off by
 // about S itself, 1000 times the bound.
+import { execFileSync } from 'node:child_process';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
-import {
-  halfMatMul,
-  packHalfFlat,
-  subgroupMatrixWgsl,
-  tiledHalfWgsl,
-  type HalfMatMulShape,
-  type OperandStorage,
-} from '../../../src/model/kernels/webgpuHalfMatmul';
+import { halfMatMul, packHalfFlat, type OperandStorage } from '../../../src/model/kernels/webgpuHalfMatmul';
 import { ownPipelineCount, ownProgramBackend, tensorOf } from '../../../src/model/kernels/webgpuOwnProgram';
 
 beforeAll(async () => {
@@ -136,50 +131,17 @@ describe('f16-storage matmul on our own pipeline (SwiftShader)', () => {
 });
 
 describe('the f16 and subgroup-matrix programs compile (Dawn null adapter: every feature, no results)', () => {
-  it('each flavour, transpose form, storage and bias compiles without errors or warnings; a broken one does not', async () => {
-    const { create } = (await import('webgpu')) as unknown as { create: (f: string[]) => GPU };
-    const adapter = (await create(['backend=null', 'enable-dawn-features=allow_unsafe_apis']).requestAdapter())!;
-    const device = await adapter.requestDevice({
-      requiredFeatures: ['shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix'] as GPUFeatureName[],
+  it('each flavour, transpose form, storage, bias and tile compiles without errors or warnings; a broken one does not', () => {
+    const out = execFileSync(process.execPath, ['--import', 'tsx', 'tests/unit/model/null-adapter-compile.ts'], {
+      encoding: 'utf8',
+      timeout: 110_000,
     });
-    const maxSubgroup = (device as unknown as { adapterInfo: { subgroupMaxSize: number } }).adapterInfo.subgroupMaxSize;
-    async function problems(code: string): Promise<string[]> {
-      device.pushErrorScope('validation');
-      const module = device.createShaderModule({ code });
-      const messages = (await module.getCompilationInfo()).messages.map((m) => `${m.type}: ${m.message}`);
-      device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-      const error = await device.popErrorScope();
-      return error ? [...messages, error.message] : messages;
-    }
-    const shapes: HalfMatMulShape[] = [];
-    for (const transposeA of [false, true])
-      for (const transposeB of [false, true])
-        for (const [aStorage, bStorage] of [
-          ['f32', 'half'],
-          ['half', 'half'],
-          ['f32', 'f32'],
-        ] as const)
-          shapes.push({
-            M: 1,
-            N: 1,
-            K: 1,
-            transposeA,
-            transposeB,
-            aStorage,
-            bStorage,
-            bias: transposeA ? 'row' : transposeB ? 'full' : 'none',
-          });
-    for (const s of shapes) {
-      expect(await problems(tiledHalfWgsl(s, 'f16')), `f16 ${JSON.stringify(s)}`).toEqual([]);
-      expect(await problems(tiledHalfWgsl(s, 'f16-storage')), `f16-storage ${JSON.stringify(s)}`).toEqual([]);
-      for (const size of [8, 16]) {
-        const config = { componentType: 'f16', resultComponentType: 'f32', M: size, N: size, K: size };
-        const code = subgroupMatrixWgsl(s, { config, workgroupSize: maxSubgroup, tilesM: 4, tilesN: 2 });
-        expect(await problems(code), `subgroup-matrix ${size} ${JSON.stringify(s)}`).toEqual([]);
-      }
-    }
-    const broken = tiledHalfWgsl(shapes[0], 'f16').replace('enable f16;', '');
-    expect((await problems(broken)).length).toBeGreaterThan(0);
-    device.destroy();
+    const { programs, broken } = JSON.parse(out.trim().split('\n').pop()!) as {
+      programs: Record<string, string[]>;
+      broken: string[];
+    };
+    expect(Object.keys(programs)).toHaveLength(12 * 8);
+    for (const [name, messages] of Object.entries(programs)) expect(messages, name).toEqual([]);
+    expect(broken.length).toBeGreaterThan(0);
   });
 });
