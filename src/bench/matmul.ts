@@ -29,7 +29,8 @@
 // Timing: one untimed call (shader compilation), then samples of k back-to-back calls followed by one read of a
 // single element of the last result (which waits for the queue on webgpu), k chosen so a sample lasts about
 // SAMPLE_MS; samples until `seconds` have passed (at least MIN_SAMPLES); ms per call = the median sample / k.
-// tools/bench/torch_matmul.py times the same cases the same way (torch.cuda.synchronize as the sync).
+// tools/bench/torch_matmul.py times the same cases the same way (torch.cuda.synchronize as the sync): f32 ('torch'
+// rows) and, on CUDA, bf16 as RAGEN trains ('torch-bf16' rows).
 import * as tf from '@tensorflow/tfjs';
 import { initBackend, type BackendName } from '../model/backend';
 import { headDim } from '../model/config';
@@ -65,7 +66,7 @@ const TILED: Record<string, { tileRows: 64 | 128; tileCols: 64 | 128; f16: boole
   'tiled-wgsl-128x128': { tileRows: 128, tileCols: 128, f16: false },
   'tiled-wgsl-f16-128x64': { tileRows: 128, tileCols: 64, f16: true },
 };
-export type MatmulImpl = (typeof MATMUL_IMPLS)[number] | 'torch';
+export type MatmulImpl = (typeof MATMUL_IMPLS)[number] | 'torch' | 'torch-bf16';
 export type MatmulPass = 'forward' | 'grad-input' | 'grad-weight';
 
 /** One product C [m, n] = op(A) op(B) with inner size k; A is stored [m, k] or (transposeA) [k, m], B [k, n] or [n, k]. */
@@ -378,7 +379,8 @@ export function matmulTorchSpec(cases: readonly MatmulCase[], seconds: number) {
   };
 }
 
-/** The PyTorch rows from torch_matmul.py's results ("<key> ms"), and vsTorch filled in on the tfjs rows. */
+/** The PyTorch rows from torch_matmul.py's results ("<key> ms"; on CUDA also "<key> bf16 ms": 'torch-bf16' rows),
+ *  and vsTorch (against f32) filled in on the tfjs rows. */
 export function addTorchRows(
   rows: MatmulRow[],
   cases: readonly MatmulCase[],
@@ -389,6 +391,18 @@ export function addTorchRows(
 ): MatmulRow[] {
   const torchRows: MatmulRow[] = [];
   for (const { key, ...rest } of cases) {
+    const bf16 = torch[`${key} bf16 ms`];
+    if (bf16 > 0) {
+      torchRows.push({
+        shape,
+        tokens,
+        ...rest,
+        impl: 'torch-bf16',
+        device,
+        msPerCall: bf16,
+        gflops: gflops(rest.m, rest.n, rest.k, bf16),
+      });
+    }
     const ms = torch[`${key} ms`];
     if (!(ms > 0)) continue;
     torchRows.push({
@@ -401,7 +415,7 @@ export function addTorchRows(
       gflops: gflops(rest.m, rest.n, rest.k, ms),
     });
     for (const row of rows) {
-      if (row.shape === shape && row.op === rest.op && row.pass === rest.pass && row.impl !== 'torch')
+      if (row.shape === shape && row.op === rest.op && row.pass === rest.pass && !row.impl.startsWith('torch'))
         row.vsTorch = ms / row.msPerCall;
     }
   }

@@ -8,6 +8,8 @@ Results: "<key> ms" = median ms per call. Timing as src/bench/matmul.ts: one unt
 followed by a sync (torch.cuda.synchronize on CUDA), k chosen so a sample lasts about SAMPLE_MS; samples until
 `seconds` have passed (at least MIN_SAMPLES); ms per call = the median sample / k.
 f32 as the tfjs side: TF32 stays off (torch.backends.cuda.matmul.allow_tf32, False by default); its value is noted.
+On CUDA each product is timed again in bf16 (the operands cast once, untimed; tensor cores, f32 accumulation), as
+RAGEN trains: "<key> bf16 ms", the figure our own f16 pipelines are measured against.
 """
 import time
 
@@ -55,4 +57,10 @@ def bench_matmuls(spec, device, results, notes, seed):
         ms = ms_per_call(lambda: torch.matmul(left, right), sync, seconds)
         results[f"{case['key']} ms"] = ms
         log(f"torch matmul {case['key']}: {ms:.3f} ms, {2 * m * n * k / (ms * 1e6):.1f} GFLOP/s")
+        if device.type == "cuda":
+            left16, right16 = left.to(torch.bfloat16), right.to(torch.bfloat16)
+            ms16 = ms_per_call(lambda: torch.matmul(left16, right16), sync, seconds)
+            results[f"{case['key']} bf16 ms"] = ms16
+            log(f"torch matmul {case['key']} bf16: {ms16:.3f} ms, {2 * m * n * k / (ms16 * 1e6):.1f} GFLOP/s")
+            del left16, right16
         del a, b, left, right
