@@ -9,8 +9,9 @@
 //
 // Dawn lists `chromium-experimental-subgroup-matrix` only with its `allow_unsafe_apis` toggle on (in Node:
 // create(['enable-dawn-features=allow_unsafe_apis']), which backend.ts passes; Chromium: the same command-line flag).
-// When the adapter refuses a device with the extra features, the factory asks again with tfjs's own list, so a
-// feature's absence never stops the backend.
+// When the adapter refuses a device with the extra features, the factory asks again without them, the most
+// experimental first (subgroup matrices, then subgroups, then shader-f16), down to tfjs's own list, so a feature's
+// absence never stops the backend.
 import * as tf from '@tensorflow/tfjs';
 
 /** The optional features our own pipelines use, requested where the adapter offers them. */
@@ -80,8 +81,8 @@ const TFJS_LIMITS = [
 ];
 
 /**
- * A device from `adapter` with deviceFeatureRequest's features (or, refused, with tfjs's own), and the facts about
- * it. Exported for the tests, which hand it adapters that lack features.
+ * A device from `adapter` with deviceFeatureRequest's features (or, refused, with fewer: see the top of this file),
+ * and the facts about it. Exported for the tests, which hand it adapters that lack or refuse features.
  */
 export async function requestFeaturedDevice(
   adapter: AdapterLike,
@@ -89,14 +90,21 @@ export async function requestFeaturedDevice(
   const requiredLimits: Record<string, number> = {};
   for (const name of TFJS_LIMITS) requiredLimits[name] = adapter.limits[name];
   const wanted = deviceFeatureRequest(adapter.features);
+  const ours = wanted.filter((f) => !TFJS_FEATURES.includes(f));
   let device: unknown;
-  let refused: string[] = [];
-  try {
-    device = await adapter.requestDevice({ requiredFeatures: wanted, requiredLimits });
-  } catch {
-    const tfjsOnly = wanted.filter((f) => TFJS_FEATURES.includes(f));
-    refused = wanted.filter((f) => !tfjsOnly.includes(f));
-    device = await adapter.requestDevice({ requiredFeatures: tfjsOnly, requiredLimits });
+  const refused: string[] = [];
+  for (;;) {
+    try {
+      device = await adapter.requestDevice({
+        requiredFeatures: wanted.filter((f) => !refused.includes(f)),
+        requiredLimits,
+      });
+      break;
+    } catch (err) {
+      const next = ours[ours.length - 1 - refused.length];
+      if (next === undefined) throw err; // refused with tfjs's own features: as tfjs would fail
+      refused.push(next);
+    }
   }
   const info = adapter.info ?? {};
   const num = (k: string) => (typeof info[k] === 'number' ? (info[k] as number) : undefined);

@@ -57,15 +57,34 @@ describe('the webgpu backend device', () => {
       },
     };
     const got = await requestFeaturedDevice(adapter);
+    // Subgroup matrices dropped first; subgroups kept.
     expect(asked).toEqual([
       ['timestamp-query', 'subgroups', 'chromium-experimental-subgroup-matrix'],
-      ['timestamp-query'],
+      ['timestamp-query', 'subgroups'],
     ]);
-    expect(got.facts.features).toEqual(['timestamp-query']);
-    expect(got.facts.refused).toEqual(['subgroups', 'chromium-experimental-subgroup-matrix']);
+    expect(got.facts.features).toEqual(['subgroups', 'timestamp-query']);
+    expect(got.facts.refused).toEqual(['chromium-experimental-subgroup-matrix']);
     expect(got.facts.subgroupMatrixConfigs).toEqual([
       { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 },
     ]);
+    // An adapter that refuses every extra feature still gives tfjs its device; one that refuses even tfjs's fails.
+    const stubborn = {
+      ...adapter,
+      requestDevice: async (d: { requiredFeatures: string[] }) => {
+        if (d.requiredFeatures.some((f) => f !== 'timestamp-query')) throw new Error('refused');
+        return { features: new Set(d.requiredFeatures) };
+      },
+    };
+    const least = await requestFeaturedDevice(stubborn);
+    expect(least.facts.refused).toEqual(['chromium-experimental-subgroup-matrix', 'subgroups']);
+    expect(least.facts.features).toEqual(['timestamp-query']);
+    const none = {
+      ...adapter,
+      requestDevice: async () => {
+        throw new Error('no device');
+      },
+    };
+    await expect(requestFeaturedDevice(none)).rejects.toThrow('no device');
   });
 
   it("turns on Dawn's allow_unsafe_apis in the one list of toggles", () => {
