@@ -121,7 +121,8 @@ function shapeKey(s: HalfMatMulShape): string {
 
 /**
  * The 'f16-storage' / 'f16' program: 64 x 64 output tiles, 256 invocations each computing 4 x 4 outputs, K in steps
- * of 16 through workgroup tiles (f32 for f16-storage, f16 for f16) that hold op(A) and op(B) k-major.
+ * of 16 through workgroup tiles (f32 for f16-storage, f16 for f16) that hold op(A) and op(B) k-major in vec4s, so
+ * that each step of the inner loop reads one vec4 of each.
  */
 export function tiledHalfWgsl(s: HalfMatMulShape, flavour: 'f16-storage' | 'f16'): string {
   const T = flavour === 'f16' ? 'f16' : 'f32';
@@ -133,12 +134,12 @@ export function tiledHalfWgsl(s: HalfMatMulShape, flavour: 'f16-storage' | 'f16'
       let e = li + i * ${THREADS}u;
       let kk = ${kContiguous ? `e % ${BK}u` : `e / ${TILE}u`};
       let rc = ${kContiguous ? `e / ${BK}u` : `e % ${TILE}u`};
-      ${tile}[kk * ${TILE}u + rc] = ${T}(${op === 'A' ? `opA(${first} + rc, k0 + kk)` : `opB(k0 + kk, ${first} + rc)`});
+      ${tile}[kk * ${TILE / 4}u + rc / 4u][rc % 4u] = ${T}(${op === 'A' ? `opA(${first} + rc, k0 + kk)` : `opB(k0 + kk, ${first} + rc)`});
     }`;
   return `${flavour === 'f16' ? 'enable f16;' : ''}
 ${common(s, flavour)}
-var<workgroup> tileA : array<${T}, ${TILE * BK}>;
-var<workgroup> tileB : array<${T}, ${TILE * BK}>;
+var<workgroup> tileA : array<vec4<${T}>, ${(TILE * BK) / 4}>;
+var<workgroup> tileB : array<vec4<${T}>, ${(TILE * BK) / 4}>;
 
 @compute @workgroup_size(${THREADS})
 fn main(@builtin(workgroup_id) wg : vec3<u32>, @builtin(local_invocation_index) li : u32) {
@@ -152,10 +153,8 @@ fn main(@builtin(workgroup_id) wg : vec3<u32>, @builtin(local_invocation_index) 
     ${load('tileB', 'B', bKContiguous, 'n0')}
     workgroupBarrier();
     for (var k = 0u; k < ${BK}u; k = k + 1u) {
-      let ra = k * ${TILE}u + 4u * ty;
-      let rb = k * ${TILE}u + 4u * tx;
-      let av = vec4<f32>(f32(tileA[ra]), f32(tileA[ra + 1u]), f32(tileA[ra + 2u]), f32(tileA[ra + 3u]));
-      let bv = vec4<f32>(f32(tileB[rb]), f32(tileB[rb + 1u]), f32(tileB[rb + 2u]), f32(tileB[rb + 3u]));
+      let av = vec4<f32>(tileA[k * ${TILE / 4}u + ty]);
+      let bv = vec4<f32>(tileB[k * ${TILE / 4}u + tx]);
       for (var r = 0u; r < 4u; r = r + 1u) { acc[r] = fma(vec4<f32>(av[r]), bv, acc[r]); }
     }
     workgroupBarrier();
