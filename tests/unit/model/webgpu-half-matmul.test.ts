@@ -130,6 +130,40 @@ describe('f16-storage matmul on our own pipeline (SwiftShader)', () => {
   });
 });
 
+describe("our own dispatches in tfjs's command stream", () => {
+  it("run in order with tfjs's unsubmitted work: ours reads its pending result, tfjs reads ours, a disposed input holds", async () => {
+    const backend = ownProgramBackend();
+    const a = tf.randomUniform([64, 40], -1, 1, 'float32', 8),
+      w = tf.randomUniform([40, 24], -1, 1, 'float32', 9);
+    const expected = (await tf.matMul(a, w).data()) as Float32Array;
+    // x is a tfjs result still in tfjs's unsubmitted encoder; it is disposed right after our dispatch is recorded.
+    const x = tf.mul(a, tf.scalar(1));
+    const out = tensorOf(
+      halfMatMul(
+        backend,
+        'f16-storage',
+        { info: x, shape: [64, 40], storage: 'f32' },
+        { info: w, shape: [40, 24], storage: 'f32' },
+        {
+          transposeA: false,
+          transposeB: false,
+        },
+      ),
+    );
+    x.dispose();
+    // Uploads and results of x's size now: from tfjs's buffer pool, where x's buffer goes once released.
+    const others = Array.from({ length: 4 }, (_, i) =>
+      tf.tensor2d(new Float32Array(64 * 40).fill(100 + i), [64, 40]).add(0),
+    );
+    const then = tf.add(out, tf.scalar(0)); // tfjs reads our output
+    const got = (await then.data()) as Float32Array;
+    let worst = 0;
+    got.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - expected[i]))));
+    expect(worst).toBeLessThan(0.05); // f16 rounding of a 40-term sum; the pool's 100s would be off by thousands
+    tf.dispose([a, w, out, then, ...others]);
+  });
+});
+
 describe('the f16 and subgroup-matrix programs compile (Dawn null adapter: every feature, no results)', () => {
   it('each flavour, transpose form, storage, bias and tile compiles without errors or warnings; a broken one does not', () => {
     const out = execFileSync(process.execPath, ['--import', 'tsx', 'tests/unit/model/null-adapter-compile.ts'], {
