@@ -153,7 +153,7 @@ describe("our own dispatches in tfjs's command stream", () => {
     x.dispose();
     // Uploads and results of x's size now: from tfjs's buffer pool, where x's buffer goes once released.
     const others = Array.from({ length: 4 }, (_, i) =>
-      tf.tensor2d(new Float32Array(64 * 40).fill(100 + i), [64, 40]).add(0),
+      tf.tidy(() => tf.tensor2d(new Float32Array(64 * 40).fill(100 + i), [64, 40]).add(0)),
     );
     const then = tf.add(out, tf.scalar(0)); // tfjs reads our output
     const got = (await then.data()) as Float32Array;
