@@ -12,6 +12,7 @@ import * as tf from '@tensorflow/tfjs';
 import { MIN_TILED_ROWS, missingFeature, setWebGpuMatMul, webGpuMatMul, HALF_MATMULS } from './webgpuMatMulRoute';
 import type { WebGpuMatMul } from './envSettings';
 import { ownProgramBackend, tensorOf } from './kernels/webgpuOwnProgram';
+import { halfMatMul, packHalfFlat, type HalfFlavour, type SubgroupMatrixSettings } from './kernels/webgpuHalfMatmul';
 import { subgroupRowReduce } from './kernels/webgpuSubgroupReduce';
 import { webgpuDeviceHas } from './webgpuDevice';
 import { pruneHalfWeights } from './halfWeights';
@@ -53,6 +54,78 @@ function exact(a: Float32Array, b: Float32Array, M: number, N: number, K: number
   return { c, s };
 }
 
+/** The largest |C - C_exact| / S and |C - C_exact| / bound of a product c = op(a) op(w) (+ bias row). */
+async function errorsOf(
+  c: tf.Tensor,
+  a: tf.Tensor,
+  w: tf.Tensor,
+  bias: tf.Tensor | undefined,
+  M: number,
+  N: number,
+  K: number,
+  tA: boolean,
+  tB: boolean,
+): Promise<{ rel: number; overBound: number }> {
+  const got = (await c.data()) as Float32Array;
+  const ref = exact((await a.data()) as Float32Array, (await w.data()) as Float32Array, M, N, K, tA, tB);
+  const biasValues = bias ? ((await bias.data()) as Float32Array) : null;
+  let rel = 0,
+    overBound = 0;
+  got.forEach((v, j) => {
+    const want = ref.c[j] + (biasValues ? biasValues[j % N] : 0);
+    const err = Math.abs(v - want);
+    const bound = (2 ** -10 + (K + 2) * 2 ** -23) * ref.s[j] + K * 2 ** -24 + 2 ** -23 * Math.abs(want);
+    rel = Math.max(rel, Number.isFinite(err) ? err / Math.max(ref.s[j], 1e-30) : Infinity);
+    overBound = Math.max(overBound, Number.isFinite(err) ? err / bound : Infinity);
+  });
+  return { rel, overBound };
+}
+
+/**
+ * The same check of an f16 flavour's kernel called directly (not through the route), the weight operand packed to
+ * f16 and the other float32; for subgroup-matrix with the given tiling. tools/device/webgpu-selfcheck.ts checks
+ * tilings other than the route's default this way before timing them.
+ */
+export async function selfCheckHalfMatMul(
+  flavour: HalfFlavour,
+  subgroupMatrix?: SubgroupMatrixSettings,
+): Promise<MatMulModeCheck> {
+  const missing = missingFeature(flavour);
+  if (missing) return { mode: flavour, ok: false, maxRelError: null, reason: `needs ${missing}` };
+  const backend = ownProgramBackend();
+  let worstRel = 0,
+    worstOverBound = 0;
+  const error = await gpuErrorOf(async () => {
+    for (const [i, [M, N, K, tA, tB, withBias]] of PRODUCTS.entries()) {
+      const a = tf.randomUniform(tA ? [K, M] : [M, K], -1, 1, 'float32', 11 + i);
+      const w = tf.randomUniform(tB ? [N, K] : [K, N], -1, 1, 'float32', 23 + i);
+      const bias = withBias ? tf.randomUniform([N], -1, 1, 'float32', 37 + i) : undefined;
+      const half = tensorOf(packHalfFlat(backend, w));
+      const c = tensorOf(
+        halfMatMul(
+          backend,
+          flavour,
+          { info: a, shape: a.shape as [number, number], storage: 'f32' },
+          { info: half, shape: w.shape as [number, number], storage: 'half' },
+          { transposeA: tA, transposeB: tB, bias, subgroupMatrix },
+        ),
+      );
+      const e = await errorsOf(c, a, w, bias, M, N, K, tA, tB);
+      worstRel = Math.max(worstRel, e.rel);
+      worstOverBound = Math.max(worstOverBound, e.overBound);
+      tf.dispose([a, w, half, c, ...(bias ? [bias] : [])]);
+    }
+  });
+  if (error) return { mode: flavour, ok: false, maxRelError: null, reason: `WebGPU reported: ${error.split('\n')[0]}` };
+  const ok = worstOverBound <= 1;
+  return {
+    mode: flavour,
+    ok,
+    maxRelError: worstRel,
+    ...(ok ? {} : { reason: `off by ${worstOverBound.toFixed(1)} times the f16 bound` }),
+  };
+}
+
 /** Runs fn inside a WebGPU error scope; the error's message, or null. */
 async function gpuErrorOf(fn: () => Promise<void>): Promise<string | null> {
   const device = ownProgramBackend().device;
@@ -92,17 +165,10 @@ export async function selfCheckMatMulMode(mode: WebGpuMatMul): Promise<MatMulMod
             const c = bias
               ? tf.fused.matMul({ a, b: w, transposeA: tA, transposeB: tB, bias })
               : tf.matMul(a, w, tA, tB);
-            const got = (await c.data()) as Float32Array;
+            const e = await errorsOf(c, a, w, bias, M, N, K, tA, tB);
             c.dispose();
-            const ref = exact((await a.data()) as Float32Array, (await w.data()) as Float32Array, M, N, K, tA, tB);
-            const biasValues = bias ? ((await bias.data()) as Float32Array) : null;
-            got.forEach((v, j) => {
-              const want = ref.c[j] + (biasValues ? biasValues[j % N] : 0);
-              const err = Math.abs(v - want);
-              const bound = (2 ** -10 + (K + 2) * 2 ** -23) * ref.s[j] + K * 2 ** -24 + 2 ** -23 * Math.abs(want);
-              worstRel = Math.max(worstRel, Number.isFinite(err) ? err / Math.max(ref.s[j], 1e-30) : Infinity);
-              worstOverBound = Math.max(worstOverBound, Number.isFinite(err) ? err / bound : Infinity);
-            });
+            worstRel = Math.max(worstRel, e.rel);
+            worstOverBound = Math.max(worstOverBound, e.overBound);
           }
         } finally {
           tf.dispose([a, w, ...(bias ? [bias] : [])]);

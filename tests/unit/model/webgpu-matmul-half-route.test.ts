@@ -13,7 +13,7 @@ import { halfWeightCount, releaseHalfWeights } from '../../../src/model/halfWeig
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
 import { setWebGpuMatMul, supportedWebGpuMatMuls, webGpuMatMul } from '../../../src/model/webgpuMatMulRoute';
-import { selfCheckWebGpuModes } from '../../../src/model/webgpuSelfCheck';
+import { selfCheckHalfMatMul, selfCheckWebGpuModes } from '../../../src/model/webgpuSelfCheck';
 
 beforeAll(async () => {
   process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
@@ -146,5 +146,13 @@ describe('f16 matmul modes', () => {
     expect(by['subgroup-matrix']).toMatchObject({ ok: false, maxRelError: null });
     expect(by['subgroup-reduce'].ok).toBe(true);
     expect(webGpuMatMul()).toBe('tfjs'); // put back
+    // The direct check (a kernel and tiling not through the route) passes the same kernel, leaves no tensor, and
+    // reports a missing feature the same way.
+    const before = tf.memory().numTensors;
+    const direct = await selfCheckHalfMatMul('f16-storage');
+    expect(direct.ok).toBe(true);
+    expect(direct.maxRelError).toBeLessThan(2 ** -10);
+    expect(tf.memory().numTensors).toBe(before);
+    expect((await selfCheckHalfMatMul('subgroup-matrix')).reason).toMatch(/^needs the device feature/);
   });
 });
