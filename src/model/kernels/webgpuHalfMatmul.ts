@@ -8,7 +8,8 @@
 // C [M, N] = op(A) op(B) (+ bias), op = identity or transpose, A and B each either float32 or half (f16 packed two to
 // an int32 element: packHalfFlat, the whole tensor in row-major order, so any shape works). A float32 operand is
 // rounded to f16 as it is read, so every flavour multiplies the same f16 operands and adds the products in f32: the
-// results differ from f32's by the rounding of the operands (relative 2^-11 each), not by the flavour.
+// results differ from f32's by the rounding of the operands (relative 2^-11 each), and from one another only by the
+// order of the f32 additions.
 //
 // The model keeps an f16 copy of each weight (halfWeights.ts) and passes activations as float32: weights are read at
 // half the bytes, activations are rounded in the tile load (no pass of their own).
@@ -17,7 +18,6 @@ import { runOwnProgram, uniformWords, type OwnProgramBackend } from './webgpuOwn
 import type { Info } from './webgpuProgram';
 
 export type HalfFlavour = 'f16-storage' | 'f16' | 'subgroup-matrix';
-export const HALF_FLAVOURS: readonly HalfFlavour[] = ['f16-storage', 'f16', 'subgroup-matrix'];
 
 /** How an operand is stored: float32, or f16 (packed two to an int32 element). */
 export type OperandStorage = 'f32' | 'half';
