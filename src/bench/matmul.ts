@@ -26,6 +26,9 @@
 // them. Each runs only where the device has its features and it passed webgpuSelfCheck.ts's check against exact
 // products (the checks are noted, and kept for the JSON report: matmulSelfChecks); GPU time is not measured for
 // them (tfjs's timestamp queries cover its own programs only).
+// On wasm the 'tfjs' rows are tfjs-wasm's own kernel (XNNPACK, an operand transposed first where the product asks) and
+// 'wasm-own' is our kernels.c matmul (src/model/wasmMatMul.ts), whatever the size; the model's route takes whichever
+// of the two measured faster.
 // Timing: one untimed call (shader compilation), then samples of k back-to-back calls followed by one read of a
 // single element of the last result (which waits for the queue on webgpu), k chosen so a sample lasts about
 // SAMPLE_MS; samples until `seconds` have passed (at least MIN_SAMPLES); ms per call = the median sample / k.
@@ -40,6 +43,7 @@ import { halfMatMul, packHalfFlat, type HalfFlavour, type HalfOperand } from '..
 import { ownProgramBackend, tensorOf } from '../model/kernels/webgpuOwnProgram';
 import { deviceSubgroupMatrixSettings, setWebGpuMatMul, webGpuMatMul } from '../model/webgpuMatMulRoute';
 import { selfCheckWebGpuModes, type MatMulModeCheck } from '../model/webgpuSelfCheck';
+import { setWasmMatMulRoute } from '../model/wasmMatMul';
 import { HEAD_CHUNK_ELEMENTS } from '../model/scoring';
 import type { BenchShape } from './model';
 
@@ -52,6 +56,7 @@ export const MATMUL_IMPLS = [
   'own-f16-storage',
   'own-f16',
   'own-subgroup-matrix',
+  'wasm-own',
 ] as const;
 /** Each of our own f16 pipelines' rows and its mode. */
 const OWN: Record<string, HalfFlavour> = {
@@ -208,15 +213,32 @@ export async function benchMatmul(o: BenchMatmulOptions): Promise<MatmulRow[]> {
   const note = o.note ?? (() => {});
   const backend = await initBackend(o.backend);
   const tiled = hasTiledMatMul();
-  if (!tiled) note(`the tiled WGSL rows need the webgpu backend (this is ${backend.name}): tfjs rows only`);
+  if (!tiled)
+    note(
+      `the tiled WGSL rows need the webgpu backend (this is ${backend.name}): ` +
+        (backend.name === 'wasm' ? 'tfjs and wasm-own rows' : 'tfjs rows only'),
+    );
   // The 'tfjs' rows are tfjs's own matmul, also where the model's matmuls are routed to the tiled kernel.
+  // On wasm likewise tfjs-wasm's own kernel, and our kernels.c matmul in the 'wasm-own' rows.
   const routed = backend.name === 'webgpu' ? webGpuMatMul() : null;
   const own = backend.name === 'webgpu' ? await ownModesThatPass(note) : [];
   if (routed) setWebGpuMatMul('tfjs');
+  if (backend.name === 'wasm') setWasmMatMulRoute('tfjs');
   try {
     return await matmulRows(o, tiled, own, note, backend.name);
   } finally {
     if (routed) setWebGpuMatMul(routed);
+    if (backend.name === 'wasm') setWasmMatMulRoute('auto');
+  }
+}
+
+/** A product through our own wasm kernel (kernels.c), whatever its size; tfjs-wasm's kernel again after it. */
+function wasmOwnProduct(product: () => tf.Tensor): tf.Tensor {
+  setWasmMatMulRoute('own');
+  try {
+    return product();
+  } finally {
+    setWasmMatMulRoute('tfjs');
   }
 }
 
@@ -258,7 +280,9 @@ async function matmulRows(
   note: (line: string) => void,
   backendName: string,
 ): Promise<MatmulRow[]> {
-  const impls = MATMUL_IMPLS.filter((impl) => impl === 'tfjs' || (OWN[impl] ? own.includes(OWN[impl]) : tiled));
+  const impls = MATMUL_IMPLS.filter((impl) =>
+    impl === 'wasm-own' ? backendName === 'wasm' : impl === 'tfjs' || (OWN[impl] ? own.includes(OWN[impl]) : tiled),
+  );
   const tokens = `${o.batch}x${o.seqLen}`;
   const rows: MatmulRow[] = [];
   let seed = o.seed ?? 0;
@@ -289,20 +313,22 @@ async function matmulRows(
     const ownOperands = own.length ? [half(a, weight === 'a'), half(b, weight === 'b')] : [];
     const subgroupMatrix = deviceSubgroupMatrixSettings();
     // What the tiled rows are checked against (nothing to check, and no product to spend, without them).
-    const reference = tiled ? tf.matMul(a, b, cs.transposeA, cs.transposeB) : undefined;
+    const reference = tiled || impls.includes('wasm-own') ? tf.matMul(a, b, cs.transposeA, cs.transposeB) : undefined;
     const forms = { transposeA: cs.transposeA, transposeB: cs.transposeB };
     try {
       for (const impl of impls.filter((i) => !TILED[i]?.f16 || packed.length)) {
         const t = TILED[impl];
         const flavour = OWN[impl];
         const call = (): tf.Tensor =>
-          flavour
-            ? tensorOf(halfMatMul(ownBackend!, flavour, ownOperands[0], ownOperands[1], { ...forms, subgroupMatrix }))
-            : !t
-              ? tf.matMul(a, b, cs.transposeA, cs.transposeB)
-              : t.f16
-                ? tiledMatMul(packed[0], packed[1], { ...forms, ...t })
-                : tiledMatMul(a, b, { ...forms, ...t });
+          impl === 'wasm-own'
+            ? wasmOwnProduct(() => tf.matMul(a, b, cs.transposeA, cs.transposeB))
+            : flavour
+              ? tensorOf(halfMatMul(ownBackend!, flavour, ownOperands[0], ownOperands[1], { ...forms, subgroupMatrix }))
+              : !t
+                ? tf.matMul(a, b, cs.transposeA, cs.transposeB)
+                : t.f16
+                  ? tiledMatMul(packed[0], packed[1], { ...forms, ...t })
+                  : tiledMatMul(a, b, { ...forms, ...t });
         const ms = await msPerCall(call, o.seconds);
         const row: MatmulRow = {
           shape: o.shape.name,
@@ -315,7 +341,7 @@ async function matmulRows(
         };
         const gpuMs = flavour ? undefined : await gpuMsPerCall(call);
         if (gpuMs !== undefined) row.gpuMsPerCall = gpuMs;
-        if (flavour) row.maxRelErrorVsTfjs = await relativeDifference(call, reference!);
+        if (flavour || impl === 'wasm-own') row.maxRelErrorVsTfjs = await relativeDifference(call, reference!);
         if (t) {
           row.maxRelErrorVsTfjs = await relativeDifference(call, reference!);
           row.splitK = autoSplitK(cs.m, cs.n, cs.k, t.tileRows, t.tileCols);

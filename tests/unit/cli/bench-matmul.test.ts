@@ -55,7 +55,7 @@ describe('matmulCases', () => {
 });
 
 describe('bench --only matmul', () => {
-  it('on wasm: a tfjs and a PyTorch row per case of the tiny shape, ratios and update sums from them', async () => {
+  it('on wasm: a tfjs, a wasm-own and a PyTorch row per case of the tiny shape, ratios and update sums from them', async () => {
     const json = path.join(dir, 'matmul.json');
     await ragen(
       'bench',
@@ -86,12 +86,18 @@ describe('bench --only matmul', () => {
       'head grad-weight 512x64x39 TN x1',
     ]);
     expect(report.errors).toEqual({});
-    expect(report.notes.matmul).toContain('the tiled WGSL rows need the webgpu backend (this is wasm): tfjs rows only');
+    expect(report.notes.matmul).toContain(
+      'the tiled WGSL rows need the webgpu backend (this is wasm): tfjs and wasm-own rows',
+    );
     const tfjs = rows.filter((r) => r.impl === 'tfjs'),
+      own = rows.filter((r) => r.impl === 'wasm-own'),
       torch = rows.filter((r) => r.impl === 'torch');
-    expect(rows).toHaveLength(30); // no tiled rows on wasm
+    expect(rows).toHaveLength(45); // no tiled rows on wasm
+    // Our kernel adds in XNNPACK's order: the same products.
+    for (const r of own) expect(r.maxRelErrorVsTfjs).toBeLessThanOrEqual(1e-6);
     for (const [side, device] of [
       [tfjs, 'wasm'],
+      [own, 'wasm'],
       [torch, 'cpu'],
     ] as const) {
       expect(side.map(describeCase)).toEqual(cases.map(describeCase));
@@ -110,6 +116,7 @@ describe('bench --only matmul', () => {
     }
     for (const [impl, side] of [
       ['tfjs', tfjs],
+      ['wasm-own', own],
       ['torch', torch],
     ] as const) {
       expect(results[`tiny 1x40 update matmuls ${impl} ms`]).toBeCloseTo(
