@@ -61,6 +61,17 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
   }
   const maxBatch = opts.maxBatchSize ?? Infinity;
   if (!(maxBatch >= 1)) throw new Error(`policyGenerateFn: maxBatchSize must be at least 1, got ${opts.maxBatchSize}`);
+  // How both engines sample and stop (each adds its seeds and progress).
+  const sampling = {
+    maxNewTokens: opts.maxNewTokens,
+    temperature: opts.temperature,
+    topP: opts.topP,
+    topK: opts.topK,
+    stopTokenIds: [imEnd],
+    stopStrings: STOP_STRINGS,
+    decode: (t: number[]) => tokenizer.decode(t),
+    padTokenId: pad,
+  };
   let call = 0;
   let sessions: GenerationSession[] = []; // one per batch of dialogues
   const batchOf = new Map<number, number>(); // env id -> its batch (its session), fixed at turn 1
@@ -85,15 +96,8 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
       const result = await sessions[b].generate(
         rows.map((i) => tokenizer.encode(prompts[i])),
         {
-          maxNewTokens: opts.maxNewTokens,
-          temperature: opts.temperature,
-          topP: opts.topP,
-          topK: opts.topK,
-          stopTokenIds: [imEnd],
-          stopStrings: STOP_STRINGS,
-          decode: (t) => tokenizer.decode(t),
+          ...sampling,
           seed,
-          padTokenId: pad,
           onDecodeStep: context?.onTokens ? (decoded) => context.onTokens!(decoded, opts.maxNewTokens) : undefined,
         },
         rows.map((i) => keys[i]),
@@ -119,15 +123,8 @@ export function policyGenerateFn(model: Qwen2Model, tokenizer: Tokenizer, opts: 
         {
           slots: Math.min(maxBatch, first.length),
           capacity: continuousCapacity(model, longest, maxTurn, opts.maxNewTokens),
-          maxNewTokens: opts.maxNewTokens,
-          temperature: opts.temperature,
-          topP: opts.topP,
-          topK: opts.topK,
-          stopTokenIds: [imEnd],
-          stopStrings: STOP_STRINGS,
-          decode: (t) => tokenizer.decode(t),
+          ...sampling,
           seedForTurn: (turn) => opts.seedForCall(turn - 1),
-          padTokenId: pad,
           onStep: onTokens ? (sampled) => onTokens(sampled / first.length, opts.maxNewTokens) : undefined,
         },
       );
