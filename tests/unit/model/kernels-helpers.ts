@@ -364,6 +364,36 @@ export function describeFusedKernels(
       tf.dispose([qkv, mask, full]);
     });
 
+    it('attention with a KV cache whose earlier turn is masked out (a context window): only the visible keys count', async () => {
+      // A multi-turn rollout keeps every turn in the cache while the window shows the last: whole runs of masked
+      // keys (the wasm kernel skips those four at a time), next to masked keys scattered among visible ones.
+      const C = 16,
+        prefill = 13;
+      const kw = heads.numKvHeads * heads.headDim;
+      const qkv = rand([B * prefill, W], 17, 3);
+      const step = rand([B, W], 18, 3);
+      const open = tf.tensor2d(
+        Array.from({ length: B }, () => Array.from({ length: C }, (_, s) => (s <= prefill ? 1 : 0))),
+      );
+      const windowed = tf.tensor2d(
+        Array.from({ length: B }, (_, b) =>
+          Array.from({ length: C }, (_, s) =>
+            s > prefill ? 0 : b === 0 ? (s >= 8 ? 1 : 0) : [0, 1, 2, 5, 9].includes(s) ? 0 : 1,
+          ),
+        ),
+      );
+      const decoded: tf.Tensor[] = [];
+      for (const impl of [fused.cachedAttention, unfused.cachedAttention]) {
+        const empty = [tf.zeros([B, C, kw]), tf.zeros([B, C, kw])] as tf.Tensor3D[];
+        const [first, k, v] = impl(qkv as tf.Tensor2D, empty[0], empty[1], open, 0, heads);
+        const [out, k2, v2] = impl(step as tf.Tensor2D, k, v, windowed, prefill, heads);
+        decoded.push(out);
+        tf.dispose([...empty, first, k, v, k2, v2]);
+      }
+      expect(await maxAbsDiff(decoded[0], decoded[1])).toBeLessThan(tol);
+      tf.dispose([qkv, step, open, windowed, ...decoded]);
+    });
+
     it('leaves no tensors behind', async () => {
       const before = tf.memory().numTensors;
       const qkv = rand([B * T, W], 13),

@@ -323,11 +323,18 @@ void logprob_bwd(const f32* dlp, const f32* dent, const f32* z, const int* targe
 // One query row of softmax attention: o = sum_j p_j v_j over keys j = 0 .. n-1 whose mask is set, with
 // p = softmax(q . k_j scale). Keys and values are rows of stride `kstride`. scratch: n (rounded up to 4) floats.
 // Returns the log-sum-exp of the scaled scores, or -inf (and o = 0) when no key is visible.
+// Four keys that are all masked are skipped, not computed and zeroed: in a multi-turn rollout the KV cache keeps
+// every earlier turn while the context window shows only the last, so most keys are masked. A masked key adds an
+// exact 0 to the sum and to o either way, so skipping it changes no bit.
 static f32 attend_row(const f32* q, const f32* k, const f32* v, int kstride, const f32* mask, int n, f32* o,
                       f32* scratch, int hd, f32 scale) {
   v4 vmax = splat(NEG_INF), vscale = splat(scale), vninf = splat(NEG_INF);
   int j = 0;
   for (; j + 4 <= n; j += 4) {
+    if (!wasm_v128_any_true(load(mask + j))) {
+      store(scratch + j, vninf);
+      continue;
+    }
     const f32* kj = k + (long)j * kstride;
     v4 s = mul(dot4(q, kj, kj + kstride, kj + 2 * kstride, kj + 3 * kstride, hd), vscale);
     s = wasm_v128_bitselect(s, vninf, wasm_f32x4_ne(load(mask + j), splat(0)));
@@ -344,6 +351,7 @@ static f32 attend_row(const f32* q, const f32* k, const f32* v, int kstride, con
   if (mx == NEG_INF) return NEG_INF;
   v4 vm = splat(mx), vsum = splat(0);
   for (j = 0; j + 4 <= n; j += 4) {
+    if (!wasm_v128_any_true(load(mask + j))) continue;
     // exp of a masked score (-inf) is clamped to exp(-87), so it is zeroed by the mask explicitly.
     v4 p = mul(v_exp(sub(load(scratch + j), vm)), wasm_v128_and(wasm_f32x4_ne(load(mask + j), splat(0)), splat(1)));
     vsum = add(vsum, p);
