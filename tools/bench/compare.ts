@@ -83,7 +83,9 @@ function secondsPerStep(dir: string, config: string, extra: string[]): number {
     ],
     { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] },
   );
+  // Read, then removed: `ragen bench` refuses to overwrite a --json file, and the next process reuses the name.
   const report = JSON.parse(fs.readFileSync(json, 'utf8')) as { results: { step: Record<string, number> } };
+  fs.rmSync(json);
   const key = Object.keys(report.results.step).find((k) => k.endsWith(' step s'));
   if (!key) throw new Error(`no step figure in ${json}`);
   return report.results.step[key];
