@@ -4,25 +4,12 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
-import type { Qwen2Config } from '../../../src/model/config';
+import { TINY_GENERATE_CONFIG } from './tiny-generate-config';
 import { ContinuousEngine } from '../../../src/model/continuousBatching';
 import { GenerationSession } from '../../../src/model/generate';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 
-const config: Qwen2Config = {
-  model_type: 'qwen2',
-  vocab_size: 50,
-  hidden_size: 32,
-  intermediate_size: 40,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  max_position_embeddings: 256,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: true,
-  initializer_range: 0.3, // confident, input-dependent predictions
-};
+const config = TINY_GENERATE_CONFIG;
 const first = [
   [5, 17, 3, 22],
   [9, 1, 44, 23, 8, 8, 30, 2, 12],

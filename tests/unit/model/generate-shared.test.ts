@@ -5,24 +5,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../../src/model/backend';
-import type { Qwen2Config } from '../../../src/model/config';
+import { TINY_GENERATE_CONFIG } from './tiny-generate-config';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { GenerationSession, prefillChunkColumns } from '../../../src/model/generate';
 
-const config: Qwen2Config = {
-  model_type: 'qwen2',
-  vocab_size: 50,
-  hidden_size: 32,
-  intermediate_size: 40,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  max_position_embeddings: 256,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: true,
-  initializer_range: 0.3,
-};
+const config = TINY_GENERATE_CONFIG;
 const opts = { maxNewTokens: 10, temperature: 1, seed: 7, padTokenId: 0, stopTokenIds: [3] };
 // Two env groups of three: each group's members start from the same prompt (the group's reset state).
 const groupPrompts = [

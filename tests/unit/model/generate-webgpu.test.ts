@@ -4,26 +4,13 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertNoGpuError, initBackend, SWIFTSHADER_ICD } from '../../../src/model/backend';
-import type { Qwen2Config } from '../../../src/model/config';
+import { TINY_GENERATE_CONFIG } from './tiny-generate-config';
 import { generate } from '../../../src/model/generate';
 import { K } from '../../../src/model/kernels/index';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { fullSequenceGreedy } from './greedy-reference';
 
-const config: Qwen2Config = {
-  model_type: 'qwen2',
-  vocab_size: 50,
-  hidden_size: 32,
-  intermediate_size: 40,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  max_position_embeddings: 256,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: true,
-  initializer_range: 0.3, // confident, input-dependent predictions
-};
+const config = TINY_GENERATE_CONFIG;
 const prompts = [
   [5, 17, 3],
   [9, 1, 44, 23, 8, 8, 30, 2, 12],

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../../src/model/backend';
-import type { Qwen2Config } from '../../../src/model/config';
+import { TINY_GENERATE_CONFIG } from './tiny-generate-config';
 import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { fullSequenceGreedy } from './greedy-reference';
 import {
@@ -16,20 +16,7 @@ import {
 import { sampleNextTokens } from '../../../src/model/sampling';
 import { seededUniform } from '../../../src/model/seeded';
 
-const config: Qwen2Config = {
-  model_type: 'qwen2',
-  vocab_size: 50,
-  hidden_size: 32,
-  intermediate_size: 40,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  max_position_embeddings: 256,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: true,
-  initializer_range: 0.3, // confident, input-dependent predictions (HF's 0.02 gives near-uniform logits)
-};
+const config = TINY_GENERATE_CONFIG;
 const PAD = 0;
 const greedy = (maxNewTokens: number, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
   maxNewTokens,
