@@ -42,10 +42,16 @@ interface AddedTokenJSON {
   special: boolean;
 }
 
+/** How many texts Tokenizer.encode remembers (least recently used dropped first). */
+const ENCODE_CACHE_SIZE = 2048;
+
 export class Tokenizer {
   /** Number of token ids (largest id + 1), added tokens included. A model's `vocab_size` may be larger (padded). */
   readonly vocabSize: number;
   private readonly inner: HFTokenizer;
+  /** The ids of recently encoded texts. A step encodes the same texts many times over (every env group's prompt, the
+   *  system and user turns of each trajectory's training rendering), and BPE costs far more than a lookup. */
+  private readonly recent = new Map<string, number[]>();
   private readonly json: Json;
   private readonly config: Json;
 
@@ -105,13 +111,22 @@ export class Tokenizer {
   }
 
   /** Token ids of `text`. Special tokens written in the text (e.g. `<|im_end|>`) become their single ids; nothing
-   *  is added around the text (no BOS/EOS). */
+   *  is added around the text (no BOS/EOS). Each call returns an array of its own. */
   encode(text: string): number[] {
     if (typeof text !== 'string') throw new Error(`Tokenizer.encode: expected a string, got ${typeof text}`);
+    const known = this.recent.get(text);
+    if (known) {
+      // Most recently used last, so that the oldest entry is the first one a full cache drops.
+      this.recent.delete(text);
+      this.recent.set(text, known);
+      return known.slice();
+    }
     const { ids, tokens } = this.inner.encode(text, { add_special_tokens: false });
     const bad = ids.findIndex((id) => id === undefined || id === null);
     if (bad >= 0)
       throw new Error(`Tokenizer.encode: piece '${tokens[bad]}' has no id and the vocabulary has no unk token`);
+    if (this.recent.size >= ENCODE_CACHE_SIZE) this.recent.delete(this.recent.keys().next().value as string);
+    this.recent.set(text, ids.slice());
     return ids;
   }
 

@@ -65,6 +65,18 @@ describe('tiny byte-level BPE', () => {
     }
   });
 
+  it('gives a text seen before the same ids in an array of its own, also after many other texts', () => {
+    const tok = tiny();
+    const fresh = tiny();
+    const first = tok.encode(CORPUS[1]);
+    first.fill(0); // a caller's edit must not reach the next caller
+    expect(tok.encode(CORPUS[1])).toEqual(fresh.encode(CORPUS[1]));
+    // More distinct texts than it remembers, then the early ones again: each still its own ids.
+    const many = Array.from({ length: 2500 }, (_, i) => `${CORPUS[i % CORPUS.length]} ${i}`);
+    for (const text of many) tok.encode(text);
+    for (const i of [0, 1, 7, 1300, 2499]) expect(tok.encode(many[i])).toEqual(fresh.encode(many[i]));
+  });
+
   it('encodes every special token as its single id, also glued to other text', () => {
     const tok = tiny();
     const ids = DEFAULT_SPECIAL_TOKENS.map((s) => tok.tokenId(s));
