@@ -331,13 +331,14 @@ static f32 attend_row(const f32* q, const f32* k, const f32* v, int kstride, con
   v4 vmax = splat(NEG_INF), vscale = splat(scale), vninf = splat(NEG_INF);
   int j = 0;
   for (; j + 4 <= n; j += 4) {
-    if (!wasm_v128_any_true(load(mask + j))) {
+    v4 m = load(mask + j);
+    if (!wasm_v128_any_true(m)) {
       store(scratch + j, vninf);
       continue;
     }
     const f32* kj = k + (long)j * kstride;
     v4 s = mul(dot4(q, kj, kj + kstride, kj + 2 * kstride, kj + 3 * kstride, hd), vscale);
-    s = wasm_v128_bitselect(s, vninf, wasm_f32x4_ne(load(mask + j), splat(0)));
+    s = wasm_v128_bitselect(s, vninf, wasm_f32x4_ne(m, splat(0)));
     store(scratch + j, s);
     vmax = wasm_f32x4_max(vmax, s);
   }
@@ -351,9 +352,10 @@ static f32 attend_row(const f32* q, const f32* k, const f32* v, int kstride, con
   if (mx == NEG_INF) return NEG_INF;
   v4 vm = splat(mx), vsum = splat(0);
   for (j = 0; j + 4 <= n; j += 4) {
-    if (!wasm_v128_any_true(load(mask + j))) continue;
+    v4 m = load(mask + j);
+    if (!wasm_v128_any_true(m)) continue;
     // exp of a masked score (-inf) is clamped to exp(-87), so it is zeroed by the mask explicitly.
-    v4 p = mul(v_exp(sub(load(scratch + j), vm)), wasm_v128_and(wasm_f32x4_ne(load(mask + j), splat(0)), splat(1)));
+    v4 p = mul(v_exp(sub(load(scratch + j), vm)), wasm_v128_and(wasm_f32x4_ne(m, splat(0)), splat(1)));
     vsum = add(vsum, p);
     const f32* vj = v + (long)j * kstride;
     axpy4(o, p, vj, vj + kstride, vj + 2 * kstride, vj + 3 * kstride, hd);
