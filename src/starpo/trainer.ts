@@ -321,7 +321,7 @@ export class Trainer {
         keptSeqs.map((x) => Math.max(0, firstLossTarget(x))),
       );
       metrics['perf/total_num_tokens'] = realTokens;
-      Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter));
+      Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter, sequences));
       assertNoGpuError(`in step ${step}'s update`);
     } else {
       for (const k of [
@@ -459,6 +459,7 @@ export class Trainer {
     seqs: TokenizedTrajectory[],
     scores: number[],
     filter: FilterResult,
+    rollouts: TokenizedTrajectory[],
   ): Promise<Record<string, number>> {
     const c = this.config;
     const metrics: Record<string, number> = {};
@@ -476,7 +477,7 @@ export class Trainer {
     metrics['train/num_mini_batches'] = miniBatches.length * c.actor.ppoEpochs;
     // The bookkeeping (progress counts, each optimizer step's log) is the tracker's; the critic's work runs here or
     // on the helper.
-    const { tracker, critic } = updateTracking(this.updateParts(step), seqs, miniBatches.length, reuse);
+    const { tracker, critic } = updateTracking(this.updateParts(step, rollouts), seqs, miniBatches.length, reuse);
     await tracker.startScoring();
 
     // 5. Old log-probs, reference log-probs (KL), critic values (PPO), unless the update's forward pass gives them.
@@ -562,6 +563,7 @@ export class Trainer {
       metrics[k] = mean(v);
     if (usesKlLoss(c.actor, refLogProbs)) metrics['actor/kl_coef'] = c.actor.klLossCoef;
     metrics['actor/nan_skipped'] = log.actor.skipped;
+    if (c.actor.maxStepKl > 0) metrics['actor/steps_undone'] = tracker.undone.count;
     metrics['actor/lr'] = this.actorOptim.lr;
     metrics['timing_s/update_actor'] = log.actor.seconds;
     if (this.critic) {
@@ -574,7 +576,7 @@ export class Trainer {
   }
 
   /** What step `step`'s update bookkeeping needs of this Trainer (updateTracking in updateTracker.ts). */
-  private updateParts(step: number): UpdateParts {
+  private updateParts(step: number, rollouts: TokenizedTrajectory[]): UpdateParts {
     const { config, actor, critic, ref, actorOptim, criticOptim, helper, padId, lossHook } = this;
     return {
       config,
@@ -585,6 +587,7 @@ export class Trainer {
       criticOptim,
       helper,
       padId,
+      rollouts,
       lossHook: lossHook && ((kind, loss) => lossHook(kind, step, loss)),
       progress: (phase, done, total) => this.progress(phase, done, total),
       weightsChange: () => {

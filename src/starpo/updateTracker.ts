@@ -9,6 +9,7 @@ import type { StepPhase } from './trainerOptions';
 import { chunks, type TokenizedTrajectory } from './batch';
 import type { RunConfig } from './config';
 import { criticWorkHere, type CriticWork, type HelperLink, type UpdateLog } from './parallel';
+import { stepWithinKl, type StepTrustRegionOptions } from './stepTrustRegion';
 import { miniBatchUpdate, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
@@ -30,6 +31,8 @@ export interface UpdateTrackerHooks {
   /** Called before every optimizer step: from the first one on, the step's weights change. */
   weightsChange: () => void;
   updateOptions: (kind: 'actor' | 'critic') => MiniBatchUpdateOptions;
+  /** The trust region every actor step is taken in (actor.maxStepKl > 0), or null. */
+  actorTrustRegion: StepTrustRegionOptions | null;
 }
 
 export class UpdateTracker {
@@ -38,6 +41,8 @@ export class UpdateTracker {
     actor: { stats: {}, skipped: 0, seconds: 0 },
     critic: { stats: {}, skipped: 0, seconds: 0 },
   };
+  /** Actor steps undone by the trust region (actor.maxStepKl), and the largest KL among them. */
+  readonly undone = { count: 0, maxKl: 0 };
   /** Micro-batches scored before the update, over all scoring passes. */
   private readonly scoringTotal: number;
   /** Optimizer steps of the update, the actor's and the critic's. */
@@ -73,8 +78,21 @@ export class UpdateTracker {
     if (this.stepped === 0) await this.hooks.progress('update', 0, this.optimizerSteps);
     this.hooks.weightsChange();
     const t0 = now();
-    const r = await miniBatchUpdate(this.hooks.updateOptions(kind), this.plan.seqs, mini, lossOf);
+    const update = () => miniBatchUpdate(this.hooks.updateOptions(kind), this.plan.seqs, mini, lossOf);
+    const trust = kind === 'actor' ? this.hooks.actorTrustRegion : null;
     const log = this.log[kind];
+    let r: Awaited<ReturnType<typeof update>>;
+    if (trust) {
+      const guarded = await stepWithinKl(trust, update);
+      r = guarded.result;
+      if (Number.isFinite(guarded.kl)) (log.stats['actor/step_kl'] ??= []).push(guarded.kl);
+      if (guarded.undone) {
+        this.undone.count++;
+        this.undone.maxKl = Math.max(this.undone.maxKl, guarded.kl);
+      }
+    } else {
+      r = await update();
+    }
     if (!r.applied) log.skipped++;
     for (const [k, v] of Object.entries(r.stats)) (log.stats[k] ??= []).push(v);
     log.seconds += now() - t0;
@@ -84,12 +102,19 @@ export class UpdateTracker {
 
   /** The lines that say which optimizer steps were skipped (a non-finite loss, gradient norm or weights). */
   skippedLines(step: number): string[] {
+    const undone = this.undone.count
+      ? [
+          `step ${step}: undid ${this.undone.count} actor update(s) that moved the policy by more than actor.maxStepKl ` +
+            `(largest KL ${this.undone.maxKl.toPrecision(3)})`,
+        ]
+      : [];
     return (['actor', 'critic'] as const)
       .filter((kind) => this.log[kind].skipped)
       .map(
         (kind) =>
           `step ${step}: skipped ${this.log[kind].skipped} ${kind} update(s) with a non-finite loss, gradient norm or updated weights`,
-      );
+      )
+      .concat(undone);
   }
 }
 
@@ -103,6 +128,8 @@ export interface UpdateParts {
   criticOptim: AdamW | null;
   helper: HelperLink | null;
   padId: number;
+  /** Every rollout of this step, filtered out or kept: what the actor's trust region (actor.maxStepKl) scores. */
+  rollouts: readonly TokenizedTrajectory[];
   /** TrainerOptions.lossHook of this step. */
   lossHook?: (kind: 'actor' | 'critic', loss: tf.Scalar) => tf.Scalar;
   progress: UpdateTrackerHooks['progress'];
@@ -133,6 +160,18 @@ export function updateTracking(
     progress: parts.progress,
     weightsChange: parts.weightsChange,
     updateOptions: (kind) => updateOptions(parts, kind),
+    actorTrustRegion:
+      c.actor.maxStepKl > 0
+        ? {
+            model: parts.actor,
+            optimizer: parts.actorOptim,
+            maxKl: c.actor.maxStepKl,
+            microBatchSize: c.actor.ppoMicroBatchSize,
+            padId: parts.padId,
+            temperature: c.rollout.temperature,
+            probe: parts.rollouts,
+          }
+        : null,
   });
   return { tracker, critic: criticWork(parts, tracker) };
 }

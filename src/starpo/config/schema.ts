@@ -461,6 +461,16 @@ const ActorSchema = z.strictObject({
       'ppoMiniBatchSize (RAGEN `micro_batch_size_per_gpu`, 1; paper: 4).',
   ),
   ppoEpochs: positiveInt().describe('Passes over each rollout batch (RAGEN `actor_rollout_ref.actor.ppo_epochs`, 1).'),
+  maxStepKl: z
+    .number()
+    .min(0)
+    .max(L.real)
+    .describe(
+      'A trust region on each optimizer step of the policy: the mini-batch is scored before and after the step, and a ' +
+        "step whose mean KL(before ‖ after) over the mini-batch's loss tokens (k3) exceeds this is undone, weights and " +
+        'AdamW moments restored; logs `actor/step_kl` and `actor/steps_undone`. Costs two forward passes per step. ' +
+        '0 = off. Not a RAGEN key.',
+    ),
 });
 
 const CriticSchema = z

@@ -1,0 +1,113 @@
+// The actor's trust region (actor.maxStepKl): the KL it measures, a step it undoes leaving weights and AdamW exactly
+// as before, and a bound never reached changing nothing.
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../src/model/backend';
+import { MemorySink } from '../../../src/metrics/sink';
+import { Trainer } from '../../../src/starpo/trainer';
+import { stepKl } from '../../../src/starpo/stepTrustRegion';
+import type { RunConfig } from '../../../src/starpo/config';
+import { tensorCountsPerStep, tinyBanditConfig, tinyPolicy } from './trainer-fixture';
+
+beforeAll(async () => {
+  await initBackend('wasm');
+});
+
+async function makeTrainer(config: RunConfig, extra: Partial<Parameters<typeof Trainer.create>[1]> = {}) {
+  const sink = new MemorySink();
+  const lines: string[] = [];
+  const trainer = await Trainer.create(config, { ...tinyPolicy(), sink, log: (l) => lines.push(l), ...extra });
+  return { trainer, sink, lines };
+}
+
+async function weightsOf(vars: Record<string, tf.Variable>): Promise<Record<string, Float32Array>> {
+  const out: Record<string, Float32Array> = {};
+  for (const [name, v] of Object.entries(vars)) out[name] = (await v.data()) as Float32Array;
+  return out;
+}
+
+const config = (maxStepKl: number, totalSteps = 2) =>
+  tinyBanditConfig({ actor: { maxStepKl }, trainer: { totalSteps, testFreq: 0, valBeforeTrain: false } });
+
+describe('stepKl', () => {
+  it('is 0 when nothing moved, k3 on the loss tokens otherwise, and ignores tokens off the mask', () => {
+    const before = [Float32Array.from([-1, -2, -0.5])];
+    expect(stepKl(before, before, [Uint8Array.from([1, 1, 1])])).toBe(0);
+    const after = [Float32Array.from([-1.5, -2, -5])];
+    const d = -0.5; // the one loss token that moved; the last one moved more but is off the mask
+    expect(stepKl(before, after, [Uint8Array.from([1, 1, 0])])).toBeCloseTo((Math.exp(d) - 1 - d) / 2, 7);
+    expect(stepKl(before, after, [Uint8Array.from([0, 0, 0])])).toBe(0);
+  });
+});
+
+describe('Trainer with actor.maxStepKl', () => {
+  it('undoes every actor step past the bound: the actor unchanged, counted and logged, the critic trained, tensors flat', async () => {
+    const { trainer, sink, lines } = await makeTrainer(config(1e-12, 3));
+    const before = await weightsOf(trainer.actor.variables);
+    const criticBefore = await weightsOf(trainer.critic!.variables);
+    const counts = await tensorCountsPerStep(trainer);
+    expect(counts[2]).toBe(counts[1]);
+    expect(counts[1]).toBe(counts[0]);
+    const after = await weightsOf(trainer.actor.variables);
+    for (const name of Object.keys(before)) expect(after[name], name).toEqual(before[name]);
+    const criticAfter = await weightsOf(trainer.critic!.variables);
+    expect(Object.keys(criticBefore).some((n) => criticAfter[n].some((x, i) => x !== criticBefore[n][i]))).toBe(true);
+    for (const row of sink.rows) {
+      expect(row['actor/steps_undone'], `step ${row.step}`).toBe(1);
+      expect(row['actor/step_kl'], `step ${row.step}`).toBeGreaterThan(1e-12);
+    }
+    expect(lines.some((l) => /step 1: undid 1 actor update\(s\) .* actor\.maxStepKl/.test(l))).toBe(true);
+    trainer.dispose();
+  });
+
+  it('leaves AdamW as it was: a step undone, then one taken, gives the weights of the first step skipped', async () => {
+    // Run A: step 1 undone by the bound, step 2 taken (bound lifted). Run B: step 1 skipped by a NaN loss, which
+    // never touches the optimizer, step 2 taken. Their actors match only if the undo restored AdamW's moments and
+    // step count along with the weights.
+    const a = await makeTrainer(config(1e-12));
+    await a.trainer.step();
+    a.trainer.config.actor.maxStepKl = 0;
+    await a.trainer.step();
+    const b = await makeTrainer(config(0), {
+      lossHook: (kind, step, loss) => (kind === 'actor' && step === 1 ? tf.mul(loss, NaN) : loss),
+    });
+    await b.trainer.step();
+    await b.trainer.step();
+    expect(a.sink.rows[0]['actor/steps_undone']).toBe(1);
+    expect(b.sink.rows[0]['actor/nan_skipped']).toBe(1);
+    const wa = await weightsOf(a.trainer.actor.variables);
+    const wb = await weightsOf(b.trainer.actor.variables);
+    const initial = await weightsOf(tinyPolicy().model.variables);
+    for (const name of Object.keys(wa)) expect(wa[name], name).toEqual(wb[name]);
+    expect(Object.keys(wa).some((n) => wa[n].some((x, i) => x !== initial[n][i]))).toBe(true);
+    a.trainer.dispose();
+    b.trainer.dispose();
+  });
+
+  it('a bound never reached changes nothing: the same metrics and weights as without it, and the KL it measured', async () => {
+    const on = await makeTrainer(config(1e6));
+    const off = await makeTrainer(config(0));
+    for (const t of [on.trainer, off.trainer]) while (!t.finished) await t.step();
+    const strip = (row: Record<string, unknown>) =>
+      Object.fromEntries(
+        Object.entries(row).filter(
+          ([k]) =>
+            !k.startsWith('timing_s/') &&
+            k !== 'perf/throughput' &&
+            k !== 'actor/step_kl' &&
+            k !== 'actor/steps_undone',
+        ),
+      );
+    expect(on.sink.rows.map(strip)).toEqual(off.sink.rows.map(strip));
+    for (const row of on.sink.rows) {
+      expect(row['actor/steps_undone']).toBe(0);
+      expect(row['actor/step_kl']).toBeGreaterThan(0);
+    }
+    expect(off.sink.rows[0]).not.toHaveProperty(['actor/step_kl']);
+    const w1 = await weightsOf(on.trainer.actor.variables);
+    const w2 = await weightsOf(off.trainer.actor.variables);
+    for (const name of Object.keys(w1)) expect(w1[name], name).toEqual(w2[name]);
+    on.trainer.dispose();
+    off.trainer.dispose();
+  });
+});
