@@ -427,6 +427,10 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
     why: "RAGEN's actor takes every optimizer step; it has no trust region that undoes a step by its KL",
     sameAsRagen: (c) => c.actor.maxStepKl === 0,
   },
+  'actor.maxSuccessLogProbDrop': {
+    why: "RAGEN's actor takes every optimizer step; it has no trust region that undoes a step by its successes' likelihood",
+    sameAsRagen: (c) => c.actor.maxSuccessLogProbDrop === 0,
+  },
   'trainer.stopAfterCollapse': {
     why: 'RAGEN has no stop on a training-success collapse: a run trains every step',
     sameAsRagen: (c) => c.trainer.stopAfterCollapse === 0,

@@ -1,22 +1,32 @@
-// A trust region on each optimizer step of the actor (`actor.maxStepKl`, not a RAGEN key). PPO's clip bounds how far
+// A trust region on each optimizer step of the actor (not a RAGEN feature; off by default). PPO's clip bounds how far
 // the importance ratio may pull the loss, but not how far one AdamW step moves the policy: on the tiny echo-trap model
 // a single step on a single kept group can break the answer format on every prompt (docs/lab/echo-trap-probes.md).
-// So all of the step's rollouts, the groups the filter dropped included, are scored before and after the step, and a
-// step whose KL between the two policies on them exceeds the bound is undone: the weights and AdamW's moments and
-// step count go back to what they were, as if the step had never been taken. The dropped groups matter: the kept
-// group's own tokens are the ones the step means to move, the others are the ones it should leave alone.
+// So all of the step's rollouts, the groups the filter dropped included, are scored before and after the step, and
+// the step is undone (weights, AdamW's moments and step count back to what they were, as if it had never been taken)
+// when it moved the policy too far by either measure that is switched on:
+// - actor.maxStepKl: the mean per-token KL between the two policies on the rollouts' loss tokens;
+// - actor.maxSuccessLogProbDrop: how much less likely, in nats per rollout, the step made the rollouts that
+//   succeeded. An update is meant to make successes more likely; one that makes them all much less likely has broken
+//   something they share, such as the answer format, whatever its mean KL (a format break moves one token in thirty).
 import * as tf from '@tensorflow/tfjs';
 import type { AdamW } from '../model/adamw';
 import type { Qwen2Model } from '../model/qwen2';
 import { chunks, scoreLogProbs, type TokenizedTrajectory } from './batch';
 
+/** The rollouts a step is measured on: every rollout of the step, and whether each succeeded. */
+export interface StepProbe {
+  seqs: readonly TokenizedTrajectory[];
+  success: readonly boolean[];
+}
+
 export interface StepTrustRegionOptions {
   model: Qwen2Model;
   optimizer: AdamW;
-  /** The bound on the step's KL (actor.maxStepKl, > 0). */
+  /** The bound on the step's KL (actor.maxStepKl); 0 = not checked. */
   maxKl: number;
-  /** The trajectories the KL is measured on: every rollout of the step. */
-  probe: readonly TokenizedTrajectory[];
+  /** The bound on the drop of the successes' log-likelihood, nats per rollout (actor.maxSuccessLogProbDrop); 0 = not checked. */
+  maxSuccessDrop: number;
+  probe: StepProbe;
   microBatchSize: number;
   padId: number;
   /** The rollout temperature the actor is scored at (as its loss scores it). */
@@ -46,36 +56,62 @@ export function stepKl(
 }
 
 /**
- * Runs `step` (one optimizer step of the actor) inside the trust region: returns the step's own result, the KL it
- * moved the policy by (NaN when it wrote nothing), and whether it was undone.
+ * The change of the successful rollouts' log-likelihood, in nats per rollout (the sum over its loss tokens of
+ * log π_after − log π_before, averaged over the rollouts that succeeded); NaN when none did.
  */
-export async function stepWithinKl<R extends { applied: boolean }>(
+export function successLogProbChange(
+  before: readonly Float32Array[],
+  after: readonly Float32Array[],
+  masks: readonly Uint8Array[],
+  success: readonly boolean[],
+): number {
+  let sum = 0;
+  let count = 0;
+  before.forEach((row, i) => {
+    if (!success[i]) return;
+    for (let j = 0; j < row.length; j++) if (masks[i][j]) sum += after[i][j] - row[j];
+    count++;
+  });
+  return count ? sum / count : NaN;
+}
+
+/** What one guarded step did: its own result, how far it moved the policy (NaN when it wrote nothing), and whether it was undone. */
+export interface GuardedStep<R> {
+  result: R;
+  kl: number;
+  successChange: number;
+  undone: boolean;
+}
+
+/** Runs `step` (one optimizer step of the actor) inside the trust region. */
+export async function stepWithinTrustRegion<R extends { applied: boolean }>(
   o: StepTrustRegionOptions,
   step: () => Promise<R>,
-): Promise<{ result: R; kl: number; undone: boolean }> {
+): Promise<GuardedStep<R>> {
+  const { seqs, success } = o.probe;
   const micro = chunks(
-    o.probe.map((_, i) => i),
+    seqs.map((_, i) => i),
     o.microBatchSize,
   );
-  const score = async () => (await scoreLogProbs(o.model, o.probe, micro, o.padId, undefined, o.temperature)).logProbs;
+  const score = async () => (await scoreLogProbs(o.model, seqs, micro, o.padId, undefined, o.temperature)).logProbs;
   const before = await score();
   const vars = o.model.trainableVariables;
   const weights = Object.fromEntries(Object.entries(vars).map(([name, v]) => [name, tf.clone(v)]));
   const moments = o.optimizer.getState();
   try {
     const result = await step();
-    if (!result.applied) return { result, kl: NaN, undone: false };
-    const kl = stepKl(
-      before,
-      await score(),
-      o.probe.map((x) => x.lossMask),
-    );
-    const undone = !(kl <= o.maxKl); // a non-finite KL is undone too
+    if (!result.applied) return { result, kl: NaN, successChange: NaN, undone: false };
+    const after = await score();
+    const masks = seqs.map((x) => x.lossMask);
+    const kl = stepKl(before, after, masks);
+    const successChange = successLogProbChange(before, after, masks, success);
+    // A non-finite KL is undone too; a step with no success to measure passes that measure.
+    const undone = (o.maxKl > 0 && !(kl <= o.maxKl)) || (o.maxSuccessDrop > 0 && successChange < -o.maxSuccessDrop);
     if (undone) {
       for (const [name, v] of Object.entries(vars)) v.assign(weights[name]);
       o.optimizer.setState(moments);
     }
-    return { result, kl, undone };
+    return { result, kl, successChange, undone };
   } finally {
     tf.dispose([...Object.values(weights), ...Object.values(moments.m), ...Object.values(moments.v)]);
   }

@@ -321,7 +321,8 @@ export class Trainer {
         keptSeqs.map((x) => Math.max(0, firstLossTarget(x))),
       );
       metrics['perf/total_num_tokens'] = realTokens;
-      Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter, sequences));
+      const rollouts = { seqs: sequences, success: trajectories.map((x) => x.success) };
+      Object.assign(metrics, await this.update(step, keptSeqs, keptScores, filter, rollouts));
       assertNoGpuError(`in step ${step}'s update`);
     } else {
       for (const k of [
@@ -459,7 +460,7 @@ export class Trainer {
     seqs: TokenizedTrajectory[],
     scores: number[],
     filter: FilterResult,
-    rollouts: TokenizedTrajectory[],
+    rollouts: UpdateParts['rollouts'],
   ): Promise<Record<string, number>> {
     const c = this.config;
     const metrics: Record<string, number> = {};
@@ -563,7 +564,7 @@ export class Trainer {
       metrics[k] = mean(v);
     if (usesKlLoss(c.actor, refLogProbs)) metrics['actor/kl_coef'] = c.actor.klLossCoef;
     metrics['actor/nan_skipped'] = log.actor.skipped;
-    if (c.actor.maxStepKl > 0) metrics['actor/steps_undone'] = tracker.undone.count;
+    if (tracker.hasTrustRegion) metrics['actor/steps_undone'] = tracker.undone;
     metrics['actor/lr'] = this.actorOptim.lr;
     metrics['timing_s/update_actor'] = log.actor.seconds;
     if (this.critic) {
@@ -576,7 +577,7 @@ export class Trainer {
   }
 
   /** What step `step`'s update bookkeeping needs of this Trainer (updateTracking in updateTracker.ts). */
-  private updateParts(step: number, rollouts: TokenizedTrajectory[]): UpdateParts {
+  private updateParts(step: number, rollouts: UpdateParts['rollouts']): UpdateParts {
     const { config, actor, critic, ref, actorOptim, criticOptim, helper, padId, lossHook } = this;
     return {
       config,

@@ -9,7 +9,7 @@ import type { StepPhase } from './trainerOptions';
 import { chunks, type TokenizedTrajectory } from './batch';
 import type { RunConfig } from './config';
 import { criticWorkHere, type CriticWork, type HelperLink, type UpdateLog } from './parallel';
-import { stepWithinKl, type StepTrustRegionOptions } from './stepTrustRegion';
+import { stepWithinTrustRegion, type StepProbe, type StepTrustRegionOptions } from './stepTrustRegion';
 import { miniBatchUpdate, type MicroBatchLoss, type MiniBatchUpdateOptions, type UpdateRows } from './update';
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now()) / 1000;
@@ -31,7 +31,7 @@ export interface UpdateTrackerHooks {
   /** Called before every optimizer step: from the first one on, the step's weights change. */
   weightsChange: () => void;
   updateOptions: (kind: 'actor' | 'critic') => MiniBatchUpdateOptions;
-  /** The trust region every actor step is taken in (actor.maxStepKl > 0), or null. */
+  /** The trust region every actor step is taken in (actor.maxStepKl or actor.maxSuccessLogProbDrop > 0), or null. */
   actorTrustRegion: StepTrustRegionOptions | null;
 }
 
@@ -41,8 +41,12 @@ export class UpdateTracker {
     actor: { stats: {}, skipped: 0, seconds: 0 },
     critic: { stats: {}, skipped: 0, seconds: 0 },
   };
-  /** Actor steps undone by the trust region (actor.maxStepKl), and the largest KL among them. */
-  readonly undone = { count: 0, maxKl: 0 };
+  /** Actor steps undone by the trust region (stepTrustRegion.ts). */
+  undone = 0;
+  /** Whether actor steps are taken in a trust region at all. */
+  get hasTrustRegion(): boolean {
+    return this.hooks.actorTrustRegion !== null;
+  }
   /** Micro-batches scored before the update, over all scoring passes. */
   private readonly scoringTotal: number;
   /** Optimizer steps of the update, the actor's and the critic's. */
@@ -83,13 +87,12 @@ export class UpdateTracker {
     const log = this.log[kind];
     let r: Awaited<ReturnType<typeof update>>;
     if (trust) {
-      const guarded = await stepWithinKl(trust, update);
+      const guarded = await stepWithinTrustRegion(trust, update);
       r = guarded.result;
       if (Number.isFinite(guarded.kl)) (log.stats['actor/step_kl'] ??= []).push(guarded.kl);
-      if (guarded.undone) {
-        this.undone.count++;
-        this.undone.maxKl = Math.max(this.undone.maxKl, guarded.kl);
-      }
+      if (Number.isFinite(guarded.successChange))
+        (log.stats['actor/success_logprob_change'] ??= []).push(guarded.successChange);
+      if (guarded.undone) this.undone++;
     } else {
       r = await update();
     }
@@ -102,10 +105,10 @@ export class UpdateTracker {
 
   /** The lines that say which optimizer steps were skipped (a non-finite loss, gradient norm or weights). */
   skippedLines(step: number): string[] {
-    const undone = this.undone.count
+    const undone = this.undone
       ? [
-          `step ${step}: undid ${this.undone.count} actor update(s) that moved the policy by more than actor.maxStepKl ` +
-            `(largest KL ${this.undone.maxKl.toPrecision(3)})`,
+          `step ${step}: undid ${this.undone} actor update(s) that moved the policy past its trust region ` +
+            '(actor.maxStepKl / actor.maxSuccessLogProbDrop)',
         ]
       : [];
     return (['actor', 'critic'] as const)
@@ -128,8 +131,8 @@ export interface UpdateParts {
   criticOptim: AdamW | null;
   helper: HelperLink | null;
   padId: number;
-  /** Every rollout of this step, filtered out or kept: what the actor's trust region (actor.maxStepKl) scores. */
-  rollouts: readonly TokenizedTrajectory[];
+  /** Every rollout of this step, filtered out or kept: what the actor's trust region scores. */
+  rollouts: StepProbe;
   /** TrainerOptions.lossHook of this step. */
   lossHook?: (kind: 'actor' | 'critic', loss: tf.Scalar) => tf.Scalar;
   progress: UpdateTrackerHooks['progress'];
@@ -161,11 +164,12 @@ export function updateTracking(
     weightsChange: parts.weightsChange,
     updateOptions: (kind) => updateOptions(parts, kind),
     actorTrustRegion:
-      c.actor.maxStepKl > 0
+      c.actor.maxStepKl > 0 || c.actor.maxSuccessLogProbDrop > 0
         ? {
             model: parts.actor,
             optimizer: parts.actorOptim,
             maxKl: c.actor.maxStepKl,
+            maxSuccessDrop: c.actor.maxSuccessLogProbDrop,
             microBatchSize: c.actor.ppoMicroBatchSize,
             padId: parts.padId,
             temperature: c.rollout.temperature,

@@ -86,6 +86,7 @@ export function defaultRunConfig(): RunConfig {
       ppoMicroBatchSize: 1,
       ppoEpochs: 1,
       maxStepKl: 0,
+      maxSuccessLogProbDrop: 0,
     },
     critic: { lr: 1e-5, betas: [0.9, 0.999], weightDecay: 0.01, gradClip: 1.0, cliprangeValue: 0.5 },
     // Off, as RAGEN's base.yaml; the other fields are config/base-lora.yaml's, so lora.enabled=true alone gives it.

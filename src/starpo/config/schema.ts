@@ -466,10 +466,20 @@ const ActorSchema = z.strictObject({
     .min(0)
     .max(L.real)
     .describe(
-      'A trust region on each optimizer step of the policy: the mini-batch is scored before and after the step, and a ' +
-        "step whose mean KL(before ‖ after) over the mini-batch's loss tokens (k3) exceeds this is undone, weights and " +
-        'AdamW moments restored; logs `actor/step_kl` and `actor/steps_undone`. Costs two forward passes per step. ' +
-        '0 = off. Not a RAGEN key.',
+      "A trust region on each optimizer step of the policy (src/starpo/stepTrustRegion.ts): all of the step's rollouts " +
+        'are scored before and after the step, and a step whose mean per-token KL(before ‖ after) on them (k3) exceeds ' +
+        'this is undone, weights and AdamW moments restored; logs `actor/step_kl` and `actor/steps_undone`. Costs two ' +
+        'forward passes over the rollouts per step. 0 = off. Not a RAGEN key.',
+    ),
+  maxSuccessLogProbDrop: z
+    .number()
+    .min(0)
+    .max(L.real)
+    .describe(
+      'The same trust region, measured on the rollouts that succeeded: a step that makes them less likely by more ' +
+        'than this many nats per rollout on average is undone (a step that breaks the answer format makes every ' +
+        'success less likely while the mean KL barely moves); logs `actor/success_logprob_change`. 0 = off. Not a ' +
+        'RAGEN key.',
     ),
 });
 

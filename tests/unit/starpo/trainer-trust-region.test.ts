@@ -1,11 +1,14 @@
-// The actor's trust region (actor.maxStepKl): the KL it measures, a step it undoes leaving weights and AdamW exactly
-// as before, and a bound never reached changing nothing.
+// The actor's trust region (actor.maxStepKl, actor.maxSuccessLogProbDrop): what it measures, a step it undoes leaving
+// weights and AdamW exactly as before, and a bound never reached changing nothing.
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
 import { MemorySink } from '../../../src/metrics/sink';
 import { Trainer } from '../../../src/starpo/trainer';
-import { stepKl } from '../../../src/starpo/stepTrustRegion';
+import { stepKl, stepWithinTrustRegion, successLogProbChange } from '../../../src/starpo/stepTrustRegion';
+import { AdamW } from '../../../src/model/adamw';
+import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
+import { disposeBatch, padBatch, type TokenizedTrajectory } from '../../../src/starpo/batch';
 import type { RunConfig } from '../../../src/starpo/config';
 import { tensorCountsPerStep, tinyBanditConfig, tinyPolicy } from './trainer-fixture';
 
@@ -40,6 +43,84 @@ describe('stepKl', () => {
   });
 });
 
+describe('successLogProbChange', () => {
+  it("sums each successful rollout's log-prob change over its loss tokens and averages over the successes only", () => {
+    const before = [Float32Array.from([-1, -1, -1]), Float32Array.from([-1, -1, -1]), Float32Array.from([-1, -1, -1])];
+    const after = [
+      Float32Array.from([-2, -1.5, -9]),
+      Float32Array.from([-0.5, -1, -1]),
+      Float32Array.from([-9, -9, -9]),
+    ];
+    const masks = [Uint8Array.from([1, 1, 0]), Uint8Array.from([1, 1, 1]), Uint8Array.from([1, 1, 1])];
+    // Rollout 0: -1 - 0.5 (its third token is off the mask); rollout 1: +0.5; rollout 2 failed and does not count.
+    expect(successLogProbChange(before, after, masks, [true, true, false])).toBeCloseTo((-1.5 + 0.5) / 2, 7);
+    expect(successLogProbChange(before, after, masks, [false, false, false])).toBeNaN();
+  });
+});
+
+describe('stepWithinTrustRegion with actor.maxSuccessLogProbDrop', () => {
+  // Two rollouts, the first a success. A step that lowers its likelihood (gradient ascent on its log-prob's negative)
+  // is undone by a bound of 1e-3 nats; the same step with the bound off, or a step that raises it, is kept.
+  const setup = () => {
+    const { model, tokenizer } = tinyPolicy();
+    const seqs: TokenizedTrajectory[] = ['<answer>Dragon</answer>', '<answer>Phoenix</answer>'].map((text) => {
+      const ids = tokenizer.encode(text);
+      return { ids, lossMask: new Uint8Array(ids.length - 1).fill(1) };
+    });
+    const optimizer = new AdamW(model.trainableVariables, { lr: 1e-2 });
+    const step = (sign: 1 | -1) => async () => {
+      const batch = padBatch(seqs.slice(0, 1), 0);
+      const { value, grads } = namedVariableGrads(model.trainableVariables, () =>
+        tf.tidy(() => {
+          const { logProbs } = tokenLogProbs(model, batch.ids, batch.attention);
+          return tf.mul(sign, tf.sum(tf.mul(logProbs, batch.lossMask))) as tf.Scalar; // sign -1: make it likelier
+        }),
+      );
+      const r = await optimizer.stepClipped(grads, 1);
+      tf.dispose([value, ...Object.values(grads)]);
+      disposeBatch(batch);
+      return r;
+    };
+    const options = (maxSuccessDrop: number) => ({
+      model,
+      optimizer,
+      maxKl: 0,
+      maxSuccessDrop,
+      probe: { seqs, success: [true, false] },
+      microBatchSize: 2,
+      padId: 0,
+      temperature: 1,
+    });
+    return { model, optimizer, step, options };
+  };
+
+  it('undoes a step that makes the successes less likely, and keeps one that makes them likelier', async () => {
+    const { model, optimizer, step, options } = setup();
+    // With the bound off the same kind of step is measured and kept (and the first forward pass has grown the
+    // model's position tables, so the tensor count below is steady).
+    const off = await stepWithinTrustRegion(options(0), step(1));
+    expect(off.successChange).toBeLessThan(0);
+    expect(off.undone).toBe(false);
+    expect(optimizer.stepsTaken).toBe(1);
+
+    const before = await weightsOf(model.trainableVariables);
+    const tensors = tf.memory().numTensors;
+    const worse = await stepWithinTrustRegion(options(1e-3), step(1));
+    expect(worse.result.applied).toBe(true);
+    expect(worse.successChange).toBeLessThan(-1e-3);
+    expect(worse.undone).toBe(true);
+    expect(optimizer.stepsTaken).toBe(1);
+    const after = await weightsOf(model.trainableVariables);
+    for (const name of Object.keys(before)) expect(after[name], name).toEqual(before[name]);
+    expect(tf.memory().numTensors).toBe(tensors);
+
+    const better = await stepWithinTrustRegion(options(1e-3), step(-1));
+    expect(better.successChange).toBeGreaterThan(0);
+    expect(better.undone).toBe(false);
+    expect(optimizer.stepsTaken).toBe(2);
+  });
+});
+
 describe('Trainer with actor.maxStepKl', () => {
   it('undoes every actor step past the bound: the actor unchanged, counted and logged, the critic trained, tensors flat', async () => {
     const { trainer, sink, lines } = await makeTrainer(config(1e-12, 3));
@@ -56,7 +137,7 @@ describe('Trainer with actor.maxStepKl', () => {
       expect(row['actor/steps_undone'], `step ${row.step}`).toBe(1);
       expect(row['actor/step_kl'], `step ${row.step}`).toBeGreaterThan(1e-12);
     }
-    expect(lines.some((l) => /step 1: undid 1 actor update\(s\) .* actor\.maxStepKl/.test(l))).toBe(true);
+    expect(lines.some((l) => /step 1: undid 1 actor update\(s\) .*trust region/.test(l))).toBe(true);
     trainer.dispose();
   });
 
