@@ -357,6 +357,10 @@ export const NO_RAGEN_KEY: Record<string, NoRagenKey> = {
     why: 'how memory is traded for compute in the update; the maths is the same',
     sameAsRagen: always,
   },
+  'model.sharePrefix': {
+    why: 'how much compute the update spends on the prompt prefix rows repeat; the maths is the same',
+    sameAsRagen: always,
+  },
   'rollout.maxBatchSize': {
     why: 'how many rollouts are generated at once; the samples are the same (vLLM schedules its own batches)',
     sameAsRagen: always,

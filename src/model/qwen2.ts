@@ -365,6 +365,11 @@ export class Qwen2Model {
    * every layer (~150 MB per layer for Qwen2.5-0.5B over 1,536 tokens) to one [T, H] input per layer. Same values.
    */
   gradientCheckpointing = false;
+  /**
+   * Run a micro-batch's shared prompt prefix through the layers once (hidden's `sharedPrefix`): in RAGEN's training
+   * batches most tokens are the system prompt every row repeats. Not with gradient checkpointing.
+   */
+  sharePrefix = false;
   private readonly rope: RopeTables;
   private readonly heads: HeadAttrs;
   private adapters: LoraAdapters | null = null;
@@ -505,16 +510,20 @@ export class Qwen2Model {
    * Returns logits [B, T, V], or for a value-head model values [B, T]. Outputs at padding positions are
    * meaningless.
    */
-  forward(ids: tf.Tensor2D, mask?: tf.Tensor2D): tf.Tensor {
+  forward(ids: tf.Tensor2D, mask?: tf.Tensor2D, sharedPrefix = 0): tf.Tensor {
     return tf.tidy(() => {
       const [b, t] = ids.shape;
-      const out = this.head(this.hidden(ids, mask));
+      const out = this.head(this.hidden(ids, mask, sharedPrefix));
       return this.hasValueHead ? out.reshape([b, t]) : out.reshape([b, t, this.config.vocab_size]);
     });
   }
 
-  /** The decoder stack over whole sequences (causal): final-normed hidden states [B*T, H]. */
-  hidden(ids: tf.Tensor2D, mask?: tf.Tensor2D): tf.Tensor2D {
+  /**
+   * The decoder stack over whole sequences (causal): final-normed hidden states [B*T, H]. `sharedPrefix` P > 0 says
+   * the first P tokens of every row are the same real tokens (a micro-batch's common system prompt, PaddedBatch's
+   * sharedPrefix): with sharePrefix on, they go through the layers once instead of B times (hiddenSharedPrefix).
+   */
+  hidden(ids: tf.Tensor2D, mask?: tf.Tensor2D, sharedPrefix = 0): tf.Tensor2D {
     if (ids.dtype !== 'int32') throw new Error(`Qwen2Model.forward: ids must be int32, got ${ids.dtype}`);
     return tf.tidy(() => {
       const m = mask ? (mask.toFloat() as tf.Tensor2D) : (tf.onesLike(ids).toFloat() as tf.Tensor2D);
@@ -522,6 +531,11 @@ export class Qwen2Model {
         throw new Error(`Qwen2Model.forward: mask shape [${m.shape}] differs from ids shape [${ids.shape}]`);
       }
       const [b, t] = ids.shape;
+      if (this.sharePrefix && sharedPrefix > 0 && b > 1 && !this.gradientCheckpointing) {
+        if (!Number.isInteger(sharedPrefix) || sharedPrefix >= t)
+          throw new Error(`Qwen2Model.forward: sharedPrefix must be an integer below ${t}, got ${sharedPrefix}`);
+        return this.hiddenSharedPrefix(ids, m, sharedPrefix);
+      }
       const positions = positionsFromMask(m).reshape([b * t]) as tf.Tensor1D;
       const attend = (_layer: number, qkv: tf.Tensor2D) => attention(qkv, m, this.heads);
       if (!this.gradientCheckpointing) {
@@ -539,6 +553,43 @@ export class Qwen2Model {
       for (let i = 0; i < this.config.num_hidden_layers; i++) x = this.checkpointedLayer(i, x, positions, cos, sin, m);
       return rmsNorm(x, this.variables['model.norm.weight'] as tf.Tensor1D, this.config.rms_norm_eps);
     });
+  }
+
+  /**
+   * hidden() for rows whose first P tokens are the same: the layers run on the packed tokens [prefix once, then each
+   * row's other T - P], P + B (T - P) rows instead of B T, and only attention sees whole rows (the prefix's rows
+   * copied in front of each row's own, so every token attends to what it would in the full batch). The output is
+   * the full [B*T, H], the prefix's rows copied to every row. Gradients flow back through the copies, so the prefix's
+   * gradient is the sum over rows it stands for. Same values as the full batch up to float rounding: a weight's
+   * gradient sums the prefix's contribution once instead of B times.
+   */
+  private hiddenSharedPrefix(ids: tf.Tensor2D, m: tf.Tensor2D, p: number): tf.Tensor2D {
+    const [b, t] = ids.shape;
+    const s = t - p;
+    // [P + B*S] from [B, T] (or [B, T, C] from [P + B*S, C] and back): the prefix of row 0, then every row's rest.
+    const pack = (x: tf.Tensor): tf.Tensor => {
+      const c = x.shape.length === 3 ? [x.shape[2]] : [];
+      const rows = x.shape.length === 3 ? [-1, x.shape[2]] : [-1];
+      return tf
+        .concat([x.slice([0, 0], [1, p]).reshape(rows), x.slice([0, p], [b, s]).reshape(rows)], 0)
+        .reshape([p + b * s, ...c]);
+    };
+    const unpack = (x: tf.Tensor2D): tf.Tensor3D => {
+      const c = x.shape[1];
+      // A broadcast add rather than tile: tfjs-wasm has no fast Tile, and the add's gradient is one sum over rows.
+      const prefix = x
+        .slice([0, 0], [p, c])
+        .reshape([1, p, c])
+        .add(tf.zeros([b, 1, 1]));
+      return tf.concat([prefix, x.slice([p, 0], [b * s, c]).reshape([b, s, c])], 1) as tf.Tensor3D;
+    };
+    const positions = pack(positionsFromMask(m)) as tf.Tensor1D;
+    const attend = (_layer: number, qkv: tf.Tensor2D) => {
+      const full = attention(unpack(qkv).reshape([b * t, qkv.shape[1]]), m, this.heads);
+      return pack(full.reshape([b, t, full.shape[1]])) as tf.Tensor2D;
+    };
+    const x = this.stack(pack(ids) as tf.Tensor1D, positions, t - 1, this.layerWeights(), trainingLinear, attend);
+    return unpack(x).reshape([b * t, x.shape[1]]);
   }
 
   /**

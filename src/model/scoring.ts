@@ -35,6 +35,8 @@ export function tokenLogProbs(
      * Qwen's 151,936-token vocabulary the head is most of a short model's work. Default 0.
      */
     fromTarget?: number;
+    /** The length of the token prefix every row shares (PaddedBatch's sharedPrefix; Qwen2Model.hidden). Default 0. */
+    sharedPrefix?: number;
   } = {},
 ): { logProbs: tf.Tensor2D; entropy: tf.Tensor2D } {
   if (model.hasValueHead) throw new Error('tokenLogProbs: this model has a value head, not an LM head');
@@ -51,7 +53,7 @@ export function tokenLogProbs(
     // The LM head only on positions that predict a token the caller reads (from `from` to each row's last but one),
     // then one fused kernel for log-softmax, the target's log-prob and the entropy (src/model/kernels).
     const hidden = model
-      .hidden(ids, mask)
+      .hidden(ids, mask, opts.sharedPrefix ?? 0)
       .reshape([b, t, h])
       .slice([0, from, 0], [b, n, h])
       .reshape([b * n, h]);

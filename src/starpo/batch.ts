@@ -74,6 +74,22 @@ export interface PaddedBatch {
    * (`tokenLogProbs`' fromTarget), since nothing before it is read. In RAGEN's rows that is after the first prompt.
    */
   firstLossTarget: number;
+  /**
+   * How many leading tokens every row has in common (0 for a single row): the system prompt and whatever else the
+   * rows repeat, which a model with sharePrefix runs through its layers once (Qwen2Model.hidden). Always below the
+   * shortest row's length, so the shared tokens are real tokens in every row.
+   */
+  sharedPrefix: number;
+}
+
+/** The length of the longest token prefix all `items` share, below the shortest one's length; 0 for one item. */
+export function sharedPrefixLength(items: readonly TokenizedTrajectory[]): number {
+  if (items.length < 2) return 0;
+  const first = items[0].ids;
+  const limit = Math.min(...items.map((t) => t.ids.length)) - 1;
+  let n = 0;
+  while (n < limit && items.every((t) => t.ids[n] === first[n])) n++;
+  return n;
 }
 
 /** Pads trajectories into one batch of bucketed length. */
@@ -100,6 +116,7 @@ export function padBatch(items: readonly TokenizedTrajectory[], padTokenId: numb
     lossMask: tf.tensor2d(lossMask, [rows, length - 1]),
     length,
     firstLossTarget: firsts.length > 0 ? Math.min(...firsts) : 0,
+    sharedPrefix: sharedPrefixLength(items),
   };
 }
 
@@ -165,7 +182,10 @@ export async function scoreLogProbs(
     const batch = padBatch(items, padId);
     const lengths = items.map((x) => x.ids.length - 1);
     const out = tf.tidy(() =>
-      tokenLogProbs(model, batch.ids, batch.attention, temperature, { fromTarget: batch.firstLossTarget }),
+      tokenLogProbs(model, batch.ids, batch.attention, temperature, {
+        fromTarget: batch.firstLossTarget,
+        sharedPrefix: batch.sharedPrefix,
+      }),
     );
     try {
       logProbs.push(...(await unpadRows(out.logProbs, lengths)));
@@ -204,7 +224,7 @@ export async function scoreValues(
     const items = part.map((i) => seqs[i]);
     const batch = padBatch(items, padId);
     const out = tf.tidy(() => {
-      const v = critic.forward(batch.ids, batch.attention) as tf.Tensor2D;
+      const v = critic.forward(batch.ids, batch.attention, batch.sharedPrefix) as tf.Tensor2D;
       return v.slice([0, 0], [items.length, batch.length - 1]);
     });
     try {

@@ -56,6 +56,8 @@ export interface HelperInit {
     padId: number;
     /** model.gradientCheckpointing of the run. */
     gradientCheckpointing?: boolean;
+    /** model.sharePrefix of the run. */
+    sharePrefix?: boolean;
   };
 }
 
@@ -219,6 +221,7 @@ export function createHelper(): HelperApi {
       if (!critic) {
         critic = modelFromArrays(setup.modelConfig, state.weights, true);
         critic.gradientCheckpointing = !!c.gradientCheckpointing;
+        critic.sharePrefix = !!c.sharePrefix;
         criticOptim = new AdamW(critic.variables, { lr: c.lr, betas: c.betas, weightDecay: c.weightDecay });
       }
       loadModelState(critic, state, criticOptim!);

@@ -140,6 +140,7 @@ export class HelperLink {
             microBatchSize: c.actor.ppoMicroBatchSize,
             padId: o.padId,
             gradientCheckpointing: c.model.gradientCheckpointing,
+            sharePrefix: c.model.sharePrefix,
           }
         : null,
     });

@@ -143,9 +143,9 @@ export class Trainer {
     this.config = config;
     this.actor = models.actor;
     this.critic = models.critic;
-    // Only the models that are trained: the reference model never runs a backward pass.
-    this.actor.gradientCheckpointing = config.model.gradientCheckpointing;
-    if (this.critic) this.critic.gradientCheckpointing = config.model.gradientCheckpointing;
+    // Checkpointing only in the models that are trained: the reference model never runs a backward pass.
+    for (const m of [models.actor, models.critic, models.ref]) if (m) m.sharePrefix = config.model.sharePrefix;
+    for (const m of [models.actor, models.critic]) if (m) m.gradientCheckpointing = config.model.gradientCheckpointing;
     this.ref = models.ref;
     this.tokenizer = models.tokenizer;
     this.stopper = stopper;

@@ -121,7 +121,10 @@ export function criticLoss(
 ): MicroBatchLoss {
   return (batch, micro) => {
     const width = batch.length - 1;
-    const values = (critic.forward(batch.ids, batch.attention) as tf.Tensor2D).slice([0, 0], [micro.length, width]);
+    const values = (critic.forward(batch.ids, batch.attention, batch.sharedPrefix) as tf.Tensor2D).slice(
+      [0, 0],
+      [micro.length, width],
+    );
     const vf = valueLoss({
       values,
       oldValues: oldValues
@@ -184,6 +187,7 @@ export function actorUpdateLoss(
     const width = batch.length - 1;
     const { logProbs, entropy } = tokenLogProbs(actor, batch.ids, batch.attention, cfg.temperature, {
       fromTarget: batch.firstLossTarget,
+      sharedPrefix: batch.sharedPrefix,
     });
     const pg = policyLoss({
       logProbs,

@@ -25,6 +25,7 @@ export function defaultRunConfig(): RunConfig {
       promptStyle: 'ragen',
       enableThink: true,
       gradientCheckpointing: false,
+      sharePrefix: false,
     },
     agent: {
       trainEnvs: [{ tag: 'SimpleSokoban', nGroups: 8 }],

@@ -121,6 +121,37 @@ describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
   });
 });
 
+describe('Trainer with model.sharePrefix', () => {
+  it("gives step 1's scores, losses and gradient norms of the unshared run to float rounding", async () => {
+    // Bandit's micro-batches of 2 repeat the whole prompt; with the switch on it runs through each model once per
+    // micro-batch. Step 1 starts from the same weights and rollouts, so everything it measures must agree.
+    const run = async (sharePrefix: boolean) => {
+      const { trainer, sink } = await makeTrainer(
+        tinyBanditConfig({ model: { sharePrefix }, trainer: { totalSteps: 1, testFreq: 0, valBeforeTrain: false } }),
+      );
+      await trainer.step();
+      trainer.dispose();
+      return sink.rows[0];
+    };
+    const off = await run(false);
+    const on = await run(true);
+    expect(on['response_length/mean']).toBe(off['response_length/mean']);
+    for (const key of [
+      'rollout/old_log_prob',
+      'actor/pg_loss',
+      'actor/entropy_loss',
+      'actor/grad_norm',
+      'critic/vf_loss',
+      'critic/grad_norm',
+      'critic/values/mean',
+    ]) {
+      expect(Number.isFinite(off[key]), key).toBe(true);
+      expect(on[key], key).toBeCloseTo(off[key] as number, 4);
+    }
+    expect(on['actor/pg_loss']).not.toBe(0);
+  });
+});
+
 describe('Trainer: one mini-batch takes old log-probs and values from the update itself', () => {
   it('gives the metrics and weights of scoring the batch first, without the two scoring passes', async () => {
     const run = async (reuseUpdateForward: boolean) => {
