@@ -106,8 +106,7 @@ const ModelSchema = z.strictObject({
       'In the update and in scoring, run the token prefix every row of a micro-batch shares (the system prompt, ' +
         "and a group's initial state) through the decoder layers once instead of once per row (actor, critic and " +
         'reference): sokoban-tiny rows share about 45 % of their tokens. The same numbers to float rounding. Not with ' +
-        'gradient checkpointing. Off by default; on in the tiny training presets. Not exported: it changes compute, ' +
-        'not maths.',
+        'gradient checkpointing. Off by default; on in sokoban-tiny. Not exported: it changes compute, not maths.',
     ),
 });
 
