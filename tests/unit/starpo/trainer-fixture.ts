@@ -6,6 +6,8 @@ import { Qwen2Model, initQwen2Weights } from '../../../src/model/qwen2';
 import { DEFAULT_SPECIAL_TOKENS, buildTinyTokenizer, type Tokenizer } from '../../../src/model/tokenizer';
 import type { Qwen2Config } from '../../../src/model/config';
 import { parseRunConfig, type RunConfig, type RunConfigInput, mergeConfigInput } from '../../../src/starpo/config';
+import { MemorySink } from '../../../src/metrics/sink';
+import { Trainer } from '../../../src/starpo/trainer';
 
 /** A byte-level BPE tokenizer over Bandit's compact prompt text and a few well-formed responses. */
 export function tinyBanditTokenizer(): Tokenizer {
@@ -85,4 +87,19 @@ export async function tensorCountsPerStep(trainer: { finished: boolean; step(): 
     counts.push(tf.memory().numTensors);
   }
   return counts;
+}
+
+/** A Trainer on the tiny random policy, with a memory sink and the lines it logged. */
+export async function makeTrainer(config: RunConfig, extra: Partial<Parameters<typeof Trainer.create>[1]> = {}) {
+  const sink = new MemorySink();
+  const lines: string[] = [];
+  const trainer = await Trainer.create(config, { ...tinyPolicy(), sink, log: (l) => lines.push(l), ...extra });
+  return { trainer, sink, lines };
+}
+
+/** Every variable's values, read back. */
+export async function weightsOf(vars: Record<string, tf.Variable>): Promise<Record<string, Float32Array>> {
+  const out: Record<string, Float32Array> = {};
+  for (const [name, v] of Object.entries(vars)) out[name] = (await v.data()) as Float32Array;
+  return out;
 }

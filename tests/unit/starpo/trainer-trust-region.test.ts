@@ -3,31 +3,15 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
-import { MemorySink } from '../../../src/metrics/sink';
-import { Trainer } from '../../../src/starpo/trainer';
 import { stepKl, stepWithinTrustRegion, successLogProbChange } from '../../../src/starpo/stepTrustRegion';
 import { AdamW } from '../../../src/model/adamw';
 import { namedVariableGrads, tokenLogProbs } from '../../../src/model/scoring';
 import { disposeBatch, padBatch, type TokenizedTrajectory } from '../../../src/starpo/batch';
-import type { RunConfig } from '../../../src/starpo/config';
-import { tensorCountsPerStep, tinyBanditConfig, tinyPolicy } from './trainer-fixture';
+import { makeTrainer, tensorCountsPerStep, tinyBanditConfig, tinyPolicy, weightsOf } from './trainer-fixture';
 
 beforeAll(async () => {
   await initBackend('wasm');
 });
-
-async function makeTrainer(config: RunConfig, extra: Partial<Parameters<typeof Trainer.create>[1]> = {}) {
-  const sink = new MemorySink();
-  const lines: string[] = [];
-  const trainer = await Trainer.create(config, { ...tinyPolicy(), sink, log: (l) => lines.push(l), ...extra });
-  return { trainer, sink, lines };
-}
-
-async function weightsOf(vars: Record<string, tf.Variable>): Promise<Record<string, Float32Array>> {
-  const out: Record<string, Float32Array> = {};
-  for (const [name, v] of Object.entries(vars)) out[name] = (await v.data()) as Float32Array;
-  return out;
-}
 
 const config = (maxStepKl: number, totalSteps = 2) =>
   tinyBanditConfig({ actor: { maxStepKl }, trainer: { totalSteps, testFreq: 0, valBeforeTrain: false } });

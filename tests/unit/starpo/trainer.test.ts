@@ -10,29 +10,15 @@ import { checkpointStep } from '../../../src/starpo/trainerCheckpoint';
 import { parseSafetensors, serializeSafetensors } from '../../../src/model/safetensors';
 import { qwen2WeightShapes } from '../../../src/model/qwen2';
 import { shardedSafetensorsFiles } from '../../../src/model/safetensorsShards';
-import type { RunConfig } from '../../../src/starpo/config';
-import { tensorCountsPerStep, tinyBanditConfig, tinyPolicy } from './trainer-fixture';
+import { makeTrainer, tensorCountsPerStep, tinyBanditConfig, weightsOf } from './trainer-fixture';
 
 beforeAll(async () => {
   await initBackend('wasm');
 });
 
-async function makeTrainer(config: RunConfig, extra: Partial<Parameters<typeof Trainer.create>[1]> = {}) {
-  const sink = new MemorySink();
-  const lines: string[] = [];
-  const trainer = await Trainer.create(config, { ...tinyPolicy(), sink, log: (l) => lines.push(l), ...extra });
-  return { trainer, sink, lines };
-}
-
 /** Every metric except wall-clock ones, for comparing runs. */
 function withoutTiming(row: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('timing_s/') && k !== 'perf/throughput'));
-}
-
-async function weightsOf(vars: Record<string, tf.Variable>): Promise<Record<string, Float32Array>> {
-  const out: Record<string, Float32Array> = {};
-  for (const [name, v] of Object.entries(vars)) out[name] = (await v.data()) as Float32Array;
-  return out;
 }
 
 describe('Trainer (PPO, StarPO-S filter) on a tiny Bandit run', () => {
