@@ -45,13 +45,13 @@ describe('successLogProbChange', () => {
 describe('stepWithinTrustRegion with actor.maxSuccessLogProbDrop', () => {
   // Two rollouts, the first a success. A step that lowers its likelihood (gradient ascent on its log-prob's negative)
   // is undone by a bound of 1e-3 nats; the same step with the bound off, or a step that raises it, is kept.
-  const setup = () => {
+  const setup = (perVariable: boolean) => {
     const { model, tokenizer } = tinyPolicy();
     const seqs: TokenizedTrajectory[] = ['<answer>Dragon</answer>', '<answer>Phoenix</answer>'].map((text) => {
       const ids = tokenizer.encode(text);
       return { ids, lossMask: new Uint8Array(ids.length - 1).fill(1) };
     });
-    const optimizer = new AdamW(model.trainableVariables, { lr: 1e-2 });
+    const optimizer = new AdamW(model.trainableVariables, { lr: 1e-2, perVariable });
     const step = (sign: 1 | -1) => async () => {
       const batch = padBatch(seqs.slice(0, 1), 0);
       const { value, grads } = namedVariableGrads(model.trainableVariables, () =>
@@ -78,31 +78,46 @@ describe('stepWithinTrustRegion with actor.maxSuccessLogProbDrop', () => {
     return { model, optimizer, step, options };
   };
 
-  it('undoes a step that makes the successes less likely, and keeps one that makes them likelier', async () => {
-    const { model, optimizer, step, options } = setup();
-    // With the bound off the same kind of step is measured and kept (and the first forward pass has grown the
-    // model's position tables, so the tensor count below is steady).
-    const off = await stepWithinTrustRegion(options(0), step(1));
-    expect(off.successChange).toBeLessThan(0);
-    expect(off.undone).toBe(false);
-    expect(optimizer.stepsTaken).toBe(1);
+  // Both AdamW layouts: one flat buffer of moments (wasm, cpu) and moments per variable (webgpu's).
+  it.each([false, true])(
+    'undoes a step that makes the successes less likely, and keeps one that makes them likelier (moments per variable: %s)',
+    async (perVariable) => {
+      const { model, optimizer, step, options } = setup(perVariable);
+      // With the bound off the same kind of step is measured and kept (and the first forward pass has grown the
+      // model's position tables, so the tensor count below is steady).
+      const off = await stepWithinTrustRegion(options(0), step(1));
+      expect(off.successChange).toBeLessThan(0);
+      expect(off.undone).toBe(false);
+      expect(optimizer.stepsTaken).toBe(1);
 
-    const before = await weightsOf(model.trainableVariables);
-    const tensors = tf.memory().numTensors;
-    const worse = await stepWithinTrustRegion(options(1e-3), step(1));
-    expect(worse.result.applied).toBe(true);
-    expect(worse.successChange).toBeLessThan(-1e-3);
-    expect(worse.undone).toBe(true);
-    expect(optimizer.stepsTaken).toBe(1);
-    const after = await weightsOf(model.trainableVariables);
-    for (const name of Object.keys(before)) expect(after[name], name).toEqual(before[name]);
-    expect(tf.memory().numTensors).toBe(tensors);
+      const before = await weightsOf(model.trainableVariables);
+      const momentsOf = async () => {
+        const state = optimizer.getState();
+        const out = {
+          m: await weightsOf(state.m as Record<string, tf.Variable>),
+          v: await weightsOf(state.v as Record<string, tf.Variable>),
+        };
+        tf.dispose([...Object.values(state.m), ...Object.values(state.v)]);
+        return out;
+      };
+      const momentsBefore = await momentsOf();
+      const tensors = tf.memory().numTensors;
+      const worse = await stepWithinTrustRegion(options(1e-3), step(1));
+      expect(worse.result.applied).toBe(true);
+      expect(worse.successChange).toBeLessThan(-1e-3);
+      expect(worse.undone).toBe(true);
+      expect(optimizer.stepsTaken).toBe(1);
+      const after = await weightsOf(model.trainableVariables);
+      for (const name of Object.keys(before)) expect(after[name], name).toEqual(before[name]);
+      expect(tf.memory().numTensors).toBe(tensors);
+      expect(await momentsOf()).toEqual(momentsBefore);
 
-    const better = await stepWithinTrustRegion(options(1e-3), step(-1));
-    expect(better.successChange).toBeGreaterThan(0);
-    expect(better.undone).toBe(false);
-    expect(optimizer.stepsTaken).toBe(2);
-  });
+      const better = await stepWithinTrustRegion(options(1e-3), step(-1));
+      expect(better.successChange).toBeGreaterThan(0);
+      expect(better.undone).toBe(false);
+      expect(optimizer.stepsTaken).toBe(2);
+    },
+  );
 });
 
 describe('Trainer with actor.maxStepKl', () => {
