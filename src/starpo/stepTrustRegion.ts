@@ -81,12 +81,19 @@ export interface GuardedStep<R> {
   kl: number;
   successChange: number;
   undone: boolean;
+  /** The probe's log-probs under the weights the model has now (after the step, or before it when it was undone). */
+  current: Float32Array[];
 }
 
-/** Runs `step` (one optimizer step of the actor) inside the trust region. */
+/**
+ * Runs `step` (one optimizer step of the actor) inside the trust region. `before`: the probe's log-probs under the
+ * model's current weights when the caller has them (the previous guarded step's `current`), so that consecutive
+ * steps score the probe once each instead of twice.
+ */
 export async function stepWithinTrustRegion<R extends { applied: boolean }>(
   o: StepTrustRegionOptions,
   step: () => Promise<R>,
+  before?: Float32Array[],
 ): Promise<GuardedStep<R>> {
   const { seqs, success } = o.probe;
   const micro = chunks(
@@ -94,13 +101,13 @@ export async function stepWithinTrustRegion<R extends { applied: boolean }>(
     o.microBatchSize,
   );
   const score = async () => (await scoreLogProbs(o.model, seqs, micro, o.padId, undefined, o.temperature)).logProbs;
-  const before = await score();
+  before ??= await score();
   const vars = o.model.trainableVariables;
   const weights = Object.fromEntries(Object.entries(vars).map(([name, v]) => [name, tf.clone(v)]));
   const moments = o.optimizer.getState();
   try {
     const result = await step();
-    if (!result.applied) return { result, kl: NaN, successChange: NaN, undone: false };
+    if (!result.applied) return { result, kl: NaN, successChange: NaN, undone: false, current: before };
     const after = await score();
     const masks = seqs.map((x) => x.lossMask);
     const kl = stepKl(before, after, masks);
@@ -111,7 +118,7 @@ export async function stepWithinTrustRegion<R extends { applied: boolean }>(
       for (const [name, v] of Object.entries(vars)) v.assign(weights[name]);
       o.optimizer.setState(moments);
     }
-    return { result, kl, successChange, undone };
+    return { result, kl, successChange, undone, current: undone ? before : after };
   } finally {
     tf.dispose([...Object.values(weights), ...Object.values(moments.m), ...Object.values(moments.v)]);
   }

@@ -43,6 +43,8 @@ export class UpdateTracker {
   };
   /** Actor steps undone by the trust region (stepTrustRegion.ts). */
   undone = 0;
+  /** The trust region's probe scored under the actor's current weights (only actor steps change them). */
+  private probeScores: Float32Array[] | undefined;
   /** Whether actor steps are taken in a trust region at all. */
   get hasTrustRegion(): boolean {
     return this.hooks.actorTrustRegion !== null;
@@ -87,7 +89,8 @@ export class UpdateTracker {
     const log = this.log[kind];
     let r: Awaited<ReturnType<typeof update>>;
     if (trust) {
-      const guarded = await stepWithinTrustRegion(trust, update);
+      const guarded = await stepWithinTrustRegion(trust, update, this.probeScores);
+      this.probeScores = guarded.current;
       r = guarded.result;
       if (Number.isFinite(guarded.kl)) (log.stats['actor/step_kl'] ??= []).push(guarded.kl);
       if (Number.isFinite(guarded.successChange))
