@@ -476,8 +476,8 @@ const ActorSchema = z.strictObject({
     .describe(
       "A trust region on each optimizer step of the policy (src/starpo/stepTrustRegion.ts): all of the step's rollouts " +
         'are scored before and after the step, and a step whose mean per-token KL(before ‖ after) on them (k3) exceeds ' +
-        'this is undone, weights and AdamW moments restored; logs `actor/step_kl` and `actor/steps_undone`. Costs two ' +
-        'forward passes over the rollouts per step. 0 = off. Not a RAGEN key.',
+        'this is undone, weights and AdamW moments restored; logs `actor/step_kl` and `actor/steps_undone`. Costs a ' +
+        'forward pass over the rollouts per optimizer step, and one more per training step. 0 = off. Not a RAGEN key.',
     ),
   maxSuccessLogProbDrop: z
     .number()
