@@ -83,6 +83,7 @@ interface Exports {
     out: number,
     lse: number,
     dqkv: number,
+    scratch: number,
     B: number,
     T: number,
     nH: number,
@@ -90,6 +91,8 @@ interface Exports {
     hd: number,
     scale: number,
   ): void;
+  /** Floats of scratch attn_fwd and attn_bwd need for T positions of head size hd. */
+  attn_scratch_floats(T: number, hd: number): number;
   embed_fwd(table: number, ids: number, out: number, n: number, H: number): void;
   embed_bwd(dy: number, ids: number, dtable: number, n: number, V: number, H: number): void;
   sample_rows(z: number, u: number, out: number, rows: number, V: number, invT: number): void;
@@ -363,7 +366,7 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const [B, T] = mask.shape;
     const out = b.makeOutput([B * T, nH * hd], 'float32'),
       lse = b.makeOutput([B, nH, T], 'float32');
-    withScratch(b, T + 4, (scratch) =>
+    withScratch(b, kernels(b).attn_scratch_floats(T, hd), (scratch) =>
       kernels(b).attn_fwd(
         addr(b, qkv),
         addr(b, mask),
@@ -384,19 +387,22 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
     const [B, T] = mask.shape;
     const d = b.makeOutput(qkv.shape, 'float32');
-    kernels(b).attn_bwd(
-      addr(b, dOut),
-      addr(b, qkv),
-      addr(b, mask),
-      addr(b, out),
-      addr(b, lse),
-      addr(b, d),
-      B,
-      T,
-      nH,
-      nKV,
-      hd,
-      1 / Math.sqrt(hd),
+    withScratch(b, kernels(b).attn_scratch_floats(T, hd), (scratch) =>
+      kernels(b).attn_bwd(
+        addr(b, dOut),
+        addr(b, qkv),
+        addr(b, mask),
+        addr(b, out),
+        addr(b, lse),
+        addr(b, d),
+        scratch,
+        B,
+        T,
+        nH,
+        nKV,
+        hd,
+        1 / Math.sqrt(hd),
+      ),
     );
     return d;
   },

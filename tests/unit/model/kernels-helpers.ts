@@ -320,6 +320,22 @@ export function describeFusedKernels(
       tf.dispose([qkv, mask]);
     });
 
+    it('attention with a head size that is not a multiple of 8, three query heads per key head and a partial block of queries', async () => {
+      // wasm's kernel takes the head dimension 8 at a time, then 4, and the queries 4 at a time: 12 and 9 leave
+      // a remainder of each; one key head for three query heads shares its transposed keys across them.
+      const odd: HeadAttrs = { numHeads: 3, numKvHeads: 1, headDim: 12 };
+      const n = 9;
+      const qkv = rand([2 * n, (odd.numHeads + 2 * odd.numKvHeads) * odd.headDim], 21, 2);
+      const mask = tf.tensor2d([
+        [0, 0, 0, 1, 1, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1, 0, 0, 0],
+      ]);
+      const run = (impl: typeof unfused.attention) => (a: tf.Tensor) => impl(a as tf.Tensor2D, mask, odd);
+      await expectClose(run(fused.attention)(qkv), run(unfused.attention)(qkv), tol);
+      await expectClose(gradsOf(run(fused.attention), [qkv], 22), gradsOf(run(unfused.attention), [qkv], 22), tol);
+      tf.dispose([qkv, mask]);
+    });
+
     it('attention with a KV cache: prefill then decode steps equal full causal attention', async () => {
       const C = 12;
       const kw = heads.numKvHeads * heads.headDim;

@@ -372,32 +372,177 @@ static f32 attend_row(const f32* q, const f32* k, const f32* v, int kstride, con
   return mx + s_log(sum);
 }
 
-// Causal self-attention with grouped-query heads over a packed qkv [B*T, W], W = (nH + 2 nKV) hd. Query head h uses
-// key/value head h / (nH / nKV). scratch: at least T + 4 floats.
+// Causal self-attention with grouped-query heads over a packed qkv [B*T, W], W = (nH + 2 nKV) hd, forward and
+// backward, computed as small matrix products (llm.c's and FlashAttention's shape of the work, on one core):
+// the queries go by in blocks of 4 rows, and each block's scores S = Q K^T scale, its probabilities and its output
+// P V are register tiles, the keys read from a transposed copy K^T [hd, Tp] so that four keys' products come out of
+// one vector multiply. Query head h uses key/value head h / (nH / nKV). The block's scores run up to its last row's
+// causal limit; each row's softmax then zeroes the keys its own row does not see (later positions, padding).
+// Rows of a last, partial block past T are computed on row i0's data and written to junk rows of the scratch.
+//
+// scratch (attn_scratch_floats): K^T and V^T [hd, Tp] (Tp = T rounded up to 8), P and dS [4, Tp], junk [4, hd].
+
+#define ATT_QB 4
+static inline int att_tp(int T) { return (T + 7) & ~7; }
+
+// kt [hd, tp] <- the hd columns at `col` of rows 0..T-1 (row stride W), zeros in columns T..tp-1.
+static void att_transpose(const f32* rows, int W, int col, int T, int hd, int tp, f32* kt) {
+  for (int d = 0; d < hd; d++) {
+    f32* dst = kt + (long)d * tp;
+    const f32* src = rows + col + d;
+    int j = 0;
+    for (; j < T; j++) dst[j] = src[(long)j * W];
+    for (; j < tp; j++) dst[j] = 0;
+  }
+}
+
+// S[r, j] = scale * a_r . bt[:, j] for the 4 rows a0..a3 and columns j < nk (rounded up to 8; bt has tp columns).
+static void att_scores4(const f32* a0, const f32* a1, const f32* a2, const f32* a3, const f32* bt, int tp, int nk,
+                        int hd, f32 scale, f32* S) {
+  v4 vs = splat(scale);
+  for (int j = 0; j < nk; j += 8) {
+    v4 c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0);
+    v4 c20 = splat(0), c21 = splat(0), c30 = splat(0), c31 = splat(0);
+    const f32* bp = bt + j;
+    for (int d = 0; d < hd; d++, bp += tp) {
+      v4 b0 = load(bp), b1 = load(bp + 4), x;
+      x = splat(a0[d]); c00 = add(c00, mul(x, b0)); c01 = add(c01, mul(x, b1));
+      x = splat(a1[d]); c10 = add(c10, mul(x, b0)); c11 = add(c11, mul(x, b1));
+      x = splat(a2[d]); c20 = add(c20, mul(x, b0)); c21 = add(c21, mul(x, b1));
+      x = splat(a3[d]); c30 = add(c30, mul(x, b0)); c31 = add(c31, mul(x, b1));
+    }
+    store(S + j, mul(c00, vs)); store(S + j + 4, mul(c01, vs));
+    store(S + tp + j, mul(c10, vs)); store(S + tp + j + 4, mul(c11, vs));
+    store(S + 2 * tp + j, mul(c20, vs)); store(S + 2 * tp + j + 4, mul(c21, vs));
+    store(S + 3 * tp + j, mul(c30, vs)); store(S + 3 * tp + j + 4, mul(c31, vs));
+  }
+}
+
+// y_r = sum_{j < nk} P[r, j] x_j for the 4 rows (x_j: rows of stride xs); y_r is overwritten.
+static void att_mix4(const f32* P, int tp, const f32* x, int xs, int nk, int hd, f32* y0, f32* y1, f32* y2, f32* y3) {
+  int d = 0;
+  for (; d + 8 <= hd; d += 8) {
+    v4 c00 = splat(0), c01 = splat(0), c10 = splat(0), c11 = splat(0);
+    v4 c20 = splat(0), c21 = splat(0), c30 = splat(0), c31 = splat(0);
+    const f32* xp = x + d;
+    for (int j = 0; j < nk; j++, xp += xs) {
+      v4 x0 = load(xp), x1 = load(xp + 4), p;
+      p = splat(P[j]); c00 = add(c00, mul(p, x0)); c01 = add(c01, mul(p, x1));
+      p = splat(P[tp + j]); c10 = add(c10, mul(p, x0)); c11 = add(c11, mul(p, x1));
+      p = splat(P[2 * tp + j]); c20 = add(c20, mul(p, x0)); c21 = add(c21, mul(p, x1));
+      p = splat(P[3 * tp + j]); c30 = add(c30, mul(p, x0)); c31 = add(c31, mul(p, x1));
+    }
+    store(y0 + d, c00); store(y0 + d + 4, c01); store(y1 + d, c10); store(y1 + d + 4, c11);
+    store(y2 + d, c20); store(y2 + d + 4, c21); store(y3 + d, c30); store(y3 + d + 4, c31);
+  }
+  for (; d < hd; d += 4) {
+    v4 c0 = splat(0), c1 = splat(0), c2 = splat(0), c3 = splat(0);
+    const f32* xp = x + d;
+    for (int j = 0; j < nk; j++, xp += xs) {
+      v4 x0 = load(xp);
+      c0 = add(c0, mul(splat(P[j]), x0)); c1 = add(c1, mul(splat(P[tp + j]), x0));
+      c2 = add(c2, mul(splat(P[2 * tp + j]), x0)); c3 = add(c3, mul(splat(P[3 * tp + j]), x0));
+    }
+    store(y0 + d, c0); store(y1 + d, c1); store(y2 + d, c2); store(y3 + d, c3);
+  }
+}
+
+// y_j += sum_r A[r, j] x_r for j < nk (y_j: rows of stride ys; x_r: the 4 rows).
+static void att_outer4(const f32* A, int tp, const f32* x0, const f32* x1, const f32* x2, const f32* x3, f32* y, int ys,
+                       int nk, int hd) {
+  int d = 0;
+  for (; d + 8 <= hd; d += 8) {
+    v4 a0 = load(x0 + d), a1 = load(x0 + d + 4), b0 = load(x1 + d), b1 = load(x1 + d + 4);
+    v4 e0 = load(x2 + d), e1 = load(x2 + d + 4), f0 = load(x3 + d), f1 = load(x3 + d + 4);
+    f32* yp = y + d;
+    for (int j = 0; j < nk; j++, yp += ys) {
+      v4 p0 = splat(A[j]), p1 = splat(A[tp + j]), p2 = splat(A[2 * tp + j]), p3 = splat(A[3 * tp + j]);
+      store(yp, add(load(yp), add(add(mul(p0, a0), mul(p1, b0)), add(mul(p2, e0), mul(p3, f0)))));
+      store(yp + 4, add(load(yp + 4), add(add(mul(p0, a1), mul(p1, b1)), add(mul(p2, e1), mul(p3, f1)))));
+    }
+  }
+  for (; d < hd; d += 4) {
+    v4 a0 = load(x0 + d), b0 = load(x1 + d), e0 = load(x2 + d), f0 = load(x3 + d);
+    f32* yp = y + d;
+    for (int j = 0; j < nk; j++, yp += ys) {
+      v4 p0 = splat(A[j]), p1 = splat(A[tp + j]), p2 = splat(A[2 * tp + j]), p3 = splat(A[3 * tp + j]);
+      store(yp, add(load(yp), add(add(mul(p0, a0), mul(p1, b0)), add(mul(p2, e0), mul(p3, f0)))));
+    }
+  }
+}
+
+// One row of scores s[0..nk) -> its probabilities in place: softmax over the keys j < n with mask[j] set, 0 for
+// every other j < nk. Returns the log-sum-exp, or -inf (and a row of zeros) when no key is visible.
+static f32 att_softmax_row(f32* s, const f32* mask, int n, int nk) {
+  f32 mx = NEG_INF;
+  for (int j = 0; j < n; j++)
+    if (mask[j] != 0 && s[j] > mx) mx = s[j];
+  if (mx == NEG_INF) {
+    zero(s, nk);
+    return NEG_INF;
+  }
+  v4 vm = splat(mx), vsum = splat(0), one = splat(1);
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    v4 p = mul(v_exp(sub(load(s + j), vm)), wasm_v128_and(wasm_f32x4_ne(load(mask + j), splat(0)), one));
+    store(s + j, p);
+    vsum = add(vsum, p);
+  }
+  f32 sum = hsum(vsum);
+  for (; j < n; j++) {
+    s[j] = mask[j] != 0 ? s_exp(s[j] - mx) : 0;
+    sum += s[j];
+  }
+  for (; j < nk; j++) s[j] = 0;
+  f32 inv = 1.0f / sum;
+  v4 vinv = splat(inv);
+  for (j = 0; j + 4 <= n; j += 4) store(s + j, mul(load(s + j), vinv));
+  for (; j < n; j++) s[j] *= inv;
+  return mx + s_log(sum);
+}
+
+EXPORT(attn_scratch_floats)
+int attn_scratch_floats(int T, int hd) { return (2 * hd + 2 * ATT_QB) * att_tp(T) + ATT_QB * hd; }
 
 EXPORT(attn_fwd)
 void attn_fwd(const f32* qkv, const f32* mask, f32* out, f32* lse, f32* scratch, int B, int T, int nH, int nKV,
               int hd, f32 scale) {
-  int W = (nH + 2 * nKV) * hd, group = nH / nKV;
+  int W = (nH + 2 * nKV) * hd, group = nH / nKV, tp = att_tp(T), OW = nH * hd;
+  f32 *kt = scratch, *P = scratch + 2 * (long)hd * tp, *junk = P + 2 * ATT_QB * tp;
   for (int b = 0; b < B; b++) {
     const f32* rows = qkv + (long)b * T * W;
+    const f32* m = mask + (long)b * T;
     for (int h = 0; h < nH; h++) {
-      const f32* kcol = rows + (nH + h / group) * hd;
+      if (h % group == 0) att_transpose(rows, W, (nH + h / group) * hd, T, hd, tp, kt);
       const f32* vcol = rows + (nH + nKV + h / group) * hd;
-      for (int i = 0; i < T; i++) {
-        lse[((long)b * nH + h) * T + i] = attend_row(rows + (long)i * W + h * hd, kcol, vcol, W, mask + (long)b * T, i + 1,
-                                                      out + ((long)b * T + i) * nH * hd + h * hd, scratch, hd, scale);
+      for (int i0 = 0; i0 < T; i0 += ATT_QB) {
+        int nk = i0 + ATT_QB < T ? i0 + ATT_QB : T;   // keys the block's last row sees
+        const f32* q[ATT_QB];
+        f32* o[ATT_QB];
+        for (int r = 0; r < ATT_QB; r++) {
+          int i = i0 + r < T ? i0 + r : i0;
+          q[r] = rows + (long)i * W + h * hd;
+          o[r] = i0 + r < T ? out + ((long)b * T + i0 + r) * OW + h * hd : junk + r * hd;
+        }
+        att_scores4(q[0], q[1], q[2], q[3], kt, tp, nk, hd, scale, P);
+        for (int r = 0; r < ATT_QB; r++) {
+          f32 l = i0 + r < T ? att_softmax_row(P + r * tp, m, i0 + r + 1, nk) : (zero(P + r * tp, nk), NEG_INF);
+          if (i0 + r < T) lse[((long)b * nH + h) * T + i0 + r] = l;
+        }
+        att_mix4(P, tp, vcol, W, nk, hd, o[0], o[1], o[2], o[3]);
       }
     }
   }
 }
 
 // Gradient of attn_fwd with respect to qkv, recomputing the probabilities from lse (FlashAttention's backward):
-//   p = exp(q.k scale - lse), D = dout.out, ds = p (dout.v - D);  dq += ds scale k, dk += ds scale q, dv += p dout.
+//   P = exp(S - lse), D = dout . out, dP = dout V^T, dS = P (dP - D) scale;  dQ = dS K, dK += dS^T Q, dV += P^T dout.
 EXPORT(attn_bwd)
-void attn_bwd(const f32* dout, const f32* qkv, const f32* mask, const f32* out, const f32* lse, f32* dqkv, int B, int T,
-              int nH, int nKV, int hd, f32 scale) {
-  int W = (nH + 2 * nKV) * hd, group = nH / nKV;
+void attn_bwd(const f32* dout, const f32* qkv, const f32* mask, const f32* out, const f32* lse, f32* dqkv, f32* scratch,
+              int B, int T, int nH, int nKV, int hd, f32 scale) {
+  int W = (nH + 2 * nKV) * hd, group = nH / nKV, tp = att_tp(T), OW = nH * hd;
+  f32 *kt = scratch, *vt = scratch + (long)hd * tp, *P = vt + (long)hd * tp, *dS = P + ATT_QB * tp;
+  f32* junk = dS + ATT_QB * tp;
   zero(dqkv, B * T * W);
   for (int b = 0; b < B; b++) {
     const f32* rows = qkv + (long)b * T * W;
@@ -405,43 +550,49 @@ void attn_bwd(const f32* dout, const f32* qkv, const f32* mask, const f32* out, 
     const f32* m = mask + (long)b * T;
     for (int h = 0; h < nH; h++) {
       int kOff = (nH + h / group) * hd, vOff = (nH + nKV + h / group) * hd;
-      for (int i = 0; i < T; i++) {
-        f32 l = lse[((long)b * nH + h) * T + i];
-        if (l == NEG_INF) continue;
-        const f32* q = rows + (long)i * W + h * hd;
-        f32* dq = drows + (long)i * W + h * hd;
-        const f32* dO = dout + ((long)b * T + i) * nH * hd + h * hd;
-        f32 D = dot(dO, out + ((long)b * T + i) * nH * hd + h * hd, hd);
-        v4 vl = splat(l), vD = splat(D), vscale = splat(scale);
-        int j = 0;
-        for (; j + 4 <= i + 1; j += 4) {
-          const f32* k0 = rows + (long)j * W + kOff;
-          const f32* v0 = rows + (long)j * W + vOff;
-          v4 vis = wasm_v128_and(wasm_f32x4_ne(load(m + j), splat(0)), splat(1));
-          v4 p = mul(v_exp(sub(mul(dot4(q, k0, k0 + W, k0 + 2 * W, k0 + 3 * W, hd), vscale), vl)), vis);
-          v4 ds = mul(mul(p, sub(dot4(dO, v0, v0 + W, v0 + 2 * W, v0 + 3 * W, hd), vD)), vscale);
-          axpy4(dq, ds, k0, k0 + W, k0 + 2 * W, k0 + 3 * W, hd);
-          f32* dk0 = drows + (long)j * W + kOff;
-          f32* dv0 = drows + (long)j * W + vOff;
-          axpy(dk0, wasm_f32x4_extract_lane(ds, 0), q, hd);
-          axpy(dk0 + W, wasm_f32x4_extract_lane(ds, 1), q, hd);
-          axpy(dk0 + 2 * W, wasm_f32x4_extract_lane(ds, 2), q, hd);
-          axpy(dk0 + 3 * W, wasm_f32x4_extract_lane(ds, 3), q, hd);
-          axpy(dv0, wasm_f32x4_extract_lane(p, 0), dO, hd);
-          axpy(dv0 + W, wasm_f32x4_extract_lane(p, 1), dO, hd);
-          axpy(dv0 + 2 * W, wasm_f32x4_extract_lane(p, 2), dO, hd);
-          axpy(dv0 + 3 * W, wasm_f32x4_extract_lane(p, 3), dO, hd);
+      if (h % group == 0) {
+        att_transpose(rows, W, kOff, T, hd, tp, kt);
+        att_transpose(rows, W, vOff, T, hd, tp, vt);
+      }
+      for (int i0 = 0; i0 < T; i0 += ATT_QB) {
+        int nk = i0 + ATT_QB < T ? i0 + ATT_QB : T;
+        const f32 *q[ATT_QB], *dO[ATT_QB];
+        f32* dq[ATT_QB];
+        for (int r = 0; r < ATT_QB; r++) {
+          int i = i0 + r < T ? i0 + r : i0;
+          q[r] = rows + (long)i * W + h * hd;
+          dO[r] = dout + ((long)b * T + i) * OW + h * hd;
+          dq[r] = i0 + r < T ? drows + (long)(i0 + r) * W + h * hd : junk + r * hd;
         }
-        for (; j <= i; j++) {
-          if (m[j] == 0) continue;
-          const f32* k = rows + (long)j * W + kOff;
-          const f32* v = rows + (long)j * W + vOff;
-          f32 p = s_exp(dot(q, k, hd) * scale - l);
-          f32 ds = p * (dot(dO, v, hd) - D) * scale;
-          axpy(dq, ds, k, hd);
-          axpy(drows + (long)j * W + kOff, ds, q, hd);
-          axpy(drows + (long)j * W + vOff, p, dO, hd);
+        att_scores4(q[0], q[1], q[2], q[3], kt, tp, nk, hd, scale, P);
+        att_scores4(dO[0], dO[1], dO[2], dO[3], vt, tp, nk, hd, 1.0f, dS);   // dP
+        for (int r = 0; r < ATT_QB; r++) {
+          f32* p = P + r * tp;
+          f32* ds = dS + r * tp;
+          f32 l = i0 + r < T ? lse[((long)b * nH + h) * T + i0 + r] : NEG_INF;
+          if (l == NEG_INF) {
+            zero(p, nk);
+            zero(ds, nk);
+            continue;
+          }
+          int n = i0 + r + 1;   // keys this row sees causally
+          f32 D = dot(dO[r], out + ((long)b * T + i0 + r) * OW + h * hd, hd);
+          v4 vl = splat(l), vD = splat(D), vscale = splat(scale), one = splat(1);
+          int j = 0;
+          for (; j + 4 <= n; j += 4) {
+            v4 pj = mul(v_exp(sub(load(p + j), vl)), wasm_v128_and(wasm_f32x4_ne(load(m + j), splat(0)), one));
+            store(p + j, pj);
+            store(ds + j, mul(mul(pj, sub(load(ds + j), vD)), vscale));
+          }
+          for (; j < n; j++) {
+            p[j] = m[j] != 0 ? s_exp(p[j] - l) : 0;
+            ds[j] = p[j] * (ds[j] - D) * scale;
+          }
+          for (; j < nk; j++) p[j] = ds[j] = 0;
         }
+        att_mix4(dS, tp, rows + kOff, W, nk, hd, dq[0], dq[1], dq[2], dq[3]);
+        att_outer4(dS, tp, q[0], q[1], q[2], q[3], drows + kOff, W, nk, hd);
+        att_outer4(P, tp, dO[0], dO[1], dO[2], dO[3], drows + vOff, W, nk, hd);
       }
     }
   }
