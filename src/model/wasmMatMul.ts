@@ -2,9 +2,12 @@
 //
 // Our kernel folds the transposes of a linear layer's three products (y = x W^T, dx = dy W, dW = dy^T x) into its
 // loads and is cache-blocked (kernels.c says how). Where it runs is what tools/bench/wasm-matmul.ts measured
-// (BENCHMARKS.md, "Our own wasm matmul"): see ownIsFaster. It adds in the same order as XNNPACK's kernel (each output
-// is 0 + a0 b0 + a1 b1 + ..., in k order, one multiply and one add per term): both give the same bits at every size
-// tested (tests/unit/model/wasm-own-matmul.test.ts), so a run's numbers do not depend on which of them took a product.
+// (BENCHMARKS.md, "Our own wasm matmul"): see ownRuns. Built for SIMD128 alone it adds in the same order as XNNPACK's
+// kernel (each output is 0 + a0 b0 + a1 b1 + ..., in k order, one multiply and one add per term): both give the same
+// bits at every size tested (tests/unit/model/wasm-own-matmul.test.ts), so a run's numbers do not depend on which of
+// them took a product. Built with relaxed SIMD (kernels/wasm.ts, wasmKernelBuild) its terms are fused multiply-adds,
+// which XNNPACK's are not: then ours takes every product it can, so that a row's bits never depend on how many rows
+// were multiplied with it (two workers generate half a batch each and must sample what one worker samples).
 //
 // The fallback is tfjs-wasm's own kernel, with an operand transposed first where the product asks: tfjs-backend-wasm
 // 4.22's matmul is 5-25x slower with transposeA/transposeB than without (measured: [32,896] x [4864,896]^T took
@@ -12,7 +15,7 @@
 // what our kernel does not: batched products (a leading dimension above 1) and the plain products below ownIsFaster's
 // bound. The op-level API, gradients and other backends are untouched.
 import * as tf from '@tensorflow/tfjs';
-import { wasmKernelsReady, wasmOwnMatMul } from './kernels/wasm';
+import { wasmKernelBuild, wasmKernelsReady, wasmOwnMatMul } from './kernels/wasm';
 
 type TensorInfo = { dataId: object; shape: number[]; dtype: string };
 type KernelArgs = {
@@ -25,7 +28,7 @@ type KernelFn = (args: KernelArgs) => TensorInfo;
 let installed = false;
 
 /** Which kernel runs wasm's BatchMatMul: 'tfjs' (tfjs-wasm's, transposing first), 'own' (kernels.c's, wherever it
- *  can) or 'auto' (ours where ownIsFaster). tools/bench/wasm-matmul.ts switches it to time both. */
+ *  can) or 'auto' (ours where ownRuns). tools/bench/wasm-matmul.ts switches it to time both. */
 export type WasmMatMulRoute = 'tfjs' | 'own' | 'auto';
 let route: WasmMatMulRoute = 'auto';
 
@@ -45,6 +48,11 @@ function ownIsFaster(m: number, transposeA: boolean, transposeB: boolean): boole
   return transposeA || transposeB || m >= 32;
 }
 
+/** Whether 'auto' takes our kernel: where it is the faster, and everywhere with the relaxed build (see the top). */
+function ownRuns(m: number, transposeA: boolean, transposeB: boolean): boolean {
+  return wasmKernelBuild === 'relaxed' || ownIsFaster(m, transposeA, transposeB);
+}
+
 /** The product by our kernel, or null where it does not run: it takes float32 operands whose leading (batch)
  *  dimensions are all 1. */
 function ownProduct(args: KernelArgs): TensorInfo | null {
@@ -54,7 +62,7 @@ function ownProduct(args: KernelArgs): TensorInfo | null {
   if (route === 'tfjs' || !wasmKernelsReady() || !single(a) || !single(b)) return null;
   const m = a.shape[a.shape.length - (transposeA ? 1 : 2)];
   const n = b.shape[b.shape.length - (transposeB ? 2 : 1)];
-  if (route === 'auto' && !ownIsFaster(m, transposeA, transposeB)) return null;
+  if (route === 'auto' && !ownRuns(m, transposeA, transposeB)) return null;
   const lead = new Array<number>(Math.max(a.shape.length, b.shape.length) - 2).fill(1);
   return wasmOwnMatMul(args.backend, a as never, b as never, { transposeA, transposeB, outShape: [...lead, m, n] });
 }

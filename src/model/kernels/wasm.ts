@@ -19,7 +19,7 @@
 // on. The kernel therefore tells tfjs-wasm that every tensor it wrote has new contents (contentsChanged).
 import * as tf from '@tensorflow/tfjs';
 import { registerKernelTable, type AdamWAttrs, type HeadAttrs, type K } from './ops';
-import { KERNELS_WASM_BASE64 } from './wasm/module';
+import { KERNELS_WASM_BASE64, KERNELS_WASM_RELAXED_BASE64 } from './wasm/module';
 
 type Info = { dataId: object; shape: number[]; dtype: tf.DataType };
 interface WasmBackend {
@@ -146,7 +146,7 @@ interface Exports {
 }
 
 let compiled: WebAssembly.Module | null = null;
-const instances = new WeakMap<WebAssembly.Memory, Exports>();
+let instances = new WeakMap<WebAssembly.Memory, Exports>();
 
 function base64Bytes(text: string): Uint8Array {
   const raw = atob(text);
@@ -155,9 +155,49 @@ function base64Bytes(text: string): Uint8Array {
   return bytes;
 }
 
-/** Compiles the kernel module (asynchronously: browsers refuse synchronous compiles of large modules on the main thread). */
-export async function compileWasmKernels(): Promise<void> {
-  compiled ??= await WebAssembly.compile(base64Bytes(KERNELS_WASM_BASE64) as BufferSource);
+/**
+ * Which build of kernels.c runs: 'relaxed' (SIMD128 and relaxed SIMD: the matrix products' inner loops use a fused
+ * multiply-add where the CPU has one) wherever the engine accepts relaxed SIMD, else 'simd' (SIMD128 only). The two
+ * round differently, so a run's numbers depend on which one ran (and, with 'relaxed', on whether the CPU fuses);
+ * RAGEN_WASM_FMA=0 (Node) forces 'simd', the build every run before relaxed SIMD was added used. null before
+ * compileWasmKernels().
+ */
+export let wasmKernelBuild: 'simd' | 'relaxed' | null = null;
+
+/**
+ * Node 20's V8 has relaxed SIMD behind a flag (on by default from Node 22 and Chrome 114). Wasm features are read
+ * when a module is compiled, so setting the flag before the first compile is enough; a browser has no process.
+ */
+function allowRelaxedSimdInNode(): void {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const v8 = proc?.getBuiltinModule?.('node:v8') as { setFlagsFromString(flags: string): void } | undefined;
+  v8?.setFlagsFromString('--experimental-wasm-relaxed-simd');
+}
+
+function relaxedSimdWanted(): boolean {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return env?.RAGEN_WASM_FMA !== '0';
+}
+
+/**
+ * Compiles the kernel module (asynchronously: browsers refuse synchronous compiles of large modules on the main
+ * thread). `force` compiles that build, replacing the one compiled before (tests compare the two in one process).
+ */
+export async function compileWasmKernels(force?: 'simd' | 'relaxed'): Promise<void> {
+  if (compiled && (!force || force === wasmKernelBuild)) return;
+  if (force) {
+    compiled = null;
+    instances = new WeakMap();
+  }
+  let bytes = base64Bytes(KERNELS_WASM_BASE64);
+  let build: 'simd' | 'relaxed' = 'simd';
+  if (force === 'relaxed' || (!force && relaxedSimdWanted())) {
+    allowRelaxedSimdInNode();
+    const relaxed = base64Bytes(KERNELS_WASM_RELAXED_BASE64);
+    if (WebAssembly.validate(relaxed as BufferSource)) [bytes, build] = [relaxed, 'relaxed'];
+  }
+  compiled = await WebAssembly.compile(bytes as BufferSource);
+  wasmKernelBuild = build;
 }
 
 function kernels(backend: WasmBackend): Exports {

@@ -80,7 +80,8 @@ describe('bench --only memory', () => {
   });
 
   it('ends with one line naming the wasm heap when a phase does not fit it (exit 2, no minified source)', async () => {
-    // One layer of Qwen2.5-0.5B with its full vocabulary: the actor update's gradients do not fit tfjs-wasm's 4 GiB heap.
+    // Three layers of Qwen2.5-0.5B with its full vocabulary: the actor update's gradients do not fit tfjs-wasm's 4 GiB
+    // heap (one layer fits since our matmul takes the LM head's products without transposed copies).
     const err = await ragen(
       'bench',
       '--only',
@@ -88,7 +89,7 @@ describe('bench --only memory', () => {
       '--shapes',
       'qwen0.5b',
       '--layers',
-      '1',
+      '3',
       '--phases',
       'actor update',
       '--tokens',
@@ -97,7 +98,7 @@ describe('bench --only memory', () => {
     expect(err.code).toBe(2);
     const lines = err.stderr.trim().split('\n');
     expect(lines.at(-1)).toMatch(
-      /^ragen: bench: section\(s\) failed: memory \(qwen0\.5b at 1 layer\(s\), actor update: .*wasm.*heap/,
+      /^ragen: bench: section\(s\) failed: memory \(qwen0\.5b at 3 layer\(s\), actor update: .*wasm.*heap/,
     );
     expect(err.stderr).not.toMatch(/reading 'map'/);
     expect(err.stderr.length).toBeLessThan(1000); // tfjs-wasm's minified module is one 40 KB line

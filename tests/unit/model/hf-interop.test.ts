@@ -150,12 +150,15 @@ describe('an exported run in Hugging Face transformers and tokenizers', () => {
     expect(Math.max(...bf16.log_probs.map((lp, i) => maxAbsDiff(lp, f32.log_probs[i])))).toBeGreaterThan(1e-4);
   });
 
-  it("a file mixing bf16 and f32 tensors (a LoRA checkpoint's bf16 base) loads whole, with our log-probs to 1e-5", async () => {
+  it("a file mixing bf16 and f32 tensors (a LoRA checkpoint's bf16 base) loads whole, with our log-probs to 2e-5", async () => {
     expect(mixed.load_problems).toEqual({});
     expect(mixed.weight_dtypes).toEqual(['torch.bfloat16', 'torch.float32']);
     const policy = await loadPolicy(path.join(tmp, 'mixed/qwen2-policy'), { backend: 'cpu' });
-    for (const [i, seq] of ids.entries())
-      expect(maxAbsDiff(await policy.tokenLogProbs(seq), mixed.log_probs[i]), `text ${i}`).toBeLessThan(1e-5);
+    // 2e-5: the largest differences are 7 and 11 float32 ulps of 2^-20 (the ulp at magnitudes 8-16), 0.67e-5 and
+    // 1.05e-5, for the models the run above trains on wasm with the SIMD128 kernels and with relaxed SIMD's.
+    for (const [i, seq] of ids.entries()) {
+      expect(maxAbsDiff(await policy.tokenLogProbs(seq), mixed.log_probs[i]), `text ${i}`).toBeLessThan(2e-5);
+    }
     policy.dispose();
     // The rounding changed the model: the bf16 tensors were read as written, not replaced by the f32 ones.
     expect(Math.max(...mixed.log_probs.map((lp, i) => maxAbsDiff(lp, f32.log_probs[i])))).toBeGreaterThan(1e-5);

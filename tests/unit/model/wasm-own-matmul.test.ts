@@ -1,15 +1,18 @@
 // Our own wasm matmul (kernels.c's matmul through src/model/wasmMatMul.ts): the three forms of a linear layer against
 // tf.matMul on the cpu backend, at sizes that are not multiples of the kernel's 4 x 8 tile or 256-wide blocks, with a
-// bias and with leading dimensions of 1; the same bits as tfjs-wasm's own kernel (so the route changes no run's
-// numbers); and no tensor left behind.
+// bias and with leading dimensions of 1; built for SIMD128 alone, the same bits as tfjs-wasm's own kernel (so the
+// route changes no run's numbers); built with relaxed SIMD (fused multiply-adds), taken for every product, so that a
+// row's bits do not depend on the rows beside it; and no tensor left behind.
 import * as tf from '@tensorflow/tfjs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
-import { wasmOwnMatMul } from '../../../src/model/kernels/wasm';
+import { compileWasmKernels, wasmKernelBuild, wasmOwnMatMul } from '../../../src/model/kernels/wasm';
 import { setWasmMatMulRoute } from '../../../src/model/wasmMatMul';
 
+let defaultBuild: typeof wasmKernelBuild = null;
 beforeAll(async () => {
   await initBackend('wasm');
+  defaultBuild = wasmKernelBuild;
 });
 
 afterEach(() => setWasmMatMulRoute('auto'));
@@ -96,7 +99,9 @@ describe('our own wasm matmul', () => {
     });
   }
 
-  it("gives the same bits as tfjs-wasm's kernel, so the route changes no run's numbers", () => {
+  it("built for SIMD128 alone, gives the same bits as tfjs-wasm's kernel, so the route changes no run's numbers", async () => {
+    await compileWasmKernels('simd');
+    expect(wasmKernelBuild).toBe('simd');
     for (const form of FORMS.slice(0, 3)) {
       for (const [m, n, k] of [...SIZES, [256, 384, 1024] as [number, number, number]]) {
         const a = tf.randomNormal(form.transposeA ? [k, m] : [m, k], 0, 1, 'float32', 1) as tf.Tensor2D;
@@ -109,6 +114,26 @@ describe('our own wasm matmul', () => {
         tf.dispose([a, b, theirs, ours]);
       }
     }
+    await compileWasmKernels(defaultBuild ?? undefined);
+  });
+
+  it('built with relaxed SIMD (the default in Node), gives each row the same bits whatever the rows beside it', async () => {
+    // Fused multiply-adds round differently from XNNPACK's multiply-then-add, so the automatic route must then take
+    // our kernel at every size, the few rows of a decode step's LM head included, or two workers (half the rows
+    // each) would sample other tokens than one.
+    expect(defaultBuild).toBe('relaxed');
+    const w = tf.randomNormal([72, 48], 0, 1, 'float32', 3) as tf.Tensor2D;
+    const x = tf.randomNormal([40, 48], 0, 1, 'float32', 4) as tf.Tensor2D;
+    for (const rows of [1, 3, 8, 16]) {
+      const all = tf.matMul(x, w, false, true).slice([0, 0], [rows, 72]);
+      const few = tf.matMul(x.slice([0, 0], [rows, 48]), w, false, true);
+      const allPlain = tf.matMul(x, w.transpose()).slice([0, 0], [rows, 72]);
+      const fewPlain = tf.matMul(x.slice([0, 0], [rows, 48]), w.transpose());
+      expect(Array.from(few.dataSync()), `x W^T, ${rows} rows`).toEqual(Array.from(all.dataSync()));
+      expect(Array.from(fewPlain.dataSync()), `x W, ${rows} rows`).toEqual(Array.from(allPlain.dataSync()));
+      tf.dispose([all, few, allPlain, fewPlain]);
+    }
+    tf.dispose([w, x]);
   });
 
   it("gives the product on each side of the automatic route's rule, batched products (tfjs-wasm's) included", () => {

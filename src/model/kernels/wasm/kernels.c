@@ -33,6 +33,16 @@ static inline void store(f32* p, v4 v) { wasm_v128_store(p, v); }
 static inline v4 add(v4 a, v4 b) { return wasm_f32x4_add(a, b); }
 static inline v4 sub(v4 a, v4 b) { return wasm_f32x4_sub(a, b); }
 static inline v4 mul(v4 a, v4 b) { return wasm_f32x4_mul(a, b); }
+// c + a b. Built with relaxed SIMD (scripts/build-kernels.sh's second module), a fused multiply-add where the CPU has
+// one (x86's FMA3, ARM's fmla: one instruction and one rounding instead of two); otherwise a multiply, then an add.
+// The matrix products' inner loops (matmul, attention) use it; the other kernels round as before.
+static inline v4 madd(v4 a, v4 b, v4 c) {
+#ifdef __wasm_relaxed_simd__
+  return (v4)__builtin_wasm_relaxed_madd_f32x4((__f32x4)a, (__f32x4)b, (__f32x4)c);
+#else
+  return wasm_f32x4_add(c, wasm_f32x4_mul(a, b));
+#endif
+}
 static inline f32 hmax(v4 v) {
   v4 m = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
   return wasm_f32x4_extract_lane(wasm_f32x4_max(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2)), 0);
@@ -406,10 +416,10 @@ static void att_scores4(const f32* a0, const f32* a1, const f32* a2, const f32* 
     const f32* bp = bt + j;
     for (int d = 0; d < hd; d++, bp += tp) {
       v4 b0 = load(bp), b1 = load(bp + 4), x;
-      x = splat(a0[d]); c00 = add(c00, mul(x, b0)); c01 = add(c01, mul(x, b1));
-      x = splat(a1[d]); c10 = add(c10, mul(x, b0)); c11 = add(c11, mul(x, b1));
-      x = splat(a2[d]); c20 = add(c20, mul(x, b0)); c21 = add(c21, mul(x, b1));
-      x = splat(a3[d]); c30 = add(c30, mul(x, b0)); c31 = add(c31, mul(x, b1));
+      x = splat(a0[d]); c00 = madd(x, b0, c00); c01 = madd(x, b1, c01);
+      x = splat(a1[d]); c10 = madd(x, b0, c10); c11 = madd(x, b1, c11);
+      x = splat(a2[d]); c20 = madd(x, b0, c20); c21 = madd(x, b1, c21);
+      x = splat(a3[d]); c30 = madd(x, b0, c30); c31 = madd(x, b1, c31);
     }
     store(S + j, mul(c00, vs)); store(S + j + 4, mul(c01, vs));
     store(S + tp + j, mul(c10, vs)); store(S + tp + j + 4, mul(c11, vs));
@@ -427,10 +437,10 @@ static void att_mix4(const f32* P, int tp, const f32* x, int xs, int nk, int hd,
     const f32* xp = x + d;
     for (int j = 0; j < nk; j++, xp += xs) {
       v4 x0 = load(xp), x1 = load(xp + 4), p;
-      p = splat(P[j]); c00 = add(c00, mul(p, x0)); c01 = add(c01, mul(p, x1));
-      p = splat(P[tp + j]); c10 = add(c10, mul(p, x0)); c11 = add(c11, mul(p, x1));
-      p = splat(P[2 * tp + j]); c20 = add(c20, mul(p, x0)); c21 = add(c21, mul(p, x1));
-      p = splat(P[3 * tp + j]); c30 = add(c30, mul(p, x0)); c31 = add(c31, mul(p, x1));
+      p = splat(P[j]); c00 = madd(p, x0, c00); c01 = madd(p, x1, c01);
+      p = splat(P[tp + j]); c10 = madd(p, x0, c10); c11 = madd(p, x1, c11);
+      p = splat(P[2 * tp + j]); c20 = madd(p, x0, c20); c21 = madd(p, x1, c21);
+      p = splat(P[3 * tp + j]); c30 = madd(p, x0, c30); c31 = madd(p, x1, c31);
     }
     store(y0 + d, c00); store(y0 + d + 4, c01); store(y1 + d, c10); store(y1 + d + 4, c11);
     store(y2 + d, c20); store(y2 + d + 4, c21); store(y3 + d, c30); store(y3 + d + 4, c31);
@@ -440,8 +450,8 @@ static void att_mix4(const f32* P, int tp, const f32* x, int xs, int nk, int hd,
     const f32* xp = x + d;
     for (int j = 0; j < nk; j++, xp += xs) {
       v4 x0 = load(xp);
-      c0 = add(c0, mul(splat(P[j]), x0)); c1 = add(c1, mul(splat(P[tp + j]), x0));
-      c2 = add(c2, mul(splat(P[2 * tp + j]), x0)); c3 = add(c3, mul(splat(P[3 * tp + j]), x0));
+      c0 = madd(splat(P[j]), x0, c0); c1 = madd(splat(P[tp + j]), x0, c1);
+      c2 = madd(splat(P[2 * tp + j]), x0, c2); c3 = madd(splat(P[3 * tp + j]), x0, c3);
     }
     store(y0 + d, c0); store(y1 + d, c1); store(y2 + d, c2); store(y3 + d, c3);
   }
@@ -457,8 +467,8 @@ static void att_outer4(const f32* A, int tp, const f32* x0, const f32* x1, const
     f32* yp = y + d;
     for (int j = 0; j < nk; j++, yp += ys) {
       v4 p0 = splat(A[j]), p1 = splat(A[tp + j]), p2 = splat(A[2 * tp + j]), p3 = splat(A[3 * tp + j]);
-      store(yp, add(load(yp), add(add(mul(p0, a0), mul(p1, b0)), add(mul(p2, e0), mul(p3, f0)))));
-      store(yp + 4, add(load(yp + 4), add(add(mul(p0, a1), mul(p1, b1)), add(mul(p2, e1), mul(p3, f1)))));
+      store(yp, madd(p3, f0, madd(p2, e0, madd(p1, b0, madd(p0, a0, load(yp))))));
+      store(yp + 4, madd(p3, f1, madd(p2, e1, madd(p1, b1, madd(p0, a1, load(yp + 4))))));
     }
   }
   for (; d < hd; d += 4) {
@@ -466,7 +476,7 @@ static void att_outer4(const f32* A, int tp, const f32* x0, const f32* x1, const
     f32* yp = y + d;
     for (int j = 0; j < nk; j++, yp += ys) {
       v4 p0 = splat(A[j]), p1 = splat(A[tp + j]), p2 = splat(A[2 * tp + j]), p3 = splat(A[3 * tp + j]);
-      store(yp, add(load(yp), add(add(mul(p0, a0), mul(p1, b0)), add(mul(p2, e0), mul(p3, f0)))));
+      store(yp, madd(p3, f0, madd(p2, e0, madd(p1, b0, madd(p0, a0, load(yp))))));
     }
   }
 }
@@ -828,10 +838,10 @@ static inline void mm_tile(const f32* a, long sAi, long sAk, const f32* panel, c
   }
   for (int k = 0; k < kc; k++, panel += MM_NR, a0 += sAk, a1 += sAk, a2 += sAk, a3 += sAk) {
     v4 b0 = load(panel), b1 = load(panel + 4), v;
-    v = wasm_v128_load32_splat(a0), x00 = add(x00, mul(v, b0)), x01 = add(x01, mul(v, b1));
-    v = wasm_v128_load32_splat(a1), x10 = add(x10, mul(v, b0)), x11 = add(x11, mul(v, b1));
-    v = wasm_v128_load32_splat(a2), x20 = add(x20, mul(v, b0)), x21 = add(x21, mul(v, b1));
-    v = wasm_v128_load32_splat(a3), x30 = add(x30, mul(v, b0)), x31 = add(x31, mul(v, b1));
+    v = wasm_v128_load32_splat(a0), x00 = madd(v, b0, x00), x01 = madd(v, b1, x01);
+    v = wasm_v128_load32_splat(a1), x10 = madd(v, b0, x10), x11 = madd(v, b1, x11);
+    v = wasm_v128_load32_splat(a2), x20 = madd(v, b0, x20), x21 = madd(v, b1, x21);
+    v = wasm_v128_load32_splat(a3), x30 = madd(v, b0, x30), x31 = madd(v, b1, x31);
   }
   store_part(c0, x00, nr), store_part(c0 + 4, x01, nr - 4);
   if (mr > 1) store_part(c1, x10, nr), store_part(c1 + 4, x11, nr - 4);
