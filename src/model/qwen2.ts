@@ -32,7 +32,17 @@
 // off (RAGEN's reference policy under LoRA). Generation folds the adapters into its stacked weights once per call.
 import * as tf from '@tensorflow/tfjs';
 import { headDim, type Qwen2Config } from './config';
-import { attention, cachedAttention, embed, rmsNorm, rope, swiGlu, type HeadAttrs } from './kernels/index';
+import {
+  attention,
+  cachedAttention,
+  decodeLayer,
+  embed,
+  hasDecodeLayer,
+  rmsNorm,
+  rope,
+  swiGlu,
+  type HeadAttrs,
+} from './kernels/index';
 import { loraPath, type LayerAdapters, type LoraAdapters, type LoraGroup, type LoraTargetModule } from './lora';
 import { RopeTables } from './rope';
 import { fillSeededNormal } from './seeded';
@@ -669,6 +679,29 @@ export class Qwen2Model {
     weights: InferenceWeights,
   ): { hidden: tf.Tensor2D; cache: KvCache } {
     const next: KvCache = { k: [], v: [] };
+    if (hasDecodeLayer(this.heads) && weights.layers.every((l) => !l.lora)) {
+      // wasm: each layer is one kernel (kernels/wasm.ts, decodeLayer), the same steps as layer() below.
+      const hidden = tf.tidy(() => {
+        const [b, t] = ids.shape;
+        const eps = this.config.rms_norm_eps;
+        const { cos, sin } = this.rope.tables(maxPosition);
+        let x = embed(this.variables['model.embed_tokens.weight'] as tf.Tensor2D, ids.reshape([b * t]) as tf.Tensor1D);
+        weights.layers.forEach((l, i) => {
+          const [y, k, v] = decodeLayer(
+            x,
+            l,
+            { positions, cos, sin },
+            { k: cache.k[i], v: cache.v[i], mask: keyMask, slot },
+            { ...this.heads, eps },
+          );
+          next.k[i] = tf.keep(k);
+          next.v[i] = tf.keep(v);
+          x = y;
+        });
+        return rmsNorm(x, this.variables['model.norm.weight'] as tf.Tensor1D, eps);
+      });
+      return { hidden, cache: next };
+    }
     const linear: Linear = (x, wT, bias, residual) => fusedLinear(x, wT, false, bias, residual);
     const hidden = tf.tidy(() => {
       const [b, t] = ids.shape;

@@ -21,6 +21,9 @@ export const K = {
   attention: 'RagenAttention',
   attentionGrad: 'RagenAttentionGrad',
   cachedAttention: 'RagenCachedAttention',
+  // wasm only: a whole decoder layer of generation (rmsnorm, qkv, rope, cached attention, o, rmsnorm, gate|up,
+  // swiglu, down) in one kernel.
+  decodeLayer: 'RagenDecodeLayer',
   logProbs: 'RagenTokenLogProbs',
   logProbsGrad: 'RagenTokenLogProbsGrad',
   embed: 'RagenEmbed',
@@ -405,6 +408,47 @@ export function cachedAttention(
     tf.Tensor3D,
     tf.Tensor3D,
   ];
+}
+
+/** The weights of one decoder layer as generation holds them (Qwen2Model.inferenceWeights: projections [in, out]). */
+export interface DecodeLayerWeights {
+  inputNorm: tf.Tensor1D;
+  qkv: tf.Tensor2D;
+  qkvBias?: tf.Tensor1D;
+  o: tf.Tensor2D;
+  postNorm: tf.Tensor1D;
+  gateUp: tf.Tensor2D;
+  down: tf.Tensor2D;
+}
+
+/** Whether decodeLayer() runs here (a backend with the kernel: wasm). */
+export function hasDecodeLayer(a: HeadAttrs): boolean {
+  return has(K.decodeLayer) && simdHeads(a);
+}
+
+/**
+ * One decoder layer of generation in one kernel: x [B*T, H] -> the layer's output, with the new keys and values
+ * written into the cache at `slot` (the returned cache shares the given one's memory, as cachedAttention's does).
+ * Only where hasDecodeLayer().
+ */
+export function decodeLayer(
+  x: tf.Tensor2D,
+  w: DecodeLayerWeights,
+  rope: { positions: tf.Tensor1D; cos: tf.Tensor2D; sin: tf.Tensor2D },
+  cache: { k: tf.Tensor3D; v: tf.Tensor3D; mask: tf.Tensor2D; slot: number },
+  a: HeadAttrs & { eps: number },
+): [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D] {
+  const { qkvBias, ...weights } = w;
+  const inputs = {
+    x,
+    ...weights,
+    ...(qkvBias ? { qkvBias } : {}),
+    ...rope,
+    cacheK: cache.k,
+    cacheV: cache.v,
+    mask: cache.mask,
+  };
+  return run<tf.Tensor[]>(K.decodeLayer, inputs, { ...a, slot: cache.slot }) as [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D];
 }
 
 export function tokenLogProbs(logits: tf.Tensor2D, targets: tf.Tensor1D, temperature = 1): [tf.Tensor1D, tf.Tensor1D] {

@@ -159,8 +159,7 @@ function base64Bytes(text: string): Uint8Array {
  * Which build of kernels.c runs: 'relaxed' (SIMD128 and relaxed SIMD: the matrix products' inner loops use a fused
  * multiply-add where the CPU has one) wherever the engine accepts relaxed SIMD, else 'simd' (SIMD128 only). The two
  * round differently, so a run's numbers depend on which one ran (and, with 'relaxed', on whether the CPU fuses);
- * RAGEN_WASM_FMA=0 (Node) forces 'simd', the build every run before relaxed SIMD was added used. null before
- * compileWasmKernels().
+ * RAGEN_WASM_FMA=0 (Node) forces 'simd'. null before compileWasmKernels().
  */
 export let wasmKernelBuild: 'simd' | 'relaxed' | null = null;
 
@@ -445,6 +444,66 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
       ),
     );
     return d;
+  },
+  // One decoder layer of generation in one kernel (the same steps as Qwen2Model.layer, with cachedAttention): tfjs
+  // costs about 18 us a kernel whatever its size, and a decode step's kernels are small (a few rows), so nine kernels
+  // a layer cost more than their arithmetic. The intermediates live in one scratch buffer; the o and down
+  // projections add into the residual stream (matmul's accumulate mode). The cache is written in place, as there.
+  decodeLayer: ({ inputs: i, backend: b, attrs }) => {
+    const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
+    const { slot, eps } = attrs as { slot: number; eps: number };
+    const [R, H] = i.x.shape;
+    const [B, C] = i.mask.shape;
+    const T = R / B;
+    const W = i.qkv.shape[1],
+      I2 = i.gateUp.shape[1],
+      A = nH * hd;
+    const k = kernels(b);
+    const y = b.makeOutput([R, H], 'float32');
+    const f32 = new Float32Array(b.wasm.asm.memory.buffer);
+    f32.copyWithin(addr(b, y) >>> 2, addr(b, i.x) >>> 2, (addr(b, i.x) >>> 2) + R * H); // y = x, the residual stream
+    // Scratch: h [R, H], qkv and its rotation [R, W] each, attention's output [R, A], gate|up [R, I2], swiglu [R, I2/2],
+    // matmul's packed block, attn_cached's row of scores.
+    const pack = MM_KC * MM_NC;
+    const sizes = [R * H, R * W, R * W, R * A, R * I2, (R * I2) / 2, pack, C + 4];
+    withScratch(
+      b,
+      sizes.reduce((x, n) => x + n + 4, 0),
+      (base) => {
+        const at: number[] = [];
+        sizes.reduce((p, n) => (at.push(p), p + 4 * (n + 4)), base);
+        const [h, qkv, rot, att, gu, act, packed, scores] = at;
+        const product = (a: number, w: Info, bias: number, mode: number, out: number, n: number, kk: number) =>
+          k.matmul(a, addr(b, w), bias, mode, out, packed, R, n, kk, 0, 0);
+        k.rmsnorm_fwd(addr(b, i.x), addr(b, i.inputNorm), h, R, H, eps);
+        product(h, i.qkv, i.qkvBias ? addr(b, i.qkvBias) : 0, i.qkvBias ? 1 : 0, qkv, W, H);
+        k.rope(qkv, addr(b, i.positions), addr(b, i.cos), addr(b, i.sin), rot, R, W, nH + nKV, hd, 0);
+        k.attn_cached(
+          rot,
+          addr(b, i.cacheK),
+          addr(b, i.cacheV),
+          addr(b, i.mask),
+          att,
+          scores,
+          B,
+          T,
+          C,
+          slot,
+          nH,
+          nKV,
+          hd,
+          1 / Math.sqrt(hd),
+        );
+        product(att, i.o, 0, 2, addr(b, y), H, A);
+        k.rmsnorm_fwd(addr(b, y), addr(b, i.postNorm), h, R, H, eps);
+        product(h, i.gateUp, 0, 0, gu, I2, H);
+        k.swiglu_fwd(gu, act, R, I2 / 2);
+        product(act, i.down, 0, 2, addr(b, y), H, I2 / 2);
+      },
+    );
+    b.incRef(i.cacheK.dataId);
+    b.incRef(i.cacheV.dataId);
+    return [y, { ...i.cacheK }, { ...i.cacheV }];
   },
   cachedAttention: ({ inputs: { qkv, cacheK, cacheV, mask }, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);

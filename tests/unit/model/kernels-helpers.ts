@@ -69,6 +69,9 @@ export const WEBGPU_ONLY_KERNELS: readonly string[] = [
   fused.K.adamWWrite,
 ];
 
+/** Registered on wasm only: a whole decoder layer of generation in one kernel (tested in decode-layer.test.ts). */
+export const WASM_ONLY_KERNELS: readonly string[] = [fused.K.decodeLayer];
+
 export function describeFusedKernels(
   backend: string,
   opts: { tol?: number; setup: () => Promise<void>; optimizer?: boolean },
@@ -93,6 +96,7 @@ export function describeFusedKernels(
         const absent =
           (OPTIMIZER_KERNELS.includes(name) && !optimizer) ||
           (WEBGPU_ONLY_KERNELS.includes(name) && backend !== 'webgpu') ||
+          (WASM_ONLY_KERNELS.includes(name) && backend !== 'wasm') ||
           (FLAT_ADAMW_KERNELS.includes(name) && backend === 'webgpu');
         if (absent) expect(tf.getKernel(name, backend), name).toBeUndefined();
         else expect(tf.getKernel(name, backend), name).toBeDefined();

@@ -4,6 +4,8 @@
 // at 1-2 GFLOP/s, and every small op costs ~30 us of engine overhead. These kernels do a whole operation (RMSNorm,
 // RoPE, SwiGLU, causal attention, log-softmax + gather + entropy) in one call, with SIMD over the head dimension.
 // The linear layers' matmuls (matmul, at the end) are ours too where they beat tfjs-wasm's (src/model/wasmMatMul.ts).
+// scripts/build-kernels.sh builds this file twice: for SIMD128, and for SIMD128 with relaxed SIMD, whose fused
+// multiply-add the matrix products' inner loops then use (madd); src/model/kernels/wasm.ts picks the build.
 //
 // How it runs: the module is instantiated with tfjs's own WebAssembly.Memory as its memory (`--import-memory`), so a
 // kernel reads and writes tensors where tfjs keeps them; every pointer below is a byte offset into that heap that
@@ -849,12 +851,14 @@ static inline void mm_tile(const f32* a, long sAi, long sAk, const f32* panel, c
   if (mr > 3) store_part(c3, x30, nr), store_part(c3 + 4, x31, nr - 4);
 }
 
-// C = op(A) op(B) (+ bias when hasBias); pack: MM_KC * MM_NC floats of scratch (see above).
+// C = op(A) op(B) (+ bias when hasBias is 1), or C += op(A) op(B) when hasBias is 2 (a residual stream C already
+// holds); pack: MM_KC * MM_NC floats of scratch (see above).
 EXPORT(matmul)
 void matmul(const f32* A, const f32* B, const f32* bias, int hasBias, f32* C, f32* pack, int M, int N, int K,
             int transA, int transB) {
   long sAi = transA ? 1 : K, sAk = transA ? M : 1;
   if (K == 0) {
+    if (hasBias == 2) return;
     for (int i = 0; i < M; i++)
       for (int j = 0; j < N; j++) C[(long)i * N + j] = hasBias ? bias[j] : 0;
     return;
@@ -867,8 +871,8 @@ void matmul(const f32* A, const f32* B, const f32* bias, int hasBias, f32* C, f3
       for (int i0 = 0; i0 < M; i0 += MM_MR) {
         const f32* a = A + i0 * sAi + k0 * sAk;
         for (int p = 0; p < nc; p += MM_NR)
-          mm_tile(a, sAi, sAk, pack + (long)p * kc, hasBias ? bias + n0 + p : 0, C + (long)i0 * N + n0 + p, N,
-                  imin(M - i0, MM_MR), imin(nc - p, MM_NR), kc, k0 == 0);
+          mm_tile(a, sAi, sAk, pack + (long)p * kc, hasBias == 1 ? bias + n0 + p : 0, C + (long)i0 * N + n0 + p, N,
+                  imin(M - i0, MM_MR), imin(nc - p, MM_NR), kc, k0 == 0 && hasBias != 2);
       }
     }
   }
