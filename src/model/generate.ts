@@ -6,8 +6,9 @@
 //    A block too large for one pass (many rows x many tokens) runs in chunks of columns, each activation under
 //    MAX_ACTIVATION_BYTES: WebGPU binds at most 2 GiB per buffer and wasm has 4 GiB in all.
 // 2. Decode: one token per row per step, its key/value written into the next slot; the query attends over the
-//    cache slots up to its own that hold real tokens. Both are one fused kernel per layer (cachedAttention,
-//    src/model/kernels), which on wasm and cpu writes into the cache in place.
+//    cache slots up to its own that hold real tokens. The attention of both is one fused kernel per layer
+//    (cachedAttention, src/model/kernels), which on wasm and cpu writes into the cache in place; on wasm the whole
+//    layer is one kernel (decodeLayer).
 // 3. Next turn (GenerationSession): a multi-turn rollout's next prompt repeats the whole dialogue so far. The
 //    session compares each row's new prompt with the tokens already in its cache (the previous prompt and the
 //    sampled tokens) and prefills only what follows their longest common prefix; cache slots past it become
@@ -17,7 +18,7 @@
 //    first turn) run ONE prefill of it; its cache row and logits are copied to the others (stats.sharedTokens).
 // Each layer's intermediates are freed as soon as the layer is done (Qwen2Model.stack), so a prefill holds one
 // layer's activations at a time. The weights are stacked and transposed once per call (Qwen2Model.inferenceWeights), so each decode step's
-// matmuls take tfjs-wasm's fast path with the bias fused in.
+// matmuls are plain products with the bias fused in.
 // Why a fixed-size cache rather than concatenating a column per step: every decode step then has identical
 // shapes, so WebGPU compiles its shaders once per (batch, prompt bucket, capacity) instead of once per step, and
 // the buffer pool stays flat. The cost is attending over up to CACHE_BUCKET - 1 unused (masked) slots.
