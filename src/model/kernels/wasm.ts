@@ -446,9 +446,10 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     return d;
   },
   // One decoder layer of generation in one kernel (the same steps as Qwen2Model.layer, with cachedAttention): tfjs
-  // costs about 18 us a kernel whatever its size, and a decode step's kernels are small (a few rows), so nine kernels
-  // a layer cost more than their arithmetic. The intermediates live in one scratch buffer; the o and down
-  // projections add into the residual stream (matmul's accumulate mode). The cache is written in place, as there.
+  // spends about 10 us on a kernel however small (tools/bench/wasm-kernels.ts), and a decode step's kernels are
+  // small (a few rows), so nine of them a layer cost a large part of the step: tiny's generation ran 1.5x faster
+  // this way (BENCHMARKS.md). The intermediates live in one scratch buffer; the o and down projections add into the
+  // residual stream (matmul's accumulate mode). The cache is written in place, as cachedAttention's is.
   decodeLayer: ({ inputs: i, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
     const { slot, eps } = attrs as { slot: number; eps: number };
