@@ -16,6 +16,10 @@ export const ENV_VARIABLES: readonly [string, string][] = [
     'the webgpu matmul: tiled or tfjs (f32), or f16 operands with f32 accumulation: f16-storage (any adapter), f16 (shader-f16), subgroup-matrix (chromium-experimental-subgroup-matrix); default: tiled on a GPU, tfjs on a software adapter',
   ],
   ['RAGEN_WEBGPU_ATTENTION', 'the webgpu attention programs: auto, grouped or per-head (default auto)'],
+  [
+    'RAGEN_WASM_FMA',
+    "the wasm kernels' build: 1, relaxed SIMD's fused multiply-add where the engine has it, or 0, SIMD128 only (default 1)",
+  ],
   ['RAGEN_DAWN_FLAGS', "extra flags for Dawn's create() in Node, separated by spaces (e.g. backend=vulkan)"],
 ];
 

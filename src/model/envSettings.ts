@@ -38,8 +38,15 @@ export function attentionGroupingFromEnv(): AttentionGrouping | undefined {
   return oneOf('RAGEN_WEBGPU_ATTENTION', ATTENTION_GROUPINGS);
 }
 
+/** RAGEN_WASM_FMA: `0` (the wasm kernels' SIMD128 build), `1` (relaxed SIMD's fused multiply-add where the engine
+ *  has it), or undefined (as 1). See compileWasmKernels in kernels/wasm.ts. */
+export function wasmFmaFromEnv(): '0' | '1' | undefined {
+  return oneOf('RAGEN_WASM_FMA', ['0', '1'] as const);
+}
+
 /** Throws an Error naming the first of the model's variables whose value is not one it accepts. */
 export function checkModelEnv(): void {
   webGpuMatMulFromEnv();
   attentionGroupingFromEnv();
+  wasmFmaFromEnv();
 }

@@ -12,8 +12,8 @@
 // The fallback is tfjs-wasm's own kernel, with an operand transposed first where the product asks: tfjs-backend-wasm
 // 4.22's matmul is 5-25x slower with transposeA/transposeB than without (measured: [32,896] x [4864,896]^T took
 // 122 ms vs 19 ms plain), and transposing first with the wasm Transpose kernel gives the same products. It takes
-// what our kernel does not: batched products (a leading dimension above 1) and the plain products below ownIsFaster's
-// bound. The op-level API, gradients and other backends are untouched.
+// what our kernel does not: batched products (a leading dimension above 1) and, with the SIMD128 build, the plain
+// products below ownIsFaster's bound. The op-level API, gradients and other backends are untouched.
 import * as tf from '@tensorflow/tfjs';
 import { wasmKernelBuild, wasmKernelsReady, wasmOwnMatMul } from './kernels/wasm';
 

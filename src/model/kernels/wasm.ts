@@ -1,11 +1,13 @@
 // The fused kernels on tfjs's wasm backend: thin wrappers that hand tensor addresses to the C kernels of
-// wasm/kernels.c (compiled to WebAssembly SIMD by scripts/build-kernels.sh and embedded in wasm/module.ts).
+// wasm/kernels.c (compiled by scripts/build-kernels.sh for SIMD128 and for relaxed SIMD, both embedded in
+// wasm/module.ts; compileWasmKernels picks one).
 //
 // The C module is instantiated with tfjs-wasm's own WebAssembly.Memory, so kernels read inputs and write outputs in
 // place on tfjs's heap: no copies. A tensor's address is its `memoryOffset` in the backend's data map; outputs are
 // allocated with `backend.makeOutput`, scratch space likewise and freed at once.
 //
-// The KV-cache kernel writes the new keys and values into the cache tensors it is given and returns them as
+// The KV-cache kernels (cachedAttention, decodeLayer) write the new keys and values into the cache tensors they are
+// given and return them as
 // outputs that share their data (the way tfjs's own Reshape kernel shares data, with a reference count). That breaks
 // tfjs's "tensors are immutable" rule for those two tensors on purpose: generate.ts creates the caches, never shares
 // them, and drops the input cache as soon as the kernel returns. Copying the whole cache at every decoded token would
@@ -18,6 +20,7 @@
 // packed, and a run resumed from a checkpoint (which packs A afresh) would sample differently from the run that went
 // on. The kernel therefore tells tfjs-wasm that every tensor it wrote has new contents (contentsChanged).
 import * as tf from '@tensorflow/tfjs';
+import { wasmFmaFromEnv } from '../envSettings';
 import { registerKernelTable, type AdamWAttrs, type HeadAttrs, type K } from './ops';
 import { KERNELS_WASM_BASE64, KERNELS_WASM_RELAXED_BASE64 } from './wasm/module';
 
@@ -164,18 +167,18 @@ function base64Bytes(text: string): Uint8Array {
 export let wasmKernelBuild: 'simd' | 'relaxed' | null = null;
 
 /**
- * Node 20's V8 has relaxed SIMD behind a flag (on by default from Node 22 and Chrome 114). Wasm features are read
- * when a module is compiled, so setting the flag before the first compile is enough; a browser has no process.
+ * Whether this engine compiles `bytes` (a module using relaxed SIMD). Node 20's V8 has relaxed SIMD behind a flag
+ * (on by default from Node 22 and Chrome 114): where the module is refused and V8's flags can be set, the flag is set
+ * and the module tried again. Wasm features are read when a module is compiled, so setting the flag before the
+ * compile is enough; a browser has no process and is never flagged.
  */
-function allowRelaxedSimdInNode(): void {
+function acceptsRelaxedSimd(bytes: Uint8Array): boolean {
+  if (WebAssembly.validate(bytes as BufferSource)) return true;
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const v8 = proc?.getBuiltinModule?.('node:v8') as { setFlagsFromString(flags: string): void } | undefined;
-  v8?.setFlagsFromString('--experimental-wasm-relaxed-simd');
-}
-
-function relaxedSimdWanted(): boolean {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
-  return env?.RAGEN_WASM_FMA !== '0';
+  if (!v8) return false;
+  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  return WebAssembly.validate(bytes as BufferSource);
 }
 
 /**
@@ -188,13 +191,10 @@ export async function compileWasmKernels(force?: 'simd' | 'relaxed'): Promise<vo
     compiled = null;
     instances = new WeakMap();
   }
-  let bytes = base64Bytes(KERNELS_WASM_BASE64);
-  let build: 'simd' | 'relaxed' = 'simd';
-  if (force === 'relaxed' || (!force && relaxedSimdWanted())) {
-    allowRelaxedSimdInNode();
-    const relaxed = base64Bytes(KERNELS_WASM_RELAXED_BASE64);
-    if (WebAssembly.validate(relaxed as BufferSource)) [bytes, build] = [relaxed, 'relaxed'];
-  }
+  const relaxed =
+    force === 'relaxed' || (!force && wasmFmaFromEnv() !== '0') ? base64Bytes(KERNELS_WASM_RELAXED_BASE64) : null;
+  const build = relaxed && acceptsRelaxedSimd(relaxed) ? 'relaxed' : 'simd';
+  const bytes = build === 'relaxed' ? relaxed! : base64Bytes(KERNELS_WASM_BASE64);
   compiled = await WebAssembly.compile(bytes as BufferSource);
   wasmKernelBuild = build;
 }

@@ -9,7 +9,7 @@ import { ENV_VARIABLES } from '../../../src/cli/envVars';
 import { expectRefused, ragen } from './cli-fixture';
 
 let tmp: string;
-const NAMES = ['RAGEN_PROGRESS_SECONDS', 'RAGEN_WEBGPU_MATMUL', 'RAGEN_WEBGPU_ATTENTION'];
+const NAMES = ['RAGEN_PROGRESS_SECONDS', 'RAGEN_WEBGPU_MATMUL', 'RAGEN_WEBGPU_ATTENTION', 'RAGEN_WASM_FMA'];
 const saved = Object.fromEntries(NAMES.map((n) => [n, process.env[n]]));
 
 beforeAll(() => {
@@ -45,6 +45,7 @@ describe('environment variables', () => {
       ['RAGEN_PROGRESS_SECONDS', '86401', /expected a number of seconds from 0 to 86400/],
       ['RAGEN_WEBGPU_MATMUL', 'garbage', /expected one of tiled, tfjs/],
       ['RAGEN_WEBGPU_ATTENTION', 'zz', /expected one of auto, grouped, per-head/],
+      ['RAGEN_WASM_FMA', 'yes', /expected one of 0, 1/],
     ] as const) {
       process.env[name] = value;
       for (const argv of commands()) {
@@ -60,6 +61,7 @@ describe('environment variables', () => {
     process.env.RAGEN_PROGRESS_SECONDS = '0.5';
     process.env.RAGEN_WEBGPU_MATMUL = 'tfjs';
     process.env.RAGEN_WEBGPU_ATTENTION = 'per-head';
+    process.env.RAGEN_WASM_FMA = '0';
     expectRefused(
       await ragen('init-model', '--shape', 'qwen2.5-0.5b', '--layers', '0', '--out', path.join(tmp, 'm')),
       /^ragen: --layers must be/,
