@@ -13,6 +13,7 @@ import { registerFusedKernels } from './kernels/index';
 import { defaultWebGpuMatMul, HALF_MATMULS, setWebGpuMatMul } from './webgpuMatMulRoute';
 import { selfCheckMatMulMode } from './webgpuSelfCheck';
 import { installWasmTransposedMatMul } from './wasmMatMul';
+import { installWasmSlice } from './wasmSlice';
 import { registerWebgpuBackendWithFeatures } from './webgpuDevice';
 
 import { BACKEND_NAMES, isBackendName, type BackendChoice, type BackendName } from './backendNames';
@@ -164,6 +165,7 @@ async function tryBackend(name: BackendName, opts: BackendOptions, auto: boolean
     // shared memory does not link with the fused kernels' module (kernels/wasm.ts; tests/unit/model/kernels-wasm-threads).
     tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
     installWasmTransposedMatMul();
+    installWasmSlice();
   }
   if (!tf.findBackendFactory(name)) throw new Error(`the tfjs '${name}' backend is not registered`);
   const ok = await tf.setBackend(name);
