@@ -45,7 +45,7 @@ describe('wasm Slice and SplitV copy only the slice', () => {
       const before = tf.memory().numTensors;
       for (const { shape, begin, size } of CASES) {
         const n = shape.reduce((a, b) => a * b, 1);
-        const data = Array.from({ length: n }, (_, i) => (dtype === 'bool' ? (i * 7) % 3 === 0 : i * 3 - 40));
+        const data = Array.from({ length: n }, (_, i) => (dtype === 'bool' ? ((i * 7) % 3 === 0 ? 1 : 0) : i * 3 - 40));
         const f = () => tf.slice(tf.tensor(data, shape, dtype), begin, size);
         expect(await on('wasm', f), JSON.stringify({ shape, begin, size })).toEqual(await on('cpu', f));
       }
