@@ -464,9 +464,9 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const f32 = new Float32Array(b.wasm.asm.memory.buffer);
     f32.copyWithin(addr(b, y) >>> 2, addr(b, i.x) >>> 2, (addr(b, i.x) >>> 2) + R * H); // y = x, the residual stream
     // Scratch: h [R, H], qkv and its rotation [R, W] each, attention's output [R, A], gate|up [R, I2], swiglu [R, I2/2],
-    // matmul's packed block, attn_cached's row of scores.
+    // matmul's packed block, attn_cached's two rows of scores.
     const pack = MM_KC * MM_NC;
-    const sizes = [R * H, R * W, R * W, R * A, R * I2, (R * I2) / 2, pack, C + 4];
+    const sizes = [R * H, R * W, R * W, R * A, R * I2, (R * I2) / 2, pack, 2 * (C + 4)];
     withScratch(
       b,
       sizes.reduce((x, n) => x + n + 4, 0),
@@ -511,7 +511,7 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const [B, C] = mask.shape;
     const T = qkv.shape[0] / B;
     const out = b.makeOutput([B * T, nH * hd], 'float32');
-    withScratch(b, C + 4, (scratch) =>
+    withScratch(b, 2 * (C + 4), (scratch) =>
       kernels(b).attn_cached(
         addr(b, qkv),
         addr(b, cacheK),

@@ -109,29 +109,53 @@ static inline void axpy(f32* y, f32 a, const f32* x, int n) {   // y += a x, n %
   for (int i = 0; i < n; i += 4) store(y + i, add(load(y + i), mul(va, load(x + i))));
 }
 
-// Four dot products at once: lane j = a . b_j (n % 4 == 0). Four accumulators, then a 4x4 transpose-and-add.
-static inline v4 dot4(const f32* a, const f32* b0, const f32* b1, const f32* b2, const f32* b3, int n) {
-  v4 s0 = splat(0), s1 = splat(0), s2 = splat(0), s3 = splat(0);
+// The key loops of generation's attention serve one or two query rows at once (two heads that share a key/value
+// head, NQ below): each key and value is loaded once for both. NQ is a constant at every call, so the loops over the
+// rows unroll and their arrays live in registers (the module may use no stack). Each row's arithmetic is the same
+// whether it goes alone or in a pair.
+#define INLINE static inline __attribute__((always_inline))
+#define NQ_MAX 2
+
+// Four dot products per row: lane j of out[r] = a[r] . b_j (n % 4 == 0). Four accumulators a row, then a 4x4
+// transpose-and-add.
+INLINE void dot4(int nq, const f32* const* a, const f32* b0, const f32* b1, const f32* b2, const f32* b3, int n,
+                 v4* out) {
+  v4 s[NQ_MAX][4];
+  for (int r = 0; r < nq; r++) s[r][0] = s[r][1] = s[r][2] = s[r][3] = splat(0);
   for (int i = 0; i < n; i += 4) {
-    v4 va = load(a + i);
-    s0 = add(s0, mul(va, load(b0 + i)));
-    s1 = add(s1, mul(va, load(b1 + i)));
-    s2 = add(s2, mul(va, load(b2 + i)));
-    s3 = add(s3, mul(va, load(b3 + i)));
+    v4 k0 = load(b0 + i), k1 = load(b1 + i), k2 = load(b2 + i), k3 = load(b3 + i);
+    for (int r = 0; r < nq; r++) {
+      v4 va = load(a[r] + i);
+      s[r][0] = add(s[r][0], mul(va, k0));
+      s[r][1] = add(s[r][1], mul(va, k1));
+      s[r][2] = add(s[r][2], mul(va, k2));
+      s[r][3] = add(s[r][3], mul(va, k3));
+    }
   }
-  v4 t0 = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);
-  v4 t2 = wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7);
-  v4 u0 = add(t0, t1), u1 = add(t2, t3);   // u0 = (s0a, s1a, s0b, s1b), u1 likewise for s2, s3
-  return add(wasm_i32x4_shuffle(u0, u1, 0, 1, 4, 5), wasm_i32x4_shuffle(u0, u1, 2, 3, 6, 7));
+  for (int r = 0; r < nq; r++) {
+    v4 t0 = wasm_i32x4_shuffle(s[r][0], s[r][1], 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(s[r][0], s[r][1], 2, 6, 3, 7);
+    v4 t2 = wasm_i32x4_shuffle(s[r][2], s[r][3], 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(s[r][2], s[r][3], 2, 6, 3, 7);
+    v4 u0 = add(t0, t1), u1 = add(t2, t3);   // u0 = (s0a, s1a, s0b, s1b), u1 likewise for s2, s3
+    out[r] = add(wasm_i32x4_shuffle(u0, u1, 0, 1, 4, 5), wasm_i32x4_shuffle(u0, u1, 2, 3, 6, 7));
+  }
 }
 
-// y += p0 x0 + p1 x1 + p2 x2 + p3 x3 (n % 4 == 0).
-static inline void axpy4(f32* y, v4 p, const f32* x0, const f32* x1, const f32* x2, const f32* x3, int n) {
-  v4 p0 = wasm_i32x4_shuffle(p, p, 0, 0, 0, 0), p1 = wasm_i32x4_shuffle(p, p, 1, 1, 1, 1);
-  v4 p2 = wasm_i32x4_shuffle(p, p, 2, 2, 2, 2), p3 = wasm_i32x4_shuffle(p, p, 3, 3, 3, 3);
+// Per row: y[r] += p0 x0 + p1 x1 + p2 x2 + p3 x3, the weights being the lanes of p[r] (n % 4 == 0).
+INLINE void axpy4(int nq, f32* const* y, const v4* p, const f32* x0, const f32* x1, const f32* x2, const f32* x3,
+                  int n) {
+  v4 w[NQ_MAX][4];
+  for (int r = 0; r < nq; r++) {
+    w[r][0] = wasm_i32x4_shuffle(p[r], p[r], 0, 0, 0, 0);
+    w[r][1] = wasm_i32x4_shuffle(p[r], p[r], 1, 1, 1, 1);
+    w[r][2] = wasm_i32x4_shuffle(p[r], p[r], 2, 2, 2, 2);
+    w[r][3] = wasm_i32x4_shuffle(p[r], p[r], 3, 3, 3, 3);
+  }
   for (int i = 0; i < n; i += 4) {
-    v4 acc = add(add(mul(p0, load(x0 + i)), mul(p1, load(x1 + i))), add(mul(p2, load(x2 + i)), mul(p3, load(x3 + i))));
-    store(y + i, add(load(y + i), acc));
+    v4 v0 = load(x0 + i), v1 = load(x1 + i), v2 = load(x2 + i), v3 = load(x3 + i);
+    for (int r = 0; r < nq; r++) {
+      v4 acc = add(add(mul(w[r][0], v0), mul(w[r][1], v1)), add(mul(w[r][2], v2), mul(w[r][3], v3)));
+      store(y[r] + i, add(load(y[r] + i), acc));
+    }
   }
 }
 
@@ -332,56 +356,72 @@ void logprob_bwd(const f32* dlp, const f32* dent, const f32* z, const int* targe
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// One query row of softmax attention: o = sum_j p_j v_j over keys j = 0 .. n-1 whose mask is set, with
-// p = softmax(q . k_j scale). Keys and values are rows of stride `kstride`. scratch: n (rounded up to 4) floats.
-// Returns the log-sum-exp of the scaled scores, or -inf (and o = 0) when no key is visible.
+// Softmax attention of nq query rows (1 or 2) over the same keys: o[r] = sum_j p_rj v_j over keys j = 0 .. n-1 whose
+// mask is set, with p_r = softmax(q[r] . k_j scale). Keys and values are rows of stride `kstride`. Row r's scores go
+// to scratch + r * sstride (n rounded up to 4 floats each). A row that sees no key outputs zeros.
 // Four keys that are all masked are skipped, not computed and zeroed: in a multi-turn rollout the KV cache keeps
 // every earlier turn while the context window shows only the last, so most keys are masked. A masked key adds an
 // exact 0 to the sum and to o either way, so skipping it changes no bit.
-static f32 attend_row(const f32* q, const f32* k, const f32* v, int kstride, const f32* mask, int n, f32* o,
-                      f32* scratch, int hd, f32 scale) {
-  v4 vmax = splat(NEG_INF), vscale = splat(scale), vninf = splat(NEG_INF);
+INLINE void attend_rows(int nq, const f32* const* q, const f32* k, const f32* v, int kstride, const f32* mask, int n,
+                        f32* const* o, f32* scratch, int sstride, int hd, f32 scale) {
+  v4 vscale = splat(scale), vninf = splat(NEG_INF), vmax[NQ_MAX], s[NQ_MAX];
+  f32* sc[NQ_MAX];
+  for (int r = 0; r < nq; r++) vmax[r] = vninf, sc[r] = scratch + r * sstride;
   int j = 0;
   for (; j + 4 <= n; j += 4) {
     v4 m = load(mask + j);
     if (!wasm_v128_any_true(m)) {
-      store(scratch + j, vninf);
+      for (int r = 0; r < nq; r++) store(sc[r] + j, vninf);
       continue;
     }
     const f32* kj = k + (long)j * kstride;
-    v4 s = mul(dot4(q, kj, kj + kstride, kj + 2 * kstride, kj + 3 * kstride, hd), vscale);
-    s = wasm_v128_bitselect(s, vninf, wasm_f32x4_ne(m, splat(0)));
-    store(scratch + j, s);
-    vmax = wasm_f32x4_max(vmax, s);
+    dot4(nq, q, kj, kj + kstride, kj + 2 * kstride, kj + 3 * kstride, hd, s);
+    for (int r = 0; r < nq; r++) {
+      v4 x = wasm_v128_bitselect(mul(s[r], vscale), vninf, wasm_f32x4_ne(m, splat(0)));
+      store(sc[r] + j, x);
+      vmax[r] = wasm_f32x4_max(vmax[r], x);
+    }
   }
-  f32 mx = hmax(vmax);
+  f32 mx[NQ_MAX], sum[NQ_MAX];
+  for (int r = 0; r < nq; r++) mx[r] = hmax(vmax[r]);
   for (; j < n; j++) {
-    f32 s = mask[j] != 0 ? dot(q, k + (long)j * kstride, hd) * scale : NEG_INF;
-    scratch[j] = s;
-    if (s > mx) mx = s;
+    for (int r = 0; r < nq; r++) {
+      f32 x = mask[j] != 0 ? dot(q[r], k + (long)j * kstride, hd) * scale : NEG_INF;
+      sc[r][j] = x;
+      if (x > mx[r]) mx[r] = x;
+    }
   }
-  zero(o, hd);
-  if (mx == NEG_INF) return NEG_INF;
-  v4 vm = splat(mx), vsum = splat(0);
+  v4 vm[NQ_MAX], vsum[NQ_MAX], p[NQ_MAX];
+  for (int r = 0; r < nq; r++) zero(o[r], hd), vm[r] = splat(mx[r]), vsum[r] = splat(0);
   for (j = 0; j + 4 <= n; j += 4) {
     v4 m = load(mask + j);
     if (!wasm_v128_any_true(m)) continue;
     // exp of a masked score (-inf) is clamped to exp(-87), so it is zeroed by the mask explicitly.
-    v4 p = mul(v_exp(sub(load(scratch + j), vm)), wasm_v128_and(wasm_f32x4_ne(m, splat(0)), splat(1)));
-    vsum = add(vsum, p);
+    v4 keep = wasm_v128_and(wasm_f32x4_ne(m, splat(0)), splat(1));
+    for (int r = 0; r < nq; r++) {
+      p[r] = mul(v_exp(sub(load(sc[r] + j), vm[r])), keep);
+      vsum[r] = add(vsum[r], p[r]);
+    }
     const f32* vj = v + (long)j * kstride;
-    axpy4(o, p, vj, vj + kstride, vj + 2 * kstride, vj + 3 * kstride, hd);
+    axpy4(nq, o, p, vj, vj + kstride, vj + 2 * kstride, vj + 3 * kstride, hd);
   }
-  f32 sum = hsum(vsum);
-  for (; j < n; j++) {
+  for (int r = 0; r < nq; r++) sum[r] = hsum(vsum[r]);
+  for (j = n & ~3; j < n; j++) {
     if (mask[j] == 0) continue;
-    f32 p = s_exp(scratch[j] - mx);
-    sum += p;
-    axpy(o, p, v + (long)j * kstride, hd);
+    for (int r = 0; r < nq; r++) {
+      f32 e = s_exp(sc[r][j] - mx[r]);
+      sum[r] += e;
+      axpy(o[r], e, v + (long)j * kstride, hd);
+    }
   }
-  v4 inv = splat(1.0f / sum);
-  for (int d = 0; d < hd; d += 4) store(o + d, mul(load(o + d), inv));
-  return mx + s_log(sum);
+  for (int r = 0; r < nq; r++) {
+    if (mx[r] == NEG_INF) {   // no key visible (its sums above are NaN)
+      zero(o[r], hd);
+      continue;
+    }
+    v4 inv = splat(1.0f / sum[r]);
+    for (int d = 0; d < hd; d += 4) store(o[r] + d, mul(load(o[r] + d), inv));
+  }
 }
 
 // Causal self-attention with grouped-query heads over a packed qkv [B*T, W], W = (nH + 2 nKV) hd, forward and
@@ -612,11 +652,13 @@ void attn_bwd(const f32* dout, const f32* qkv, const f32* mask, const f32* out, 
 
 // Attention for generation with a KV cache: cacheK, cacheV [B, C, nKV hd] are updated IN PLACE (the caller owns
 // them; see wasm.ts): rows slot .. slot+T-1 receive the keys and values of qkv [B*T, W]; then query t of row b sees
-// cache slots s <= slot + t with mask[b, s] = 1. out [B*T, nH hd]; scratch: at least C + 4 floats.
+// cache slots s <= slot + t with mask[b, s] = 1. out [B*T, nH hd]; scratch: at least 2 (C + 4) floats.
+// The query heads that share a key/value head go through it two at a time (attend_rows): generation reads the
+// cache once per pair of heads, not once per head.
 EXPORT(attn_cached)
 void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32* out, f32* scratch, int B, int T, int C,
                  int slot, int nH, int nKV, int hd, f32 scale) {
-  int W = (nH + 2 * nKV) * hd, KW = nKV * hd, group = nH / nKV;
+  int W = (nH + 2 * nKV) * hd, KW = nKV * hd, group = nH / nKV, ss = C + 4;
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++) {
       const f32* src = qkv + ((long)b * T + t) * W;
@@ -626,12 +668,24 @@ void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32*
     }
   }
   for (int b = 0; b < B; b++) {
-    for (int h = 0; h < nH; h++) {
-      const f32* kcol = cacheK + (long)b * C * KW + (h / group) * hd;
-      const f32* vcol = cacheV + (long)b * C * KW + (h / group) * hd;
+    const f32* m = mask + (long)b * C;
+    for (int g = 0; g < nKV; g++) {
+      const f32* kcol = cacheK + (long)b * C * KW + g * hd;
+      const f32* vcol = cacheV + (long)b * C * KW + g * hd;
       for (int t = 0; t < T; t++) {
-        attend_row(qkv + ((long)b * T + t) * W + h * hd, kcol, vcol, KW, mask + (long)b * C, slot + t + 1,
-                   out + ((long)b * T + t) * nH * hd + h * hd, scratch, hd, scale);
+        const f32* q = qkv + ((long)b * T + t) * W;
+        f32* o = out + ((long)b * T + t) * nH * hd;
+        int h = g * group, end = h + group;
+        for (; h + 2 <= end; h += 2) {
+          const f32* qs[2] = {q + h * hd, q + (h + 1) * hd};
+          f32* os[2] = {o + h * hd, o + (h + 1) * hd};
+          attend_rows(2, qs, kcol, vcol, KW, m, slot + t + 1, os, scratch, ss, hd, scale);
+        }
+        if (h < end) {
+          const f32* qs[1] = {q + h * hd};
+          f32* os[1] = {o + h * hd};
+          attend_rows(1, qs, kcol, vcol, KW, m, slot + t + 1, os, scratch, ss, hd, scale);
+        }
       }
     }
   }
