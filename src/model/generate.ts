@@ -181,6 +181,9 @@ export class GenerationSession {
 
     let unread: tf.Tensor1D[] = []; // sampled ids [B] the host has not read yet (see readEvery below)
     const weights = model.inferenceWeights();
+    // Set once the prompts are in the cache: its leading slots that every row holds alike (the decode steps read them
+    // from row 0; Qwen2Model.sharedCacheSlots).
+    let sharedSlots: number[] | undefined;
     let cache = this.takeCache(
       reuse.map((r) => r.from),
       shared ? distinct.length : rows,
@@ -216,7 +219,7 @@ export class GenerationSession {
       const n = ids.shape[0];
       const keyMask = tf.tensor2d(masks, [n, capacity]);
       try {
-        const out = model.hiddenWithCache(ids, positions, maxPosition, keyMask, slot, cache, weights);
+        const out = model.hiddenWithCache(ids, positions, maxPosition, keyMask, slot, cache, weights, sharedSlots);
         disposeCache(cache);
         cache = out.cache;
         const last = logits ? tf.tidy(() => lastPositionLogits(model, out.hidden, n, weights)) : null;
@@ -284,6 +287,8 @@ export class GenerationSession {
       } else {
         logits = prefill(rows, idsData, positionData, visibleKeys);
       }
+
+      sharedSlots = model.sharedCacheSlots(cache, start + promptLen, weights);
 
       // Sampled ids stay on the device and feed the next decode step directly; the host reads them (to find stop
       // tokens and strings) only every `readEvery` steps, because on WebGPU each read is a round trip that stalls

@@ -38,6 +38,7 @@ import {
   decodeLayer,
   embed,
   hasDecodeLayer,
+  wasmCacheSharedPrefix,
   rmsNorm,
   rope,
   swiGlu,
@@ -663,11 +664,28 @@ export class Qwen2Model {
     return op(x, ...weights, positions, cos, sin, mask) as tf.Tensor2D;
   }
 
+  /** Whether hiddenWithCache runs each layer as one kernel (wasm's decodeLayer) with these weights. */
+  private decodesByLayer(weights: InferenceWeights): boolean {
+    return hasDecodeLayer(this.heads) && weights.layers.every((l) => !l.lora);
+  }
+
+  /**
+   * Per layer, how many leading slots of `cache` (at most `upto`) hold the same keys and values, bit for bit, in every
+   * row: the rows of a rollout batch begin with the same system prompt. hiddenWithCache then reads those slots from
+   * row 0's copy, which spares memory traffic (a decode step's attention waits on reading the cache) and changes no
+   * result. undefined where hiddenWithCache cannot use it.
+   */
+  sharedCacheSlots(cache: KvCache, upto: number, weights: InferenceWeights): number[] | undefined {
+    if (!this.decodesByLayer(weights)) return undefined;
+    return cache.k.map((k, i) => wasmCacheSharedPrefix(k, cache.v[i], upto));
+  }
+
   /**
    * The decoder stack for generation: `ids` [B, T] are the next T tokens of every row, written into cache slots
    * slot .. slot+T-1; each attends to the cache slots up to its own that `keyMask` [B, capacity] marks real.
-   * positions [B*T] int32. Returns hidden states [B*T, H] and the updated cache (the old one must not be used
-   * again: on wasm and cpu the new one shares its memory).
+   * positions [B*T] int32. `shared`: sharedCacheSlots() of this cache, while its slots below them are unchanged.
+   * Returns hidden states [B*T, H] and the updated cache (the old one must not be used again: on wasm and cpu the
+   * new one shares its memory).
    */
   hiddenWithCache(
     ids: tf.Tensor2D,
@@ -677,9 +695,10 @@ export class Qwen2Model {
     slot: number,
     cache: KvCache,
     weights: InferenceWeights,
+    shared?: number[],
   ): { hidden: tf.Tensor2D; cache: KvCache } {
     const next: KvCache = { k: [], v: [] };
-    if (hasDecodeLayer(this.heads) && weights.layers.every((l) => !l.lora)) {
+    if (this.decodesByLayer(weights)) {
       // wasm: each layer is one kernel (kernels/wasm.ts, decodeLayer), the same steps as layer() below.
       const hidden = tf.tidy(() => {
         const [b, t] = ids.shape;
@@ -691,7 +710,7 @@ export class Qwen2Model {
             x,
             l,
             { positions, cos, sin },
-            { k: cache.k[i], v: cache.v[i], mask: keyMask, slot },
+            { k: cache.k[i], v: cache.v[i], mask: keyMask, slot, shared: shared?.[i] },
             { ...this.heads, eps },
           );
           next.k[i] = tf.keep(k);

@@ -8,6 +8,7 @@ import { compileWasmKernels, registerWasmKernels } from './wasm';
 import { registerWebGpuKernels } from './webgpu';
 
 export * from './ops';
+export { wasmCacheSharedPrefix } from './wasm';
 
 /**
  * Registers gradients and the cpu and wasm kernels (the wasm module is compiled here, asynchronously), and the

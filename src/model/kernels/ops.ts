@@ -429,13 +429,14 @@ export function hasDecodeLayer(a: HeadAttrs): boolean {
 /**
  * One decoder layer of generation in one kernel: x [B*T, H] -> the layer's output, with the new keys and values
  * written into the cache at `slot` (the returned cache shares the given one's memory, as cachedAttention's does).
- * Only where hasDecodeLayer().
+ * `shared`: the cache's leading slots that hold the same bits in every row (wasmCacheSharedPrefix), read from row 0
+ * (default 0). Only where hasDecodeLayer().
  */
 export function decodeLayer(
   x: tf.Tensor2D,
   w: DecodeLayerWeights,
   rope: { positions: tf.Tensor1D; cos: tf.Tensor2D; sin: tf.Tensor2D },
-  cache: { k: tf.Tensor3D; v: tf.Tensor3D; mask: tf.Tensor2D; slot: number },
+  cache: { k: tf.Tensor3D; v: tf.Tensor3D; mask: tf.Tensor2D; slot: number; shared?: number },
   a: HeadAttrs & { eps: number },
 ): [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D] {
   const { qkvBias, ...weights } = w;
@@ -448,7 +449,8 @@ export function decodeLayer(
     cacheV: cache.v,
     mask: cache.mask,
   };
-  return run<tf.Tensor[]>(K.decodeLayer, inputs, { ...a, slot: cache.slot }) as [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D];
+  const attrs = { ...a, slot: cache.slot, shared: cache.shared ?? 0 };
+  return run<tf.Tensor[]>(K.decodeLayer, inputs, attrs) as [tf.Tensor2D, tf.Tensor3D, tf.Tensor3D];
 }
 
 export function tokenLogProbs(logits: tf.Tensor2D, targets: tf.Tensor1D, temperature = 1): [tf.Tensor1D, tf.Tensor1D] {

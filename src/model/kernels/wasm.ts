@@ -132,7 +132,9 @@ interface Exports {
     nKV: number,
     hd: number,
     scale: number,
+    shared: number,
   ): void;
+  cache_shared_prefix(cacheK: number, cacheV: number, B: number, C: number, KW: number, upto: number): number;
   matmul(
     a: number,
     b: number,
@@ -452,7 +454,7 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
   // residual stream (matmul's accumulate mode). The cache is written in place, as cachedAttention's is.
   decodeLayer: ({ inputs: i, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
-    const { slot, eps } = attrs as { slot: number; eps: number };
+    const { slot, eps, shared } = attrs as { slot: number; eps: number; shared: number };
     const [R, H] = i.x.shape;
     const [B, C] = i.mask.shape;
     const T = R / B;
@@ -494,6 +496,7 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
           nKV,
           hd,
           1 / Math.sqrt(hd),
+          shared,
         );
         product(att, i.o, 0, 2, addr(b, y), H, A);
         k.rmsnorm_fwd(addr(b, y), addr(b, i.postNorm), h, R, H, eps);
@@ -527,6 +530,7 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
         nKV,
         hd,
         1 / Math.sqrt(hd),
+        0,
       ),
     );
     b.incRef(cacheK.dataId);
@@ -534,6 +538,16 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     return [out, { ...cacheK }, { ...cacheV }];
   },
 };
+
+/**
+ * How many leading slots of a KV cache's keys k and values v [B, C, KW] (at most `upto`) hold the same bits in every
+ * row: decodeLayer's `shared`, which then reads them from row 0 (kernels.c, attn_cached). wasm tensors only.
+ */
+export function wasmCacheSharedPrefix(k: tf.Tensor3D, v: tf.Tensor3D, upto: number): number {
+  const b = tf.backend() as unknown as WasmBackend;
+  const [B, C, KW] = k.shape;
+  return kernels(b).cache_shared_prefix(addr(b, k), addr(b, v), B, C, KW, Math.min(upto, C));
+}
 
 /** kernels.c's blocking of matmul: its packed block of op(B) is at most MM_KC x MM_NC floats. */
 const MM_KC = 256,

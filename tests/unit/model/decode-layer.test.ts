@@ -1,10 +1,11 @@
 // wasm's decoder layer of generation in one kernel (kernels/wasm.ts, decodeLayer): a prefill and two decode steps
 // through the KV cache give each position the hidden state a full causal forward pass gives it, with the layers run
-// as one kernel each; and the cache the kernel writes is the one the next step reads.
+// as one kernel each; and the cache the kernel writes is the one the next step reads. Rows whose caches begin alike
+// are found so (wasmCacheSharedPrefix, bit for bit), and decoding that reads those slots from row 0 gives the same bits.
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
-import { K } from '../../../src/model/kernels';
+import { K, wasmCacheSharedPrefix } from '../../../src/model/kernels';
 import { Qwen2Model, initQwen2Weights, disposeInferenceWeights, type KvCache } from '../../../src/model/qwen2';
 import { TINY_GENERATE_CONFIG } from './tiny-generate-config';
 
@@ -80,6 +81,94 @@ describe('decodeLayer (wasm)', () => {
     expect(kernelsRun).not.toContain(K.cachedAttention);
     expect(kernelsRun).not.toContain(K.swiGlu);
     for (const t of [...cache.k, ...cache.v]) t.dispose();
+    disposeInferenceWeights(weights);
+    model.dispose();
+  });
+
+  it('wasmCacheSharedPrefix: the leading slots whose keys and values are the same bits in every row', () => {
+    const [B, C, KW] = [3, 6, 4];
+    const k = new Float32Array(B * C * KW).map((_, i) => (i % (C * KW)) / 7); // every row alike
+    const v = k.map((x) => -x);
+    const at = (b: number, s: number, d: number) => (b * C + s) * KW + d;
+    const prefix = (kk: Float32Array, vv: Float32Array, upto = C) => {
+      const [kt, vt] = [tf.tensor3d(kk, [B, C, KW]), tf.tensor3d(vv, [B, C, KW])];
+      const n = wasmCacheSharedPrefix(kt, vt, upto);
+      tf.dispose([kt, vt]);
+      return n;
+    };
+    expect(prefix(k, v)).toBe(C);
+    expect(prefix(k, v, 4)).toBe(4);
+    const k2 = k.slice();
+    k2[at(2, 4, 3)] += 1e-6; // row 2's key at slot 4
+    expect(prefix(k2, v)).toBe(4);
+    const v2 = v.slice();
+    v2[at(1, 1, 0)] = 0; // row 1's value at slot 1: -0 in row 0 (0 / 7, negated), +0 here: equal as numbers, not bits
+    expect(prefix(k, v2)).toBe(1);
+  });
+
+  it('decoding rows whose caches begin alike with the shared slots read from row 0 gives the same bits', async () => {
+    const model = new Qwen2Model(config, initQwen2Weights(config, 6));
+    const weights = model.inferenceWeights();
+    // Rows 0 and 1 begin with the same 4 tokens, row 2 with the same 2.
+    const rows = [
+      [3, 9, 14, 2, 27, 8, 41],
+      [3, 9, 14, 2, 19, 7, 2],
+      [3, 9, 30, 5, 11, 7, 2],
+    ];
+    const [B, P, capacity] = [3, 5, 8];
+    const kw = config.num_key_value_heads * (config.hidden_size / config.num_attention_heads);
+    const run = (from: number, to: number, cache: KvCache, shared?: number[]) => {
+      const ids = tf.tensor2d(
+        rows.map((r) => r.slice(from, to)),
+        [B, to - from],
+        'int32',
+      );
+      const positions = tf.tensor1d(
+        rows.flatMap(() => Array.from({ length: to - from }, (_, j) => from + j)),
+        'int32',
+      );
+      const keyMask = tf.tensor2d(
+        rows.flatMap(() => Array.from({ length: capacity }, (_, s) => (s < to ? 1 : 0))),
+        [B, capacity],
+      );
+      try {
+        return model.hiddenWithCache(ids, positions, to - 1, keyMask, from, cache, weights, shared);
+      } finally {
+        tf.dispose([ids, positions, keyMask]);
+      }
+    };
+    /** A prefill of P tokens, then two decode steps with `shared(cache)` slots read from row 0. */
+    const decode = async (shared: (c: KvCache) => number[] | undefined) => {
+      let cache: KvCache = { k: [], v: [] };
+      for (let l = 0; l < config.num_hidden_layers; l++) {
+        cache.k.push(tf.zeros([B, capacity, kw]));
+        cache.v.push(tf.zeros([B, capacity, kw]));
+      }
+      const prefilled = run(0, P, cache);
+      prefilled.hidden.dispose();
+      tf.dispose([...cache.k, ...cache.v]); // the new cache shares their memory
+      cache = prefilled.cache;
+      const slots = shared(cache);
+      const hidden: number[][][] = [];
+      for (const step of [P, P + 1]) {
+        const out = run(step, step + 1, cache, slots);
+        tf.dispose([...cache.k, ...cache.v]);
+        cache = out.cache;
+        hidden.push((await out.hidden.array()) as number[][]);
+        out.hidden.dispose();
+      }
+      for (const t of [...cache.k, ...cache.v]) t.dispose();
+      return { slots, hidden };
+    };
+    const alone = await decode(() => undefined);
+    const found = await decode((c) => model.sharedCacheSlots(c, P, weights));
+    // Every layer's keys at a slot depend on the tokens up to it: all three rows agree on the first two slots.
+    expect(found.slots).toEqual(new Array(config.num_hidden_layers).fill(2));
+    expect(found.hidden).toEqual(alone.hidden);
+    // The kernel does read row 0 there: claiming all P slots alike changes rows 1 and 2.
+    const wrong = await decode(() => new Array(config.num_hidden_layers).fill(P));
+    expect(wrong.hidden[0][0]).toEqual(alone.hidden[0][0]);
+    expect(wrong.hidden[0][2]).not.toEqual(alone.hidden[0][2]);
     disposeInferenceWeights(weights);
     model.dispose();
   });

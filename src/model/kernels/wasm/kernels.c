@@ -357,13 +357,15 @@ void logprob_bwd(const f32* dlp, const f32* dent, const f32* z, const int* targe
 
 // ---------------------------------------------------------------------------------------------------------------
 // Softmax attention of nq query rows (1 or 2) over the same keys: o[r] = sum_j p_rj v_j over keys j = 0 .. n-1 whose
-// mask is set, with p_r = softmax(q[r] . k_j scale). Keys and values are rows of stride `kstride`. Row r's scores go
-// to scratch + r * sstride (n rounded up to 4 floats each). A row that sees no key outputs zeros.
+// mask is set, with p_r = softmax(q[r] . k_j scale). Keys and values are rows of stride `kstride`, read from k0 / v0
+// instead for the groups of four keys below `shared` (the same values there: see attn_cached). Row r's scores go to
+// scratch + r * sstride (n rounded up to 4 floats each). A row that sees no key outputs zeros.
 // Four keys that are all masked are skipped, not computed and zeroed: in a multi-turn rollout the KV cache keeps
 // every earlier turn while the context window shows only the last, so most keys are masked. A masked key adds an
 // exact 0 to the sum and to o either way, so skipping it changes no bit.
-INLINE void attend_rows(int nq, const f32* const* q, const f32* k, const f32* v, int kstride, const f32* mask, int n,
-                        f32* const* o, f32* scratch, int sstride, int hd, f32 scale) {
+INLINE void attend_rows(int nq, const f32* const* q, const f32* k, const f32* v, const f32* k0, const f32* v0,
+                        int shared, int kstride, const f32* mask, int n, f32* const* o, f32* scratch, int sstride,
+                        int hd, f32 scale) {
   v4 vscale = splat(scale), vninf = splat(NEG_INF), vmax[NQ_MAX], s[NQ_MAX];
   f32* sc[NQ_MAX];
   for (int r = 0; r < nq; r++) vmax[r] = vninf, sc[r] = scratch + r * sstride;
@@ -374,7 +376,7 @@ INLINE void attend_rows(int nq, const f32* const* q, const f32* k, const f32* v,
       for (int r = 0; r < nq; r++) store(sc[r] + j, vninf);
       continue;
     }
-    const f32* kj = k + (long)j * kstride;
+    const f32* kj = (j + 4 <= shared ? k0 : k) + (long)j * kstride;
     dot4(nq, q, kj, kj + kstride, kj + 2 * kstride, kj + 3 * kstride, hd, s);
     for (int r = 0; r < nq; r++) {
       v4 x = wasm_v128_bitselect(mul(s[r], vscale), vninf, wasm_f32x4_ne(m, splat(0)));
@@ -402,7 +404,7 @@ INLINE void attend_rows(int nq, const f32* const* q, const f32* k, const f32* v,
       p[r] = mul(v_exp(sub(load(sc[r] + j), vm[r])), keep);
       vsum[r] = add(vsum[r], p[r]);
     }
-    const f32* vj = v + (long)j * kstride;
+    const f32* vj = (j + 4 <= shared ? v0 : v) + (long)j * kstride;
     axpy4(nq, o, p, vj, vj + kstride, vj + 2 * kstride, vj + 3 * kstride, hd);
   }
   for (int r = 0; r < nq; r++) sum[r] = hsum(vsum[r]);
@@ -654,10 +656,12 @@ void attn_bwd(const f32* dout, const f32* qkv, const f32* mask, const f32* out, 
 // them; see wasm.ts): rows slot .. slot+T-1 receive the keys and values of qkv [B*T, W]; then query t of row b sees
 // cache slots s <= slot + t with mask[b, s] = 1. out [B*T, nH hd]; scratch: at least 2 (C + 4) floats.
 // The query heads that share a key/value head go through it two at a time (attend_rows): generation reads the
-// cache once per pair of heads, not once per head.
+// cache once per pair of heads, not once per head. `shared`: the cache's slots below it hold the same keys and values
+// in every row (cache_shared_prefix found them so), and are read from row 0's copy: a decode step is limited by
+// reading the cache from memory, and the rows of a rollout batch begin with the same system prompt.
 EXPORT(attn_cached)
 void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32* out, f32* scratch, int B, int T, int C,
-                 int slot, int nH, int nKV, int hd, f32 scale) {
+                 int slot, int nH, int nKV, int hd, f32 scale, int shared) {
   int W = (nH + 2 * nKV) * hd, KW = nKV * hd, group = nH / nKV, ss = C + 4;
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++) {
@@ -670,25 +674,42 @@ void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32*
   for (int b = 0; b < B; b++) {
     const f32* m = mask + (long)b * C;
     for (int g = 0; g < nKV; g++) {
-      const f32* kcol = cacheK + (long)b * C * KW + g * hd;
-      const f32* vcol = cacheV + (long)b * C * KW + g * hd;
+      const f32 *k0 = cacheK + g * hd, *v0 = cacheV + g * hd;
+      const f32* kb = k0 + (long)b * C * KW;
+      const f32* vb = v0 + (long)b * C * KW;
       for (int t = 0; t < T; t++) {
         const f32* q = qkv + ((long)b * T + t) * W;
         f32* o = out + ((long)b * T + t) * nH * hd;
-        int h = g * group, end = h + group;
+        int h = g * group, end = h + group, n = slot + t + 1;
         for (; h + 2 <= end; h += 2) {
           const f32* qs[2] = {q + h * hd, q + (h + 1) * hd};
           f32* os[2] = {o + h * hd, o + (h + 1) * hd};
-          attend_rows(2, qs, kcol, vcol, KW, m, slot + t + 1, os, scratch, ss, hd, scale);
+          attend_rows(2, qs, kb, vb, k0, v0, shared, KW, m, n, os, scratch, ss, hd, scale);
         }
         if (h < end) {
           const f32* qs[1] = {q + h * hd};
           f32* os[1] = {o + h * hd};
-          attend_rows(1, qs, kcol, vcol, KW, m, slot + t + 1, os, scratch, ss, hd, scale);
+          attend_rows(1, qs, kb, vb, k0, v0, shared, KW, m, n, os, scratch, ss, hd, scale);
         }
       }
     }
   }
+}
+
+// The number of leading cache slots (at most `upto`) whose keys and values are the same bits in every row of
+// cacheK, cacheV [B, C, KW] as in row 0: what attn_cached may read from row 0.
+EXPORT(cache_shared_prefix)
+int cache_shared_prefix(const int* cacheK, const int* cacheV, int B, int C, int KW, int upto) {
+  int n = upto;
+  for (int b = 1; b < B && n > 0; b++) {
+    const int *k = cacheK + (long)b * C * KW, *v = cacheV + (long)b * C * KW;
+    for (int s = 0; s < n; s++) {
+      int same = 1;
+      for (int d = 0; d < KW; d++) same &= (k[(long)s * KW + d] == cacheK[(long)s * KW + d]) & (v[(long)s * KW + d] == cacheV[(long)s * KW + d]);
+      if (!same) { n = s; break; }
+    }
+  }
+  return n;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
