@@ -39,7 +39,9 @@ export function copySlice(x: Heap, shape: number[], begin: number[], size: numbe
   for (let o = 0; ; o += run) {
     let from = begin[k] * strides[k];
     for (let d = 0; d < k; d++) from += (begin[d] + index[d]) * strides[d];
-    out.set(x.subarray(from, from + run), o);
+    if (run < 64)
+      for (let i = 0; i < run; i++) out[o + i] = x[from + i]; // cheaper than a subarray for short runs
+    else out.set(x.subarray(from, from + run), o);
     let d = k - 1;
     while (d >= 0 && ++index[d] === size[d]) index[d--] = 0;
     if (d < 0) return;
