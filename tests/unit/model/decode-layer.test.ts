@@ -16,6 +16,26 @@ beforeAll(async () => {
   await initBackend('wasm');
 });
 
+/** Tokens from..to-1 of every row as hiddenWithCache's inputs: ids [B, T], their positions, and a key mask over the
+ * cache that shows slots 0..to-1. */
+function stepInputs(rows: number[][], from: number, to: number, capacity: number) {
+  return {
+    ids: tf.tensor2d(
+      rows.map((r) => r.slice(from, to)),
+      [rows.length, to - from],
+      'int32',
+    ),
+    positions: tf.tensor1d(
+      rows.flatMap(() => Array.from({ length: to - from }, (_, j) => from + j)),
+      'int32',
+    ),
+    keyMask: tf.tensor2d(
+      rows.flatMap(() => Array.from({ length: capacity }, (_, s) => (s < to ? 1 : 0))),
+      [rows.length, capacity],
+    ),
+  };
+}
+
 describe('decodeLayer (wasm)', () => {
   it('prefill and decode steps through the cache give the full forward pass hidden states, one kernel per layer', async () => {
     const model = new Qwen2Model(config, initQwen2Weights(config, 5));
@@ -38,19 +58,7 @@ describe('decodeLayer (wasm)', () => {
 
     const kernelsRun: string[] = [];
     const advance = async (from: number, to: number) => {
-      const ids = tf.tensor2d(
-        rows.map((r) => r.slice(from, to)),
-        [B, to - from],
-        'int32',
-      );
-      const positions = tf.tensor1d(
-        rows.flatMap(() => Array.from({ length: to - from }, (_, j) => from + j)),
-        'int32',
-      );
-      const keyMask = tf.tensor2d(
-        rows.flatMap(() => Array.from({ length: capacity }, (_, s) => (s < to ? 1 : 0))),
-        [B, capacity],
-      );
+      const { ids, positions, keyMask } = stepInputs(rows, from, to, capacity);
       let hidden: number[][] = [];
       const profile = await tf.profile(async () => {
         const out = model.hiddenWithCache(ids, positions, to - 1, keyMask, from, cache, weights);
@@ -118,19 +126,7 @@ describe('decodeLayer (wasm)', () => {
     const [B, P, capacity] = [3, 5, 8];
     const kw = config.num_key_value_heads * (config.hidden_size / config.num_attention_heads);
     const run = (from: number, to: number, cache: KvCache, shared?: number[]) => {
-      const ids = tf.tensor2d(
-        rows.map((r) => r.slice(from, to)),
-        [B, to - from],
-        'int32',
-      );
-      const positions = tf.tensor1d(
-        rows.flatMap(() => Array.from({ length: to - from }, (_, j) => from + j)),
-        'int32',
-      );
-      const keyMask = tf.tensor2d(
-        rows.flatMap(() => Array.from({ length: capacity }, (_, s) => (s < to ? 1 : 0))),
-        [B, capacity],
-      );
+      const { ids, positions, keyMask } = stepInputs(rows, from, to, capacity);
       try {
         return model.hiddenWithCache(ids, positions, to - 1, keyMask, from, cache, weights, shared);
       } finally {
