@@ -94,10 +94,11 @@ export class GenerationSession {
   private fill = 0; // the next free cache slot (the same for every row)
   private rows: CachedRow[] = [];
   /**
-   * Prompt tokens served from the cache / prefilled / served by another row's prefill of the same prompt, over the
+   * Prompt tokens served from the cache / prefilled / served by another row's prefill of the same prompt, and the
+   * leading cache slots every row held alike (read from row 0 by the decode steps; layer 0's count), over the
    * session's calls (for benchmarks and tests).
    */
-  readonly stats = { reusedTokens: 0, prefilledTokens: 0, sharedTokens: 0 };
+  readonly stats = { reusedTokens: 0, prefilledTokens: 0, sharedTokens: 0, alikeSlots: 0 };
 
   constructor(private readonly model: Qwen2Model) {}
 
@@ -289,6 +290,7 @@ export class GenerationSession {
       }
 
       sharedSlots = model.sharedCacheSlots(cache, start + promptLen, weights);
+      this.stats.alikeSlots += sharedSlots?.[0] ?? 0;
 
       // Sampled ids stay on the device and feed the next decode step directly; the host reads them (to find stop
       // tokens and strings) only every `readEvery` steps, because on WebGPU each read is a round trip that stalls

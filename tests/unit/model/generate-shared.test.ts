@@ -58,6 +58,31 @@ for (const backend of ['wasm', 'cpu'] as const) {
       expect(tf.memory().numTensors).toBe(before);
     });
 
+    it('rows that begin with the same system prompt: the decode steps read it from row 0 (wasm), the same tokens', async () => {
+      const system = [7, 33, 12, 5, 19, 28, 4, 11];
+      const prompts = [2, 3, 4, 5].map((k) => [...system, 40 + k, 9, 10 + k]);
+      const rowKeys = [10, 11, 12, 13];
+      const together = new GenerationSession(model);
+      const first = await together.generate(prompts, opts, rowKeys);
+      const second = await together.generate(
+        prompts.map((p, i) => [...p, ...first.tokens[i], 30, 31 + i]),
+        opts,
+        rowKeys,
+      );
+      // wasm reads the system prompt's slots (at least) from row 0 on both turns; elsewhere nothing is read so.
+      if (backend === 'wasm') expect(together.stats.alikeSlots).toBeGreaterThanOrEqual(2 * system.length);
+      else expect(together.stats.alikeSlots).toBe(0);
+      together.dispose();
+      for (const [i, k] of rowKeys.entries()) {
+        const alone = new GenerationSession(model);
+        const a1 = await alone.generate([prompts[i]], opts, [k]);
+        const a2 = await alone.generate([[...prompts[i], ...a1.tokens[0], 30, 31 + i]], opts, [k]);
+        alone.dispose();
+        expect(a1.tokens[0]).toEqual(first.tokens[i]);
+        expect(a2.tokens[0]).toEqual(second.tokens[i]);
+      }
+    });
+
     it('a prefill cut into chunks of columns (maxActivationBytes) samples exactly what the one-shot prefill does', async () => {
       // Widest activation of this config: gate+up, 2 x 40 floats a token. 3 columns of the 2 group prompts fit in
       // 1,920 bytes; the second turn's 6 rows go 1 column at a time.
