@@ -466,9 +466,9 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const f32 = new Float32Array(b.wasm.asm.memory.buffer);
     f32.copyWithin(addr(b, y) >>> 2, addr(b, i.x) >>> 2, (addr(b, i.x) >>> 2) + R * H); // y = x, the residual stream
     // Scratch: h [R, H], qkv and its rotation [R, W] each, attention's output [R, A], gate|up [R, I2], swiglu [R, I2/2],
-    // matmul's packed block, attn_cached's two rows of scores.
+    // matmul's packed block, attn_cached's scratch.
     const pack = MM_KC * MM_NC;
-    const sizes = [R * H, R * W, R * W, R * A, R * I2, (R * I2) / 2, pack, 2 * (C + 4)];
+    const sizes = [R * H, R * W, R * W, R * A, R * I2, (R * I2) / 2, pack, attnCachedScratch(C)];
     withScratch(
       b,
       sizes.reduce((x, n) => x + n + 4, 0),
@@ -514,7 +514,7 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const [B, C] = mask.shape;
     const T = qkv.shape[0] / B;
     const out = b.makeOutput([B * T, nH * hd], 'float32');
-    withScratch(b, 2 * (C + 4), (scratch) =>
+    withScratch(b, attnCachedScratch(C), (scratch) =>
       kernels(b).attn_cached(
         addr(b, qkv),
         addr(b, cacheK),
@@ -548,6 +548,9 @@ export function wasmCacheSharedPrefix(k: tf.Tensor3D, v: tf.Tensor3D, upto: numb
   const [B, C, KW] = k.shape;
   return kernels(b).cache_shared_prefix(addr(b, k), addr(b, v), B, C, KW, Math.min(upto, C));
 }
+
+/** attn_cached's scratch for a cache of C slots, in floats: two rows of scores, and the visible groups of four slots. */
+const attnCachedScratch = (C: number) => 2 * (C + 4) + Math.ceil(C / 4) + 4;
 
 /** kernels.c's blocking of matmul: its packed block of op(B) is at most MM_KC x MM_NC floats. */
 const MM_KC = 256,

@@ -360,22 +360,20 @@ void logprob_bwd(const f32* dlp, const f32* dent, const f32* z, const int* targe
 // mask is set, with p_r = softmax(q[r] . k_j scale). Keys and values are rows of stride `kstride`, read from k0 / v0
 // instead for the groups of four keys below `shared` (the same values there: see attn_cached). Row r's scores go to
 // scratch + r * sstride (n rounded up to 4 floats each). A row that sees no key outputs zeros.
-// Four keys that are all masked are skipped, not computed and zeroed: in a multi-turn rollout the KV cache keeps
-// every earlier turn while the context window shows only the last, so most keys are masked. A masked key adds an
-// exact 0 to the sum and to o either way, so skipping it changes no bit.
+// The keys go by four at a time, in the groups of four listed in `groups` (their first slots, ascending; those with
+// j + 4 <= n count), then one at a time from n rounded down to 4. A group of four keys that are all masked is left out
+// of the list (attn_cached's visible_groups): in a multi-turn rollout the KV cache keeps every earlier turn while the
+// context window shows only the last, so most keys are masked. A masked key adds an exact 0 to the sum and to o
+// either way, so leaving it out changes no bit.
 INLINE void attend_rows(int nq, const f32* const* q, const f32* k, const f32* v, const f32* k0, const f32* v0,
-                        int shared, int kstride, const f32* mask, int n, f32* const* o, f32* scratch, int sstride,
-                        int hd, f32 scale) {
+                        int shared, int kstride, const f32* mask, const int* groups, int ngroups, int n, f32* const* o,
+                        f32* scratch, int sstride, int hd, f32 scale) {
   v4 vscale = splat(scale), vninf = splat(NEG_INF), vmax[NQ_MAX], s[NQ_MAX];
   f32* sc[NQ_MAX];
   for (int r = 0; r < nq; r++) vmax[r] = vninf, sc[r] = scratch + r * sstride;
-  int j = 0;
-  for (; j + 4 <= n; j += 4) {
+  int j, g, tail = n & ~3;
+  for (g = 0; g < ngroups && (j = groups[g]) < tail; g++) {
     v4 m = load(mask + j);
-    if (!wasm_v128_any_true(m)) {
-      for (int r = 0; r < nq; r++) store(sc[r] + j, vninf);
-      continue;
-    }
     const f32* kj = (j + 4 <= shared ? k0 : k) + (long)j * kstride;
     dot4(nq, q, kj, kj + kstride, kj + 2 * kstride, kj + 3 * kstride, hd, s);
     for (int r = 0; r < nq; r++) {
@@ -386,7 +384,7 @@ INLINE void attend_rows(int nq, const f32* const* q, const f32* k, const f32* v,
   }
   f32 mx[NQ_MAX], sum[NQ_MAX];
   for (int r = 0; r < nq; r++) mx[r] = hmax(vmax[r]);
-  for (; j < n; j++) {
+  for (j = tail; j < n; j++) {
     for (int r = 0; r < nq; r++) {
       f32 x = mask[j] != 0 ? dot(q[r], k + (long)j * kstride, hd) * scale : NEG_INF;
       sc[r][j] = x;
@@ -395,9 +393,8 @@ INLINE void attend_rows(int nq, const f32* const* q, const f32* k, const f32* v,
   }
   v4 vm[NQ_MAX], vsum[NQ_MAX], p[NQ_MAX];
   for (int r = 0; r < nq; r++) zero(o[r], hd), vm[r] = splat(mx[r]), vsum[r] = splat(0);
-  for (j = 0; j + 4 <= n; j += 4) {
+  for (g = 0; g < ngroups && (j = groups[g]) < tail; g++) {
     v4 m = load(mask + j);
-    if (!wasm_v128_any_true(m)) continue;
     // exp of a masked score (-inf) is clamped to exp(-87), so it is zeroed by the mask explicitly.
     v4 keep = wasm_v128_and(wasm_f32x4_ne(m, splat(0)), splat(1));
     for (int r = 0; r < nq; r++) {
@@ -408,7 +405,7 @@ INLINE void attend_rows(int nq, const f32* const* q, const f32* k, const f32* v,
     axpy4(nq, o, p, vj, vj + kstride, vj + 2 * kstride, vj + 3 * kstride, hd);
   }
   for (int r = 0; r < nq; r++) sum[r] = hsum(vsum[r]);
-  for (j = n & ~3; j < n; j++) {
+  for (j = tail; j < n; j++) {
     if (mask[j] == 0) continue;
     for (int r = 0; r < nq; r++) {
       f32 e = s_exp(sc[r][j] - mx[r]);
@@ -652,9 +649,17 @@ void attn_bwd(const f32* dout, const f32* qkv, const f32* mask, const f32* out, 
   }
 }
 
+// The first slots j of the groups of four slots j .. j+3 < n with at least one set in `mask`, ascending; returns how many.
+static int visible_groups(const f32* mask, int n, int* groups) {
+  int count = 0;
+  for (int j = 0; j + 4 <= n; j += 4)
+    if (wasm_v128_any_true(load(mask + j))) groups[count++] = j;
+  return count;
+}
+
 // Attention for generation with a KV cache: cacheK, cacheV [B, C, nKV hd] are updated IN PLACE (the caller owns
 // them; see wasm.ts): rows slot .. slot+T-1 receive the keys and values of qkv [B*T, W]; then query t of row b sees
-// cache slots s <= slot + t with mask[b, s] = 1. out [B*T, nH hd]; scratch: at least 2 (C + 4) floats.
+// cache slots s <= slot + t with mask[b, s] = 1. out [B*T, nH hd]; scratch: at least 2 (C + 4) + C / 4 + 4 floats.
 // The query heads that share a key/value head go through it two at a time (attend_rows): generation reads the
 // cache once per pair of heads, not once per head. `shared`: the cache's slots below it hold the same keys and values
 // in every row (cache_shared_prefix found them so), and are read from row 0's copy: a decode step is limited by
@@ -671,8 +676,10 @@ void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32*
       for (int d = 0; d < KW; d += 4) { store(kd + d, load(src + nH * hd + d)); store(vd + d, load(src + nH * hd + KW + d)); }
     }
   }
+  int* groups = (int*)(scratch + 2 * ss);
   for (int b = 0; b < B; b++) {
     const f32* m = mask + (long)b * C;
+    int ngroups = visible_groups(m, slot + T, groups);
     for (int g = 0; g < nKV; g++) {
       const f32 *k0 = cacheK + g * hd, *v0 = cacheV + g * hd;
       const f32* kb = k0 + (long)b * C * KW;
@@ -684,12 +691,12 @@ void attn_cached(const f32* qkv, f32* cacheK, f32* cacheV, const f32* mask, f32*
         for (; h + 2 <= end; h += 2) {
           const f32* qs[2] = {q + h * hd, q + (h + 1) * hd};
           f32* os[2] = {o + h * hd, o + (h + 1) * hd};
-          attend_rows(2, qs, kb, vb, k0, v0, shared, KW, m, n, os, scratch, ss, hd, scale);
+          attend_rows(2, qs, kb, vb, k0, v0, shared, KW, m, groups, ngroups, n, os, scratch, ss, hd, scale);
         }
         if (h < end) {
           const f32* qs[1] = {q + h * hd};
           f32* os[1] = {o + h * hd};
-          attend_rows(1, qs, kb, vb, k0, v0, shared, KW, m, n, os, scratch, ss, hd, scale);
+          attend_rows(1, qs, kb, vb, k0, v0, shared, KW, m, groups, ngroups, n, os, scratch, ss, hd, scale);
         }
       }
     }
