@@ -749,20 +749,35 @@ void embed_bwd(const f32* dy, const int* ids, f32* dtable, int n, int V, int H) 
 // Sampling by inverse CDF: row r's token is the first i whose cumulative probability under softmax(z invT)
 // reaches u[r] times the total (at most V - 1), the rule of sampling.ts's stock-op path.
 
+// The exponentials go four at a time (each lane's the same bits as s_exp's) and are added one by one, in order.
 EXPORT(sample_rows)
 void sample_rows(const f32* z, const f32* u, int* out, int rows, int V, f32 invT) {
+  v4 vi = splat(invT);
   for (int r = 0; r < rows; r++) {
     const f32* zr = z + (long)r * V;
-    f32 m = row_max(zr, V, invT);
-    f32 total = 0;
-    for (int i = 0; i < V; i++) total += s_exp(zr[i] * invT - m);
-    f32 target = u[r] * total, cum = 0;
-    int pick = V - 1;
-    for (int i = 0; i < V; i++) {
-      cum += s_exp(zr[i] * invT - m);
-      if (cum >= target) { pick = i; break; }
+    f32 m = row_max(zr, V, invT), total = 0;
+    v4 vm = splat(m);
+    int i = 0;
+    for (; i + 4 <= V; i += 4) {
+      v4 e = v_exp(sub(mul(load(zr + i), vi), vm));
+      total += wasm_f32x4_extract_lane(e, 0);
+      total += wasm_f32x4_extract_lane(e, 1);
+      total += wasm_f32x4_extract_lane(e, 2);
+      total += wasm_f32x4_extract_lane(e, 3);
     }
-    out[r] = pick;
+    for (; i < V; i++) total += s_exp(zr[i] * invT - m);
+    f32 target = u[r] * total, cum = 0;
+    int pick = -1;
+    for (i = 0; i + 4 <= V && pick < 0; i += 4) {
+      v4 e = v_exp(sub(mul(load(zr + i), vi), vm));
+      if ((cum += wasm_f32x4_extract_lane(e, 0)) >= target) pick = i;
+      else if ((cum += wasm_f32x4_extract_lane(e, 1)) >= target) pick = i + 1;
+      else if ((cum += wasm_f32x4_extract_lane(e, 2)) >= target) pick = i + 2;
+      else if ((cum += wasm_f32x4_extract_lane(e, 3)) >= target) pick = i + 3;
+    }
+    for (; i < V && pick < 0; i++)
+      if ((cum += s_exp(zr[i] * invT - m)) >= target) pick = i;
+    out[r] = pick < 0 ? V - 1 : pick;
   }
 }
 
