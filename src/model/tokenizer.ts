@@ -52,6 +52,8 @@ export class Tokenizer {
   /** The ids of recently encoded texts. A step encodes the same texts many times over (every env group's prompt, the
    *  system and user turns of each trajectory's training rendering), and BPE costs far more than a lookup. */
   private readonly recent = new Map<string, number[]>();
+  /** `<|im_start|>` where a chat text may be encoded one message at a time (see encode), else null. */
+  private readonly messageStart: string | null;
   private readonly json: Json;
   private readonly config: Json;
 
@@ -71,6 +73,12 @@ export class Tokenizer {
     let maxId = -1;
     for (const id of this.inner.get_vocab(true).values()) if (id > maxId) maxId = id;
     this.vocabSize = maxId + 1;
+    // The library cuts a text at its added tokens before anything else and encodes the pieces between them on their
+    // own, so a text cut where `<|im_start|>` begins encodes to the same ids piece by piece, provided the token takes
+    // no whitespace from its neighbours (lstrip, rstrip) and is matched on the raw text (not normalized).
+    const mark = (json.added_tokens as AddedTokenJSON[]).find((t) => t.content === '<|im_start|>');
+    this.messageStart =
+      mark && !mark.lstrip && !mark.rstrip && !mark.normalized && !mark.single_word ? mark.content : null;
   }
 
   /** Builds a tokenizer from a parsed tokenizer.json and (optionally) tokenizer_config.json. */
@@ -121,12 +129,32 @@ export class Tokenizer {
       this.recent.set(text, known);
       return known.slice();
     }
+    const ids = this.encodeMessages(text) ?? this.encodeNew(text);
+    if (this.recent.size >= ENCODE_CACHE_SIZE) this.recent.delete(this.recent.keys().next().value as string);
+    this.recent.set(text, ids.slice());
+    return ids;
+  }
+
+  /** A chat text of several messages, one message at a time through encode() (null for a single message): each turn's
+   *  prompt repeats the system message, which is then a lookup. The same ids as the whole text (see the constructor). */
+  private encodeMessages(text: string): number[] | null {
+    const mark = this.messageStart;
+    if (mark === null || text.indexOf(mark, 1) < 0) return null;
+    const ids: number[] = [];
+    for (let from = 0; from < text.length;) {
+      const next = text.indexOf(mark, from + 1);
+      const end = next < 0 ? text.length : next;
+      for (const id of this.encode(text.slice(from, end))) ids.push(id);
+      from = end;
+    }
+    return ids;
+  }
+
+  private encodeNew(text: string): number[] {
     const { ids, tokens } = this.inner.encode(text, { add_special_tokens: false });
     const bad = ids.findIndex((id) => id === undefined || id === null);
     if (bad >= 0)
       throw new Error(`Tokenizer.encode: piece '${tokens[bad]}' has no id and the vocabulary has no unk token`);
-    if (this.recent.size >= ENCODE_CACHE_SIZE) this.recent.delete(this.recent.keys().next().value as string);
-    this.recent.set(text, ids.slice());
     return ids;
   }
 

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { Tokenizer as HFTokenizer } from '@huggingface/tokenizers';
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_SPECIAL_TOKENS,
@@ -75,6 +77,34 @@ describe('tiny byte-level BPE', () => {
     const many = Array.from({ length: 2500 }, (_, i) => `${CORPUS[i % CORPUS.length]} ${i}`);
     for (const text of many) tok.encode(text);
     for (const i of [0, 1, 7, 1300, 2499]) expect(tok.encode(many[i])).toEqual(fresh.encode(many[i]));
+  });
+
+  it('encodes a chat text one message at a time: the ids of the whole text, the repeated system message looked up', () => {
+    const files = [
+      tiny().toJSON(),
+      JSON.parse(readFileSync('public/warmstart/frozenlake-tiny/tokenizer.json', 'utf8')) as object,
+    ];
+    const system = '<|im_start|>system\nYou are walking on a frozen lake. Reach the goal G.<|im_end|>\n';
+    const texts = [0, 1, 2].map(
+      (i) =>
+        `${system}<|im_start|>user\nTurn ${i}:\nState:\n_P_O\nÉté ✓ 😀 x<|im_end|>\n<|im_start|>assistant\n<think>`,
+    );
+    texts.push(`lead-in ${texts[0]}`, `${system}${system}<|im_start|>`, '<|im_start|><|im_start|>user\n\n');
+    for (const json of files) {
+      const tok = Tokenizer.fromJSON(json);
+      const direct = new HFTokenizer(JSON.parse(JSON.stringify(json)) as Record<string, unknown>, {});
+      const inner = (tok as unknown as { inner: { encode: (t: string) => unknown } }).inner;
+      const seen: string[] = [];
+      const encode = inner.encode.bind(inner);
+      inner.encode = (t: string, ...rest: unknown[]) => (
+        seen.push(t),
+        (encode as (...a: unknown[]) => unknown)(t, ...rest)
+      );
+      for (const text of texts)
+        expect(tok.encode(text), JSON.stringify(text)).toEqual(direct.encode(text, { add_special_tokens: false }).ids);
+      expect(seen.filter((t) => t === system)).toHaveLength(1); // encoded once, then looked up
+      expect(seen).not.toContain(texts[0]);
+    }
   });
 
   it('encodes every special token as its single id, also glued to other text', () => {
