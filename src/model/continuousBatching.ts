@@ -64,6 +64,7 @@ import {
 import { disposeInferenceWeights, type KvCache, type Qwen2Model } from './qwen2';
 import { sampleNextTokens, sampleOnDevice } from './sampling';
 import { mixSeed, seededUniform } from './seeded';
+import { stopStringCheck } from './stopStrings';
 
 /** A dialogue to play: its key (env id: the key of its random streams) and its first prompt. */
 export interface EngineDialogue {
@@ -194,8 +195,7 @@ export class ContinuousEngine {
     };
     if (opts.maxNewTokens === 0) throw new Error('ContinuousEngine: maxNewTokens must be at least 1');
     const stopIds = new Set(opts.stopTokenIds ?? []);
-    const stopStrings = opts.stopStrings ?? [];
-    const tailTokens = Math.max(0, ...stopStrings.map((s) => s.length)) + 8; // as generate.ts
+    const reachedStopString = stopStringCheck(opts.stopStrings ?? [], opts.decode);
     const streamOf = (key: number, turn: number) => seededUniform(mixSeed(opts.seedForTurn(turn), key));
     let slots: Slot[] = dialogues.slice(0, rows).map((d) => ({
       key: d.key,
@@ -499,10 +499,7 @@ export class ContinuousEngine {
 
     function turnEnded(tokens: number[], newest: number): EngineTurn['finishReason'] | null {
       if (stopIds.has(newest)) return 'stop';
-      if (stopStrings.length) {
-        const tail = opts.decode!(tokens.slice(-tailTokens));
-        if (stopStrings.some((s) => tail.includes(s))) return 'stop';
-      }
+      if (reachedStopString(tokens)) return 'stop';
       return tokens.length >= opts.maxNewTokens ? 'length' : null;
     }
   }

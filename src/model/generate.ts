@@ -34,6 +34,7 @@ import { embed } from './kernels/index';
 import { disposeInferenceWeights, type InferenceWeights, type KvCache, type Qwen2Model } from './qwen2';
 import { sampleNextTokens, sampleOnDevice, validateSamplingOptions } from './sampling';
 import { mixSeed, seededUniform } from './seeded';
+import { stopStringCheck } from './stopStrings';
 
 /** Prompt lengths are padded up to a multiple of this (fewer distinct prefill shapes). */
 export const PROMPT_BUCKET = 16;
@@ -175,9 +176,7 @@ export class GenerationSession {
     // the batch, so a batch can be split across workers without changing a single token.
     const streams = prompts.map((_, r) => seededUniform(mixSeed(opts.seed, keys ? keys[r] : r)));
     const stopIds = new Set(opts.stopTokenIds ?? []);
-    const stopStrings = opts.stopStrings ?? [];
-    // A stop string can only end in the newest token; decoding a short tail is enough to find it.
-    const tailTokens = Math.max(0, ...stopStrings.map((s) => s.length)) + 8;
+    const reachedStopString = stopStringCheck(opts.stopStrings ?? [], opts.decode);
     const done = prompts.map(() => false);
 
     let unread: tf.Tensor1D[] = []; // sampled ids [B] the host has not read yet (see readEvery below)
@@ -315,13 +314,10 @@ export class GenerationSession {
                 finishReasons[r] = 'stop';
                 continue;
               }
-              if (stopStrings.length) {
-                const tail = opts.decode!(tokens[r].slice(-tailTokens));
-                if (stopStrings.some((s) => tail.includes(s))) {
-                  done[r] = true;
-                  finishReasons[r] = 'stop';
-                  continue;
-                }
+              if (reachedStopString(tokens[r])) {
+                done[r] = true;
+                finishReasons[r] = 'stop';
+                continue;
               }
               if (tokens[r].length >= opts.maxNewTokens) done[r] = true;
             }
