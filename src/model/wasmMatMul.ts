@@ -16,6 +16,7 @@
 // products below ownIsFaster's bound. The op-level API, gradients and other backends are untouched.
 import * as tf from '@tensorflow/tfjs';
 import { wasmKernelBuild, wasmKernelsReady, wasmOwnMatMul } from './kernels/wasm';
+import { replaceKernel } from './replaceKernel';
 
 type TensorInfo = { dataId: object; shape: number[]; dtype: string };
 type KernelArgs = {
@@ -70,10 +71,8 @@ function ownProduct(args: KernelArgs): TensorInfo | null {
 /** Re-registers wasm's BatchMatMul as described above. Idempotent; a no-op if wasm is not registered. */
 export function installWasmTransposedMatMul(): void {
   if (installed) return;
-  const matMul = tf.getKernel('BatchMatMul', 'wasm');
   const transpose = tf.getKernel('Transpose', 'wasm');
-  if (!matMul || !transpose) return;
-  const plain = matMul.kernelFunc as unknown as KernelFn;
+  if (!transpose) return;
   const transposeFn = transpose.kernelFunc as unknown as KernelFn;
 
   const swapLastTwo = (x: TensorInfo, args: KernelArgs): TensorInfo => {
@@ -83,23 +82,18 @@ export function installWasmTransposedMatMul(): void {
     return transposeFn({ inputs: { x }, backend: args.backend, attrs: { perm } });
   };
 
-  tf.unregisterKernel('BatchMatMul', 'wasm');
-  tf.registerKernel({
-    ...matMul,
-    kernelFunc: ((args: KernelArgs) => {
-      const own = ownProduct(args);
-      if (own) return own;
-      const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
-      if (!transposeA && !transposeB) return plain(args);
-      const a = transposeA ? swapLastTwo(args.inputs.a, args) : args.inputs.a;
-      const b = transposeB ? swapLastTwo(args.inputs.b, args) : args.inputs.b;
-      try {
-        return plain({ ...args, inputs: { a, b }, attrs: { ...args.attrs, transposeA: false, transposeB: false } });
-      } finally {
-        if (a !== args.inputs.a) args.backend.disposeData(a.dataId);
-        if (b !== args.inputs.b) args.backend.disposeData(b.dataId);
-      }
-    }) as unknown as tf.KernelFunc,
+  installed = replaceKernel<KernelFn>('BatchMatMul', 'wasm', (plain) => (args) => {
+    const own = ownProduct(args);
+    if (own) return own;
+    const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
+    if (!transposeA && !transposeB) return plain(args);
+    const a = transposeA ? swapLastTwo(args.inputs.a, args) : args.inputs.a;
+    const b = transposeB ? swapLastTwo(args.inputs.b, args) : args.inputs.b;
+    try {
+      return plain({ ...args, inputs: { a, b }, attrs: { ...args.attrs, transposeA: false, transposeB: false } });
+    } finally {
+      if (a !== args.inputs.a) args.backend.disposeData(a.dataId);
+      if (b !== args.inputs.b) args.backend.disposeData(b.dataId);
+    }
   });
-  installed = true;
 }

@@ -7,6 +7,7 @@
 // through a view of the heap instead, in runs as long as the slice allows. Only bytes move, so every result is
 // bit for bit tfjs's. Strings fall back to tfjs's own kernel.
 import * as tf from '@tensorflow/tfjs';
+import { replaceKernel } from './replaceKernel';
 
 type TensorInfo = { dataId: object; shape: number[]; dtype: string };
 type Heap = Float32Array | Int32Array | Uint8Array;
@@ -57,46 +58,26 @@ function sliceInfo(backend: WasmBackend, x: TensorInfo, begin: number[], size: n
 /** Re-registers wasm's Slice and SplitV as described above. Idempotent; a no-op if wasm is not registered. */
 export function installWasmSlice(): void {
   if (installed) return;
-  const slice = tf.getKernel('Slice', 'wasm');
-  const splitV = tf.getKernel('SplitV', 'wasm');
-  if (!slice || !splitV) return;
-  const tfjsSlice = slice.kernelFunc as unknown as KernelFn;
-  const tfjsSplitV = splitV.kernelFunc as unknown as KernelFn;
-
-  tf.unregisterKernel('Slice', 'wasm');
-  tf.registerKernel({
-    ...slice,
-    kernelFunc: ((args: KernelArgs) => {
-      const x = args.inputs.x;
-      if (x.dtype === 'string') return tfjsSlice(args);
-      const xt = { shape: x.shape } as tf.Tensor;
-      const [begin, size] = tf.slice_util.parseSliceParams(
-        xt,
-        args.attrs.begin as number[],
-        args.attrs.size as number[],
-      );
-      return sliceInfo(args.backend, x, begin, size);
-    }) as unknown as tf.KernelFunc,
+  installed = replaceKernel<KernelFn>('Slice', 'wasm', (tfjsSlice) => (args) => {
+    const x = args.inputs.x;
+    if (x.dtype === 'string') return tfjsSlice(args);
+    const xt = { shape: x.shape } as tf.Tensor;
+    const [begin, size] = tf.slice_util.parseSliceParams(xt, args.attrs.begin as number[], args.attrs.size as number[]);
+    return sliceInfo(args.backend, x, begin, size);
   });
-
-  tf.unregisterKernel('SplitV', 'wasm');
-  tf.registerKernel({
-    ...splitV,
-    kernelFunc: ((args: KernelArgs) => {
-      const x = args.inputs.x;
-      if (x.dtype === 'string') return tfjsSplitV(args);
-      const { numOrSizeSplits, axis } = args.attrs as { numOrSizeSplits: number | number[]; axis: number };
-      const xt = { shape: x.shape } as tf.Tensor;
-      const a = tf.util.parseAxisParam(axis, x.shape)[0];
-      const begin = new Array<number>(x.shape.length).fill(0);
-      return tf.backend_util.prepareSplitSize(xt, numOrSizeSplits, a).map((s) => {
-        const size = [...x.shape];
-        size[a] = s;
-        const piece = sliceInfo(args.backend, x, [...begin], size);
-        begin[a] += s;
-        return piece;
-      });
-    }) as unknown as tf.KernelFunc,
+  replaceKernel<KernelFn>('SplitV', 'wasm', (tfjsSplitV) => (args) => {
+    const x = args.inputs.x;
+    if (x.dtype === 'string') return tfjsSplitV(args);
+    const { numOrSizeSplits, axis } = args.attrs as { numOrSizeSplits: number | number[]; axis: number };
+    const xt = { shape: x.shape } as tf.Tensor;
+    const a = tf.util.parseAxisParam(axis, x.shape)[0];
+    const begin = new Array<number>(x.shape.length).fill(0);
+    return tf.backend_util.prepareSplitSize(xt, numOrSizeSplits, a).map((s) => {
+      const size = [...x.shape];
+      size[a] = s;
+      const piece = sliceInfo(args.backend, x, [...begin], size);
+      begin[a] += s;
+      return piece;
+    });
   });
-  installed = true;
 }

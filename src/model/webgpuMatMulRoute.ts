@@ -32,6 +32,7 @@ import type { Args, Info } from './kernels/webgpuProgram';
 import { halfWeightFor } from './halfWeights';
 import { webgpuDeviceFacts, webgpuDeviceHas } from './webgpuDevice';
 import { webGpuMatMulFromEnv, WEBGPU_MATMULS, type WebGpuMatMul } from './envSettings';
+import { replaceKernel } from './replaceKernel';
 
 export type { WebGpuMatMul };
 
@@ -170,14 +171,12 @@ function install(): void {
   if (typeof backend.runWebGPUProgram === 'function') watchInPlaceWrites(backend as { runWebGPUProgram: unknown });
   if (installed) return;
   for (const name of ['BatchMatMul', '_FusedMatMul']) {
-    const stock = tf.getKernel(name, 'webgpu');
-    if (!stock) throw new Error(`webgpu matmul: tfjs's webgpu backend has no ${name} kernel to route`);
-    const tfjsKernel = stock.kernelFunc as unknown as (args: Args) => Info;
-    tf.unregisterKernel(name, 'webgpu');
-    tf.registerKernel({
-      ...stock,
-      kernelFunc: ((args: Args) => tiled(args) ?? tfjsKernel(args)) as unknown as tf.KernelFunc,
-    });
+    const routed = replaceKernel<(args: Args) => Info>(
+      name,
+      'webgpu',
+      (tfjsKernel) => (args) => tiled(args) ?? tfjsKernel(args),
+    );
+    if (!routed) throw new Error(`webgpu matmul: tfjs's webgpu backend has no ${name} kernel to route`);
   }
   installed = true;
 }
