@@ -7,8 +7,10 @@
 // log-probs, which score ids[1..]. So every per-token row here (loss mask, log-probs, values, advantages) has
 // length ids.length - 1: index t is the prediction of ids[t + 1].
 //
-// Padding: rows are right-padded to a few fixed lengths (buckets) so WebGPU compiles few shaders and the tfjs
-// buffer pools stay bounded (PLATFORM.md). Padding is masked out of attention and of the loss.
+// Padding: rows are right-padded, on WebGPU to a few fixed lengths (buckets) so that it compiles few shaders and its
+// buffer pools stay bounded (PLATFORM.md); on wasm and cpu, which compile nothing, to a multiple of 8 only. Padding is
+// masked out of attention and of the loss, and a real token never attends to a padded one, so the padded length
+// changes no real row's numbers (the same weights bit for bit on wasm: BENCHMARKS.md).
 import * as tf from '@tensorflow/tfjs';
 import { targetMaskFromPositionMask, type RenderedPrompt } from '../agent/index';
 import type { Qwen2Model } from '../model/qwen2';
@@ -50,12 +52,18 @@ export function lossTokenCount(t: TokenizedTrajectory): number {
   return n;
 }
 
+/** Backends that compile a program per tensor shape, and so want few padded lengths. */
+const SHAPE_COMPILING_BACKENDS = new Set(['webgpu', 'webgl']);
+
 /**
- * The padded length for a sequence of `n` tokens: a multiple of 32 up to 256, then a multiple of 128. Short
- * sequences (tiny presets) waste little; long ones (Qwen presets, thousands of tokens) still get few shapes.
+ * The padded length for a sequence of `n` tokens. Bucketed (`buckets` true, the default on webgpu and webgl): a
+ * multiple of 32 up to 256, then of 128, so short sequences (tiny presets) waste little and long ones (Qwen presets,
+ * thousands of tokens) still get few shapes. Otherwise a multiple of 8: a tiny preset's rows were 13 % padding at
+ * 32, every padded position a query that attention and every matmul compute for nothing.
  */
-export function bucketLength(n: number): number {
+export function bucketLength(n: number, buckets = SHAPE_COMPILING_BACKENDS.has(tf.getBackend())): number {
   if (!Number.isInteger(n) || n < 1) throw new Error(`bucketLength: expected a positive integer length, got ${n}`);
+  if (!buckets) return Math.ceil(n / 8) * 8;
   return n <= 256 ? Math.ceil(n / 32) * 32 : Math.ceil(n / 128) * 128;
 }
 
@@ -67,7 +75,7 @@ export interface PaddedBatch {
   attention: tf.Tensor2D;
   /** [B, T - 1] float32 loss mask over prediction targets. */
   lossMask: tf.Tensor2D;
-  /** T, the bucketed length. */
+  /** T, the padded length (bucketLength). */
   length: number;
   /**
    * The first loss target of any row (0 when no row has one): scoring starts its LM head there
@@ -92,10 +100,10 @@ export function sharedPrefixLength(items: readonly TokenizedTrajectory[]): numbe
   return n;
 }
 
-/** Pads trajectories into one batch of bucketed length. */
-export function padBatch(items: readonly TokenizedTrajectory[], padTokenId: number): PaddedBatch {
+/** Pads trajectories into one batch of the padded length of the longest (bucketLength; `buckets` as there). */
+export function padBatch(items: readonly TokenizedTrajectory[], padTokenId: number, buckets?: boolean): PaddedBatch {
   if (items.length === 0) throw new Error('padBatch: no trajectories');
-  const length = bucketLength(Math.max(...items.map((t) => t.ids.length)));
+  const length = bucketLength(Math.max(...items.map((t) => t.ids.length)), buckets);
   const rows = items.length;
   const ids = new Int32Array(rows * length).fill(padTokenId);
   const attention = new Float32Array(rows * length);

@@ -86,15 +86,20 @@ describe('tokenizeTrajectory', () => {
 });
 
 describe('padding and rows', () => {
-  it('buckets lengths to multiples of 32 up to 256, then of 128', () => {
-    expect([1, 32, 33, 200, 256, 257, 400].map(bucketLength)).toEqual([32, 32, 64, 224, 256, 384, 512]);
+  it('buckets lengths to multiples of 32 up to 256, then of 128, where shapes compile; else to multiples of 8', () => {
+    const lengths = [1, 32, 33, 200, 256, 257, 400];
+    expect(lengths.map((n) => bucketLength(n, true))).toEqual([32, 32, 64, 224, 256, 384, 512]);
+    expect(lengths.map((n) => bucketLength(n, false))).toEqual([8, 32, 40, 200, 256, 264, 400]);
+    expect(tf.getBackend()).toBe('cpu');
+    expect(bucketLength(33)).toBe(40);
     expect(() => bucketLength(0)).toThrow(/positive integer/);
+    expect(() => bucketLength(0, false)).toThrow(/positive integer/);
   });
 
   it('right-pads a batch: ids, attention and loss mask line up, padding is masked out', async () => {
     const a = { ids: [5, 6, 7], lossMask: Uint8Array.from([0, 1]) };
     const b = { ids: [8, 9, 10, 11, 12], lossMask: Uint8Array.from([1, 0, 1, 1]) };
-    const batch = padBatch([a, b], 0);
+    const batch = padBatch([a, b], 0, true);
     expect(batch.length).toBe(32);
     expect(batch.ids.shape).toEqual([2, 32]);
     expect(batch.lossMask.shape).toEqual([2, 31]);
