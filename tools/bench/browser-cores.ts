@@ -4,7 +4,9 @@
 //   npx tsx tools/bench/browser-cores.ts [--preset bandit-tiny] [--steps 3] [--workers 1,2]
 // It serves dist/ with `vite preview` (which sends the COOP/COEP headers), trains each setting once in a fresh page
 // on wasm, and prints per setting: the wall time from Start to done, steps/s, the mean `timing_s/step` and its
-// rollout / update parts from the run's metrics, wall and CPU time per step after the first, and the CPU time all of Chromium's processes used meanwhile (from
+// rollout / update parts from the run's metrics, the training step without the validation the run's last step does
+// (comparable with `ragen bench --only step`), wall and CPU time per step after the first (that validation included),
+// and the CPU time all of Chromium's processes used meanwhile (from
 // /proc, this script's child processes: on a shared machine wall time alone says little). Not a test: it asserts nothing.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -141,10 +143,15 @@ try {
     const inUse = await page.getByTestId('cores-in-use').textContent();
     const rows = await newestRunRows(page);
     const t = (key: string) => mean(rows.map((r) => r[key] ?? 0));
+    // A run validates at its last step too (step === totalSteps), inside that step's `timing_s/step`: the training
+    // step alone, the figure `ragen bench --only step` gives (validation off), leaves it out.
+    const training = mean(rows.map((r) => r['timing_s/step'] - (r['timing_s/testing'] ?? 0)));
     console.log(
       `workers=${workers} (cores in use ${inUse}, hardwareConcurrency ${cores}, load ${load}): wall ${wall.toFixed(1)} s ` +
-        `(incl. step-0 validation), ${(steps / wall).toFixed(3)} steps/s; timing_s/step ${t('timing_s/step').toFixed(2)} ` +
-        `(gen ${t('timing_s/gen').toFixed(2)}, update_actor ${t('timing_s/update_actor').toFixed(2)}, update_critic ${t('timing_s/update_critic').toFixed(2)}); ` +
+        `(incl. step-0 validation), ${(steps / wall).toFixed(3)} steps/s; training step ${training.toFixed(2)} s ` +
+        `(timing_s/step ${t('timing_s/step').toFixed(2)} with the last step's validation, ${t('timing_s/testing').toFixed(2)} a step); ` +
+        `(gen ${t('timing_s/gen').toFixed(2)}, old_log_prob ${t('timing_s/old_log_prob').toFixed(2)}, adv ${t('timing_s/adv').toFixed(2)}, ` +
+        `update_actor ${t('timing_s/update_actor').toFixed(2)}, update_critic ${t('timing_s/update_critic').toFixed(2)}); ` +
         `Chromium CPU ${cpu.toFixed(1)} s (${(cpu / wall).toFixed(2)} cores busy on average)${later}`,
     );
     await page.close();
