@@ -452,6 +452,11 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
   // small (a few rows), so nine of them a layer cost a large part of the step: tiny's generation ran 1.5x faster
   // this way (BENCHMARKS.md). The intermediates live in one scratch buffer; the o and down projections add into the
   // residual stream (matmul's accumulate mode). The cache is written in place, as cachedAttention's is.
+  // A decode step (T = 1) computes only the rows whose new slot is visible: the others (a dialogue whose turn ended,
+  // fed padding until the longest one ends: a quarter of frozenlake-tiny's rows; a free row of continuous batching)
+  // have their output ignored, so their output is their input and their cache slot is left as it was. Every row is
+  // computed on its own (matmul sums each element in k order, whatever the rows beside it), so the rows that are
+  // computed get the same bits either way.
   decodeLayer: ({ inputs: i, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
     const { slot, eps, shared } = attrs as { slot: number; eps: number; shared: number };
@@ -460,54 +465,84 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
     const T = R / B;
     const W = i.qkv.shape[1],
       I2 = i.gateUp.shape[1],
-      A = nH * hd;
+      A = nH * hd,
+      KW = nKV * hd;
     const k = kernels(b);
     const y = b.makeOutput([R, H], 'float32');
-    const f32 = new Float32Array(b.wasm.asm.memory.buffer);
-    f32.copyWithin(addr(b, y) >>> 2, addr(b, i.x) >>> 2, (addr(b, i.x) >>> 2) + R * H); // y = x, the residual stream
-    // Scratch: h [R, H], qkv and its rotation [R, W] each, attention's output [R, A], gate|up [R, I2], swiglu [R, I2/2],
-    // matmul's packed block, attn_cached's scratch.
+    const heap = () => new Float32Array(b.wasm.asm.memory.buffer);
+    heap().copyWithin(addr(b, y) >>> 2, addr(b, i.x) >>> 2, (addr(b, i.x) >>> 2) + R * H); // y = x, the residual stream
+    const rows = T === 1 ? visibleRows(heap(), addr(b, i.mask) >>> 2, B, C, slot) : null; // null: all of them
+    const n = rows ? rows.length : R; // rows computed
+    if (n === 0) return decodeLayerOutputs(b, i, y);
+    // Scratch: h [n, H], qkv and its rotation [n, W] each, attention's output [n, A], gate|up [n, I2], swiglu
+    // [n, I2/2], matmul's packed block, attn_cached's scratch; for a subset of the rows, their x and y [n, H] and
+    // positions [n] gathered.
     const pack = MM_KC * MM_NC;
-    const sizes = [R * H, R * W, R * W, R * A, R * I2, (R * I2) / 2, pack, attnCachedScratch(C)];
+    const sizes = [n * H, n * W, n * W, n * A, n * I2, (n * I2) / 2, pack, attnCachedScratch(C)];
+    if (rows) sizes.push(n * H, n);
     withScratch(
       b,
-      sizes.reduce((x, n) => x + n + 4, 0),
+      sizes.reduce((x, m) => x + m + 4, 0),
       (base) => {
         const at: number[] = [];
-        sizes.reduce((p, n) => (at.push(p), p + 4 * (n + 4)), base);
-        const [h, qkv, rot, att, gu, act, packed, scores] = at;
-        const product = (a: number, w: Info, bias: number, mode: number, out: number, n: number, kk: number) =>
-          k.matmul(a, addr(b, w), bias, mode, out, packed, R, n, kk, 0, 0);
-        k.rmsnorm_fwd(addr(b, i.x), addr(b, i.inputNorm), h, R, H, eps);
+        sizes.reduce((p, m) => (at.push(p), p + 4 * (m + 4)), base);
+        const [h, qkv, rot, att, gu, act, packed, scores, yRows, posRows] = at;
+        let [x, out, positions] = [addr(b, i.x), addr(b, y), addr(b, i.positions)];
+        if (rows) {
+          const f32 = heap(),
+            i32 = new Int32Array(f32.buffer);
+          rows.forEach((r, j) => {
+            f32.copyWithin((yRows >>> 2) + j * H, (out >>> 2) + r * H, (out >>> 2) + (r + 1) * H);
+            i32[(posRows >>> 2) + j] = i32[(positions >>> 2) + r];
+          });
+          [x, out, positions] = [yRows, yRows, posRows];
+        }
+        const product = (a: number, w: Info, bias: number, mode: number, dst: number, cols: number, kk: number) =>
+          k.matmul(a, addr(b, w), bias, mode, dst, packed, n, cols, kk, 0, 0);
+        const attend = (q: number, o: number, b0: number, count: number) =>
+          k.attn_cached(
+            q,
+            addr(b, i.cacheK) + 4 * b0 * C * KW,
+            addr(b, i.cacheV) + 4 * b0 * C * KW,
+            addr(b, i.mask) + 4 * b0 * C,
+            o,
+            scores,
+            count,
+            T,
+            C,
+            slot,
+            nH,
+            nKV,
+            hd,
+            1 / Math.sqrt(hd),
+            shared,
+          );
+        k.rmsnorm_fwd(x, addr(b, i.inputNorm), h, n, H, eps);
         product(h, i.qkv, i.qkvBias ? addr(b, i.qkvBias) : 0, i.qkvBias ? 1 : 0, qkv, W, H);
-        k.rope(qkv, addr(b, i.positions), addr(b, i.cos), addr(b, i.sin), rot, R, W, nH + nKV, hd, 0);
-        k.attn_cached(
-          rot,
-          addr(b, i.cacheK),
-          addr(b, i.cacheV),
-          addr(b, i.mask),
-          att,
-          scores,
-          B,
-          T,
-          C,
-          slot,
-          nH,
-          nKV,
-          hd,
-          1 / Math.sqrt(hd),
-          shared,
-        );
-        product(att, i.o, 0, 2, addr(b, y), H, A);
-        k.rmsnorm_fwd(addr(b, y), addr(b, i.postNorm), h, R, H, eps);
+        k.rope(qkv, positions, addr(b, i.cos), addr(b, i.sin), rot, n, W, nH + nKV, hd, 0);
+        if (!rows) attend(rot, att, 0, B);
+        // Runs of consecutive rows, each row's cache, mask and own slot at its own offset. The rows below `shared`
+        // hold the same bits in every cache row, so reading them from the run's first row instead of row 0 is alike.
+        else
+          for (let j = 0; j < n;) {
+            let e = j + 1;
+            while (e < n && rows[e] === rows[e - 1] + 1) e++;
+            attend(rot + 4 * j * W, att + 4 * j * A, rows[j], e - j);
+            j = e;
+          }
+        product(att, i.o, 0, 2, out, H, A);
+        k.rmsnorm_fwd(out, addr(b, i.postNorm), h, n, H, eps);
         product(h, i.gateUp, 0, 0, gu, I2, H);
-        k.swiglu_fwd(gu, act, R, I2 / 2);
-        product(act, i.down, 0, 2, addr(b, y), H, I2 / 2);
+        k.swiglu_fwd(gu, act, n, I2 / 2);
+        product(act, i.down, 0, 2, out, H, I2 / 2);
+        if (rows) {
+          const f32 = heap(),
+            yAt = addr(b, y) >>> 2;
+          rows.forEach((r, j) => f32.copyWithin(yAt + r * H, (yRows >>> 2) + j * H, (yRows >>> 2) + (j + 1) * H));
+        }
       },
     );
-    b.incRef(i.cacheK.dataId);
-    b.incRef(i.cacheV.dataId);
-    return [y, { ...i.cacheK }, { ...i.cacheV }];
+    return decodeLayerOutputs(b, i, y);
   },
   cachedAttention: ({ inputs: { qkv, cacheK, cacheV, mask }, backend: b, attrs }) => {
     const { numHeads: nH, numKvHeads: nKV, headDim: hd } = heads(attrs);
@@ -551,6 +586,20 @@ export function wasmCacheSharedPrefix(k: tf.Tensor3D, v: tf.Tensor3D, upto: numb
 
 /** attn_cached's scratch for a cache of C slots, in floats: two rows of scores, and the visible groups of four slots. */
 const attnCachedScratch = (C: number) => 2 * (C + 4) + Math.ceil(C / 4) + 4;
+
+/** The rows b of mask [B, C] (at float index `at` of the heap) whose slot `slot` is set, or null when all are. */
+function visibleRows(f32: Float32Array, at: number, B: number, C: number, slot: number): number[] | null {
+  const rows: number[] = [];
+  for (let r = 0; r < B; r++) if (f32[at + r * C + slot] !== 0) rows.push(r);
+  return rows.length === B ? null : rows;
+}
+
+/** decodeLayer's outputs: y, and the caches it wrote in place (one more reference each). */
+function decodeLayerOutputs(b: WasmBackend, i: Record<string, Info>, y: Info): Info[] {
+  b.incRef(i.cacheK.dataId);
+  b.incRef(i.cacheV.dataId);
+  return [y, { ...i.cacheK }, { ...i.cacheV }];
+}
 
 /** kernels.c's blocking of matmul: its packed block of op(B) is at most MM_KC x MM_NC floats. */
 const MM_KC = 256,

@@ -2,6 +2,7 @@
 // through the KV cache give each position the hidden state a full causal forward pass gives it, with the layers run
 // as one kernel each; and the cache the kernel writes is the one the next step reads. Rows whose caches begin alike
 // are found so (wasmCacheSharedPrefix, bit for bit), and decoding that reads those slots from row 0 gives the same bits.
+// A decode step computes only the rows whose new slot is visible, and those get the same bits as when all are computed.
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/model/backend';
@@ -165,6 +166,70 @@ describe('decodeLayer (wasm)', () => {
     const wrong = await decode(() => new Array(config.num_hidden_layers).fill(P));
     expect(wrong.hidden[0][0]).toEqual(alone.hidden[0][0]);
     expect(wrong.hidden[0][2]).not.toEqual(alone.hidden[0][2]);
+    disposeInferenceWeights(weights);
+    model.dispose();
+  });
+
+  it("a decode step skips the rows whose new slot is masked: their output is their input, their cache slot untouched, the others' bits unchanged", async () => {
+    const model = new Qwen2Model(config, initQwen2Weights(config, 7));
+    const weights = model.inferenceWeights();
+    const rows = [
+      [3, 9, 14, 2, 27, 8],
+      [11, 5, 5, 30, 19, 7],
+      [3, 9, 30, 5, 11, 7],
+      [4, 2, 8, 16, 31, 9],
+      [6, 1, 22, 13, 40, 3],
+    ];
+    const [B, P, capacity] = [5, 5, 8];
+    const kw = config.num_key_value_heads * (config.hidden_size / config.num_attention_heads);
+    /** A prefill of P tokens, then one decode step at slot P with the rows in `skipped` masked there. */
+    const decode = async (skipped: number[]) => {
+      let cache: KvCache = { k: [], v: [] };
+      for (let l = 0; l < config.num_hidden_layers; l++) {
+        cache.k.push(tf.zeros([B, capacity, kw]));
+        cache.v.push(tf.zeros([B, capacity, kw]));
+      }
+      const prefill = stepInputs(rows, 0, P, capacity);
+      const prefilled = model.hiddenWithCache(
+        prefill.ids,
+        prefill.positions,
+        P - 1,
+        prefill.keyMask,
+        0,
+        cache,
+        weights,
+      );
+      tf.dispose([prefilled.hidden, ...cache.k, ...cache.v, ...Object.values(prefill)]);
+      cache = prefilled.cache;
+      const step = stepInputs(rows, P, P + 1, capacity);
+      const mask = step.keyMask.arraySync();
+      for (const r of skipped) mask[r][P] = 0;
+      const keyMask = tf.tensor2d(mask);
+      const out = model.hiddenWithCache(step.ids, step.positions, P, keyMask, P, cache, weights);
+      const result = {
+        hidden: (await out.hidden.array()) as number[][],
+        // The first layer's cache slot P, row by row.
+        slot: ((await out.cache.k[0].array()) as number[][][]).map((row) => row[P]),
+      };
+      tf.dispose([out.hidden, ...out.cache.k, ...out.cache.v, keyMask, ...Object.values(step)]);
+      return result;
+    };
+    const all = await decode([]);
+    const some = await decode([0, 2, 3]); // rows 1 and 4 computed: two runs of one row
+    for (const r of [1, 4]) {
+      expect(some.hidden[r], `row ${r}`).toEqual(all.hidden[r]);
+      expect(some.slot[r], `row ${r}`).toEqual(all.slot[r]);
+    }
+    // A skipped row passes its embedding through every layer (the final norm applied): what it gives when every row
+    // is skipped.
+    const none = await decode([0, 1, 2, 3, 4]);
+    expect(none.slot).toEqual(new Array(B).fill(new Array(kw).fill(0))); // as the prefill left them
+    for (const r of [0, 2, 3]) {
+      expect(some.slot[r], `row ${r}'s slot`).toEqual(new Array(kw).fill(0));
+      expect(some.hidden[r], `row ${r}`).toEqual(none.hidden[r]);
+      expect(some.hidden[r], `row ${r}`).not.toEqual(all.hidden[r]);
+    }
+    expect(all.slot[0]).not.toEqual(new Array(kw).fill(0));
     disposeInferenceWeights(weights);
     model.dispose();
   });
