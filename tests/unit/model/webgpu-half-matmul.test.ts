@@ -166,10 +166,22 @@ describe("our own dispatches in tfjs's command stream", () => {
 
 describe('the f16 and subgroup-matrix programs compile (Dawn null adapter: every feature, no results)', () => {
   it('each flavour, transpose form, storage, bias and tile compiles without errors or warnings; a broken one does not', () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', 'tests/unit/model/null-adapter-compile.ts'], {
-      encoding: 'utf8',
-      timeout: 110_000,
-    });
+    let out: string;
+    try {
+      out = execFileSync(process.execPath, ['--import', 'tsx', 'tests/unit/model/null-adapter-compile.ts'], {
+        encoding: 'utf8',
+        timeout: 110_000,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (err) {
+      // Say how the child ended (exit code or signal) and what it last wrote: a bare "Command failed" says nothing.
+      const e = err as { status: number | null; signal: string | null; stdout?: string; stderr?: string };
+      throw new Error(
+        `null-adapter-compile.ts ended with ${e.signal ? `signal ${e.signal}` : `exit code ${e.status}`}; ` +
+          `stderr: ${(e.stderr ?? '').slice(-2000) || '(empty)'}; stdout: ${(e.stdout ?? '').slice(-300) || '(empty)'}`,
+        { cause: err },
+      );
+    }
     const { programs, broken } = JSON.parse(out.trim().split('\n').pop()!) as {
       programs: Record<string, string[]>;
       broken: string[];
