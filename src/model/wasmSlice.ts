@@ -58,14 +58,14 @@ function sliceInfo(backend: WasmBackend, x: TensorInfo, begin: number[], size: n
 /** Re-registers wasm's Slice and SplitV as described above. Idempotent; a no-op if wasm is not registered. */
 export function installWasmSlice(): void {
   if (installed) return;
-  installed = replaceKernel<KernelFn>('Slice', 'wasm', (tfjsSlice) => (args) => {
+  const sliced = replaceKernel<KernelFn>('Slice', 'wasm', (tfjsSlice) => (args) => {
     const x = args.inputs.x;
     if (x.dtype === 'string') return tfjsSlice(args);
     const xt = { shape: x.shape } as tf.Tensor;
     const [begin, size] = tf.slice_util.parseSliceParams(xt, args.attrs.begin as number[], args.attrs.size as number[]);
     return sliceInfo(args.backend, x, begin, size);
   });
-  replaceKernel<KernelFn>('SplitV', 'wasm', (tfjsSplitV) => (args) => {
+  const split = replaceKernel<KernelFn>('SplitV', 'wasm', (tfjsSplitV) => (args) => {
     const x = args.inputs.x;
     if (x.dtype === 'string') return tfjsSplitV(args);
     const { numOrSizeSplits, axis } = args.attrs as { numOrSizeSplits: number | number[]; axis: number };
@@ -80,4 +80,5 @@ export function installWasmSlice(): void {
       return piece;
     });
   });
+  installed = sliced || split; // either wrapped: never wrap it twice
 }

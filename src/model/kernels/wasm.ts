@@ -520,16 +520,13 @@ const KERNELS: Partial<Record<keyof typeof K, (args: Args) => Info | Info[]>> = 
         k.rmsnorm_fwd(x, addr(b, i.inputNorm), h, n, H, eps);
         product(h, i.qkv, i.qkvBias ? addr(b, i.qkvBias) : 0, i.qkvBias ? 1 : 0, qkv, W, H);
         k.rope(qkv, positions, addr(b, i.cos), addr(b, i.sin), rot, n, W, nH + nKV, hd, 0);
-        if (!rows) attend(rot, att, 0, B);
-        // Runs of consecutive rows, each row's cache, mask and own slot at its own offset. The rows below `shared`
-        // hold the same bits in every cache row, so reading them from the run's first row instead of row 0 is alike.
-        else
-          for (let j = 0; j < n;) {
-            let e = j + 1;
-            while (e < n && rows[e] === rows[e - 1] + 1) e++;
-            attend(rot + 4 * j * W, att + 4 * j * A, rows[j], e - j);
-            j = e;
-          }
+        // One call per run of consecutive rows, at its first row's cache and mask. The slots below `shared` hold the
+        // same bits in every cache row, so reading them from the run's first row instead of row 0 is alike.
+        let done = 0;
+        for (const [first, count] of rows ? consecutiveRuns(rows) : [[0, B]]) {
+          attend(rot + 4 * done * W, att + 4 * done * A, first, count);
+          done += count;
+        }
         product(att, i.o, 0, 2, out, H, A);
         k.rmsnorm_fwd(out, addr(b, i.postNorm), h, n, H, eps);
         product(h, i.gateUp, 0, 0, gu, I2, H);
@@ -592,6 +589,17 @@ function visibleRows(f32: Float32Array, at: number, B: number, C: number, slot: 
   const rows: number[] = [];
   for (let r = 0; r < B; r++) if (f32[at + r * C + slot] !== 0) rows.push(r);
   return rows.length === B ? null : rows;
+}
+
+/** Ascending `rows` as runs of consecutive rows: [first row, count] each. */
+function consecutiveRuns(rows: readonly number[]): [number, number][] {
+  const runs: [number, number][] = [];
+  for (const r of rows) {
+    const last = runs[runs.length - 1];
+    if (last && last[0] + last[1] === r) last[1]++;
+    else runs.push([r, 1]);
+  }
+  return runs;
 }
 
 /** decodeLayer's outputs: y, and the caches it wrote in place (one more reference each). */
